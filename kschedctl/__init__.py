@@ -1,0 +1,3 @@
+"""kschedctl: run more than one scheduler in a Kubernetes cluster."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,3 @@
+from kschedctl.cli import main
+
+main()

@@ -1,0 +1,87 @@
+"""The command-line interface: one typer module per command group, registered here.
+
+This package parses arguments, calls the core and presents results. It is the only place
+that turns a :class:`~kschedctl.errors.KschedError` into ``error:``/``hint:`` on stderr and an
+exit code (see :class:`KschedGroup`).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+import typer
+from typer.core import TyperGroup
+
+from kschedctl import __version__
+from kschedctl.errors import EXIT_INTERRUPTED, KschedError
+
+
+def report_error(err: KschedError) -> None:
+    click.echo(f"error: {err.message}", err=True)
+    if err.hint:
+        click.echo(f"hint: {err.hint}", err=True)
+
+
+class KschedGroup(TyperGroup):
+    """Root group: the one place errors become messages and exit codes."""
+
+    def invoke(self, ctx: click.Context):  # type: ignore[no-untyped-def]
+        try:
+            return super().invoke(ctx)
+        except KschedError as err:
+            report_error(err)
+            ctx.exit(err.exit_code)
+        except KeyboardInterrupt:
+            click.echo("interrupted", err=True)
+            ctx.exit(EXIT_INTERRUPTED)
+
+
+app = typer.Typer(
+    name="kschedctl",
+    cls=KschedGroup,
+    help="Run more than one scheduler in a Kubernetes cluster: write, deploy, watch, debug.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    rich_markup_mode="rich",
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"kschedctl {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Show the version and exit."
+    ),
+) -> None:
+    """Run more than one scheduler in a Kubernetes cluster: write, deploy, watch, debug."""
+
+
+# In the order they appear in --help.
+COMMAND_MODULES: tuple[str, ...] = ()
+
+
+def _register() -> None:
+    # Each command module exposes register(app). They import heavy things (the kubernetes
+    # client above all) inside command bodies only, so offline commands stay fast.
+    import importlib
+
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"kschedctl.cli.{name}").register(app)
+
+
+_register()
+
+
+def main() -> None:
+    app(prog_name="kschedctl")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

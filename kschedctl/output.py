@@ -1,0 +1,60 @@
+"""Presentation: data to stdout (yaml/json with stable keys), tables and progress to stderr.
+
+Consoles are created per call (never a module-global Console) so tests that capture
+stdout/stderr see everything.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import yaml
+from rich.console import Console
+from rich.table import Table
+
+
+def stdout_console() -> Console:
+    return Console(file=sys.stdout, soft_wrap=True)
+
+
+def stderr_console() -> Console:
+    return Console(file=sys.stderr, soft_wrap=True)
+
+
+def to_yaml(data: Any) -> str:
+    """Block-style YAML that keeps key order (our dataclasses define a stable order)."""
+    return yaml.safe_dump(data, sort_keys=False, default_flow_style=False, allow_unicode=True)
+
+
+def to_json(data: Any) -> str:
+    return json.dumps(data, indent=2, sort_keys=False) + "\n"
+
+
+def emit_data(data: Any, fmt: str) -> None:
+    """Write ``data`` to stdout as yaml or json."""
+    sys.stdout.write(to_yaml(data) if fmt == "yaml" else to_json(data))
+    sys.stdout.flush()
+
+
+def print_table(
+    columns: Sequence[str], rows: Iterable[Sequence[Any]], *, title: str | None = None
+) -> None:
+    """A kubectl-like plain table on stdout (data, so it stays pipeable)."""
+    table = Table(title=title, box=None, header_style="bold", pad_edge=False, show_edge=False)
+    for col in columns:
+        table.add_column(col.upper(), overflow="fold")
+    for row in rows:
+        table.add_row(*("" if v is None else str(v) for v in row))
+    stdout_console().print(table)
+
+
+def info(message: str) -> None:
+    """Progress and notes for humans: stderr, never stdout."""
+    stderr_console().print(message, highlight=False)
+
+
+def warn(message: str) -> None:
+    stderr_console().print(f"[yellow]warning:[/yellow] {message}", highlight=False)
