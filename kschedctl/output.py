@@ -17,7 +17,9 @@ from rich.table import Table
 
 
 def stdout_console() -> Console:
-    return Console(file=sys.stdout, soft_wrap=True)
+    # Piped output must not wrap at 80 columns: kubectl never folds its tables.
+    width = None if sys.stdout.isatty() else 1000
+    return Console(file=sys.stdout, soft_wrap=True, width=width)
 
 
 def stderr_console() -> Console:
@@ -45,7 +47,7 @@ def print_table(
     """A kubectl-like plain table on stdout (data, so it stays pipeable)."""
     table = Table(title=title, box=None, header_style="bold", pad_edge=False, show_edge=False)
     for col in columns:
-        table.add_column(col.upper(), overflow="fold")
+        table.add_column(col.upper(), no_wrap=True)
     for row in rows:
         table.add_row(*("" if v is None else str(v) for v in row))
     stdout_console().print(table)

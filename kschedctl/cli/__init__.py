@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import sys
 
-import click
 import typer
 from typer.core import TyperGroup
 
@@ -18,22 +17,22 @@ from kschedctl.errors import EXIT_INTERRUPTED, KschedError
 
 
 def report_error(err: KschedError) -> None:
-    click.echo(f"error: {err.message}", err=True)
+    typer.echo(f"error: {err.message}", err=True)
     if err.hint:
-        click.echo(f"hint: {err.hint}", err=True)
+        typer.echo(f"hint: {err.hint}", err=True)
 
 
 class KschedGroup(TyperGroup):
     """Root group: the one place errors become messages and exit codes."""
 
-    def invoke(self, ctx: click.Context):  # type: ignore[no-untyped-def]
+    def invoke(self, ctx: typer.Context):  # type: ignore[no-untyped-def]
         try:
             return super().invoke(ctx)
         except KschedError as err:
             report_error(err)
             ctx.exit(err.exit_code)
         except KeyboardInterrupt:
-            click.echo("interrupted", err=True)
+            typer.echo("interrupted", err=True)
             ctx.exit(EXIT_INTERRUPTED)
 
 
@@ -64,7 +63,7 @@ def _root(
 
 
 # In the order they appear in --help.
-COMMAND_MODULES: tuple[str, ...] = ()
+COMMAND_MODULES: tuple[str, ...] = ("lab",)
 
 
 def _register() -> None:

@@ -1,0 +1,148 @@
+"""`kschedctl lab`: a real local control plane with simulated nodes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from kschedctl import output
+from kschedctl.errors import EXIT_ERROR, UsageError
+
+lab_app = typer.Typer(
+    help="A real local control plane (etcd, kube-apiserver, kube-controller-manager, "
+    "kube-scheduler) with simulated kwok nodes, built from Go modules.",
+    no_args_is_help=True,
+)
+
+LabDir = Annotated[
+    Optional[Path],
+    typer.Option(
+        "--dir",
+        help="Lab directory (default: $KSCHEDCTL_LAB_DIR or ~/.local/state/kschedctl/lab). "
+        "Several labs can live side by side in different directories.",
+    ),
+]
+
+
+def _lab(directory: Path | None):  # type: ignore[no-untyped-def]
+    from kschedctl.lab.cluster import Lab
+    from kschedctl.lab.paths import default_lab_dir
+
+    return Lab(directory or default_lab_dir())
+
+
+@lab_app.command("build")
+def build(
+    force: Annotated[bool, typer.Option("--force", help="Rebuild even if cached.")] = False,
+) -> None:
+    """Build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and kwok
+    from the pinned Go modules into the per-user cache (needs Go >= 1.26; reused when cached)."""
+    from kschedctl.lab import binaries
+
+    results = binaries.build(force=force, progress=output.info)
+    for module, path, _elapsed in results:
+        typer.echo(f"{module.upstream} {module.version()}\t{path}")
+
+
+@lab_app.command("up")
+def up(
+    directory: LabDir = None,
+    nodes: Annotated[
+        int, typer.Option("--nodes", min=0, help="Number of simulated nodes (4 cpu, 8Gi, 110 pods).")
+    ] = 4,
+    nodes_file: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--nodes-file",
+            help="YAML file describing nodes: `nodes: [{name, count, labels, taints, capacity, "
+            "unschedulable}]`. Replaces --nodes.",
+        ),
+    ] = None,
+    bin_dir: Annotated[
+        Optional[Path],
+        typer.Option("--bin-dir", help="Use the binaries in DIR (e.g. official release binaries)."),
+    ] = None,
+    api_port: Annotated[
+        Optional[int], typer.Option("--api-port", help="kube-apiserver port (default: a free one).")
+    ] = None,
+    timeout: Annotated[
+        float, typer.Option("--timeout", help="Seconds to wait for each component.")
+    ] = 120.0,
+) -> None:
+    """Start the lab and print the `export KUBECONFIG=…` line (stdout) to use it."""
+    import time
+
+    from kschedctl.lab import nodes as lab_nodes
+
+    if nodes_file is not None:
+        node_objects = lab_nodes.load_nodes_file(nodes_file)
+    else:
+        node_objects = lab_nodes.default_nodes(nodes)
+    lab = _lab(directory)
+    started = time.monotonic()
+    lab.up(node_objects, bin_dir=str(bin_dir) if bin_dir else None, api_port=api_port,
+           progress=output.info, timeout=timeout)  # fmt: skip
+    output.info(
+        f"lab ready in {time.monotonic() - started:.1f}s: {len(node_objects)} node(s), "
+        f"kubeconfig {lab.kubeconfig}"
+    )
+    typer.echo(lab.export_line())
+
+
+@lab_app.command("down")
+def down(directory: LabDir = None) -> None:
+    """Stop exactly the processes this lab started (by pid) and remove its directory."""
+    lab = _lab(directory)
+    if not lab.dir.exists():
+        output.info(f"no lab in {lab.dir}; nothing to do")
+        return
+    stopped = lab.down()
+    output.info(f"stopped {', '.join(stopped) if stopped else 'nothing (no process was running)'}"
+                f"; removed {lab.dir}")  # fmt: skip
+
+
+@lab_app.command("status")
+def status(
+    directory: LabDir = None,
+    out: Annotated[
+        str, typer.Option("-o", "--output", help="table, yaml or json.")
+    ] = "table",
+) -> None:
+    """Health of each component and the node count. Exits 1 when the lab is not running."""
+    if out not in ("table", "yaml", "json"):
+        raise UsageError(f"unknown output format {out!r}", hint="use -o table, yaml or json")
+    lab = _lab(directory)
+    report = lab.status()
+    if out != "table":
+        output.emit_data(report, out)
+    else:
+        rows = [
+            (name, c["state"], c.get("pid", ""), c.get("port", ""), c.get("log", ""))
+            for name, c in report["components"].items()
+        ]
+        output.print_table(("component", "state", "pid", "port", "log"), rows)
+        nodes = report["nodes"]
+        if nodes is not None:
+            typer.echo(f"\nnodes: {nodes['ready']}/{nodes['total']} Ready")
+        if report["running"]:
+            typer.echo(f"server: {report['server']}\n{lab.export_line()}")
+    if not report["running"]:
+        output.info(f"no lab is running in {lab.dir}; start one with `kschedctl lab up`")
+        raise typer.Exit(EXIT_ERROR)
+
+
+@lab_app.command("env")
+def env(directory: LabDir = None) -> None:
+    """Print the `export KUBECONFIG=…` line for the lab: eval "$(kschedctl lab env)"."""
+    from kschedctl.lab.cluster import LabError
+
+    lab = _lab(directory)
+    if not lab.running_components():
+        raise LabError(f"no lab is running in {lab.dir}", hint="start one with `kschedctl lab up`")
+    typer.echo(lab.export_line())
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(lab_app, name="lab")

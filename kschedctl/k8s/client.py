@@ -1,0 +1,227 @@
+"""The one place kschedctl talks to the Kubernetes API.
+
+Requests go through the official client's ``ApiClient`` (auth, TLS, exec plugins, proxies) but
+responses are read raw and parsed with ``json.loads``: everything above this layer works on
+plain dicts, and large lists skip the typed models that are slow to build. Client exceptions
+become kschedctl errors here, chained with ``raise … from``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+from kschedctl import __version__
+from kschedctl.errors import ClusterError, KschedError, NotFoundError
+
+DEFAULT_TIMEOUT = 30.0
+FIELD_MANAGER = "kschedctl"
+
+
+class ApiError(KschedError):
+    """A non-2xx answer the caller may want to inspect (status, reason)."""
+
+    def __init__(self, status: int, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.reason = reason
+
+
+class ConflictError(ApiError):
+    exit_code = 1
+
+
+def _kubeconfig_hint() -> str:
+    return "pass --kubeconfig FILE and --context NAME, or set KUBECONFIG (for the lab: eval $(kschedctl lab env))"
+
+
+class Cluster:
+    """A connection to one API server (one kubeconfig context)."""
+
+    def __init__(self, api_client: Any, context: str | None) -> None:
+        self.api_client = api_client
+        self.context = context
+        self.server = api_client.configuration.host
+
+    @classmethod
+    def connect(cls, kubeconfig: str | None = None, context: str | None = None) -> Cluster:
+        from kubernetes import client, config
+        from kubernetes.config.config_exception import ConfigException
+
+        path = kubeconfig or os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or str(
+            Path.home() / ".kube" / "config"
+        )
+        configuration = client.Configuration()
+        try:
+            if not Path(path).is_file():
+                if kubeconfig is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
+                    config.load_incluster_config(client_configuration=configuration)
+                    return cls(client.ApiClient(configuration), None)
+                raise ClusterError(f"kubeconfig {path} does not exist", hint=_kubeconfig_hint())
+            config.load_kube_config(
+                config_file=path, context=context, client_configuration=configuration
+            )
+        except ConfigException as err:
+            raise ClusterError(f"cannot use kubeconfig {path}: {err}", hint=_kubeconfig_hint()) from err
+        return cls(client.ApiClient(configuration), context)
+
+    # -- raw requests -------------------------------------------------------------------------
+
+    def _call(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Mapping[str, Any] | None = None,
+        body: Any = None,
+        content_type: str = "application/json",
+        timeout: float | tuple[float, float | None] | None = DEFAULT_TIMEOUT,
+        stream: bool = False,
+    ) -> Any:
+        # The client's ApiClient/RESTClient signatures change between releases; its
+        # Configuration (auth, refreshed tokens) and urllib3 pool manager (TLS, proxy) do not.
+        import urllib3
+        from urllib3.exceptions import HTTPError
+
+        params = [(k, _query_value(v)) for k, v in (query or {}).items() if v is not None]
+        url = self.server + path + ("?" + urlencode(params) if params else "")
+        headers = {"Accept": "application/json", "User-Agent": f"kschedctl/{__version__}"}
+        auth = self.api_client.configuration.auth_settings().get("BearerToken")
+        if auth and auth.get("value"):
+            headers[auth["key"]] = auth["value"]
+        payload = None
+        if body is not None:
+            headers["Content-Type"] = content_type
+            payload = body if isinstance(body, (str, bytes)) else json.dumps(body)
+        if isinstance(timeout, tuple):
+            urllib3_timeout = urllib3.Timeout(connect=timeout[0], read=timeout[1])
+        else:
+            urllib3_timeout = urllib3.Timeout(total=timeout)
+        try:
+            response = self.api_client.rest_client.pool_manager.request(
+                method,
+                url,
+                body=payload,
+                headers=headers,
+                timeout=urllib3_timeout,
+                retries=False,
+                preload_content=not stream,
+            )
+        except HTTPError as err:
+            raise ClusterError(
+                f"cannot reach the API server at {self.server}: {_short(err)}",
+                hint="check that the cluster is running and the kubeconfig points at it "
+                "(`kschedctl lab status` for the lab)",
+            ) from err
+        if response.status >= 400:
+            data = response.data if not stream else response.read()
+            raise _translate(response.status, response.reason, data, method, path)
+        if stream:
+            return response
+        return json.loads(response.data) if response.data else {}
+
+    def request(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+        result: dict[str, Any] = self._call(method, path, **kwargs)
+        return result
+
+    def get(self, path: str, **query: Any) -> dict[str, Any]:
+        return self.request("GET", path, query=query)
+
+    def list(self, path: str, **query: Any) -> list[dict[str, Any]]:
+        """All items of a collection, following ``continue`` tokens."""
+        items: list[dict[str, Any]] = []
+        token = None
+        while True:
+            page = self.get(path, limit=query.pop("limit", 500), **query, **{"continue": token})
+            items.extend(page.get("items") or [])
+            token = (page.get("metadata") or {}).get("continue")
+            if not token:
+                return items
+
+    def create(self, path: str, body: Mapping[str, Any], **query: Any) -> dict[str, Any]:
+        return self.request("POST", path, body=body, query=query)
+
+    def delete(self, path: str, **query: Any) -> dict[str, Any]:
+        return self.request("DELETE", path, query=query)
+
+    def patch(self, path: str, body: Any, *, merge: bool = True, **query: Any) -> dict[str, Any]:
+        kind = "merge-patch" if merge else "strategic-merge-patch"
+        return self.request(
+            "PATCH", path, body=body, query=query, content_type=f"application/{kind}+json"
+        )
+
+    def apply(
+        self, path: str, body: Mapping[str, Any], *, dry_run: bool = False, force: bool = True
+    ) -> dict[str, Any]:
+        """Server-side apply of one object at its own URL (field manager ``kschedctl``)."""
+        return self.request(
+            "PATCH",
+            path,
+            body=body,  # the client JSON-encodes it; JSON is valid apply YAML
+            query={"fieldManager": FIELD_MANAGER, "force": force, "dryRun": "All" if dry_run else None},
+            content_type="application/apply-patch+yaml",
+        )
+
+    def stream_lines(self, path: str, **query: Any) -> Iterator[bytes]:
+        """Lines of a streaming response (watch, follow logs); ends when the server closes it."""
+        response = self._call("GET", path, query=query, timeout=(10, None), stream=True)
+        try:
+            buffer = b""
+            for chunk in response.stream(4096, decode_content=True):
+                buffer += chunk
+                while b"\n" in buffer:
+                    line, buffer = buffer.split(b"\n", 1)
+                    yield line
+            if buffer:
+                yield buffer
+        finally:
+            response.release_conn()
+
+    def server_version(self) -> dict[str, Any]:
+        return self.get("/version")
+
+    def close(self) -> None:
+        self.api_client.close()
+
+
+def _query_value(value: Any) -> Any:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value
+
+
+def _short(err: BaseException) -> str:
+    reason = getattr(err, "reason", None)
+    return str(reason or err).split("\n")[0][:300]
+
+
+def _translate(status: int, http_reason: str, data: bytes, method: str, path: str) -> KschedError:
+    try:
+        body = json.loads(data or b"{}")
+    except (TypeError, ValueError):
+        body = {}
+    if not isinstance(body, dict):
+        body = {}
+    message = body.get("message") or http_reason or f"HTTP {status}"
+    reason = body.get("reason") or ""
+    if status == 401:
+        return ClusterError(
+            f"the API server rejected our credentials: {message}",
+            hint="the kubeconfig's credentials are invalid or expired",
+        )
+    if status == 403:
+        return ClusterError(
+            f"forbidden: {message}",
+            hint="ask a cluster admin for that permission, or use a context that has it",
+        )
+    if status == 404:
+        nf = NotFoundError(message)
+        nf.status = status  # type: ignore[attr-defined]
+        return nf
+    if status == 409:
+        return ConflictError(status, reason, message)
+    return ApiError(status, reason, f"{method} {path}: {message}")

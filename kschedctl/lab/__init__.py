@@ -1,0 +1,1 @@
+"""The local control plane (``kschedctl lab``): binaries, PKI, processes and simulated nodes."""

@@ -1,0 +1,65 @@
+"""What the lab asks of its own API server: nodes, readiness, the default ServiceAccount."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from kschedctl.errors import NotFoundError
+from kschedctl.k8s.client import Cluster, ConflictError
+from kschedctl.lab.cluster import LabError
+
+
+def connect(kubeconfig: Path) -> Cluster:
+    return Cluster.connect(str(kubeconfig))
+
+
+def create_nodes(cluster: Cluster, nodes: list[dict[str, Any]]) -> None:
+    for node in nodes:
+        try:
+            cluster.create("/api/v1/nodes", node)
+        except ConflictError as err:
+            raise LabError(f"node {node['metadata']['name']} already exists") from err
+
+
+def is_ready(node: dict[str, Any]) -> bool:
+    conditions = (node.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+
+
+def wait_nodes_ready(cluster: Cluster, names: list[str], timeout: float) -> None:
+    wanted = set(names)
+    deadline = time.monotonic() + timeout
+    while True:
+        ready = {n["metadata"]["name"] for n in cluster.list("/api/v1/nodes") if is_ready(n)}
+        if wanted <= ready:
+            return
+        if time.monotonic() > deadline:
+            missing = sorted(wanted - ready)
+            raise LabError(
+                f"{len(missing)} simulated node(s) not Ready after {timeout:.0f}s: "
+                + ", ".join(missing[:5]),
+                hint="look at the kwok log (`kschedctl lab status` shows where it is)",
+            )
+        time.sleep(0.3)
+
+
+def wait_default_service_account(cluster: Cluster, namespace: str, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            cluster.get(f"/api/v1/namespaces/{namespace}/serviceaccounts/default")
+            return
+        except NotFoundError:
+            if time.monotonic() > deadline:
+                raise LabError(
+                    f"the ServiceAccount {namespace}/default did not appear within {timeout:.0f}s",
+                    hint="look at the kube-controller-manager log",
+                ) from None
+            time.sleep(0.2)
+
+
+def node_counts(cluster: Cluster) -> dict[str, int]:
+    nodes = cluster.list("/api/v1/nodes")
+    return {"total": len(nodes), "ready": sum(1 for n in nodes if is_ready(n))}

@@ -1,0 +1,473 @@
+"""One lab: a directory holding the state, PKI, logs and pid records of a local control plane.
+
+``up`` starts etcd → kube-apiserver (waits for /readyz) → kube-controller-manager → the default
+kube-scheduler (its own port and Lease) → kwok, then creates the simulated nodes. Every process
+is recorded (pid + executable) in ``lab.json`` the moment it starts, so ``down`` — or the next
+``up`` after a crash — stops exactly what this lab started and nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import ssl
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kschedctl.errors import KschedError, UsageError
+from kschedctl.lab import binaries, pki, processes
+
+MARKER = ".kschedctl-lab"
+STATE = "lab.json"
+COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
+KWOK_STAGES = Path(__file__).parent / "kwok-stages.yaml"
+SERVICE_CIDR = "10.96.0.0/16"
+POD_CIDR = "10.244.0.0/16"
+NODE_LEASE_SECONDS = 40
+
+Progress = Callable[[str], None]
+
+
+class LabError(KschedError):
+    """The lab could not be started or is not in the state the command needs."""
+
+
+@dataclass
+class ComponentState:
+    pid: int
+    exe: str
+    port: int
+    log: str
+
+    def running(self) -> bool:
+        return processes.is_running(self.pid, self.exe)
+
+
+@dataclass
+class LabState:
+    api_port: int
+    versions: dict[str, str]
+    started: float
+    components: dict[str, ComponentState] = field(default_factory=dict)
+    bin_dir: str = ""
+
+    def to_json(self) -> str:
+        data = {
+            "apiPort": self.api_port,
+            "versions": self.versions,
+            "started": self.started,
+            "binDir": self.bin_dir,
+            "components": {k: vars(v) for k, v in self.components.items()},
+        }
+        return json.dumps(data, indent=2) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str) -> LabState:
+        data = json.loads(text)
+        return cls(
+            api_port=data["apiPort"],
+            versions=data.get("versions", {}),
+            started=data.get("started", 0.0),
+            bin_dir=data.get("binDir", ""),
+            components={k: ComponentState(**v) for k, v in data.get("components", {}).items()},
+        )
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def port_in_use(port: int) -> bool:
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return True
+    return False
+
+
+def advertise_address() -> str:
+    """The host's outbound address (kube-apiserver refuses to advertise loopback)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        try:
+            sock.connect(("192.0.2.254", 9))  # no packet is sent for UDP connect
+            return str(sock.getsockname()[0])
+        except OSError:
+            return "127.0.0.1"
+
+
+class Lab:
+    def __init__(self, directory: Path) -> None:
+        self.dir = directory.expanduser().resolve()
+
+    # -- paths ----------------------------------------------------------------------------------
+    @property
+    def kubeconfig(self) -> Path:
+        return self.dir / "kubeconfig"
+
+    @property
+    def pki(self) -> Path:
+        return self.dir / "pki"
+
+    def log(self, component: str) -> Path:
+        return self.dir / "logs" / f"{component}.log"
+
+    # -- state ----------------------------------------------------------------------------------
+    def is_lab_dir(self) -> bool:
+        return (self.dir / MARKER).exists()
+
+    def state(self) -> LabState | None:
+        try:
+            return LabState.from_json((self.dir / STATE).read_text())
+        except FileNotFoundError:
+            return None
+        except (ValueError, KeyError, TypeError) as err:
+            raise LabError(
+                f"{self.dir / STATE} is corrupt: {err}",
+                hint=f"stop leftovers and clean up with `kschedctl lab down --dir {self.dir}`",
+            ) from err
+
+    def _save(self, state: LabState) -> None:
+        tmp = self.dir / f".{STATE}.tmp"
+        tmp.write_text(state.to_json())
+        tmp.replace(self.dir / STATE)
+
+    def running_components(self) -> dict[str, ComponentState]:
+        state = self.state() if self.is_lab_dir() else None
+        if state is None:
+            return {}
+        return {name: c for name, c in state.components.items() if c.running()}
+
+    def export_line(self) -> str:
+        return f"export KUBECONFIG={self.kubeconfig}"
+
+    # -- up -------------------------------------------------------------------------------------
+    def up(
+        self,
+        nodes: list[dict[str, Any]],
+        *,
+        bin_dir: str | None = None,
+        api_port: int | None = None,
+        progress: Progress = lambda _m: None,
+        timeout: float = 120.0,
+    ) -> LabState:
+        if self.dir.exists() and any(self.dir.iterdir()):
+            if not self.is_lab_dir():
+                raise UsageError(
+                    f"{self.dir} exists and is not a lab directory; refusing to use it",
+                    hint="pass an empty or new directory with --dir",
+                )
+            live = self.running_components()
+            if live:
+                raise LabError(
+                    f"a lab is already running in {self.dir} ({', '.join(live)})",
+                    hint=f"use it ({self.export_line()}), or stop it first with "
+                    f"`kschedctl lab down --dir {self.dir}`",
+                )
+            progress(f"cleaning a stale lab directory left by a previous run: {self.dir}")
+            self.down()
+        if api_port is not None and port_in_use(api_port):
+            raise LabError(
+                f"port {api_port} on 127.0.0.1 is already in use",
+                hint="pick another --api-port, or leave it out to use a free port",
+            )
+        bins = binaries.locate(bin_dir)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        (self.dir / MARKER).write_text("kschedctl lab directory; `kschedctl lab down` removes it\n")
+        state = LabState(
+            api_port=api_port or free_port(),
+            versions=binaries.versions(),
+            started=time.time(),
+            bin_dir=str(bins["kube-apiserver"].parent),
+        )
+        self._save(state)
+        try:
+            self._start_all(state, bins, nodes, progress, timeout)
+        except BaseException:
+            progress("start-up failed; stopping what was started")
+            self.down()
+            raise
+        return state
+
+    def _start_all(
+        self,
+        state: LabState,
+        bins: dict[str, Path],
+        nodes: list[dict[str, Any]],
+        progress: Progress,
+        timeout: float,
+    ) -> None:
+        advertise = advertise_address()
+        progress("generating certificates")
+        pki.generate(self.pki, advertise)
+        self._write_kubeconfigs(state.api_port)
+        env = processes.proxy_free_environment()
+
+        etcd_port, peer_port = free_port(), free_port()
+        self._start(state, "etcd", bins, etcd_port, env, [
+            f"--name=lab", f"--data-dir={self.dir / 'etcd'}",
+            f"--listen-client-urls=http://127.0.0.1:{etcd_port}",
+            f"--advertise-client-urls=http://127.0.0.1:{etcd_port}",
+            f"--listen-peer-urls=http://127.0.0.1:{peer_port}",
+            f"--initial-advertise-peer-urls=http://127.0.0.1:{peer_port}",
+            f"--initial-cluster=lab=http://127.0.0.1:{peer_port}",
+            "--unsafe-no-fsync=true", "--log-level=warn", "--quota-backend-bytes=8589934592",
+        ])  # fmt: skip
+        self._wait(state, "etcd", f"http://127.0.0.1:{etcd_port}/health", timeout, progress)
+
+        p = self.pki
+        self._start(state, "kube-apiserver", bins, state.api_port, env, [
+            f"--etcd-servers=http://127.0.0.1:{etcd_port}",
+            "--bind-address=127.0.0.1", f"--secure-port={state.api_port}",
+            f"--advertise-address={advertise}",
+            f"--tls-cert-file={p / 'apiserver.crt'}", f"--tls-private-key-file={p / 'apiserver.key'}",
+            f"--client-ca-file={p / 'ca.crt'}",
+            "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+            f"--service-account-key-file={p / 'sa.pub'}",
+            f"--service-account-signing-key-file={p / 'sa.key'}",
+            f"--service-cluster-ip-range={SERVICE_CIDR}",
+            "--authorization-mode=Node,RBAC", "--allow-privileged=true",
+            "--kubelet-preferred-address-types=InternalIP,Hostname",
+            "--profiling=false",
+        ])  # fmt: skip
+        self._wait(state, "kube-apiserver", f"https://127.0.0.1:{state.api_port}/readyz",
+                   timeout, progress)  # fmt: skip
+
+        kcm_port = free_port()
+        self._start(state, "kube-controller-manager", bins, kcm_port, env, [
+            f"--kubeconfig={self.dir / 'controller-manager.kubeconfig'}",
+            "--leader-elect=false", "--bind-address=127.0.0.1", f"--secure-port={kcm_port}",
+            f"--service-account-private-key-file={p / 'sa.key'}",
+            f"--root-ca-file={p / 'ca.crt'}", "--use-service-account-credentials=true",
+            f"--cluster-signing-cert-file={p / 'ca.crt'}",
+            f"--cluster-signing-key-file={p / 'ca.key'}",
+            "--profiling=false",
+        ])  # fmt: skip
+
+        sched_port = free_port()
+        sched_config = self.dir / "default-scheduler.yaml"
+        sched_config.write_text(yaml.safe_dump(self._default_scheduler_config(), sort_keys=False))
+        self._start(state, "kube-scheduler", bins, sched_port, env, [
+            f"--config={sched_config}", "--bind-address=127.0.0.1",
+            f"--secure-port={sched_port}",
+        ])  # fmt: skip
+
+        kwok_port = free_port()
+        kwok_env = processes.proxy_free_environment({"HOME": str(self.dir / "kwok-home")})
+        (self.dir / "kwok-home").mkdir(exist_ok=True)
+        self._start(state, "kwok", bins, kwok_port, kwok_env, [
+            f"--kubeconfig={self.kubeconfig}", f"--config={KWOK_STAGES}",
+            "--manage-all-nodes=false",
+            "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
+            "--node-ip=127.0.0.1", "--node-name=localhost", f"--node-port={kwok_port}",
+            f"--server-address=127.0.0.1:{kwok_port}",
+            f"--node-lease-duration-seconds={NODE_LEASE_SECONDS}", f"--cidr={POD_CIDR}",
+        ])  # fmt: skip
+        self._wait(state, "kube-controller-manager", f"https://127.0.0.1:{kcm_port}/healthz",
+                   timeout, progress)  # fmt: skip
+        self._wait(state, "kube-scheduler", f"https://127.0.0.1:{sched_port}/healthz",
+                   timeout, progress)  # fmt: skip
+        self._wait(state, "kwok", f"http://127.0.0.1:{kwok_port}/healthz", timeout, progress)
+
+        from kschedctl.lab import api  # the kubernetes client is needed from here on only
+
+        cluster = api.connect(self.kubeconfig)
+        try:
+            if nodes:
+                progress(f"creating {len(nodes)} simulated node(s)")
+                api.create_nodes(cluster, nodes)
+                api.wait_nodes_ready(cluster, [n["metadata"]["name"] for n in nodes], timeout)
+            progress("waiting for the default ServiceAccount")
+            api.wait_default_service_account(cluster, "default", timeout)
+        finally:
+            cluster.close()
+
+    def _default_scheduler_config(self) -> dict[str, Any]:
+        return {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "clientConnection": {"kubeconfig": str(self.dir / "scheduler.kubeconfig")},
+            # The defaults of a kubeadm cluster: Lease kube-system/kube-scheduler.
+            "leaderElection": {"leaderElect": True},
+            "profiles": [{"schedulerName": "default-scheduler"}],
+        }
+
+    def _write_kubeconfigs(self, api_port: int) -> None:
+        for client in pki.CLIENTS:
+            name = "kubeconfig" if client.file_stem == "admin" else f"{client.file_stem}.kubeconfig"
+            self._kubeconfig(self.dir / name, api_port, client.file_stem, client.user)
+
+    def _kubeconfig(self, path: Path, api_port: int, stem: str, user: str) -> None:
+        config = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": "kschedctl-lab", "cluster": {
+                "server": f"https://127.0.0.1:{api_port}",
+                "certificate-authority": str(self.pki / "ca.crt")}}],
+            "users": [{"name": user, "user": {
+                "client-certificate": str(self.pki / f"{stem}.crt"),
+                "client-key": str(self.pki / f"{stem}.key")}}],
+            "contexts": [{"name": "kschedctl-lab", "context": {
+                "cluster": "kschedctl-lab", "user": user, "namespace": "default"}}],
+            "current-context": "kschedctl-lab",
+        }  # fmt: skip
+        path.write_text(yaml.safe_dump(config, sort_keys=False))
+        path.chmod(0o600)
+
+    def _start(
+        self,
+        state: LabState,
+        name: str,
+        bins: dict[str, Path],
+        port: int,
+        env: dict[str, str],
+        args: list[str],
+    ) -> None:
+        exe = str(bins[name])
+        log = self.log(name)
+        pid = processes.start([exe, *args], log, env, cwd=self.dir)
+        state.components[name] = ComponentState(pid=pid, exe=exe, port=port, log=str(log))
+        self._save(state)
+
+    def _wait(
+        self, state: LabState, name: str, url: str, timeout: float, progress: Progress
+    ) -> None:
+        progress(f"waiting for {name} ({url})")
+        component = state.components[name]
+        deadline = time.monotonic() + timeout
+        last = ""
+        while time.monotonic() < deadline:
+            if not component.running():
+                raise LabError(
+                    f"{name} exited during start-up; the end of {component.log}:\n"
+                    + processes.log_tail(Path(component.log)),
+                    hint=_exit_hint(Path(component.log)),
+                )
+            ok, last = self.probe(url)
+            if ok:
+                return
+            time.sleep(0.2)
+        raise LabError(
+            f"{name} did not become healthy within {timeout:.0f}s ({url}: {last}); "
+            f"the end of {component.log}:\n" + processes.log_tail(Path(component.log)),
+        )
+
+    def probe(self, url: str) -> tuple[bool, str]:
+        """GET a health endpoint; the API server with the admin identity, others unverified."""
+        context = None
+        if url.startswith("https://"):
+            if f":{self._api_port()}/" in url:
+                context = ssl.create_default_context(cafile=str(self.pki / "ca.crt"))
+                context.load_cert_chain(str(self.pki / "admin.crt"), str(self.pki / "admin.key"))
+            else:
+                context = ssl._create_unverified_context()  # self-signed component certs
+        handler = urllib.request.ProxyHandler({})
+        opener = urllib.request.build_opener(handler, urllib.request.HTTPSHandler(context=context))
+        try:
+            with opener.open(url, timeout=3) as response:
+                body = response.read(200).decode(errors="replace")
+                return response.status == 200, body
+        except (urllib.error.URLError, OSError, ssl.SSLError) as err:
+            return False, str(getattr(err, "reason", err))
+
+    def _api_port(self) -> int:
+        state = self.state()
+        return state.api_port if state else -1
+
+    # -- down / status --------------------------------------------------------------------------
+    def down(self) -> list[str]:
+        """Stop every process this lab recorded (by pid) and remove the directory."""
+        stopped: list[str] = []
+        if not self.dir.exists():
+            return stopped
+        if not self.is_lab_dir():
+            raise UsageError(
+                f"{self.dir} is not a lab directory (no {MARKER}); refusing to remove it",
+                hint="pass the directory `kschedctl lab up --dir` created",
+            )
+        try:
+            state = self.state()
+        except LabError:
+            state = None
+        if state is not None:
+            # Reverse start order: kwok and the schedulers first, etcd last.
+            for name in reversed(list(state.components)):
+                component = state.components[name]
+                if processes.stop(component.pid, component.exe):
+                    stopped.append(name)
+        for extra in self._extra_processes():
+            if processes.stop(extra["pid"], extra["exe"]):
+                stopped.append(extra.get("name", str(extra["pid"])))
+        shutil.rmtree(self.dir)
+        return stopped
+
+    def _extra_processes(self) -> list[dict[str, Any]]:
+        """Processes other kschedctl commands started in this lab (records under procs/)."""
+        records = []
+        for record in sorted((self.dir / "procs").glob("*.json")):
+            try:
+                records.append(json.loads(record.read_text()))
+            except (ValueError, OSError):
+                continue
+        return records
+
+    def status(self) -> dict[str, Any]:
+        state = self.state() if self.is_lab_dir() else None
+        if state is None:
+            return {"dir": str(self.dir), "running": False, "components": {}, "nodes": None}
+        components: dict[str, Any] = {}
+        for name in COMPONENTS:
+            c = state.components.get(name)
+            if c is None:
+                components[name] = {"state": "not started"}
+                continue
+            alive = c.running()
+            healthy = False
+            if alive:
+                scheme = "http" if name in ("etcd", "kwok") else "https"
+                path = "/readyz" if name == "kube-apiserver" else "/healthz"
+                if name == "etcd":
+                    path = "/health"
+                healthy, _ = self.probe(f"{scheme}://127.0.0.1:{c.port}{path}")
+            components[name] = {
+                "state": ("healthy" if healthy else "unhealthy") if alive else "stopped",
+                "pid": c.pid,
+                "port": c.port,
+                "log": c.log,
+            }
+        nodes = None
+        if components["kube-apiserver"].get("state") == "healthy":
+            from kschedctl.lab import api
+
+            cluster = api.connect(self.kubeconfig)
+            try:
+                nodes = api.node_counts(cluster)
+            finally:
+                cluster.close()
+        return {
+            "dir": str(self.dir),
+            "running": any(v["state"] != "stopped" and v["state"] != "not started"
+                           for v in components.values()),
+            "kubeconfig": str(self.kubeconfig),
+            "server": f"https://127.0.0.1:{state.api_port}",
+            "versions": state.versions,
+            "components": components,
+            "nodes": nodes,
+        }  # fmt: skip
+
+
+def _exit_hint(log: Path) -> str | None:
+    tail = processes.log_tail(log, 40)
+    if "address already in use" in tail:
+        return "another process took the port; run `kschedctl lab up` again (it picks free ports)"
+    return None

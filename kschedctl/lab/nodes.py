@@ -1,0 +1,155 @@
+"""Simulated nodes: the default set and the ``--nodes-file`` format, as Node objects for kwok.
+
+kwok manages every node annotated ``kwok.x-k8s.io/node: fake`` and keeps the capacity and
+allocatable it was created with, so a node file gives each node a real shape.
+
+Nodes file (YAML)::
+
+    nodes:
+    - name: big                # required, DNS-1123 subdomain; with count: big-1, big-2, ...
+      count: 2                 # optional, default 1
+      labels: {disktype: ssd}
+      taints: [{key: dedicated, value: gpu, effect: NoSchedule}]
+      capacity: {cpu: "8", memory: 32Gi, pods: "110", nvidia.com/gpu: "1"}
+      unschedulable: false
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kschedctl.errors import NotFoundError, SpecError
+
+DEFAULT_CAPACITY = {"cpu": "4", "memory": "8Gi", "pods": "110"}
+ZONES = ("zone-a", "zone-b")
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_QUANTITY = re.compile(r"^[+]?[0-9.]+([eE][-+]?[0-9]+|[numkMGTPE]i?|Ki)?$")
+_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+_NODE_KEYS = {"name", "count", "labels", "taints", "capacity", "unschedulable"}
+
+
+def node_object(
+    name: str,
+    *,
+    labels: dict[str, str] | None = None,
+    taints: list[dict[str, str]] | None = None,
+    capacity: dict[str, str] | None = None,
+    unschedulable: bool = False,
+    zone: str | None = None,
+) -> dict[str, Any]:
+    """A Node as kwok expects it (annotation, status capacity; kwok fills the rest)."""
+    all_labels = {
+        "kubernetes.io/hostname": name,
+        "kubernetes.io/os": "linux",
+        "kubernetes.io/arch": "amd64",
+        "type": "kwok",
+    }
+    if zone:
+        all_labels["topology.kubernetes.io/zone"] = zone
+    all_labels.update(labels or {})
+    resources = dict(capacity or DEFAULT_CAPACITY)
+    spec: dict[str, Any] = {}
+    if taints:
+        spec["taints"] = taints
+    if unschedulable:
+        spec["unschedulable"] = True
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "labels": all_labels,
+            "annotations": {"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"},
+        },
+        "spec": spec,
+        "status": {"capacity": resources, "allocatable": dict(resources)},
+    }
+
+
+def default_nodes(count: int, prefix: str = "lab-node") -> list[dict[str, Any]]:
+    return [node_object(f"{prefix}-{i}", zone=ZONES[(i - 1) % len(ZONES)]) for i in range(1, count + 1)]
+
+
+def load_nodes_file(path: str | Path) -> list[dict[str, Any]]:
+    """Node objects from a nodes file; every problem names its field."""
+    source = str(path)
+    try:
+        data = yaml.safe_load(Path(path).read_text())
+    except FileNotFoundError as err:
+        raise NotFoundError(f"nodes file {source} does not exist") from err
+    except yaml.YAMLError as err:
+        raise SpecError("", f"not valid YAML: {err}", source=source) from err
+    if not isinstance(data, dict) or not isinstance(data.get("nodes"), list):
+        raise SpecError("nodes", "must be a list of nodes", hint=_HINT, source=source)
+    unknown = set(data) - {"nodes"}
+    if unknown:
+        raise SpecError(sorted(unknown)[0], "unknown field", hint=_HINT, source=source)
+    nodes: list[dict[str, Any]] = []
+    for index, entry in enumerate(data["nodes"]):
+        nodes.extend(_entry_nodes(entry, f"nodes[{index}]", source))
+    names = [n["metadata"]["name"] for n in nodes]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise SpecError("nodes", f"duplicate node name {duplicates[0]!r}", source=source)
+    return nodes
+
+
+_HINT = "see `kschedctl lab up --help` for the nodes file format"
+
+
+def _entry_nodes(entry: Any, at: str, source: str) -> list[dict[str, Any]]:
+    def fail(field: str, message: str) -> SpecError:
+        return SpecError(f"{at}.{field}" if field else at, message, hint=_HINT, source=source)
+
+    if not isinstance(entry, dict):
+        raise fail("", "must be a mapping with at least a name")
+    unknown = sorted(set(entry) - _NODE_KEYS)
+    if unknown:
+        raise fail(unknown[0], "unknown field")
+    name = entry.get("name")
+    if not isinstance(name, str) or not _DNS_SUBDOMAIN.match(name) or len(name) > 240:
+        raise fail("name", f"{name!r} is not a valid node name (lowercase DNS-1123 subdomain)")
+    count = entry.get("count", 1)
+    if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+        raise fail("count", f"must be a positive integer, not {count!r}")
+    labels = entry.get("labels") or {}
+    if not isinstance(labels, dict) or not all(isinstance(k, str) for k in labels):
+        raise fail("labels", "must be a mapping of label keys to string values")
+    labels = {k: str(v) for k, v in labels.items()}
+    taints = entry.get("taints") or []
+    if not isinstance(taints, list):
+        raise fail("taints", "must be a list of {key, value, effect}")
+    for t_index, taint in enumerate(taints):
+        if not isinstance(taint, dict) or not taint.get("key"):
+            raise fail(f"taints[{t_index}].key", "is required")
+        if taint.get("effect") not in _EFFECTS:
+            raise fail(f"taints[{t_index}].effect", f"must be one of {', '.join(_EFFECTS)}")
+        if set(taint) - {"key", "value", "effect"}:
+            raise fail(f"taints[{t_index}]", "only key, value and effect are allowed")
+    capacity = entry.get("capacity")
+    if capacity is not None:
+        if not isinstance(capacity, dict):
+            raise fail("capacity", "must be a mapping of resource names to quantities")
+        for resource, quantity in capacity.items():
+            if not _QUANTITY.match(str(quantity)):
+                raise fail(f"capacity.{resource}", f"{quantity!r} is not a quantity")
+        capacity = {**DEFAULT_CAPACITY, **{k: str(v) for k, v in capacity.items()}}
+    unschedulable = entry.get("unschedulable", False)
+    if not isinstance(unschedulable, bool):
+        raise fail("unschedulable", "must be true or false")
+    names = [name] if count == 1 else [f"{name}-{i}" for i in range(1, count + 1)]
+    return [
+        node_object(
+            n,
+            labels=labels,
+            taints=[dict(t) for t in taints],
+            capacity=capacity,
+            unschedulable=unschedulable,
+            zone=None if "topology.kubernetes.io/zone" in labels else ZONES[i % len(ZONES)],
+        )
+        for i, n in enumerate(names)
+    ]
