@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -17,7 +17,7 @@ lab_app = typer.Typer(
 )
 
 LabDir = Annotated[
-    Optional[Path],
+    Path | None,
     typer.Option(
         "--dir",
         help="Lab directory (default: $KSCHEDCTL_LAB_DIR or ~/.local/state/kschedctl/lab). "
@@ -50,10 +50,11 @@ def build(
 def up(
     directory: LabDir = None,
     nodes: Annotated[
-        int, typer.Option("--nodes", min=0, help="Number of simulated nodes (4 cpu, 8Gi, 110 pods).")
+        int,
+        typer.Option("--nodes", min=0, help="Number of simulated nodes (4 cpu, 8Gi, 110 pods)."),
     ] = 4,
     nodes_file: Annotated[
-        Optional[Path],
+        Path | None,
         typer.Option(
             "--nodes-file",
             help="YAML file describing nodes: `nodes: [{name, count, labels, taints, capacity, "
@@ -61,11 +62,11 @@ def up(
         ),
     ] = None,
     bin_dir: Annotated[
-        Optional[Path],
+        Path | None,
         typer.Option("--bin-dir", help="Use the binaries in DIR (e.g. official release binaries)."),
     ] = None,
     api_port: Annotated[
-        Optional[int], typer.Option("--api-port", help="kube-apiserver port (default: a free one).")
+        int | None, typer.Option("--api-port", help="kube-apiserver port (default: a free one).")
     ] = None,
     timeout: Annotated[
         float, typer.Option("--timeout", help="Seconds to wait for each component.")
@@ -106,9 +107,7 @@ def down(directory: LabDir = None) -> None:
 @lab_app.command("status")
 def status(
     directory: LabDir = None,
-    out: Annotated[
-        str, typer.Option("-o", "--output", help="table, yaml or json.")
-    ] = "table",
+    out: Annotated[str, typer.Option("-o", "--output", help="table, yaml or json.")] = "table",
 ) -> None:
     """Health of each component and the node count. Exits 1 when the lab is not running."""
     if out not in ("table", "yaml", "json"):

@@ -36,7 +36,10 @@ class ConflictError(ApiError):
 
 
 def _kubeconfig_hint() -> str:
-    return "pass --kubeconfig FILE and --context NAME, or set KUBECONFIG (for the lab: eval $(kschedctl lab env))"
+    return (
+        "pass --kubeconfig FILE and --context NAME, or set KUBECONFIG "
+        '(for the lab: eval "$(kschedctl lab env)")'
+    )
 
 
 class Cluster:
@@ -52,8 +55,10 @@ class Cluster:
         from kubernetes import client, config
         from kubernetes.config.config_exception import ConfigException
 
-        path = kubeconfig or os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or str(
-            Path.home() / ".kube" / "config"
+        path = (
+            kubeconfig
+            or os.environ.get("KUBECONFIG", "").split(os.pathsep)[0]
+            or str(Path.home() / ".kube" / "config")
         )
         configuration = client.Configuration()
         try:
@@ -66,7 +71,9 @@ class Cluster:
                 config_file=path, context=context, client_configuration=configuration
             )
         except ConfigException as err:
-            raise ClusterError(f"cannot use kubeconfig {path}: {err}", hint=_kubeconfig_hint()) from err
+            raise ClusterError(
+                f"cannot use kubeconfig {path}: {err}", hint=_kubeconfig_hint()
+            ) from err
         return cls(client.ApiClient(configuration), context)
 
     # -- raw requests -------------------------------------------------------------------------
@@ -162,7 +169,11 @@ class Cluster:
             "PATCH",
             path,
             body=body,  # the client JSON-encodes it; JSON is valid apply YAML
-            query={"fieldManager": FIELD_MANAGER, "force": force, "dryRun": "All" if dry_run else None},
+            query={
+                "fieldManager": FIELD_MANAGER,
+                "force": force,
+                "dryRun": "All" if dry_run else None,
+            },
             content_type="application/apply-patch+yaml",
         )
 

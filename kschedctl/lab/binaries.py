@@ -133,7 +133,11 @@ def build(
         try:
             # One command: name the output; several: `-o dir/` names each after its package
             # (the k8s commands' package names are their binary names).
-            out = f"{staging}/{next(iter(module.commands))}" if len(module.commands) == 1 else f"{staging}/"
+            out = (
+                f"{staging}/{next(iter(module.commands))}"
+                if len(module.commands) == 1
+                else f"{staging}/"
+            )
             cmd = [go, "build", "-trimpath", "-ldflags", _ldflags(module), "-o", out]
             cmd += list(module.commands.values())
             proc = subprocess.run(

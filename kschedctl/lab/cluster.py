@@ -215,7 +215,7 @@ class Lab:
 
         etcd_port, peer_port = free_port(), free_port()
         self._start(state, "etcd", bins, etcd_port, env, [
-            f"--name=lab", f"--data-dir={self.dir / 'etcd'}",
+            "--name=lab", f"--data-dir={self.dir / 'etcd'}",
             f"--listen-client-urls=http://127.0.0.1:{etcd_port}",
             f"--advertise-client-urls=http://127.0.0.1:{etcd_port}",
             f"--listen-peer-urls=http://127.0.0.1:{peer_port}",
@@ -230,7 +230,8 @@ class Lab:
             f"--etcd-servers=http://127.0.0.1:{etcd_port}",
             "--bind-address=127.0.0.1", f"--secure-port={state.api_port}",
             f"--advertise-address={advertise}",
-            f"--tls-cert-file={p / 'apiserver.crt'}", f"--tls-private-key-file={p / 'apiserver.key'}",
+            f"--tls-cert-file={p / 'apiserver.crt'}",
+            f"--tls-private-key-file={p / 'apiserver.key'}",
             f"--client-ca-file={p / 'ca.crt'}",
             "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
             f"--service-account-key-file={p / 'sa.pub'}",

@@ -71,7 +71,9 @@ def node_object(
 
 
 def default_nodes(count: int, prefix: str = "lab-node") -> list[dict[str, Any]]:
-    return [node_object(f"{prefix}-{i}", zone=ZONES[(i - 1) % len(ZONES)]) for i in range(1, count + 1)]
+    return [
+        node_object(f"{prefix}-{i}", zone=ZONES[(i - 1) % len(ZONES)]) for i in range(1, count + 1)
+    ]
 
 
 def load_nodes_file(path: str | Path) -> list[dict[str, Any]]:

@@ -1,0 +1,103 @@
+"""One real control plane (``kschedctl lab``) for the whole e2e session.
+
+The lab starts once, is torn down at the end of the session whatever happens (failure,
+Ctrl-C, SIGTERM), and each test works in a namespace of its own. Missing binaries are built
+(needs Go); if that fails the session fails — e2e tests are never silently skipped.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import signal
+import subprocess
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from e2e_helpers import exists, wait_for
+
+from kschedctl.errors import NotFoundError
+from kschedctl.k8s.client import Cluster
+from kschedctl.lab import binaries
+from kschedctl.lab.cluster import Lab
+from kschedctl.lab.nodes import default_nodes
+
+E2E_NODES = 4
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "tests/e2e/" in str(item.fspath).replace(os.sep, "/"):
+            item.add_marker(pytest.mark.e2e)
+
+
+@pytest.fixture(scope="session")
+def lab_binaries() -> dict[str, Path]:
+    try:
+        return binaries.locate()
+    except NotFoundError:
+        try:
+            binaries.build(progress=print)
+        except Exception as err:  # the session must fail loudly, never skip
+            pytest.fail(f"cannot build the lab binaries: {err}", pytrace=False)
+        return binaries.locate()
+
+
+@pytest.fixture(scope="session")
+def lab(lab_binaries: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    the_lab = Lab(tmp_path_factory.mktemp("lab") / "lab")
+
+    def teardown(*_args: Any) -> None:
+        if the_lab.dir.exists():
+            the_lab.down()
+
+    atexit.register(teardown)
+    previous = signal.signal(signal.SIGTERM, lambda *a: (teardown(), os._exit(143)))
+    started = time.monotonic()
+    try:
+        the_lab.up(default_nodes(E2E_NODES), progress=lambda _m: None)
+        print(f"\nlab up in {time.monotonic() - started:.1f}s at {the_lab.dir}")
+        yield the_lab
+    finally:
+        teardown()
+        signal.signal(signal.SIGTERM, previous)
+        atexit.unregister(teardown)
+
+
+@pytest.fixture(scope="session")
+def cluster(lab: Lab) -> Iterator[Cluster]:
+    connection = Cluster.connect(str(lab.kubeconfig))
+    yield connection
+    connection.close()
+
+
+@pytest.fixture()
+def namespace(cluster: Cluster, request: pytest.FixtureRequest) -> Iterator[str]:
+    base = request.node.name.lower().replace("_", "-")
+    slug = "".join(c for c in base if c.isalnum() or c == "-")[:40].strip("-")
+    name = f"e2e-{slug}-{uuid.uuid4().hex[:5]}"
+    cluster.create("/api/v1/namespaces", {"metadata": {"name": name}})
+    wait_for(
+        lambda: exists(cluster, f"/api/v1/namespaces/{name}/serviceaccounts/default"),
+        60,
+        f"ServiceAccount {name}/default",
+    )
+    yield name
+    cluster.delete(f"/api/v1/namespaces/{name}")
+
+
+@pytest.fixture()
+def kubectl(
+    lab: Lab, lab_binaries: dict[str, Path]
+) -> Callable[..., subprocess.CompletedProcess[str]]:
+    def run(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(lab_binaries["kubectl"]), f"--kubeconfig={lab.kubeconfig}", *args],
+            capture_output=True, text=True, check=check, timeout=60,
+        )  # fmt: skip
+
+    return run

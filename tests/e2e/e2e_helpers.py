@@ -1,0 +1,54 @@
+"""Helpers shared by the e2e tests (polling, pod manifests, events)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from kschedctl.errors import NotFoundError
+from kschedctl.k8s.client import Cluster
+
+
+def exists(cluster: Cluster, path: str) -> bool:
+    try:
+        cluster.get(path)
+        return True
+    except NotFoundError:
+        return False
+
+
+def wait_for(
+    condition: Callable[[], Any], timeout: float, what: str, interval: float = 0.25
+) -> Any:
+    """Poll ``condition`` until it returns something truthy; fail naming ``what``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = condition()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout:.0f}s waiting for {what}")
+        time.sleep(interval)
+
+
+def pod_manifest(name: str, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {
+            "containers": [{"name": "app", "image": "registry.k8s.io/pause:3.10"}],
+            "terminationGracePeriodSeconds": 0,
+            **spec,
+        },
+    }
+
+
+def pod_events(cluster: Cluster, namespace: str, pod: str) -> list[dict[str, Any]]:
+    return cluster.list(
+        f"/apis/events.k8s.io/v1/namespaces/{namespace}/events",
+        fieldSelector=f"regarding.name={pod},regarding.kind=Pod",
+    )

@@ -1,0 +1,137 @@
+"""The lab itself: a real control plane that schedules, and the faults `lab` must handle."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from e2e_helpers import pod_events, pod_manifest, wait_for
+
+from kschedctl.k8s.client import Cluster
+from kschedctl.lab import processes
+from kschedctl.lab.cluster import Lab
+
+
+def kschedctl(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 180
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kschedctl", *args],
+        capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})},
+    )  # fmt: skip
+
+
+def test_default_scheduler_binds_pod_and_it_runs(cluster: Cluster, namespace: str) -> None:
+    cluster.create(f"/api/v1/namespaces/{namespace}/pods", pod_manifest("web"))
+    path = f"/api/v1/namespaces/{namespace}/pods/web"
+    pod = wait_for(
+        lambda: (p := cluster.get(path))["status"].get("phase") == "Running" and p,
+        60, "pod web Running",
+    )  # fmt: skip
+    assert pod["spec"]["nodeName"].startswith("lab-node-")
+    scheduled = [e for e in pod_events(cluster, namespace, "web") if e["reason"] == "Scheduled"]
+    assert scheduled and scheduled[0]["reportingController"] == "default-scheduler"
+
+
+def test_pod_for_unserved_scheduler_stays_pending_without_events(
+    cluster: Cluster, namespace: str
+) -> None:
+    cluster.create(
+        f"/api/v1/namespaces/{namespace}/pods",
+        pod_manifest("orphan", schedulerName="my-scheduler"),
+    )
+    time.sleep(5)  # several scheduling cycles of the default scheduler
+    pod = cluster.get(f"/api/v1/namespaces/{namespace}/pods/orphan")
+    assert pod["status"]["phase"] == "Pending"
+    assert not pod["spec"].get("nodeName")
+    assert not [c for c in pod["status"].get("conditions") or [] if c["type"] == "PodScheduled"]
+    assert pod_events(cluster, namespace, "orphan") == []
+
+
+def test_lab_status_env_and_second_up_refused(lab: Lab) -> None:
+    status = kschedctl("lab", "status", "--dir", str(lab.dir), "-o", "json")
+    assert status.returncode == 0, status.stderr
+    assert '"state": "healthy"' in status.stdout and '"ready": 4' in status.stdout
+    env = kschedctl("lab", "env", "--dir", str(lab.dir))
+    assert env.stdout.strip() == f"export KUBECONFIG={lab.kubeconfig}"
+    again = kschedctl("lab", "up", "--dir", str(lab.dir))
+    assert again.returncode == 1
+    assert "already running" in again.stderr and "lab down" in again.stderr
+    assert lab.running_components().keys() == {
+        "etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok",
+    }  # fmt: skip
+
+
+def test_port_in_use_is_refused_and_leaves_nothing(lab: Lab, tmp_path: Path) -> None:
+    state = lab.state()
+    assert state is not None
+    target = tmp_path / "other-lab"
+    result = kschedctl("lab", "up", "--dir", str(target), "--api-port", str(state.api_port))
+    assert result.returncode == 1
+    assert f"port {state.api_port}" in result.stderr and "already in use" in result.stderr
+    assert not target.exists()
+
+
+def test_missing_binaries_and_missing_go(tmp_path: Path) -> None:
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    result = kschedctl("lab", "up", "--dir", str(tmp_path / "lab"), "--bin-dir", str(empty))
+    assert result.returncode == 5
+    assert "lab binaries not found" in result.stderr and "kschedctl lab build" in result.stderr
+    assert not (tmp_path / "lab").exists()
+    no_go = kschedctl(
+        "lab", "build",
+        env={"KSCHEDCTL_CACHE_DIR": str(tmp_path / "cache"), "PATH": str(empty)},
+    )  # fmt: skip
+    assert no_go.returncode == 5
+    assert "Go toolchain is not installed" in no_go.stderr and "--bin-dir" in no_go.stderr
+
+
+def test_second_lab_with_nodes_file_survives_a_crash_and_goes_down_clean(tmp_path: Path) -> None:
+    nodes_file = tmp_path / "nodes.yaml"
+    nodes_file.write_text(
+        "nodes:\n"
+        "- name: gpu\n  count: 2\n  labels: {accelerator: gpu}\n"
+        "  taints: [{key: dedicated, value: gpu, effect: NoSchedule}]\n"
+        "  capacity: {cpu: '16', memory: 64Gi, nvidia.com/gpu: '2'}\n"
+        "- name: small\n  capacity: {cpu: 500m, memory: 1Gi, pods: '5'}\n"
+    )
+    directory = tmp_path / "lab2"
+    up = kschedctl("lab", "up", "--dir", str(directory), "--nodes-file", str(nodes_file))
+    assert up.returncode == 0, up.stderr
+    lab2 = Lab(directory)
+    cluster = Cluster.connect(str(lab2.kubeconfig))
+    try:
+        nodes = {n["metadata"]["name"]: n for n in cluster.list("/api/v1/nodes")}
+    finally:
+        cluster.close()
+    assert sorted(nodes) == ["gpu-1", "gpu-2", "small"]
+    assert nodes["gpu-1"]["status"]["allocatable"]["nvidia.com/gpu"] == "2"
+    assert nodes["gpu-2"]["spec"]["taints"] == [
+        {"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}
+    ]
+    assert nodes["small"]["status"]["capacity"]["pods"] == "5"
+
+    # A crash: every process killed without `lab down`.
+    state = lab2.state()
+    assert state is not None
+    for component in state.components.values():
+        os.kill(component.pid, 9)
+    wait_for(lambda: not lab2.running_components(), 10, "the killed lab to be gone")
+    status = kschedctl("lab", "status", "--dir", str(directory))
+    assert status.returncode == 1 and "stopped" in status.stdout
+
+    again = kschedctl("lab", "up", "--dir", str(directory), "--nodes", "1")
+    assert again.returncode == 0, again.stderr
+    assert "stale lab directory" in again.stderr
+    state = lab2.state()
+    assert state is not None
+    pids = [(c.pid, c.exe) for c in state.components.values()]
+
+    down = kschedctl("lab", "down", "--dir", str(directory))
+    assert down.returncode == 0, down.stderr
+    assert not directory.exists()
+    assert not [p for p in pids if processes.is_running(*p)]

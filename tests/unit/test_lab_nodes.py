@@ -1,0 +1,74 @@
+"""The nodes file format and the default node set (pure)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kschedctl.errors import NotFoundError, SpecError
+from kschedctl.lab.nodes import default_nodes, load_nodes_file
+
+
+def test_default_nodes_are_kwok_managed_with_a_real_shape() -> None:
+    nodes = default_nodes(3)
+    assert [n["metadata"]["name"] for n in nodes] == ["lab-node-1", "lab-node-2", "lab-node-3"]
+    for node in nodes:
+        assert node["metadata"]["annotations"]["kwok.x-k8s.io/node"] == "fake"
+        assert node["status"]["allocatable"] == {"cpu": "4", "memory": "8Gi", "pods": "110"}
+    assert [n["metadata"]["labels"]["topology.kubernetes.io/zone"] for n in nodes] == [
+        "zone-a", "zone-b", "zone-a",
+    ]  # fmt: skip
+    assert default_nodes(0) == []
+
+
+def test_nodes_file_expands_counts_and_keeps_shape(tmp_path: Path) -> None:
+    path = tmp_path / "nodes.yaml"
+    path.write_text(
+        "nodes:\n- name: big\n  count: 2\n  labels: {disktype: ssd}\n"
+        "  taints: [{key: a, value: b, effect: NoExecute}]\n  capacity: {cpu: '8'}\n"
+        "- name: cordoned\n  unschedulable: true\n"
+    )
+    nodes = {n["metadata"]["name"]: n for n in load_nodes_file(path)}
+    assert sorted(nodes) == ["big-1", "big-2", "cordoned"]
+    assert nodes["big-2"]["metadata"]["labels"]["disktype"] == "ssd"
+    assert nodes["big-1"]["status"]["capacity"] == {"cpu": "8", "memory": "8Gi", "pods": "110"}
+    assert nodes["big-1"]["spec"]["taints"] == [{"key": "a", "value": "b", "effect": "NoExecute"}]
+    assert nodes["cordoned"]["spec"] == {"unschedulable": True}
+
+
+@pytest.mark.parametrize(
+    ("text", "path", "message"),
+    [
+        pytest.param("nodes: {}", "nodes", "must be a list", id="not-a-list"),
+        pytest.param("nodes: []\nextra: 1", "extra", "unknown field", id="unknown-top-level"),
+        pytest.param("nodes: [{name: Big}]", "nodes[0].name", "not a valid", id="bad-name"),
+        pytest.param("nodes: [{name: a, count: 0}]", "nodes[0].count", "positive", id="zero-count"),
+        pytest.param("nodes: [{name: a, hue: red}]", "nodes[0].hue", "unknown", id="unknown-field"),
+        pytest.param(
+            "nodes: [{name: a, taints: [{key: k, effect: Sometimes}]}]",
+            "nodes[0].taints[0].effect", "must be one of", id="bad-effect",
+        ),
+        pytest.param(
+            "nodes: [{name: a, capacity: {cpu: lots}}]",
+            "nodes[0].capacity.cpu", "not a quantity", id="bad-quantity",
+        ),
+        pytest.param("nodes: [{name: a}, {name: a}]", "nodes", "duplicate", id="duplicate"),
+        pytest.param("nodes: [a: b: c", "", "not valid YAML", id="malformed-yaml"),
+    ],
+)  # fmt: skip
+def test_nodes_file_errors_name_the_field(
+    tmp_path: Path, text: str, path: str, message: str
+) -> None:
+    file = tmp_path / "nodes.yaml"
+    file.write_text(text)
+    with pytest.raises(SpecError) as info:
+        load_nodes_file(file)
+    assert info.value.path == path
+    assert message in info.value.message
+    assert str(file) in info.value.message
+
+
+def test_missing_nodes_file(tmp_path: Path) -> None:
+    with pytest.raises(NotFoundError):
+        load_nodes_file(tmp_path / "nope.yaml")
