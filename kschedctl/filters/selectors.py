@@ -1,0 +1,257 @@
+"""Label selectors and node-selector terms with apimachinery's exact matching rules.
+
+- :class:`Selector` is ``metav1.LabelSelectorAsSelector``: ``None`` selects nothing, ``{}``
+  selects everything, otherwise matchLabels AND matchExpressions (In/NotIn/Exists/DoesNotExist).
+- :class:`NodeSelectorTerm` is one required node-affinity term: matchExpressions (also Gt/Lt)
+  AND matchFields (only ``metadata.name``, In/NotIn, exactly one value).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "SelectorError",
+    "Requirement",
+    "Selector",
+    "NodeSelectorTerm",
+    "parse_go_int",
+    "label_selector",
+    "node_selector_term",
+]
+
+_GO_INT = re.compile(r"[+-]?[0-9]+")
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+class SelectorError(ValueError):
+    """A selector the API would not accept (the scheduler treats it as a parse error)."""
+
+
+def parse_go_int(text: str) -> int | None:
+    """``strconv.ParseInt(text, 10, 64)``; None where Go returns an error."""
+    if not _GO_INT.fullmatch(text):
+        return None
+    value = int(text)
+    return value if _INT64_MIN <= value <= _INT64_MAX else None
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """One requirement: ``key op values``. ``op`` is the API spelling (In, NotIn, Gt ...)."""
+
+    key: str
+    op: str
+    values: tuple[str, ...] = ()
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        op = self.op
+        if op == "In":
+            return self.key in labels and labels[self.key] in self.values
+        if op == "NotIn":
+            return self.key not in labels or labels[self.key] not in self.values
+        if op == "Exists":
+            return self.key in labels
+        if op == "DoesNotExist":
+            return self.key not in labels
+        if op in ("Gt", "Lt"):
+            if self.key not in labels or len(self.values) != 1:
+                return False
+            have = parse_go_int(labels[self.key])
+            want = parse_go_int(self.values[0])
+            if have is None or want is None:
+                return False
+            return have > want if op == "Gt" else have < want
+        return False
+
+    def describe(self) -> str:
+        if self.op in ("Exists", "DoesNotExist"):
+            return f"{self.key} {self.op}"
+        if self.op in ("Gt", "Lt"):
+            return f"{self.key} {self.op} {self.values[0] if self.values else ''}".rstrip()
+        return f"{self.key} {self.op} [{', '.join(self.values)}]"
+
+
+@dataclass(frozen=True)
+class Selector:
+    """A parsed label selector. ``nothing`` selects no object; no requirements selects all."""
+
+    requirements: tuple[Requirement, ...] = ()
+    nothing: bool = False
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        if self.nothing:
+            return False
+        for r in self.requirements:
+            if not r.matches(labels):
+                return False
+        return True
+
+    def empty(self) -> bool:
+        """``labels.Selector.Empty()``: true only for the select-everything selector."""
+        return not self.nothing and not self.requirements
+
+    def with_labels(self, extra: Mapping[str, str]) -> Selector:
+        """Merge ``key In [value]`` requirements in front (matchLabelKeys handling)."""
+        if self.nothing:
+            return self
+        added = tuple(Requirement(k, "In", (v,)) for k, v in sorted(extra.items()))
+        return Selector(added + self.requirements)
+
+    def describe(self) -> str:
+        if self.nothing:
+            return "<nothing>"
+        if not self.requirements:
+            return "<everything>"
+        parts = []
+        for r in self.requirements:
+            if r.op == "In" and len(r.values) == 1:
+                parts.append(f"{r.key}={r.values[0]}")
+            else:
+                parts.append(r.describe())
+        return ",".join(parts)
+
+
+NOTHING = Selector(nothing=True)
+EVERYTHING = Selector()
+
+
+def _values(raw: Any) -> tuple[str, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise SelectorError(f"values must be a list, got {raw!r}")
+    return tuple(str(v) for v in raw)
+
+
+def label_selector(raw: Mapping[str, Any] | None) -> Selector:
+    """``metav1.LabelSelectorAsSelector`` for a LabelSelector dict (or None)."""
+    if raw is None:
+        return NOTHING
+    match_labels = raw.get("matchLabels") or {}
+    exprs = raw.get("matchExpressions") or []
+    if not match_labels and not exprs:
+        return EVERYTHING
+    reqs: list[Requirement] = []
+    for k, v in match_labels.items():
+        reqs.append(Requirement(str(k), "In", (str(v),)))
+    for e in exprs:
+        op = e.get("operator", "")
+        vals = _values(e.get("values"))
+        if op in ("In", "NotIn"):
+            if not vals:
+                raise SelectorError(f"{e.get('key')}: values set can't be empty for {op}")
+        elif op in ("Exists", "DoesNotExist"):
+            if vals:
+                raise SelectorError(f"{e.get('key')}: values set must be empty for {op}")
+        else:
+            raise SelectorError(f"{op!r} is not a valid label selector operator")
+        reqs.append(Requirement(str(e.get("key", "")), op, vals))
+    # labels.Selector sorts its requirements by key; matching is order-independent anyway.
+    reqs.sort(key=lambda r: r.key)
+    return Selector(tuple(reqs))
+
+
+@dataclass(frozen=True)
+class NodeSelectorTerm:
+    """One parsed ``nodeSelectorTerms[i]`` (never empty: empty terms are dropped)."""
+
+    index: int
+    expressions: tuple[Requirement, ...] = ()
+    fields: tuple[Requirement, ...] = ()
+    error: str | None = None  # parse error: the term never matches
+    raw: Mapping[str, Any] = field(default_factory=dict, compare=False)
+
+    def matches(self, labels: Mapping[str, str], node_name: str) -> bool:
+        return self.first_failure(labels, node_name) is None
+
+    def first_failure(self, labels: Mapping[str, str], node_name: str) -> str | None:
+        """None when the term matches, else a short description of what failed."""
+        if self.error is not None:
+            return f"term {self.index} is invalid ({self.error})"
+        for r in self.expressions:
+            if not r.matches(labels):
+                return _explain(r, labels)
+        # Go skips matchFields when the node has no name (no fields to match).
+        if self.fields and node_name:
+            fields = {"metadata.name": node_name}
+            for r in self.fields:
+                have = fields.get(r.key, "")
+                ok = have == r.values[0] if r.op == "In" else have != r.values[0]
+                if not ok:
+                    return f"matchFields {r.key} {r.op} [{r.values[0]}] (node is {node_name})"
+        return None
+
+    def node_names(self) -> set[str] | None:
+        """Intersection of ``metadata.name In`` values (NodeAffinity PreFilter), or None."""
+        names: set[str] | None = None
+        for r in self.fields:
+            if r.key == "metadata.name" and r.op == "In":
+                s = set(r.values)
+                names = s if names is None else names & s
+        return names
+
+
+def _explain(r: Requirement, labels: Mapping[str, str]) -> str:
+    if r.key in labels:
+        return f"{r.describe()} (node has {r.key}={labels[r.key]})"
+    return f"{r.describe()} (node has no label {r.key})"
+
+
+def node_selector_term(index: int, raw: Mapping[str, Any]) -> NodeSelectorTerm | None:
+    """Parse one NodeSelectorTerm; None for an empty term (which matches nothing)."""
+    exprs_raw = raw.get("matchExpressions") or []
+    fields_raw = raw.get("matchFields") or []
+    if not exprs_raw and not fields_raw:
+        return None
+    errors: list[str] = []
+    exprs: list[Requirement] = []
+    for e in exprs_raw:
+        op = e.get("operator", "")
+        key = str(e.get("key", ""))
+        try:
+            vals = _values(e.get("values"))
+        except SelectorError as err:
+            errors.append(str(err))
+            continue
+        if op in ("In", "NotIn") and not vals:
+            errors.append(f"{key}: values set can't be empty for {op}")
+        elif op in ("Exists", "DoesNotExist") and vals:
+            errors.append(f"{key}: values set must be empty for {op}")
+        elif op in ("Gt", "Lt") and (len(vals) != 1 or parse_go_int(vals[0]) is None):
+            errors.append(f"{key}: {op} needs exactly one integer value")
+        elif op not in ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"):
+            errors.append(f"{key}: unsupported operator {op!r}")
+        else:
+            exprs.append(Requirement(key, op, vals))
+    fields: list[Requirement] = []
+    for f in fields_raw:
+        op = f.get("operator", "")
+        key = str(f.get("key", ""))
+        vals = _values(f.get("values"))
+        if op not in ("In", "NotIn"):
+            errors.append(f"matchFields {key}: unsupported operator {op!r}")
+        elif len(vals) != 1:
+            errors.append(f"matchFields {key}: must have one element")
+        else:
+            fields.append(Requirement(key, op, vals))
+    return NodeSelectorTerm(
+        index=index,
+        expressions=tuple(exprs),
+        fields=tuple(fields),
+        error="; ".join(errors) if errors else None,
+        raw=raw,
+    )
+
+
+def node_selector_terms(raw_terms: Sequence[Mapping[str, Any]]) -> list[NodeSelectorTerm]:
+    """Parse ``nodeSelectorTerms``, dropping empty terms like ``NewLazyErrorNodeSelector``."""
+    out = []
+    for i, t in enumerate(raw_terms):
+        parsed = node_selector_term(i, t or {})
+        if parsed is not None:
+            out.append(parsed)
+    return out
