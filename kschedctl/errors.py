@@ -6,6 +6,9 @@ Core code raises these; the CLI prints ``error:`` / ``hint:`` to stderr and exit
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_USAGE = 2
@@ -33,17 +36,52 @@ class UsageError(KschedError):
     exit_code = EXIT_USAGE
 
 
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a spec or config: ``FILE: field.path: message``."""
+
+    path: str
+    message: str
+    source: str = ""
+
+    def __str__(self) -> str:
+        return ": ".join(p for p in (self.source, self.path, self.message) if p)
+
+
 class SpecError(KschedError):
-    """An invalid spec or KubeSchedulerConfiguration; ``path`` names the field."""
+    """An invalid spec or KubeSchedulerConfiguration; ``path`` names the field.
+
+    ``problems`` holds every problem found (validation collects them all, as kube-scheduler
+    does); the message shows them one per line.
+    """
 
     exit_code = EXIT_INVALID
 
-    def __init__(self, path: str, message: str, hint: str | None = None, source: str = "") -> None:
+    def __init__(
+        self,
+        path: str,
+        message: str,
+        hint: str | None = None,
+        source: str = "",
+        problems: Sequence[Problem] = (),
+    ) -> None:
         self.path = path
         self.source = source
+        self.problems: tuple[Problem, ...] = tuple(problems) or (Problem(path, message, source),)
         where = ": ".join(p for p in (source, path) if p)
         super().__init__(f"{where}: {message}" if where else message, hint)
         self.detail = message
+
+    @classmethod
+    def from_problems(cls, problems: Sequence[Problem], hint: str | None = None) -> SpecError:
+        first = problems[0]
+        if len(problems) == 1:
+            return cls(first.path, first.message, hint, first.source, problems)
+        listing = "\n".join(f"  {p}" for p in problems)
+        where = first.source or "the spec"
+        err = cls("", f"{where} has {len(problems)} problems:\n{listing}", hint, "", problems)
+        err.path, err.source = first.path, first.source
+        return err
 
 
 class ClusterError(KschedError):

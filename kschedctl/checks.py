@@ -1,0 +1,223 @@
+"""``validate FILE…``: which rules apply to which file, and what each file holds.
+
+Pure (reads the files it is given). A file may be a kschedctl spec, a
+KubeSchedulerConfiguration, or Kubernetes manifests: ConfigMaps holding a config are checked
+like a config file, and pods/workloads running kube-scheduler are checked for the flags and
+ports of old tutorials (``--scheduler-name``, ``--address``, 10251, ``k8s.gcr.io``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kschedctl import versions
+from kschedctl.errors import Problem
+from kschedctl.schema import YamlError, parse_yaml
+from kschedctl.spec import API_VERSION, SPEC_FILE, check_spec, spec_from_dict, with_version
+from kschedctl.validate import check_config
+
+_WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job")
+
+
+@dataclass
+class FileReport:
+    """What ``validate`` found in one file: problems are data, notes are for humans."""
+
+    path: str
+    problems: list[Problem] = field(default_factory=list)
+    checked: list[str] = field(default_factory=list)  # what was recognised and checked
+
+    @property
+    def valid(self) -> bool:
+        return not self.problems
+
+
+def check_path(
+    path: str,
+    version: versions.KubeVersion | None = None,
+    *,
+    replaces_default: bool = False,
+) -> FileReport:
+    """Check one file (or a workspace directory's scheduler.yaml)."""
+    report = FileReport(path)
+    target = Path(path)
+    if target.is_dir():
+        target = target / SPEC_FILE
+    try:
+        text = target.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        report.problems.append(Problem("", "no such file", str(target)))
+        return report
+    except (OSError, UnicodeDecodeError) as err:
+        report.problems.append(Problem("", f"cannot read: {err}", str(target)))
+        return report
+    report.path = str(target)
+    try:
+        docs = parse_yaml(text)
+    except YamlError as err:
+        report.problems.append(Problem("", str(err), report.path))
+        return report
+    if not docs:
+        report.problems.append(Problem("", "empty: nothing to validate", report.path))
+    for index, doc in enumerate(docs):
+        where = f"[{index}]." if len(docs) > 1 else ""
+        _check_document(doc, where, version, replaces_default, report)
+    return report
+
+
+def _check_document(
+    doc: Any,
+    where: str,
+    version: versions.KubeVersion | None,
+    replaces_default: bool,
+    report: FileReport,
+) -> None:
+    source = report.path
+    if not isinstance(doc, dict) or not doc.get("kind"):
+        report.problems.append(
+            Problem(
+                where.rstrip("."),
+                "not a KubeSchedulerConfiguration, a kschedctl spec (kind: Scheduler) or a "
+                "Kubernetes manifest",
+                source,
+            )
+        )
+        return
+    kind = doc["kind"]
+    api_version = str(doc.get("apiVersion", ""))
+    target = version or versions.parse_version(versions.DEFAULT_VERSION)
+    if api_version == API_VERSION or kind == "Scheduler":
+        report.checked.append("kschedctl spec")
+        spec, problems = spec_from_dict(doc, source)
+        if spec is not None and version is not None and not problems:
+            spec = with_version(spec, version.minor_version)
+            problems = [Problem(p.path, p.message, source) for p in check_spec(spec)]
+        report.problems += [Problem(where + p.path, p.message, source) for p in problems]
+    elif (
+        api_version.startswith(versions.CONFIG_GROUP + "/") or kind == "KubeSchedulerConfiguration"
+    ):
+        report.checked.append(f"KubeSchedulerConfiguration ({target.minor_version} rules)")
+        report.problems += check_config(
+            doc, target, replaces_default=replaces_default, prefix=where, source=source
+        )
+    elif kind == "ConfigMap":
+        _check_configmap(doc, where, target, replaces_default, report)
+    elif kind == "Pod" or kind in _WORKLOAD_KINDS:
+        _check_workload(doc, where, report)
+
+
+def _object_path(doc: dict[str, Any], where: str) -> str:
+    name = (doc.get("metadata") or {}).get("name", "")
+    return f"{where}{doc['kind']}/{name}" if name else f"{where}{doc['kind']}"
+
+
+def _check_configmap(
+    doc: dict[str, Any],
+    where: str,
+    version: versions.KubeVersion,
+    replaces_default: bool,
+    report: FileReport,
+) -> None:
+    data = doc.get("data")
+    if not isinstance(data, dict):
+        return
+    for key, value in data.items():
+        if not isinstance(value, str) or "KubeSchedulerConfiguration" not in value:
+            continue
+        path = f"{_object_path(doc, where)}.data[{key}]"
+        report.checked.append(f"KubeSchedulerConfiguration in {path}")
+        try:
+            docs = parse_yaml(value)
+        except YamlError as err:
+            report.problems.append(Problem(path, str(err), report.path))
+            continue
+        for config in docs:
+            report.problems += check_config(
+                config,
+                version,
+                replaces_default=replaces_default,
+                prefix=f"{path}.",
+                source=report.path,
+            )
+
+
+def _pod_spec(doc: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    if doc["kind"] == "Pod":
+        return doc.get("spec") or {}, "spec"
+    template = ((doc.get("spec") or {}).get("template") or {}).get("spec") or {}
+    return template, "spec.template.spec"
+
+
+def _check_workload(doc: dict[str, Any], where: str, report: FileReport) -> None:
+    pod, pod_path = _pod_spec(doc)
+    if not isinstance(pod, dict):
+        return
+    base = f"{_object_path(doc, where)}.{pod_path}"
+    schedulers = [
+        (i, c)
+        for i, c in enumerate(pod.get("containers") or [])
+        if isinstance(c, dict) and _runs_kube_scheduler(c)
+    ]
+    if not schedulers:
+        return  # an ordinary workload (e.g. the example pod): nothing of ours to check
+    report.checked.append(f"kube-scheduler in {_object_path(doc, where)}")
+    out = report.problems
+    own = pod.get("schedulerName")
+    if own and own != versions.DEFAULT_SCHEDULER_NAME:
+        out.append(
+            Problem(
+                f"{base}.schedulerName",
+                f"{own!r}: a scheduler's own pod should be scheduled by default-scheduler "
+                "(if it names itself it can never start)",
+                report.path,
+            )
+        )
+    for i, container in schedulers:
+        cpath = f"{base}.containers[{i}]"
+        image = str(container.get("image", ""))
+        if image.startswith("k8s.gcr.io/"):
+            out.append(
+                Problem(
+                    f"{cpath}.image",
+                    "k8s.gcr.io is frozen since April 2023: use registry.k8s.io",
+                    report.path,
+                )
+            )
+        for key in ("command", "args"):
+            for j, arg in enumerate(container.get(key) or []):
+                flag = str(arg).split("=", 1)[0]
+                if flag in versions.REMOVED_FLAGS:
+                    out.append(
+                        Problem(
+                            f"{cpath}.{key}[{j}]",
+                            f"{flag} no longer exists: {versions.REMOVED_FLAGS[flag]}",
+                            report.path,
+                        )
+                    )
+        for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
+            get = (container.get(probe) or {}).get("httpGet") or {}
+            if get.get("port") == versions.INSECURE_PORT:
+                out.append(
+                    Problem(
+                        f"{cpath}.{probe}.httpGet.port",
+                        "10251 was the insecure port, gone since 1.23: probe HTTPS 10259",
+                        report.path,
+                    )
+                )
+            elif get and str(get.get("scheme", "HTTP")).upper() != "HTTPS":
+                out.append(
+                    Problem(
+                        f"{cpath}.{probe}.httpGet.scheme",
+                        "kube-scheduler serves HTTPS only: set scheme: HTTPS",
+                        report.path,
+                    )
+                )
+
+
+def _runs_kube_scheduler(container: dict[str, Any]) -> bool:
+    command = [str(c) for c in (container.get("command") or [])]
+    return "kube-scheduler" in str(container.get("image", "")) or any(
+        c.rsplit("/", 1)[-1] == "kube-scheduler" for c in command[:1]
+    )

@@ -1,0 +1,98 @@
+"""``kschedctl create NAME``: write a scheduler workspace (offline)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from kschedctl import output
+from kschedctl.cli.offline import KubernetesVersion, check_version_option
+
+
+def create(
+    name: Annotated[
+        str,
+        typer.Argument(
+            help="Scheduler name: a DNS-1123 label, the schedulerName pods will ask for.",
+            metavar="NAME",
+            show_default=False,
+        ),
+    ],
+    parent: Annotated[
+        Path,
+        typer.Option("--dir", help="Parent directory; the workspace is PARENT/NAME."),
+    ] = Path("."),
+    kubernetes_version: KubernetesVersion = None,
+    namespace: Annotated[
+        str | None,
+        typer.Option("-n", "--namespace", help="Namespace of the scheduler and its Lease."),
+    ] = None,
+    replicas: Annotated[
+        int | None,
+        typer.Option(
+            "--replicas", help="Replicas of the deployment form (>1 needs leader election)."
+        ),
+    ] = None,
+    leader_elect: Annotated[
+        bool | None,
+        typer.Option(
+            "--leader-elect/--no-leader-elect",
+            help="Leader election on a Lease named after the scheduler (default: on).",
+        ),
+    ] = None,
+    image: Annotated[
+        str | None,
+        typer.Option(
+            "--image", help="Scheduler image (default: registry.k8s.io/kube-scheduler:vX.Y.Z)."
+        ),
+    ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace PARENT/NAME if it already exists.")
+    ] = False,
+) -> None:
+    """Write a scheduler workspace PARENT/NAME/ (see HELP)."""
+    # Imported here so that --help and shell completion do not pay for jinja2 and yaml.
+    from kschedctl.render import render_workspace
+    from kschedctl.spec import default_spec, ensure_valid
+    from kschedctl.workspace import write_workspace
+
+    check_version_option(kubernetes_version)
+    spec = default_spec(
+        name,
+        kubernetes_version=kubernetes_version,
+        namespace=namespace,
+        replicas=replicas,
+        leader_elect=leader_elect,
+        image=image,
+    )
+    ensure_valid(spec, source="create")
+    files = render_workspace(spec)  # all in memory first: nothing is written if this fails
+    target = parent / name
+    for path in write_workspace(target, files, force=force):
+        typer.echo(str(path))
+    deploy = target / "deployment.yaml"
+    output.info(
+        f"\nWrote scheduler workspace {target}/ (Kubernetes {spec.kubernetes_version}, "
+        f"{spec.image}). Next:\n"
+        f"  kubectl apply -f {deploy}          # run it in the cluster\n"
+        f"  kubectl apply -f {target / 'example-pod.yaml'}   # a pod that uses it\n"
+        f"  kubectl get pod {name}-example -o wide\n"
+        f"Other forms: {target / (name + '.service')} (systemd), "
+        f"{target / 'static-pod.yaml'} (kubeadm). "
+        f"After editing {target / 'scheduler.yaml'}: kschedctl render {target} --as deployment"
+    )
+
+
+HELP = (
+    "Write a scheduler workspace PARENT/NAME/: scheduler.yaml and every rendered form.\n\n"
+    "Files: scheduler.yaml (the spec, the one source of truth), config.yaml, NAME.service, "
+    "host-config.yaml, host-rbac.yaml, pod.yaml, deployment.yaml, static-pod.yaml, "
+    "example-pod.yaml, README.md. Prints the paths written (stdout) and the next steps "
+    "(stderr). Refuses an existing PARENT/NAME without --force. Works offline."
+)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("create", help=HELP, no_args_is_help=True)(create)

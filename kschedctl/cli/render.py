@@ -1,0 +1,99 @@
+"""``kschedctl render SRC --as FORM``: print one rendered form to stdout (offline)."""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from kschedctl.cli.offline import KubernetesVersion, check_version_option
+from kschedctl.errors import UsageError
+
+# Kept in step with kschedctl.render.RENDERABLE (a test checks it); spelled out here so that
+# --help does not import the renderer.
+Form = Enum(  # type: ignore[misc]
+    "Form",
+    {
+        name: name
+        for name in (
+            "config",
+            "service",
+            "pod",
+            "deployment",
+            "static-pod",
+            "example-pod",
+            "host-config",
+            "host-rbac",
+        )
+    },
+    type=str,
+)
+
+
+def render(
+    src: Annotated[
+        str,
+        typer.Argument(
+            help="A workspace directory, a spec file, or a bare scheduler name (all defaults).",
+            metavar="SRC",
+            show_default=False,
+        ),
+    ],
+    form: Annotated[
+        Form,
+        typer.Option(
+            "--as",
+            help=(
+                "What to print: config, service (systemd unit), pod, deployment, static-pod, "
+                "example-pod; host-config / host-rbac: the config file and Lease RBAC the "
+                "service and static-pod forms need."
+            ),
+            case_sensitive=False,
+            show_default=False,
+        ),
+    ],
+    add_to: Annotated[
+        Path | None,
+        typer.Option(
+            "--add-to",
+            help=(
+                "With --as config: print this existing KubeSchedulerConfiguration with the "
+                "scheduler's profile(s) added (one kube-scheduler, several names)."
+            ),
+            show_default=False,
+        ),
+    ] = None,
+    kubernetes_version: KubernetesVersion = None,
+) -> None:
+    """Print one rendered form of a scheduler (see HELP)."""
+    # Imported here so that --help and shell completion do not pay for jinja2 and yaml.
+    from kschedctl import render as renderer
+    from kschedctl import spec as specs
+
+    check_version_option(kubernetes_version)
+    if add_to is not None and form.value != "config":
+        raise UsageError("--add-to works with --as config only")
+    spec = specs.spec_from_source(src)
+    if kubernetes_version is not None:
+        spec = specs.ensure_valid(specs.with_version(spec, kubernetes_version), source=src)
+    if add_to is not None:
+        text = specs.read_text(add_to)
+        sys.stdout.write(renderer.add_profile(text, spec, source=str(add_to)))
+    else:
+        sys.stdout.write(renderer.render(spec, form.value))
+    sys.stdout.flush()
+
+
+HELP = (
+    "Print one rendered form of a scheduler to stdout; bundles are multi-document YAML.\n\n"
+    "SRC is a workspace directory (from create), a spec file, or a bare scheduler name "
+    "(all defaults). Pipe it on: kschedctl render my-scheduler --as deployment | "
+    "kubectl apply -f -. Works offline."
+)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("render", help=HELP, no_args_is_help=True)(render)

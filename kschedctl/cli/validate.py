@@ -1,0 +1,101 @@
+"""``kschedctl validate FILE…``: check specs and KubeSchedulerConfigurations (offline)."""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+from typing import Annotated
+
+import typer
+
+from kschedctl import output
+from kschedctl.cli.offline import KubernetesVersion, check_version_option
+from kschedctl.errors import SpecError
+
+
+class ValidateOutput(str, Enum):
+    text = "text"
+    json = "json"
+
+
+def validate(
+    files: Annotated[
+        list[str],
+        typer.Argument(
+            help="Spec files, workspace directories, KubeSchedulerConfiguration files, or "
+            "manifests (ConfigMaps holding a config, pods running kube-scheduler).",
+            metavar="FILE...",
+            show_default=False,
+        ),
+    ],
+    kubernetes_version: KubernetesVersion = None,
+    replaces_default: Annotated[
+        bool,
+        typer.Option(
+            "--replaces-default",
+            help="The config is the cluster's own scheduler: allow default-scheduler and the "
+            "kube-scheduler Lease.",
+        ),
+    ] = False,
+    fmt: Annotated[
+        ValidateOutput,
+        typer.Option("-o", "--output", help="text: FILE: field.path: message lines; json."),
+    ] = ValidateOutput.text,
+) -> None:
+    """Check specs and KubeSchedulerConfigurations (see HELP)."""
+    # Imported here so that --help and shell completion do not pay for yaml.
+    from kschedctl.checks import check_path
+    from kschedctl.versions import DEFAULT_VERSION, parse_version
+
+    check_version_option(kubernetes_version)
+    version = parse_version(kubernetes_version) if kubernetes_version else None
+    reports = [check_path(f, version, replaces_default=replaces_default) for f in files]
+    if fmt is ValidateOutput.json:
+        typer.echo(
+            json.dumps(
+                [
+                    {
+                        "file": r.path,
+                        "valid": r.valid,
+                        "checked": r.checked,
+                        "problems": [{"path": p.path, "message": p.message} for p in r.problems],
+                    }
+                    for r in reports
+                ],
+                indent=2,
+            )
+        )
+    else:
+        for report in reports:
+            for problem in report.problems:
+                typer.echo(str(problem))
+    for report in reports:
+        if report.valid and not report.checked:
+            output.info(f"note: {report.path}: no scheduler configuration found, nothing checked")
+    invalid = [r for r in reports if not r.valid]
+    rules = (
+        f"Kubernetes {kubernetes_version} rules"
+        if kubernetes_version
+        else f"rules of each spec's kubernetesVersion, {DEFAULT_VERSION} for configs"
+    )
+    if invalid:
+        count = sum(len(r.problems) for r in invalid)
+        raise SpecError(
+            "",
+            f"{len(invalid)} of {len(reports)} file(s) invalid ({count} problem(s), {rules} rules)",
+        )
+    output.info(f"{len(reports)} file(s) valid ({rules})")
+
+
+HELP = (
+    "Check scheduler specs and KubeSchedulerConfiguration files with kube-scheduler's own "
+    "rules for the target version, plus the traps of running several schedulers.\n\n"
+    "Traps: a profile named (or defaulting to) default-scheduler, the shared Lease "
+    "kube-scheduler, replicas without leader election, removed flags and ports. Problems "
+    "go to stdout as FILE: field.path: message, the summary to stderr. Exit 0 when every "
+    "file is valid, 3 otherwise. Works offline."
+)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("validate", help=HELP, no_args_is_help=True)(validate)

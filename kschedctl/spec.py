@@ -1,0 +1,506 @@
+"""The scheduler spec (``scheduler.yaml``): model, strict loading, defaulting, validation.
+
+Pure (reads files, nothing else). One spec is the single source of truth from which every
+artefact is rendered (DESIGN §3). Loading is strict like kube-scheduler's own decoder: unknown
+fields, wrong types and malformed YAML are errors naming the field, and validation collects
+every problem instead of stopping at the first.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import ipaddress
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kschedctl import validate, versions
+from kschedctl.errors import NotFoundError, Problem, SpecError
+from kschedctl.schema import YamlError, check_fields, join, parse_yaml, unknown_field_message
+
+API_VERSION = "kschedctl.io/v1alpha1"
+KIND = "Scheduler"
+SPEC_FILE = "scheduler.yaml"
+PROGRAMS = ("kube-scheduler", "builtin", "custom")
+
+
+@dataclass
+class LeaderElection:
+    leader_elect: bool = True
+    resource_name: str = ""  # "" → the scheduler name (never the default "kube-scheduler")
+    resource_namespace: str = ""  # "" → spec.namespace
+    lease_duration: str = "15s"
+    renew_deadline: str = "10s"
+    retry_period: str = "2s"
+
+
+@dataclass
+class ServiceSettings:
+    """Host forms (systemd service, static pod): paths on the host and how to serve."""
+
+    binary: str = "/usr/local/bin/kube-scheduler"
+    config_dir: str = "/etc/kubernetes/config"
+    kubeconfig: str = "/etc/kubernetes/scheduler.conf"
+    bind_address: str = "127.0.0.1"
+    # 10259 is the default scheduler's port on the same host; the next one is free.
+    secure_port: int = 10260
+    verbosity: int = 2
+    # Whom service.kubeconfig authenticates as: the lease RBAC (host-rbac) binds this user.
+    user: str = "system:kube-scheduler"
+
+
+@dataclass
+class PodSettings:
+    """In-cluster forms (pod, deployment; static-pod takes resources from here)."""
+
+    resources: dict[str, Any] = field(default_factory=lambda: {"requests": {"cpu": "100m"}})
+    node_selector: dict[str, Any] = field(default_factory=dict)
+    tolerations: list[Any] = field(default_factory=list)
+    priority_class_name: str = "system-cluster-critical"
+    verbosity: int = 2
+
+
+@dataclass
+class Spec:
+    """A scheduler: ``metadata.name`` plus the fields of ``spec`` (camelCase in YAML)."""
+
+    name: str = field(metadata={"yaml": False})
+    kubernetes_version: str = versions.DEFAULT_VERSION
+    namespace: str = "kube-system"
+    image: str = ""  # "" → registry.k8s.io/kube-scheduler:<patch of kubernetesVersion>
+    program: str = "kube-scheduler"
+    replicas: int = 1
+    replaces_default: bool = False
+    leader_election: LeaderElection = field(default_factory=LeaderElection)
+    profiles: list[Any] = field(default_factory=list)  # KubeSchedulerProfile v1, passed through
+    client_connection: dict[str, Any] = field(default_factory=lambda: {"qps": 50, "burst": 100})
+    parallelism: int | None = None
+    percentage_of_nodes_to_score: int | None = None
+    pod_initial_backoff_seconds: int | None = None
+    pod_max_backoff_seconds: int | None = None
+    extenders: list[Any] = field(default_factory=list)
+    extra_args: list[Any] = field(default_factory=list)
+    service: ServiceSettings = field(default_factory=ServiceSettings)
+    pod: PodSettings = field(default_factory=PodSettings)
+
+    @property
+    def version(self) -> versions.KubeVersion:
+        return versions.parse_version(self.kubernetes_version)
+
+    @property
+    def scheduler_names(self) -> list[str]:
+        return [p.get("schedulerName") or "" for p in self.profiles if isinstance(p, dict)]
+
+    @property
+    def host_config_path(self) -> str:
+        """Where the service and static-pod forms read their config on the host."""
+        return f"{self.service.config_dir.rstrip('/')}/{self.name}.yaml"
+
+    def scheduler_config(self, kubeconfig: str = "") -> dict[str, Any]:
+        """The KubeSchedulerConfiguration this spec stands for (kubeconfig "" = in-cluster)."""
+        le = self.leader_election
+        config: dict[str, Any] = {
+            "apiVersion": versions.CONFIG_API_VERSION,
+            "kind": "KubeSchedulerConfiguration",
+        }
+        if self.parallelism is not None:
+            config["parallelism"] = self.parallelism
+        if le.leader_elect:
+            config["leaderElection"] = {
+                "leaderElect": True,
+                "resourceNamespace": le.resource_namespace,
+                "resourceName": le.resource_name,
+                "leaseDuration": le.lease_duration,
+                "renewDeadline": le.renew_deadline,
+                "retryPeriod": le.retry_period,
+            }
+        else:
+            config["leaderElection"] = {"leaderElect": False}
+        connection = dict(self.client_connection)
+        if kubeconfig:
+            connection = {"kubeconfig": kubeconfig, **connection}
+        if connection:
+            config["clientConnection"] = connection
+        for key in ("percentage_of_nodes_to_score", "pod_initial_backoff_seconds"):
+            if getattr(self, key) is not None:
+                config[_camel(key)] = getattr(self, key)
+        if self.pod_max_backoff_seconds is not None:
+            config["podMaxBackoffSeconds"] = self.pod_max_backoff_seconds
+        config["profiles"] = copy.deepcopy(self.profiles)
+        if self.extenders:
+            config["extenders"] = copy.deepcopy(self.extenders)
+        return config
+
+    def to_dict(self) -> dict[str, Any]:
+        """``scheduler.yaml`` as written by ``create``: stable key order, unset fields left out."""
+        return {
+            "apiVersion": API_VERSION,
+            "kind": KIND,
+            "metadata": {"name": self.name},
+            "spec": _section_to_dict(self),
+        }
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def _yaml_fields(cls: type) -> dict[str, dataclasses.Field[Any]]:
+    return {_camel(f.name): f for f in dataclasses.fields(cls) if f.metadata.get("yaml", True)}
+
+
+def _section_to_dict(obj: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, f in _yaml_fields(type(obj)).items():
+        value = getattr(obj, f.name)
+        if dataclasses.is_dataclass(value):
+            out[key] = _section_to_dict(value)
+        elif value is None or (key in ("extenders", "extraArgs") and not value):
+            continue  # optional: the config default applies
+        elif key == "replacesDefault" and not value:
+            continue  # the rare case; keep it out of ordinary specs
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+_SCALARS = {bool: bool, int: int, str: str}
+
+
+def _expected_type(hint: Any) -> Any:
+    if hint in _SCALARS:
+        return hint
+    origin = typing.get_origin(hint)
+    if origin in (list, dict):
+        return origin
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    return _expected_type(args[0]) if args else None
+
+
+def _load_section(cls: type, data: Any, path: str, out: list[Problem]) -> Any:
+    """Build dataclass ``cls`` from a mapping, reporting unknown fields and wrong types."""
+    obj = cls() if cls is not Spec else None
+    if data is None:
+        return obj
+    if not isinstance(data, dict):
+        out.append(Problem(path, f"must be a mapping, not {type(data).__name__}"))
+        return obj
+    fields = _yaml_fields(cls)
+    hints = typing.get_type_hints(cls)
+    values: dict[str, Any] = {}
+    for key, value in data.items():
+        fpath = join(path, str(key))
+        if key not in fields:
+            out.append(Problem(fpath, unknown_field_message(key, list(fields))))
+            continue
+        f = fields[key]
+        hint = hints[f.name]
+        if dataclasses.is_dataclass(hint):
+            values[f.name] = _load_section(hint, value, fpath, out)
+            continue
+        expected = _expected_type(hint)
+        if key == "kubernetesVersion" and isinstance(value, (int, float)):
+            out.append(
+                Problem(fpath, f'must be a string: quote it ("{value}"); YAML reads 1.30 as 1.3')
+            )
+            continue
+        if value is None and type(None) in typing.get_args(hint):
+            values[f.name] = None
+            continue
+        problems: list[Problem] = []
+        check_fields({key: value}, {key: expected}, path, problems)
+        if value is None or problems:
+            out.extend(problems or [Problem(fpath, "must not be null")])
+            continue
+        values[f.name] = value
+    if cls is Spec:
+        return values
+    return dataclasses.replace(obj, **values)  # type: ignore[type-var]
+
+
+def spec_from_dict(doc: Any, source: str = "") -> tuple[Spec | None, list[Problem]]:
+    """Strictly build a Spec from a parsed ``scheduler.yaml``; problems instead of exceptions."""
+    out: list[Problem] = []
+    if not isinstance(doc, dict):
+        return None, [Problem("", "a scheduler spec must be a mapping", source)]
+    check_fields(doc, {"apiVersion": str, "kind": str, "metadata": dict, "spec": dict}, "", out)
+    if doc.get("apiVersion") != API_VERSION:
+        out.append(Problem("apiVersion", f"must be {API_VERSION}, not {doc.get('apiVersion')!r}"))
+    if doc.get("kind") != KIND:
+        out.append(Problem("kind", f"must be {KIND}, not {doc.get('kind')!r}"))
+    metadata = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    check_fields(metadata, {"name": str}, "metadata", out)
+    name = metadata.get("name")
+    if not isinstance(name, str) or not name:
+        out.append(Problem("metadata.name", "is required: the scheduler name"))
+        name = ""
+    values = _load_section(Spec, doc.get("spec"), "spec", out)
+    if doc.get("spec") is None:
+        out.append(Problem("spec", "is required"))
+    spec = Spec(name=name, **values)
+    apply_defaults(spec, explicit_profiles="profiles" in values)
+    out.extend(check_spec(spec))
+    return spec, [Problem(p.path, p.message, source) for p in out]
+
+
+def apply_defaults(spec: Spec, *, explicit_profiles: bool = False) -> Spec:
+    le = spec.leader_election
+    le.resource_name = le.resource_name or spec.name
+    le.resource_namespace = le.resource_namespace or spec.namespace
+    if not spec.profiles and not explicit_profiles:
+        spec.profiles = [{"schedulerName": spec.name}]
+    if not spec.image and spec.program == "kube-scheduler":
+        try:
+            spec.image = versions.default_image(spec.version)
+        except ValueError:
+            pass  # reported by check_spec on spec.kubernetesVersion
+    return spec
+
+
+def default_spec(name: str, **overrides: Any) -> Spec:
+    """All defaults for ``name``; ``overrides`` are Spec attributes (plus ``leader_elect``).
+
+    None values are ignored, so CLI options can be passed through as they come.
+    """
+    spec = Spec(name=name)
+    leader_elect = overrides.pop("leader_elect", None)
+    for key, value in overrides.items():
+        if key == "name" or not hasattr(spec, key):
+            raise TypeError(f"default_spec() got an unexpected override {key!r}")
+        if value is not None:
+            setattr(spec, key, value)
+    if leader_elect is not None:
+        spec.leader_election.leader_elect = leader_elect
+    return apply_defaults(spec)
+
+
+def with_version(spec: Spec, kubernetes_version: str) -> Spec:
+    """Retarget ``spec``; a default image follows the version, a custom one stays."""
+    try:
+        followed = spec.image == versions.default_image(spec.version)
+    except ValueError:
+        followed = True
+    spec = copy.deepcopy(spec)
+    spec.kubernetes_version = kubernetes_version
+    if followed:
+        spec.image = ""
+    return apply_defaults(spec)
+
+
+# ---------------------------------------------------------------------------------------------
+# Validation: the spec's own rules, then the config rules on the config it renders to.
+
+
+def check_spec(spec: Spec) -> list[Problem]:
+    out: list[Problem] = []
+    name_problem = validate.dns_label_problem(spec.name)
+    if name_problem:
+        out.append(Problem("metadata.name", f"scheduler name {name_problem}"))
+    elif spec.name == versions.DEFAULT_SCHEDULER_NAME and not spec.replaces_default:
+        out.append(
+            Problem(
+                "metadata.name",
+                "'default-scheduler' is the cluster's own scheduler: pick another name for an "
+                "additional scheduler (or set spec.replacesDefault to replace it)",
+            )
+        )
+    version: versions.KubeVersion | None = None
+    try:
+        version = spec.version
+    except ValueError as err:
+        out.append(Problem("spec.kubernetesVersion", str(err)))
+    ns_problem = validate.dns_label_problem(spec.namespace)
+    if ns_problem:
+        out.append(Problem("spec.namespace", f"namespace {ns_problem}"))
+    if spec.program not in PROGRAMS:
+        out.append(
+            Problem("spec.program", f"{spec.program!r}: must be one of {', '.join(PROGRAMS)}")
+        )
+    if version is not None:
+        out.extend(_check_image(spec, version))
+    if spec.replicas < 1:
+        out.append(Problem("spec.replicas", f"{spec.replicas}: must be at least 1"))
+    elif spec.replicas > 1 and not spec.leader_election.leader_elect:
+        out.append(
+            Problem(
+                "spec.replicas",
+                f"{spec.replicas} replicas need leader election: without it every replica "
+                "schedules and they double-book nodes (set spec.leaderElection.leaderElect: true)",
+            )
+        )
+    le = spec.leader_election
+    if le.leader_elect and not (name_problem and le.resource_name == spec.name):
+        problem = validate.dns_subdomain_problem(le.resource_name)
+        if problem:
+            out.append(Problem("spec.leaderElection.resourceName", f"Lease name {problem}"))
+        problem = validate.dns_label_problem(le.resource_namespace)
+        if problem:
+            out.append(Problem("spec.leaderElection.resourceNamespace", f"namespace {problem}"))
+    names = spec.scheduler_names
+    if names and spec.name and spec.name not in names:
+        out.append(
+            Problem(
+                "spec.profiles",
+                f"no profile is named {spec.name!r} (metadata.name): kschedctl finds a scheduler "
+                "by its name, so one profile must serve it",
+            )
+        )
+    if "kubeconfig" in spec.client_connection:
+        out.append(
+            Problem(
+                "spec.clientConnection.kubeconfig",
+                "set spec.service.kubeconfig instead: host forms use it, in-cluster forms use "
+                "the ServiceAccount",
+            )
+        )
+    out.extend(validate.check_extra_args(spec.extra_args, "spec.extraArgs"))
+    out.extend(_check_service(spec))
+    out.extend(_check_pod(spec.pod))
+    if version is not None:
+        out.extend(
+            validate.check_config(
+                spec.scheduler_config(),
+                version,
+                replaces_default=spec.replaces_default,
+                prefix="spec.",
+                type_meta=False,
+            )
+        )
+    return out
+
+
+def _check_image(spec: Spec, version: versions.KubeVersion) -> list[Problem]:
+    image = spec.image
+    if not image:
+        return [Problem("spec.image", "is required when spec.program is not kube-scheduler")]
+    if image.startswith("k8s.gcr.io/"):
+        return [Problem("spec.image", "k8s.gcr.io is frozen since April 2023: use registry.k8s.io")]
+    repo, _, tag = image.rpartition(":")
+    if repo != versions.IMAGE_REPOSITORY:
+        return []
+    try:
+        image_version = versions.parse_version(tag)
+    except ValueError:
+        return [Problem("spec.image", f"tag {tag!r} is not a kube-scheduler release (vX.Y.Z)")]
+    if image_version.minor > version.minor or image_version.minor < version.minor - 1:
+        return [
+            Problem(
+                "spec.image",
+                f"kube-scheduler {tag} does not fit kubernetesVersion {spec.kubernetes_version}: "
+                "the scheduler may be at most one minor older than the API server, never newer "
+                "(remove spec.image to follow kubernetesVersion)",
+            )
+        ]
+    return []
+
+
+def _check_service(spec: Spec) -> list[Problem]:
+    out: list[Problem] = []
+    svc, path = spec.service, "spec.service"
+    for key in ("binary", "config_dir", "kubeconfig"):
+        value = getattr(svc, key)
+        if not value.startswith("/") or any(c.isspace() or c in "%$\"'\\" for c in value):
+            out.append(
+                Problem(
+                    f"{path}.{_camel(key)}",
+                    f"{value!r}: must be an absolute path without "
+                    "spaces, quotes, % or $ (it goes into a systemd ExecStart line)",
+                )
+            )
+    try:
+        ipaddress.ip_address(svc.bind_address)
+    except ValueError:
+        out.append(Problem(f"{path}.bindAddress", f"{svc.bind_address!r} is not an IP address"))
+    port = svc.secure_port
+    if not 1 <= port <= 65535:
+        out.append(Problem(f"{path}.securePort", f"{port} is not a port number"))
+    elif port == versions.INSECURE_PORT:
+        out.append(Problem(f"{path}.securePort", "10251 was the insecure port, gone since 1.23"))
+    elif port == versions.DEFAULT_SECURE_PORT and not spec.replaces_default:
+        out.append(
+            Problem(
+                f"{path}.securePort",
+                "10259 is the default scheduler's port on a control-plane host: two schedulers "
+                "cannot both bind it (use another, e.g. 10260)",
+            )
+        )
+    if not 0 <= svc.verbosity <= 10:
+        out.append(Problem(f"{path}.verbosity", f"{svc.verbosity}: must be 0–10"))
+    if not svc.user:
+        out.append(Problem(f"{path}.user", "must not be empty"))
+    return out
+
+
+def _check_pod(pod: PodSettings) -> list[Problem]:
+    out: list[Problem] = []
+    path = "spec.pod"
+    for key, value in pod.node_selector.items():
+        if not isinstance(value, str):
+            out.append(Problem(f"{path}.nodeSelector.{key}", f"must be a string, not {value!r}"))
+    for i, toleration in enumerate(pod.tolerations):
+        if not isinstance(toleration, dict):
+            out.append(Problem(f"{path}.tolerations[{i}]", "must be a mapping"))
+    if not 0 <= pod.verbosity <= 10:
+        out.append(Problem(f"{path}.verbosity", f"{pod.verbosity}: must be 0–10"))
+    return out
+
+
+def ensure_valid(spec: Spec, source: str = "") -> Spec:
+    problems = [Problem(p.path, p.message, source) for p in check_spec(spec)]
+    if problems:
+        raise SpecError.from_problems(problems)
+    return spec
+
+
+# ---------------------------------------------------------------------------------------------
+# Loading from files.
+
+
+def spec_problems(text: str, source: str = "") -> tuple[Spec | None, list[Problem]]:
+    try:
+        docs = parse_yaml(text)
+    except YamlError as err:
+        return None, [Problem("", str(err), source)]
+    if len(docs) != 1:
+        return None, [Problem("", f"expected one YAML document, found {len(docs)}", source)]
+    return spec_from_dict(docs[0], source)
+
+
+def read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError as err:
+        raise NotFoundError(f"{path}: no such file") from err
+    except IsADirectoryError as err:
+        raise NotFoundError(f"{path}: is a directory, not a file") from err
+    except (OSError, UnicodeDecodeError) as err:
+        raise SpecError("", f"cannot read: {err}", source=str(path)) from err
+
+
+def load_spec(path: str | Path) -> Spec:
+    """Load and validate a ``scheduler.yaml``; SpecError lists every problem."""
+    path = Path(path)
+    spec, problems = spec_problems(read_text(path), str(path))
+    if problems or spec is None:
+        raise SpecError.from_problems(problems)
+    return spec
+
+
+def spec_from_source(src: str) -> Spec:
+    """A workspace directory, a spec file, or a bare scheduler name (all defaults)."""
+    path = Path(src)
+    if path.is_dir():
+        if not (path / SPEC_FILE).is_file():
+            raise NotFoundError(
+                f"{path}: no {SPEC_FILE} in this directory",
+                hint=f"create a workspace with: kschedctl create {path.name}",
+            )
+        return load_spec(path / SPEC_FILE)
+    if path.is_file():
+        return load_spec(path)
+    if "/" in src or src.endswith((".yaml", ".yml")) or src.startswith("."):
+        raise NotFoundError(f"{src}: no such file or directory")
+    return ensure_valid(default_spec(src), source=src)
