@@ -43,8 +43,14 @@ from .verdicts import (
 __all__ = ["evaluate"]
 
 _INLINE_DISKS = ("gcePersistentDisk", "awsElasticBlockStore", "rbd", "iscsi")
-_MIGRATABLE = ("gcePersistentDisk", "awsElasticBlockStore", "azureDisk", "cinder",
-               "vsphereVolume", "portworxVolume")  # fmt: skip
+_MIGRATABLE = (
+    "gcePersistentDisk",
+    "awsElasticBlockStore",
+    "azureDisk",
+    "cinder",
+    "vsphereVolume",
+    "portworxVolume",
+)
 
 
 class _Cycle:
@@ -159,14 +165,21 @@ def _not_evaluated(inc: Incoming, snapshot: Snapshot) -> tuple[list[NotEvaluated
                 )
             )
         if migratable:
-            out.append(NotEvaluated(NODE_VOLUME_LIMITS, "in-tree disk volumes count against "
-                                    "the node's CSI attach limit"))  # fmt: skip
+            out.append(
+                NotEvaluated(
+                    NODE_VOLUME_LIMITS,
+                    "in-tree disk volumes count against the node's CSI attach limit",
+                )
+            )
     has_claims = bool(spec.get("resourceClaims"))
     dra_ext = sorted(k for k in inc.request if k in snapshot.dra_resources)
     if has_claims or dra_ext:
         what = "ResourceClaims" if has_claims else f"DRA-backed extended resource(s) {dra_ext}"
-        out.append(NotEvaluated(DYNAMIC_RESOURCES, f"the pod uses {what}; device allocation "
-                                "is not modelled"))  # fmt: skip
+        out.append(
+            NotEvaluated(
+                DYNAMIC_RESOURCES, f"the pod uses {what}; device allocation is not modelled"
+            )
+        )
         has_claims = True
     if (
         spec.get("hostNetwork")
@@ -177,8 +190,13 @@ def _not_evaluated(inc: Incoming, snapshot: Snapshot) -> tuple[list[NotEvaluated
             for rule in c.get("restartPolicyRules") or []
         )
     ):
-        out.append(NotEvaluated(NODE_DECLARED_FEATURES, "the pod needs node-declared features "
-                                "(status.declaredFeatures), which are not checked"))  # fmt: skip
+        out.append(
+            NotEvaluated(
+                NODE_DECLARED_FEATURES,
+                "the pod needs node-declared features "
+                "(status.declaredFeatures), which are not checked",
+            )
+        )
     return out, has_claims
 
 
