@@ -68,6 +68,11 @@ class _Cycle:
         self.snapshot = snapshot
         self.spread = spread
         self.ipa = ipa
+        scheduler = (inc.raw.get("spec") or {}).get("schedulerName") or "default-scheduler"
+        self.nominated = {
+            node: [p for p in pods if p.priority >= inc.priority and p.uid != inc.uid]
+            for node, pods in snapshot.nominated_pods(scheduler).items()
+        }
 
     def add(self, pod: PodInfo, node: NodeInfo) -> None:
         node.add(pod)
@@ -111,11 +116,7 @@ class _Cycle:
     def run_with_nominated(self, node: NodeInfo, all_reasons: bool = False) -> list[Reason]:
         """``RunFilterPluginsWithNominatedPods``: first as if the nominated pods of at least
         this pod's priority were already on the node; if that passes, once more without them."""
-        nominated = [
-            p
-            for p in self.snapshot.nominated_pods(node.name)
-            if p.priority >= self.inc.priority and p.uid != self.inc.uid
-        ]
+        nominated = self.nominated.get(node.name)
         if nominated:
             for p in nominated:
                 self.add(p, node)
@@ -291,9 +292,13 @@ def _preempt(cycle: _Cycle, verdicts: list[NodeVerdict]) -> Preemption:
                     )
     candidates: list[PreemptionCandidate] = []
     node_reasons: dict[str, tuple[str, ...]] = {}
-    for v in verdicts:
-        if v.code != UNSCHEDULABLE:
-            continue
+    potential = [v for v in verdicts if v.code == UNSCHEDULABLE]
+    # DryRunPreemption stops once it has enough candidates (DefaultPreemption args:
+    # minCandidateNodesPercentage 10, minCandidateNodesAbsolute 100).
+    wanted = min(max(len(potential) * 10 // 100, 100), len(potential))
+    for v in potential:
+        if len(candidates) >= wanted:
+            break
         node = snapshot.node(v.name)
         victims = [p for p in node.pods if p.priority < inc.priority]
         if not victims:

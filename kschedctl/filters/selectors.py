@@ -185,15 +185,6 @@ class NodeSelectorTerm:
                     return f"matchFields {r.key} {r.op} [{r.values[0]}] (node is {node_name})"
         return None
 
-    def node_names(self) -> set[str] | None:
-        """Intersection of ``metadata.name In`` values (NodeAffinity PreFilter), or None."""
-        names: set[str] | None = None
-        for r in self.fields:
-            if r.key == "metadata.name" and r.op == "In":
-                s = set(r.values)
-                names = s if names is None else names & s
-        return names
-
 
 def _explain(r: Requirement, labels: Mapping[str, str]) -> str:
     if r.key in labels:

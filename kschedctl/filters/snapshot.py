@@ -329,8 +329,14 @@ class Snapshot:
     def namespace_names(self, selector: Selector) -> set[str]:
         return {n for n, lbl in self._namespace_labels.items() if selector.matches(lbl)}
 
-    def nominated_pods(self, node_name: str) -> list[PodInfo]:
-        return [p for p in self._nominated.values() if p.nominated_node == node_name]
+    def nominated_pods(self, scheduler_name: str | None = None) -> dict[str, list[PodInfo]]:
+        """Pending pods with ``status.nominatedNodeName``, by node (optionally only those of
+        one scheduler: a scheduler's nominator only knows the pods it schedules)."""
+        out: dict[str, list[PodInfo]] = {}
+        for p in self._nominated.values():
+            if scheduler_name is None or p.scheduler_name == scheduler_name:
+                out.setdefault(p.nominated_node, []).append(p)
+        return out
 
     def has_nominated_pods(self) -> bool:
         return bool(self._nominated)
