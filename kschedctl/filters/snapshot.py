@@ -148,6 +148,14 @@ class PodInfo:
     anti_affinity: tuple[AffinityTerm, ...]
     nominated_node: str = ""
     scheduler_name: str = "default-scheduler"
+    _non_zero: tuple[int, int] | None = field(default=None, repr=False, compare=False)
+
+    def non_zero(self) -> tuple[int, int]:
+        """(millicores, bytes) with the scoring defaults for containers without requests."""
+        if self._non_zero is None:
+            r = pod_requests(self.raw, use_status=True, non_zero=True)
+            self._non_zero = (r.get(CPU, 0), r.get(MEMORY, 0))
+        return self._non_zero
 
     @classmethod
     def from_pod(cls, pod: Mapping[str, Any], *, use_status: bool = True) -> PodInfo:
@@ -264,9 +272,9 @@ class NodeInfo:
         """cpu/memory requested with the scoring defaults (100m / 200Mi per empty container)."""
         cpu = mem = 0
         for p in self.pods:
-            r = pod_requests(p.raw, use_status=True, non_zero=True)
-            cpu += r.get(CPU, 0)
-            mem += r.get(MEMORY, 0)
+            c, m = p.non_zero()
+            cpu += c
+            mem += m
         return {CPU: cpu, MEMORY: mem}
 
 

@@ -648,3 +648,15 @@ def test_evaluation_is_json_ready() -> None:
         "name": "p",
         "schedulerName": "default-scheduler",
     }
+
+
+def test_nominated_pods_of_another_scheduler_are_not_counted() -> None:
+    nominated = pod("nom", cpu="3", priority=100, schedulerName="other-scheduler")
+    nominated["status"]["nominatedNodeName"] = "n"
+    assert only(pod("p", cpu="2"), node("n", cpu="4"), pods=[nominated]).fits
+
+
+def test_non_zero_requests_per_node_for_scoring() -> None:
+    snap = Snapshot([node("n")], [pod("a", node_name="n"), pod("b", node_name="n", cpu="1")])
+    assert snap.node("n").non_zero_requested() == {"cpu": 1100, "memory": 400 * 1024**2}
+    assert snap.node("n").requested == {"cpu": 1000}
