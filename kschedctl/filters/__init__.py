@@ -18,20 +18,24 @@ Typical use::
 
 Public API
 ----------
-``Snapshot(nodes, pods=(), namespaces=None, *, device_classes=())``
+``Snapshot(nodes, pods=(), namespaces=None, *, device_classes=(), persistent_volume_claims=None,
+storage_classes=None)``
     Cluster state. ``pods`` may be all pods: terminal ones are ignored, bound ones
     (``spec.nodeName``) count on their node, pending ones with ``status.nominatedNodeName`` are
     treated as nominated. ``namespaces`` ({name: Namespace dict or labels}) is only needed for
-    ``namespaceSelector`` in pod affinity. Updating: ``upsert_pod``, ``remove_pod``,
-    ``upsert_node``, ``remove_node``, ``assume(pod, node_name)`` (count a pod on a node the
-    moment a scheduler decides, so decisions never double-book), ``forget(pod)``.
+    ``namespaceSelector`` in pod affinity; claims and classes enable the volume PreFilter checks
+    ("pod has unbound immediate PersistentVolumeClaims", missing claims). Updating:
+    ``upsert_pod``, ``remove_pod``, ``upsert_node``, ``remove_node``, ``assume(pod, node_name)``
+    (count a pod on a node the moment a scheduler decides, so decisions never double-book),
+    ``forget(pod)``.
     ``snapshot.node(name)`` gives a ``NodeInfo`` (``allocatable``, ``requested``, ``pods``,
     ``non_zero_requested()`` for scoring).
 ``evaluate(pod, snapshot, *, all_reasons=False, preemption=True, comparison_operators=False)``
     -> ``Evaluation``. Runs, per node and in kube-scheduler's order: NodeUnschedulable,
     NodeName, TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit, PodTopologySpread,
     InterPodAffinity, stopping at the first failing filter unless ``all_reasons``. PreFilter
-    rejections (NodeAffinity "pod affinity terms conflict") and PreFilter node narrowing
+    rejections (NodeAffinity "pod affinity terms conflict", the volume claim checks) and
+    PreFilter node narrowing
     (``matchFields metadata.name In``) are reproduced. When no node fits, DefaultPreemption's
     dry run is computed (``Evaluation.preemption``). Filters the engine cannot evaluate (volumes
     with PVCs, DRA claims) are listed in ``Evaluation.not_evaluated``; ``fits`` then means
@@ -70,8 +74,10 @@ resources, topology spread (minDomains, node inclusion policies, matchLabelKeys,
 critical-paths bookkeeping), inter-pod (anti-)affinity incl. the first-replica exception,
 nominated pods, DefaultPreemption's eligibility and dry run (without PodDisruptionBudgets, which
 only order victims), and the FailedScheduling message with the DynamicResources PostFilter text.
-Not evaluated: volume filters when volumes are involved, DynamicResources for pods with claims,
-NodeDeclaredFeatures, scheduler-enforced ``addedAffinity`` and non-default profiles.
+Not evaluated: the per-node volume filters (PV node affinity and capacity, zones, attach limits,
+disk conflicts), DynamicResources for pods with claims, NodeDeclaredFeatures, the
+scheduler-enforced ``addedAffinity`` and non-default profiles; such pods are flagged in
+``Evaluation.not_evaluated``.
 """
 
 from __future__ import annotations

@@ -39,6 +39,7 @@ from .verdicts import (
     PreemptionCandidate,
     Reason,
 )
+from .volumes import volume_prefilter
 
 __all__ = ["evaluate"]
 
@@ -150,10 +151,16 @@ def _not_evaluated(inc: Incoming, snapshot: Snapshot) -> tuple[list[NotEvaluated
                 inline.append(f"{v.get('name')} ({kind})")
         migratable = migratable or any(k in v for k in _MIGRATABLE)
     if claims:
-        why = (
-            f"the pod uses PersistentVolumeClaim(s) {', '.join(claims)}; volume filters need "
-            "PV/PVC/StorageClass/CSINode state, which this engine does not model"
-        )
+        if snapshot.pvcs is None:
+            why = (
+                f"the pod uses PersistentVolumeClaim(s) {', '.join(claims)}; volume filters "
+                "need PV/PVC/StorageClass/CSINode state, which was not given"
+            )
+        else:
+            why = (
+                f"the pod uses PersistentVolumeClaim(s) {', '.join(claims)}; the claims were "
+                "checked, but the per-node volume filters need PVs and CSINodes"
+            )
         for plugin in (VOLUME_RESTRICTIONS, NODE_VOLUME_LIMITS, VOLUME_BINDING, VOLUME_ZONE):
             out.append(NotEvaluated(plugin, why))
     else:
@@ -234,6 +241,14 @@ def evaluate(
         verdicts = tuple(NodeVerdict(n.name, False, (reason,)) for n in nodes)
         pre = Preemption(num_nodes=len(nodes)) if preemption else None
         return Evaluation(pod_ref, verdicts, reason, tuple(not_evaluated), pre, has_claims)
+
+    rejected = volume_prefilter(pod, snapshot.pvcs, snapshot.storage_classes, notes)
+    if rejected is not None:
+        verdicts = tuple(NodeVerdict(n.name, False, (rejected,)) for n in nodes)
+        pre = Preemption(num_nodes=len(nodes)) if preemption else None
+        return Evaluation(
+            pod_ref, verdicts, rejected, tuple(not_evaluated), pre, has_claims, tuple(notes)
+        )
 
     cycle = _Cycle(inc, snapshot, spread_state(inc, snapshot), interpod_state(inc, snapshot, notes))
     out: list[NodeVerdict] = []

@@ -288,6 +288,9 @@ class Snapshot:
     or directly to its labels; it is only needed for ``namespaceSelector`` in pod affinity terms.
     ``device_classes`` (resource.k8s.io DeviceClass dicts) lets NodeResourcesFit leave extended
     resources backed by DRA to the DynamicResources plugin, as kube-scheduler 1.36 does.
+    ``persistent_volume_claims`` and ``storage_classes`` (API dicts) enable the volume
+    PreFilter checks (missing or unbound immediate claims); without them volume checks are
+    reported as not evaluated.
     """
 
     def __init__(
@@ -297,6 +300,8 @@ class Snapshot:
         namespaces: Mapping[str, Mapping[str, Any]] | None = None,
         *,
         device_classes: Iterable[Mapping[str, Any]] = (),
+        persistent_volume_claims: Iterable[Mapping[str, Any]] | None = None,
+        storage_classes: Iterable[Mapping[str, Any]] | None = None,
     ) -> None:
         self._nodes: dict[str, NodeInfo] = {}
         self._pods: dict[str, PodInfo] = {}
@@ -307,6 +312,17 @@ class Snapshot:
         for name, obj in (namespaces or {}).items():
             self._namespace_labels[name] = _namespace_labels(obj)
         self.dra_resources: frozenset[str] = frozenset(_dra_resource_names(device_classes))
+        self.pvcs: dict[tuple[str, str], Mapping[str, Any]] | None = None
+        if persistent_volume_claims is not None:
+            self.pvcs = {}
+            for c in persistent_volume_claims:
+                cmd = c.get("metadata") or {}
+                self.pvcs[(cmd.get("namespace") or "default", cmd.get("name") or "")] = c
+        self.storage_classes: dict[str, Mapping[str, Any]] | None = None
+        if storage_classes is not None:
+            self.storage_classes = {
+                (sc.get("metadata") or {}).get("name") or "": sc for sc in storage_classes
+            }
         for n in nodes:
             self.upsert_node(n)
         for p in pods:

@@ -660,3 +660,69 @@ def test_non_zero_requests_per_node_for_scoring() -> None:
     snap = Snapshot([node("n")], [pod("a", node_name="n"), pod("b", node_name="n", cpu="1")])
     assert snap.node("n").non_zero_requested() == {"cpu": 1100, "memory": 400 * 1024**2}
     assert snap.node("n").requested == {"cpu": 1000}
+
+
+def pvc(name: str, *, bound: bool = False, cls: str | None = None, **extra: Any) -> dict[str, Any]:
+    md: dict[str, Any] = {"name": name, "namespace": "default"}
+    spec: dict[str, Any] = {}
+    if cls is not None:
+        spec["storageClassName"] = cls
+    if bound:
+        spec["volumeName"] = f"pv-{name}"
+        md["annotations"] = {"pv.kubernetes.io/bind-completed": "yes"}
+    md.update(extra.pop("metadata", {}))
+    return {"metadata": md, "spec": spec, "status": extra.pop("status", {})}
+
+
+CLASSES = [
+    {"metadata": {"name": "fast"}, "volumeBindingMode": "Immediate"},
+    {"metadata": {"name": "local"}, "volumeBindingMode": "WaitForFirstConsumer"},
+]
+
+
+@pytest.mark.parametrize(
+    ("claims", "message"),
+    [
+        ([], 'persistentvolumeclaim "data" not found'),
+        ([pvc("data", cls="fast")], "pod has unbound immediate PersistentVolumeClaims"),
+        ([pvc("data")], "pod has unbound immediate PersistentVolumeClaims"),
+        ([pvc("data", cls="local")], None),
+        ([pvc("data", bound=True, cls="fast")], None),
+        (
+            [pvc("data", cls="fast", metadata={"deletionTimestamp": "2026-01-01T00:00:00Z"})],
+            'persistentvolumeclaim "data" is being deleted',
+        ),
+        (
+            [pvc("data", bound=True, status={"phase": "Lost"})],
+            'persistentvolumeclaim "data" bound to non-existent persistentvolume "pv-data"',
+        ),
+    ],
+    ids=[
+        "missing",
+        "unbound-immediate",
+        "unbound-no-class",
+        "wait-for-first-consumer",
+        "bound",
+        "deleting",
+        "lost",
+    ],
+)
+def test_volume_prefilter(claims: list[dict[str, Any]], message: str | None) -> None:
+    p = pod("p", volumes=[{"name": "v", "persistentVolumeClaim": {"claimName": "data"}}])
+    snap = Snapshot(
+        [node("n1"), node("n2")], persistent_volume_claims=claims, storage_classes=CLASSES
+    )
+    ev = evaluate(p, snap)
+    if message is None:
+        assert ev.prefilter is None and ev.schedulable and not ev.complete
+        return
+    assert ev.prefilter is not None and ev.prefilter.message == message
+    assert failed_scheduling_message(ev) == f"0/2 nodes are available: {message}. not found"
+
+
+def test_ephemeral_volume_claim_not_created_yet() -> None:
+    p = pod("p", volumes=[{"name": "scratch", "ephemeral": {"volumeClaimTemplate": {}}}])
+    ev = evaluate(p, Snapshot([node("n")], persistent_volume_claims=[], storage_classes=[]))
+    assert ev.prefilter is not None and ev.prefilter.message == (
+        'waiting for ephemeral volume controller to create the persistentvolumeclaim "p-scratch"'
+    )
