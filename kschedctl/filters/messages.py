@@ -11,11 +11,12 @@ cpu and memory counts twice) and sorts the ``"<count> <reason>"`` strings lexico
 messages of the PostFilter plugins that did not succeed, in profile order:
 
 - DynamicResources (GA and on since 1.34): "no new claims to deallocate" for a pod without
-  ResourceClaims. When a PreFilter rejected the pod with UnschedulableAndUnresolvable, the
-  DynamicResources PreFilter never ran and its PostFilter fails to read its state: the whole
-  PostFilter message is then "not found" and DefaultPreemption does not run (v1.36.3 source;
-  real clusters show e.g. "0/3 nodes are available: pod has unbound immediate
-  PersistentVolumeClaims. not found").
+  ResourceClaims; "still not schedulable" for one with claims when none can be deallocated
+  (assumed: claim state is not modelled). When a PreFilter rejected the pod with
+  UnschedulableAndUnresolvable, the DynamicResources PreFilter never ran and its PostFilter
+  fails to read its state: the whole PostFilter message is then "not found" and
+  DefaultPreemption does not run (v1.36.3 source; real clusters show e.g. "0/3 nodes are
+  available: pod has unbound immediate PersistentVolumeClaims. not found").
 - DefaultPreemption: "preemption: " + either the ineligibility text, or another FitError over
   all nodes where nodes not tried read "Preemption is not helpful for scheduling", nodes without
   lower-priority pods "No preemption victims found for incoming pod", others the filter reason
@@ -122,8 +123,11 @@ def _postfilter_message(
         pre = evaluation.prefilter
         if pre is not None and pre.code == UNRESOLVABLE:
             return "not found"
-        if not evaluation.pod_has_claims:
-            parts.append("no new claims to deallocate")
+        # With claims, the plugin says "still not schedulable" unless it could deallocate one
+        # (claim state is not modelled: this is the common case, not a certainty).
+        parts.append(
+            "still not schedulable" if evaluation.pod_has_claims else "no new claims to deallocate"
+        )
     if evaluation.preemption is not None:
         p = evaluation.preemption
         if p.helps:

@@ -205,13 +205,14 @@ def test_successful_preemption_leaves_no_postfilter_text() -> None:
     assert failed_scheduling_message(ev) == "0/1 nodes are available: 1 Insufficient cpu."
 
 
-def test_pod_with_claims_drops_the_dra_text() -> None:
+def test_pod_with_claims_gets_the_other_dra_text() -> None:
     p = pod("p", nodeSelector={"x": "y"}, resourceClaims=[{"name": "gpu"}])
     ev = evaluate(p, Snapshot([node("n1")]))
     assert [n.plugin for n in ev.not_evaluated] == ["DynamicResources"]
     assert failed_scheduling_message(ev) == (
         "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector. "
-        "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+        "still not schedulable, preemption: 0/1 nodes are available: 1 Preemption is not "
+        "helpful for scheduling."
     )
 
 
