@@ -229,8 +229,9 @@ def evaluate(
     nodes = snapshot.nodes
 
     names, conflict = inc.prefilter_node_names()
+    rejected: Reason | None = None
     if conflict:
-        reason = Reason(
+        rejected = Reason(
             NODE_AFFINITY,
             REASON_AFFINITY_CONFLICT,
             "every required nodeSelectorTerm pins metadata.name, and no name is in all of them "
@@ -238,19 +239,31 @@ def evaluate(
             "fix the pod's matchFields metadata.name values",
             UNRESOLVABLE,
         )
-        verdicts = tuple(NodeVerdict(n.name, False, (reason,)) for n in nodes)
-        pre = Preemption(num_nodes=len(nodes)) if preemption else None
-        return Evaluation(pod_ref, verdicts, reason, tuple(not_evaluated), pre, has_claims)
+    else:
+        rejected = volume_prefilter(pod, snapshot.pvcs, snapshot.storage_classes, notes)
 
-    rejected = volume_prefilter(pod, snapshot.pvcs, snapshot.storage_classes, notes)
+    cycle = _Cycle(inc, snapshot, spread_state(inc, snapshot), interpod_state(inc, snapshot, notes))
     if rejected is not None:
-        verdicts = tuple(NodeVerdict(n.name, False, (rejected,)) for n in nodes)
-        pre = Preemption(num_nodes=len(nodes)) if preemption else None
+        # A PreFilter rejected the pod: no node is filtered. With all_reasons the per-node
+        # filters still run, for information only.
+        verdicts = tuple(
+            NodeVerdict(
+                n.name,
+                False,
+                (rejected, *(cycle.run_with_nominated(n, True) if all_reasons else [])),
+            )
+            for n in nodes
+        )
+        pre = None
+        if preemption:
+            never = spec.get("preemptionPolicy") == "Never"
+            pre = Preemption(
+                ineligible="not eligible due to preemptionPolicy=Never." if never else None,
+                num_nodes=len(nodes),
+            )
         return Evaluation(
             pod_ref, verdicts, rejected, tuple(not_evaluated), pre, has_claims, tuple(notes)
         )
-
-    cycle = _Cycle(inc, snapshot, spread_state(inc, snapshot), interpod_state(inc, snapshot, notes))
     out: list[NodeVerdict] = []
     for node in nodes:
         if names is not None and node.name not in names:

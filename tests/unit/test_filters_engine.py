@@ -726,3 +726,11 @@ def test_ephemeral_volume_claim_not_created_yet() -> None:
     assert ev.prefilter is not None and ev.prefilter.message == (
         'waiting for ephemeral volume controller to create the persistentvolumeclaim "p-scratch"'
     )
+
+
+def test_prefilter_rejection_with_all_reasons_still_shows_node_filters() -> None:
+    p = pod("p", cpu="8", volumes=[{"name": "v", "persistentVolumeClaim": {"claimName": "gone"}}])
+    snap = Snapshot([node("n")], persistent_volume_claims=[], storage_classes=[])
+    v = evaluate(p, snap, all_reasons=True).nodes[0]
+    assert messages(v) == ['persistentvolumeclaim "gone" not found', "Insufficient cpu"]
+    assert [r.message for r in v.scheduler_reasons] == ['persistentvolumeclaim "gone" not found']
