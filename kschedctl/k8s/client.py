@@ -177,16 +177,31 @@ class Cluster:
             content_type="application/apply-patch+yaml",
         )
 
-    def stream_lines(self, path: str, **query: Any) -> Iterator[bytes]:
-        """Lines of a streaming response (watch, follow logs); ends when the server closes it."""
-        response = self._call("GET", path, query=query, timeout=(10, None), stream=True)
+    def stream_lines(
+        self, path: str, *, read_timeout: float | None = None, **query: Any
+    ) -> Iterator[bytes]:
+        """Lines of a streaming response (watch, follow logs); ends when the server closes it.
+
+        ``read_timeout`` bounds the silence between chunks (a watch should pass a little more
+        than its ``timeoutSeconds``), so a connection that died without a FIN cannot hang the
+        caller forever. A stream broken midway raises :class:`ClusterError`.
+        """
+        from urllib3.exceptions import HTTPError
+
+        response = self._call("GET", path, query=query, timeout=(10, read_timeout), stream=True)
         try:
             buffer = b""
-            for chunk in response.stream(4096, decode_content=True):
-                buffer += chunk
-                while b"\n" in buffer:
-                    line, buffer = buffer.split(b"\n", 1)
-                    yield line
+            try:
+                for chunk in response.stream(4096, decode_content=True):
+                    buffer += chunk
+                    while b"\n" in buffer:
+                        line, buffer = buffer.split(b"\n", 1)
+                        yield line
+            except HTTPError as err:
+                raise ClusterError(
+                    f"the stream from {self.server} broke: {_short(err)}",
+                    hint="the API server restarted or the connection dropped; retry",
+                ) from err
             if buffer:
                 yield buffer
         finally:

@@ -1,0 +1,104 @@
+"""Server-side apply of a scheduler's objects; never touches what kschedctl did not create."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kschedctl.errors import KschedError, NotFoundError
+from kschedctl.k8s.client import Cluster
+from kschedctl.k8s.resources import DELETE_ORDER, RESOURCES, describe, object_path, resource_of
+from kschedctl.schedulers import INSTANCE, MANAGED_BY
+
+
+class ApplyError(KschedError):
+    """Applying stopped midway; ``outcomes`` says what exists and what failed."""
+
+    def __init__(self, message: str, hint: str, outcomes: list[Outcome]) -> None:
+        super().__init__(message, hint)
+        self.outcomes = outcomes
+
+
+@dataclass
+class Outcome:
+    ref: str
+    action: str  # created | configured | unchanged | failed | would create | would configure
+    detail: str = ""
+
+
+def owned_by(obj: dict[str, Any], instance: str) -> bool:
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    return labels.get(MANAGED_BY) == "kschedctl" and labels.get(INSTANCE) == instance
+
+
+def current(cluster: Cluster, obj: dict[str, Any]) -> dict[str, Any] | None:
+    try:
+        return cluster.get(object_path(obj))
+    except NotFoundError:
+        return None
+
+
+def foreign_objects(cluster: Cluster, objects: list[dict[str, Any]], instance: str) -> list[str]:
+    """Objects that exist under our names but are not kschedctl's ``instance``: never overwrite."""
+    return [
+        describe(obj)
+        for obj in objects
+        if (live := current(cluster, obj)) is not None and not owned_by(live, instance)
+    ]
+
+
+def apply_objects(
+    cluster: Cluster, objects: list[dict[str, Any]], *, dry_run: bool = False
+) -> list[Outcome]:
+    """Apply in order; on the first failure raise ApplyError listing what was done so far."""
+    outcomes: list[Outcome] = []
+    for obj in objects:
+        before = current(cluster, obj)
+        try:
+            after = cluster.apply(object_path(obj), obj, dry_run=dry_run)
+        except KschedError as err:
+            outcomes.append(Outcome(describe(obj), "failed", err.message))
+            raise ApplyError(
+                f"applying {describe(obj)} failed: {err.message}",
+                getattr(err, "hint", None)
+                or "fix the cause, then deploy again; "
+                "`kschedctl remove NAME` deletes what was applied",
+                outcomes,
+            ) from err
+        if before is None:
+            action = "created"
+        elif before["metadata"].get("resourceVersion") == after["metadata"].get("resourceVersion"):
+            action = "unchanged"
+        else:
+            action = "configured"
+        if dry_run and action != "unchanged":
+            action = f"would {'create' if before is None else 'configure'}"
+        outcomes.append(Outcome(describe(obj), action))
+    return outcomes
+
+
+def managed_objects(cluster: Cluster, instance: str) -> list[dict[str, Any]]:
+    """Every object kschedctl created for ``instance``, in deletion order (with kind set)."""
+    selector = f"{MANAGED_BY}=kschedctl,{INSTANCE}={instance}"
+    found: list[dict[str, Any]] = []
+    for kind in DELETE_ORDER:
+        resource = RESOURCES[kind]
+        for item in cluster.list(resource.collection(), labelSelector=selector):
+            item.setdefault("kind", kind)
+            item.setdefault("apiVersion", resource.api_version)
+            found.append(item)
+    return found
+
+
+def delete_object(cluster: Cluster, obj: dict[str, Any]) -> bool:
+    """Delete (foreground for workloads, so their pods go first); False if already gone."""
+    resource = resource_of(obj)
+    query: dict[str, Any] = {}
+    if obj.get("kind") in ("Deployment",):
+        query["propagationPolicy"] = "Foreground"
+    meta = obj["metadata"]
+    try:
+        cluster.delete(resource.item(meta["name"], meta.get("namespace")), **query)
+        return True
+    except NotFoundError:
+        return False

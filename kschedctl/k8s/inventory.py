@@ -1,0 +1,60 @@
+"""Fetch what scheduler discovery needs, as plain dicts, with the requests run concurrently."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from kschedctl.errors import NotFoundError
+from kschedctl.k8s.client import Cluster
+from kschedctl.schedulers import (
+    MANAGED_BY,
+    Snapshot,
+    config_source,
+    scheduler_container,
+)
+
+MANAGED_SELECTOR = f"{MANAGED_BY}=kschedctl"
+
+
+def snapshot(cluster: Cluster) -> Snapshot:
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        pods = pool.submit(cluster.list, "/api/v1/pods")
+        deployments = pool.submit(cluster.list, "/apis/apps/v1/deployments")
+        # Node heartbeats live in kube-node-lease: thousands of leases no scheduler owns.
+        leases = pool.submit(
+            cluster.list,
+            "/apis/coordination.k8s.io/v1/leases",
+            fieldSelector="metadata.namespace!=kube-node-lease",
+        )
+        managed_roles = pool.submit(
+            cluster.list, "/apis/rbac.authorization.k8s.io/v1/roles", labelSelector=MANAGED_SELECTOR
+        )
+        snap = Snapshot(
+            pods=pods.result(),
+            deployments=deployments.result(),
+            configmaps={},
+            leases=leases.result(),
+            managed=managed_roles.result(),
+        )
+        wanted = set()
+        for obj in [*snap.deployments, *snap.pods]:
+            spec = obj.get("spec") or {}
+            if "template" in spec:  # a Deployment: look at its pod template
+                spec = spec["template"].get("spec") or {}
+            container = scheduler_container(spec)
+            source = config_source(spec, container) if container else None
+            if source:
+                wanted.add(((obj.get("metadata") or {}).get("namespace", ""), source[0]))
+        keys = sorted(wanted)
+        for key, cm in zip(keys, pool.map(lambda k: _configmap(cluster, *k), keys), strict=True):
+            if cm is not None:
+                snap.configmaps[key] = cm
+    return snap
+
+
+def _configmap(cluster: Cluster, namespace: str, name: str) -> dict[str, Any] | None:
+    try:
+        return cluster.get(f"/api/v1/namespaces/{namespace}/configmaps/{name}")
+    except NotFoundError:
+        return None

@@ -1,0 +1,63 @@
+"""Service-form schedulers in the lab: the unit's ExecStart run as a lab-managed process.
+
+Each is recorded under ``<lab>/procs/service_<unit>.json`` (pid + executable), the same
+records ``lab down`` stops, so nothing outlives the lab.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from kschedctl.lab import processes
+from kschedctl.lab.cluster import Lab
+
+
+def _record(lab: Lab, unit: str) -> Path:
+    return lab.dir / "procs" / f"service_{unit}.json"
+
+
+def running(lab: Lab, unit: str) -> dict[str, object] | None:
+    try:
+        record = json.loads(_record(lab, unit).read_text())
+    except (FileNotFoundError, ValueError):
+        return None
+    return record if processes.is_running(record["pid"], record["exe"]) else None
+
+
+def start(lab: Lab, unit: str, argv: list[str]) -> int:
+    """(Re)start ``argv`` as the lab's stand-in for ``systemctl enable --now UNIT``."""
+    stop(lab, unit)
+    log = lab.dir / "logs" / f"service_{unit}.log"
+    pid = processes.start(argv, log, processes.proxy_free_environment(), cwd=lab.dir)
+    record = _record(lab, unit)
+    record.parent.mkdir(parents=True, exist_ok=True)
+    exe = os.path.realpath(argv[0])
+    record.write_text(
+        json.dumps({"name": f"service {unit}", "pid": pid, "exe": exe, "log": str(log)})
+    )
+    return pid
+
+
+def stop(lab: Lab, unit: str) -> bool:
+    record = _record(lab, unit)
+    try:
+        data = json.loads(record.read_text())
+    except (FileNotFoundError, ValueError):
+        return False
+    stopped = processes.stop(data["pid"], data["exe"])
+    record.unlink(missing_ok=True)
+    return stopped
+
+
+def lab_for_kubeconfig(kubeconfig: str | None) -> Lab | None:
+    """The lab whose admin kubeconfig this is (``$KUBECONFIG`` when not given), if any."""
+    path = kubeconfig or os.environ.get("KUBECONFIG", "").split(os.pathsep)[0]
+    if not path:
+        return None
+    directory = Path(path).expanduser().resolve().parent
+    lab = Lab(directory)
+    if Path(path).name == "kubeconfig" and lab.is_lab_dir():
+        return lab
+    return None

@@ -1,0 +1,391 @@
+"""Which schedulers a cluster runs, from plain-dict snapshots of its objects (pure).
+
+A scheduler shows itself in several ways and none is complete on its own: kschedctl's labels,
+a kube-scheduler Deployment or Pod (its ``--config`` ConfigMap names its profiles), a mirror
+pod of a static pod, the leader Lease it renews (the only trace of a scheduler running as a
+host process, like the default one of a hand-built cluster), and pods that were bound under a
+scheduler name. Pods asking for a name nothing serves are reported too: they hang with no
+events at all.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+import yaml
+
+from kschedctl.versions import DEFAULT_LEASE_NAME, DEFAULT_SCHEDULER_NAME
+
+MANAGED_BY = "app.kubernetes.io/managed-by"
+INSTANCE = "app.kubernetes.io/instance"
+FORM_ANNOTATION = "kschedctl.io/form"
+LEASE_ANNOTATION = "kschedctl.io/lease"
+MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
+LEASE_SYSTEM_NAMESPACE = "kube-system"
+
+
+@dataclass
+class Lease:
+    namespace: str
+    name: str
+    holder: str | None = None
+    renew_age: float | None = None  # seconds since renewTime
+    duration: int | None = None
+
+    @property
+    def ref(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def held(self) -> bool:
+        """Held and renewed within its duration (plus a retry period of slack)."""
+        if not self.holder or self.renew_age is None:
+            return False
+        return self.renew_age <= (self.duration or 15) + 2
+
+
+@dataclass
+class Scheduler:
+    """One scheduler name as the cluster serves (or fails to serve) it. JSON keys are a contract."""
+
+    name: str
+    form: str  # deployment | pod | static-pod | service | process | unknown | none
+    managed: bool = False
+    namespace: str | None = None
+    instance: str | None = None  # the object (or kschedctl name) that serves it
+    desired: int | None = None
+    ready: int | None = None
+    lease: Lease | None = None
+    leader: str | None = None
+    pending: int = 0
+    served: bool = True
+    pods: list[str] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)
+
+    @property
+    def healthy(self) -> bool:
+        if not self.served:
+            return False
+        if self.lease is not None and not self.lease.held:
+            return False
+        if self.desired is not None and (self.ready or 0) < 1:
+            return False
+        return True
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        lease = data.pop("lease")
+        data["healthy"] = self.healthy
+        data["lease"] = (
+            None
+            if lease is None
+            else {
+                "namespace": lease["namespace"],
+                "name": lease["name"],
+                "holder": lease["holder"],
+                "renewAgeSeconds": None
+                if lease["renew_age"] is None
+                else round(lease["renew_age"], 1),
+                "durationSeconds": lease["duration"],
+            }
+        )
+        return {_camel(k): v for k, v in data.items()}
+
+
+def _camel(key: str) -> str:
+    head, *rest = key.split("_")
+    return head + "".join(p.title() for p in rest)
+
+
+# -- parsing objects ------------------------------------------------------------------------------
+
+
+def _meta(obj: dict[str, Any]) -> dict[str, Any]:
+    return obj.get("metadata") or {}
+
+
+def is_managed(obj: dict[str, Any]) -> bool:
+    return (_meta(obj).get("labels") or {}).get(MANAGED_BY) == "kschedctl"
+
+
+def is_kube_scheduler_image(image: str) -> bool:
+    repository = image.split("@")[0].rsplit(":", 1)[0] if "/" in image or ":" in image else image
+    return repository.rsplit("/", 1)[-1] == "kube-scheduler"
+
+
+def scheduler_container(pod_spec: dict[str, Any]) -> dict[str, Any] | None:
+    for container in pod_spec.get("containers") or []:
+        argv = [*(container.get("command") or []), *(container.get("args") or [])]
+        if is_kube_scheduler_image(container.get("image", "")) or (
+            argv and argv[0].rsplit("/", 1)[-1] == "kube-scheduler"
+        ):
+            return container
+    return None
+
+
+def _argv(container: dict[str, Any]) -> list[str]:
+    argv = [*(container.get("command") or []), *(container.get("args") or [])]
+    # `sh -c "kube-scheduler --config=..."` forms: split the script too.
+    return [part for arg in argv for part in (shlex.split(arg) if " --" in arg else [arg])]
+
+
+def _flag(argv: list[str], name: str) -> str | None:
+    for index, arg in enumerate(argv):
+        if arg.startswith(f"--{name}="):
+            return arg.split("=", 1)[1]
+        if arg == f"--{name}" and index + 1 < len(argv):
+            return argv[index + 1]
+    return None
+
+
+def config_source(pod_spec: dict[str, Any], container: dict[str, Any]) -> tuple[str, str] | None:
+    """(ConfigMap name, key) holding the file ``--config`` points at, if it is a ConfigMap."""
+    path = _flag(_argv(container), "config")
+    if not path:
+        return None
+    volumes = {v.get("name"): v for v in pod_spec.get("volumes") or []}
+    for mount in container.get("volumeMounts") or []:
+        mount_path = mount.get("mountPath", "").rstrip("/")
+        if not path.startswith(mount_path + "/"):
+            continue
+        volume = volumes.get(mount.get("name")) or {}
+        cm = volume.get("configMap")
+        if not cm:
+            return None
+        file_name = path[len(mount_path) + 1 :]
+        for item in cm.get("items") or []:
+            if item.get("path") == file_name:
+                return cm.get("name", ""), item.get("key", "")
+        return cm.get("name", ""), file_name
+    return None
+
+
+@dataclass
+class ConfigFacts:
+    names: list[str]
+    lease: tuple[str, str] | None  # (namespace, name) when leader election is on
+
+
+def config_facts(config_text: str | None, argv: list[str]) -> ConfigFacts:
+    """Profile names and Lease of a kube-scheduler, from its config file and flags."""
+    config: dict[str, Any] = {}
+    if config_text:
+        try:
+            loaded = yaml.safe_load(config_text)
+            config = loaded if isinstance(loaded, dict) else {}
+        except yaml.YAMLError:
+            config = {}
+    profiles = [p for p in config.get("profiles") or [] if isinstance(p, dict)]
+    names = [str(p["schedulerName"]) for p in profiles if p.get("schedulerName")]
+    if not names and len(profiles) <= 1:
+        names = [DEFAULT_SCHEDULER_NAME]  # kube-scheduler's defaulting
+    le = config.get("leaderElection") if isinstance(config.get("leaderElection"), dict) else {}
+    assert isinstance(le, dict)
+    elect = le.get("leaderElect", True)
+    flag = _flag(argv, "leader-elect")
+    if flag is not None:
+        elect = flag.lower() != "false"
+    if not elect:
+        return ConfigFacts(names, None)
+    namespace = (
+        _flag(argv, "leader-elect-resource-namespace")
+        or le.get("resourceNamespace")
+        or LEASE_SYSTEM_NAMESPACE
+    )
+    name = _flag(argv, "leader-elect-resource-name") or le.get("resourceName") or DEFAULT_LEASE_NAME
+    return ConfigFacts(names, (str(namespace), str(name)))
+
+
+def parse_lease(obj: dict[str, Any], now: datetime) -> Lease:
+    meta, spec = _meta(obj), obj.get("spec") or {}
+    renew = spec.get("renewTime") or spec.get("acquireTime")
+    age = None
+    if renew:
+        age = (now - parse_time(renew)).total_seconds()
+    return Lease(
+        namespace=meta.get("namespace", ""),
+        name=meta.get("name", ""),
+        holder=spec.get("holderIdentity") or None,
+        renew_age=age,
+        duration=spec.get("leaseDurationSeconds"),
+    )
+
+
+_TIME = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)?$")
+
+
+def parse_time(text: str) -> datetime:
+    """RFC 3339 Time or MicroTime (up to nanoseconds) as an aware datetime."""
+    match = _TIME.match(text)
+    if not match:
+        raise ValueError(f"not an RFC 3339 time: {text!r}")
+    base, fraction, zone = match.groups()
+    micros = (fraction or "0")[:6].ljust(6, "0")
+    offset = "+00:00" if zone in (None, "Z") else zone
+    return datetime.fromisoformat(f"{base}.{micros}{offset}")
+
+
+def _ready(pod: dict[str, Any]) -> bool:
+    conditions = (pod.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+
+
+def is_pending(pod: dict[str, Any]) -> bool:
+    return (
+        not (pod.get("spec") or {}).get("nodeName")
+        and (pod.get("status") or {}).get("phase", "Pending") == "Pending"
+    )
+
+
+# -- discovery ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Snapshot:
+    pods: list[dict[str, Any]]
+    deployments: list[dict[str, Any]]
+    configmaps: dict[tuple[str, str], dict[str, Any]]  # (namespace, name) -> ConfigMap
+    leases: list[dict[str, Any]]
+    managed: list[dict[str, Any]] = field(default_factory=list)  # kschedctl objects w/o pods
+    now: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+
+
+def discover(snap: Snapshot) -> list[Scheduler]:
+    """Every scheduler name the snapshot shows, sorted: default first, then by name."""
+    leases = {
+        (_meta(o).get("namespace"), _meta(o).get("name")): parse_lease(o, snap.now)
+        for o in snap.leases
+    }
+    found: dict[str, Scheduler] = {}
+
+    def add(name: str, form: str, source: str, **facts: Any) -> Scheduler:
+        entry = found.get(name)
+        if entry is None:
+            entry = found[name] = Scheduler(name=name, form=form, **facts)
+        else:
+            for key, value in facts.items():
+                if getattr(entry, key) in (None, False, [], 0) and value not in (None, False):
+                    setattr(entry, key, value)
+        if source not in entry.sources:
+            entry.sources.append(source)
+        return entry
+
+    def facts_for(
+        namespace: str, pod_spec: dict[str, Any], container: dict[str, Any]
+    ) -> ConfigFacts:
+        source = config_source(pod_spec, container)
+        text = None
+        if source:
+            cm = snap.configmaps.get((namespace, source[0])) or {}
+            text = (cm.get("data") or {}).get(source[1])
+        return config_facts(text, _argv(container))
+
+    # Deployments running kube-scheduler.
+    for dep in snap.deployments:
+        template = ((dep.get("spec") or {}).get("template") or {}).get("spec") or {}
+        container = scheduler_container(template)
+        if container is None:
+            continue
+        meta = _meta(dep)
+        ns = meta.get("namespace", "")
+        facts = facts_for(ns, template, container)
+        status = dep.get("status") or {}
+        managed = is_managed(dep)
+        for name in facts.names:
+            add(
+                name, "deployment", "deployment", managed=managed, namespace=ns,
+                instance=f"deployment/{meta.get('name')}",
+                desired=(dep.get("spec") or {}).get("replicas", 1),
+                ready=status.get("readyReplicas", 0),
+                lease=leases.get(facts.lease) if facts.lease else None,
+            )  # fmt: skip
+
+    # Bare and static (mirror) pods running kube-scheduler; deployment pods are listed per name.
+    for pod in snap.pods:
+        spec = pod.get("spec") or {}
+        container = scheduler_container(spec)
+        if container is None or (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+            continue
+        meta = _meta(pod)
+        ns = meta.get("namespace", "")
+        owners = [r.get("kind") for r in meta.get("ownerReferences") or []]
+        facts = facts_for(ns, spec, container)
+        if "ReplicaSet" in owners:
+            for name in facts.names:
+                if name in found:
+                    found[name].pods.append(meta.get("name", ""))
+            continue
+        static = MIRROR_ANNOTATION in (meta.get("annotations") or {})
+        form = "static-pod" if static else "pod"
+        managed = is_managed(pod)
+        names = facts.names
+        if managed and static and not (facts.names and facts.names != [DEFAULT_SCHEDULER_NAME]):
+            # A static pod reads its config from the host: kschedctl's instance label names it.
+            names = [(meta.get("labels") or {}).get(INSTANCE, DEFAULT_SCHEDULER_NAME)]
+        for name in names:
+            entry = add(
+                name, form, form, managed=managed, namespace=ns, instance=f"pod/{meta.get('name')}",
+                lease=leases.get(facts.lease) if facts.lease else None,
+            )  # fmt: skip
+            entry.desired = (entry.desired or 0) + 1
+            entry.ready = (entry.ready or 0) + (1 if _ready(pod) else 0)
+            entry.pods.append(meta.get("name", ""))
+
+    # kschedctl-managed schedulers without pods (service form): their objects carry the lease.
+    for obj in snap.managed:
+        annotations = _meta(obj).get("annotations") or {}
+        form = annotations.get(FORM_ANNOTATION)
+        name = (_meta(obj).get("labels") or {}).get(INSTANCE)
+        if not name or form not in ("service", "static-pod") or name in found:
+            continue
+        lease = None
+        if LEASE_ANNOTATION in annotations:
+            ns, _, lease_name = annotations[LEASE_ANNOTATION].partition("/")
+            lease = leases.get((ns, lease_name)) or Lease(ns, lease_name)
+        add(
+            name,
+            form,
+            "kschedctl",
+            managed=True,
+            namespace=_meta(obj).get("namespace"),
+            lease=lease,
+        )
+
+    # The default scheduler of clusters whose control plane is not visible as pods (hand-built,
+    # managed offerings, the lab): its Lease is the trace it leaves.
+    default_lease = leases.get((LEASE_SYSTEM_NAMESPACE, DEFAULT_LEASE_NAME))
+    if DEFAULT_SCHEDULER_NAME not in found and default_lease is not None:
+        add(
+            DEFAULT_SCHEDULER_NAME,
+            "process",
+            "lease",
+            namespace=LEASE_SYSTEM_NAMESPACE,
+            lease=default_lease,
+        )
+
+    # Names pods were bound under or are waiting for.
+    pending: dict[str, int] = {}
+    bound: set[str] = set()
+    for pod in snap.pods:
+        name = (pod.get("spec") or {}).get("schedulerName") or DEFAULT_SCHEDULER_NAME
+        if is_pending(pod):
+            pending[name] = pending.get(name, 0) + 1
+        elif (pod.get("spec") or {}).get("nodeName"):
+            bound.add(name)
+    for name in sorted(bound - set(found)):
+        add(name, "unknown", "bound-pods", served=False)  # nothing visible serves it now
+    for name, count in pending.items():
+        if name not in found:
+            add(name, "none", "pending-pods", served=False)
+        found[name].pending = count
+
+    # A scheduler whose Lease is held by none of its pods has no active leader among them.
+    for entry in found.values():
+        if entry.lease is not None and entry.lease.held:
+            entry.leader = entry.lease.holder.split("_", 1)[0] if entry.lease.holder else None
+
+    return sorted(found.values(), key=lambda s: (s.name != DEFAULT_SCHEDULER_NAME, s.name))
