@@ -21,6 +21,7 @@ from .snapshot import NodeInfo, PodInfo, Snapshot
 from .spread import SpreadState, spread_state
 from .verdicts import (
     DYNAMIC_RESOURCES,
+    INTER_POD_AFFINITY,
     NODE_AFFINITY,
     NODE_DECLARED_FEATURES,
     NODE_VOLUME_LIMITS,
@@ -89,7 +90,9 @@ class _Cycle:
         if self.ipa is not None:
             self.ipa.update_with_pod(pod, node, -1)
 
-    def run_filters(self, node: NodeInfo, all_reasons: bool) -> list[Reason]:
+    def run_filters(self, node: NodeInfo, all_reasons: bool) -> tuple[list[Reason], int]:
+        """The failing filters' reasons, and how many leading ones kube-scheduler records
+        (the first failing plugin's; InterPodAffinity stops at its first failing check)."""
         inc = self.inc
         checks: list[Callable[[], list[Reason]]] = [
             lambda: node_unschedulable(inc, node),
@@ -106,15 +109,20 @@ class _Cycle:
         if ipa is not None:
             checks.append(lambda: ipa.filter(node, all_reasons=all_reasons))
         out: list[Reason] = []
+        recorded = 0
         for check in checks:
             reasons = check()
             if reasons:
+                if not out:
+                    recorded = 1 if reasons[0].plugin == INTER_POD_AFFINITY else len(reasons)
                 out.extend(reasons)
                 if not all_reasons:
                     break
-        return out
+        return out, recorded
 
-    def run_with_nominated(self, node: NodeInfo, all_reasons: bool = False) -> list[Reason]:
+    def run_with_nominated(
+        self, node: NodeInfo, all_reasons: bool = False
+    ) -> tuple[list[Reason], int]:
         """``RunFilterPluginsWithNominatedPods``: first as if the nominated pods of at least
         this pod's priority were already on the node; if that passes, once more without them."""
         nominated = self.nominated.get(node.name)
@@ -122,7 +130,7 @@ class _Cycle:
             for p in nominated:
                 self.add(p, node)
             try:
-                reasons = self.run_filters(node, all_reasons)
+                reasons, recorded = self.run_filters(node, all_reasons)
             finally:
                 for p in nominated:
                     self.remove(p, node)
@@ -131,7 +139,7 @@ class _Cycle:
                 return [
                     replace(r, detail=f"{r.detail} (counting pod(s) nominated to this node: {who})")
                     for r in reasons
-                ]
+                ], recorded
         return self.run_filters(node, all_reasons)
 
 
@@ -250,7 +258,8 @@ def evaluate(
             NodeVerdict(
                 n.name,
                 False,
-                (rejected, *(cycle.run_with_nominated(n, True) if all_reasons else [])),
+                (rejected, *(cycle.run_with_nominated(n, True)[0] if all_reasons else [])),
+                recorded=1,
             )
             for n in nodes
         )
@@ -275,11 +284,11 @@ def evaluate(
                 "fix the pod's matchFields metadata.name values",
                 UNRESOLVABLE,
             )
-            extra = cycle.run_with_nominated(node, True) if all_reasons else []
-            out.append(NodeVerdict(node.name, False, (absent, *extra)))
+            extra = cycle.run_with_nominated(node, True)[0] if all_reasons else []
+            out.append(NodeVerdict(node.name, False, (absent, *extra), recorded=1))
             continue
-        reasons = cycle.run_with_nominated(node, all_reasons)
-        out.append(NodeVerdict(node.name, not reasons, tuple(reasons)))
+        reasons, recorded = cycle.run_with_nominated(node, all_reasons)
+        out.append(NodeVerdict(node.name, not reasons, tuple(reasons), recorded=recorded))
 
     pre = None
     if preemption and out and not any(v.fits for v in out):
@@ -335,16 +344,15 @@ def _preempt(cycle: _Cycle, verdicts: list[NodeVerdict]) -> Preemption:
         for p in victims:
             cycle.remove(p, node)
         try:
-            reasons = cycle.run_with_nominated(node)
+            reasons, _ = cycle.run_with_nominated(node)
             if reasons:
-                first = NodeVerdict(v.name, False, tuple(reasons)).scheduler_reasons
-                node_reasons[v.name] = tuple(r.message for r in first)
+                node_reasons[v.name] = tuple(r.message for r in reasons)
                 continue
             # Reprieve as many victims as possible, most important first.
             chosen: list[str] = []
             for p in sorted(victims, key=lambda q: (-q.priority, q.start_time)):
                 cycle.add(p, node)
-                if cycle.run_with_nominated(node):
+                if cycle.run_with_nominated(node)[0]:
                     cycle.remove(p, node)
                     chosen.append(p.key)
             candidates.append(PreemptionCandidate(v.name, tuple(chosen)))

@@ -120,6 +120,7 @@ class NodeVerdict:
     name: str
     fits: bool
     reasons: tuple[Reason, ...] = ()
+    recorded: int = 0  # leading reasons kube-scheduler records; 0: the first plugin's reasons
 
     @property
     def plugin(self) -> str | None:
@@ -130,6 +131,8 @@ class NodeVerdict:
     def scheduler_reasons(self) -> tuple[Reason, ...]:
         if not self.reasons:
             return ()
+        if self.recorded:
+            return self.reasons[: self.recorded]
         first = self.reasons[0].plugin
         out = []
         for r in self.reasons:

@@ -5,7 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from test_filters_support import container, expand_nodes, host_port, load_yaml, node, pod
+from test_filters_support import (
+    container,
+    expand_nodes,
+    expr,
+    host_port,
+    load_yaml,
+    node,
+    node_affinity,
+    pod,
+    pod_term,
+)
 
 from kschedctl.filters import (
     Evaluation,
@@ -261,3 +271,27 @@ def test_event_note_is_truncated_to_1024_bytes() -> None:
     assert msg is not None and full is not None
     assert len(msg.encode()) == 1024 and msg.endswith(" ...")
     assert full.startswith(msg[:-4]) and len(full) > 1024
+
+
+def test_all_reasons_keeps_counts_for_narrowed_nodes_and_inter_pod_checks() -> None:
+    aff = node_affinity({"matchFields": [expr("metadata.name", "In", "n1")]})
+    anti = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        pod_term({"app": "web"})]}}  # fmt: skip
+    guard = pod("guard", node_name="n1", labels={"app": "web"}, affinity=anti)
+    p = pod("p", labels={"app": "web"}, affinity={**aff, **anti})
+    snap = Snapshot([node("n1"), node("n2")], [guard])
+    first, every = evaluate(p, snap), evaluate(p, snap, all_reasons=True)
+    assert [r.message for r in every.verdict("n1").reasons] == [
+        "node(s) didn't match pod anti-affinity rules",
+        "node(s) didn't satisfy existing pods anti-affinity rules",
+    ]
+    assert [r.plugin for r in every.verdict("n2").reasons] == ["NodeAffinity", "NodeAffinity"]
+    assert (
+        histogram(first)
+        == histogram(every)
+        == {
+            "node(s) didn't match pod anti-affinity rules": 1,
+            "node(s) didn't satisfy plugin(s) [NodeAffinity]": 1,
+        }
+    )
+    assert failed_scheduling_message(first) == failed_scheduling_message(every)
