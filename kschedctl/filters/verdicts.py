@@ -153,6 +153,8 @@ class NodeVerdict:
         return {
             "name": self.name,
             "fits": self.fits,
+            "code": self.code,
+            "counted": len(self.scheduler_reasons),
             "reasons": [r.to_dict() for r in self.reasons],
         }
 
