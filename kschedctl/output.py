@@ -1,7 +1,8 @@
 """Presentation: data to stdout (yaml/json with stable keys), tables and progress to stderr.
 
 Consoles are created per call (never a module-global Console) so tests that capture
-stdout/stderr see everything.
+stdout/stderr see everything. rich is imported on first use: it costs ~30 ms of start-up
+that commands printing plain data (render, validate) should not pay.
 """
 
 from __future__ import annotations
@@ -9,20 +10,25 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
-from rich.console import Console
-from rich.table import Table
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def stdout_console() -> Console:
+    from rich.console import Console
+
     # Piped output must not wrap at 80 columns: kubectl never folds its tables.
     width = None if sys.stdout.isatty() else 1000
     return Console(file=sys.stdout, soft_wrap=True, width=width)
 
 
 def stderr_console() -> Console:
+    from rich.console import Console
+
     return Console(file=sys.stderr, soft_wrap=True)
 
 
@@ -45,6 +51,8 @@ def print_table(
     columns: Sequence[str], rows: Iterable[Sequence[Any]], *, title: str | None = None
 ) -> None:
     """A kubectl-like plain table on stdout (data, so it stays pipeable)."""
+    from rich.table import Table
+
     table = Table(title=title, box=None, header_style="bold", pad_edge=False, show_edge=False)
     for col in columns:
         table.add_column(col.upper(), no_wrap=True)
