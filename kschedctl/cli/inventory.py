@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -57,5 +57,76 @@ def list_schedulers(
             )
 
 
+def status(
+    name: Annotated[str, typer.Argument(help="Scheduler name (a profile's schedulerName).")],
+    kubeconfig: Kubeconfig = None,
+    context: Context = None,
+    out: OutputOpt = "table",
+) -> None:
+    """One scheduler in depth: objects, readiness, leader and Lease renew age, an RBAC check of
+    its identity, image version against the server, recent events, Pending pods, warnings."""
+    check_output(out, ("table", "yaml", "json"))
+    from kschedctl.k8s.status import scheduler_status
+
+    cluster = connect(kubeconfig, context)
+    try:
+        report = scheduler_status(cluster, name)
+    finally:
+        cluster.close()
+    if out != "table":
+        output.emit_data(report, out)
+        return
+    _print_status(report)
+
+
+def _print_status(report: dict[str, Any]) -> None:
+    s = report["scheduler"]
+    lines = [f"Name:       {report['name']}"]
+    if s:
+        ready = "-" if s["desired"] is None else f"{s['ready'] or 0}/{s['desired']}"
+        lines += [
+            f"Form:       {s['form']}{' (managed by kschedctl)' if s['managed'] else ''}",
+            f"Namespace:  {s['namespace'] or '-'}",
+            f"Health:     {'ok' if s['healthy'] else ('NOT SERVED' if not s['served'] else 'unhealthy')}",
+            f"Ready:      {ready}",
+        ]
+        lease = s["lease"]
+        if lease:
+            lines.append(
+                f"Lease:      {lease['namespace']}/{lease['name']} held by {lease['holder'] or '-'}"
+                f", renewed {age(lease['renewAgeSeconds'])} ago"
+            )
+        else:
+            lines.append("Lease:      - (leader election off, or not visible)")
+    version = report["version"]
+    lines.append(
+        f"Version:    image {version['image'] or '-'} · server {version['server']} · {version['skew']}"
+    )
+    typer.echo("\n".join(lines))
+    if report["objects"]:
+        typer.echo("\nObjects:")
+        output.print_table(("object", "state"), [(o["ref"], o["state"]) for o in report["objects"]])
+    access = report["access"]
+    if access:
+        missing = [c["access"] for c in access["checks"] if not c["allowed"]]
+        verdict = "all allowed" if not missing else f"MISSING: {'; '.join(missing)}"
+        typer.echo(f"\nRBAC ({access['subject']}): {len(access['checks'])} checks, {verdict}")
+    typer.echo(f"\nPending pods: {len(report['pendingPods'])}")
+    for pod in report["pendingPods"][:10]:
+        typer.echo(f"  {pod}")
+    if report["events"]:
+        typer.echo("\nRecent events:")
+        output.print_table(
+            ("last seen", "type", "reason", "object", "message"),
+            [
+                (e["time"], e["type"], e["reason"], e["object"], e["message"])
+                for e in report["events"]
+            ],
+        )
+    for warning in report["warnings"]:
+        output.warn(warning)
+
+
 def register(app: typer.Typer) -> None:
     app.command("list")(list_schedulers)
+    app.command("status")(status)

@@ -1,0 +1,194 @@
+"""Everything `kschedctl status NAME` reports, gathered from the cluster as plain data."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+from typing import Any
+
+from kschedctl.errors import NotFoundError
+from kschedctl.k8s import access
+from kschedctl.k8s.apply import managed_objects
+from kschedctl.k8s.client import Cluster
+from kschedctl.k8s.inventory import snapshot
+from kschedctl.k8s.resources import describe
+from kschedctl.permissions import scheduler_access
+from kschedctl.schedulers import Scheduler, discover, parse_time, scheduler_container
+
+FORM_ANNOTATION = "kschedctl.io/form"
+
+
+def scheduler_status(cluster: Cluster, name: str) -> dict[str, Any]:
+    snap = snapshot(cluster)
+    schedulers = discover(snap)
+    entry = next((s for s in schedulers if s.name == name), None)
+    objects = managed_objects(cluster, name)
+    if entry is None and not objects:
+        raise NotFoundError(
+            f"no scheduler named {name!r}: nothing serves it and no pod asks for it",
+            hint="`kschedctl list` shows the schedulers in this cluster",
+        )
+    server = cluster.server_version().get("gitVersion", "")
+    image = _image(objects, snap.deployments, snap.pods, entry)
+    report: dict[str, Any] = {
+        "name": name,
+        "scheduler": entry.to_dict() if entry else None,
+        "objects": [{"ref": describe(o), "kind": o["kind"], "state": _state(o)} for o in objects],
+        "access": _access(cluster, objects, entry),
+        "version": {"server": server, "image": image, "skew": _skew(image, server)},
+        "events": _events(cluster, name),
+        "pendingPods": [
+            f"{p['metadata']['namespace']}/{p['metadata']['name']}"
+            for p in cluster.list(
+                "/api/v1/pods", fieldSelector=f"spec.schedulerName={name},status.phase=Pending"
+            )
+            if not p["spec"].get("nodeName")
+        ],
+        "warnings": warnings(entry, schedulers, objects),
+    }
+    return report
+
+
+def _state(obj: dict[str, Any]) -> str:
+    status = obj.get("status") or {}
+    if obj["kind"] == "Deployment":
+        want = (obj.get("spec") or {}).get("replicas", 1)
+        return f"{status.get('readyReplicas', 0)}/{want} ready"
+    if obj["kind"] == "Pod":
+        ready = any(
+            c.get("type") == "Ready" and c.get("status") == "True"
+            for c in status.get("conditions") or []
+        )
+        restarts = sum(c.get("restartCount", 0) for c in status.get("containerStatuses") or [])
+        return f"{status.get('phase', '?')}{', ready' if ready else ', not ready'}, {restarts} restart(s)"
+    return "present"
+
+
+def _image(
+    objects: list[dict[str, Any]],
+    deployments: list[dict[str, Any]],
+    pods: list[dict[str, Any]],
+    entry: Scheduler | None,
+) -> str | None:
+    candidates = [o for o in objects if o["kind"] in ("Deployment", "Pod")]
+    if entry is not None and entry.instance:
+        kind, _, obj_name = entry.instance.partition("/")
+        pool = deployments if kind == "deployment" else pods
+        candidates += [
+            o for o in pool
+            if o["metadata"]["name"] == obj_name and o["metadata"].get("namespace") == entry.namespace
+        ]  # fmt: skip
+    for obj in candidates:
+        spec = obj.get("spec") or {}
+        spec = (spec.get("template") or {}).get("spec") or spec
+        container = scheduler_container(spec)
+        if container:
+            return str(container.get("image"))
+    return None
+
+
+def _skew(image: str | None, server: str) -> str:
+    ours = re.search(r":v?(\d+)\.(\d+)", image or "")
+    theirs = re.match(r"v?(\d+)\.(\d+)", server)
+    if not ours or not theirs:
+        return "unknown"
+    o, t = (int(ours.group(1)), int(ours.group(2))), (int(theirs.group(1)), int(theirs.group(2)))
+    if o > t:
+        return "NEWER than the API server (unsupported)"
+    if o[1] < t[1] - 1:
+        return "more than one minor older than the API server (unsupported)"
+    return "ok" if o == t else "one minor older (supported)"
+
+
+def _access(
+    cluster: Cluster, objects: list[dict[str, Any]], entry: Scheduler | None
+) -> dict[str, Any] | None:
+    """Review the identity the scheduler runs as: its ServiceAccount, or the host user."""
+    subject: tuple[str, list[str]] | None = None
+    for obj in objects:
+        if obj["kind"] == "ServiceAccount":
+            subject = access.service_account_identity(
+                obj["metadata"]["namespace"], obj["metadata"]["name"]
+            )
+        elif obj["kind"] == "RoleBinding" and subject is None:
+            for who in obj.get("subjects") or []:
+                if who.get("kind") == "User":
+                    subject = (who["name"], ["system:authenticated"])
+    if subject is None:
+        return None
+    lease = entry.lease if entry else None
+    checks = scheduler_access(lease.namespace if lease else None, lease.name if lease else None)
+    results = access.review(cluster, subject[0], subject[1], checks)
+    return {
+        "subject": subject[0],
+        "checks": [{"access": str(check), "allowed": allowed} for check, allowed in results],
+    }
+
+
+def _events(cluster: Cluster, name: str, limit: int = 10) -> list[dict[str, Any]]:
+    events = cluster.list(
+        "/apis/events.k8s.io/v1/events", fieldSelector=f"reportingController={name}"
+    )
+    now = datetime.now(timezone.utc)
+
+    def when(event: dict[str, Any]) -> datetime:
+        stamp = (
+            (event.get("series") or {}).get("lastObservedTime")
+            or event.get("eventTime")
+            or event.get("deprecatedLastTimestamp")
+            or event["metadata"].get("creationTimestamp")
+        )
+        return parse_time(stamp)
+
+    events.sort(key=when)
+    rows = []
+    for event in events[-limit:]:
+        regarding = event.get("regarding") or {}
+        rows.append({
+            "time": f"{int((now - when(event)).total_seconds())}s ago",
+            "type": event.get("type", ""),
+            "reason": event.get("reason", ""),
+            "object": f"{regarding.get('kind', '').lower()}/{regarding.get('namespace', '')}/{regarding.get('name', '')}",
+            "message": event.get("note", ""),
+        })  # fmt: skip
+    return rows
+
+
+def warnings(
+    entry: Scheduler | None, schedulers: list[Scheduler], objects: list[dict[str, Any]]
+) -> list[str]:
+    """The multi-scheduler traps: no leader election with replicas, a shared Lease, double-booking."""
+    found: list[str] = []
+    if entry is None:
+        return found
+    for obj in objects:
+        spec = obj.get("spec") or {}
+        if obj["kind"] == "Deployment" and spec.get("replicas", 1) > 1 and entry.lease is None:
+            found.append(
+                f"{spec['replicas']} replicas without leader election: every replica schedules "
+                "and they double-book nodes; turn leaderElection.leaderElect on"
+            )
+    if entry.lease is not None:
+        sharing = [
+            s.name for s in schedulers
+            if s is not entry and s.lease is not None and s.lease.ref == entry.lease.ref
+            and s.instance != entry.instance
+        ]  # fmt: skip
+        if sharing:
+            found.append(
+                f"Lease {entry.lease.ref} is shared with {', '.join(sharing)}: only one of them "
+                "can lead, the other waits as a standby; give each its own leaderElection.resourceName"
+            )
+    others = [
+        s.name for s in schedulers
+        if s is not entry and s.served and s.instance != entry.instance or (
+            s is not entry and s.form == "process" and s.served)
+    ]  # fmt: skip
+    if entry.served and others:
+        found.append(
+            f"{entry.name} runs separately from {', '.join(sorted(set(others)))}; each keeps its "
+            "own view of node usage, so two of them can place pods on the same node at once "
+            "(double-booking). Separate their nodes (nodeSelector / taints), or serve both names "
+            "as profiles of one kube-scheduler (`kschedctl render NAME --as config --add-to FILE`)"
+        )
+    return found

@@ -1,0 +1,69 @@
+"""What a kube-scheduler must be allowed to do (checked by `status` with SubjectAccessReviews).
+
+The list follows the rules of the built-in ``system:kube-scheduler`` and
+``system:volume-scheduler`` ClusterRoles that the work really needs, plus the scheduler's own
+Lease; a missing one shows up in the scheduler log as ``forbidden`` and pods stay Pending.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Access:
+    verb: str
+    resource: str
+    group: str = ""
+    subresource: str = ""
+    namespace: str = ""
+    name: str = ""
+
+    def __str__(self) -> str:
+        what = f"{self.resource}/{self.subresource}" if self.subresource else self.resource
+        if self.group:
+            what = f"{what}.{self.group}"
+        if self.name:
+            what = f"{what} {self.name!r}"
+        where = f" in {self.namespace}" if self.namespace else ""
+        return f"{self.verb} {what}{where}"
+
+
+def scheduler_access(lease_namespace: str | None, lease_name: str | None) -> list[Access]:
+    checks = [
+        Access("list", "pods"),
+        Access("watch", "pods"),
+        Access("create", "pods", subresource="binding"),
+        Access("patch", "pods", subresource="status"),
+        Access("list", "nodes"),
+        Access("watch", "nodes"),
+        Access("create", "events", group="events.k8s.io"),
+        Access("list", "persistentvolumeclaims"),
+        Access("list", "persistentvolumes"),
+        Access("list", "storageclasses", group="storage.k8s.io"),
+        Access("list", "csinodes", group="storage.k8s.io"),
+        Access("list", "poddisruptionbudgets", group="policy"),
+        Access("list", "namespaces"),
+        Access(
+            "get", "configmaps", namespace="kube-system", name="extension-apiserver-authentication"
+        ),
+    ]
+    if lease_namespace and lease_name:
+        checks += [
+            Access("create", "leases", group="coordination.k8s.io", namespace=lease_namespace),
+            Access(
+                "get",
+                "leases",
+                group="coordination.k8s.io",
+                namespace=lease_namespace,
+                name=lease_name,
+            ),
+            Access(
+                "update",
+                "leases",
+                group="coordination.k8s.io",
+                namespace=lease_namespace,
+                name=lease_name,
+            ),
+        ]
+    return checks
