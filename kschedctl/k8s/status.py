@@ -60,7 +60,8 @@ def _state(obj: dict[str, Any]) -> str:
             for c in status.get("conditions") or []
         )
         restarts = sum(c.get("restartCount", 0) for c in status.get("containerStatuses") or [])
-        return f"{status.get('phase', '?')}{', ready' if ready else ', not ready'}, {restarts} restart(s)"
+        readiness = "ready" if ready else "not ready"
+        return f"{status.get('phase', '?')}, {readiness}, {restarts} restart(s)"
     return "present"
 
 
@@ -76,7 +77,7 @@ def _image(
         pool = deployments if kind == "deployment" else pods
         candidates += [
             o for o in pool
-            if o["metadata"]["name"] == obj_name and o["metadata"].get("namespace") == entry.namespace
+            if (o["metadata"]["name"], o["metadata"].get("namespace")) == (obj_name, entry.namespace)
         ]  # fmt: skip
     for obj in candidates:
         spec = obj.get("spec") or {}
@@ -148,7 +149,10 @@ def _events(cluster: Cluster, name: str, limit: int = 10) -> list[dict[str, Any]
             "time": f"{int((now - when(event)).total_seconds())}s ago",
             "type": event.get("type", ""),
             "reason": event.get("reason", ""),
-            "object": f"{regarding.get('kind', '').lower()}/{regarding.get('namespace', '')}/{regarding.get('name', '')}",
+            "object": "/".join(
+                (regarding.get("kind", "").lower(), regarding.get("namespace", ""),
+                 regarding.get("name", ""))
+            ),
             "message": event.get("note", ""),
         })  # fmt: skip
     return rows
@@ -157,7 +161,7 @@ def _events(cluster: Cluster, name: str, limit: int = 10) -> list[dict[str, Any]
 def warnings(
     entry: Scheduler | None, schedulers: list[Scheduler], objects: list[dict[str, Any]]
 ) -> list[str]:
-    """The multi-scheduler traps: no leader election with replicas, a shared Lease, double-booking."""
+    """Multi-scheduler traps: replicas without leader election, a shared Lease, double-booking."""
     found: list[str] = []
     if entry is None:
         return found
@@ -177,7 +181,8 @@ def warnings(
         if sharing:
             found.append(
                 f"Lease {entry.lease.ref} is shared with {', '.join(sharing)}: only one of them "
-                "can lead, the other waits as a standby; give each its own leaderElection.resourceName"
+                "can lead, the other waits as a standby; give each its own "
+                "leaderElection.resourceName"
             )
     others = [
         s.name for s in schedulers
