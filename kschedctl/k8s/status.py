@@ -75,10 +75,10 @@ def _image(
     if entry is not None and entry.instance:
         kind, _, obj_name = entry.instance.partition("/")
         pool = deployments if kind == "deployment" else pods
+        wanted = (obj_name, entry.namespace)
         candidates += [
-            o for o in pool
-            if (o["metadata"]["name"], o["metadata"].get("namespace")) == (obj_name, entry.namespace)
-        ]  # fmt: skip
+            o for o in pool if (o["metadata"]["name"], o["metadata"].get("namespace")) == wanted
+        ]
     for obj in candidates:
         spec = obj.get("spec") or {}
         spec = (spec.get("template") or {}).get("spec") or spec
