@@ -176,9 +176,8 @@ def test_deployment_bundle_passes_server_dry_run_and_its_rbac_suffices(
         assert holder
         wait_for(lambda: "Successfully acquired lease" in log.read_text(), 10, "the lease log line")
         text = log.read_text()
-        assert "forbidden" not in text.lower(), [l for l in text.splitlines() if "orbidden" in l][
-            :3
-        ]
+        forbidden = [line for line in text.splitlines() if "forbidden" in line.lower()]
+        assert not forbidden, forbidden[:3]
     finally:
         for pid, exe in scheduler_process:
             processes.stop(pid, exe)
