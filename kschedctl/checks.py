@@ -15,7 +15,7 @@ from typing import Any
 from kschedctl import versions
 from kschedctl.errors import Problem
 from kschedctl.schema import YamlError, parse_yaml
-from kschedctl.spec import API_VERSION, SPEC_FILE, check_spec, spec_from_dict, with_version
+from kschedctl.spec import API_VERSION, SPEC_FILE, spec_from_dict
 from kschedctl.validate import check_config
 
 _WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job")
@@ -90,10 +90,9 @@ def _check_document(
     target = version or versions.parse_version(versions.DEFAULT_VERSION)
     if api_version == API_VERSION or kind == "Scheduler":
         report.checked.append("kschedctl spec")
-        spec, problems = spec_from_dict(doc, source)
-        if spec is not None and version is not None and not problems:
-            spec = with_version(spec, version.minor_version)
-            problems = [Problem(p.path, p.message, source) for p in check_spec(spec)]
+        if version is not None:
+            doc = _retarget(doc, version)
+        _, problems = spec_from_dict(doc, source)
         report.problems += [Problem(where + p.path, p.message, source) for p in problems]
     elif (
         api_version.startswith(versions.CONFIG_GROUP + "/") or kind == "KubeSchedulerConfiguration"
@@ -106,6 +105,22 @@ def _check_document(
         _check_configmap(doc, where, target, replaces_default, report)
     elif kind == "Pod" or kind in _WORKLOAD_KINDS:
         _check_workload(doc, where, report)
+
+
+def _retarget(doc: dict[str, Any], version: versions.KubeVersion) -> dict[str, Any]:
+    """The spec document aimed at ``version``; an image that followed the old one follows."""
+    spec = doc.get("spec")
+    if not isinstance(spec, dict):
+        return doc
+    spec = dict(spec)
+    try:
+        old = versions.parse_version(str(spec.get("kubernetesVersion", versions.DEFAULT_VERSION)))
+        if spec.get("image") == versions.default_image(old):
+            del spec["image"]
+    except ValueError:
+        pass
+    spec["kubernetesVersion"] = version.minor_version
+    return {**doc, "spec": spec}
 
 
 def _object_path(doc: dict[str, Any], where: str) -> str:

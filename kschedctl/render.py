@@ -11,9 +11,8 @@ import copy
 import functools
 import hashlib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jinja2
 import yaml
 
 from kschedctl import versions
@@ -22,19 +21,20 @@ from kschedctl.schema import YamlError, parse_yaml
 from kschedctl.spec import SPEC_FILE, Spec, ensure_valid
 from kschedctl.validate import check_config
 
+if TYPE_CHECKING:
+    import jinja2
+
 FORMS = ("config", "service", "pod", "deployment", "static-pod", "example-pod")
 # Files the host forms need besides the unit / manifest (see README "Offline commands").
 HOST_OUTPUTS = ("host-config", "host-rbac")
 RENDERABLE = FORMS + HOST_OUTPUTS
 
 _TEMPLATES = {
-    "config": "config.yaml.j2",
     "service": "scheduler.service.j2",
     "pod": "pod.yaml.j2",
     "deployment": "deployment.yaml.j2",
     "static-pod": "static-pod.yaml.j2",
     "example-pod": "example-pod.yaml.j2",
-    "host-config": "config.yaml.j2",
     "host-rbac": "host-rbac.yaml.j2",
 }
 IN_CLUSTER_CONFIG_DIR = "/etc/kubernetes/{name}"
@@ -49,17 +49,23 @@ def templates_dir() -> Path:
     return Path(__file__).resolve().parent.parent / "templates"
 
 
+# libyaml's emitter is ~10x faster and emits the same text for our data (goldens check it).
+_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
 def to_yaml(value: Any) -> str:
     """YAML for a template slot: block style for collections, one line for scalars."""
     if isinstance(value, (dict, list)) and value:
-        text = yaml.dump(value, Dumper=yaml.SafeDumper, sort_keys=False, default_flow_style=False)
+        text = yaml.dump(value, Dumper=_DUMPER, sort_keys=False, default_flow_style=False)
         return text.rstrip("\n")
-    text = yaml.dump(value, Dumper=yaml.SafeDumper, default_flow_style=True, width=10_000)
+    text = yaml.dump(value, Dumper=_DUMPER, default_flow_style=True, width=10_000)
     return text.removesuffix("\n...\n").rstrip("\n")
 
 
 @functools.lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
+    import jinja2  # on first template: `render --as config` needs none (start-up budget)
+
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir())),
         undefined=jinja2.StrictUndefined,
@@ -76,6 +82,14 @@ def _render_template(template: str, **context: Any) -> str:
     return environment().get_template(template).render(**context)
 
 
+def config_file(spec: Spec, config: dict[str, Any]) -> str:
+    """A KubeSchedulerConfiguration file: pure data, so no template (and no Jinja import)."""
+    return (
+        f"# KubeSchedulerConfiguration of scheduler {spec.name}, rendered by kschedctl from "
+        f"scheduler.yaml.\n{to_yaml(config)}\n"
+    )
+
+
 def labels(spec: Spec, component: str = "scheduler") -> dict[str, str]:
     return {
         "app.kubernetes.io/name": spec.name,
@@ -88,9 +102,9 @@ def labels(spec: Spec, component: str = "scheduler") -> dict[str, str]:
 def _context(spec: Spec) -> dict[str, Any]:
     version = spec.version
     config_dir = IN_CLUSTER_CONFIG_DIR.format(name=spec.name)
-    config_text = _render_template("config.yaml.j2", spec=spec, config=spec.scheduler_config())
+    config_text = config_file(spec, spec.scheduler_config())
     host_config = spec.scheduler_config(kubeconfig=spec.service.kubeconfig)
-    host_config_text = _render_template("config.yaml.j2", spec=spec, config=host_config)
+    host_config_text = config_file(spec, host_config)
     svc = spec.service
     host_flags = [
         f"--config={spec.host_config_path}",
@@ -152,32 +166,31 @@ def render(spec: Spec, form: str) -> str:
     """One rendered form (see FORMS; HOST_OUTPUTS too) as text."""
     if form not in RENDERABLE:
         raise ValueError(f"unknown form {form!r}; expected one of {', '.join(RENDERABLE)}")
-    ctx = _context(_require_renderable(spec))
+    return _render_form(_context(_require_renderable(spec)), form)
+
+
+def _render_form(ctx: dict[str, Any], form: str) -> str:
     if form == "config":
-        return ctx["config_text"]
+        return str(ctx["config_text"])
     if form == "host-config":
-        return ctx["host_config_text"]
+        return str(ctx["host_config_text"])
     return _render_template(_TEMPLATES[form], **ctx)
 
 
 def render_workspace(spec: Spec) -> dict[str, str]:
     """Every file of a workspace: relative name → content (``create`` writes these)."""
-    spec = _require_renderable(spec)
+    ctx = _context(_require_renderable(spec))
     files = {
         SPEC_FILE: _render_template("scheduler.yaml.j2", spec=spec, data=spec.to_dict()),
-        "config.yaml": render(spec, "config"),
-        f"{spec.name}.service": render(spec, "service"),
-        "host-config.yaml": render(spec, "host-config"),
+        "config.yaml": _render_form(ctx, "config"),
+        f"{spec.name}.service": _render_form(ctx, "service"),
+        "host-config.yaml": _render_form(ctx, "host-config"),
     }
     if spec.leader_election.leader_elect:
-        files["host-rbac.yaml"] = render(spec, "host-rbac")
-    files["pod.yaml"] = render(spec, "pod")
-    files["deployment.yaml"] = render(spec, "deployment")
-    files["static-pod.yaml"] = render(spec, "static-pod")
-    files["example-pod.yaml"] = render(spec, "example-pod")
-    files["README.md"] = _render_template(
-        "workspace-README.md.j2", files=list(files), **_context(spec)
-    )
+        files["host-rbac.yaml"] = _render_form(ctx, "host-rbac")
+    for form in ("pod", "deployment", "static-pod", "example-pod"):
+        files[f"{form}.yaml"] = _render_form(ctx, form)
+    files["README.md"] = _render_template("workspace-README.md.j2", files=list(files), **ctx)
     return files
 
 
@@ -203,7 +216,7 @@ def add_profile(existing_config_text: str, spec: Spec, source: str = "") -> str:
     elif isinstance(profiles, list) and len(profiles) == 1 and isinstance(profiles[0], dict):
         # A lone profile without a name defaults to default-scheduler; with a second profile
         # that defaulting stops, so write the name down.
-        profiles[0].setdefault("schedulerName", versions.DEFAULT_SCHEDULER_NAME)
+        profiles[0] = {"schedulerName": versions.DEFAULT_SCHEDULER_NAME, **profiles[0]}
     if not isinstance(profiles, list):
         raise SpecError("profiles", "must be a list", source=source)
     existing = {p.get("schedulerName") for p in profiles if isinstance(p, dict)}

@@ -7,7 +7,6 @@ A schema maps a field name to its Python type, a tuple of types, or None (anythi
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -36,6 +35,8 @@ def type_name(expected: Any) -> str:
 
 
 def unknown_field_message(key: str, allowed: Sequence[str]) -> str:
+    import difflib  # only on errors: keeps start-up lean
+
     close = difflib.get_close_matches(str(key), list(allowed), n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     return f"unknown field{hint}"
@@ -78,7 +79,8 @@ class YamlError(ValueError):
     """Malformed YAML, with the position PyYAML reported."""
 
 
-class _StrictLoader(yaml.SafeLoader):
+# libyaml's parser when available (much faster); the constructors are the Python ones.
+class _StrictLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
     """SafeLoader that refuses duplicate keys, as kube-scheduler's strict decoder does."""
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import ipaddress
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -184,7 +183,7 @@ def _load_section(cls: type, data: Any, path: str, out: list[Problem]) -> Any:
     """Build dataclass ``cls`` from a mapping, reporting unknown fields and wrong types."""
     obj = cls() if cls is not Spec else None
     if data is None:
-        return obj
+        return obj if cls is not Spec else {}
     if not isinstance(data, dict):
         out.append(Problem(path, f"must be a mapping, not {type(data).__name__}"))
         return obj
@@ -237,9 +236,7 @@ def spec_from_dict(doc: Any, source: str = "") -> tuple[Spec | None, list[Proble
     if not isinstance(name, str) or not name:
         out.append(Problem("metadata.name", "is required: the scheduler name"))
         name = ""
-    values = _load_section(Spec, doc.get("spec"), "spec", out)
-    if doc.get("spec") is None:
-        out.append(Problem("spec", "is required"))
+    values = _load_section(Spec, doc.get("spec"), "spec", out)  # absent: all defaults
     spec = Spec(name=name, **values)
     apply_defaults(spec, explicit_profiles="profiles" in values)
     out.extend(check_spec(spec))
@@ -375,6 +372,8 @@ def check_spec(spec: Spec) -> list[Problem]:
 def _check_image(spec: Spec, version: versions.KubeVersion) -> list[Problem]:
     image = spec.image
     if not image:
+        if spec.program not in PROGRAMS:
+            return []  # reported on spec.program
         return [Problem("spec.image", "is required when spec.program is not kube-scheduler")]
     if image.startswith("k8s.gcr.io/"):
         return [Problem("spec.image", "k8s.gcr.io is frozen since April 2023: use registry.k8s.io")]
@@ -410,6 +409,8 @@ def _check_service(spec: Spec) -> list[Problem]:
                     "spaces, quotes, % or $ (it goes into a systemd ExecStart line)",
                 )
             )
+    import ipaddress  # only here: keeps start-up lean
+
     try:
         ipaddress.ip_address(svc.bind_address)
     except ValueError:

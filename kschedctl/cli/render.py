@@ -1,6 +1,7 @@
 """``kschedctl render SRC --as FORM``: print one rendered form to stdout (offline)."""
 
-from __future__ import annotations
+# No "from __future__ import annotations": typer would re-evaluate every annotation string
+# at each start-up; evaluated once at import they cost less (benchmarks/startup.py).
 
 import sys
 from enum import Enum

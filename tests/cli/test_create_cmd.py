@@ -1,0 +1,161 @@
+"""kschedctl create: the workspace, the flags, every refusal, and nothing left behind."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kschedctl.spec import load_spec
+
+EXPECTED_FILES = {
+    "scheduler.yaml",
+    "config.yaml",
+    "my-scheduler.service",
+    "host-config.yaml",
+    "host-rbac.yaml",
+    "pod.yaml",
+    "deployment.yaml",
+    "static-pod.yaml",
+    "example-pod.yaml",
+    "README.md",
+}
+
+
+def _entries(path: Path) -> list[str]:
+    return sorted(p.name for p in path.iterdir())
+
+
+def test_create_writes_the_workspace(run, tmp_path: Path) -> None:
+    result = run("create", "my-scheduler")
+    assert result.exit_code == 0, result.stderr
+    ws = tmp_path / "my-scheduler"
+    assert set(_entries(ws)) == EXPECTED_FILES
+    assert result.stdout.splitlines() == [
+        f"my-scheduler/{name}"
+        for name in [
+            "scheduler.yaml",
+            "config.yaml",
+            "my-scheduler.service",
+            "host-config.yaml",
+            "host-rbac.yaml",
+            "pod.yaml",
+            "deployment.yaml",
+            "static-pod.yaml",
+            "example-pod.yaml",
+            "README.md",
+        ]
+    ]
+    assert "kubectl apply -f my-scheduler/deployment.yaml" in result.stderr
+    spec = load_spec(ws / "scheduler.yaml")
+    assert spec.name == "my-scheduler"
+    assert spec.kubernetes_version == "1.36"
+    assert _entries(tmp_path) == ["my-scheduler"]  # no staging directory left over
+
+
+def test_create_flags_fill_the_spec(run, tmp_path: Path) -> None:
+    (tmp_path / "parent").mkdir()
+    result = run(
+        "create",
+        "ha",
+        "--dir",
+        "parent",
+        "--kubernetes-version",
+        "1.33",
+        "--namespace",
+        "schedulers",
+        "--replicas",
+        "3",
+        "--leader-elect",
+        "--image",
+        "registry.k8s.io/kube-scheduler:v1.33.2",
+    )
+    assert result.exit_code == 0, result.stderr
+    spec = load_spec(tmp_path / "parent" / "ha" / "scheduler.yaml")
+    assert (spec.kubernetes_version, spec.namespace, spec.replicas) == ("1.33", "schedulers", 3)
+    assert spec.image == "registry.k8s.io/kube-scheduler:v1.33.2"
+    assert spec.leader_election.resource_namespace == "schedulers"
+    deployment = list(yaml.safe_load_all((tmp_path / "parent/ha/deployment.yaml").read_text()))
+    assert deployment[-1]["spec"]["replicas"] == 3
+
+
+def test_no_leader_elect(run, tmp_path: Path) -> None:
+    assert run("create", "solo", "--no-leader-elect").exit_code == 0
+    assert not load_spec(tmp_path / "solo" / "scheduler.yaml").leader_election.leader_elect
+    assert not (tmp_path / "solo" / "host-rbac.yaml").exists()
+
+
+def test_existing_directory_is_refused_without_force(run, tmp_path: Path) -> None:
+    assert run("create", "my-scheduler").exit_code == 0
+    (tmp_path / "my-scheduler" / "notes.txt").write_text("mine")
+    result = run("create", "my-scheduler")
+    assert result.exit_code == 1
+    assert result.stderr.startswith("error: my-scheduler already exists\nhint: pass --force")
+    assert result.stdout == ""
+    assert (tmp_path / "my-scheduler" / "notes.txt").exists()
+
+    result = run("create", "my-scheduler", "--force", "--replicas", "2")
+    assert result.exit_code == 0, result.stderr
+    assert set(_entries(tmp_path / "my-scheduler")) == EXPECTED_FILES  # replaced as a whole
+    assert load_spec(tmp_path / "my-scheduler" / "scheduler.yaml").replicas == 2
+    assert _entries(tmp_path) == ["my-scheduler"]
+
+
+def test_existing_file_is_refused_even_with_force(run, tmp_path: Path) -> None:
+    (tmp_path / "taken").write_text("x")
+    result = run("create", "taken", "--force")
+    assert result.exit_code == 1
+    assert "exists and is not a directory" in result.stderr
+
+
+def test_missing_parent_directory(run, tmp_path: Path) -> None:
+    result = run("create", "s", "--dir", "nowhere")
+    assert result.exit_code == 5
+    assert "nowhere: no such directory" in result.stderr
+    assert _entries(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["My-Scheduler"], 3, "metadata.name: scheduler name 'My-Scheduler' is not a DNS-1123"),
+        (["my_scheduler"], 3, "is not a DNS-1123 label"),
+        (["a" * 64], 3, "at most 63 characters"),
+        ([""], 3, "scheduler name must not be empty"),
+        (["default-scheduler"], 3, "'default-scheduler' is the cluster's own scheduler"),
+        (["s", "--replicas", "3", "--no-leader-elect"], 3, "3 replicas need leader election"),
+        (["s", "--replicas", "0"], 3, "spec.replicas: 0: must be at least 1"),
+        (["s", "--namespace", "Bad_NS"], 3, "spec.namespace"),
+        (["s", "--kubernetes-version", "1.24"], 2, "--kubernetes-version 1.24: Kubernetes 1.24"),
+        (["s", "--kubernetes-version", "banana"], 2, "is not a Kubernetes version"),
+        (["s", "--image", "k8s.gcr.io/kube-scheduler:v1.36.0"], 3, "k8s.gcr.io is frozen"),
+        (["s", "--replicas", "many"], 2, "Invalid value for '--replicas'"),
+        (["s", "--no-such-flag"], 2, "No such option"),
+    ],
+)
+def test_bad_input_is_refused_and_leaves_nothing(
+    run, tmp_path: Path, args: list[str], code: int, message: str
+) -> None:
+    result = run("create", *args)
+    assert result.exit_code == code, result.stderr
+    assert message in result.stderr
+    assert result.stdout == ""
+    assert "Traceback" not in result.stderr
+    assert _entries(tmp_path) == []
+
+
+def test_help(run) -> None:
+    result = run("create", "--help")
+    assert result.exit_code == 0
+    for flag in (
+        "--dir",
+        "--kubernetes-version",
+        "--namespace",
+        "--replicas",
+        "--leader-elect",
+        "--no-leader-elect",
+        "--image",
+        "--force",
+    ):
+        assert flag in result.stdout

@@ -1,0 +1,64 @@
+"""The built wheel ships the templates and completions, and renders from them.
+
+Builds a wheel without build isolation (hatchling comes with the test extras), so it needs
+no network; it still takes a few seconds, hence the ``slow`` marker
+(``python -m pytest -m "not slow"`` skips it).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [
+            sys.executable, "-m", "pip", "wheel", str(ROOT),
+            "--no-deps", "--no-build-isolation", "--quiet", "-w", str(out),
+        ],
+        check=True,
+        timeout=300,
+    )  # fmt: skip
+    (path,) = out.glob("kschedctl-*.whl")
+    return path
+
+
+def test_wheel_contains_templates_and_completions(wheel: Path) -> None:
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for template in (ROOT / "templates").glob("*.j2"):
+        assert f"kschedctl/_data/templates/{template.name}" in names
+    for script in ("kschedctl.bash", "_kschedctl", "kschedctl.fish"):
+        assert f"kschedctl/_data/completions/{script}" in names
+
+
+def test_installed_layout_renders_from_packaged_templates(wheel: Path, tmp_path: Path) -> None:
+    zipfile.ZipFile(wheel).extractall(tmp_path / "site")
+    probe = (
+        "from kschedctl import render; from kschedctl.spec import default_spec;"
+        "print(render.templates_dir());"
+        "print(render.render(default_spec('s'), 'example-pod'), end='')"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe],
+        env={**os.environ, "PYTHONPATH": str(tmp_path / "site")},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    where, _, text = result.stdout.partition("\n")
+    assert where == str(tmp_path / "site" / "kschedctl" / "_data" / "templates")
+    assert "schedulerName: s" in text
