@@ -113,8 +113,9 @@ def is_managed(obj: dict[str, Any]) -> bool:
 
 
 def is_kube_scheduler_image(image: str) -> bool:
-    repository = image.split("@")[0].rsplit(":", 1)[0] if "/" in image or ":" in image else image
-    return repository.rsplit("/", 1)[-1] == "kube-scheduler"
+    """The image's repository ends in ``kube-scheduler`` (any registry, tag or digest)."""
+    last = image.split("@", 1)[0].rsplit("/", 1)[-1]
+    return last.split(":", 1)[0] == "kube-scheduler"
 
 
 def scheduler_container(pod_spec: dict[str, Any]) -> dict[str, Any] | None:

@@ -1,0 +1,224 @@
+"""Scheduler discovery from plain-dict snapshots (pure)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import pytest
+
+from kschedctl.schedulers import (
+    Snapshot,
+    config_facts,
+    config_source,
+    discover,
+    is_kube_scheduler_image,
+    parse_time,
+)
+
+NOW = datetime(2026, 12, 2, 12, 0, 0, tzinfo=timezone.utc)
+
+
+def stamp(seconds_ago: float) -> str:
+    return (NOW - timedelta(seconds=seconds_ago)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def lease(namespace: str, name: str, holder: str | None, renewed_ago: float = 1) -> dict[str, Any]:
+    return {
+        "metadata": {"namespace": namespace, "name": name},
+        "spec": {"holderIdentity": holder, "renewTime": stamp(renewed_ago),
+                 "leaseDurationSeconds": 15},
+    }  # fmt: skip
+
+
+def pod(
+    name: str, scheduler: str | None = None, node: str | None = None, **extra: Any
+) -> dict[str, Any]:
+    spec: dict[str, Any] = {"containers": [{"name": "c", "image": "pause"}]}
+    if scheduler:
+        spec["schedulerName"] = scheduler
+    if node:
+        spec["nodeName"] = node
+    meta = {"namespace": "default", "name": name, **extra.pop("meta", {})}
+    return {"metadata": meta, "spec": {**spec, **extra},
+            "status": {"phase": "Running" if node else "Pending"}}  # fmt: skip
+
+
+CONFIG = """
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+leaderElection: {leaderElect: true, resourceName: my-scheduler, resourceNamespace: kube-system}
+profiles:
+- schedulerName: my-scheduler
+- schedulerName: my-other
+"""
+
+SCHEDULER_TEMPLATE = {
+    "containers": [{
+        "name": "kube-scheduler",
+        "image": "registry.k8s.io/kube-scheduler:v1.36.3",
+        "command": ["kube-scheduler", "--config=/etc/kubernetes/my-scheduler/config.yaml"],
+        "volumeMounts": [{"name": "config", "mountPath": "/etc/kubernetes/my-scheduler"}],
+    }],
+    "volumes": [{"name": "config", "configMap": {"name": "my-scheduler-config"}}],
+}  # fmt: skip
+
+
+def deployment(managed: bool = True, ready: int = 1) -> dict[str, Any]:
+    labels = {
+        "app.kubernetes.io/managed-by": "kschedctl",
+        "app.kubernetes.io/instance": "my-scheduler",
+    }
+    return {
+        "metadata": {"namespace": "kube-system", "name": "my-scheduler",
+                     "labels": labels if managed else {}},
+        "spec": {"replicas": 2, "template": {"spec": SCHEDULER_TEMPLATE}},
+        "status": {"readyReplicas": ready},
+    }  # fmt: skip
+
+
+def snapshot(**kw: Any) -> Snapshot:
+    kw.setdefault("pods", [])
+    kw.setdefault("deployments", [])
+    kw.setdefault("configmaps", {})
+    kw.setdefault("leases", [])
+    return Snapshot(now=NOW, **kw)
+
+
+def by_name(snap: Snapshot) -> dict[str, Any]:
+    return {s.name: s for s in discover(snap)}
+
+
+def test_default_scheduler_is_found_by_its_lease_when_it_is_a_host_process() -> None:
+    found = by_name(snapshot(leases=[lease("kube-system", "kube-scheduler", "cp-1_abc")]))
+    default = found["default-scheduler"]
+    assert (default.form, default.leader, default.healthy) == ("process", "cp-1", True)
+
+
+def test_stale_lease_makes_a_scheduler_unhealthy() -> None:
+    found = by_name(snapshot(leases=[lease("kube-system", "kube-scheduler", "cp-1_abc", 60)]))
+    assert not found["default-scheduler"].healthy
+    assert found["default-scheduler"].leader is None
+
+
+def test_deployment_profiles_come_from_its_configmap() -> None:
+    snap = snapshot(
+        deployments=[deployment()],
+        configmaps={("kube-system", "my-scheduler-config"): {"data": {"config.yaml": CONFIG}}},
+        leases=[lease("kube-system", "my-scheduler", "my-scheduler-6d4-x1_u")],
+    )
+    found = by_name(snap)
+    assert set(found) == {"my-scheduler", "my-other"}
+    mine = found["my-scheduler"]
+    assert (mine.form, mine.managed, mine.desired, mine.ready) == ("deployment", True, 2, 1)
+    assert mine.lease is not None and mine.lease.ref == "kube-system/my-scheduler"
+    assert mine.leader == "my-scheduler-6d4-x1" and mine.healthy
+
+
+def test_unmanaged_scheduler_without_its_configmap_defaults_to_default_scheduler() -> None:
+    found = by_name(snapshot(deployments=[deployment(managed=False)]))
+    assert found["default-scheduler"].form == "deployment"
+    assert not found["default-scheduler"].managed
+
+
+def test_names_pods_ask_for_that_nothing_serves_are_flagged() -> None:
+    snap = snapshot(pods=[pod("a", "ghost"), pod("b", "ghost"), pod("c", "gone", node="n1")])
+    found = by_name(snap)
+    assert (found["ghost"].served, found["ghost"].pending, found["ghost"].form) == (
+        False,
+        2,
+        "none",
+    )
+    assert (found["gone"].served, found["gone"].form) == (False, "unknown")
+    assert not found["ghost"].healthy
+
+
+def test_mirror_pod_of_static_pod_is_static_pod_form() -> None:
+    mirror = pod(
+        "kube-scheduler-cp-1", node="cp-1",
+        meta={"namespace": "kube-system", "annotations": {"kubernetes.io/config.mirror": "x"}},
+        containers=[{"name": "kube-scheduler", "image": "registry.k8s.io/kube-scheduler:v1.36.3",
+                     "command": ["kube-scheduler", "--kubeconfig=/etc/kubernetes/scheduler.conf",
+                                 "--leader-elect=true"]}],
+    )  # fmt: skip
+    mirror["status"]["conditions"] = [{"type": "Ready", "status": "True"}]
+    found = by_name(
+        snapshot(pods=[mirror], leases=[lease("kube-system", "kube-scheduler", "cp-1_x")])
+    )
+    default = found["default-scheduler"]
+    assert (default.form, default.ready, default.desired) == ("static-pod", 1, 1)
+    assert default.lease is not None and default.lease.name == "kube-scheduler"
+
+
+def test_service_form_is_known_by_its_managed_role() -> None:
+    role = {
+        "metadata": {
+            "namespace": "kube-system", "name": "svc-leader-election",
+            "labels": {"app.kubernetes.io/managed-by": "kschedctl", "app.kubernetes.io/instance": "svc"},
+            "annotations": {"kschedctl.io/form": "service", "kschedctl.io/lease": "kube-system/svc"},
+        }
+    }  # fmt: skip
+    found = by_name(snapshot(managed=[role], leases=[lease("kube-system", "svc", "host_1")]))
+    assert (found["svc"].form, found["svc"].managed, found["svc"].healthy) == (
+        "service",
+        True,
+        True,
+    )
+
+
+@pytest.mark.parametrize(
+    ("config", "argv", "names", "lease_ref"),
+    [
+        pytest.param(None, [], ["default-scheduler"], ("kube-system", "kube-scheduler"), id="defaults"),
+        pytest.param(CONFIG, [], ["my-scheduler", "my-other"], ("kube-system", "my-scheduler"), id="config"),
+        pytest.param(CONFIG, ["--leader-elect=false"], ["my-scheduler", "my-other"], None, id="flag-off"),
+        pytest.param(
+            "leaderElection: {leaderElect: false}\nprofiles: [{}]", [], ["default-scheduler"], None,
+            id="unnamed-profile",
+        ),
+        pytest.param(
+            None, ["--leader-elect-resource-name", "x"], ["default-scheduler"], ("kube-system", "x"),
+            id="flag-lease-name",
+        ),
+    ],
+)  # fmt: skip
+def test_config_facts(
+    config: str | None, argv: list[str], names: list[str], lease_ref: tuple[str, str] | None
+) -> None:
+    facts = config_facts(config, argv)
+    assert facts.names == names
+    assert facts.lease == lease_ref
+
+
+def test_config_source_follows_mounts_and_items() -> None:
+    container = SCHEDULER_TEMPLATE["containers"][0]
+    assert config_source(SCHEDULER_TEMPLATE, container) == ("my-scheduler-config", "config.yaml")
+    with_items = {
+        **SCHEDULER_TEMPLATE,
+        "volumes": [{"name": "config", "configMap": {
+            "name": "cm", "items": [{"key": "sched.yaml", "path": "config.yaml"}]}}],
+    }  # fmt: skip
+    assert config_source(with_items, container) == ("cm", "sched.yaml")
+
+
+@pytest.mark.parametrize(
+    ("image", "expected"),
+    [
+        ("registry.k8s.io/kube-scheduler:v1.36.3", True),
+        ("my.registry:5000/k8s/kube-scheduler@sha256:abc", True),
+        ("kube-scheduler", True),
+        ("registry.k8s.io/kube-controller-manager:v1.36.3", False),
+        ("example.com/kube-scheduler-extender:1", False),
+    ],
+)
+def test_kube_scheduler_images(image: str, expected: bool) -> None:
+    assert is_kube_scheduler_image(image) is expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["2026-12-02T12:00:00Z", "2026-12-02T12:00:00.123456Z", "2026-12-02T12:00:00.123456789Z",
+     "2026-12-02T13:00:00+01:00"],
+)  # fmt: skip
+def test_parse_time_accepts_time_and_microtime(text: str) -> None:
+    assert abs((parse_time(text) - NOW).total_seconds()) < 1
