@@ -143,5 +143,45 @@ def env(directory: LabDir = None) -> None:
     typer.echo(lab.export_line())
 
 
+@lab_app.command("runner", hidden=True)
+def runner(
+    directory: LabDir = None,
+    health_port: Annotated[
+        int, typer.Option("--health-port", help="Serve /healthz on this port (0: any).")
+    ] = 0,
+    restart_backoff: Annotated[
+        float,
+        typer.Option(
+            "--restart-backoff",
+            envvar="KSCHEDCTL_LAB_RESTART_BACKOFF",
+            help="First restart back-off in seconds (the kubelet's is 10).",
+        ),
+    ] = 10.0,
+    max_restart_backoff: Annotated[
+        float,
+        typer.Option(
+            "--max-restart-backoff",
+            envvar="KSCHEDCTL_LAB_MAX_RESTART_BACKOFF",
+            help="Longest restart back-off in seconds (the kubelet's is 300).",
+        ),
+    ] = 300.0,
+    max_probe_period: Annotated[
+        float | None,
+        typer.Option(
+            "--max-probe-period",
+            envvar="KSCHEDCTL_LAB_MAX_PROBE_PERIOD",
+            help="Cap probes' initialDelaySeconds and periodSeconds (default: as "
+            "written), so pods in the lab become Ready sooner.",
+        ),
+    ] = None,
+) -> None:
+    """Run scheduler pods bound to simulated nodes as local processes (`lab up` starts it)."""
+    from kschedctl.lab.runner.container import Options
+    from kschedctl.lab.runner.supervisor import main
+
+    options = Options(restart_backoff, max_restart_backoff, max_probe_period)
+    raise typer.Exit(main(_lab(directory).dir, options, health_port))
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(lab_app, name="lab")

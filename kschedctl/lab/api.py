@@ -6,6 +6,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from kschedctl.errors import NotFoundError
 from kschedctl.k8s.client import Cluster, ConflictError
 from kschedctl.lab.cluster import LabError
@@ -58,6 +60,28 @@ def wait_default_service_account(cluster: Cluster, namespace: str, timeout: floa
                     hint="look at the kube-controller-manager log",
                 ) from None
             time.sleep(0.2)
+
+
+def install_crds(cluster: Cluster, manifest: Path, timeout: float) -> None:
+    """Apply the CustomResourceDefinitions in ``manifest`` and wait until they are served."""
+    names = []
+    for crd in yaml.safe_load_all(manifest.read_text()):
+        if not crd:
+            continue
+        name = crd["metadata"]["name"]
+        cluster.apply(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}", crd)
+        names.append(name)
+    deadline = time.monotonic() + timeout
+    for name in names:
+        while True:
+            crd = cluster.get(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}")
+            conditions = (crd.get("status") or {}).get("conditions") or []
+            if any(c["type"] == "Established" and c["status"] == "True" for c in conditions):
+                break
+            if time.monotonic() > deadline:
+                raise LabError(f"the CustomResourceDefinition {name} was not established "
+                               f"within {timeout:.0f}s")  # fmt: skip
+            time.sleep(0.1)
 
 
 def node_counts(cluster: Cluster) -> dict[str, int]:

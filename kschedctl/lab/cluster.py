@@ -1,34 +1,42 @@
 """One lab: a directory holding the state, PKI, logs and pid records of a local control plane.
 
 ``up`` starts etcd → kube-apiserver (waits for /readyz) → kube-controller-manager → the default
-kube-scheduler (its own port and Lease) → kwok, then creates the simulated nodes. Every process
-is recorded (pid + executable) in ``lab.json`` the moment it starts, so ``down`` — or the next
-``up`` after a crash — stops exactly what this lab started and nothing else.
+kube-scheduler (its own port and Lease) → kwok, creates the simulated nodes, then starts the
+runner (``kschedctl.lab.runner``), which really runs scheduler pods bound to those nodes. Every
+process is recorded (pid + executable) in ``lab.json`` the moment it starts, so ``down`` — or
+the next ``up`` after a crash — stops exactly what this lab started and nothing else.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import socket
 import ssl
+import sys
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from kschedctl.errors import KschedError, UsageError
 from kschedctl.lab import binaries, pki, processes
 
+if TYPE_CHECKING:
+    from kschedctl.k8s.client import Cluster
+
 MARKER = ".kschedctl-lab"
 STATE = "lab.json"
-COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
+COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok",
+              "runner")  # fmt: skip
 KWOK_STAGES = Path(__file__).parent / "kwok-stages.yaml"
+KWOK_LOGS_CRD = Path(__file__).parent / "kwok-logs-crd.yaml"
 SERVICE_CIDR = "10.96.0.0/16"
 POD_CIDR = "10.244.0.0/16"
 NODE_LEASE_SECONDS = 40
@@ -233,6 +241,13 @@ class Lab:
             f"--tls-cert-file={p / 'apiserver.crt'}",
             f"--tls-private-key-file={p / 'apiserver.key'}",
             f"--client-ca-file={p / 'ca.crt'}",
+            # Published in kube-system/extension-apiserver-authentication, as on kubeadm; a
+            # scheduler's delegated authentication logs errors every second without it.
+            f"--requestheader-client-ca-file={p / 'ca.crt'}",
+            "--requestheader-allowed-names=front-proxy-client",
+            "--requestheader-username-headers=X-Remote-User",
+            "--requestheader-group-headers=X-Remote-Group",
+            "--requestheader-extra-headers-prefix=X-Remote-Extra-",
             "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
             f"--service-account-key-file={p / 'sa.pub'}",
             f"--service-account-signing-key-file={p / 'sa.key'}",
@@ -244,6 +259,27 @@ class Lab:
         self._wait(state, "kube-apiserver", f"https://127.0.0.1:{state.api_port}/readyz",
                    timeout, progress)  # fmt: skip
 
+        from kschedctl.lab import api  # the kubernetes client is needed from here on only
+
+        cluster = api.connect(self.kubeconfig)
+        try:
+            self._start_rest(state, bins, nodes, progress, timeout, env, cluster)
+        finally:
+            cluster.close()
+
+    def _start_rest(
+        self,
+        state: LabState,
+        bins: dict[str, Path],
+        nodes: list[dict[str, Any]],
+        progress: Progress,
+        timeout: float,
+        env: dict[str, str],
+        cluster: Cluster,
+    ) -> None:
+        from kschedctl.lab import api
+
+        p = self.pki
         kcm_port = free_port()
         self._start(state, "kube-controller-manager", bins, kcm_port, env, [
             f"--kubeconfig={self.dir / 'controller-manager.kubeconfig'}",
@@ -263,6 +299,9 @@ class Lab:
             f"--secure-port={sched_port}",
         ])  # fmt: skip
 
+        # kwok watches Logs objects only if their CRD exists; it does not install it.
+        progress("installing kwok's Logs CustomResourceDefinition")
+        api.install_crds(cluster, KWOK_LOGS_CRD, timeout)
         kwok_port = free_port()
         kwok_env = processes.proxy_free_environment({"HOME": str(self.dir / "kwok-home")})
         (self.dir / "kwok-home").mkdir(exist_ok=True)
@@ -273,6 +312,7 @@ class Lab:
             "--node-ip=127.0.0.1", "--node-name=localhost", f"--node-port={kwok_port}",
             f"--server-address=127.0.0.1:{kwok_port}",
             f"--node-lease-duration-seconds={NODE_LEASE_SECONDS}", f"--cidr={POD_CIDR}",
+            "--enable-crds=Logs",
         ])  # fmt: skip
         self._wait(state, "kube-controller-manager", f"https://127.0.0.1:{kcm_port}/healthz",
                    timeout, progress)  # fmt: skip
@@ -280,18 +320,21 @@ class Lab:
                    timeout, progress)  # fmt: skip
         self._wait(state, "kwok", f"http://127.0.0.1:{kwok_port}/healthz", timeout, progress)
 
-        from kschedctl.lab import api  # the kubernetes client is needed from here on only
+        if nodes:
+            progress(f"creating {len(nodes)} simulated node(s)")
+            api.create_nodes(cluster, nodes)
+            api.wait_nodes_ready(cluster, [n["metadata"]["name"] for n in nodes], timeout)
+        progress("waiting for the default ServiceAccount")
+        api.wait_default_service_account(cluster, "default", timeout)
 
-        cluster = api.connect(self.kubeconfig)
-        try:
-            if nodes:
-                progress(f"creating {len(nodes)} simulated node(s)")
-                api.create_nodes(cluster, nodes)
-                api.wait_nodes_ready(cluster, [n["metadata"]["name"] for n in nodes], timeout)
-            progress("waiting for the default ServiceAccount")
-            api.wait_default_service_account(cluster, "default", timeout)
-        finally:
-            cluster.close()
+        # The runner runs scheduler pods as processes: the same interpreter, `-m kschedctl`.
+        runner_port = free_port()
+        python = os.path.realpath(sys.executable)  # what /proc/<pid>/exe shows
+        self._start(state, "runner", bins, runner_port, env, [
+            "-m", "kschedctl", "lab", "runner", f"--dir={self.dir}",
+            f"--health-port={runner_port}",
+        ], exe=python, argv0=sys.executable)  # fmt: skip
+        self._wait(state, "runner", f"http://127.0.0.1:{runner_port}/healthz", timeout, progress)
 
     def _default_scheduler_config(self) -> dict[str, Any]:
         return {
@@ -333,10 +376,12 @@ class Lab:
         port: int,
         env: dict[str, str],
         args: list[str],
+        exe: str | None = None,
+        argv0: str | None = None,
     ) -> None:
-        exe = str(bins[name])
+        exe = exe or str(bins[name])
         log = self.log(name)
-        pid = processes.start([exe, *args], log, env, cwd=self.dir)
+        pid = processes.start([argv0 or exe, *args], log, env, cwd=self.dir)
         state.components[name] = ComponentState(pid=pid, exe=exe, port=port, log=str(log))
         self._save(state)
 
@@ -400,15 +445,20 @@ class Lab:
             state = self.state()
         except LabError:
             state = None
-        if state is not None:
-            # Reverse start order: kwok and the schedulers first, etcd last.
-            for name in reversed(list(state.components)):
-                component = state.components[name]
-                if processes.stop(component.pid, component.exe):
-                    stopped.append(name)
+        components = state.components if state is not None else {}
+        # The runner first, so it restarts nothing; then what it and other commands started,
+        # while the API server still answers (a scheduler releases its Lease on SIGTERM); then
+        # the control plane in reverse start order, etcd last.
+        runner = components.get("runner")
+        if runner is not None and processes.stop(runner.pid, runner.exe):
+            stopped.append("runner")
         for extra in self._extra_processes():
             if processes.stop(extra["pid"], extra["exe"]):
                 stopped.append(extra.get("name", str(extra["pid"])))
+        for name in reversed([n for n in components if n != "runner"]):
+            component = components[name]
+            if processes.stop(component.pid, component.exe):
+                stopped.append(name)
         shutil.rmtree(self.dir)
         return stopped
 
@@ -435,7 +485,7 @@ class Lab:
             alive = c.running()
             healthy = False
             if alive:
-                scheme = "http" if name in ("etcd", "kwok") else "https"
+                scheme = "http" if name in ("etcd", "kwok", "runner") else "https"
                 path = "/readyz" if name == "kube-apiserver" else "/healthz"
                 if name == "etcd":
                     path = "/health"

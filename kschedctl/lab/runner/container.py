@@ -1,0 +1,410 @@
+"""One container's life in the lab: start, probe, exit, back off, restart — kubelet-like.
+
+:class:`ContainerRunner` is a state machine advanced by :meth:`step` from its pod's worker
+thread, so it needs no locks. It never blocks for long: stopping sends SIGTERM and checks
+again on later steps, escalating to SIGKILL after the grace period.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kschedctl.lab import processes
+from kschedctl.lab.runner import spawn
+from kschedctl.lab.runner.crilog import ContainerLog
+from kschedctl.lab.runner.podenv import ContainerConfigError
+from kschedctl.lab.runner.probes import ProbeTracker, check, parse_probe
+from kschedctl.lab.runner.programs import Launch, LaunchError
+from kschedctl.lab.runner.status import iso
+from kschedctl.lab.runner.volumes import VolumeError
+
+CONFIG_RETRY = 2.0  # seconds between attempts while a ConfigMap/Secret/volume is missing
+
+
+@dataclass(frozen=True)
+class Options:
+    restart_backoff: float = 10.0  # the kubelet's initial CrashLoopBackOff
+    max_restart_backoff: float = 300.0
+    max_probe_period: float | None = None  # cap on probe delays/periods (lab speed-up)
+
+
+@dataclass
+class Prepared:
+    launch: Launch
+    env: dict[str, str]
+    hostname: str
+    cwd: Path
+
+
+class Backoff:
+    """The kubelet's restart back-off: the first restart is immediate, then the window doubles
+    from ``initial`` up to ``maximum``; a container that ran for 2 × ``maximum`` starts over."""
+
+    def __init__(self, initial: float, maximum: float) -> None:
+        self.initial, self.maximum = initial, maximum
+        self.window: float | None = None
+        self.last_update = 0.0
+
+    def _expired(self, at: float) -> bool:
+        return self.window is None or at - self.last_update > 2 * self.maximum
+
+    def delay(self, finished_at: float, now: float) -> float:
+        """Seconds from ``now`` until a container that exited at ``finished_at`` may restart."""
+        if self._expired(finished_at):
+            return 0.0
+        assert self.window is not None
+        return max(0.0, finished_at + self.window - now)
+
+    def restarted(self, now: float) -> None:
+        if self._expired(now) or self.window is None:
+            self.window = self.initial
+        else:
+            self.window = min(self.window * 2, self.maximum)
+        self.last_update = now
+
+
+def exit_code(returncode: int) -> int:
+    """Popen's -N (killed by signal N) as a runtime reports it: 128 + N."""
+    return 128 - returncode if returncode < 0 else returncode
+
+
+class ContainerRunner:
+    def __init__(
+        self,
+        pod: Mapping[str, Any],
+        container: Mapping[str, Any],
+        program: str,
+        pod_dir: Path,
+        lab_dir: Path,
+        options: Options,
+        prepare: Callable[[ContainerRunner], Prepared],
+        log: Callable[[str], None],
+    ) -> None:
+        self.name: str = container["name"]
+        self.image: str = container.get("image", "")
+        self.spec = container
+        self.program = program
+        self.options = options
+        self.prepare = prepare
+        self.log = log
+        self.pod_ref = (
+            f"{pod['metadata']['name']}_{pod['metadata']['namespace']}({pod['metadata']['uid']})"
+        )
+        self.restart_policy = (pod.get("spec") or {}).get("restartPolicy") or "Always"
+        self.grace = float((pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30))
+        self.record_path = spawn.record_path(lab_dir, pod, self.name)
+        self.record_base = {
+            "name": f"pod {pod['metadata']['namespace']}/{pod['metadata']['name']} "
+            f"container {self.name}",
+            "namespace": pod["metadata"]["namespace"],
+            "pod": pod["metadata"]["name"],
+            "uid": pod["metadata"]["uid"],
+            "container": self.name,
+        }
+        self.output = ContainerLog(pod_dir / "logs", pod_dir / "run", self.name)
+        self.backoff = Backoff(options.restart_backoff, options.max_restart_backoff)
+
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.pid: int | None = None  # also set for a process adopted from an earlier runner
+        self.exe = ""
+        self.launch: Launch | None = None
+        self.started_at = 0.0
+        self.restart_count = 0
+        self.ever_ran = False
+        self.next_start: float | None = time.time()
+        self.waiting = ("ContainerCreating", "")
+        self.terminated: dict[str, Any] | None = None  # final state (restartPolicy said no)
+        self.last_state: dict[str, Any] = {}
+        self.stopping_since: float | None = None
+        self.stop_grace = self.grace
+        self.stop_reason = ""
+        self.started = False
+        self.ready = False
+        self.trackers: dict[str, ProbeTracker] = {}
+        self.warned: set[str] = set()
+
+    # -- adoption ------------------------------------------------------------------------------
+
+    def adopt(self, record: Mapping[str, Any], status: Mapping[str, Any] | None) -> bool:
+        """Take over a process an earlier runner started; False if it is gone."""
+        count = max(int(record.get("restartCount", 0)), int((status or {}).get("restartCount", 0)))
+        self.restart_count = count
+        self.ever_ran = True
+        self.last_state = dict((status or {}).get("lastState") or {})
+        if not processes.is_running(int(record["pid"]), str(record["exe"])):
+            self.record_path.unlink(missing_ok=True)
+            self._exited(None, time.time(), "the process ended while no runner watched it")
+            return False
+        self.pid, self.exe = int(record["pid"]), str(record["exe"])
+        self.started_at = float(record.get("startedAt", time.time()))
+        self.launch = Launch([], self.exe, record.get("servingPort"), record.get("port"))
+        self.output.resume()
+        self.next_start = None
+        self.waiting = ("", "")
+        self._arm_probes(time.time(), status)
+        return True
+
+    # -- the step ------------------------------------------------------------------------------
+
+    def step(self, now: float, terminating: bool) -> None:
+        if self.pid is not None:
+            self.output.pump()
+            code = self._poll()
+            if code is not False:
+                self._exited(code, now, self.stop_reason)
+                if terminating:
+                    self.next_start = None
+                elif self.next_start is not None and self.next_start <= now:
+                    self._start(now)  # no back-off due: restart in the same step
+                return
+            if self.stopping_since is not None:
+                if now - self.stopping_since >= self.stop_grace:
+                    self._signal(signal.SIGKILL)
+                return
+            if terminating:
+                self.stop(self.grace, "the pod is being deleted")
+                return
+            self._probe(now)
+        elif terminating:
+            self.next_start = None
+        elif self.next_start is not None and now >= self.next_start:
+            self._start(now)
+
+    def running(self) -> bool:
+        return self.pid is not None
+
+    def stop(self, grace: float, reason: str) -> None:
+        """SIGTERM now; SIGKILL from a later step once ``grace`` seconds have passed."""
+        if self.pid is None or self.stopping_since is not None:
+            return
+        self.log(f"stopping {self.name} (pid {self.pid}): {reason}")
+        self.stop_reason = reason
+        self.stopping_since = time.time()
+        self.stop_grace = grace
+        self._signal(signal.SIGTERM)
+
+    def detach(self) -> None:
+        """The runner is shutting down: leave the process running, keep what it wrote."""
+        if self.pid is not None:
+            self.output.pump()
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _poll(self) -> int | None | bool:
+        """Exit code (None: unknown), or False while it runs."""
+        assert self.pid is not None
+        if self.proc is not None:
+            returncode = self.proc.poll()
+            return False if returncode is None else exit_code(returncode)
+        return False if processes.is_running(self.pid, self.exe) else None
+
+    def _signal(self, sig: signal.Signals) -> None:
+        assert self.pid is not None
+        if self.proc is not None and self.proc.poll() is not None:
+            return
+        if self.proc is None and not processes.is_running(self.pid, self.exe):
+            return
+        try:
+            os.kill(self.pid, sig)
+        except ProcessLookupError:
+            pass
+
+    def _start(self, now: float) -> None:
+        try:
+            prepared = self.prepare(self)
+        except (ContainerConfigError, VolumeError) as err:
+            reason = (
+                "CreateContainerConfigError"
+                if isinstance(err, ContainerConfigError)
+                else "ContainerCreating"
+            )
+            self._wait_for(reason, str(err), now + CONFIG_RETRY)
+            return
+        except LaunchError as err:
+            self._failed_start(str(err), now)
+            return
+        launch = prepared.launch
+        for note in launch.notes:
+            if note not in self.warned:
+                self.warned.add(note)
+                self.log(f"{self.name}: {note}")
+        if self.ever_ran:
+            self.restart_count += 1
+            self.backoff.restarted(now)
+        outputs = self.output.new_run()
+        try:
+            proc = spawn.spawn(launch.argv, prepared.hostname, prepared.env, outputs, prepared.cwd)
+        except OSError as err:
+            self._failed_start(f"cannot start {launch.argv[0]}: {err}", now)
+            return
+        self.proc, self.pid, self.exe, self.launch = proc, proc.pid, launch.exe, launch
+        self.started_at, self.ever_ran = now, True
+        self.next_start, self.waiting, self.terminated = None, ("", ""), None
+        self.stopping_since, self.stop_reason = None, ""
+        spawn.write_record(
+            self.record_path,
+            {
+                **self.record_base,
+                "pid": proc.pid,
+                "exe": launch.exe,
+                "port": launch.local_port,
+                "servingPort": launch.serving_port,
+                "hostname": prepared.hostname,
+                "startedAt": now,
+                "restartCount": self.restart_count,
+                "argv": launch.argv,
+                "log": str(self.output.path),
+            },
+        )
+        spawn.wait_exec(proc, launch.exe)
+        self.log(
+            f"started {self.name} (pid {proc.pid}, restart {self.restart_count}): "
+            + " ".join(launch.argv)
+        )
+        self._arm_probes(now, None)
+
+    def _failed_start(self, message: str, now: float) -> None:
+        self.backoff.restarted(now)
+        self._wait_for("RunContainerError", message, now + (self.backoff.window or 0))
+
+    def _wait_for(self, reason: str, message: str, until: float) -> None:
+        if self.waiting != (reason, message):
+            self.log(f"{self.name}: {reason}: {message}")
+        self.waiting = (reason, message)
+        self.next_start = until
+
+    def _exited(self, code: int | None, now: float, why: str) -> None:
+        self.output.finish()
+        self.record_path.unlink(missing_ok=True)
+        finished = {
+            "exitCode": 137 if code is None else code,
+            "reason": "ContainerStatusUnknown"
+            if code is None
+            else ("Completed" if code == 0 else "Error"),
+            "startedAt": iso(self.started_at or now),
+            "finishedAt": iso(now),
+            "containerID": self._container_id(),
+        }
+        if code is None:
+            finished["message"] = "exit code unknown: " + (why or "the process was adopted")
+        self.log(
+            f"{self.name} (pid {self.pid}) exited with {finished['exitCode']}"
+            + (f" ({why})" if why else "")
+        )
+        self.proc, self.pid = None, None
+        self.started = self.ready = False
+        self.trackers = {}
+        self.stopping_since = None
+        self.last_state = {"terminated": finished}
+        restart = self.restart_policy == "Always" or (
+            self.restart_policy == "OnFailure" and finished["exitCode"] != 0
+        )
+        if not restart:
+            self.terminated, self.next_start = finished, None
+            return
+        delay = self.backoff.delay(now, now)
+        self.next_start = now + delay
+        if delay:
+            self.waiting = (
+                "CrashLoopBackOff",
+                f"back-off {delay:.0f}s restarting failed container={self.name} pod={self.pod_ref}",
+            )
+        else:
+            self.waiting = ("", "")
+
+    def _arm_probes(self, now: float, status: Mapping[str, Any] | None) -> None:
+        cap = self.options.max_probe_period
+        self.trackers = {}
+        adopted = status is not None
+        for kind, initial in (("startup", False), ("liveness", True), ("readiness", False)):
+            spec = parse_probe(self.spec.get(f"{kind}Probe"), self.spec, cap)
+            if spec is None:
+                continue
+            if spec.action not in ("http", "tcp") and kind not in self.warned:
+                self.warned.add(kind)
+                self.log(
+                    f"{self.name}: {spec.action} {kind} probes are not run in the lab; "
+                    "they count as passing"
+                )
+            if adopted:  # carry on from what the pod status says instead of starting over
+                initial = bool(status.get("started" if kind == "startup" else "ready", initial))
+            self.trackers[kind] = ProbeTracker(spec, now if not adopted else 0.0, initial)
+        startup = self.trackers.get("startup")
+        self.started = startup.result if startup else True
+        readiness = self.trackers.get("readiness")
+        self.ready = self.started and (readiness.result if readiness else True)
+
+    def _probe(self, now: float) -> None:
+        port = self.launch.local_port if self.launch else None
+        serving = self.launch.serving_port if self.launch else None
+
+        def run(kind: str) -> ProbeTracker | None:
+            tracker = self.trackers.get(kind)
+            if tracker is None or not tracker.due(now):
+                return None
+            # Only the port the program serves on is mapped; anything else is not served.
+            target = port if serving is not None and tracker.spec.port == serving else None
+            passed, message = check(tracker.spec, target)
+            if tracker.record(passed, message, time.time()):
+                self.log(
+                    f"{self.name}: {kind} probe "
+                    + ("passed" if tracker.result else f"failed: {message}")
+                )
+            return tracker
+
+        if not self.started:
+            tracker = run("startup")
+            if tracker is None:
+                return
+            if tracker.result:
+                self.started = True
+            elif tracker.failures >= tracker.spec.failure_threshold:
+                self.stop(self.grace, f"startup probe failed: {tracker.message}")
+                return
+            else:
+                return
+        liveness = run("liveness")
+        if liveness is not None and not liveness.result:
+            self.stop(self.grace, f"liveness probe failed: {liveness.message}")
+            return
+        readiness = self.trackers.get("readiness")
+        run("readiness")
+        self.ready = readiness.result if readiness else True
+
+    def _container_id(self) -> str:
+        return f"kschedctl-lab://{self.pid}" if self.pid else ""
+
+    # -- status --------------------------------------------------------------------------------
+
+    def status(self) -> dict[str, Any]:
+        """This container's ``containerStatuses`` entry."""
+        if self.pid is not None:
+            state: dict[str, Any] = {"running": {"startedAt": iso(self.started_at)}}
+        elif self.terminated is not None:
+            state = {"terminated": self.terminated}
+        else:
+            reason, message = self.waiting
+            waiting = {"reason": reason or "ContainerCreating"}
+            if message:
+                waiting["message"] = message
+            state = {"waiting": waiting}
+        status: dict[str, Any] = {
+            "name": self.name,
+            "image": self.image,
+            "imageID": "",
+            "ready": self.pid is not None and self.ready,
+            "started": self.pid is not None and self.started,
+            "restartCount": self.restart_count,
+            "state": state,
+            "lastState": self.last_state,
+        }
+        if self.pid is not None:
+            status["containerID"] = self._container_id()
+        return status

@@ -1,0 +1,143 @@
+"""What the runner asks of the lab's API server, on plain dicts through :class:`Cluster`."""
+
+from __future__ import annotations
+
+import base64
+import time
+from collections.abc import Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from kschedctl.errors import NotFoundError
+from kschedctl.k8s.client import ApiError, Cluster
+
+KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
+LOGS_API = "/apis/kwok.x-k8s.io/v1alpha1"
+MANAGED_BY = {"app.kubernetes.io/managed-by": "kschedctl-lab-runner"}
+NODE_CACHE_SECONDS = 30.0
+
+
+def pod_path(pod: Mapping[str, Any]) -> str:
+    meta = pod["metadata"]
+    return f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}"
+
+
+def logs_path(pod: Mapping[str, Any]) -> str:
+    meta = pod["metadata"]
+    return f"{LOGS_API}/namespaces/{meta['namespace']}/logs/{meta['name']}"
+
+
+class LabApi:
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self._nodes: dict[str, tuple[bool, float]] = {}
+
+    # -- nodes ---------------------------------------------------------------------------------
+
+    def is_kwok_node(self, name: str) -> bool:
+        """Whether kwok manages the node (cached briefly: it is asked for every bound pod)."""
+        cached = self._nodes.get(name)
+        if cached and time.monotonic() - cached[1] < NODE_CACHE_SECONDS:
+            return cached[0]
+        try:
+            node = self.cluster.get(f"/api/v1/nodes/{name}")
+        except NotFoundError:
+            return False
+        annotations = (node.get("metadata") or {}).get("annotations") or {}
+        managed = annotations.get(KWOK_NODE_ANNOTATION) == "fake"
+        self._nodes[name] = (managed, time.monotonic())
+        return managed
+
+    # -- objects a pod refers to ---------------------------------------------------------------
+
+    def get_object(self, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
+        resource = {"ConfigMap": "configmaps", "Secret": "secrets"}[kind]
+        try:
+            return self.cluster.get(f"/api/v1/namespaces/{namespace}/{resource}/{name}")
+        except NotFoundError:
+            return None
+
+    def lookup(self, kind: str, namespace: str, name: str) -> dict[str, str] | None:
+        """ConfigMap or Secret data as text (for environment variables)."""
+        obj = self.get_object(kind, namespace, name)
+        if obj is None:
+            return None
+        if kind == "Secret":
+            return {
+                k: base64.b64decode(v).decode(errors="replace")
+                for k, v in (obj.get("data") or {}).items()
+            }
+        return dict(obj.get("data") or {})
+
+    def request_token(
+        self, pod: Mapping[str, Any], audience: str | None, expiration: int
+    ) -> tuple[str, float]:
+        """A TokenRequest for the pod's ServiceAccount, bound to the pod (invalid once it goes)."""
+        meta = pod["metadata"]
+        account = (pod.get("spec") or {}).get("serviceAccountName") or "default"
+        body = {
+            "apiVersion": "authentication.k8s.io/v1",
+            "kind": "TokenRequest",
+            "spec": {
+                "audiences": [audience] if audience else [],
+                "expirationSeconds": expiration,
+                "boundObjectRef": {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "name": meta["name"],
+                    "uid": meta["uid"],
+                },
+            },
+        }
+        result = self.cluster.create(
+            f"/api/v1/namespaces/{meta['namespace']}/serviceaccounts/{account}/token", body
+        )
+        status = result.get("status") or {}
+        lifetime = float(expiration)
+        expires = status.get("expirationTimestamp")
+        if expires:
+            at = datetime.fromisoformat(expires.replace("Z", "+00:00")).timestamp()
+            lifetime = max(60.0, at - time.time())
+        return status["token"], lifetime
+
+    # -- status and logs -----------------------------------------------------------------------
+
+    def patch_status(self, pod: Mapping[str, Any], status: Mapping[str, Any]) -> dict[str, Any]:
+        return self.cluster.patch(pod_path(pod) + "/status", {"status": status}, merge=False)
+
+    def apply_logs(self, pod: Mapping[str, Any], logs: list[dict[str, Any]]) -> None:
+        """kwok's ``Logs`` for the pod: where ``kubectl logs`` finds each container's file."""
+        meta = pod["metadata"]
+        body = {
+            "apiVersion": "kwok.x-k8s.io/v1alpha1",
+            "kind": "Logs",
+            "metadata": {
+                "name": meta["name"],
+                "namespace": meta["namespace"],
+                "labels": MANAGED_BY,
+                # Garbage-collected with the pod even if no runner is there to delete it.
+                "ownerReferences": [
+                    {"apiVersion": "v1", "kind": "Pod", "name": meta["name"], "uid": meta["uid"]}
+                ],
+            },
+            "spec": {"logs": logs},
+        }
+        self.cluster.apply(logs_path(pod), body)
+
+    def delete_logs(self, pod: Mapping[str, Any], pod_dir: Path) -> None:
+        """Delete the pod's ``Logs`` unless it now belongs to a newer pod of the same name."""
+        try:
+            logs = self.cluster.get(logs_path(pod))
+        except NotFoundError:
+            return
+        files = [entry.get("logsFile", "") for entry in (logs.get("spec") or {}).get("logs") or []]
+        if not any(f.startswith(str(pod_dir) + "/") for f in files):
+            return
+        version = logs["metadata"]["resourceVersion"]
+        try:
+            self.cluster.request(
+                "DELETE", logs_path(pod), body={"preconditions": {"resourceVersion": version}}
+            )
+        except (NotFoundError, ApiError):
+            pass  # gone, or changed by a newer pod meanwhile: theirs now

@@ -1,0 +1,150 @@
+"""Which containers the lab really runs, and the command line each one gets.
+
+:func:`program_for` is the one place images are matched. To run another scheduler program
+(kschedctl's own, say an image whose repository ends in ``kschedctl`` run as
+``python -m kschedctl``), add its rule there and a launch function to ``LAUNCHERS``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kschedctl.lab.runner.podenv import flag_values, replace_flag, rewrite_path
+
+KUBE_SCHEDULER = "kube-scheduler"
+KUBE_SCHEDULER_PORT = 10259  # kube-scheduler's default --secure-port
+
+
+class LaunchError(Exception):
+    """The container cannot be run in the lab (what a kubelet reports as RunContainerError)."""
+
+
+def image_repository(image: str) -> str:
+    """``registry.k8s.io/kube-scheduler`` for ``registry.k8s.io/kube-scheduler:v1.36.3@sha…``."""
+    name = image.split("@", 1)[0]
+    slash = name.rfind("/")
+    colon = name.rfind(":")
+    return name[:colon] if colon > slash else name
+
+
+def image_tag(image: str) -> str:
+    name = image.split("@", 1)[0]
+    slash, colon = name.rfind("/"), name.rfind(":")
+    return name[colon + 1 :] if colon > slash else ""
+
+
+def program_for(container: Mapping[str, Any]) -> str | None:
+    """The program the lab runs for this container, or None (kwok keeps simulating it).
+
+    Any image whose repository's last path element is ``kube-scheduler`` —
+    ``registry.k8s.io/kube-scheduler:*`` and mirrors or rebuilds of it.
+    """
+    repository = image_repository(str(container.get("image") or ""))
+    if repository.rsplit("/", 1)[-1] == KUBE_SCHEDULER:
+        return KUBE_SCHEDULER
+    return None
+
+
+@dataclass(frozen=True)
+class LaunchContext:
+    binaries: Mapping[str, Path]
+    lab_version: str  # the Kubernetes version the lab's binaries were built from
+    kubeconfig: Path  # authenticates as the pod's ServiceAccount
+    run_dir: Path  # per-container scratch directory (config copies)
+    mounts: Sequence[tuple[str, str]]  # (mountPath, lab path)
+    local_port: int  # a free port on 127.0.0.1 for the program to serve on
+
+
+@dataclass
+class Launch:
+    argv: list[str]
+    exe: str  # what /proc/<pid>/exe shows once the program runs
+    serving_port: int | None  # the port the program serves on inside the pod (probe target)
+    local_port: int | None  # where it really listens here
+    notes: list[str] = field(default_factory=list)
+
+
+def _kube_scheduler(
+    image: str, command: Sequence[str], args: Sequence[str], ctx: LaunchContext
+) -> Launch:
+    binary = ctx.binaries[KUBE_SCHEDULER]
+    notes = []
+    tag = image_tag(image)
+    if tag and tag != ctx.lab_version:
+        notes.append(
+            f"image tag {tag} differs from the lab's kube-scheduler {ctx.lab_version}; "
+            "running the lab's binary"
+        )
+    # Without a command the image's entrypoint runs: kube-scheduler, for these images.
+    command = list(command) or [KUBE_SCHEDULER]
+    if Path(command[0]).name != KUBE_SCHEDULER:
+        raise LaunchError(
+            f"the lab runs kube-scheduler images by their kube-scheduler binary only, "
+            f"but the command is {command[0]!r}"
+        )
+    args = [*command[1:], *args]
+    configs = flag_values(args, "config")
+    if configs:
+        args = replace_flag(args, "config", str(_config_copy(Path(configs[-1]), ctx)))
+    elif not flag_values(args, "kubeconfig") and not flag_values(args, "master"):
+        # No --config and no --kubeconfig: kube-scheduler would use in-cluster config.
+        args.append(f"--kubeconfig={ctx.kubeconfig}")
+    for flag in ("authentication-kubeconfig", "authorization-kubeconfig"):
+        # Unset, these fall back to in-cluster config too (delegated authn/authz of /metrics).
+        if not flag_values(args, flag):
+            args.append(f"--{flag}={ctx.kubeconfig}")
+    ports = flag_values(args, "secure-port")
+    try:
+        serving = int(ports[-1]) if ports else KUBE_SCHEDULER_PORT
+    except ValueError as err:
+        raise LaunchError(f"--secure-port={ports[-1]} is not a number") from err
+    local: int | None = None
+    if serving:
+        # Appended, so they win over the pod's own: replicas must not collide on one port.
+        local = ctx.local_port
+        args += [f"--secure-port={local}", "--bind-address=127.0.0.1"]
+    return Launch([str(binary), *args], str(binary), serving or None, local, notes)
+
+
+def _config_copy(source: Path, ctx: LaunchContext) -> Path:
+    """A copy of the KubeSchedulerConfiguration whose clientConnection works in the lab.
+
+    An empty ``clientConnection.kubeconfig`` means in-cluster config, which reads the token
+    from a fixed path (/var/run/secrets/kubernetes.io/serviceaccount/token) no lab process
+    has: it gets the ServiceAccount kubeconfig instead. A path under a mount is rewritten.
+    """
+    try:
+        config = yaml.safe_load(source.read_text())
+    except (OSError, yaml.YAMLError) as err:
+        raise LaunchError(f"cannot read --config {source}: {err}") from err
+    if not isinstance(config, dict):
+        raise LaunchError(f"--config {source} is not a KubeSchedulerConfiguration")
+    connection = config.get("clientConnection")
+    if not isinstance(connection, dict):
+        connection = config["clientConnection"] = {}
+    kubeconfig = connection.get("kubeconfig")
+    connection["kubeconfig"] = (
+        rewrite_path(kubeconfig, ctx.mounts) if kubeconfig else str(ctx.kubeconfig)
+    )
+    target = ctx.run_dir / "config" / source.name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(yaml.safe_dump(config, sort_keys=False))
+    return target
+
+
+Launcher = Callable[[str, Sequence[str], Sequence[str], LaunchContext], Launch]
+LAUNCHERS: dict[str, Launcher] = {
+    KUBE_SCHEDULER: _kube_scheduler,
+}
+
+
+def launch(
+    program: str, image: str, command: Sequence[str], args: Sequence[str], ctx: LaunchContext
+) -> Launch:
+    """The command line for a container (command and args already expanded and rewritten)."""
+    return LAUNCHERS[program](image, command, args, ctx)

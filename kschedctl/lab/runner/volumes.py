@@ -1,0 +1,255 @@
+"""Pod volumes materialised as directories of the lab, as the kubelet's volume plugins would.
+
+``<pod dir>/volumes/<volume>/`` holds ConfigMap and Secret keys, projected sources (a
+ServiceAccount token from the TokenRequest API, ``ca.crt``, the ``namespace``), downward-API
+files and emptyDirs. A hostPath ``/etc/x`` is ``<lab>/host/etc/x``, so files "on the node" can
+be placed there. Files are written atomically (renamed into place), so a refreshed token is
+never seen half-written.
+"""
+
+from __future__ import annotations
+
+import base64
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any, Protocol
+
+from kschedctl.lab.runner.podenv import ContainerConfigError, field_value
+
+TOKEN_REFRESH_FRACTION = 0.8  # the kubelet renews a projected token at 80 % of its lifetime
+
+
+class VolumeError(Exception):
+    """A volume cannot be set up (what the kubelet reports as FailedMount)."""
+
+
+class VolumeApi(Protocol):
+    def get_object(self, kind: str, namespace: str, name: str) -> dict[str, Any] | None: ...
+
+    def request_token(
+        self, pod: Mapping[str, Any], audience: str | None, expiration: int
+    ) -> tuple[str, float]:
+        """A token for the pod's ServiceAccount, bound to the pod; (token, lifetime seconds)."""
+        ...
+
+
+@dataclass
+class TokenFile:
+    path: Path
+    audience: str | None
+    expiration: int
+    mode: int
+    refresh_at: float = 0.0
+
+
+@dataclass
+class Volumes:
+    paths: dict[str, Path] = field(default_factory=dict)  # volume name -> lab directory
+    tokens: list[TokenFile] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def host_path(lab_dir: Path, path: str) -> Path:
+    return lab_dir / "host" / path.lstrip("/")
+
+
+def _write(directory: Path, relative: str, data: bytes, mode: int) -> Path:
+    parts = PurePosixPath(relative).parts
+    if not parts or ".." in parts or relative.startswith("/"):
+        raise VolumeError(f"invalid path {relative!r} in a volume")
+    target = directory.joinpath(*parts)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.tmp")
+    tmp.write_bytes(data)
+    tmp.chmod(mode)
+    tmp.replace(target)
+    return target
+
+
+def _keyed(
+    directory: Path,
+    data: Mapping[str, bytes],
+    items: list[dict[str, Any]] | None,
+    mode: int,
+    what: str,
+    optional: bool,
+) -> None:
+    """ConfigMap/Secret keys as files: all keys, or just ``items`` (key -> path)."""
+    if not items:
+        for key, value in data.items():
+            _write(directory, key, value, mode)
+        return
+    for item in items:
+        if item["key"] not in data:
+            if optional:
+                continue
+            raise VolumeError(f'configmap/secret key "{item["key"]}" not found in {what}')
+        _write(directory, item["path"], data[item["key"]], int(item.get("mode", mode)))
+
+
+def _configmap_data(obj: Mapping[str, Any]) -> dict[str, bytes]:
+    data = {k: v.encode() for k, v in (obj.get("data") or {}).items()}
+    data.update({k: base64.b64decode(v) for k, v in (obj.get("binaryData") or {}).items()})
+    return data
+
+
+def _secret_data(obj: Mapping[str, Any]) -> dict[str, bytes]:
+    return {k: base64.b64decode(v) for k, v in (obj.get("data") or {}).items()}
+
+
+def _source(
+    api: VolumeApi, kind: str, namespace: str, name: str, optional: bool
+) -> dict[str, bytes] | None:
+    obj = api.get_object(kind, namespace, name)
+    if obj is None:
+        if optional:
+            return None
+        raise VolumeError(f'{kind.lower()} "{name}" not found')
+    return _configmap_data(obj) if kind == "ConfigMap" else _secret_data(obj)
+
+
+def _downward(
+    directory: Path,
+    pod: Mapping[str, Any],
+    items: list[dict[str, Any]],
+    mode: int,
+    volumes: Volumes,
+) -> None:
+    for item in items:
+        if "fieldRef" not in item:
+            volumes.notes.append(
+                f"downward-API item {item.get('path')}: only fieldRef is "
+                "supported in the lab; file left out"
+            )
+            continue
+        try:
+            value = field_value(pod, item["fieldRef"]["fieldPath"])
+        except ContainerConfigError as err:
+            raise VolumeError(str(err)) from err
+        _write(directory, item["path"], value.encode(), int(item.get("mode", mode)))
+
+
+def materialise(pod: Mapping[str, Any], pod_dir: Path, lab_dir: Path, api: VolumeApi) -> Volumes:
+    """Create every volume of ``pod``; raises VolumeError naming the first that cannot be."""
+    namespace = pod["metadata"]["namespace"]
+    volumes = Volumes()
+    for volume in (pod.get("spec") or {}).get("volumes") or []:
+        name = volume["name"]
+        directory = pod_dir / "volumes" / name
+        if "hostPath" in volume:
+            volumes.paths[name] = _host_path(lab_dir, volume["hostPath"])
+            continue
+        directory.mkdir(parents=True, exist_ok=True)
+        volumes.paths[name] = directory
+        if "configMap" in volume:
+            spec = volume["configMap"]
+            mode = int(spec.get("defaultMode", 0o644))
+            optional = spec.get("optional", False)
+            data = _source(api, "ConfigMap", namespace, spec["name"], optional)
+            if data is not None:
+                _keyed(
+                    directory, data, spec.get("items"), mode, f"configmap {spec['name']}", optional
+                )
+        elif "secret" in volume:
+            spec = volume["secret"]
+            mode = int(spec.get("defaultMode", 0o644))
+            optional = spec.get("optional", False)
+            data = _source(api, "Secret", namespace, spec["secretName"], optional)
+            if data is not None:
+                _keyed(
+                    directory,
+                    data,
+                    spec.get("items"),
+                    mode,
+                    f"secret {spec['secretName']}",
+                    optional,
+                )
+        elif "projected" in volume:
+            _projected(directory, pod, volume["projected"], api, volumes)
+        elif "downwardAPI" in volume:
+            spec = volume["downwardAPI"]
+            _downward(
+                directory,
+                pod,
+                spec.get("items") or [],
+                int(spec.get("defaultMode", 0o644)),
+                volumes,
+            )
+        elif "emptyDir" not in volume:
+            kind = next((k for k in volume if k != "name"), "unknown")
+            volumes.notes.append(
+                f"volume {name}: {kind} volumes are not materialised in the lab; "
+                "an empty directory stands in"
+            )
+    return volumes
+
+
+def _host_path(lab_dir: Path, spec: Mapping[str, Any]) -> Path:
+    path = host_path(lab_dir, spec["path"])
+    kind = spec.get("type") or ""
+    if kind in ("", "DirectoryOrCreate") and not path.exists():
+        path.mkdir(parents=True, exist_ok=True)
+    elif kind == "FileOrCreate" and not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch()
+    elif kind == "Directory" and not path.is_dir():
+        raise VolumeError(f"hostPath type check failed: {path} is not a directory")
+    elif kind == "File" and not path.is_file():
+        raise VolumeError(f"hostPath type check failed: {path} is not a file")
+    elif kind in ("Socket", "CharDevice", "BlockDevice") and not path.exists():
+        raise VolumeError(f"hostPath type check failed: {path} does not exist")
+    return path
+
+
+def _projected(
+    directory: Path,
+    pod: Mapping[str, Any],
+    spec: Mapping[str, Any],
+    api: VolumeApi,
+    volumes: Volumes,
+) -> None:
+    namespace = pod["metadata"]["namespace"]
+    mode = int(spec.get("defaultMode", 0o644))
+    for source in spec.get("sources") or []:
+        if "serviceAccountToken" in source:
+            token = source["serviceAccountToken"]
+            if ".." in PurePosixPath(token["path"]).parts or token["path"].startswith("/"):
+                raise VolumeError(f"invalid path {token['path']!r} in a volume")
+            entry = TokenFile(
+                directory / token["path"],
+                token.get("audience") or None,
+                int(token.get("expirationSeconds") or 3600),
+                mode,
+            )
+            refresh_token(entry, pod, api)
+            volumes.tokens.append(entry)
+        elif "configMap" in source or "secret" in source:
+            kind, key = (
+                ("ConfigMap", "configMap") if "configMap" in source else ("Secret", "secret")
+            )
+            ref = source[key]
+            optional = ref.get("optional", False)
+            data = _source(api, kind, namespace, ref["name"], optional)
+            if data is not None:
+                _keyed(
+                    directory,
+                    data,
+                    ref.get("items"),
+                    mode,
+                    f"{kind.lower()} {ref['name']}",
+                    optional,
+                )
+        elif "downwardAPI" in source:
+            _downward(directory, pod, source["downwardAPI"].get("items") or [], mode, volumes)
+        else:
+            kind = next(iter(source), "unknown")
+            volumes.notes.append(f"projected source {kind} is not materialised in the lab")
+
+
+def refresh_token(entry: TokenFile, pod: Mapping[str, Any], api: VolumeApi) -> None:
+    """Request a fresh token and write it; the next refresh is due at 80 % of its lifetime."""
+    token, lifetime = api.request_token(pod, entry.audience, entry.expiration)
+    _write(entry.path.parent, entry.path.name, token.encode(), entry.mode)
+    entry.refresh_at = time.time() + lifetime * TOKEN_REFRESH_FRACTION
