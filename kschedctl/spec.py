@@ -197,7 +197,7 @@ def _load_section(cls: type, data: Any, path: str, out: list[Problem]) -> Any:
             continue
         f = fields[key]
         hint = hints[f.name]
-        if dataclasses.is_dataclass(hint):
+        if isinstance(hint, type) and dataclasses.is_dataclass(hint):
             values[f.name] = _load_section(hint, value, fpath, out)
             continue
         expected = _expected_type(hint)
@@ -230,7 +230,8 @@ def spec_from_dict(doc: Any, source: str = "") -> tuple[Spec | None, list[Proble
         out.append(Problem("apiVersion", f"must be {API_VERSION}, not {doc.get('apiVersion')!r}"))
     if doc.get("kind") != KIND:
         out.append(Problem("kind", f"must be {KIND}, not {doc.get('kind')!r}"))
-    metadata = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    raw_metadata = doc.get("metadata")
+    metadata: dict[str, Any] = raw_metadata if isinstance(raw_metadata, dict) else {}
     check_fields(metadata, {"name": str}, "metadata", out)
     name = metadata.get("name")
     if not isinstance(name, str) or not name:

@@ -120,8 +120,11 @@ EXTENDER = {
     "managedResources": list,
     "ignorable": bool,
 }
-TLS_CONFIG = dict.fromkeys(("serverName", "certFile", "keyFile", "caFile"), str)
-TLS_CONFIG.update(dict.fromkeys(("certData", "keyData", "caData"), str), insecure=bool)
+TLS_CONFIG: dict[str, Any] = {"insecure": bool}
+TLS_CONFIG.update(
+    dict.fromkeys(("serverName", "certFile", "keyFile", "caFile", "certData", "keyData"), str),
+    caData=str,
+)
 MANAGED_RESOURCE = {"name": str, "ignoredByScheduler": bool}
 
 # Known fields of in-tree plugin args (kubescheduler.config.k8s.io/v1); None = not checked.
@@ -209,9 +212,13 @@ def _check_top(doc: dict[str, Any], out: list[Problem], prefix: str) -> None:
     for key in ("enableProfiling", "enableContentionProfiling", "delayCacheUntilActive"):
         if key in doc and not type_ok(doc[key], bool):
             out.append(Problem(p + key, f"must be a boolean, not {doc[key]!r}"))
-    ints = ("parallelism", "percentageOfNodesToScore", "percentageOfPlacementsToScore")
-    ints += ("podInitialBackoffSeconds", "podMaxBackoffSeconds")
-    for key in ints:
+    for key in (
+        "parallelism",
+        "percentageOfNodesToScore",
+        "percentageOfPlacementsToScore",
+        "podInitialBackoffSeconds",
+        "podMaxBackoffSeconds",
+    ):
         if key in doc and not type_ok(doc[key], int):
             out.append(Problem(p + key, f"must be an integer, not {doc[key]!r}"))
     value = doc.get("parallelism")
@@ -236,7 +243,9 @@ def _check_top(doc: dict[str, Any], out: list[Problem], prefix: str) -> None:
         )
 
 
-def _duration(le: dict[str, Any], key: str, default: float, path: str, out: list[Problem]):
+def _duration(
+    le: dict[str, Any], key: str, default: float, path: str, out: list[Problem]
+) -> float | None:
     if le.get(key) is None:
         return default
     try:
@@ -487,7 +496,7 @@ def _check_extenders(raw: Any, out: list[Problem], path: str) -> None:
                     Problem(f"{rpath}.name", f"{name!r}: duplicate extender managed resource name")
                 )
             else:
-                managed.add(name)
+                managed.add(str(name))
 
 
 _QUALIFIED = re.compile(

@@ -1,0 +1,30 @@
+"""Pure modules stay pure: no typer, rich or kubernetes (DESIGN §4)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+PURE = [
+    "kschedctl.versions",
+    "kschedctl.schema",
+    "kschedctl.plugin_args",
+    "kschedctl.validate",
+    "kschedctl.spec",
+    "kschedctl.render",
+    "kschedctl.checks",
+    "kschedctl.workspace",
+]
+FORBIDDEN = ("typer", "rich", "click", "kubernetes")
+
+
+def test_pure_modules_import_no_cli_or_client_packages() -> None:
+    probe = (
+        "import importlib, sys\n"
+        f"for name in {PURE!r}: importlib.import_module(name)\n"
+        f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({FORBIDDEN!r})))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert result.stdout.strip() == "[]"
