@@ -314,6 +314,7 @@ class Lab:
             f"--node-lease-duration-seconds={NODE_LEASE_SECONDS}", f"--cidr={POD_CIDR}",
             "--enable-crds=Logs",
         ])  # fmt: skip
+        runner_port = self._start_runner(state, env)  # its start-up overlaps the waits below
         self._wait(state, "kube-controller-manager", f"https://127.0.0.1:{kcm_port}/healthz",
                    timeout, progress)  # fmt: skip
         self._wait(state, "kube-scheduler", f"https://127.0.0.1:{sched_port}/healthz",
@@ -326,15 +327,32 @@ class Lab:
             api.wait_nodes_ready(cluster, [n["metadata"]["name"] for n in nodes], timeout)
         progress("waiting for the default ServiceAccount")
         api.wait_default_service_account(cluster, "default", timeout)
-
-        # The runner runs scheduler pods as processes: the same interpreter, `-m kschedctl`.
-        runner_port = free_port()
-        python = os.path.realpath(sys.executable)  # what /proc/<pid>/exe shows
-        self._start(state, "runner", bins, runner_port, env, [
-            "-m", "kschedctl", "lab", "runner", f"--dir={self.dir}",
-            f"--health-port={runner_port}",
-        ], exe=python, argv0=sys.executable)  # fmt: skip
         self._wait(state, "runner", f"http://127.0.0.1:{runner_port}/healthz", timeout, progress)
+
+    def _start_runner(self, state: LabState, env: dict[str, str]) -> int:
+        """Start the runner (scheduler pods as processes) with this interpreter; its port."""
+        port = free_port()
+        python = os.path.realpath(sys.executable)  # what /proc/<pid>/exe shows
+        self._start(state, "runner", {}, port, env, [
+            "-m", "kschedctl", "lab", "runner", f"--dir={self.dir}", f"--health-port={port}",
+        ], exe=python, argv0=sys.executable)  # fmt: skip
+        return port
+
+    def restart_runner(self, timeout: float = 60.0, progress: Progress = lambda _m: None) -> None:
+        """Start the runner of a running lab again (after it crashed, or to pick up new code).
+
+        The processes it ran keep running meanwhile; the new runner adopts them.
+        """
+        state = self.state() if self.is_lab_dir() else None
+        server = state.components.get("kube-apiserver") if state is not None else None
+        if state is None or server is None or not server.running():
+            raise LabError(f"no lab is running in {self.dir}",
+                           hint="start one with `kschedctl lab up`")  # fmt: skip
+        old = state.components.get("runner")
+        if old is not None:
+            processes.stop(old.pid, old.exe)
+        port = self._start_runner(state, processes.proxy_free_environment())
+        self._wait(state, "runner", f"http://127.0.0.1:{port}/healthz", timeout, progress)
 
     def _default_scheduler_config(self) -> dict[str, Any]:
         return {

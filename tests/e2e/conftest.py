@@ -50,6 +50,9 @@ def lab_binaries() -> dict[str, Path]:
 @pytest.fixture(scope="session")
 def lab(lab_binaries: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     the_lab = Lab(tmp_path_factory.mktemp("lab") / "lab")
+    # Probes every second at most (rendered manifests wait 10 s before the first startup
+    # probe): the lab runner's speed-up, inherited by every lab the tests start.
+    os.environ.setdefault("KSCHEDCTL_LAB_MAX_PROBE_PERIOD", "1")
 
     def teardown(*_args: Any) -> None:
         if the_lab.dir.exists():

@@ -61,7 +61,7 @@ def test_lab_status_env_and_second_up_refused(lab: Lab) -> None:
     assert again.returncode == 1
     assert "already running" in again.stderr and "lab down" in again.stderr
     assert lab.running_components().keys() == {
-        "etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok",
+        "etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "runner",
     }  # fmt: skip
 
 
