@@ -52,6 +52,12 @@ storage_classes=None)``
     ``message`` is kube-scheduler's reason string in v1.36 wording (e.g. "Insufficient cpu",
     "node(s) had untolerated taint(s)"); ``detail`` has the numbers and names ("cpu: requests
     3, free 1.5 of 4", the taint, the failing expression); ``fix`` says what to change.
+``feasible_nodes(pod, snapshot, *, limit=0, start=0) -> Feasible``
+    The scheduler's fast path: the names of the nodes that pass every filter (same filters,
+    same order as ``evaluate``) without building explanations, optionally stopping after
+    ``limit`` feasible nodes from a rotating ``start`` (``nodes_to_find(n, percentage)`` is
+    kube-scheduler's ``numFeasibleNodesToFind``). ``Feasible.rejected`` when a PreFilter
+    rejects the pod or it needs a filter the engine does not evaluate.
 ``failed_scheduling_message(evaluation, server_version=(1, 36), *, dra_enabled=None,
 truncate=True) -> str | None``
     The exact FailedScheduling event text kube-scheduler of that version writes (see
@@ -83,6 +89,7 @@ scheduler-enforced ``addedAffinity`` and non-default profiles; such pods are fla
 from __future__ import annotations
 
 from .engine import evaluate
+from .feasible import Feasible, feasible_nodes, nodes_to_find
 from .messages import failed_scheduling_message, fit_error_message, histogram, reason_text
 from .nodefilters import RequiredNodeAffinity, matches_node_affinity
 from .quantity import QuantityError, parse_quantity, to_milli, to_units
@@ -107,6 +114,7 @@ __all__ = [
     "UNRESOLVABLE",
     "UNSCHEDULABLE",
     "Evaluation",
+    "Feasible",
     "NodeInfo",
     "NodeVerdict",
     "NotEvaluated",
@@ -121,6 +129,7 @@ __all__ = [
     "Snapshot",
     "evaluate",
     "failed_scheduling_message",
+    "feasible_nodes",
     "find_untolerated_taint",
     "fit_error_message",
     "format_amount",
@@ -129,6 +138,7 @@ __all__ = [
     "label_selector",
     "matches_node_affinity",
     "node_allocatable",
+    "nodes_to_find",
     "parse_quantity",
     "pod_key",
     "pod_requests",
