@@ -69,7 +69,7 @@ def scheduler_entry(lab: Lab, name: str, tmp_path: Path) -> dict[str, Any]:
     return next(s for s in json.loads(listing.stdout)["schedulers"] if s["name"] == name)
 
 
-@pytest.mark.parametrize("form", ["service"])
+@pytest.mark.parametrize("form", ["service", "pod", "deployment"])
 def test_seed_flow(lab: Lab, cluster: Cluster, namespace: str, tmp_path: Path, form: str) -> None:
     name = "my-scheduler"
     created = run(lab, "create", name, cwd=tmp_path)
@@ -118,6 +118,78 @@ def test_seed_flow(lab: Lab, cluster: Cluster, namespace: str, tmp_path: Path, f
     later = cluster.get(f"/api/v1/namespaces/{namespace}/pods/later")
     assert later["status"]["phase"] == "Pending" and not later["spec"].get("nodeName")
     assert pod_events(cluster, namespace, "later") == []
+
+
+def lease_holder(cluster: Cluster, name: str) -> str:
+    lease = cluster.get(f"/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/{name}")
+    return str(lease["spec"].get("holderIdentity") or "")
+
+
+def test_ha_three_replicas_hand_over_the_lease(
+    lab: Lab, cluster: Cluster, namespace: str, tmp_path: Path
+) -> None:
+    name = "ha-sched"
+    try:
+        deployed = run(lab, "deploy", name, "--as-deployment", "--replicas", "3", cwd=tmp_path)
+        assert deployed.returncode == 0, deployed.stderr
+        entry = scheduler_entry(lab, name, tmp_path)
+        assert (entry["desired"], entry["ready"]) == (3, 3)
+        leader = lease_holder(cluster, name).split("_", 1)[0]
+        assert leader in entry["pods"]
+
+        # Stop the leader's process (the lab runner restarts it, like a kubelet, later).
+        record = next((lab.dir / "procs").glob(f"kube-system_{leader}_*.json"))
+        os.kill(json.loads(record.read_text())["pid"], 9)
+        new = wait_for(
+            lambda: (h := lease_holder(cluster, name).split("_", 1)[0]) != leader and h,
+            40, "another replica to take the Lease",
+        )  # fmt: skip
+        assert new in entry["pods"]
+        cluster.create(
+            f"/api/v1/namespaces/{namespace}/pods", pod_manifest("after", schedulerName=name)
+        )
+        assert wait_for(lambda: scheduled_by(cluster, namespace, "after"), 60, "scheduled") == name
+    finally:
+        run(lab, "remove", name, "--force", cwd=tmp_path)
+    assert managed_leftovers(cluster, name) == []
+
+
+def test_two_schedulers_side_by_side(
+    lab: Lab, cluster: Cluster, namespace: str, tmp_path: Path
+) -> None:
+    names = ("left-sched", "right-sched")
+    try:
+        for name, flag in zip(names, ("--as-pod", "--as-deployment"), strict=True):
+            deployed = run(lab, "deploy", name, flag, cwd=tmp_path)
+            assert deployed.returncode == 0, deployed.stderr
+        for name in names:
+            cluster.create(
+                f"/api/v1/namespaces/{namespace}/pods",
+                pod_manifest(f"for-{name}", schedulerName=name),
+            )
+        for name in names:
+            assert (
+                wait_for(lambda n=name: scheduled_by(cluster, namespace, f"for-{n}"), 60, name)
+                == name
+            )
+        listing = {
+            s["name"]: s
+            for s in json.loads(run(lab, "list", "-o", "json", cwd=tmp_path).stdout)["schedulers"]
+        }
+        assert (
+            listing["left-sched"]["form"] == "pod"
+            and listing["right-sched"]["form"] == "deployment"
+        )
+        assert all(listing[n]["healthy"] for n in names)
+        assert lease_holder(cluster, "left-sched") != lease_holder(cluster, "right-sched")
+        taken = run(lab, "deploy", "left-sched", "--as-deployment", cwd=tmp_path)
+        assert taken.returncode == 1 and "already deployed as pod" in taken.stderr
+    finally:
+        for name in names:
+            run(lab, "remove", name, "--force", cwd=tmp_path)
+    assert (
+        managed_leftovers(cluster, "left-sched") == managed_leftovers(cluster, "right-sched") == []
+    )
 
 
 def test_refusals(lab: Lab, cluster: Cluster, tmp_path: Path) -> None:
