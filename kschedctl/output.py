@@ -50,14 +50,22 @@ def emit_data(data: Any, fmt: str) -> None:
 def print_table(
     columns: Sequence[str], rows: Iterable[Sequence[Any]], *, title: str | None = None
 ) -> None:
-    """A kubectl-like plain table on stdout (data, so it stays pipeable)."""
+    """A kubectl-like plain table on stdout (data, so it stays pipeable).
+
+    Cells are literal text: event messages and log lines carry brackets ("plugin(s)
+    [NodeAffinity]") that rich would otherwise read as markup. Pass a ``rich.text.Text`` to
+    style a cell.
+    """
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(title=title, box=None, header_style="bold", pad_edge=False, show_edge=False)
     for col in columns:
         table.add_column(col.upper(), no_wrap=True)
     for row in rows:
-        table.add_row(*("" if v is None else str(v) for v in row))
+        table.add_row(
+            *(v if isinstance(v, Text) else Text("" if v is None else str(v)) for v in row)
+        )
     stdout_console().print(table)
 
 

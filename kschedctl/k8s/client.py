@@ -45,10 +45,11 @@ def _kubeconfig_hint() -> str:
 class Cluster:
     """A connection to one API server (one kubeconfig context)."""
 
-    def __init__(self, api_client: Any, context: str | None) -> None:
+    def __init__(self, api_client: Any, context: str | None, namespace: str = "default") -> None:
         self.api_client = api_client
         self.context = context
         self.server = api_client.configuration.host
+        self.namespace = namespace  # the context's namespace: kubectl's default for -n
 
     @classmethod
     def connect(cls, kubeconfig: str | None = None, context: str | None = None) -> Cluster:
@@ -65,16 +66,21 @@ class Cluster:
             if not Path(path).is_file():
                 if kubeconfig is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
                     config.load_incluster_config(client_configuration=configuration)
-                    return cls(client.ApiClient(configuration), None)
+                    return cls(client.ApiClient(configuration), None, _incluster_namespace())
                 raise ClusterError(f"kubeconfig {path} does not exist", hint=_kubeconfig_hint())
             config.load_kube_config(
                 config_file=path, context=context, client_configuration=configuration
             )
+            contexts, active = config.list_kube_config_contexts(config_file=path)
         except ConfigException as err:
             raise ClusterError(
                 f"cannot use kubeconfig {path}: {err}", hint=_kubeconfig_hint()
             ) from err
-        return cls(client.ApiClient(configuration), context)
+        chosen = (
+            next((c for c in contexts if c.get("name") == context), None) if context else active
+        )
+        namespace = ((chosen or {}).get("context") or {}).get("namespace") or "default"
+        return cls(client.ApiClient(configuration), context, namespace)
 
     # -- raw requests -------------------------------------------------------------------------
 
@@ -212,6 +218,14 @@ class Cluster:
 
     def close(self) -> None:
         self.api_client.close()
+
+
+def _incluster_namespace() -> str:
+    path = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+    try:
+        return path.read_text().strip() or "default"
+    except OSError:
+        return "default"
 
 
 def _query_value(value: Any) -> Any:

@@ -17,9 +17,10 @@ from kschedctl.schedulers import (
 MANAGED_SELECTOR = f"{MANAGED_BY}=kschedctl"
 
 
-def snapshot(cluster: Cluster) -> Snapshot:
+def snapshot(cluster: Cluster, pods: list[dict[str, Any]] | None = None) -> Snapshot:
+    """``pods``: every pod, when the caller has listed them already (`why` needs them too)."""
     with ThreadPoolExecutor(max_workers=4) as pool:
-        pods = pool.submit(cluster.list, "/api/v1/pods")
+        all_pods = pool.submit(lambda: pods if pods is not None else cluster.list("/api/v1/pods"))
         deployments = pool.submit(cluster.list, "/apis/apps/v1/deployments")
         # Node heartbeats live in kube-node-lease: thousands of leases no scheduler owns.
         leases = pool.submit(
@@ -31,7 +32,7 @@ def snapshot(cluster: Cluster) -> Snapshot:
             cluster.list, "/apis/rbac.authorization.k8s.io/v1/roles", labelSelector=MANAGED_SELECTOR
         )
         snap = Snapshot(
-            pods=pods.result(),
+            pods=all_pods.result(),
             deployments=deployments.result(),
             configmaps={},
             leases=leases.result(),

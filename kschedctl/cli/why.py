@@ -1,0 +1,158 @@
+"""`kschedctl why`: why a pod is Pending, node by node, with what to change."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from kschedctl import output
+from kschedctl.cli.common import check_output, connect
+from kschedctl.cli.options import AllNamespaces, Context, Kubeconfig, Namespace
+from kschedctl.errors import EXIT_FINDINGS, UsageError
+
+if TYPE_CHECKING:
+    from kschedctl.diagnosis import Diagnosis
+
+OutputOpt = Annotated[str, typer.Option("-o", "--output", help="table, yaml or json.")]
+
+_MARK = {"error": "[red]✗[/red]", "warning": "[yellow]![/yellow]", "info": "[dim]·[/dim]"}
+
+
+def why(
+    pod: Annotated[
+        str | None, typer.Argument(help="The pod (NAME or pod/NAME).", show_default=False)
+    ] = None,
+    all_pods: Annotated[
+        bool,
+        typer.Option("--all", help="Every Pending pod of the namespace (with -A: of the cluster)."),
+    ] = False,
+    namespace: Namespace = None,
+    all_namespaces: AllNamespaces = False,
+    all_reasons: Annotated[
+        bool,
+        typer.Option(
+            "--all-reasons",
+            help="Every failing filter per node, not only the first (the one kube-scheduler reports).",
+        ),
+    ] = False,
+    out: OutputOpt = "table",
+    kubeconfig: Kubeconfig = None,
+    context: Context = None,
+) -> None:
+    """Explain a Pending pod: scheduling gates, a missing or unhealthy scheduler, then which
+    filter rejects each node and what to change; the summary is the FailedScheduling message
+    kube-scheduler writes. Exit 0 if the pod can be scheduled, 6 if not."""
+    check_output(out, ("table", "yaml", "json"))
+    if all_pods == (pod is not None):
+        raise UsageError(
+            "name one pod, or pass --all",
+            hint="kschedctl why POD [-n NS] | kschedctl why --all [-A]",
+        )
+    if all_namespaces and not all_pods:
+        raise UsageError("-A/--all-namespaces goes with --all", hint="kschedctl why --all -A")
+    from kschedctl.k8s.diagnose import why_pending, why_pod
+
+    cluster = connect(kubeconfig, context)
+    try:
+        ns = None if all_namespaces else (namespace or cluster.namespace)
+        if pod is not None:
+            kind, sep, name = pod.partition("/")
+            if sep and kind.lower() not in ("pod", "pods", "po"):
+                raise UsageError(f"{pod!r} is not a pod", hint="kschedctl why POD or pod/POD")
+            diagnoses = [why_pod(cluster, ns or "default", name if sep else pod,
+                                 all_reasons=all_reasons, kubeconfig=kubeconfig)]  # fmt: skip
+        else:
+            diagnoses = why_pending(cluster, ns, all_reasons=all_reasons, kubeconfig=kubeconfig)
+    finally:
+        cluster.close()
+
+    if pod is not None:
+        if out == "table":
+            print_diagnosis(diagnoses[0], all_reasons)
+        else:
+            output.emit_data(diagnoses[0].to_dict(), out)
+    elif out == "table":
+        if diagnoses:
+            print_pending(diagnoses, all_namespaces)
+        else:
+            where = "in any namespace" if all_namespaces else f"in namespace {ns}"
+            output.info(f"no pod is waiting for a scheduler {where}")
+    else:
+        output.emit_data({"pods": [d.to_dict() for d in diagnoses]}, out)
+    if not all(d.schedulable for d in diagnoses):
+        raise typer.Exit(EXIT_FINDINGS)
+
+
+def _scheduler_line(s: dict[str, Any]) -> str:
+    if s.get("served") is None:
+        return f"{s['name']} (not looked up)"
+    if not s["served"]:
+        return f"{s['name']}: NOT SERVED by anything in the cluster"
+    parts = [s.get("form") or "?"]
+    if s.get("managed"):
+        parts.append("deployed by kschedctl")
+    if s.get("desired") is not None:
+        parts.append(f"ready {s.get('ready') or 0}/{s['desired']}")
+    if s.get("leader"):
+        parts.append(f"leader {s['leader']}")
+    parts.append("healthy" if s.get("healthy") else "UNHEALTHY")
+    return f"{s['name']} ({', '.join(parts)})"
+
+
+def print_diagnosis(d: Diagnosis, all_reasons: bool) -> None:
+    from rich.markup import escape
+
+    console = output.stdout_console()
+    pod = d.pod
+    verdict = (
+        "[green]can be scheduled[/green]" if d.schedulable else "[red]cannot be scheduled[/red]"
+    )
+    if d.evaluation is None:
+        verdict = "[green]nothing to schedule[/green]" if d.schedulable else "[red]stuck[/red]"
+    console.print(
+        f"Pod:        {escape(pod['namespace'])}/{escape(pod['name'])} ({d.phase})", highlight=False
+    )
+    console.print(f"Scheduler:  {escape(_scheduler_line(d.scheduler))}", highlight=False)
+    console.print(f"Verdict:    {verdict}", highlight=False)
+    if d.summary:
+        console.print(f"Summary:    {escape(d.summary)}", highlight=False)
+    console.print("\nFindings:", highlight=False)
+    for f in d.findings:
+        console.print(f"  {_MARK[f.severity]} {f.code}: {escape(f.message)}", highlight=False)
+        if f.fix:
+            console.print(f"      fix: {escape(f.fix)}", highlight=False)
+    ev = d.evaluation
+    if ev is None or not ev.nodes:
+        return
+    console.print("", highlight=False)
+    rows = []
+    for v in ev.nodes:
+        if v.fits:
+            rows.append((v.name, "yes", "", "", ""))
+            continue
+        for index, r in enumerate(v.reasons if all_reasons else v.scheduler_reasons):
+            rows.append((v.name if index == 0 else "", "no" if index == 0 else "",
+                         r.plugin, r.message, r.detail))  # fmt: skip
+    output.print_table(("node", "fits", "filter", "reason", "detail"), rows)
+
+
+def print_pending(diagnoses: list[Diagnosis], all_namespaces: bool) -> None:
+    columns = ["namespace"] if all_namespaces else []
+    columns += ["pod", "scheduler", "verdict", "why"]
+    rows = []
+    for d in diagnoses:
+        blocking = d.blocking
+        reason = d.summary or (
+            blocking.message if blocking else d.findings[0].message if d.findings else ""
+        )
+        row = [d.pod["namespace"]] if all_namespaces else []
+        row += [d.pod["name"], d.pod["schedulerName"],
+                "schedulable" if d.schedulable else (blocking.code if blocking else "blocked"),
+                reason]  # fmt: skip
+        rows.append(row)
+    output.print_table(columns, rows)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("why")(why)

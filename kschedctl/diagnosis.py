@@ -1,0 +1,520 @@
+"""Why a pod is Pending (pure): the decision tree of ``kschedctl why`` over plain dicts.
+
+The tree asks the questions in the order that makes the answer actionable: is the pod waiting
+for a scheduler at all (phase, ``spec.nodeName``, deletion), is it held back before scheduling
+(``spec.schedulingGates``), does something serve its ``schedulerName`` and is that something
+healthy (Ready, leading its Lease, not logging ``forbidden``), and only then which filter
+rejects each node. The per-node part and the FailedScheduling text come from
+:mod:`kschedctl.filters`; this module turns them into findings with fixes.
+
+``diagnose`` needs nothing but dicts and discovered :class:`~kschedctl.schedulers.Scheduler`
+entries, so it is tested on fixtures; the cluster I/O lives in ``kschedctl.k8s.diagnose``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kschedctl.filters import Evaluation, Snapshot, evaluate, failed_scheduling_message
+from kschedctl.schedulers import Scheduler
+from kschedctl.versions import DEFAULT_SCHEDULER_NAME
+
+ERROR, WARNING, INFO = "error", "warning", "info"
+
+# Lines of a kube-scheduler log that explain a scheduler that does not schedule.
+FORBIDDEN = re.compile(r"\bforbidden\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One conclusion. ``code`` is stable (scripts match on it); ``fix`` is what to do."""
+
+    code: str
+    severity: str  # error | warning | info
+    message: str
+    fix: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "severity": self.severity,
+            "message": self.message,
+            "fix": self.fix,
+        }
+
+
+@dataclass(frozen=True)
+class Reported:
+    """What the pod's scheduler last said about it: the latest FailedScheduling event and the
+    PodScheduled condition (the same text, the condition untruncated)."""
+
+    event: str | None = None
+    event_time: str | None = None
+    count: int = 0
+    condition: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "event": self.event,
+            "eventTime": self.event_time,
+            "count": self.count,
+            "condition": self.condition,
+        }
+
+
+@dataclass
+class Diagnosis:
+    """The answer for one pod. :meth:`to_dict` is the documented JSON contract."""
+
+    pod: dict[str, str]
+    phase: str
+    schedulable: bool
+    scheduler: dict[str, Any]
+    findings: list[Finding] = field(default_factory=list)
+    summary: str | None = None
+    evaluation: Evaluation | None = None
+    reported: Reported | None = None
+
+    @property
+    def blocking(self) -> Finding | None:
+        """The first error: what stands between the pod and a node."""
+        return next((f for f in self.findings if f.severity == ERROR), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        ev = self.evaluation
+        return {
+            "pod": dict(self.pod),
+            "phase": self.phase,
+            "schedulable": self.schedulable,
+            "scheduler": dict(self.scheduler),
+            "findings": [f.to_dict() for f in self.findings],
+            "summary": self.summary,
+            "reported": self.reported.to_dict() if self.reported else None,
+            "preemption": ev.preemption.to_dict() if ev and ev.preemption else None,
+            "notEvaluated": [n.to_dict() for n in ev.not_evaluated] if ev else [],
+            "notes": list(ev.notes) if ev else [],
+            "nodes": [v.to_dict() for v in ev.nodes] if ev else [],
+        }
+
+
+def parse_version(git_version: str) -> tuple[int, ...]:
+    """``v1.36.3`` (distro suffixes allowed) as (1, 36, 3); the engine's default if unreadable."""
+    match = re.match(r"v?(\d+)\.(\d+)(?:\.(\d+))?", git_version or "")
+    if not match:
+        return (1, 36)
+    return tuple(int(g) for g in match.groups() if g is not None)
+
+
+def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    return obj.get("metadata") or {}
+
+
+def _pod_ref(pod: Mapping[str, Any]) -> dict[str, str]:
+    return {
+        "namespace": _meta(pod).get("namespace") or "default",
+        "name": _meta(pod).get("name") or "",
+        "schedulerName": (pod.get("spec") or {}).get("schedulerName") or DEFAULT_SCHEDULER_NAME,
+    }
+
+
+def diagnose(
+    pod: Mapping[str, Any],
+    snapshot: Snapshot | None,
+    schedulers: Sequence[Scheduler] | None,
+    *,
+    server_version: Sequence[int] = (1, 36),
+    scheduler_log: Iterable[str] = (),
+    reported: Reported | None = None,
+    all_reasons: bool = False,
+) -> Diagnosis:
+    """Walk the decision tree for ``pod``.
+
+    ``snapshot`` may be None only for pods that are not waiting for a scheduler (they are not
+    evaluated). ``schedulers`` is ``discover()``'s result, or None when it could not be read;
+    ``scheduler_log`` holds recent lines of the pod's scheduler; ``reported`` what it last
+    wrote about the pod.
+    """
+    ref = _pod_ref(pod)
+    spec, status = pod.get("spec") or {}, pod.get("status") or {}
+    phase = status.get("phase") or "Pending"
+    entry = _scheduler_entry(ref["schedulerName"], schedulers)
+    sched = entry.to_dict() if entry else {"name": ref["schedulerName"], "served": None}
+    diag = Diagnosis(ref, phase, True, sched, reported=reported)
+
+    done = _not_waiting(pod, phase, spec, snapshot)
+    if done is not None:
+        diag.findings.append(done)
+        diag.schedulable = done.severity != ERROR
+        return diag
+    if snapshot is None:
+        raise ValueError("a pending pod needs a snapshot to be evaluated")
+
+    ev = evaluate(pod, snapshot, all_reasons=all_reasons)
+    diag.evaluation = ev
+    would = failed_scheduling_message(ev, server_version)
+    outcome = _outcome_text(ev, would)
+
+    blockers: list[Finding] = []
+    if _meta(pod).get("deletionTimestamp"):
+        blockers.append(
+            Finding(
+                "pod-terminating",
+                ERROR,
+                "the pod is being deleted: schedulers skip pods with a deletionTimestamp",
+                "wait for the deletion to finish; if it hangs, look at its finalizers",
+            )
+        )
+    gates = [g.get("name", "") for g in spec.get("schedulingGates") or []]
+    if gates:
+        blockers.append(
+            Finding(
+                "scheduling-gated",
+                ERROR,
+                f"waiting for scheduling gates: [{', '.join(gates)}]; no scheduler looks at the "
+                f"pod until they are removed (once they are: {outcome})",
+                "the controller that added the gates removes them when it is ready; by hand: "
+                f"kubectl patch pod {ref['name']} -n {ref['namespace']} --type=json "
+                """-p '[{"op": "remove", "path": "/spec/schedulingGates"}]'""",
+            )
+        )
+    scheduler_findings = _scheduler_findings(ref["schedulerName"], entry, schedulers, outcome)
+    scheduler_findings += _log_findings(entry, scheduler_log)
+    blockers += [f for f in scheduler_findings if f.severity == ERROR]
+    # Gates and a missing scheduler mean no scheduler tries the pod: it writes nothing.
+    silent = any(f.code in ("scheduling-gated", "scheduler-not-served") for f in blockers)
+
+    diag.findings = blockers + [f for f in scheduler_findings if f.severity != ERROR]
+    diag.findings += _evaluation_findings(ev)
+    diag.findings += _reported_findings(reported, None if silent else would, ev)
+    nominated = status.get("nominatedNodeName")
+    if nominated:
+        diag.findings.append(
+            Finding(
+                "nominated",
+                INFO,
+                f"preemption already nominated node {nominated}: the pod waits there for its "
+                "victims to terminate",
+            )
+        )
+    diag.summary = None if silent else would
+    diag.schedulable = ev.schedulable and not blockers
+    return diag
+
+
+def _scheduler_entry(name: str, schedulers: Sequence[Scheduler] | None) -> Scheduler | None:
+    if schedulers is None:
+        return None
+    return next((s for s in schedulers if s.name == name), None)
+
+
+def _not_waiting(
+    pod: Mapping[str, Any], phase: str, spec: Mapping[str, Any], snapshot: Snapshot | None
+) -> Finding | None:
+    """A finding when the pod is not waiting for a scheduler at all, else None."""
+    if phase in ("Succeeded", "Failed"):
+        return Finding(
+            "pod-finished", INFO, f"the pod has finished (phase {phase}): nothing to schedule"
+        )
+    node = spec.get("nodeName")
+    if not node:
+        if phase != "Pending":
+            return Finding("pod-not-pending", INFO, f"the pod is {phase}: nothing to schedule")
+        return None
+    if phase == "Running":
+        return Finding(
+            "pod-running", INFO, f"the pod is Running on node {node}: nothing is pending"
+        )
+    if snapshot is not None and node not in snapshot:
+        return Finding(
+            "bound-to-missing-node",
+            ERROR,
+            f"the pod is bound to node {node}, which does not exist: no kubelet will start it",
+            "delete the pod so that its controller recreates it without spec.nodeName",
+        )
+    return Finding(
+        "pod-bound",
+        INFO,
+        f"the pod is already bound to node {node} (phase {phase}): scheduling is done; the "
+        "kubelet is starting it (image pulls, volume mounts, admission)",
+        f"kubectl describe pod {_meta(pod).get('name')} -n {_meta(pod).get('namespace')} "
+        "shows the kubelet's events",
+    )
+
+
+def _outcome_text(ev: Evaluation, would: str | None) -> str:
+    if ev.schedulable:
+        return f"it fits on {len(ev.feasible)} of {ev.num_nodes} node(s)"
+    return f"it would be rejected: {would}"
+
+
+def _served_names(schedulers: Sequence[Scheduler] | None) -> str:
+    served = [s for s in schedulers or () if s.served]
+    if not served:
+        return "nothing visible"
+    return ", ".join(f"{s.name} ({s.form}{', kschedctl' if s.managed else ''})" for s in served)
+
+
+def _scheduler_findings(
+    name: str, entry: Scheduler | None, schedulers: Sequence[Scheduler] | None, outcome: str
+) -> list[Finding]:
+    if schedulers is None:
+        return [
+            Finding(
+                "scheduler-unknown",
+                WARNING,
+                f"could not look for scheduler {name!r} (no permission to list pods, "
+                "deployments or leases); only the filters were evaluated",
+            )
+        ]
+    if entry is None or not entry.served:
+        running = _served_names(schedulers)
+        if name == DEFAULT_SCHEDULER_NAME:
+            # Managed control planes often show neither the scheduler's pod nor its Lease.
+            return [
+                Finding(
+                    "scheduler-not-visible",
+                    WARNING,
+                    "no kube-scheduler serving default-scheduler is visible (no pod, no Lease "
+                    f"kube-system/kube-scheduler); running: {running}",
+                    "on a managed control plane this is normal; otherwise start kube-scheduler",
+                )
+            ]
+        return [
+            Finding(
+                "scheduler-not-served",
+                ERROR,
+                f"no scheduler serves schedulerName {name!r}: the pod waits with no events at "
+                f"all. Running: {running}. Once {name} is served, {outcome}",
+                f"deploy it (kschedctl create {name} && kschedctl deploy {name} "
+                "--as-deployment), or recreate the pod with a served spec.schedulerName "
+                "(it cannot be changed on an existing pod)",
+            )
+        ]
+    where = entry.instance or entry.form
+    found: list[Finding] = []
+    if entry.desired is not None and (entry.ready or 0) < 1:
+        found.append(
+            Finding(
+                "scheduler-not-ready",
+                ERROR,
+                f"scheduler {name} ({where}) has {entry.ready or 0}/{entry.desired} Ready "
+                "replica(s)",
+                f"kschedctl status {name}; kschedctl logs {name}",
+            )
+        )
+    if entry.lease is not None and not entry.lease.held:
+        holder = entry.lease.holder or "nobody"
+        renewed = (
+            f", last renewed {entry.lease.renew_age:.0f}s ago"
+            if entry.lease.renew_age is not None
+            else ""
+        )
+        found.append(
+            Finding(
+                "scheduler-no-leader",
+                ERROR,
+                f"scheduler {name} has no leader: Lease {entry.lease.ref} is not held "
+                f"(holder {holder}{renewed}), so no replica schedules",
+                f"kschedctl logs {name} shows whether the replicas can reach and update the "
+                "Lease (look for 'forbidden' and lease lines)",
+            )
+        )
+    if entry.managed and not found:
+        found.append(
+            Finding(
+                "scheduler-ok",
+                INFO,
+                f"scheduler {name} ({where}, deployed by kschedctl) is Ready"
+                + (f" and led by {entry.leader}" if entry.leader else ""),
+            )
+        )
+    return found
+
+
+def _log_findings(entry: Scheduler | None, lines: Iterable[str]) -> list[Finding]:
+    if entry is None:
+        return []
+    forbidden = [line.strip() for line in lines if FORBIDDEN.search(line)]
+    if not forbidden:
+        return []
+    return [
+        Finding(
+            "scheduler-forbidden",
+            ERROR,
+            f"scheduler {entry.name} logs 'forbidden' ({len(forbidden)} recent line(s)); the "
+            f"latest: {forbidden[-1][:400]}",
+            f"grant the missing permission to its identity; `kschedctl status {entry.name}` "
+            f"checks its RBAC, `kschedctl deploy {entry.name}` restores what kschedctl "
+            "rendered",
+        )
+    ]
+
+
+def _evaluation_findings(ev: Evaluation) -> list[Finding]:
+    found: list[Finding] = []
+    if ev.not_evaluated:
+        plugins = ", ".join(sorted({n.plugin for n in ev.not_evaluated}))
+        found.append(
+            Finding(
+                "not-evaluated",
+                WARNING,
+                f"filters not evaluated: {plugins} ({ev.not_evaluated[0].why}); a node shown as "
+                "fitting may still be rejected by them",
+            )
+        )
+    if ev.prefilter is not None:
+        found.append(
+            Finding(
+                "prefilter-rejected",
+                ERROR,
+                f"{ev.prefilter.plugin} rejects the pod before any node is tried: "
+                f"{ev.prefilter.message} ({ev.prefilter.detail})",
+                ev.prefilter.fix,
+            )
+        )
+    elif ev.schedulable:
+        names = ev.feasible
+        shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+        found.append(
+            Finding("fits", INFO, f"fits on {len(names)} of {ev.num_nodes} node(s): {shown}")
+        )
+    elif ev.num_nodes == 0:
+        found.append(
+            Finding("no-nodes", ERROR, "the cluster has no nodes", "add nodes to the cluster")
+        )
+    else:
+        found.append(
+            Finding(
+                "no-node-fits",
+                ERROR,
+                f"none of the {ev.num_nodes} node(s) passes the filters",
+                "change the pod or the nodes as the rejected-by-* findings say",
+            )
+        )
+        found += rejection_findings(ev)
+    if ev.preemption is not None and ev.prefilter is None and not ev.schedulable:
+        found.append(_preemption_finding(ev))
+    return found
+
+
+def rejection_findings(ev: Evaluation) -> list[Finding]:
+    """One finding per rejecting filter: its reasons, the nodes, their details and fixes."""
+    groups: dict[str, list[tuple[str, str, str, str | None]]] = {}
+    for v in ev.nodes:
+        for r in v.reasons:
+            groups.setdefault(r.plugin, []).append((v.name, r.message, r.detail, r.fix))
+    found = []
+    for plugin, hits in groups.items():
+        nodes = list(dict.fromkeys(h[0] for h in hits))
+        shown = ", ".join(nodes[:5]) + (f" and {len(nodes) - 5} more" if len(nodes) > 5 else "")
+        messages = " / ".join(dict.fromkeys(h[1] for h in hits))
+        details = list(dict.fromkeys(f"{n}: {d}" for n, _, d, _ in hits))
+        fixes = list(dict.fromkeys(f for *_, f in hits if f))
+        found.append(
+            Finding(
+                f"rejected-by-{plugin}",
+                ERROR,
+                f"{messages} ({len(nodes)} node(s): {shown}) — "
+                + "; ".join(details[:3])
+                + ("; …" if len(details) > 3 else ""),
+                "; ".join(fixes[:3]) + ("; …" if len(fixes) > 3 else "") if fixes else None,
+            )
+        )
+    return found
+
+
+def _preemption_finding(ev: Evaluation) -> Finding:
+    p = ev.preemption
+    assert p is not None
+    if p.ineligible:
+        return Finding("preemption-not-allowed", INFO, f"preemption cannot help: {p.ineligible}")
+    if p.helps:
+        first = p.candidates[0]
+        victims = ", ".join(first.victims) or "no pod"
+        return Finding(
+            "preemption-possible",
+            INFO,
+            f"preemption can help on {len(p.candidates)} node(s): e.g. on {first.node} evicting "
+            f"{victims} (lower priority) makes room; the scheduler will evict and nominate",
+        )
+    if not p.node_reasons:
+        return Finding(
+            "preemption-not-helpful",
+            INFO,
+            "preemption cannot help: every node rejects the pod for a reason that evicting "
+            "pods does not change (taints, cordon, labels, node size)",
+        )
+    return Finding(
+        "preemption-not-helpful",
+        INFO,
+        "preemption cannot help: evicting the lower-priority pods (if any) of "
+        f"{len(p.node_reasons)} node(s) would not make room",
+        "give the pod a higher priorityClassName, or change what the filters reject",
+    )
+
+
+def _reported_findings(
+    reported: Reported | None, would: str | None, ev: Evaluation
+) -> list[Finding]:
+    if reported is None or not reported.event or would is None:
+        if reported is not None and reported.event and ev.schedulable:
+            return [
+                Finding(
+                    "reported-stale",
+                    INFO,
+                    f"the scheduler's last FailedScheduling ({reported.event_time}) said "
+                    f"{reported.event!r}; the cluster has changed since and the pod now fits: "
+                    "the next retry (on a cluster event, or within 5 minutes) should place it",
+                )
+            ]
+        return []
+    if reported.event == would:
+        return [
+            Finding(
+                "reported-matches",
+                INFO,
+                "kube-scheduler's latest FailedScheduling event says exactly this",
+            )
+        ]
+    return [
+        Finding(
+            "reported-differs",
+            WARNING,
+            f"the scheduler's latest FailedScheduling ({reported.event_time}) says "
+            f"{reported.event!r}, which differs from this evaluation: the event may predate a "
+            "change, or the scheduler sees other state (assumed or nominated pods, volumes, a "
+            "non-default profile)",
+        )
+    ]
+
+
+# -- reading kube-scheduler's message back ------------------------------------------------------
+
+_HEAD = re.compile(r"^0/(\d+) nodes are available: ")
+
+
+def parse_failed_scheduling(message: str) -> tuple[int, dict[str, int], str]:
+    """(N, {reason: count}, PostFilter text) from a FailedScheduling message.
+
+    Splits on the first ``". "`` after the histogram; reason strings contain no ``". "``.
+    A PreFilter rejection comes back as a single reason counted N times.
+    """
+    match = _HEAD.match(message)
+    if not match:
+        raise ValueError(f"not a FailedScheduling message: {message!r}")
+    total = int(match.group(1))
+    rest = message[match.end() :]
+    body, sep, post = rest.partition(". ")
+    if not sep:
+        body = rest.removesuffix(".")
+    counts: dict[str, int] = {}
+    for part in body.split(", "):
+        number, _, reason = part.partition(" ")
+        if number.isdigit():
+            counts[reason] = counts.get(reason, 0) + int(number)
+        else:
+            counts[part] = total  # a PreFilter message applies to every node
+    return total, counts, post

@@ -1,0 +1,220 @@
+"""Gather what `kschedctl why` needs from the cluster, then run the pure decision tree.
+
+Nodes and every pod are required (the filters cannot be evaluated without them): without
+permission to list them, `why` fails naming the permission. Everything else degrades: no
+access to Deployments/Leases means "scheduler unknown", no access to events means no
+comparison with what the scheduler reported, unreadable logs mean no ``forbidden`` check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from kschedctl.diagnosis import Diagnosis, Reported, diagnose, parse_version
+from kschedctl.errors import ClusterError, NotFoundError
+from kschedctl.events import Event
+from kschedctl.filters import Snapshot
+from kschedctl.k8s.client import Cluster
+from kschedctl.k8s.events import failed_scheduling
+from kschedctl.k8s.inventory import snapshot as inventory_snapshot
+from kschedctl.k8s.logs import recent_lines
+from kschedctl.schedulers import Scheduler, discover, is_pending
+
+PERMISSION_HINT = (
+    "`kschedctl why` needs get/list on pods and list on nodes, cluster-wide (e.g. a ClusterRole "
+    "with verbs get,list on pods and nodes, bound to you); events, leases, deployments and "
+    "pods/log are optional"
+)
+
+
+def _forbidden(err: ClusterError) -> bool:
+    return err.message.startswith("forbidden")
+
+
+def _required(what: str, call: Any) -> Any:
+    """Run a request `why` cannot do without; a 403 names the permission it lacks."""
+    try:
+        return call()
+    except ClusterError as err:
+        if _forbidden(err):
+            raise ClusterError(f"cannot {what}: {err.message}", hint=PERMISSION_HINT) from err
+        raise
+
+
+def _optional(call: Any, default: Any = None) -> Any:
+    """Run a request `why` can do without: forbidden or missing gives ``default``."""
+    try:
+        return call()
+    except NotFoundError:
+        return default
+    except ClusterError as err:
+        if _forbidden(err):
+            return default
+        raise
+
+
+@dataclass
+class ClusterState:
+    snapshot: Snapshot
+    schedulers: list[Scheduler] | None
+    version: tuple[int, ...]
+
+
+def _uses(pods: Iterable[dict[str, Any]], marker: str) -> bool:
+    return any(marker in str((p.get("spec") or {}).get("affinity") or "") for p in pods)
+
+
+def _has_claims(pod: dict[str, Any]) -> bool:
+    return any(
+        "persistentVolumeClaim" in v or "ephemeral" in v
+        for v in (pod.get("spec") or {}).get("volumes") or []
+    )
+
+
+def cluster_state(cluster: Cluster, pending: list[dict[str, Any]]) -> ClusterState:
+    """Nodes, every pod, discovered schedulers and the server version, fetched concurrently;
+    namespaces and claims only when a pod's rules need them."""
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        nodes = pool.submit(
+            _required, "list nodes (cluster-wide)", lambda: cluster.list("/api/v1/nodes")
+        )
+        pods = pool.submit(
+            _required, "list pods in all namespaces", lambda: cluster.list("/api/v1/pods")
+        )
+        version = pool.submit(_optional, cluster.server_version, {})
+        all_pods = pods.result()
+        found = pool.submit(_optional, lambda: discover(inventory_snapshot(cluster, all_pods)))
+        namespaces = None
+        if _uses(all_pods, "namespaceSelector"):
+            listed = _optional(lambda: cluster.list("/api/v1/namespaces"))
+            if listed is not None:
+                namespaces = {n["metadata"]["name"]: n for n in listed}
+        pvcs = classes = None
+        if any(_has_claims(p) for p in pending):
+            pvcs = _optional(lambda: cluster.list("/api/v1/persistentvolumeclaims"))
+            classes = _optional(lambda: cluster.list("/apis/storage.k8s.io/v1/storageclasses"))
+        snap = Snapshot(
+            nodes.result(),
+            all_pods,
+            namespaces,
+            persistent_volume_claims=pvcs,
+            storage_classes=classes if pvcs is not None else None,
+        )
+        return ClusterState(
+            snap, found.result(), parse_version(version.result().get("gitVersion", ""))
+        )
+
+
+def _scheduler_log(cluster: Cluster, entry: Scheduler | None, kubeconfig: str | None) -> list[str]:
+    """Recent lines of the pod's scheduler, for the ``forbidden`` check."""
+    if entry is None or not entry.served:
+        return []
+    if entry.form == "service":
+        from kschedctl.journal import recent_service_lines
+
+        return recent_service_lines(entry.name, kubeconfig)
+    if not entry.pods and entry.form != "deployment":
+        return []
+    return _optional(lambda: recent_lines(cluster, entry), []) or []
+
+
+def _reported(pod: dict[str, Any], failures: dict[str, tuple[Event, int]]) -> Reported:
+    meta = pod.get("metadata") or {}
+    event, count = failures.get(meta.get("uid") or "") or failures.get(
+        f"{meta.get('namespace')}/{meta.get('name')}", (None, 0)
+    )
+    condition = next(
+        (
+            c.get("message")
+            for c in (pod.get("status") or {}).get("conditions") or []
+            if c.get("type") == "PodScheduled" and c.get("status") == "False"
+        ),
+        None,
+    )
+    return Reported(
+        event=event.message if event else None,
+        event_time=event.time.isoformat().replace("+00:00", "Z") if event and event.time else None,
+        count=count,
+        condition=condition,
+    )
+
+
+def why_pod(
+    cluster: Cluster,
+    namespace: str,
+    name: str,
+    *,
+    all_reasons: bool = False,
+    kubeconfig: str | None = None,
+) -> Diagnosis:
+    try:
+        pod = _required(
+            f"get pods in namespace {namespace}",
+            lambda: cluster.get(f"/api/v1/namespaces/{namespace}/pods/{name}"),
+        )
+    except NotFoundError as err:
+        raise NotFoundError(
+            f"pod {namespace}/{name} not found",
+            hint=f"kubectl get pods -n {namespace} lists the pods there",
+        ) from err
+    if not is_pending(pod):
+        # Nothing to evaluate: only whether the node it is bound to exists matters.
+        node = (pod.get("spec") or {}).get("nodeName")
+        nodes = []
+        if node:
+            found = _optional(lambda: cluster.get(f"/api/v1/nodes/{node}"))
+            nodes = [found] if found else []
+        return diagnose(pod, Snapshot(nodes), None)
+    state = cluster_state(cluster, [pod])
+    failures = _optional(lambda: failed_scheduling(cluster, namespace, name), {})
+    return _diagnose(cluster, pod, state, all_reasons, kubeconfig, {}, failures)
+
+
+def _diagnose(
+    cluster: Cluster,
+    pod: dict[str, Any],
+    state: ClusterState,
+    all_reasons: bool,
+    kubeconfig: str | None,
+    log_cache: dict[str, list[str]],
+    failures: dict[str, tuple[Event, int]],
+) -> Diagnosis:
+    wanted = (pod.get("spec") or {}).get("schedulerName") or "default-scheduler"
+    entry = next((s for s in state.schedulers or () if s.name == wanted), None)
+    if wanted not in log_cache:
+        log_cache[wanted] = _scheduler_log(cluster, entry, kubeconfig)
+    return diagnose(
+        pod,
+        state.snapshot,
+        state.schedulers,
+        server_version=state.version,
+        scheduler_log=log_cache[wanted],
+        reported=_reported(pod, failures),
+        all_reasons=all_reasons,
+    )
+
+
+def why_pending(
+    cluster: Cluster,
+    namespace: str | None,
+    *,
+    all_reasons: bool = False,
+    kubeconfig: str | None = None,
+) -> list[Diagnosis]:
+    """Every pod waiting for a scheduler in ``namespace`` (None: all namespaces)."""
+    path = f"/api/v1/namespaces/{namespace}/pods" if namespace else "/api/v1/pods"
+    where = f"in namespace {namespace}" if namespace else "in all namespaces"
+    listed = _required(
+        f"list pods {where}",
+        lambda: cluster.list(path, fieldSelector="status.phase=Pending,spec.nodeName="),
+    )
+    pending = [p for p in listed if is_pending(p)]
+    if not pending:
+        return []
+    state = cluster_state(cluster, pending)
+    failures = _optional(lambda: failed_scheduling(cluster, namespace), {})
+    cache: dict[str, list[str]] = {}
+    return [_diagnose(cluster, p, state, all_reasons, kubeconfig, cache, failures) for p in pending]

@@ -1,0 +1,235 @@
+"""A scheduler's replicas and their ``pods/log``: read once, or followed across restarts.
+
+Every request asks for ``timestamps=true``: replicas are merged in time order, and a follow
+that the server ended (the container restarted, the API server went away) resumes with
+``sinceTime`` from the last line seen, dropping what it already printed.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from kschedctl.errors import KschedError, NotFoundError
+from kschedctl.k8s.client import Cluster
+from kschedctl.loglines import LogLine, merge, split_timestamp, time_key
+from kschedctl.schedulers import Scheduler, scheduler_container
+
+
+@dataclass(frozen=True)
+class Replica:
+    namespace: str
+    pod: str
+    container: str | None  # None: the pod's only container
+
+
+def _container(pod: dict[str, Any]) -> str | None:
+    container = scheduler_container(pod.get("spec") or {})
+    return container.get("name") if container else None
+
+
+def _live(pod: dict[str, Any]) -> bool:
+    meta, status = pod.get("metadata") or {}, pod.get("status") or {}
+    return status.get("phase") not in ("Succeeded", "Failed") and not meta.get("deletionTimestamp")
+
+
+def replicas(cluster: Cluster, entry: Scheduler) -> list[Replica]:
+    """The pods serving ``entry`` now: a Deployment's through its selector, else by name."""
+    ns = entry.namespace or "default"
+    kind, _, name = (entry.instance or "").partition("/")
+    if entry.form == "deployment" and kind == "deployment":
+        dep = cluster.get(f"/apis/apps/v1/namespaces/{ns}/deployments/{name}")
+        labels = ((dep.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+        selector = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+        pods = cluster.list(f"/api/v1/namespaces/{ns}/pods", labelSelector=selector)
+    else:
+        pods = []
+        for pod_name in dict.fromkeys(entry.pods):
+            try:
+                pods.append(cluster.get(f"/api/v1/namespaces/{ns}/pods/{pod_name}"))
+            except NotFoundError:
+                continue
+    pods = [p for p in pods if _live(p) and scheduler_container(p.get("spec") or {})]
+    pods.sort(key=lambda p: p["metadata"]["name"])
+    return [Replica(ns, p["metadata"]["name"], _container(p)) for p in pods]
+
+
+def leader_pod(cluster: Cluster, entry: Scheduler) -> str | None:
+    """The pod leading ``entry``'s Lease now (holder identities start with the pod name)."""
+    if entry.lease is None:
+        return None
+    try:
+        lease = cluster.get(
+            f"/apis/coordination.k8s.io/v1/namespaces/{entry.lease.namespace}/leases/"
+            f"{entry.lease.name}"
+        )
+    except NotFoundError:
+        return None
+    holder = (lease.get("spec") or {}).get("holderIdentity") or ""
+    return holder.split("_", 1)[0] or None
+
+
+def _log_path(replica: Replica) -> str:
+    return f"/api/v1/namespaces/{replica.namespace}/pods/{replica.pod}/log"
+
+
+def read(
+    cluster: Cluster,
+    replica: Replica,
+    *,
+    since_seconds: int | None = None,
+    tail: int | None = None,
+    since_time: str | None = None,
+    follow: bool = False,
+) -> Iterator[LogLine]:
+    """Lines of one replica's scheduler container (the current instance of it)."""
+    lines = cluster.stream_lines(
+        _log_path(replica),
+        read_timeout=None if follow else 60,
+        container=replica.container,
+        follow=follow or None,
+        timestamps=True,
+        sinceSeconds=since_seconds if since_time is None else None,
+        sinceTime=since_time,
+        tailLines=tail if since_time is None else None,
+    )
+    for raw in lines:
+        stamp, text = split_timestamp(raw.decode(errors="replace").rstrip("\r"))
+        yield LogLine(replica.pod, text, stamp)
+
+
+def recent_lines(
+    cluster: Cluster, entry: Scheduler, *, since_seconds: int = 600, tail: int = 300
+) -> list[str]:
+    """The last lines of every replica (for `why`); unreadable replicas are skipped."""
+    out: list[str] = []
+    for replica in replicas(cluster, entry):
+        try:
+            lines = read(cluster, replica, since_seconds=since_seconds, tail=tail)
+            out += [line.text for line in lines]
+        except KschedError:
+            continue
+    return out
+
+
+def read_all(
+    cluster: Cluster,
+    chosen: list[Replica],
+    *,
+    since_seconds: int | None,
+    tail: int | None,
+    warn: Any = lambda _m: None,
+) -> list[LogLine]:
+    """Every chosen replica's lines, merged in time order; a replica that cannot be read
+    (its container is waiting to start) is reported through ``warn`` and skipped."""
+
+    def one(replica: Replica) -> list[LogLine]:
+        try:
+            return list(read(cluster, replica, since_seconds=since_seconds, tail=tail))
+        except KschedError as err:
+            warn(f"{replica.pod}: {err.message}")
+            return []
+
+    with ThreadPoolExecutor(max_workers=min(8, max(1, len(chosen)))) as pool:
+        return merge(pool.map(one, chosen))
+
+
+class Follower:
+    """Follows every replica of a scheduler until ``stop`` is set.
+
+    The caller drains :meth:`lines`. Replicas are looked up again every ``poll`` seconds, so
+    pods that replace crashed or rolled ones are picked up; a replica's stream that ends is
+    reopened from its last timestamp while the pod lives.
+    """
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        entry: Scheduler,
+        *,
+        since_seconds: int | None,
+        tail: int | None,
+        poll: float = 2.0,
+        warn: Any = lambda _m: None,
+    ) -> None:
+        self.cluster = cluster
+        self.entry = entry
+        self.since_seconds = since_seconds
+        self.tail = tail
+        self.poll = poll
+        self.warn = warn
+        self.stop = threading.Event()
+        self.queue: queue.Queue[LogLine] = queue.Queue()
+        self.threads: dict[str, threading.Thread] = {}
+        self.current: set[str] = set()
+        self.last: dict[str, str] = {}  # per pod: the newest timestamp shown
+        self.leader: str | None = None
+
+    def _follow(self, replica: Replica, first: bool) -> None:
+        last = self.last.get(replica.pod)
+        warned = False
+        while not self.stop.is_set() and replica.pod in self.current:
+            try:
+                # The first replicas start from --since/--tail; later ones from their start.
+                for line in read(
+                    self.cluster,
+                    replica,
+                    since_seconds=self.since_seconds if first else None,
+                    tail=self.tail if first else None,
+                    since_time=last,
+                    follow=True,
+                ):
+                    if last is not None and time_key(line.time) <= time_key(last):
+                        continue  # already shown before the stream was reopened
+                    last = line.time or last
+                    if last:
+                        self.last[replica.pod] = last
+                    self.queue.put(line)
+                    if self.stop.is_set():
+                        return
+            except KschedError as err:
+                if not warned:  # a container still starting answers 400 until it runs
+                    self.warn(f"{replica.pod}: {err.message} (retrying)")
+                    warned = True
+            self.stop.wait(1.0)
+
+    def _refresh(self, first: bool) -> None:
+        try:
+            found = replicas(self.cluster, self.entry)
+            self.leader = leader_pod(self.cluster, self.entry)
+        except KschedError as err:
+            self.warn(f"cannot list the replicas of {self.entry.name}: {err.message}")
+            return
+        self.current = {r.pod for r in found}
+        for replica in found:
+            thread = self.threads.get(replica.pod)
+            if thread is None or not thread.is_alive():
+                thread = threading.Thread(
+                    target=self._follow, args=(replica, first), daemon=True,
+                    name=f"logs-{replica.pod}",
+                )  # fmt: skip
+                self.threads[replica.pod] = thread
+                thread.start()
+
+    def lines(self) -> Iterator[LogLine]:
+        """Lines as they arrive (``leader`` set from the Lease as last read)."""
+        self._refresh(first=True)
+        next_poll = time.monotonic() + self.poll
+        while not self.stop.is_set():
+            timeout = max(0.0, next_poll - time.monotonic())
+            try:
+                line = self.queue.get(timeout=min(timeout, 0.5))
+            except queue.Empty:
+                if time.monotonic() >= next_poll:
+                    self._refresh(first=False)
+                    next_poll = time.monotonic() + self.poll
+                continue
+            yield LogLine(line.source, line.text, line.time, line.source == self.leader)
+
+    def close(self) -> None:
+        self.stop.set()

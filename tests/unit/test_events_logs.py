@@ -1,0 +1,247 @@
+"""Pure helpers of `events` and `logs`: event shapes, selectors, durations, log lines."""
+
+from __future__ import annotations
+
+import threading
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from kschedctl.durations import parse_duration
+from kschedctl.errors import UsageError
+from kschedctl.events import normalize, parse_for, parse_types, select
+from kschedctl.journal import follow_file, journal_argv, klog_time, read_file
+from kschedctl.k8s.events import CORE_V1, EVENTS_V1, Query, field_selector
+from kschedctl.loglines import Grep, LogLine, classify, merge, render, split_timestamp
+
+NOTE = "0/4 nodes are available: 4 node(s) had untolerated taint(s)."
+
+EVENTS_V1_OBJ = {
+    "apiVersion": "events.k8s.io/v1",
+    "kind": "Event",
+    "metadata": {"name": "p.1", "namespace": "ns", "uid": "e1",
+                 "creationTimestamp": "2026-01-01T00:00:00Z"},
+    "eventTime": "2026-01-01T00:00:00.100000Z",
+    "series": {"count": 3, "lastObservedTime": "2026-01-01T00:05:00.000000Z"},
+    "reportingController": "default-scheduler",
+    "reportingInstance": "default-scheduler-cp",
+    "action": "Scheduling",
+    "reason": "FailedScheduling",
+    "regarding": {"kind": "Pod", "namespace": "ns", "name": "p", "uid": "u1"},
+    "note": NOTE,
+    "type": "Warning",
+}  # fmt: skip
+
+CORE_OBJ = {
+    "apiVersion": "v1",
+    "kind": "Event",
+    "metadata": {"name": "p.2", "namespace": "ns", "uid": "e2"},
+    "involvedObject": {"kind": "Pod", "namespace": "ns", "name": "p", "uid": "u1"},
+    "reason": "Scheduled",
+    "message": "Successfully assigned ns/p to n1",
+    "source": {"component": "my-scheduler"},
+    "firstTimestamp": "2026-01-01T00:01:00Z",
+    "lastTimestamp": "2026-01-01T00:02:00Z",
+    "count": 2,
+    "type": "Normal",
+}
+
+
+def test_both_event_shapes_become_one() -> None:
+    new, old = normalize(EVENTS_V1_OBJ), normalize(CORE_OBJ)
+    assert (new.reason, new.message, new.count, new.controller) == (
+        "FailedScheduling", NOTE, 3, "default-scheduler",
+    )  # fmt: skip
+    assert new.time == datetime(2026, 1, 1, 0, 5, tzinfo=timezone.utc)  # the series' last
+    assert new.object == "Pod/p" and new.failed
+    assert (old.message, old.count, old.controller, old.object) == (
+        "Successfully assigned ns/p to n1", 2, "my-scheduler", "Pod/p",
+    )  # fmt: skip
+    assert old.time == datetime(2026, 1, 1, 0, 2, tzinfo=timezone.utc) and not old.failed
+    data = new.to_dict()
+    assert data["regarding"] == {"kind": "Pod", "namespace": "ns", "name": "p", "uid": "u1"}
+    assert data["time"] == "2026-01-01T00:05:00Z"
+
+
+def test_select_orders_filters_and_deduplicates() -> None:
+    new, old = normalize(EVENTS_V1_OBJ), normalize(CORE_OBJ)
+    assert select([new, old, new]) == [old, new]  # oldest to newest, once each
+    assert select([new, old], types=("Warning",)) == [new]
+    assert select([new, old], reasons=("Scheduled",)) == [old]
+    now = datetime(2026, 1, 1, 0, 6, tzinfo=timezone.utc)
+    assert select([new, old], since=timedelta(minutes=2), now=now) == [new]
+
+
+@pytest.mark.parametrize(
+    ("target", "parsed"),
+    [("pod/web", ("Pod", "web")), ("web", ("Pod", "web")), ("po/web", ("Pod", "web")),
+     ("node/n1", ("Node", "n1")), ("deployment/d", ("Deployment", "d"))],
+)  # fmt: skip
+def test_parse_for(target: str, parsed: tuple[str, str]) -> None:
+    assert parse_for(target) == parsed
+
+
+@pytest.mark.parametrize("bad", ["pod/", "/x"])
+def test_parse_for_rejects_half_names(bad: str) -> None:
+    with pytest.raises(ValueError):
+        parse_for(bad)
+
+
+def test_parse_types() -> None:
+    assert parse_types(None) == ("Normal", "Warning")
+    assert parse_types("warning") == ("Warning",)
+    assert parse_types("Warning,Normal") == ("Warning", "Normal")
+    with pytest.raises(ValueError, match="unknown event type"):
+        parse_types("Error")
+
+
+def test_field_selectors_per_api() -> None:
+    query = Query("ns", controller="mine", kind="Pod", name="p", type="Warning")
+    assert field_selector(EVENTS_V1, query, "FailedScheduling") == (
+        "reportingController=mine,regarding.kind=Pod,regarding.name=p,"
+        "reason=FailedScheduling,type=Warning"
+    )
+    assert field_selector(CORE_V1, query) == (
+        "source=mine,involvedObject.kind=Pod,involvedObject.name=p,type=Warning"
+    )
+    assert field_selector(EVENTS_V1, Query(None)) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("30s", 30), ("10m", 600), ("2h", 7200), ("1h30m", 5400), ("2d", 172800), ("1.5h", 5400)],
+)
+def test_durations(text: str, seconds: float) -> None:
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("bad", ["", "10", "5x", "m", "-1m", "1m x", "0s"])
+def test_bad_durations_name_the_format(bad: str) -> None:
+    with pytest.raises(UsageError) as err:
+        parse_duration(bad)
+    assert err.value.exit_code == 2
+    assert "30s, 10m" in (err.value.hint or "")
+
+
+# -- log lines -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ('E0101 reflector.go:1] "Unhandled Error" err="pods is forbidden: User x"', "forbidden"),
+        ('I0101 leaderelection.go:258] "Attempting to acquire leader lease..." lock="kube-system/x"',
+         "lease-wait"),
+        ('I0101 leaderelection.go:272] "Successfully acquired lease" lock="kube-system/x"',
+         "lease-acquired"),
+        ('E0101 leaderelection.go:1] "failed to renew lease" lock="kube-system/x"', "lease-lost"),
+        ('I0101 schedule_one.go:1] "Unable to schedule pod; no fit; waiting" pod="a/b"',
+         "scheduling-failure"),
+        ("E0101 server.go:1] something broke", "error"),
+        ("I0101 server.go:1] Serving securely", None),
+    ],
+    ids=["forbidden", "lease-wait", "acquired", "lease-lost", "failure", "error", "plain"],
+)  # fmt: skip
+def test_classify(text: str, kind: str | None) -> None:
+    assert classify(text) == kind
+
+
+def test_timestamps_split_and_merge_in_time_order() -> None:
+    assert split_timestamp("2026-01-01T00:00:01.123456789Z I0101 hello") == (
+        "2026-01-01T00:00:01.123456789Z", "I0101 hello",
+    )  # fmt: skip
+    assert split_timestamp("no stamp") == (None, "no stamp")
+    a = [LogLine("a", "a1", "2026-01-01T00:00:01.5Z"), LogLine("a", "a2", "2026-01-01T00:00:03Z")]
+    b = [LogLine("b", "b1", "2026-01-01T00:00:02.000000001Z")]
+    assert [x.text for x in merge([a, b])] == ["a1", "b1", "a2"]
+
+
+def test_render_plain_and_marked_up() -> None:
+    line = LogLine("sched-1", "E0101 pods is forbidden [x]", "2026-01-01T00:00:00Z", leader=True)
+    assert render(line, prefix=True, timestamps=False, color=False) == (
+        "[sched-1 (leader)] E0101 pods is forbidden [x]"
+    )
+    assert render(line, prefix=False, timestamps=True, color=False) == (
+        "2026-01-01T00:00:00Z E0101 pods is forbidden [x]"
+    )
+    marked = render(line, prefix=True, timestamps=False, color=True)
+    assert "[bold red]" in marked and "\\[x]" in marked  # brackets escaped for rich
+
+
+def test_grep() -> None:
+    keep = Grep("lease|forbidden")
+    assert keep(LogLine("a", "acquired lease")) and not keep(LogLine("a", "other"))
+    assert Grep(None)(LogLine("a", "anything"))
+    with pytest.raises(ValueError, match="invalid --grep"):
+        Grep("(")
+
+
+# -- host logs -----------------------------------------------------------------------------------
+
+
+def test_klog_time_is_local_time_without_a_year() -> None:
+    now = datetime(2026, 1, 2, 12, 0, tzinfo=timezone.utc)
+    moment = klog_time("I0102 11:59:00.500000   1 server.go:1] x", now)
+    assert moment is not None
+    local = datetime(2026, 1, 2, 11, 59, 0, 500000).astimezone(timezone.utc)
+    assert moment == local
+    december = klog_time("I1231 23:00:00.000000   1 x", now)
+    assert december is not None and december.year == 2025
+    assert klog_time("not klog", now) is None
+
+
+def test_read_file_tail_and_since(tmp_path: Path) -> None:
+    now = datetime.now().astimezone()
+    old = (now - timedelta(hours=1)).strftime("I%m%d %H:%M:%S.000000")
+    new = (now - timedelta(seconds=5)).strftime("I%m%d %H:%M:%S.000000")
+    path = tmp_path / "s.log"
+    path.write_text(f"{old} 1 a.go:1] old\n{new} 1 a.go:1] new\n  continued\n")
+    lines, offset = read_file(path, "s", since_seconds=None, tail=2)
+    assert [x.text[-3:] for x in lines] == ["new", "ued"]
+    assert offset == path.stat().st_size
+    recent, _ = read_file(path, "s", since_seconds=60, tail=None)
+    assert [x.text.strip()[-3:] for x in recent] == ["new", "ued"]
+    assert recent[1].time == recent[0].time  # a continuation line keeps its header's time
+
+
+def test_follow_file_sees_appends_and_truncation(tmp_path: Path) -> None:
+    path = tmp_path / "s.log"
+    path.write_text("before\n")
+    stop = threading.Event()
+    lines = follow_file(path, "s", stop)
+    got: list[str] = []
+
+    def reader() -> None:
+        for line in lines:
+            got.append(line.text)
+            if len(got) == 2:
+                stop.set()
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    with open(path, "a") as handle:
+        handle.write("after\n")
+    deadline = datetime.now() + timedelta(seconds=5)
+    while not got and datetime.now() < deadline:
+        stop.wait(0.05)
+    path.write_text("new\n")  # truncated and rewritten, as a restarted unit's log
+    thread.join(5)
+    stop.set()
+    assert got == ["after", "new"]
+
+
+def test_journal_argv() -> None:
+    assert journal_argv("mine", follow=True, since_seconds=600, tail=20) == [
+        "journalctl", "-u", "mine.service", "--no-pager", "-o", "cat",
+        "--since", "-600s", "-n", "20", "-f",
+    ]  # fmt: skip
+
+
+def test_read_file_leaves_a_partial_line_to_the_follow(tmp_path: Path) -> None:
+    path = tmp_path / "s.log"
+    path.write_text("")
+    assert read_file(path, "s", since_seconds=None, tail=None) == ([], 0)
+    path.write_text("whole\npart")
+    lines, offset = read_file(path, "s", since_seconds=None, tail=None)
+    assert [x.text for x in lines] == ["whole"] and offset == len("whole\n")
