@@ -306,7 +306,7 @@ class Lab:
         kwok_env = processes.proxy_free_environment({"HOME": str(self.dir / "kwok-home")})
         (self.dir / "kwok-home").mkdir(exist_ok=True)
         self._start(state, "kwok", bins, kwok_port, kwok_env, [
-            f"--kubeconfig={self.kubeconfig}", f"--config={KWOK_STAGES}",
+            f"--kubeconfig={self.kubeconfig}", f"--config={self._kwok_stages()}",
             "--manage-all-nodes=false",
             "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
             "--node-ip=127.0.0.1", "--node-name=localhost", f"--node-port={kwok_port}",
@@ -353,6 +353,24 @@ class Lab:
             processes.stop(old.pid, old.exe)
         port = self._start_runner(state, processes.proxy_free_environment())
         self._wait(state, "runner", f"http://127.0.0.1:{port}/healthz", timeout, progress)
+
+    def _kwok_stages(self) -> Path:
+        """kwok's default stages, except that pod-ready leaves the runner's pods alone.
+
+        kwok would mark them Running and Ready the moment they are bound, before their process
+        even started; the runner reports their status itself, as a kubelet would.
+        """
+        from kschedctl.lab.runner.programs import kwok_selector_key
+
+        stages = list(yaml.safe_load_all(KWOK_STAGES.read_text()))
+        for stage in stages:
+            if stage and stage["metadata"]["name"] == "pod-ready":
+                stage["spec"]["selector"]["matchExpressions"].append(
+                    {"key": kwok_selector_key(), "operator": "DoesNotExist"}
+                )
+        path = self.dir / "kwok-stages.yaml"
+        path.write_text(yaml.dump_all(stages, Dumper=_BlockDumper, sort_keys=False))
+        return path
 
     def _default_scheduler_config(self) -> dict[str, Any]:
         return {
@@ -533,6 +551,18 @@ class Lab:
             "components": components,
             "nodes": nodes,
         }  # fmt: skip
+
+
+class _BlockDumper(yaml.SafeDumper):
+    """Multi-line strings (kwok's templates) as readable ``|`` blocks."""
+
+
+_BlockDumper.add_representer(
+    str,
+    lambda dumper, text: dumper.represent_scalar(
+        "tag:yaml.org,2002:str", text, style="|" if "\n" in text else None
+    ),
+)
 
 
 def _exit_hint(log: Path) -> str | None:

@@ -122,8 +122,19 @@ def test_scheduler_pod_runs_schedules_logs_restarts_and_stops(
     cluster: Cluster, namespace: str, scheduler: str, lab: Lab, kubectl: Kubectl
 ) -> None:
     path = f"/api/v1/namespaces/{namespace}/pods/{scheduler}"
-    pod = wait_for(lambda: really_ready(cluster, path), 60, f"scheduler pod {scheduler} Ready")
+    premature = []  # Ready before the process runs: what kwok alone would report
+
+    def ready_and_never_too_early() -> dict[str, Any] | None:
+        pod = cluster.get(path)
+        conditions = {c["type"]: c["status"] for c in pod["status"].get("conditions") or []}
+        if conditions.get("Ready") == "True" and not really_ready(cluster, path):
+            premature.append(pod["status"])
+        return really_ready(cluster, path)
+
+    pod = wait_for(ready_and_never_too_early, 60, f"scheduler pod {scheduler} Ready", 0.05)
+    assert premature == []
     assert pod["status"]["containerStatuses"][0]["restartCount"] == 0
+    assert pod["status"]["podIP"] == pod["status"]["hostIP"] == "127.0.0.1"
     (record,) = pod_processes(lab.dir, namespace, scheduler)
     assert record["hostname"] == scheduler and record["uid"] == pod["metadata"]["uid"]
     assert processes.is_running(record["pid"], record["exe"])
@@ -133,8 +144,11 @@ def test_scheduler_pod_runs_schedules_logs_restarts_and_stops(
                    pod_manifest("work", schedulerName=scheduler))  # fmt: skip
     wait_for(lambda: cluster.get(f"/api/v1/namespaces/{namespace}/pods/work")["spec"]
              .get("nodeName"), 30, "pod work bound")  # fmt: skip
-    events = [e for e in pod_events(cluster, namespace, "work") if e["reason"] == "Scheduled"]
-    assert events and events[0]["reportingController"] == scheduler
+    events = wait_for(
+        lambda: [e for e in pod_events(cluster, namespace, "work") if e["reason"] == "Scheduled"],
+        10, "the Scheduled event (recorded after the binding)",
+    )  # fmt: skip
+    assert events[0]["reportingController"] == scheduler
 
     # Its Lease identity starts with the pod name, as in a cluster (hostname = pod name).
     lease = cluster.get(f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/{scheduler}")

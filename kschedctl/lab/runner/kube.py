@@ -31,23 +31,32 @@ def logs_path(pod: Mapping[str, Any]) -> str:
 class LabApi:
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
-        self._nodes: dict[str, tuple[bool, float]] = {}
+        self._nodes: dict[str, tuple[bool, str, float]] = {}
 
     # -- nodes ---------------------------------------------------------------------------------
 
-    def is_kwok_node(self, name: str) -> bool:
-        """Whether kwok manages the node (cached briefly: it is asked for every bound pod)."""
+    def _node(self, name: str) -> tuple[bool, str]:
+        """(managed by kwok, InternalIP), cached briefly: asked for every bound pod."""
         cached = self._nodes.get(name)
-        if cached and time.monotonic() - cached[1] < NODE_CACHE_SECONDS:
-            return cached[0]
+        if cached and time.monotonic() - cached[2] < NODE_CACHE_SECONDS:
+            return cached[0], cached[1]
         try:
             node = self.cluster.get(f"/api/v1/nodes/{name}")
         except NotFoundError:
-            return False
+            return False, ""
         annotations = (node.get("metadata") or {}).get("annotations") or {}
         managed = annotations.get(KWOK_NODE_ANNOTATION) == "fake"
-        self._nodes[name] = (managed, time.monotonic())
-        return managed
+        addresses = (node.get("status") or {}).get("addresses") or []
+        ip = next((a["address"] for a in addresses if a.get("type") == "InternalIP"), "")
+        if ip:  # kwok fills the addresses in a moment after the node appears
+            self._nodes[name] = (managed, ip, time.monotonic())
+        return managed, ip
+
+    def is_kwok_node(self, name: str) -> bool:
+        return self._node(name)[0]
+
+    def node_ip(self, name: str) -> str:
+        return self._node(name)[1]
 
     # -- objects a pod refers to ---------------------------------------------------------------
 

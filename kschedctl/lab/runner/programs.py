@@ -38,6 +38,10 @@ def image_tag(image: str) -> str:
     return name[colon + 1 :] if colon > slash else ""
 
 
+# The last path element of an image's repository -> the program the lab runs for it.
+PROGRAMS = {KUBE_SCHEDULER: KUBE_SCHEDULER}
+
+
 def program_for(container: Mapping[str, Any]) -> str | None:
     """The program the lab runs for this container, or None (kwok keeps simulating it).
 
@@ -45,9 +49,21 @@ def program_for(container: Mapping[str, Any]) -> str | None:
     ``registry.k8s.io/kube-scheduler:*`` and mirrors or rebuilds of it.
     """
     repository = image_repository(str(container.get("image") or ""))
-    if repository.rsplit("/", 1)[-1] == KUBE_SCHEDULER:
-        return KUBE_SCHEDULER
-    return None
+    return PROGRAMS.get(repository.rsplit("/", 1)[-1])
+
+
+def kwok_selector_key() -> str:
+    """The same rule as :func:`program_for`, as a kwok stage selector key (a gojq query).
+
+    It yields the matching images' names; ``operator: DoesNotExist`` on it keeps kwok's
+    pod-ready stage off the pods the runner runs, so nothing but the runner writes their
+    status (no moment where kwok calls a pod Ready whose process has not even started).
+    """
+    names = " or ".join(f'. == "{name}"' for name in PROGRAMS)
+    return (
+        '.spec.containers.[].image | split("@") | .[0] | split("/") | .[-1] | split(":") '
+        f"| .[0] | select({names})"
+    )
 
 
 @dataclass(frozen=True)

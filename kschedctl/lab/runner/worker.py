@@ -26,7 +26,6 @@ from kschedctl.lab.runner.kube import LabApi
 from kschedctl.lab.runner.volumes import VolumeError, Volumes
 
 TICK = 0.2
-KWOK_GRACE = 3.0  # how long to let kwok's pod-ready stage go first (see status.py)
 SA_MOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
 TOKEN_RETRY = 60.0
 
@@ -81,7 +80,7 @@ class PodWorker(threading.Thread):
         self._wake = threading.Event()
         self._terminate_grace: float | None = None
         self._detach = False
-        self.first_seen = time.monotonic()
+        self.host_ip = ""
         self.volumes: Volumes | None = None
         self.volume_error = "volumes not set up yet"
         self.volume_retry = 0.0
@@ -324,12 +323,11 @@ class PodWorker(threading.Thread):
         pod = self.pod
         if time.monotonic() < self.patch_retry:
             return
-        # kwok's pod-ready stage fires once, on a Pending pod; whoever patches second wins, so
-        # let it go first (it also fills hostIP/podIP) before taking the status over.
-        if (pod.get("status") or {}).get("phase", "Pending") == "Pending" and (
-            time.monotonic() - self.first_seen < KWOK_GRACE
-        ):
-            return
+        if not self.host_ip:
+            try:
+                self.host_ip = self.api.node_ip(pod["spec"]["nodeName"])
+            except KschedError:
+                pass  # reported without IPs now, with them on a later tick
         runners = {c.name: c for c in self.containers}
         current = (pod.get("status") or {}).get("containerStatuses") or []
         started = status.iso(time.time())
@@ -339,7 +337,7 @@ class PodWorker(threading.Thread):
             else status.simulated_status(c, current, started)
             for c in pod["spec"]["containers"]
         ]
-        desired = status.desired_status(pod, statuses, self._phase(), time.time())
+        desired = status.desired_status(pod, statuses, self._phase(), self.host_ip, time.time())
         if not status.needs_patch(pod, desired):
             return
         try:
@@ -351,10 +349,12 @@ class PodWorker(threading.Thread):
             self.patch_retry = time.monotonic() + 1.0
 
     def _phase(self) -> str:
+        if not all(c.ever_ran for c in self.containers):
+            return "Pending"  # a container has not been started yet
         finals = [c.terminated for c in self.containers]
         simulated = len(self.pod["spec"]["containers"]) > len(self.containers)
         if simulated or any(f is None for f in finals):
-            return "Running"  # kwok's simulated containers never end
+            return "Running"  # the simulated containers never end
         return "Succeeded" if all(f and f["exitCode"] == 0 for f in finals) else "Failed"
 
     def _clean_up(self) -> None:

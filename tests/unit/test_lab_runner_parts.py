@@ -296,20 +296,43 @@ def _pod_with(statuses: list[dict[str, Any]], ready: str) -> dict[str, Any]:
 def test_desired_status_and_needs_patch() -> None:
     running = {"name": "c", "image": "i", "imageID": "", "ready": False, "started": True,
                "restartCount": 1, "state": {"running": {"startedAt": "T1"}}, "lastState": {}}  # fmt: skip
-    kwok_says = dict(running, ready=True, restartCount=0)
-    pod = _pod_with([kwok_says], "True")
-    desired = status.desired_status(pod, [running], "Running", 0)
-    ready = next(c for c in desired["conditions"] if c["type"] == "Ready")
-    assert ready["status"] == "False" and ready["reason"] == "ContainersNotReady"
-    assert ready["message"] == "containers with unready status: [c]"
-    assert ready["lastTransitionTime"] == "1970-01-01T00:00:00Z"
-    assert status.needs_patch(pod, desired)
-    patched = _pod_with([running], "False")
-    for condition in patched["status"]["conditions"]:
-        condition["reason"] = "ContainersNotReady"
-    assert not status.needs_patch(patched, status.desired_status(patched, [running], "Running", 9))
-    kept = status.desired_status(patched, [dict(running, ready=False)], "Running", 9)
-    assert kept["conditions"][1]["lastTransitionTime"] == "T0"  # unchanged status: kept
+    before = _pod_with([dict(running, ready=True, restartCount=0)], "True")
+    desired = status.desired_status(before, [running], "Running", "127.0.0.1", 0)
+    conditions = {c["type"]: c for c in desired["conditions"]}
+    assert conditions["Ready"]["status"] == "False"
+    assert conditions["Ready"]["reason"] == "ContainersNotReady"
+    assert conditions["Ready"]["message"] == "containers with unready status: [c]"
+    assert conditions["Ready"]["lastTransitionTime"] == "1970-01-01T00:00:00Z"
+    assert conditions["Initialized"]["status"] == "True"
+    assert (desired["podIP"], desired["hostIPs"]) == ("127.0.0.1", [{"ip": "127.0.0.1"}])
+    assert status.needs_patch(before, desired)
+
+    after = _pod_with([running], "False")
+    after["status"].update({k: v for k, v in desired.items() if k != "conditions"})
+    after["status"]["conditions"] = desired["conditions"]
+    again = status.desired_status(after, [running], "Running", "127.0.0.1", 9)
+    assert not status.needs_patch(after, again)
+    assert again["conditions"][3]["lastTransitionTime"] == "1970-01-01T00:00:00Z"  # kept
+    assert again["startTime"] == desired["startTime"]
+    assert status.needs_patch(after, status.desired_status(after, [running], "Failed", "", 9))
+
+
+def test_init_and_sidecar_containers_are_simulated() -> None:
+    pod = {"spec": {"initContainers": [{"name": "i", "image": "x"},
+                                       {"name": "s", "image": "y", "restartPolicy": "Always"}]},
+           "status": {}}  # fmt: skip
+    init = status.desired_status(pod, [], "Running", "", 0)["initContainerStatuses"]
+    assert init[0]["state"]["terminated"]["reason"] == "Completed"
+    assert init[1]["state"]["running"] and init[1]["ready"]
+
+
+def test_kwok_selector_key_is_the_program_for_rule() -> None:
+    key = programs.kwok_selector_key()
+    assert key == (
+        '.spec.containers.[].image | split("@") | .[0] | split("/") | .[-1] | split(":") '
+        '| .[0] | select(. == "kube-scheduler")'
+    )
+    assert set(programs.PROGRAMS) == {"kube-scheduler"}  # a new program changes both
 
 
 # -- volumes ----------------------------------------------------------------------------------------
