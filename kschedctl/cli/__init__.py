@@ -63,7 +63,7 @@ def _root(
 
 
 # In the order they appear in --help.
-COMMAND_MODULES: tuple[str, ...] = ("create", "render", "validate", "deploy", "remove", "inventory", "why", "events", "logs", "lab")
+COMMAND_MODULES: tuple[str, ...] = ("create", "render", "validate", "deploy", "remove", "inventory", "why", "events", "logs", "scheduler", "lab")
 
 
 def _register() -> None:

@@ -33,16 +33,27 @@ class Gone(Exception):
     """The resourceVersion we watch from has been compacted away: relist."""
 
 
+Transform = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def _same(obj: dict[str, Any]) -> dict[str, Any]:
+    return obj
+
+
 def list_with_version(
-    cluster: Cluster, path: str, **query: Any
+    cluster: Cluster, path: str, *, transform: Transform = _same, **query: Any
 ) -> tuple[list[dict[str, Any]], str]:
-    """Every item (following ``continue``) and the resourceVersion to watch from."""
+    """Every item (following ``continue``) and the resourceVersion to watch from.
+
+    ``transform`` is applied to each item as its page arrives, so a caller that keeps only a
+    few fields never holds every full object at once.
+    """
     items: list[dict[str, Any]] = []
     token = None
     version = ""
     while True:
         page = cluster.get(path, limit=500, **query, **{"continue": token})
-        items.extend(page.get("items") or [])
+        items.extend(transform(item) for item in page.get("items") or [])
         meta = page.get("metadata") or {}
         # Every page of a paginated list is served from the first page's snapshot.
         version = version or meta.get("resourceVersion", "")
@@ -84,22 +95,26 @@ def list_and_watch(
     timeout_seconds: int = 300,
     max_backoff: float = 10.0,
     on_error: Callable[[Exception], None] = lambda _err: None,
+    transform: Transform = _same,
     **query: Any,
 ) -> Iterator[WatchEvent]:
-    """Events of ``path`` until ``stop`` is set (checked between events and retries)."""
+    """Events of ``path`` until ``stop`` is set (checked between events and retries).
+
+    ``transform`` maps every listed or watched object before it is yielded.
+    """
     version = ""
     backoff = 0.5
     while not stop.is_set():
         try:
             if not version:
-                items, version = list_with_version(cluster, path, **query)
+                items, version = list_with_version(cluster, path, transform=transform, **query)
                 yield WatchEvent(SYNC, objects=items)
             # Jitter spreads the re-watches of several watchers after an API server restart.
             timeout = int(timeout_seconds * random.uniform(0.8, 1.0))
             for kind, obj in watch_once(cluster, path, version, timeout, **query):
                 version = (obj.get("metadata") or {}).get("resourceVersion") or version
                 if kind != "BOOKMARK":
-                    yield WatchEvent(kind, obj)
+                    yield WatchEvent(kind, transform(obj))
                 if stop.is_set():
                     return
             backoff = 0.5

@@ -1,0 +1,145 @@
+"""What kschedctl's scheduler asks of the API server, on plain dicts.
+
+Implements :class:`kschedctl.scheduling.loop.SchedulerApi`: list+watch of nodes and
+non-terminal pods (slimmed as pages arrive), the ``pods/binding`` subresource with the pod's
+uid as a precondition, events.k8s.io/v1 events, the pod status patch, and the Lease. Client
+errors become the loop's three outcomes (conflict, gone, unavailable).
+
+Requests are rate limited like a client-go clientset: one token bucket for everything the
+scheduler does, a second one for events (kube-scheduler's event broadcaster has its own
+client too). The binding response is read raw, so the Python client's ``V1Binding``
+deserialisation of the ``Status`` it gets back (kubernetes-client/python#825) never runs.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from kschedctl.errors import KschedError, NotFoundError
+from kschedctl.k8s.client import Cluster, ConflictError
+from kschedctl.k8s.ratelimit import TokenBucket
+from kschedctl.k8s.watch import WatchEvent, list_and_watch
+from kschedctl.scheduling.cache import slim_node, slim_pod
+from kschedctl.scheduling.loop import ApiConflict, ApiNotFound, ApiUnavailable
+
+__all__ = ["ThrottledCluster", "ClusterSchedulerApi"]
+
+log = logging.getLogger("kschedctl.scheduler")
+
+NON_TERMINAL = "status.phase!=Succeeded,status.phase!=Failed"
+LEASES = "/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases"
+
+
+class ThrottledCluster(Cluster):
+    """The same connection, every request first taking a token from ``bucket``."""
+
+    def __init__(self, base: Cluster, bucket: TokenBucket) -> None:
+        super().__init__(base.api_client, base.context)
+        self.bucket = bucket
+
+    def _call(self, *args: Any, **kwargs: Any) -> Any:
+        self.bucket.take()
+        return super()._call(*args, **kwargs)
+
+
+def _outcome(err: KschedError) -> Exception:
+    if isinstance(err, ConflictError):
+        return ApiConflict(err.message)
+    if isinstance(err, NotFoundError):
+        return ApiNotFound(err.message)
+    return ApiUnavailable(err.message)
+
+
+class ClusterSchedulerApi:
+    def __init__(
+        self, cluster: Cluster, *, qps: float = 50, burst: int = 100, watch_timeout: int = 300
+    ) -> None:
+        self.cluster = ThrottledCluster(cluster, TokenBucket(qps, burst))
+        self.events = ThrottledCluster(cluster, TokenBucket(qps, burst))
+        self.watch_timeout = watch_timeout
+
+    def watch(self, resource: str, stop: threading.Event) -> Iterator[WatchEvent]:
+        def on_error(err: Exception) -> None:
+            log.warning("watch of %s: %s; retrying", resource, getattr(err, "message", err))
+
+        if resource == "nodes":
+            return list_and_watch(
+                self.cluster, "/api/v1/nodes", stop, timeout_seconds=self.watch_timeout,
+                on_error=on_error, transform=slim_node,
+            )  # fmt: skip
+        return list_and_watch(
+            self.cluster, "/api/v1/pods", stop, timeout_seconds=self.watch_timeout,
+            on_error=on_error, transform=slim_pod, fieldSelector=NON_TERMINAL,
+        )  # fmt: skip
+
+    def bind(self, pod: Mapping[str, Any], node: str, annotations: Mapping[str, str]) -> None:
+        md = pod["metadata"]
+        metadata: dict[str, Any] = {
+            "name": md["name"],
+            "namespace": md["namespace"],
+            "uid": md["uid"],  # a re-created pod of the same name is a different pod
+        }
+        if annotations:
+            metadata["annotations"] = dict(annotations)  # merged into the pod's annotations
+        body = {
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": metadata,
+            "target": {"apiVersion": "v1", "kind": "Node", "name": node},
+        }
+        try:
+            self.cluster.create(
+                f"/api/v1/namespaces/{md['namespace']}/pods/{md['name']}/binding", body
+            )
+        except KschedError as err:
+            raise _outcome(err) from err
+
+    def post_event(self, event: Mapping[str, Any]) -> None:
+        namespace = event["metadata"]["namespace"]
+        try:
+            self.events.create(f"/apis/events.k8s.io/v1/namespaces/{namespace}/events", event)
+        except KschedError as err:
+            raise _outcome(err) from err
+
+    def patch_pod_status(self, pod: Mapping[str, Any], patch: Mapping[str, Any]) -> None:
+        md = pod["metadata"]
+        path = f"/api/v1/namespaces/{md['namespace']}/pods/{md['name']}/status"
+        try:
+            self.cluster.patch(path, dict(patch), merge=False)  # strategic: conditions by type
+        except KschedError as err:
+            raise _outcome(err) from err
+
+    def get_lease(self, namespace: str, name: str) -> dict[str, Any] | None:
+        try:
+            return self.cluster.get(f"{LEASES.format(namespace=namespace)}/{name}")
+        except NotFoundError:
+            return None
+        except KschedError as err:
+            raise _outcome(err) from err
+
+    def create_lease(self, namespace: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        try:
+            return self.cluster.create(LEASES.format(namespace=namespace), body)
+        except KschedError as err:
+            raise _outcome(err) from err
+
+    def update_lease(self, namespace: str, name: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        try:
+            return self.cluster.request(
+                "PUT", f"{LEASES.format(namespace=namespace)}/{name}", body=dict(body)
+            )
+        except KschedError as err:
+            raise _outcome(err) from err
+
+    def server_version(self) -> tuple[int, ...]:
+        import re
+
+        try:
+            info = self.cluster.server_version()
+        except KschedError:
+            return (1, 36)
+        match = re.match(r"v?(\d+)\.(\d+)\.(\d+)", str(info.get("gitVersion", "")))
+        return tuple(int(g) for g in match.groups()) if match else (1, 36)

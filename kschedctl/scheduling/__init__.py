@@ -1,0 +1,21 @@
+"""kschedctl's own scheduler (``kschedctl scheduler run``, DESIGN §5).
+
+The algorithm is pure and works on plain dicts:
+
+- :mod:`.algorithm` — one decision: the filters of :mod:`kschedctl.filters` (``why`` runs the
+  same code), the ranking of :mod:`.scoring`, then, only when no node fits, the steps of the
+  fallback policy; :func:`.algorithm.explain` shows every stage for ``why``;
+- :mod:`.policy` — the fallback policy format (file and pod annotation), its validation, and
+  what each step relaxes;
+- :mod:`.scoring` — ``spread`` / ``binpack`` plus preferred node affinity and PreferNoSchedule
+  taints, with deterministic ties;
+- :mod:`.queue` — priority/age ordering, backoff, unschedulable pods waiting for a change;
+- :mod:`.cache` — nodes and pods from the watches, slimmed, with assumed pods;
+- :mod:`.leader` — Lease leader election as a state machine;
+- :mod:`.metrics` — Prometheus text format.
+
+:mod:`.loop` runs it all with threads against a ``SchedulerApi`` (implemented in
+``kschedctl.k8s.scheduler_api``, the only part that talks to the API server) and
+:mod:`.serving` answers ``/healthz``, ``/readyz`` and ``/metrics``. Nothing here imports the
+kubernetes client.
+"""

@@ -1,0 +1,235 @@
+"""One scheduling decision: filter, score, and — only when no node fits — the fallback steps.
+
+Pure: a pod dict and a :class:`~kschedctl.filters.Snapshot` in, a :class:`Decision` out.
+The filters are :mod:`kschedctl.filters` (the code ``kschedctl why`` runs); the ranking is
+:mod:`.scoring`; the relaxations are :mod:`.policy`. :func:`explain` runs every stage in full
+for ``kschedctl why``: which stage would place the pod, where, and why the others do not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kschedctl.filters import (
+    Snapshot,
+    evaluate,
+    failed_scheduling_message,
+    feasible_nodes,
+    fit_error_message,
+    nodes_to_find,
+)
+from kschedctl.filters.messages import NO_NODES_MESSAGE
+
+from .policy import FallbackPolicy, FallbackStep, PolicyError, pod_policy, strict_pod
+from .scoring import SPREAD, best, has_untolerated_prefer_no_schedule, score_nodes
+
+__all__ = ["Decision", "Algorithm", "StageOutcome", "explain", "REASON_STRICT_PREFER"]
+
+REASON_STRICT_PREFER = "node(s) had untolerated PreferNoSchedule taint(s) (strictPreferences)"
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Where a pod goes (``node``), or why nowhere (``message``: the FailedScheduling text).
+
+    ``step`` is the fallback step that placed it (None: the pod's own rules did).
+    ``next_start`` is where the next search starts (kube-scheduler's rotating start index).
+    """
+
+    node: str | None
+    step: FallbackStep | None = None
+    score: int | None = None
+    feasible: int = 0
+    next_start: int = 0
+    message: str | None = None
+    policy: FallbackPolicy | None = None
+    policy_error: str | None = None
+    tried: tuple[str, ...] = ()  # fallback steps tried before the decision
+
+    @property
+    def scheduled(self) -> bool:
+        return self.node is not None
+
+    def scheduled_message(self, pod_key: str) -> str:
+        """The Scheduled event note: kube-scheduler's text, plus the fallback that placed it."""
+        text = f"Successfully assigned {pod_key} to {self.node}"
+        if self.step is not None:
+            source = self.policy.source if self.policy is not None else ""
+            text += (
+                f" by fallback step {self.step.name!r} ({self.step.describe()}"
+                + (f"; from {source}" if source else "")
+                + "): no node fits under the pod's own rules"
+            )
+        return text
+
+
+@dataclass
+class Algorithm:
+    """The scheduler's configuration: ranking strategy, sampling, and the default policy."""
+
+    strategy: str = SPREAD
+    percentage_of_nodes_to_score: int = 0  # 0: kube-scheduler's adaptive percentage
+    policy: FallbackPolicy = field(default_factory=FallbackPolicy)
+    server_version: tuple[int, ...] = (1, 36)
+
+    def decide(self, pod: Mapping[str, Any], snapshot: Snapshot, start: int = 0) -> Decision:
+        policy, problem = pod_policy(pod, self.policy)
+        error = _problems_text(problem) if problem else None
+        own = strict_pod(pod) if policy.strict_preferences else pod
+        node, score, found, next_start = self._place(
+            own, snapshot, start, policy.strict_preferences
+        )
+        if node is not None:
+            return Decision(node, None, score, found, next_start, policy=policy, policy_error=error)
+        tried: list[str] = []
+        for step in policy.steps:
+            relaxed = _relaxed(pod, step, policy)
+            strict = policy.strict_preferences and not step.drop_preferred
+            node, score, found, next_start = self._place(relaxed, snapshot, next_start, strict)
+            tried.append(step.name)
+            if node is not None:
+                return Decision(
+                    node, step, score, found, next_start, None, policy, error, tuple(tried)
+                )
+        message = self.failure_message(pod, snapshot, policy, problem)
+        return Decision(None, None, None, 0, next_start, message, policy, error, tuple(tried))
+
+    def _place(
+        self, pod: Mapping[str, Any], snapshot: Snapshot, start: int, strict: bool
+    ) -> tuple[str | None, int | None, int, int]:
+        # Strictness removes nodes after filtering, so a sample could miss the ones left.
+        limit = 0 if strict else nodes_to_find(len(snapshot), self.percentage_of_nodes_to_score)
+        found = feasible_nodes(pod, snapshot, limit=limit, start=start)
+        names: Sequence[str] = found.names
+        if strict:
+            tolerations = (pod.get("spec") or {}).get("tolerations") or []
+            names = [
+                n for n in names
+                if not has_untolerated_prefer_no_schedule(snapshot.node(n), tolerations)
+            ]  # fmt: skip
+        chosen = best(score_nodes(pod, snapshot, names, self.strategy))
+        if chosen is None:
+            return None, None, 0, found.next_start
+        return chosen.name, chosen.total, len(names), found.next_start
+
+    def failure_message(
+        self,
+        pod: Mapping[str, Any],
+        snapshot: Snapshot,
+        policy: FallbackPolicy,
+        problem: PolicyError | None = None,
+    ) -> str:
+        """The FailedScheduling text: kube-scheduler's histogram for the pod's own rules (no
+        preemption: this scheduler does not preempt), then each fallback step's."""
+        own = strict_pod(pod) if policy.strict_preferences else pod
+        text = _stage_message(own, snapshot, policy.strict_preferences, self.server_version)
+        parts = []
+        for step in policy.steps:
+            relaxed = _relaxed(pod, step, policy)
+            strict = policy.strict_preferences and not step.drop_preferred
+            stage = _stage_message(relaxed, snapshot, strict, self.server_version)
+            parts.append(f"{step.name}: {_histogram_part(stage)}")
+        if parts:
+            text += " Fallback steps tried (" + policy.source + "): " + "; ".join(parts)
+        if problem is not None:
+            text += f" Invalid {problem.source}: {_problems_text(problem)}"
+        return text
+
+
+def _problems_text(error: PolicyError) -> str:
+    return "; ".join(": ".join(x for x in (p.path, p.message) if x) for p in error.problems)
+
+
+def _relaxed(pod: Mapping[str, Any], step: FallbackStep, policy: FallbackPolicy) -> dict[str, Any]:
+    relaxed = step.apply(pod)
+    if policy.strict_preferences and not step.drop_preferred:
+        return strict_pod(relaxed)
+    return relaxed
+
+
+def _histogram_part(message: str) -> str:
+    """``4 Insufficient cpu.`` from ``0/4 nodes are available: 4 Insufficient cpu.``"""
+    _, sep, rest = message.partition(" nodes are available: ")
+    return rest if sep else message
+
+
+def _stage_message(
+    pod: Mapping[str, Any], snapshot: Snapshot, strict: bool, version: Sequence[int]
+) -> str:
+    found = feasible_nodes(pod, snapshot)
+    if found.not_evaluated:
+        return (
+            f"0/{len(snapshot)} nodes are available: kschedctl's scheduler does not evaluate "
+            f"{', '.join(sorted(set(found.not_evaluated)))} for this pod (use a kube-scheduler "
+            "for pods with volume claims or device claims)."
+        )
+    ev = evaluate(pod, snapshot, preemption=False)
+    if not ev.schedulable:
+        # No PostFilter text: this scheduler neither preempts nor deallocates claims.
+        text = failed_scheduling_message(ev, version, dra_enabled=False, truncate=False)
+        return text or NO_NODES_MESSAGE
+    # The nodes that pass the filters were excluded by strictPreferences.
+    reasons = [r.message for v in ev.nodes for r in v.scheduler_reasons]
+    if strict:
+        reasons += [REASON_STRICT_PREFER] * len(ev.feasible)
+    return fit_error_message(len(ev.nodes), reasons)
+
+
+@dataclass(frozen=True)
+class StageOutcome:
+    """One stage for ``why``: the pod's own rules (``step`` None) or one fallback step."""
+
+    step: FallbackStep | None
+    feasible: tuple[str, ...]
+    chosen: str | None
+    message: str | None  # the histogram when nothing fits
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "step": self.step.name if self.step else None,
+            "relaxes": self.step.describe() if self.step else None,
+            "feasible": list(self.feasible),
+            "chosen": self.chosen,
+            "message": self.message,
+        }
+
+
+def explain(
+    pod: Mapping[str, Any],
+    snapshot: Snapshot,
+    default_policy: FallbackPolicy,
+    strategy: str = SPREAD,
+) -> tuple[FallbackPolicy, str | None, list[StageOutcome]]:
+    """Every stage in order, each over all nodes: (policy used, policy error, outcomes).
+
+    The first outcome with ``chosen`` set is the one the scheduler would apply; later stages
+    are listed too, so ``why`` can show what each step would do.
+    """
+    policy, problem = pod_policy(pod, default_policy)
+    algo = Algorithm(strategy=strategy, percentage_of_nodes_to_score=100, policy=policy)
+    stages: list[tuple[FallbackStep | None, Mapping[str, Any], bool]] = [
+        (None, strict_pod(pod) if policy.strict_preferences else pod, policy.strict_preferences)
+    ]
+    for fallback in policy.steps:
+        stages.append(
+            (
+                fallback,
+                _relaxed(pod, fallback, policy),
+                policy.strict_preferences and not fallback.drop_preferred,
+            )
+        )
+    out = []
+    for step, staged, strict in stages:
+        node, _score, _found, _next = algo._place(staged, snapshot, 0, strict)
+        found = feasible_nodes(staged, snapshot).names
+        if strict:
+            tolerations = (staged.get("spec") or {}).get("tolerations") or []
+            found = tuple(
+                n for n in found
+                if not has_untolerated_prefer_no_schedule(snapshot.node(n), tolerations)
+            )  # fmt: skip
+        message = None if node else _stage_message(staged, snapshot, strict, algo.server_version)
+        out.append(StageOutcome(step, found, node, message))
+    return policy, _problems_text(problem) if problem else None, out

@@ -1,0 +1,231 @@
+"""One decision: scoring strategies, preferences, ties, and fallback steps only when needed."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from test_filters_support import expr, node, node_affinity, pod
+
+from kschedctl.filters import Snapshot
+from kschedctl.scheduling.algorithm import REASON_STRICT_PREFER, Algorithm, explain
+from kschedctl.scheduling.policy import POD_POLICY_ANNOTATION, parse_policy
+from kschedctl.scheduling.scoring import BINPACK, SPREAD, best, score_nodes
+
+HEAD = {"apiVersion": "kschedctl.io/v1alpha1", "kind": "FallbackPolicy"}
+
+
+def policy(*steps: dict[str, Any], **top: Any) -> Any:
+    return parse_policy({**HEAD, **top, "fallbacks": list(steps)}, "policy.yaml")
+
+
+def busy(name: str, node_name: str, cpu: str, memory: str = "0") -> dict[str, Any]:
+    return pod(name, node_name=node_name, cpu=cpu, memory=memory)
+
+
+def test_spread_prefers_the_emptiest_node_binpack_the_fullest() -> None:
+    nodes = [node("a"), node("b"), node("c")]
+    existing = [busy("x", "a", "3", "6Gi"), busy("y", "b", "1", "2Gi")]
+    snap = Snapshot(nodes, existing)
+    p = pod("p", cpu="500m", memory="1Gi")
+    assert Algorithm(SPREAD).decide(p, snap).node == "c"
+    assert Algorithm(BINPACK).decide(p, snap).node == "a"
+
+
+def test_binpack_still_respects_capacity() -> None:
+    snap = Snapshot([node("a"), node("b")], [busy("x", "a", "3900m")])
+    assert Algorithm(BINPACK).decide(pod("p", cpu="500m"), snap).node == "b"
+
+
+def test_ties_go_to_the_first_name_so_decisions_repeat() -> None:
+    snap = Snapshot([node("n3"), node("n1"), node("n2")], [])
+    decisions = {Algorithm().decide(pod("p", cpu="1"), snap).node for _ in range(5)}
+    assert decisions == {"n1"}
+
+
+def test_preferred_node_affinity_outweighs_a_little_free_capacity() -> None:
+    preferred = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 50, "preference": {"matchExpressions": [expr("disktype", "In", "ssd")]}}]}}  # fmt: skip
+    snap = Snapshot([node("hdd"), node("ssd", labels={"disktype": "ssd"})], [busy("x", "ssd", "1")])
+    assert Algorithm().decide(pod("p", cpu="100m", affinity=preferred), snap).node == "ssd"
+    assert Algorithm().decide(pod("q", cpu="100m"), snap).node == "hdd"
+
+
+def test_prefer_no_schedule_taints_push_pods_away() -> None:
+    soft = [{"key": "spot", "value": "true", "effect": "PreferNoSchedule"}]
+    snap = Snapshot([node("a", taints=soft), node("b")], [busy("x", "b", "2")])
+    assert Algorithm().decide(pod("p", cpu="100m"), snap).node == "b"
+    tolerant = pod("t", cpu="100m", tolerations=[{"key": "spot", "operator": "Exists"}])
+    assert Algorithm().decide(tolerant, snap).node == "a"
+
+
+def test_scores_are_kube_schedulers_weighted_sum() -> None:
+    snap = Snapshot([node("a", cpu="4", memory="8Gi")], [busy("x", "a", "1", "2Gi")])
+    (score,) = score_nodes(pod("p", cpu="1", memory="2Gi"), snap, ["a"], SPREAD)
+    # cpu 2/4 and memory 4Gi/8Gi used after placing: 50 free each; perfectly balanced.
+    assert score.parts == {
+        "TaintToleration": 100,
+        "NodeAffinity": 0,
+        "NodeResourcesFit": 50,
+        "BalancedAllocation": 100,
+    }
+    assert score.total == 3 * 100 + 2 * 0 + 50 + 100
+    (packed,) = score_nodes(pod("p", cpu="1", memory="2Gi"), snap, ["a"], BINPACK)
+    assert packed.parts["NodeResourcesFit"] == 50
+    assert best([]) is None
+
+
+def test_containers_without_requests_count_as_100m_and_200mi_for_scoring() -> None:
+    snap = Snapshot([node("a", cpu="1", memory="1000Mi")], [pod("x", node_name="a")])
+    (score,) = score_nodes(pod("p"), snap, ["a"], BINPACK)
+    assert score.parts["NodeResourcesFit"] == (200 * 100 // 1000 + 400 * 100 // 1000) // 2
+
+
+# -- fallbacks -----------------------------------------------------------------------------
+
+
+SPARE_TAINT = {"key": "pool", "value": "spare", "effect": "NoSchedule"}
+SPARE_STEP = {
+    "name": "spare-pool",
+    "nodePool": {"pool": "spare"},
+    "tolerate": [{"key": "pool", "operator": "Equal", "value": "spare", "effect": "NoSchedule"}],
+}
+
+
+def cluster() -> Snapshot:
+    return Snapshot(
+        [node("main-1", labels={"pool": "main"}, cpu="2"), node("spare-1", labels={"pool": "spare"}, taints=[SPARE_TAINT])],
+        [busy("x", "main-1", "1500m")],
+    )  # fmt: skip
+
+
+def test_no_fallback_while_the_pods_own_rules_fit() -> None:
+    algo = Algorithm(policy=policy(SPARE_STEP))
+    d = algo.decide(pod("p", cpu="100m", nodeSelector={"pool": "main"}), cluster())
+    assert d.node == "main-1" and d.step is None and d.tried == ()
+
+
+def test_fallback_step_places_a_pod_no_node_fits() -> None:
+    algo = Algorithm(
+        policy=policy({"name": "nothing-here", "nodeSelector": {"pool": "gold"}}, SPARE_STEP)
+    )
+    d = algo.decide(pod("p", cpu="1", nodeSelector={"pool": "main"}), cluster())
+    assert d.node == "spare-1" and d.step is not None and d.step.name == "spare-pool"
+    assert d.tried == ("nothing-here", "spare-pool")
+    assert d.scheduled_message("ns/p") == (
+        "Successfully assigned ns/p to spare-1 by fallback step 'spare-pool' (node pool "
+        "pool=spare; tolerate pool=spare:NoSchedule; from policy.yaml): no node fits under the "
+        "pod's own rules"
+    )
+
+
+def test_unlisted_hard_rules_stay_hard() -> None:
+    # The pool step does not tolerate the taint: the spare node stays out of reach.
+    algo = Algorithm(policy=policy({"name": "pool-only", "nodePool": {"pool": "spare"}}))
+    d = algo.decide(pod("p", cpu="1", nodeSelector={"pool": "main"}), cluster())
+    assert d.node is None
+    assert d.message == (
+        "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint(s). "
+        "Fallback steps tried (policy.yaml): pool-only: 1 Insufficient cpu, 1 node(s) had "
+        "untolerated taint(s)."
+    )
+    # Resources are never relaxed, whatever the steps.
+    huge = Algorithm(policy=policy(SPARE_STEP)).decide(pod("h", cpu="64"), cluster())
+    assert huge.node is None and huge.tried == ("spare-pool",)
+
+
+def test_pod_annotation_policy_wins_and_bad_annotations_are_reported() -> None:
+    algo = Algorithm(policy=policy({"name": "from-file", "nodeSelector": {"pool": "gold"}}))
+    p = pod("p", cpu="1", nodeSelector={"pool": "main"})
+    p["metadata"]["annotations"] = {POD_POLICY_ANNOTATION: json.dumps({"fallbacks": [SPARE_STEP]})}
+    d = algo.decide(p, cluster())
+    assert d.node == "spare-1" and d.step is not None and d.step.name == "spare-pool"
+    p["metadata"]["annotations"] = {POD_POLICY_ANNOTATION: "fallbacks: [{name: x}]"}
+    d = algo.decide(p, cluster())
+    assert d.node is None and d.tried == ()
+    assert (
+        d.message is not None
+        and "Invalid annotation kschedctl.io/fallback-policy: fallbacks[0]: relaxes nothing"
+        in d.message
+    )
+
+
+def test_strict_preferences_until_a_step_drops_them() -> None:
+    preferred = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 1, "preference": {"matchExpressions": [expr("disktype", "In", "ssd")]}}]}}  # fmt: skip
+    strict = policy({"name": "anywhere", "dropPreferred": True}, strictPreferences=True)
+    ssd = node("ssd", labels={"disktype": "ssd"}, cpu="1")
+    snap = Snapshot([ssd, node("hdd")], [busy("x", "ssd", "1")])
+    p = pod("p", cpu="500m", affinity=preferred)
+    d = Algorithm(policy=strict).decide(p, snap)
+    assert d.node == "hdd" and d.step is not None and d.step.name == "anywhere"
+    roomy = Snapshot(
+        [node("ssd", labels={"disktype": "ssd"}), node("hdd")], [busy("x", "ssd", "1")]
+    )
+    assert Algorithm(policy=strict).decide(p, roomy).node == "ssd"  # no fallback needed
+
+
+def test_strict_prefer_no_schedule_is_named_in_the_message() -> None:
+    soft = [{"key": "spot", "value": "true", "effect": "PreferNoSchedule"}]
+    strict = policy(
+        {"name": "spot-ok", "tolerate": [{"key": "spot", "operator": "Exists"}]},
+        strictPreferences=True,
+    )
+    snap = Snapshot([node("spot", taints=soft)], [])
+    d = Algorithm(policy=strict).decide(pod("p", cpu="100m"), snap)
+    assert d.node == "spot" and d.step is not None
+    none = Algorithm(policy=policy(strictPreferences=True)).decide(pod("p", cpu="100m"), snap)
+    assert (
+        none.node is None and none.message == f"0/1 nodes are available: 1 {REASON_STRICT_PREFER}."
+    )
+
+
+def test_pods_with_unevaluated_filters_are_refused_with_a_reason() -> None:
+    p = pod("p", volumes=[{"name": "d", "persistentVolumeClaim": {"claimName": "d"}}])
+    d = Algorithm().decide(p, Snapshot([node("a")], []))
+    assert d.node is None and d.message is not None
+    assert "does not evaluate" in d.message and "VolumeBinding" in d.message
+
+
+def test_no_nodes() -> None:
+    d = Algorithm().decide(pod("p"), Snapshot([], []))
+    assert d.node is None and d.message == "no nodes available to schedule pods"
+
+
+def test_sampling_rotates_the_start_like_kube_scheduler() -> None:
+    snap = Snapshot([node(f"n{i:03d}") for i in range(200)], [])
+    algo = Algorithm()
+    first = algo.decide(pod("p", cpu="1"), snap)
+    # 200 nodes: kube-scheduler stops after 100 feasible ones, then starts after them.
+    assert first.feasible == 100 and first.next_start == 100
+    second = algo.decide(pod("p", cpu="1"), snap, first.next_start)
+    assert second.node == "n100"
+
+
+@pytest.mark.parametrize("strategy", [SPREAD, BINPACK])
+def test_explain_lists_every_stage(strategy: str) -> None:
+    p = pod("p", cpu="1", nodeSelector={"pool": "main"})
+    used, error, stages = explain(
+        p,
+        cluster(),
+        policy({"name": "gold", "nodeSelector": {"pool": "gold"}}, SPARE_STEP),
+        strategy,
+    )
+    assert error is None and used.source == "policy.yaml"
+    assert [(s.step.name if s.step else None, s.chosen) for s in stages] == [
+        (None, None),
+        ("gold", None),
+        ("spare-pool", "spare-1"),
+    ]
+    assert (
+        stages[0].message
+        == "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint(s)."
+    )
+    assert stages[2].to_dict()["feasible"] == ["spare-1"]
+
+
+def test_explain_with_affinity_terms() -> None:
+    p = pod("p", affinity=node_affinity({"matchExpressions": [expr("pool", "In", "gold")]}))
+    _used, _error, stages = explain(p, cluster(), policy(SPARE_STEP))
+    assert stages[0].chosen is None and stages[1].chosen == "spare-1"

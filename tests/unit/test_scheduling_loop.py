@@ -1,0 +1,397 @@
+"""The run loop against an in-memory API: assume-on-decide, binding outcomes, events, the
+PodScheduled condition, retries on cluster changes, and leader election between replicas."""
+
+from __future__ import annotations
+
+import copy
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from test_filters_support import node, pod
+
+from kschedctl.scheduling.algorithm import Algorithm
+from kschedctl.scheduling.loop import (
+    ApiConflict,
+    ApiNotFound,
+    ApiUnavailable,
+    SchedulerLoop,
+    Settings,
+)
+from kschedctl.scheduling.policy import parse_policy
+
+
+@dataclass
+class Event:
+    type: str
+    object: dict[str, Any] = field(default_factory=dict)
+    objects: list[dict[str, Any]] = field(default_factory=list)
+
+
+class FakeApi:
+    """Enough of an API server: objects, watches, binding with uid preconditions, Leases."""
+
+    def __init__(self, nodes: list[dict[str, Any]]) -> None:
+        self.lock = threading.Lock()
+        self.nodes = {n["metadata"]["name"]: n for n in nodes}
+        self.pods: dict[str, dict[str, Any]] = {}
+        self.leases: dict[str, dict[str, Any]] = {}
+        self.watchers: list[tuple[str, queue.Queue[Event]]] = []
+        self.binds: list[tuple[str, str, str]] = []  # (pod, node, by whom: the calling thread)
+        self.events: list[dict[str, Any]] = []
+        self.status_patches: list[dict[str, Any]] = []
+        self.bind_hook: Callable[[dict[str, Any]], None] | None = None
+        self.version = 0
+
+    # -- test helpers -------------------------------------------------------------------------
+
+    def _broadcast(self, resource: str, kind: str, obj: dict[str, Any]) -> None:
+        for res, q in self.watchers:
+            if res == resource:
+                q.put(Event(kind, copy.deepcopy(obj)))
+
+    def add_pod(self, p: dict[str, Any]) -> None:
+        with self.lock:
+            self.pods[p["metadata"]["uid"]] = p
+            self._broadcast("pods", "ADDED", p)
+
+    def add_node(self, n: dict[str, Any]) -> None:
+        with self.lock:
+            self.nodes[n["metadata"]["name"]] = n
+            self._broadcast("nodes", "ADDED", n)
+
+    def delete_pod(self, uid: str) -> None:
+        with self.lock:
+            p = self.pods.pop(uid)
+            self._broadcast("pods", "DELETED", p)
+
+    def node_of(self, name: str) -> str | None:
+        for p in self.pods.values():
+            if p["metadata"]["name"] == name:
+                return p["spec"].get("nodeName")
+        raise KeyError(name)
+
+    # -- SchedulerApi -------------------------------------------------------------------------
+
+    def watch(self, resource: str, stop: threading.Event) -> Iterator[Event]:
+        q: queue.Queue[Event] = queue.Queue()
+        with self.lock:
+            objects = list((self.nodes if resource == "nodes" else self.pods).values())
+            self.watchers.append((resource, q))
+            first = Event("SYNC", objects=copy.deepcopy(objects))
+        yield first
+        while not stop.is_set():
+            try:
+                yield q.get(timeout=0.05)
+            except queue.Empty:
+                continue
+
+    def bind(self, p: Mapping[str, Any], node_name: str, annotations: Mapping[str, str]) -> None:
+        if self.bind_hook is not None:
+            self.bind_hook(dict(p))
+        with self.lock:
+            uid = p["metadata"]["uid"]
+            live = self.pods.get(uid)
+            if live is None:
+                raise ApiNotFound(f"pods {p['metadata']['name']} not found")
+            if live["spec"].get("nodeName"):
+                raise ApiConflict(
+                    f"pod {p['metadata']['name']} is already assigned to node {live['spec']['nodeName']}"
+                )
+            live["spec"]["nodeName"] = node_name
+            live["metadata"].setdefault("annotations", {}).update(annotations)
+            live["status"]["phase"] = "Running"
+            self.binds.append(
+                (live["metadata"]["name"], node_name, threading.current_thread().name)
+            )
+            self._broadcast("pods", "MODIFIED", live)
+
+    def post_event(self, event: Mapping[str, Any]) -> None:
+        with self.lock:
+            self.events.append(dict(event))
+
+    def patch_pod_status(self, p: Mapping[str, Any], patch: Mapping[str, Any]) -> None:
+        with self.lock:
+            live = self.pods.get(p["metadata"]["uid"])
+            if live is None:
+                raise ApiNotFound("gone")
+            self.status_patches.append(dict(patch))
+            live["status"]["conditions"] = patch["status"]["conditions"]
+            self._broadcast("pods", "MODIFIED", live)
+
+    def get_lease(self, namespace: str, name: str) -> dict[str, Any] | None:
+        with self.lock:
+            lease = self.leases.get(name)
+            return copy.deepcopy(lease) if lease else None
+
+    def create_lease(self, namespace: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        with self.lock:
+            name = body["metadata"]["name"]
+            if name in self.leases:
+                raise ApiConflict("exists")
+            return self._store_lease(name, body)
+
+    def update_lease(self, namespace: str, name: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        with self.lock:
+            current = self.leases.get(name)
+            if current is None:
+                raise ApiNotFound("no lease")
+            if body["metadata"].get("resourceVersion") != current["metadata"]["resourceVersion"]:
+                raise ApiConflict("the object has been modified")
+            return self._store_lease(name, body)
+
+    def _store_lease(self, name: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        self.version += 1
+        stored = copy.deepcopy(dict(body))
+        stored["metadata"]["resourceVersion"] = str(self.version)
+        self.leases[name] = stored
+        return copy.deepcopy(stored)
+
+
+def ours(name: str, cpu: str = "1", **kw: Any) -> dict[str, Any]:
+    p = pod(name, schedulerName="mine", cpu=cpu, **kw)
+    p["metadata"]["creationTimestamp"] = "2026-01-01T00:00:00Z"
+    return p
+
+
+def settings(**kw: Any) -> Settings:
+    base: dict[str, Any] = dict(
+        name="mine", identity=f"host_{time.monotonic_ns()}", leader_elect=False,
+        initial_backoff=0.05, max_backoff=0.2, lease_duration=1.0, renew_deadline=0.6,
+        retry_period=0.1,
+    )  # fmt: skip
+    base.update(kw)
+    return Settings(**base)
+
+
+def eventually(check: Callable[[], Any], timeout: float = 10.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        result = check()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        time.sleep(0.02)
+
+
+@pytest.fixture()
+def running() -> Iterator[Callable[..., SchedulerLoop]]:
+    loops: list[SchedulerLoop] = []
+
+    def start(api: FakeApi, s: Settings) -> SchedulerLoop:
+        loop = SchedulerLoop(api, s)  # type: ignore[arg-type]
+        loop.start()
+        loops.append(loop)
+        return loop
+
+    yield start
+    for loop in loops:
+        loop.shutdown(grace=2)
+
+
+def test_capacity_is_never_double_booked(running: Callable[..., SchedulerLoop]) -> None:
+    api = FakeApi([node("a", cpu="4"), node("b", cpu="4")])
+    slow = threading.Event()
+    api.bind_hook = lambda _p: slow.wait(0.01)  # bindings lag behind decisions
+    for i in range(10):
+        api.add_pod(ours(f"p{i}", cpu="1"))
+    loop = running(api, settings())
+    eventually(
+        lambda: (
+            len(api.binds) == 8
+            and len([e for e in api.events if e["reason"] == "FailedScheduling"]) == 2
+        )
+    )
+    per_node: dict[str, int] = {}
+    for _name, n, _thread in api.binds:
+        per_node[n] = per_node.get(n, 0) + 1
+    assert per_node == {"a": 4, "b": 4}
+    assert len({name for name, _n, _t in api.binds}) == 8  # none bound twice
+    scheduled = [e for e in api.events if e["reason"] == "Scheduled"]
+    assert len(scheduled) == 8 and all(e["reportingController"] == "mine" for e in api.events)
+    assert scheduled[0]["note"].startswith("Successfully assigned default/p")
+    failed = [e for e in api.events if e["reason"] == "FailedScheduling"]
+    assert failed[0]["note"] == "0/2 nodes are available: 2 Insufficient cpu."
+    assert failed[0]["type"] == "Warning" and failed[0]["action"] == "Scheduling"
+    eventually(lambda: len(api.status_patches) == 2)
+    cond = api.status_patches[0]["status"]["conditions"][0]
+    assert (cond["type"], cond["status"], cond["reason"]) == (
+        "PodScheduled",
+        "False",
+        "Unschedulable",
+    )
+    assert loop.metrics.value("pods_failed_total") >= 2
+    assert loop.metrics.value("pods_scheduled_total", (("fallback", ""),)) == 8
+
+
+def test_priority_then_age_decides_who_gets_the_last_slot(
+    running: Callable[..., SchedulerLoop],
+) -> None:
+    api = FakeApi([node("a", cpu="1")])
+    api.add_pod(ours("low", created="2026-01-01T00:00:00Z"))
+    high = ours("high", priority=100)
+    high["metadata"]["creationTimestamp"] = "2026-01-01T00:00:09Z"
+    api.add_pod(high)
+    running(api, settings())
+    eventually(lambda: api.binds)
+    assert api.binds[0][:2] == ("high", "a")
+
+
+def test_an_unschedulable_pod_is_retried_when_a_node_appears(
+    running: Callable[..., SchedulerLoop],
+) -> None:
+    api = FakeApi([node("small", cpu="1")])
+    api.add_pod(ours("big", cpu="2"))
+    loop = running(api, settings(initial_backoff=0.05))
+    eventually(lambda: api.status_patches)
+    api.add_node(node("large", cpu="8"))
+    eventually(lambda: api.binds)
+    assert api.binds[0][:2] == ("big", "large")
+    assert loop.queue.counts()["unschedulable"] == 0
+
+
+def test_deleting_a_running_pod_makes_room(running: Callable[..., SchedulerLoop]) -> None:
+    api = FakeApi([node("a", cpu="1")])
+    hog = pod("hog", node_name="a", cpu="1")
+    api.add_pod(hog)
+    api.add_pod(ours("waiting", cpu="1"))
+    running(api, settings())
+    eventually(lambda: api.status_patches)
+    api.delete_pod(hog["metadata"]["uid"])
+    eventually(lambda: api.binds)
+
+
+def test_conflict_drops_the_assumption(running: Callable[..., SchedulerLoop]) -> None:
+    api = FakeApi([node("a", cpu="2")])
+    raced = ours("raced", cpu="2")
+
+    def someone_else_binds_first(p: dict[str, Any]) -> None:
+        if p["metadata"]["name"] == "raced":
+            with api.lock:
+                api.pods[p["metadata"]["uid"]]["spec"]["nodeName"] = "elsewhere"
+
+    api.bind_hook = someone_else_binds_first
+    api.add_pod(raced)
+    loop = running(api, settings())
+    eventually(lambda: loop.metrics.value("binding_errors_total", (("reason", "conflict"),)) == 1)
+    eventually(lambda: not loop.cache.assumed)
+    assert loop.cache.snapshot.node("a").requested.get("cpu", 0) == 0
+    api.bind_hook = None
+    api.add_pod(ours("next", cpu="2"))
+    eventually(lambda: api.binds)  # the capacity is free again
+    assert api.binds[0][:2] == ("next", "a")
+
+
+def test_transient_binding_errors_are_retried(running: Callable[..., SchedulerLoop]) -> None:
+    api = FakeApi([node("a")])
+    failures = [ApiUnavailable("the server is currently unable to handle the request")] * 2
+
+    def flaky(_p: dict[str, Any]) -> None:
+        if failures:
+            raise failures.pop()
+
+    api.bind_hook = flaky
+    api.add_pod(ours("p"))
+    loop = running(api, settings())
+    eventually(lambda: api.binds)
+    assert loop.metrics.value("binding_errors_total", (("reason", "error"),)) == 2
+
+
+def test_fallback_step_is_recorded_on_the_pod_and_in_the_event(
+    running: Callable[..., SchedulerLoop],
+) -> None:
+    spare = node("spare", labels={"pool": "spare"})
+    api = FakeApi([node("main", labels={"pool": "main"}, cpu="1"), spare])
+    policy = parse_policy(
+        {
+            "apiVersion": "kschedctl.io/v1alpha1",
+            "kind": "FallbackPolicy",
+            "fallbacks": [{"name": "spare-pool", "nodePool": {"pool": "spare"}}],
+        },
+        "policy.yaml",
+    )
+    api.add_pod(ours("fits", cpu="1", nodeSelector={"pool": "main"}))
+    api.add_pod(ours("overflow", cpu="1", nodeSelector={"pool": "main"}))
+    loop = running(api, settings(algorithm=Algorithm(policy=policy)))
+    eventually(lambda: len(api.binds) == 2)
+    assert api.node_of("fits") == "main" and api.node_of("overflow") == "spare"
+    overflow = next(p for p in api.pods.values() if p["metadata"]["name"] == "overflow")
+    assert overflow["metadata"]["annotations"] == {"kschedctl.io/fallback-step": "spare-pool"}
+    fits = next(p for p in api.pods.values() if p["metadata"]["name"] == "fits")
+    assert "kschedctl.io/fallback-step" not in (fits["metadata"].get("annotations") or {})
+    eventually(lambda: len(api.events) == 2)
+    note = next(e["note"] for e in api.events if e["regarding"]["name"] == "overflow")
+    assert "by fallback step 'spare-pool'" in note
+    assert loop.metrics.value("fallback_used_total", (("step", "spare-pool"),)) == 1
+
+
+def test_one_leader_among_replicas_and_a_takeover(running: Callable[..., SchedulerLoop]) -> None:
+    api = FakeApi([node("a", cpu="100")])
+    first = running(api, settings(leader_elect=True, identity="one_1"))
+    second = running(api, settings(leader_elect=True, identity="two_2"))
+    eventually(lambda: first.leading.is_set() or second.leading.is_set())
+    time.sleep(0.5)
+    assert first.leading.is_set() != second.leading.is_set()
+    leader, standby = (first, second) if first.leading.is_set() else (second, first)
+    for i in range(5):
+        api.add_pod(ours(f"p{i}"))
+    eventually(lambda: len(api.binds) == 5)
+    assert api.leases["mine"]["spec"]["holderIdentity"] == leader.settings.identity
+    leader.shutdown(grace=2)  # releases the Lease
+    eventually(lambda: standby.leading.is_set(), timeout=5)
+    for i in range(5, 8):
+        api.add_pod(ours(f"p{i}"))
+    eventually(lambda: len(api.binds) == 8)
+    assert len({name for name, _n, _t in api.binds}) == 8
+
+
+def test_a_crashed_leader_is_replaced_after_the_lease_expires(
+    running: Callable[..., SchedulerLoop],
+) -> None:
+    api = FakeApi([node("a", cpu="100")])
+    first = running(api, settings(leader_elect=True, identity="one_1"))
+    eventually(lambda: first.leading.is_set())
+    second = running(api, settings(leader_elect=True, identity="two_2"))
+    first.stop.set()  # the elector stops renewing; no release
+    first.queue.close()
+    lost_at = time.monotonic()
+    eventually(lambda: second.leading.is_set(), timeout=5)
+    assert time.monotonic() - lost_at >= 0.5  # waited for the lease to expire
+    assert api.leases["mine"]["spec"]["leaseTransitions"] == 1
+
+
+def test_a_leader_that_cannot_renew_steps_down(running: Callable[..., SchedulerLoop]) -> None:
+    api = FakeApi([node("a")])
+    loop = running(api, settings(leader_elect=True, identity="one_1"))
+    eventually(lambda: loop.leading.is_set())
+    real_update = api.update_lease
+
+    def unreachable(*_a: Any) -> dict[str, Any]:
+        raise ApiUnavailable("connection refused")
+
+    api.update_lease = unreachable  # type: ignore[method-assign]
+    eventually(lambda: not loop.leading.is_set(), timeout=5)
+    api.add_pod(ours("waits"))
+    time.sleep(0.3)
+    assert api.binds == []  # a former leader does not schedule
+    api.update_lease = real_update  # type: ignore[method-assign]
+    eventually(lambda: loop.leading.is_set(), timeout=5)
+    eventually(lambda: api.binds)  # and resumes with the pod it kept queued
+
+
+def test_health_and_readiness() -> None:
+    api = FakeApi([node("a")])
+    loop = SchedulerLoop(api, settings())  # type: ignore[arg-type]
+    assert not loop.ready()
+    loop.start()
+    try:
+        eventually(loop.ready)
+        assert loop.healthy() == (True, "ok")
+        assert 'kschedctl_scheduler_cache_objects{kind="nodes"} 1' in loop.metrics.render()
+    finally:
+        loop.shutdown(grace=2)
