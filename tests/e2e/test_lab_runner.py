@@ -172,6 +172,7 @@ def test_scheduler_pod_runs_schedules_logs_restarts_and_stops(
     assert second["pid"] != record["pid"] and processes.is_running(second["pid"], second["exe"])
     previous = kubectl("logs", "-n", namespace, scheduler, "--previous")
     assert "Starting Kubernetes Scheduler" in previous.stdout, previous.stderr
+    assert {"Started"} <= kubelet_events(cluster, namespace, scheduler).keys()
 
     # Deleted: the process stops, and its records, directory and Logs object go.
     pod_dir = lab.dir / "pods" / f"{namespace}_{scheduler}_{pod['metadata']['uid']}"
@@ -182,6 +183,65 @@ def test_scheduler_pod_runs_schedules_logs_restarts_and_stops(
              10, "records and pod directory removed")  # fmt: skip
     logs_path = f"/apis/kwok.x-k8s.io/v1alpha1/namespaces/{namespace}/logs/{scheduler}"
     wait_for(lambda: not exists(cluster, logs_path), 10, "the kwok Logs object deleted")
+
+
+def kubelet_events(cluster: Cluster, namespace: str, pod: str) -> dict[str, dict[str, Any]]:
+    """The runner's events about a pod (it records them as the kubelet does), by reason."""
+    events = pod_events(cluster, namespace, pod)
+    return {e["reason"]: e for e in events if e.get("reportingController") == "kubelet"}
+
+
+def test_crash_loop_and_config_error_show_as_a_kubelet_would(
+    cluster: Cluster, namespace: str, kubectl: Kubectl
+) -> None:
+    pods = f"/api/v1/namespaces/{namespace}/pods"
+    cluster.create(f"/api/v1/namespaces/{namespace}/configmaps", {
+        "metadata": {"name": "bad"},
+        "data": {"config.yaml": "apiVersion: kubescheduler.config.k8s.io/v1\nkind: Nope\n"},
+    })  # fmt: skip
+    crashing = pod_manifest("crashing", volumes=[{"name": "c", "configMap": {"name": "bad"}}])
+    crashing["spec"]["containers"] = [{
+        "name": "kube-scheduler", "image": IMAGE,
+        "command": ["kube-scheduler", "--config=/config/config.yaml"],
+        "volumeMounts": [{"name": "c", "mountPath": "/config"}],
+    }]  # fmt: skip
+    misconfigured = pod_manifest("misconfigured")
+    misconfigured["spec"]["containers"] = [{
+        "name": "kube-scheduler", "image": IMAGE, "command": ["kube-scheduler"],
+        "env": [{"name": "X", "valueFrom": {"configMapKeyRef": {"name": "bad", "key": "no"}}}],
+    }]  # fmt: skip
+    cluster.create(pods, crashing)
+    cluster.create(pods, misconfigured)
+
+    def container(name: str) -> dict[str, Any]:
+        statuses = cluster.get(f"{pods}/{name}")["status"].get("containerStatuses") or [{}]
+        return statuses[0]
+
+    # Exit 1, restarted at once, exit 1 again: back-off (10 s, the kubelet's first window).
+    crash = wait_for(
+        lambda: (c := container("crashing")).get("state", {}).get("waiting", {}).get("reason")
+        == "CrashLoopBackOff" and c,
+        30, "crashing to be in CrashLoopBackOff",
+    )  # fmt: skip
+    assert crash["restartCount"] == 1 and not crash["ready"]
+    assert crash["lastState"]["terminated"]["exitCode"] == 1
+    pod = cluster.get(f"{pods}/crashing")
+    assert pod["status"]["phase"] == "Running"
+    assert {c["type"]: c["status"] for c in pod["status"]["conditions"]}["Ready"] == "False"
+    previous = kubectl("logs", "-n", namespace, "crashing", "--previous")
+    assert "Nope" in previous.stdout, previous.stdout
+    events = wait_for(lambda: "BackOff" in (e := kubelet_events(cluster, namespace, "crashing"))
+                      and e, 10, "a BackOff event")  # fmt: skip
+    assert events["BackOff"]["type"] == "Warning" and "Started" in events
+
+    waiting = wait_for(lambda: container("misconfigured").get("state", {}).get("waiting"), 30,
+                       "misconfigured to report why it waits")  # fmt: skip
+    assert waiting["reason"] == "CreateContainerConfigError"
+    assert "couldn't find key no" in waiting["message"]
+    assert cluster.get(f"{pods}/misconfigured")["status"]["phase"] == "Pending"
+    failed = wait_for(lambda: kubelet_events(cluster, namespace, "misconfigured").get("Failed"),
+                      10, "a Failed event")  # fmt: skip
+    assert "couldn't find key no" in failed["note"]
 
 
 def kschedctl(*args: str) -> subprocess.CompletedProcess[str]:

@@ -90,6 +90,8 @@ def test_pod_hostname_is_cut_like_kubelet() -> None:
     long_name = "a" * 62 + "-b"
     assert podenv.pod_hostname({"metadata": {"name": long_name}, "spec": {}}) == "a" * 62
     assert podenv.pod_hostname({"metadata": {"name": "p"}, "spec": {"hostname": "h"}}) == "h"
+    host_network = {"hostNetwork": True, "nodeName": "lab-node-1"}
+    assert podenv.pod_hostname({"metadata": {"name": "p"}, "spec": host_network}) == "lab-node-1"
 
 
 POD = {

@@ -86,6 +86,7 @@ class ContainerRunner:
         options: Options,
         prepare: Callable[[ContainerRunner], Prepared],
         log: Callable[[str], None],
+        event: Callable[[str, str, str], None],  # (type, reason, message) about this container
     ) -> None:
         self.name: str = container["name"]
         self.image: str = container.get("image", "")
@@ -94,6 +95,7 @@ class ContainerRunner:
         self.options = options
         self.prepare = prepare
         self.log = log
+        self.event = event
         self.pod_ref = (
             f"{pod['metadata']['name']}_{pod['metadata']['namespace']}({pod['metadata']['uid']})"
         )
@@ -169,7 +171,7 @@ class ContainerRunner:
                     self._signal(signal.SIGKILL)
                 return
             if terminating:
-                self.stop(self.grace, "the pod is being deleted")
+                self.stop(self.grace, "the pod is being deleted", f"Stopping container {self.name}")
                 return
             self._probe(now)
         elif terminating:
@@ -180,11 +182,12 @@ class ContainerRunner:
     def running(self) -> bool:
         return self.pid is not None
 
-    def stop(self, grace: float, reason: str) -> None:
+    def stop(self, grace: float, reason: str, note: str) -> None:
         """SIGTERM now; SIGKILL from a later step once ``grace`` seconds have passed."""
         if self.pid is None or self.stopping_since is not None:
             return
         self.log(f"stopping {self.name} (pid {self.pid}): {reason}")
+        self.event("Normal", "Killing", note)
         self.stop_reason = reason
         self.stopping_since = time.time()
         self.stop_grace = grace
@@ -220,11 +223,10 @@ class ContainerRunner:
         try:
             prepared = self.prepare(self)
         except (ContainerConfigError, VolumeError) as err:
-            reason = (
-                "CreateContainerConfigError"
-                if isinstance(err, ContainerConfigError)
-                else "ContainerCreating"
-            )
+            config = isinstance(err, ContainerConfigError)
+            reason = "CreateContainerConfigError" if config else "ContainerCreating"
+            if config and self.waiting != (reason, str(err)):
+                self.event("Warning", "Failed", f"Error: {err}")
             self._wait_for(reason, str(err), now + CONFIG_RETRY)
             return
         except LaunchError as err:
@@ -268,9 +270,12 @@ class ContainerRunner:
             f"started {self.name} (pid {proc.pid}, restart {self.restart_count}): "
             + " ".join(launch.argv)
         )
+        self.event("Normal", "Started", f"Started container {self.name}")
         self._arm_probes(now, None)
 
     def _failed_start(self, message: str, now: float) -> None:
+        if self.waiting != ("RunContainerError", message):
+            self.event("Warning", "Failed", f"Error: {message}")
         self.backoff.restarted(now)
         self._wait_for("RunContainerError", message, now + (self.backoff.window or 0))
 
@@ -312,6 +317,11 @@ class ContainerRunner:
         delay = self.backoff.delay(now, now)
         self.next_start = now + delay
         if delay:
+            self.event(
+                "Warning",
+                "BackOff",
+                f"Back-off restarting failed container {self.name} in pod {self.pod_ref}",
+            )
             self.waiting = (
                 "CrashLoopBackOff",
                 f"back-off {delay:.0f}s restarting failed container={self.name} pod={self.pod_ref}",
@@ -353,6 +363,10 @@ class ContainerRunner:
             target = port if serving is not None and tracker.spec.port == serving else None
             passed, message = check(tracker.spec, target)
             if tracker.record(passed, message, time.time()):
+                if not tracker.result:
+                    self.event(
+                        "Warning", "Unhealthy", f"{kind.capitalize()} probe failed: {message}"
+                    )
                 self.log(
                     f"{self.name}: {kind} probe "
                     + ("passed" if tracker.result else f"failed: {message}")
@@ -366,13 +380,21 @@ class ContainerRunner:
             if tracker.result:
                 self.started = True
             elif tracker.failures >= tracker.spec.failure_threshold:
-                self.stop(self.grace, f"startup probe failed: {tracker.message}")
+                self.stop(
+                    self.grace,
+                    f"startup probe failed: {tracker.message}",
+                    f"Container {self.name} failed startup probe, will be restarted",
+                )
                 return
             else:
                 return
         liveness = run("liveness")
         if liveness is not None and not liveness.result:
-            self.stop(self.grace, f"liveness probe failed: {liveness.message}")
+            self.stop(
+                self.grace,
+                f"liveness probe failed: {liveness.message}",
+                f"Container {self.name} failed liveness probe, will be restarted",
+            )
             return
         readiness = self.trackers.get("readiness")
         run("readiness")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import time
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -110,7 +110,35 @@ class LabApi:
             lifetime = max(60.0, at - time.time())
         return status["token"], lifetime
 
-    # -- status and logs -----------------------------------------------------------------------
+    # -- status, events and logs -------------------------------------------------------------
+
+    def record_event(
+        self, pod: Mapping[str, Any], field_path: str, kind: str, reason: str, message: str
+    ) -> None:
+        """A core/v1 Event as the kubelet writes them (source and reporting component kubelet)."""
+        meta = pod["metadata"]
+        node = (pod.get("spec") or {}).get("nodeName") or ""
+        now = datetime.now(timezone.utc)
+        involved = {"apiVersion": "v1", "kind": "Pod", "name": meta["name"],
+                    "namespace": meta["namespace"], "uid": meta["uid"]}  # fmt: skip
+        if field_path:
+            involved["fieldPath"] = field_path
+        body = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"generateName": f"{meta['name']}.", "namespace": meta["namespace"]},
+            "involvedObject": involved,
+            "type": kind,
+            "reason": reason,
+            "message": message[:1024],
+            "source": {"component": "kubelet", "host": node},
+            "reportingComponent": "kubelet",
+            "reportingInstance": node,
+            "firstTimestamp": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "lastTimestamp": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "count": 1,
+        }
+        self.cluster.create(f"/api/v1/namespaces/{meta['namespace']}/events", body)
 
     def patch_status(self, pod: Mapping[str, Any], status: Mapping[str, Any]) -> dict[str, Any]:
         return self.cluster.patch(pod_path(pod) + "/status", {"status": status}, merge=False)

@@ -18,8 +18,16 @@ class ContainerConfigError(Exception):
 
 
 def pod_hostname(pod: Mapping[str, Any]) -> str:
-    """``spec.hostname`` or the pod name, cut to 63 characters the way kubelet does."""
-    name = (pod.get("spec") or {}).get("hostname") or pod["metadata"]["name"]
+    """The hostname the pod's processes see, as on a real node.
+
+    A hostNetwork pod shares the node's UTS namespace: the node's name (so a static
+    kube-scheduler's leader identity is ``<node>_<uuid>``). Others get ``spec.hostname`` or
+    the pod name, cut to 63 characters the way kubelet does.
+    """
+    spec = pod.get("spec") or {}
+    if spec.get("hostNetwork") and spec.get("nodeName"):
+        return str(spec["nodeName"])
+    name = spec.get("hostname") or pod["metadata"]["name"]
     return str(name)[:63].rstrip("-.")
 
 

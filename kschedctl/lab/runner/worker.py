@@ -89,7 +89,15 @@ class PodWorker(threading.Thread):
         self.patch_retry = 0.0
         self.containers = [
             ContainerRunner(
-                pod, c, runnable[c["name"]], self.dir, lab.dir, options, self._prepare, self._log
+                pod,
+                c,
+                runnable[c["name"]],
+                self.dir,
+                lab.dir,
+                options,
+                self._prepare,
+                self._log,
+                self._container_event(c["name"]),
             )
             for c in pod["spec"]["containers"]
             if c["name"] in runnable
@@ -167,6 +175,17 @@ class PodWorker(threading.Thread):
     def _log(self, message: str) -> None:
         log.info("%s: %s", self.ref, message)
 
+    def _event(self, field_path: str, kind: str, reason: str, message: str) -> None:
+        """An Event about the pod, as the kubelet records them; never fails the worker."""
+        try:
+            self.api.record_event(self.pod, field_path, kind, reason, message)
+        except KschedError as err:
+            self._log(f"cannot record event {reason}: {err.message}")
+
+    def _container_event(self, container: str) -> Callable[[str, str, str], None]:
+        path = f"spec.containers{{{container}}}"
+        return lambda kind, reason, message: self._event(path, kind, reason, message)
+
     # -- volumes, logs, tokens -----------------------------------------------------------------
 
     def _ensure_volumes(self) -> None:
@@ -178,6 +197,7 @@ class PodWorker(threading.Thread):
             message = err.message if isinstance(err, KschedError) else str(err)
             if message != self.volume_error:
                 self._log(f"volumes: {message}")
+                self._event("", "Warning", "FailedMount", f"MountVolume.SetUp failed: {message}")
             self.volume_error = message
             self.volume_retry = time.monotonic() + 2.0
             return
