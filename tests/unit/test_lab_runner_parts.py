@@ -401,3 +401,26 @@ def test_materialise_missing_configmap_is_a_mount_failure(tmp_path: Path) -> Non
            "spec": {"volumes": [{"name": "c", "configMap": {"name": "absent"}}]}}  # fmt: skip
     with pytest.raises(volumes.VolumeError, match='configmap "absent" not found'):
         volumes.materialise(pod, tmp_path / "pod", tmp_path / "lab", FakeApi())
+
+
+def test_a_new_runner_carries_on_the_restart_count(tmp_path: Path) -> None:
+    from kschedctl.lab.runner.container import ContainerRunner, Options
+
+    def runner() -> ContainerRunner:
+        return ContainerRunner(POD, {"name": "c", "image": "kube-scheduler"}, "kube-scheduler",
+                               tmp_path / "pod", tmp_path, Options(), prepare=_never,
+                               log=lambda _m: None, event=lambda *_a: None)  # fmt: skip
+
+    ours = runner()
+    ours.carry_on({"name": "c", "restartCount": 4, "containerID": "kschedctl-lab://1",
+                   "lastState": {"terminated": {"exitCode": 1}}})  # fmt: skip
+    assert (ours.restart_count, ours.ever_ran) == (4, True)
+    assert ours.status()["lastState"] == {"terminated": {"exitCode": 1}}
+    fresh = runner()
+    fresh.carry_on({"name": "c", "restartCount": 0, "state": {"waiting": {}}})
+    assert (fresh.restart_count, fresh.ever_ran) == (0, False)
+    assert fresh.status()["state"] == {"waiting": {"reason": "ContainerCreating"}}
+
+
+def _never(_container: Any) -> Any:
+    raise AssertionError("not started in this test")

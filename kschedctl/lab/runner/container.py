@@ -25,6 +25,7 @@ from kschedctl.lab.runner.programs import Launch, LaunchError
 from kschedctl.lab.runner.status import iso
 from kschedctl.lab.runner.volumes import VolumeError
 
+CONTAINER_ID_PREFIX = "kschedctl-lab://"  # containerID = this + pid (kwok sets none)
 CONFIG_RETRY = 2.0  # seconds between attempts while a ConfigMap/Secret/volume is missing
 
 
@@ -133,6 +134,16 @@ class ContainerRunner:
         self.warned: set[str] = set()
 
     # -- adoption ------------------------------------------------------------------------------
+
+    def carry_on(self, status: Mapping[str, Any]) -> None:
+        """Continue the counts an earlier runner reported (it ran this container before)."""
+        if not str(status.get("containerID", "")).startswith(CONTAINER_ID_PREFIX) and not (
+            status.get("lastState") or status.get("restartCount")
+        ):
+            return  # not ours: nothing ran yet
+        self.restart_count = int(status.get("restartCount") or 0)
+        self.last_state = dict(status.get("lastState") or {})
+        self.ever_ran = True  # so the next start counts as a restart
 
     def adopt(self, record: Mapping[str, Any], status: Mapping[str, Any] | None) -> bool:
         """Take over a process an earlier runner started; False if it is gone."""
@@ -401,7 +412,7 @@ class ContainerRunner:
         self.ready = readiness.result if readiness else True
 
     def _container_id(self) -> str:
-        return f"kschedctl-lab://{self.pid}" if self.pid else ""
+        return f"{CONTAINER_ID_PREFIX}{self.pid}" if self.pid else ""
 
     # -- status --------------------------------------------------------------------------------
 

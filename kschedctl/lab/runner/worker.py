@@ -105,6 +105,9 @@ class PodWorker(threading.Thread):
         statuses = {s["name"]: s for s in (pod.get("status") or {}).get("containerStatuses") or []}
         for container in self.containers:
             record = records.get(container.name)
+            status = statuses.get(container.name)
+            if record is None and status is not None:
+                container.carry_on(status)  # e.g. in back-off while no runner ran
             if record is not None:
                 adopted = container.adopt(record, statuses.get(container.name))
                 self._log(
