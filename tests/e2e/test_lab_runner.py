@@ -183,6 +183,7 @@ def test_scheduler_pod_runs_schedules_logs_restarts_and_stops(
              10, "records and pod directory removed")  # fmt: skip
     logs_path = f"/apis/kwok.x-k8s.io/v1alpha1/namespaces/{namespace}/logs/{scheduler}"
     wait_for(lambda: not exists(cluster, logs_path), 10, "the kwok Logs object deleted")
+    assert "Traceback" not in (lab.dir / "logs" / "runner.log").read_text()
 
 
 def kubelet_events(cluster: Cluster, namespace: str, pod: str) -> dict[str, dict[str, Any]]:
@@ -274,6 +275,7 @@ def test_runner_crash_is_adopted_and_lab_down_leaves_no_process(tmp_path: Path) 
         lab.restart_runner()
         log = (directory / "logs" / "runner.log").read_text()
         assert f"adopted kube-scheduler (pid {record['pid']})" in log
+        assert "Traceback" not in log
 
         pod = wait_for(lambda: really_ready(cluster, path), 30, "the adopted pod still Ready")
         assert pod["status"]["containerStatuses"][0]["restartCount"] == 0

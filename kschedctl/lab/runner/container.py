@@ -343,7 +343,6 @@ class ContainerRunner:
     def _arm_probes(self, now: float, status: Mapping[str, Any] | None) -> None:
         cap = self.options.max_probe_period
         self.trackers = {}
-        adopted = status is not None
         for kind, initial in (("startup", False), ("liveness", True), ("readiness", False)):
             spec = parse_probe(self.spec.get(f"{kind}Probe"), self.spec, cap)
             if spec is None:
@@ -354,9 +353,11 @@ class ContainerRunner:
                     f"{self.name}: {spec.action} {kind} probes are not run in the lab; "
                     "they count as passing"
                 )
-            if adopted:  # carry on from what the pod status says instead of starting over
+            started_at = now
+            if status is not None:  # adopted: carry on from the pod status, probe at once
                 initial = bool(status.get("started" if kind == "startup" else "ready", initial))
-            self.trackers[kind] = ProbeTracker(spec, now if not adopted else 0.0, initial)
+                started_at = 0.0
+            self.trackers[kind] = ProbeTracker(spec, started_at, initial)
         startup = self.trackers.get("startup")
         self.started = startup.result if startup else True
         readiness = self.trackers.get("readiness")

@@ -12,7 +12,7 @@ import ssl
 import urllib.error
 import urllib.request
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 HTTP, TCP = "http", "tcp"
@@ -57,28 +57,24 @@ def parse_probe(
     delay = float(probe.get("initialDelaySeconds") or 0)
     if max_period is not None:
         period, delay = min(period, max_period), min(delay, max_period)
-    timing = {
-        "initial_delay": delay,
-        "period": period,
-        "timeout": float(probe.get("timeoutSeconds") or 1),
-        "success_threshold": int(probe.get("successThreshold") or 1),
-        "failure_threshold": int(probe.get("failureThreshold") or 3),
-    }
+    timed = ProbeSpec(
+        action=next((k for k in ("exec", "grpc") if k in probe), "unknown"),
+        initial_delay=delay,
+        period=period,
+        timeout=float(probe.get("timeoutSeconds") or 1),
+        success_threshold=int(probe.get("successThreshold") or 1),
+        failure_threshold=int(probe.get("failureThreshold") or 3),
+    )
     if "httpGet" in probe:
         get = probe["httpGet"]
         headers = tuple((h["name"], h["value"]) for h in get.get("httpHeaders") or [])
-        return ProbeSpec(
-            HTTP,
-            resolve_port(get.get("port"), container),
-            get.get("path") or "/",
-            get.get("scheme") or "HTTP",
-            headers,
-            **timing,
-        )
+        return replace(timed, action=HTTP, port=resolve_port(get.get("port"), container),
+                       path=get.get("path") or "/", scheme=get.get("scheme") or "HTTP",
+                       headers=headers)  # fmt: skip
     if "tcpSocket" in probe:
-        return ProbeSpec(TCP, resolve_port(probe["tcpSocket"].get("port"), container), **timing)
-    action = next((k for k in ("exec", "grpc") if k in probe), "unknown")
-    return ProbeSpec(action, **timing)
+        return replace(timed, action=TCP,
+                       port=resolve_port(probe["tcpSocket"].get("port"), container))  # fmt: skip
+    return timed
 
 
 def check(spec: ProbeSpec, local_port: int | None) -> tuple[bool, str]:

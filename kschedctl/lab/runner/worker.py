@@ -151,7 +151,11 @@ class PodWorker(threading.Thread):
                 if self._terminate_grace is not None and not stopping:
                     stopping = True
                     for container in self.containers:
-                        container.stop(self._terminate_grace, "the pod was deleted")
+                        container.stop(
+                            self._terminate_grace,
+                            "the pod was deleted",
+                            f"Stopping container {container.name}",
+                        )
                 if stopping:
                     for container in self.containers:
                         container.step(time.time(), terminating=True)
