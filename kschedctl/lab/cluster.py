@@ -54,6 +54,8 @@ class ComponentState:
     exe: str
     port: int
     log: str
+    argv: list[str] = field(default_factory=list)  # to restart it as it was started
+    env: dict[str, str] = field(default_factory=dict)  # what it set beyond the proxy-free env
 
     def running(self) -> bool:
         return processes.is_running(self.pid, self.exe)
@@ -303,7 +305,7 @@ class Lab:
         progress("installing kwok's Logs CustomResourceDefinition")
         api.install_crds(cluster, KWOK_LOGS_CRD, timeout)
         kwok_port = free_port()
-        kwok_env = processes.proxy_free_environment({"HOME": str(self.dir / "kwok-home")})
+        kwok_env = {"HOME": str(self.dir / "kwok-home")}
         (self.dir / "kwok-home").mkdir(exist_ok=True)
         self._start(state, "kwok", bins, kwok_port, kwok_env, [
             f"--kubeconfig={self.kubeconfig}", f"--config={self._kwok_stages()}",
@@ -417,9 +419,34 @@ class Lab:
     ) -> None:
         exe = exe or str(bins[name])
         log = self.log(name)
-        pid = processes.start([argv0 or exe, *args], log, env, cwd=self.dir)
-        state.components[name] = ComponentState(pid=pid, exe=exe, port=port, log=str(log))
+        argv = [argv0 or exe, *args]
+        extra = {k: v for k, v in env.items() if k == "HOME"}
+        pid = processes.start(argv, log, processes.proxy_free_environment(extra), cwd=self.dir)
+        state.components[name] = ComponentState(
+            pid=pid, exe=exe, port=port, log=str(log), argv=argv, env=extra
+        )
         self._save(state)
+
+    def restart(self, name: str, *, down_for: float = 0.0, timeout: float = 120.0) -> None:
+        """Stop one component and start it again as it was (faults for tests and drills).
+
+        ``down_for`` keeps it stopped that many seconds first, like a real outage.
+        """
+        state = self.state() if self.is_lab_dir() else None
+        component = state.components.get(name) if state is not None else None
+        if state is None or component is None or not component.argv:
+            raise LabError(f"no component {name!r} to restart in {self.dir}")
+        processes.stop(component.pid, component.exe)
+        time.sleep(down_for)
+        pid = processes.start(
+            component.argv, Path(component.log),
+            processes.proxy_free_environment(component.env), cwd=self.dir,
+        )  # fmt: skip
+        component.pid = pid
+        self._save(state)
+        if name == "kube-apiserver":
+            url = f"https://127.0.0.1:{component.port}/readyz"
+            self._wait(state, name, url, timeout, lambda _m: None)
 
     def _wait(
         self, state: LabState, name: str, url: str, timeout: float, progress: Progress

@@ -221,3 +221,34 @@ def test_refusals(lab: Lab, cluster: Cluster, tmp_path: Path) -> None:
 
     unreachable = run(lab, "list", "--kubeconfig", str(tmp_path / "missing"), cwd=tmp_path)
     assert unreachable.returncode == 4 and "does not exist" in unreachable.stderr
+
+
+def test_api_server_restart_during_deploy_wait_converges(
+    lab: Lab, cluster: Cluster, namespace: str, tmp_path: Path
+) -> None:
+    name = "restart-sched"
+    env = {**os.environ, "KUBECONFIG": str(lab.kubeconfig)}
+    try:
+        deploying = subprocess.Popen(
+            [sys.executable, "-m", "kschedctl", "deploy", name, "--as-deployment", "--timeout", "90"],
+            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        wait_for(lambda: _applied(cluster, name), 60, "the Deployment to be applied")
+        lab.restart("kube-apiserver", down_for=3)
+        _out, err = deploying.communicate(timeout=150)
+        if deploying.returncode != 0:  # failing is fine, but clearly, naming what did not happen
+            assert "error:" in err and "Traceback" not in err, err
+        again = run(lab, "deploy", name, "--as-deployment", cwd=tmp_path)
+        assert again.returncode == 0, again.stderr
+        assert f"{name} is serving" in again.stderr
+    finally:
+        run(lab, "remove", name, "--force", cwd=tmp_path)
+    assert managed_leftovers(cluster, name) == []
+
+
+def _applied(cluster: Cluster, name: str) -> bool:
+    try:
+        cluster.get(f"/apis/apps/v1/namespaces/kube-system/deployments/{name}")
+        return True
+    except NotFoundError:
+        return False
