@@ -148,25 +148,43 @@ def _context(spec: Spec) -> dict[str, Any]:
             "labels": labels(spec, component="example"),
             "image": versions.PAUSE_IMAGE,
         },
+        # What differs for program builtin (render_builtin.builtin_context).
+        "builtin": False,
+        "container_name": "kube-scheduler",
+        "probe_scheme": "HTTPS",
+        "config_key": "config.yaml",
+        "config_what": "KubeSchedulerConfiguration",
+        "program_what": "kube-scheduler",
+        "runs": "kube-scheduler --config",
+        "rbac_template": "_rbac.yaml.j2",
     }
 
 
 def _require_renderable(spec: Spec) -> Spec:
     ensure_valid(spec)
-    if spec.program != "kube-scheduler":
+    if spec.program == "custom":
         raise SpecError(
             "spec.program",
-            f"rendering program {spec.program!r} is not supported yet; "
-            "only kube-scheduler renders in this release",
+            "rendering program 'custom' is not supported yet; "
+            "kube-scheduler and builtin render in this release",
         )
     return spec
+
+
+def _form_context(spec: Spec) -> dict[str, Any]:
+    context = _context(spec)
+    if spec.program == "builtin":
+        from kschedctl.render_builtin import builtin_context
+
+        context.update(builtin_context(spec, context))
+    return context
 
 
 def render(spec: Spec, form: str) -> str:
     """One rendered form (see FORMS; HOST_OUTPUTS too) as text."""
     if form not in RENDERABLE:
         raise ValueError(f"unknown form {form!r}; expected one of {', '.join(RENDERABLE)}")
-    return _render_form(_context(_require_renderable(spec)), form)
+    return _render_form(_form_context(_require_renderable(spec)), form)
 
 
 def _render_form(ctx: dict[str, Any], form: str) -> str:
@@ -179,7 +197,7 @@ def _render_form(ctx: dict[str, Any], form: str) -> str:
 
 def render_workspace(spec: Spec) -> dict[str, str]:
     """Every file of a workspace: relative name → content (``create`` writes these)."""
-    ctx = _context(_require_renderable(spec))
+    ctx = _form_context(_require_renderable(spec))
     files = {
         SPEC_FILE: _render_template("scheduler.yaml.j2", spec=spec, data=spec.to_dict()),
         "config.yaml": _render_form(ctx, "config"),
@@ -202,6 +220,12 @@ def add_profile(existing_config_text: str, spec: Spec, source: str = "") -> str:
     config; the existing leader election and client connection stay as they are.
     """
     spec = _require_renderable(spec)
+    if spec.program != "kube-scheduler":
+        raise SpecError(
+            "spec.program",
+            f"program {spec.program} is a scheduler of its own; only kube-scheduler profiles "
+            "can be added to a KubeSchedulerConfiguration",
+        )
     try:
         docs = parse_yaml(existing_config_text)
     except YamlError as err:

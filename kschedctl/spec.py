@@ -61,6 +61,20 @@ class PodSettings:
     verbosity: int = 2
 
 
+BUILTIN_STRATEGIES = ("spread", "binpack")
+BUILTIN_BINARY = "/usr/local/bin/kschedctl"
+
+
+@dataclass
+class BuiltinSettings:
+    """``program: builtin`` (kschedctl's own scheduler): ranking and fallback policy."""
+
+    strategy: str = "spread"
+    # The fallback policy (``fallbacks``, ``strictPreferences``), as in a --policy file.
+    policy: dict[str, Any] = field(default_factory=dict)
+    metrics_port: int = 10259  # in-cluster forms; host forms serve on service.securePort
+
+
 @dataclass
 class Spec:
     """A scheduler: ``metadata.name`` plus the fields of ``spec`` (camelCase in YAML)."""
@@ -83,6 +97,7 @@ class Spec:
     extra_args: list[Any] = field(default_factory=list)
     service: ServiceSettings = field(default_factory=ServiceSettings)
     pod: PodSettings = field(default_factory=PodSettings)
+    builtin: BuiltinSettings = field(default_factory=BuiltinSettings)
 
     @property
     def version(self) -> versions.KubeVersion:
@@ -155,6 +170,8 @@ def _section_to_dict(obj: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, f in _yaml_fields(type(obj)).items():
         value = getattr(obj, f.name)
+        if key == "builtin" and getattr(obj, "program", "builtin") != "builtin":
+            continue  # only kschedctl's own scheduler reads it
         if dataclasses.is_dataclass(value):
             out[key] = _section_to_dict(value)
         elif value is None or (key in ("extenders", "extraArgs") and not value):
@@ -255,7 +272,35 @@ def apply_defaults(spec: Spec, *, explicit_profiles: bool = False) -> Spec:
             spec.image = versions.default_image(spec.version)
         except ValueError:
             pass  # reported by check_spec on spec.kubernetesVersion
+    if spec.program == "builtin":
+        if not spec.image:
+            spec.image = builtin_image()
+        if spec.service.binary == ServiceSettings.binary:
+            spec.service.binary = BUILTIN_BINARY
     return spec
+
+
+def builtin_image() -> str:
+    """The image the repository's Dockerfile builds: ``docker build -t kschedctl:VERSION .``"""
+    from kschedctl import __version__
+
+    return f"kschedctl:{__version__}"
+
+
+def with_program(spec: Spec, program: str) -> Spec:
+    """``spec`` switched to another program; defaults that belonged to the old one follow."""
+    spec = copy.deepcopy(spec)
+    if program == spec.program:
+        return spec
+    try:
+        if spec.image in (versions.default_image(spec.version), builtin_image()):
+            spec.image = ""
+    except ValueError:
+        pass
+    if spec.service.binary in (ServiceSettings.binary, BUILTIN_BINARY):
+        spec.service.binary = ServiceSettings.binary
+    spec.program = program
+    return apply_defaults(spec)
 
 
 def default_spec(name: str, **overrides: Any) -> Spec:
@@ -354,7 +399,12 @@ def check_spec(spec: Spec) -> list[Problem]:
                 "the ServiceAccount",
             )
         )
-    out.extend(validate.check_extra_args(spec.extra_args, "spec.extraArgs"))
+    if spec.program == "builtin":
+        out.extend(_check_builtin(spec))
+    else:
+        out.extend(validate.check_extra_args(spec.extra_args, "spec.extraArgs"))
+        if spec.builtin != BuiltinSettings():
+            out.append(Problem("spec.builtin", "applies to program builtin only"))
     out.extend(_check_service(spec))
     out.extend(_check_pod(spec.pod))
     if version is not None:
@@ -395,6 +445,57 @@ def _check_image(spec: Spec, version: versions.KubeVersion) -> list[Problem]:
             )
         ]
     return []
+
+
+def _check_builtin(spec: Spec) -> list[Problem]:
+    """kschedctl's own scheduler: one name, its own algorithm, a valid fallback policy."""
+    from kschedctl.scheduling.policy import PolicyError, parse_policy
+
+    out: list[Problem] = []
+    b, path = spec.builtin, "spec.builtin"
+    if b.strategy not in BUILTIN_STRATEGIES:
+        out.append(
+            Problem(
+                f"{path}.strategy", f"{b.strategy!r}: must be {' or '.join(BUILTIN_STRATEGIES)}"
+            )
+        )
+    if spec.image.split("@", 1)[0].rsplit("/", 1)[-1].split(":", 1)[0] == "kube-scheduler":
+        out.append(
+            Problem(
+                "spec.image",
+                f"{spec.image} is kube-scheduler; program builtin runs kschedctl's image "
+                "(built from the repository's Dockerfile)",
+            )
+        )
+    if not 1 <= b.metrics_port <= 65535:
+        out.append(Problem(f"{path}.metricsPort", f"{b.metrics_port} is not a port number"))
+    try:
+        parse_policy(b.policy, "", type_meta=False)
+    except PolicyError as err:
+        out.extend(Problem(f"{path}.policy.{p.path}".rstrip("."), p.message) for p in err.problems)
+    profiles = [p for p in spec.profiles if isinstance(p, dict)]
+    if len(profiles) != 1:
+        out.append(
+            Problem(
+                "spec.profiles",
+                "program builtin serves exactly one scheduler name (metadata.name); "
+                "use one profile, or kube-scheduler for several",
+            )
+        )
+    for i, profile in enumerate(profiles):
+        for key in ("plugins", "pluginConfig"):
+            if profile.get(key):
+                out.append(
+                    Problem(
+                        f"spec.profiles[{i}].{key}",
+                        "kube-scheduler plugins do not apply to program builtin: it filters "
+                        "like kube-scheduler's defaults and scores with spec.builtin.strategy",
+                    )
+                )
+    for key, value in (("parallelism", spec.parallelism), ("extenders", spec.extenders)):
+        if value:
+            out.append(Problem(f"spec.{key}", "does not apply to program builtin"))
+    return out
 
 
 def _check_service(spec: Spec) -> list[Problem]:

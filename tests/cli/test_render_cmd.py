@@ -123,13 +123,23 @@ def test_bad_spec_files(run, tmp_path: Path, body: str, message: str) -> None:
     assert result.stdout == ""
 
 
-def test_builtin_program_is_not_rendered_yet(run, tmp_path: Path) -> None:
+def test_builtin_program_renders_kschedctls_scheduler(run, tmp_path: Path) -> None:
     (tmp_path / "s.yaml").write_text(
         SPEC_HEADER + "spec:\n  program: builtin\n  image: example.com/s:1\n"
     )
     result = run("render", "s.yaml", "--as", "deployment")
+    assert result.exit_code == 0, result.stderr
+    assert "- kschedctl\n        - scheduler\n        - run\n" in result.stdout
+    assert "image: example.com/s:1" in result.stdout
+
+
+def test_custom_program_is_not_rendered_yet(run, tmp_path: Path) -> None:
+    (tmp_path / "s.yaml").write_text(
+        SPEC_HEADER + "spec:\n  program: custom\n  image: example.com/s:1\n"
+    )
+    result = run("render", "s.yaml", "--as", "deployment")
     assert result.exit_code == 3
-    assert "spec.program: rendering program 'builtin' is not supported yet" in result.stderr
+    assert "spec.program: rendering program 'custom' is not supported yet" in result.stderr
 
 
 def test_help(run) -> None:

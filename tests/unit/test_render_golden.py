@@ -17,7 +17,7 @@ from kschedctl.spec import load_spec
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 SPECS = GOLDEN / "specs"
-CASES = ["single", "multi-profile", "ha", "custom-plugins", "host-service"]
+CASES = ["single", "multi-profile", "ha", "custom-plugins", "host-service", "builtin"]
 UPDATE = os.environ.get("KSCHEDCTL_UPDATE_GOLDEN") == "1"
 
 
