@@ -118,12 +118,22 @@ def is_kube_scheduler_image(image: str) -> bool:
     return last.split(":", 1)[0] == "kube-scheduler"
 
 
+def is_builtin_container(container: dict[str, Any]) -> bool:
+    """kschedctl's own scheduler: ``kschedctl scheduler run`` (program: builtin)."""
+    argv = [*(container.get("command") or []), *(container.get("args") or [])]
+    if argv and argv[0].rsplit("/", 1)[-1] == "kschedctl":
+        argv = argv[1:]
+    return argv[:2] == ["scheduler", "run"]
+
+
 def scheduler_container(pod_spec: dict[str, Any]) -> dict[str, Any] | None:
     for container in pod_spec.get("containers") or []:
         argv = [*(container.get("command") or []), *(container.get("args") or [])]
         if is_kube_scheduler_image(container.get("image", "")) or (
             argv and argv[0].rsplit("/", 1)[-1] == "kube-scheduler"
         ):
+            return container
+        if is_builtin_container(container):
             return container
     return None
 
@@ -199,6 +209,15 @@ def config_facts(config_text: str | None, argv: list[str]) -> ConfigFacts:
     )
     name = _flag(argv, "leader-elect-resource-name") or le.get("resourceName") or DEFAULT_LEASE_NAME
     return ConfigFacts(names, (str(namespace), str(name)))
+
+
+def builtin_facts(argv: list[str]) -> ConfigFacts:
+    """Name and Lease of ``kschedctl scheduler run`` from its flags (its defaults otherwise)."""
+    name = _flag(argv, "name") or ""
+    if "--no-leader-elect" in argv:
+        return ConfigFacts([name] if name else [], None)
+    namespace = _flag(argv, "lease-namespace") or LEASE_SYSTEM_NAMESPACE
+    return ConfigFacts([name] if name else [], (namespace, _flag(argv, "lease-name") or name))
 
 
 def parse_lease(obj: dict[str, Any], now: datetime) -> Lease:
@@ -278,6 +297,8 @@ def discover(snap: Snapshot) -> list[Scheduler]:
     def facts_for(
         namespace: str, pod_spec: dict[str, Any], container: dict[str, Any]
     ) -> ConfigFacts:
+        if is_builtin_container(container):
+            return builtin_facts(_argv(container))
         source = config_source(pod_spec, container)
         text = None
         if source:

@@ -48,11 +48,21 @@ def _form(as_pod: bool, as_deployment: bool, as_service: bool, as_static_pod: bo
     return chosen[0]
 
 
-def load_target(src: str, namespace: str | None, image: str | None, replicas: int | None) -> Spec:
+class Program(str, Enum):
+    kube_scheduler = "kube-scheduler"
+    builtin = "builtin"
+
+
+def load_target(
+    src: str, namespace: str | None, image: str | None, replicas: int | None,
+    program: str | None = None,
+) -> Spec:  # fmt: skip
     """The spec to deploy: a workspace, a spec file, or a bare name, with flag overrides."""
-    from kschedctl.spec import apply_defaults, ensure_valid, spec_from_source
+    from kschedctl.spec import apply_defaults, ensure_valid, spec_from_source, with_program
 
     spec = copy.deepcopy(spec_from_source(src))
+    if program:
+        spec = with_program(spec, program)
     if namespace and namespace != spec.namespace:
         if spec.leader_election.resource_namespace == spec.namespace:
             spec.leader_election.resource_namespace = namespace
@@ -143,12 +153,28 @@ def lab_host_spec(spec: Spec, lab: Lab, form: str) -> tuple[Spec, Path]:
         shutil.copy(lab.dir / "scheduler.kubeconfig", kubeconfig)
     if form == "service":
         # A systemd unit reads host paths directly: point them into the lab.
-        spec.service.binary = str(binaries.locate()["kube-scheduler"])
+        spec.service.binary = (
+            _kschedctl_command()
+            if spec.program == "builtin"
+            else str(binaries.locate()["kube-scheduler"])
+        )
         spec.service.config_dir = str(root / spec.service.config_dir.lstrip("/"))
         spec.service.kubeconfig = str(kubeconfig)
     # Several host-form schedulers share this host: give each a free port, kept across deploys.
     spec.service.secure_port = _deployed_port(lab, spec, form) or free_port()
     return spec, root
+
+
+def _kschedctl_command() -> str:
+    """This installation's ``kschedctl`` script (it runs with the lab's interpreter)."""
+    import shutil
+    import sys
+
+    beside = Path(sys.executable).parent / "kschedctl"
+    found = str(beside) if beside.is_file() else shutil.which("kschedctl")
+    if not found:
+        raise KschedError("cannot find the kschedctl command to run as the lab's service")
+    return found
 
 
 def _deployed_port(lab: Lab, spec: Spec, form: str) -> int | None:
@@ -204,7 +230,16 @@ def deploy(
     image: Annotated[
         str | None,
         typer.Option(
-            "--image", help="Scheduler image (default: registry.k8s.io/kube-scheduler:<version>)."
+            "--image",
+            help="Scheduler image (default: registry.k8s.io/kube-scheduler:<version>; for "
+            "--program builtin the repository's Dockerfile image, kschedctl:<version>).",
+        ),
+    ] = None,
+    program: Annotated[
+        Program | None,
+        typer.Option(
+            "--program",
+            help="kube-scheduler, or builtin: kschedctl's own scheduler (default: the spec's).",
         ),
     ] = None,
     replicas: Annotated[
@@ -243,7 +278,7 @@ def deploy(
     form = _form(as_pod, as_deployment, as_service, as_static_pod)
     from kschedctl.spec import with_version
 
-    spec = load_target(src, namespace, image, replicas)
+    spec = load_target(src, namespace, image, replicas, program.value if program else None)
     if kubernetes_version:
         spec = with_version(spec, kubernetes_version)
     if spec.name == "default-scheduler":

@@ -33,11 +33,27 @@ def start(lab: Lab, unit: str, argv: list[str]) -> int:
     pid = processes.start(argv, log, processes.proxy_free_environment(), cwd=lab.dir)
     record = _record(lab, unit)
     record.parent.mkdir(parents=True, exist_ok=True)
-    exe = os.path.realpath(argv[0])
+    exe = _executable(argv[0])
     record.write_text(
         json.dumps({"name": f"service {unit}", "pid": pid, "exe": exe, "log": str(log)})
     )
     return pid
+
+
+def _executable(program: str) -> str:
+    """What ``/proc/<pid>/exe`` will show: the program, or the interpreter of a ``#!`` script
+    (the ``kschedctl`` command of program builtin is one)."""
+    path = os.path.realpath(program)
+    try:
+        with open(path, "rb") as f:
+            head = f.readline(256)
+    except OSError:
+        return path
+    if head.startswith(b"#!"):
+        interpreter = head[2:].decode(errors="replace").split()
+        if interpreter and not interpreter[0].endswith("/env"):
+            return os.path.realpath(interpreter[0])
+    return path
 
 
 def stop(lab: Lab, unit: str) -> bool:

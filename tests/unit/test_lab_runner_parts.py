@@ -29,8 +29,21 @@ from kschedctl.lab.runner.probes import ProbeSpec, ProbeTracker, parse_probe
         ("example.com/kube-scheduler-custom:1", None),
         ("registry.k8s.io/pause:3.10", None),
         ("", None),
+        ("kschedctl:0.1.0", "kschedctl"),
+        ("ghcr.io/example/kschedctl:v1", "kschedctl"),
     ],
-    ids=["release", "digest", "registry-port", "bare", "apiserver", "suffix", "pause", "empty"],
+    ids=[
+        "release",
+        "digest",
+        "registry-port",
+        "bare",
+        "apiserver",
+        "suffix",
+        "pause",
+        "empty",
+        "kschedctl",
+        "kschedctl-registry",
+    ],
 )
 def test_program_for_matches_on_the_repository_last_element(image: str, program: str) -> None:
     assert programs.program_for({"name": "c", "image": image}) == program
@@ -332,9 +345,9 @@ def test_kwok_selector_key_is_the_program_for_rule() -> None:
     key = programs.kwok_selector_key()
     assert key == (
         '.spec.containers.[].image | split("@") | .[0] | split("/") | .[-1] | split(":") '
-        '| .[0] | select(. == "kube-scheduler")'
+        '| .[0] | select(. == "kube-scheduler" or . == "kschedctl")'
     )
-    assert set(programs.PROGRAMS) == {"kube-scheduler"}  # a new program changes both
+    assert set(programs.PROGRAMS) == {"kube-scheduler", "kschedctl"}  # a new program changes both
 
 
 # -- volumes ----------------------------------------------------------------------------------------

@@ -1,12 +1,15 @@
 """Which containers the lab really runs, and the command line each one gets.
 
-:func:`program_for` is the one place images are matched. To run another scheduler program
-(kschedctl's own, say an image whose repository ends in ``kschedctl`` run as
-``python -m kschedctl``), add its rule there and a launch function to ``LAUNCHERS``.
+:func:`program_for` is the one place images are matched: kube-scheduler images run the lab's
+kube-scheduler binary, kschedctl images (kschedctl's own scheduler) run ``python -m kschedctl``
+with the lab's interpreter. To run another program, add its rule there and a launch function
+to ``LAUNCHERS``.
 """
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,15 +41,19 @@ def image_tag(image: str) -> str:
     return name[colon + 1 :] if colon > slash else ""
 
 
+KSCHEDCTL = "kschedctl"  # kschedctl's own scheduler (program: builtin), from the Dockerfile
+KSCHEDCTL_PORT = 10259  # `kschedctl scheduler run --metrics-port` default
+
 # The last path element of an image's repository -> the program the lab runs for it.
-PROGRAMS = {KUBE_SCHEDULER: KUBE_SCHEDULER}
+PROGRAMS = {KUBE_SCHEDULER: KUBE_SCHEDULER, KSCHEDCTL: KSCHEDCTL}
 
 
 def program_for(container: Mapping[str, Any]) -> str | None:
     """The program the lab runs for this container, or None (kwok keeps simulating it).
 
     Any image whose repository's last path element is ``kube-scheduler`` —
-    ``registry.k8s.io/kube-scheduler:*`` and mirrors or rebuilds of it.
+    ``registry.k8s.io/kube-scheduler:*`` and mirrors or rebuilds of it — or ``kschedctl``
+    (the repository's Dockerfile; run from this checkout with the current Python).
     """
     repository = image_repository(str(container.get("image") or ""))
     return PROGRAMS.get(repository.rsplit("/", 1)[-1])
@@ -153,9 +160,43 @@ def _config_copy(source: Path, ctx: LaunchContext) -> Path:
     return target
 
 
+def _kschedctl(
+    image: str, command: Sequence[str], args: Sequence[str], ctx: LaunchContext
+) -> Launch:
+    """``kschedctl …`` (the image's entrypoint) as ``python -m kschedctl …``: the code of this
+    checkout, run by the interpreter the lab runs with (the image cannot be built here)."""
+    argv = [*command, *args]
+    if not argv or Path(argv[0]).name == KSCHEDCTL:
+        argv = argv[1:]  # without a command the entrypoint is kschedctl too
+    elif argv[0].startswith("-") or argv[0] == "scheduler":
+        pass  # args only: they follow the entrypoint
+    else:
+        raise LaunchError(
+            f"the lab runs kschedctl images by their kschedctl entrypoint only, "
+            f"but the command is {argv[0]!r}"
+        )
+    if argv[:2] == ["scheduler", "run"] and not flag_values(argv, "kubeconfig"):
+        # In-cluster config would read a token file no lab process has.
+        argv.append(f"--kubeconfig={ctx.kubeconfig}")
+    serving: int | None = None
+    local: int | None = None
+    if argv[:2] == ["scheduler", "run"]:
+        ports = flag_values(argv, "metrics-port")
+        try:
+            serving = int(ports[-1]) if ports else KSCHEDCTL_PORT
+        except ValueError as err:
+            raise LaunchError(f"--metrics-port={ports[-1]} is not a number") from err
+        # Appended, so they win over the pod's own: replicas must not collide on one port.
+        local = ctx.local_port
+        argv += [f"--metrics-port={local}", "--metrics-address=127.0.0.1"]
+    python = os.path.realpath(sys.executable)  # what /proc/<pid>/exe shows
+    return Launch([sys.executable, "-m", "kschedctl", *argv], python, serving, local)
+
+
 Launcher = Callable[[str, Sequence[str], Sequence[str], LaunchContext], Launch]
 LAUNCHERS: dict[str, Launcher] = {
     KUBE_SCHEDULER: _kube_scheduler,
+    KSCHEDCTL: _kschedctl,
 }
 
 
