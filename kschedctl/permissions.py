@@ -29,7 +29,11 @@ class Access:
         return f"{self.verb} {what}{where}"
 
 
-def scheduler_access(lease_namespace: str | None, lease_name: str | None) -> list[Access]:
+def scheduler_access(
+    lease_namespace: str | None, lease_name: str | None, *, builtin: bool = False
+) -> list[Access]:
+    """``builtin``: kschedctl's own scheduler needs only the first seven (and its Lease): it
+    models no volumes, disruption budgets or namespaces, and serves plain HTTP."""
     checks = [
         Access("list", "pods"),
         Access("watch", "pods"),
@@ -38,16 +42,22 @@ def scheduler_access(lease_namespace: str | None, lease_name: str | None) -> lis
         Access("list", "nodes"),
         Access("watch", "nodes"),
         Access("create", "events", group="events.k8s.io"),
-        Access("list", "persistentvolumeclaims"),
-        Access("list", "persistentvolumes"),
-        Access("list", "storageclasses", group="storage.k8s.io"),
-        Access("list", "csinodes", group="storage.k8s.io"),
-        Access("list", "poddisruptionbudgets", group="policy"),
-        Access("list", "namespaces"),
-        Access(
-            "get", "configmaps", namespace="kube-system", name="extension-apiserver-authentication"
-        ),
     ]
+    if not builtin:
+        checks += [
+            Access("list", "persistentvolumeclaims"),
+            Access("list", "persistentvolumes"),
+            Access("list", "storageclasses", group="storage.k8s.io"),
+            Access("list", "csinodes", group="storage.k8s.io"),
+            Access("list", "poddisruptionbudgets", group="policy"),
+            Access("list", "namespaces"),
+            Access(
+                "get",
+                "configmaps",
+                namespace="kube-system",
+                name="extension-apiserver-authentication",
+            ),
+        ]
     if lease_namespace and lease_name:
         checks += [
             Access("create", "leases", group="coordination.k8s.io", namespace=lease_namespace),

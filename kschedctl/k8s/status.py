@@ -13,7 +13,13 @@ from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.inventory import snapshot
 from kschedctl.k8s.resources import describe
 from kschedctl.permissions import scheduler_access
-from kschedctl.schedulers import Scheduler, discover, parse_time, scheduler_container
+from kschedctl.schedulers import (
+    Scheduler,
+    discover,
+    is_builtin_container,
+    parse_time,
+    scheduler_container,
+)
 
 FORM_ANNOTATION = "kschedctl.io/form"
 
@@ -29,13 +35,20 @@ def scheduler_status(cluster: Cluster, name: str) -> dict[str, Any]:
             hint="`kschedctl list` shows the schedulers in this cluster",
         )
     server = cluster.server_version().get("gitVersion", "")
-    image = _image(objects, snap.deployments, snap.pods, entry)
+    container = _container(objects, snap.deployments, snap.pods, entry)
+    image = str(container.get("image")) if container else None
+    # kschedctl's own scheduler is not a kube-scheduler release: no skew rule, its own RBAC.
+    builtin = container is not None and is_builtin_container(container)
     report: dict[str, Any] = {
         "name": name,
         "scheduler": entry.to_dict() if entry else None,
         "objects": [{"ref": describe(o), "kind": o["kind"], "state": _state(o)} for o in objects],
-        "access": _access(cluster, objects, entry),
-        "version": {"server": server, "image": image, "skew": _skew(image, server)},
+        "access": _access(cluster, objects, entry, builtin),
+        "version": {
+            "server": server,
+            "image": image,
+            "skew": "n/a (kschedctl's own scheduler)" if builtin else _skew(image, server),
+        },
         "events": _events(cluster, name),
         "pendingPods": [
             f"{p['metadata']['namespace']}/{p['metadata']['name']}"
@@ -65,12 +78,12 @@ def _state(obj: dict[str, Any]) -> str:
     return "present"
 
 
-def _image(
+def _container(
     objects: list[dict[str, Any]],
     deployments: list[dict[str, Any]],
     pods: list[dict[str, Any]],
     entry: Scheduler | None,
-) -> str | None:
+) -> dict[str, Any] | None:
     candidates = [o for o in objects if o["kind"] in ("Deployment", "Pod")]
     if entry is not None and entry.instance:
         kind, _, obj_name = entry.instance.partition("/")
@@ -84,7 +97,7 @@ def _image(
         spec = (spec.get("template") or {}).get("spec") or spec
         container = scheduler_container(spec)
         if container:
-            return str(container.get("image"))
+            return container
     return None
 
 
@@ -102,7 +115,7 @@ def _skew(image: str | None, server: str) -> str:
 
 
 def _access(
-    cluster: Cluster, objects: list[dict[str, Any]], entry: Scheduler | None
+    cluster: Cluster, objects: list[dict[str, Any]], entry: Scheduler | None, builtin: bool = False
 ) -> dict[str, Any] | None:
     """Review the identity the scheduler runs as: its ServiceAccount, or the host user."""
     subject: tuple[str, list[str]] | None = None
@@ -118,7 +131,9 @@ def _access(
     if subject is None:
         return None
     lease = entry.lease if entry else None
-    checks = scheduler_access(lease.namespace if lease else None, lease.name if lease else None)
+    checks = scheduler_access(
+        lease.namespace if lease else None, lease.name if lease else None, builtin=builtin
+    )
     results = access.review(cluster, subject[0], subject[1], checks)
     return {
         "subject": subject[0],

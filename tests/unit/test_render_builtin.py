@@ -185,3 +185,20 @@ def test_builtin_cannot_be_added_as_a_kube_scheduler_profile() -> None:
             "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n",
             builtin(),
         )
+
+
+def test_status_checks_exactly_what_the_builtin_role_grants() -> None:
+    from kschedctl.permissions import scheduler_access
+
+    granted = {
+        (rule["apiGroups"][0], resource, verb)
+        for rule in RBAC_RULES
+        for resource in rule["resources"]
+        for verb in rule["verbs"]
+    }
+    checked = {
+        (a.group, f"{a.resource}/{a.subresource}" if a.subresource else a.resource, a.verb)
+        for a in scheduler_access(None, None, builtin=True)
+    }
+    assert checked == granted
+    assert len(scheduler_access("kube-system", "fb", builtin=True)) == len(granted) + 3
