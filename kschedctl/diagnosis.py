@@ -20,6 +20,7 @@ from typing import Any
 
 from kschedctl.filters import Evaluation, Snapshot, evaluate, failed_scheduling_message
 from kschedctl.schedulers import Scheduler
+from kschedctl.scheduling.policy import FallbackPolicy
 from kschedctl.versions import DEFAULT_SCHEDULER_NAME
 
 ERROR, WARNING, INFO = "error", "warning", "info"
@@ -77,6 +78,7 @@ class Diagnosis:
     summary: str | None = None
     evaluation: Evaluation | None = None
     reported: Reported | None = None
+    fallback: dict[str, Any] | None = None  # kschedctl's own scheduler: every policy stage
 
     @property
     def blocking(self) -> Finding | None:
@@ -97,6 +99,7 @@ class Diagnosis:
             "notEvaluated": [n.to_dict() for n in ev.not_evaluated] if ev else [],
             "notes": list(ev.notes) if ev else [],
             "nodes": [v.to_dict() for v in ev.nodes] if ev else [],
+            "fallback": self.fallback,
         }
 
 
@@ -129,13 +132,15 @@ def diagnose(
     scheduler_log: Iterable[str] = (),
     reported: Reported | None = None,
     all_reasons: bool = False,
+    fallback: FallbackPolicy | None = None,
 ) -> Diagnosis:
     """Walk the decision tree for ``pod``.
 
     ``snapshot`` may be None only for pods that are not waiting for a scheduler (they are not
     evaluated). ``schedulers`` is ``discover()``'s result, or None when it could not be read;
     ``scheduler_log`` holds recent lines of the pod's scheduler; ``reported`` what it last
-    wrote about the pod.
+    wrote about the pod. ``fallback`` is the policy of kschedctl's own scheduler when that is
+    the pod's scheduler (see :func:`fallback_outcome`).
     """
     ref = _pod_ref(pod)
     spec, status = pod.get("spec") or {}, pod.get("status") or {}
@@ -155,6 +160,12 @@ def diagnose(
     ev = evaluate(pod, snapshot, all_reasons=all_reasons)
     diag.evaluation = ev
     would = failed_scheduling_message(ev, server_version)
+    fallback_found: list[Finding] = []
+    placed = False
+    if fallback is not None:
+        would, placed, fallback_found, diag.fallback = fallback_outcome(
+            pod, snapshot, fallback, server_version
+        )
     outcome = _outcome_text(ev, would)
 
     blockers: list[Finding] = []
@@ -188,6 +199,7 @@ def diagnose(
 
     diag.findings = blockers + [f for f in scheduler_findings if f.severity != ERROR]
     diag.findings += _evaluation_findings(ev)
+    diag.findings += fallback_found
     diag.findings += _reported_findings(reported, None if silent else would, ev)
     nominated = status.get("nominatedNodeName")
     if nominated:
@@ -200,7 +212,7 @@ def diagnose(
             )
         )
     diag.summary = None if silent else would
-    diag.schedulable = ev.schedulable and not blockers
+    diag.schedulable = (ev.schedulable or placed) and not blockers
     return diag
 
 
@@ -518,3 +530,75 @@ def parse_failed_scheduling(message: str) -> tuple[int, dict[str, int], str]:
         else:
             counts[part] = total  # a PreFilter message applies to every node
     return total, counts, post
+
+
+# -- kschedctl's own scheduler: its fallback policy ----------------------------------------------
+
+
+def fallback_outcome(
+    pod: Mapping[str, Any],
+    snapshot: Snapshot,
+    policy: FallbackPolicy,
+    server_version: Sequence[int] = (1, 36),
+) -> tuple[str | None, bool, list[Finding], dict[str, Any]]:
+    """What kschedctl's scheduler does with ``pod`` under its fallback ``policy`` (the pod's
+    own annotation wins): (its FailedScheduling text or None, placed at all, findings, every
+    stage as JSON). Uses the scheduler's own code (:mod:`kschedctl.scheduling.algorithm`).
+    """
+    from kschedctl.scheduling.algorithm import Algorithm, explain
+    from kschedctl.scheduling.policy import pod_policy
+
+    used, error, stages = explain(pod, snapshot, policy)
+    data = {
+        "policy": used.source,
+        "strictPreferences": used.strict_preferences,
+        "error": error,
+        "stages": [s.to_dict() for s in stages],
+    }
+    found: list[Finding] = []
+    if error:
+        found.append(
+            Finding(
+                "fallback-policy-invalid",
+                WARNING,
+                f"the pod's {used.source} is invalid, so no fallback step applies: {error}",
+                "fix the annotation (same format as a FallbackPolicy file, apiVersion optional)",
+            )
+        )
+    chosen = next((s for s in stages if s.chosen), None)
+    if chosen is not None and chosen.step is None:
+        return None, True, found, data
+    if chosen is not None and chosen.step is not None:
+        found.append(
+            Finding(
+                "fallback-applies",
+                WARNING,
+                f"no node fits under the pod's own rules; fallback step {chosen.step.name!r} of "
+                f"{used.origin} ({chosen.step.describe()}) places it on {chosen.chosen} "
+                f"({len(chosen.feasible)} node(s) fit that way)",
+                "nothing to do if that is acceptable; otherwise change the pod or the nodes as "
+                "the rejected-by-* findings say",
+            )
+        )
+        return None, True, found, data
+    tried = "; ".join(
+        f"{s.step.name}: {(s.message or '').partition(' nodes are available: ')[2] or s.message}"
+        for s in stages
+        if s.step is not None
+    )
+    found.append(
+        Finding(
+            "fallback-none-fits",
+            ERROR if used.steps else INFO,
+            f"no fallback step of {used.origin} places it either: {tried}"
+            if used.steps
+            else f"{used.origin} has no fallback steps",
+            "add a step that relaxes what rejects the remaining nodes (README, \"kschedctl's "
+            'own scheduler"), or change the pod or the nodes',
+        )
+    )
+    _used, problem = pod_policy(pod, policy)
+    message = Algorithm(policy=policy, server_version=tuple(server_version)).failure_message(
+        pod, snapshot, used, problem
+    )
+    return message, False, found, data

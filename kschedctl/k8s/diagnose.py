@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kschedctl.diagnosis import Diagnosis, Reported, diagnose, parse_version
@@ -22,6 +22,7 @@ from kschedctl.k8s.events import failed_scheduling
 from kschedctl.k8s.inventory import snapshot as inventory_snapshot
 from kschedctl.k8s.logs import recent_lines
 from kschedctl.schedulers import Scheduler, discover, is_pending
+from kschedctl.scheduling.policy import FallbackPolicy
 
 PERMISSION_HINT = (
     "`kschedctl why` needs get/list on pods and list on nodes, cluster-wide (e.g. a ClusterRole "
@@ -61,6 +62,8 @@ class ClusterState:
     snapshot: Snapshot
     schedulers: list[Scheduler] | None
     version: tuple[int, ...]
+    # Scheduler name -> the fallback policy of kschedctl's own scheduler (None: another one).
+    policies: dict[str, FallbackPolicy | None] = field(default_factory=dict)
 
 
 def _uses(pods: Iterable[dict[str, Any]], marker: str) -> bool:
@@ -186,6 +189,8 @@ def _diagnose(
     entry = next((s for s in state.schedulers or () if s.name == wanted), None)
     if wanted not in log_cache:
         log_cache[wanted] = _scheduler_log(cluster, entry, kubeconfig)
+    if wanted not in state.policies:
+        state.policies[wanted] = _fallback_policy(cluster, entry)
     return diagnose(
         pod,
         state.snapshot,
@@ -194,7 +199,30 @@ def _diagnose(
         scheduler_log=log_cache[wanted],
         reported=_reported(pod, failures),
         all_reasons=all_reasons,
+        fallback=state.policies[wanted],
     )
+
+
+def _fallback_policy(cluster: Cluster, entry: Scheduler | None) -> FallbackPolicy | None:
+    """The fallback policy kschedctl's own scheduler publishes on its Lease (None for any
+    other scheduler, or when the Lease cannot be read)."""
+    import json
+
+    from kschedctl.scheduling.policy import POD_POLICY_ANNOTATION, PolicyError, parse_policy
+
+    lease = entry.lease if entry is not None else None
+    if lease is None:
+        return None
+    path = f"/apis/coordination.k8s.io/v1/namespaces/{lease.namespace}/leases/{lease.name}"
+    obj = _optional(lambda: cluster.get(path))
+    annotations = ((obj or {}).get("metadata") or {}).get("annotations") or {}
+    text = annotations.get(POD_POLICY_ANNOTATION)
+    if not text:
+        return None
+    try:
+        return parse_policy(json.loads(text), f"scheduler {entry.name if entry else ''}'s policy")
+    except (ValueError, PolicyError):
+        return None
 
 
 def why_pending(

@@ -56,11 +56,10 @@ class Decision:
         """The Scheduled event note: kube-scheduler's text, plus the fallback that placed it."""
         text = f"Successfully assigned {pod_key} to {self.node}"
         if self.step is not None:
-            source = self.policy.source if self.policy is not None else ""
+            origin = self.policy.origin if self.policy is not None else "the policy"
             text += (
-                f" by fallback step {self.step.name!r} ({self.step.describe()}"
-                + (f"; from {source}" if source else "")
-                + "): no node fits under the pod's own rules"
+                f" by fallback step {self.step.name!r} of {origin} ({self.step.describe()}): "
+                "no node fits under the pod's own rules"
             )
         return text
 
@@ -130,9 +129,9 @@ class Algorithm:
             relaxed = _relaxed(pod, step, policy)
             strict = policy.strict_preferences and not step.drop_preferred
             stage = _stage_message(relaxed, snapshot, strict, self.server_version)
-            parts.append(f"{step.name}: {_histogram_part(stage)}")
+            parts.append(f"{step.name}: {_histogram_part(stage).rstrip('.')}")
         if parts:
-            text += " Fallback steps tried (" + policy.source + "): " + "; ".join(parts)
+            text += f" Fallback steps of {policy.origin} tried: " + "; ".join(parts) + "."
         if problem is not None:
             text += f" Invalid {problem.source}: {_problems_text(problem)}"
         return text

@@ -199,7 +199,13 @@ class FallbackPolicy:
 
     steps: tuple[FallbackStep, ...] = ()
     strict_preferences: bool = False
-    source: str = field(default="", compare=False)  # where it came from, for messages
+    source: str = field(default="", compare=False)  # where it came from, for error messages
+    from_pod: bool = field(default=False, compare=False)  # the pod's own annotation
+
+    @property
+    def origin(self) -> str:
+        """Where the steps come from, as events say it (no file paths: they differ by host)."""
+        return "the pod's annotation" if self.from_pod else "the scheduler's policy"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -540,9 +546,10 @@ def pod_policy(
         return default, None
     source = f"annotation {POD_POLICY_ANNOTATION}"
     try:
-        return policy_from_text(str(text), source, type_meta=False), None
+        parsed = policy_from_text(str(text), source, type_meta=False)
     except PolicyError as err:
-        return FallbackPolicy(source=source), err
+        return FallbackPolicy(source=source, from_pod=True), err
+    return FallbackPolicy(parsed.steps, parsed.strict_preferences, source, True), None
 
 
 def describe_steps(steps: Sequence[FallbackStep]) -> list[str]:

@@ -309,7 +309,7 @@ def test_json_contract() -> None:
     json.dumps(data)  # serialisable as is
     assert list(data) == [
         "pod", "phase", "schedulable", "scheduler", "findings", "summary", "reported",
-        "preemption", "notEvaluated", "notes", "nodes",
+        "preemption", "notEvaluated", "notes", "nodes", "fallback",
     ]  # fmt: skip
     assert data["pod"] == {
         "namespace": "default",
@@ -321,6 +321,7 @@ def test_json_contract() -> None:
     assert all(set(f) == {"code", "severity", "message", "fix"} for f in data["findings"])
     assert data["summary"] == message
     assert [n["name"] for n in data["nodes"]] == ["tainted", "cordoned", "small", "big"]
+    assert data["fallback"] is None  # only kschedctl's own scheduler has a fallback policy
     for n in data["nodes"]:
         assert {"name", "fits", "reasons"} <= set(n)
         assert n["fits"] is False

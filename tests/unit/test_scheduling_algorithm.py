@@ -114,8 +114,8 @@ def test_fallback_step_places_a_pod_no_node_fits() -> None:
     assert d.node == "spare-1" and d.step is not None and d.step.name == "spare-pool"
     assert d.tried == ("nothing-here", "spare-pool")
     assert d.scheduled_message("ns/p") == (
-        "Successfully assigned ns/p to spare-1 by fallback step 'spare-pool' (node pool "
-        "pool=spare; tolerate pool=spare:NoSchedule; from policy.yaml): no node fits under the "
+        "Successfully assigned ns/p to spare-1 by fallback step 'spare-pool' of the scheduler's "
+        "policy (node pool pool=spare; tolerate pool=spare:NoSchedule): no node fits under the "
         "pod's own rules"
     )
 
@@ -127,8 +127,8 @@ def test_unlisted_hard_rules_stay_hard() -> None:
     assert d.node is None
     assert d.message == (
         "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint(s). "
-        "Fallback steps tried (policy.yaml): pool-only: 1 Insufficient cpu, 1 node(s) had "
-        "untolerated taint(s)."
+        "Fallback steps of the scheduler's policy tried: pool-only: 1 Insufficient cpu, 1 node(s) "
+        "had untolerated taint(s)."
     )
     # Resources are never relaxed, whatever the steps.
     huge = Algorithm(policy=policy(SPARE_STEP)).decide(pod("h", cpu="64"), cluster())

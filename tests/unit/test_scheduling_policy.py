@@ -125,7 +125,8 @@ def test_pod_annotation_replaces_the_scheduler_policy() -> None:
     }
     chosen, error = pod_policy(annotated, default)
     assert error is None and [s.name for s in chosen.steps] == ["mine"]
-    assert chosen.source == f"annotation {POD_POLICY_ANNOTATION}"
+    assert chosen.source == f"annotation {POD_POLICY_ANNOTATION}" and chosen.from_pod
+    assert chosen.origin == "the pod's annotation" and default.origin == "the scheduler's policy"
     annotated["metadata"]["annotations"] = {POD_POLICY_ANNOTATION: "fallbacks: [{name: x}]"}
     chosen, error = pod_policy(annotated, default)
     assert chosen.steps == () and error is not None and "relaxes nothing" in error.message
