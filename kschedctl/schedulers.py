@@ -327,6 +327,15 @@ def discover(snap: Snapshot) -> list[Scheduler]:
             )  # fmt: skip
 
     # Bare and static (mirror) pods running kube-scheduler; deployment pods are listed per name.
+    # The Lease each kschedctl-managed host-form scheduler recorded at deploy time.
+    recorded_leases: dict[str, Lease] = {}
+    for obj in snap.managed:
+        annotations = _meta(obj).get("annotations") or {}
+        instance = (_meta(obj).get("labels") or {}).get(INSTANCE)
+        if instance and LEASE_ANNOTATION in annotations:
+            ns, _, lease_name = annotations[LEASE_ANNOTATION].partition("/")
+            recorded_leases[instance] = leases.get((ns, lease_name)) or Lease(ns, lease_name)
+
     for pod in snap.pods:
         spec = pod.get("spec") or {}
         container = scheduler_container(spec)
@@ -345,13 +354,16 @@ def discover(snap: Snapshot) -> list[Scheduler]:
         form = "static-pod" if static else "pod"
         managed = is_managed(pod)
         names = facts.names
+        lease = leases.get(facts.lease) if facts.lease else None
         if managed and static and not (facts.names and facts.names != [DEFAULT_SCHEDULER_NAME]):
-            # A static pod reads its config from the host: kschedctl's instance label names it.
-            names = [(meta.get("labels") or {}).get(INSTANCE, DEFAULT_SCHEDULER_NAME)]
+            # A static pod reads its config from the host: kschedctl's instance label names it,
+            # and its Lease is the one recorded on its managed RBAC.
+            instance = (meta.get("labels") or {}).get(INSTANCE, DEFAULT_SCHEDULER_NAME)
+            names, lease = [instance], recorded_leases.get(instance)
         for name in names:
             entry = add(
                 name, form, form, managed=managed, namespace=ns, instance=f"pod/{meta.get('name')}",
-                lease=leases.get(facts.lease) if facts.lease else None,
+                lease=lease,
             )  # fmt: skip
             entry.desired = (entry.desired or 0) + 1
             entry.ready = (entry.ready or 0) + (1 if _ready(pod) else 0)
@@ -364,18 +376,10 @@ def discover(snap: Snapshot) -> list[Scheduler]:
         name = (_meta(obj).get("labels") or {}).get(INSTANCE)
         if not name or form not in ("service", "static-pod") or name in found:
             continue
-        lease = None
-        if LEASE_ANNOTATION in annotations:
-            ns, _, lease_name = annotations[LEASE_ANNOTATION].partition("/")
-            lease = leases.get((ns, lease_name)) or Lease(ns, lease_name)
         add(
-            name,
-            form,
-            "kschedctl",
-            managed=True,
-            namespace=_meta(obj).get("namespace"),
-            lease=lease,
-        )
+            name, form, "kschedctl", managed=True, namespace=_meta(obj).get("namespace"),
+            lease=recorded_leases.get(name),
+        )  # fmt: skip
 
     # The default scheduler of clusters whose control plane is not visible as pods (hand-built,
     # managed offerings, the lab): its Lease is the trace it leaves.

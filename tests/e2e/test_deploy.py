@@ -70,7 +70,7 @@ def scheduler_entry(lab: Lab, name: str, tmp_path: Path) -> dict[str, Any]:
     return next(s for s in json.loads(listing.stdout)["schedulers"] if s["name"] == name)
 
 
-@pytest.mark.parametrize("form", ["service", "pod", "deployment"])
+@pytest.mark.parametrize("form", ["service", "pod", "deployment", "static-pod"])
 def test_seed_flow(lab: Lab, cluster: Cluster, namespace: str, tmp_path: Path, form: str) -> None:
     name = "my-scheduler"
     created = run(lab, "create", name, cwd=tmp_path)

@@ -28,10 +28,12 @@ from kschedctl.lab.runner import spawn
 from kschedctl.lab.runner.container import Options
 from kschedctl.lab.runner.kube import LabApi
 from kschedctl.lab.runner.programs import KUBE_SCHEDULER, program_for
+from kschedctl.lab.runner.static import StaticPods
 from kschedctl.lab.runner.worker import LabInfo, PodWorker
 
 log = logging.getLogger("kschedctl.lab.runner")
 RETRY_EVERY = 2.0
+STATIC_POD_DIR = "manifests"  # the lab's /etc/kubernetes/manifests
 
 
 def runnable_containers(pod: Mapping[str, Any]) -> dict[str, str]:
@@ -100,8 +102,10 @@ class Runner:
         self.watch_thread = threading.Thread(target=self._watch, name="watch", daemon=True)
         self.watch_thread.start()
         log.info("watching pods on kwok nodes (lab %s, API port %d)", self.lab.dir, info.api_port)
+        static = StaticPods(self.api.cluster, self.lab.dir / STATIC_POD_DIR)
         while not self.stop.wait(RETRY_EVERY):
             self._retry()
+            static.sync()
         log.info("stopping; the processes keep running (a new runner adopts them)")
         server.shutdown()
         with self.lock:

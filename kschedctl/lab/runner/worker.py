@@ -303,7 +303,12 @@ class PodWorker(threading.Thread):
         the kubelet does); a container without one gets a token requested for it alone.
         """
         token = podenv.rewrite_path(f"{SA_MOUNT}/token", mounts)
-        if token.startswith(SA_MOUNT):
+        mirror = "kubernetes.io/config.mirror" in (self.pod["metadata"].get("annotations") or {})
+        if mirror:
+            # A static pod has no ServiceAccount (the API server refuses one for mirror pods):
+            # it brings its own kubeconfig on a hostPath; anything else is anonymous.
+            token = ""
+        elif token.startswith(SA_MOUNT):
             own = self.own_tokens.get(container)
             if own is None:
                 own = volumes.TokenFile(self.dir / "run" / container / "token", None, 3607, 0o600)
@@ -330,7 +335,7 @@ class PodWorker(threading.Thread):
                     },
                 }
             ],
-            "users": [{"name": account, "user": {"tokenFile": token}}],
+            "users": [{"name": account, "user": {"tokenFile": token} if token else {}}],
             "contexts": [
                 {
                     "name": "lab",
