@@ -184,13 +184,19 @@ class Cluster:
         )
 
     def stream_lines(
-        self, path: str, *, read_timeout: float | None = None, **query: Any
+        self,
+        path: str,
+        *,
+        read_timeout: float | None = None,
+        partial: bool = True,
+        **query: Any,
     ) -> Iterator[bytes]:
         """Lines of a streaming response (watch, follow logs); ends when the server closes it.
 
         ``read_timeout`` bounds the silence between chunks (a watch should pass a little more
         than its ``timeoutSeconds``), so a connection that died without a FIN cannot hang the
-        caller forever. A stream broken midway raises :class:`ClusterError`.
+        caller forever. A stream broken midway raises :class:`ClusterError`. ``partial=False``
+        drops an unterminated last line: a log follow that is reopened reads it again whole.
         """
         from urllib3.exceptions import HTTPError
 
@@ -208,7 +214,7 @@ class Cluster:
                     f"the stream from {self.server} broke: {_short(err)}",
                     hint="the API server restarted or the connection dropped; retry",
                 ) from err
-            if buffer:
+            if buffer and partial:
                 yield buffer
         finally:
             response.release_conn()

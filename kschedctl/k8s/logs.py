@@ -91,6 +91,7 @@ def read(
     lines = cluster.stream_lines(
         _log_path(replica),
         read_timeout=None if follow else 60,
+        partial=not follow,
         container=replica.container,
         follow=follow or None,
         timestamps=True,
@@ -167,28 +168,36 @@ class Follower:
         self.queue: queue.Queue[LogLine] = queue.Queue()
         self.threads: dict[str, threading.Thread] = {}
         self.current: set[str] = set()
-        self.last: dict[str, str] = {}  # per pod: the newest timestamp shown
+        # Per pod: the newest timestamp shown and how many lines carried it.
+        self.last: dict[str, tuple[str, int]] = {}
         self.leader: str | None = None
 
     def _follow(self, replica: Replica, first: bool) -> None:
-        last = self.last.get(replica.pod)
         warned = False
         while not self.stop.is_set() and replica.pod in self.current:
+            # Reopened streams start at the last timestamp shown (sinceTime includes it):
+            # skip what is older, and as many lines of that very timestamp as were shown.
+            # Within one stream nothing is skipped: lines often share a timestamp.
+            mark = self.last.get(replica.pod)
+            skip = mark[1] if mark else 0
             try:
-                # The first replicas start from --since/--tail; later ones from their start.
                 for line in read(
                     self.cluster,
                     replica,
+                    # The first replicas start from --since/--tail; later ones from their start.
                     since_seconds=self.since_seconds if first else None,
                     tail=self.tail if first else None,
-                    since_time=last,
+                    since_time=mark[0] if mark else None,
                     follow=True,
                 ):
-                    if last is not None and time_key(line.time) <= time_key(last):
-                        continue  # already shown before the stream was reopened
-                    last = line.time or last
-                    if last:
-                        self.last[replica.pod] = last
+                    key = time_key(line.time)
+                    if mark is not None and line.time:
+                        if key < time_key(mark[0]):
+                            continue
+                        if key == time_key(mark[0]) and skip > 0:
+                            skip -= 1
+                            continue
+                    self._shown(replica.pod, line, key)
                     self.queue.put(line)
                     if self.stop.is_set():
                         return
@@ -197,6 +206,15 @@ class Follower:
                     self.warn(f"{replica.pod}: {err.message} (retrying)")
                     warned = True
             self.stop.wait(1.0)
+
+    def _shown(self, pod: str, line: LogLine, key: str) -> None:
+        if not line.time:
+            return
+        previous = self.last.get(pod)
+        if previous is not None and time_key(previous[0]) == key:
+            self.last[pod] = (previous[0], previous[1] + 1)
+        else:
+            self.last[pod] = (line.time, 1)
 
     def _refresh(self, first: bool) -> None:
         try:
