@@ -25,6 +25,9 @@ INSTANCE = "app.kubernetes.io/instance"
 FORM_ANNOTATION = "kschedctl.io/form"
 LEASE_ANNOTATION = "kschedctl.io/lease"
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
+# kschedctl's own scheduler names itself on the Lease it holds (with its fallback policy), so a
+# `kschedctl scheduler run` process is found even when no pod or object of it is visible.
+BUILTIN_LEASE_ANNOTATION = "kschedctl.io/scheduler"
 LEASE_SYSTEM_NAMESPACE = "kube-system"
 
 
@@ -380,6 +383,19 @@ def discover(snap: Snapshot) -> list[Scheduler]:
             name, form, "kschedctl", managed=True, namespace=_meta(obj).get("namespace"),
             lease=recorded_leases.get(name),
         )  # fmt: skip
+
+    # kschedctl's own scheduler running as a plain process: its Lease names it.
+    for obj in snap.leases:
+        name = (_meta(obj).get("annotations") or {}).get(BUILTIN_LEASE_ANNOTATION)
+        if name and name not in found:
+            ns = _meta(obj).get("namespace", "")
+            add(
+                name,
+                "process",
+                "lease",
+                namespace=ns,
+                lease=leases.get((ns, _meta(obj).get("name"))),
+            )
 
     # The default scheduler of clusters whose control plane is not visible as pods (hand-built,
     # managed offerings, the lab): its Lease is the trace it leaves.

@@ -137,6 +137,7 @@ def run(
     import socket
     import uuid
 
+    from kschedctl.schedulers import BUILTIN_LEASE_ANNOTATION
     from kschedctl.scheduling.algorithm import Algorithm
     from kschedctl.scheduling.leader import LeaderElector
     from kschedctl.scheduling.loop import SchedulerLoop, Settings
@@ -201,6 +202,7 @@ def run(
         initial_backoff=pod_initial_backoff,
         max_backoff=max(pod_max_backoff, pod_initial_backoff),
         lease_annotations={
+            BUILTIN_LEASE_ANNOTATION: name,
             POD_POLICY_ANNOTATION: fallback.to_json(),
             "kschedctl.io/strategy": strategy.value,
         },

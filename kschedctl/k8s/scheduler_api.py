@@ -5,10 +5,11 @@ non-terminal pods (slimmed as pages arrive), the ``pods/binding`` subresource wi
 uid as a precondition, events.k8s.io/v1 events, the pod status patch, and the Lease. Client
 errors become the loop's three outcomes (conflict, gone, unavailable).
 
-Requests are rate limited like a client-go clientset: one token bucket for everything the
-scheduler does, a second one for events (kube-scheduler's event broadcaster has its own
-client too). The binding response is read raw, so the Python client's ``V1Binding``
-deserialisation of the ``Status`` it gets back (kubernetes-client/python#825) never runs.
+Requests are rate limited like client-go clientsets: one token bucket for what the scheduler
+does, one for events and one for the Lease (kube-scheduler's event broadcaster and leader
+election have clients of their own too). The binding response is read raw, so the Python
+client's ``V1Binding`` deserialisation of the ``Status`` it gets back
+(kubernetes-client/python#825) never runs.
 """
 
 from __future__ import annotations
@@ -57,8 +58,11 @@ class ClusterSchedulerApi:
     def __init__(
         self, cluster: Cluster, *, qps: float = 50, burst: int = 100, watch_timeout: int = 300
     ) -> None:
+        # Three clients with the same limits, as kube-scheduler has: a slow event stream or
+        # a burst of bindings must not starve the Lease renewals (or the other way round).
         self.cluster = ThrottledCluster(cluster, TokenBucket(qps, burst))
         self.events = ThrottledCluster(cluster, TokenBucket(qps, burst))
+        self.leases = ThrottledCluster(cluster, TokenBucket(qps, burst))
         self.watch_timeout = watch_timeout
 
     def watch(self, resource: str, stop: threading.Event) -> Iterator[WatchEvent]:
@@ -114,7 +118,7 @@ class ClusterSchedulerApi:
 
     def get_lease(self, namespace: str, name: str) -> dict[str, Any] | None:
         try:
-            return self.cluster.get(f"{LEASES.format(namespace=namespace)}/{name}")
+            return self.leases.get(f"{LEASES.format(namespace=namespace)}/{name}")
         except NotFoundError:
             return None
         except KschedError as err:
@@ -122,13 +126,13 @@ class ClusterSchedulerApi:
 
     def create_lease(self, namespace: str, body: Mapping[str, Any]) -> dict[str, Any]:
         try:
-            return self.cluster.create(LEASES.format(namespace=namespace), body)
+            return self.leases.create(LEASES.format(namespace=namespace), body)
         except KschedError as err:
             raise _outcome(err) from err
 
     def update_lease(self, namespace: str, name: str, body: Mapping[str, Any]) -> dict[str, Any]:
         try:
-            return self.cluster.request(
+            return self.leases.request(
                 "PUT", f"{LEASES.format(namespace=namespace)}/{name}", body=dict(body)
             )
         except KschedError as err:

@@ -40,3 +40,11 @@ def test_a_bare_process_pod_and_its_flags() -> None:
     assert (facts.names, facts.lease) == (["y"], None)
     assert builtin_facts(["--name=z"]).lease == ("kube-system", "z")
     assert not is_builtin_container({"name": "c", "command": ["kschedctl", "why", "p"]})
+
+
+def test_a_process_is_found_by_the_lease_it_annotates() -> None:
+    held = lease("kube-system", "mine", "laptop_1")
+    held["metadata"]["annotations"] = {"kschedctl.io/scheduler": "mine"}
+    found = by_name(snapshot(leases=[held]))
+    assert found["mine"].form == "process" and found["mine"].leader == "laptop"
+    assert found["mine"].lease is not None and found["mine"].healthy
