@@ -5,14 +5,22 @@ from __future__ import annotations
 import threading
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from kschedctl.durations import parse_duration
-from kschedctl.errors import UsageError
-from kschedctl.events import normalize, parse_for, parse_types, select
+from kschedctl.errors import NotFoundError, UsageError
+from kschedctl.events import SCHEDULER_REASONS, normalize, parse_for, parse_types, select
 from kschedctl.journal import follow_file, journal_argv, klog_time, read_file
-from kschedctl.k8s.events import CORE_V1, EVENTS_V1, Query, field_selector
+from kschedctl.k8s.events import (
+    CORE_V1,
+    EVENTS_V1,
+    Query,
+    failed_scheduling,
+    field_selector,
+    list_events,
+)
 from kschedctl.loglines import Grep, LogLine, classify, merge, render, split_timestamp
 
 NOTE = "0/4 nodes are available: 4 node(s) had untolerated taint(s)."
@@ -245,3 +253,46 @@ def test_read_file_leaves_a_partial_line_to_the_follow(tmp_path: Path) -> None:
     path.write_text("whole\npart")
     lines, offset = read_file(path, "s", since_seconds=None, tail=None)
     assert [x.text for x in lines] == ["whole"] and offset == len("whole\n")
+
+
+class FakeCluster:
+    """Answers list requests from a table; records the (path, fieldSelector) asked for."""
+
+    def __init__(self, served: bool, items: list[dict[str, Any]]) -> None:
+        self.served = served
+        self.items = items
+        self.asked: list[tuple[str, str | None]] = []
+
+    def get(self, path: str, **_query: Any) -> dict[str, Any]:
+        if path == EVENTS_V1 and not self.served:
+            raise NotFoundError("the server could not find the requested resource")
+        return {}
+
+    def list(self, path: str, **query: Any) -> list[dict[str, Any]]:
+        if path.startswith(EVENTS_V1) and not self.served:
+            raise NotFoundError("the server could not find the requested resource")
+        self.asked.append((path, query.get("fieldSelector")))
+        return self.items
+
+
+def test_events_use_events_k8s_io_when_served() -> None:
+    fake = FakeCluster(True, [EVENTS_V1_OBJ])
+    found = list_events(fake, Query("ns", controller="default-scheduler"))  # type: ignore[arg-type]
+    assert [e.reason for e in found] == ["FailedScheduling"]
+    assert fake.asked == [
+        ("/apis/events.k8s.io/v1/namespaces/ns/events", "reportingController=default-scheduler")
+    ]
+
+
+def test_events_fall_back_to_core_v1() -> None:
+    fake = FakeCluster(False, [CORE_OBJ])
+    found = list_events(fake, Query(None))  # type: ignore[arg-type]
+    # Without a scheduler name: one request per scheduler reason, filtered by the server.
+    assert fake.asked == [("/api/v1/events", f"reason={r}") for r in SCHEDULER_REASONS]
+    assert {e.controller for e in found} == {"my-scheduler"}
+    failures = failed_scheduling(fake, "ns", "p")  # type: ignore[arg-type]
+    assert fake.asked[-1] == (
+        "/api/v1/namespaces/ns/events",
+        "involvedObject.kind=Pod,involvedObject.name=p,reason=FailedScheduling",
+    )
+    assert failures["u1"][1] == 2  # the core event's count
