@@ -3,7 +3,8 @@
 A service-form scheduler writes to the journal of its unit (``journalctl -u NAME.service``).
 In the lab the unit's ExecStart runs as a lab process whose output goes to
 ``<lab>/logs/service_NAME.service.log``, and the lab's default scheduler (a plain process,
-found through its Lease) to ``<lab>/logs/kube-scheduler.log``; both are read as files.
+found through its Lease) to ``<lab>/logs/kube-scheduler.log``; both are read as files. Other
+plain processes (e.g. ``kschedctl scheduler run`` on some host) are not readable from here.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import BinaryIO
 
 from kschedctl.host import unit_name_for
 from kschedctl.loglines import LogLine
+from kschedctl.versions import DEFAULT_SCHEDULER_NAME
 
 _KLOG = re.compile(r"^[IWEF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{6})")
 
@@ -35,8 +37,8 @@ def lab_log_file(name: str, form: str, kubeconfig: str | None) -> Path | None:
         return None
     if form == "service":
         path = lab.log(f"service_{unit_name_for(name)}")
-    elif form == "process":
-        path = lab.log("kube-scheduler")
+    elif form == "process" and name == DEFAULT_SCHEDULER_NAME:
+        path = lab.log("kube-scheduler")  # the lab's own default scheduler
     else:
         return None
     return path if path.is_file() else None

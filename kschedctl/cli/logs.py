@@ -201,7 +201,7 @@ def _host_logs(
         f"{entry.name} runs as {where}; its output is not readable from here",
         hint=f"on that host: journalctl -u {entry.name}.service"
         if entry.form == "service"
-        else "read it on the control-plane host",
+        else "read its output on the host where it runs",
     )
 
 
