@@ -352,12 +352,16 @@ def _log_findings(entry: Scheduler | None, lines: Iterable[str]) -> list[Finding
     forbidden = [line.strip() for line in lines if FORBIDDEN.search(line)]
     if not forbidden:
         return []
+    # A Ready scheduler that leads may have logged a transient refusal (RBAC bootstrapping
+    # while it started) or may fail only some requests: worth a warning, not a verdict.
+    severity = ERROR if not entry.healthy else WARNING
+    state = "" if severity == ERROR else "is Ready and leading but "
     return [
         Finding(
             "scheduler-forbidden",
-            ERROR,
-            f"scheduler {entry.name} logs 'forbidden' ({len(forbidden)} recent line(s)); the "
-            f"latest: {forbidden[-1][:400]}",
+            severity,
+            f"scheduler {entry.name} {state}logs 'forbidden' ({len(forbidden)} recent line(s)); "
+            f"the latest: {forbidden[-1][:400]}",
             f"grant the missing permission to its identity; `kschedctl status {entry.name}` "
             f"checks its RBAC, `kschedctl deploy {entry.name}` restores what kschedctl "
             "rendered",

@@ -167,13 +167,14 @@ def journal_lines(argv: list[str], source: str) -> Iterator[LogLine]:
                 proc.kill()
 
 
-def recent_service_lines(name: str, kubeconfig: str | None) -> list[str]:
-    """The last ten minutes of a service-form scheduler's output (for `why`)."""
-    path = lab_log_file(name, "service", kubeconfig)
+def recent_host_lines(name: str, form: str, kubeconfig: str | None) -> list[str]:
+    """The last ten minutes of a host scheduler's output (for `why`): the lab's file, or the
+    service's journal; nothing for a process that is neither."""
+    path = lab_log_file(name, form, kubeconfig)
     if path is not None:
         lines, _ = read_file(path, name, since_seconds=600, tail=300)
         return [line.text for line in lines]
-    if not journal_available():
+    if form != "service" or not journal_available():
         return []
     argv = journal_argv(name, follow=False, since_seconds=600, tail=300)
     started = time.monotonic()

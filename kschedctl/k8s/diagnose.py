@@ -115,10 +115,10 @@ def _scheduler_log(cluster: Cluster, entry: Scheduler | None, kubeconfig: str | 
     """Recent lines of the pod's scheduler, for the ``forbidden`` check."""
     if entry is None or not entry.served:
         return []
-    if entry.form == "service":
-        from kschedctl.journal import recent_service_lines
+    if entry.form in ("service", "process"):
+        from kschedctl.journal import recent_host_lines
 
-        return recent_service_lines(entry.name, kubeconfig)
+        return recent_host_lines(entry.name, entry.form, kubeconfig)
     if not entry.pods and entry.form != "deployment":
         return []
     return _optional(lambda: recent_lines(cluster, entry), []) or []

@@ -140,14 +140,8 @@ def _managed(**facts: Any) -> Scheduler:
             [],
             "scheduler-no-leader",
         ),
-        (
-            {"desired": 1, "ready": 1},
-            ['E0101 reflector.go:1] "Unhandled Error" err="pods is forbidden: User '
-             '\\"system:serviceaccount:kube-system:mine\\" cannot list resource \\"pods\\""'],
-            "scheduler-forbidden",
-        ),
     ],
-    ids=["not-ready", "lease-not-held", "forbidden-in-logs"],
+    ids=["not-ready", "lease-not-held"],
 )  # fmt: skip
 def test_unhealthy_schedulers_block_the_pod(
     facts: dict[str, Any], log: list[str], code: str
@@ -161,14 +155,34 @@ def test_unhealthy_schedulers_block_the_pod(
     assert diag.evaluation is not None and diag.evaluation.schedulable
 
 
-def test_the_forbidden_finding_quotes_the_latest_line() -> None:
-    log = ["I0101 ok", "E0101 leases.coordination.k8s.io \"mine\" is forbidden: first",
-           "E0101 pods is forbidden: latest"]  # fmt: skip
+FORBIDDEN_LOG = [
+    "I0101 ok",
+    'E0101 leaderelection.go:1] "Error retrieving lease lock" err="leases.coordination.k8s.io '
+    '\\"mine\\" is forbidden: first"',
+    'E0101 reflector.go:1] "Unhandled Error" err="pods is forbidden: latest"',
+]
+
+
+def test_forbidden_in_the_logs_of_a_scheduler_without_a_leader() -> None:
+    stale = Lease("kube-system", "mine", holder="mine-1_x", renew_age=90, duration=15)
+    entry = _managed(desired=1, ready=1, lease=stale)
     p = pod("p", schedulerName="mine", cpu="100m")
-    diag = diagnose(p, cluster(), [_managed(desired=1, ready=1)], scheduler_log=log)
-    forbidden = next(f for f in diag.findings if f.code == "scheduler-forbidden")
+    diag = diagnose(p, cluster(), [entry], scheduler_log=FORBIDDEN_LOG)
+    assert codes(diag)[:2] == ["scheduler-no-leader", "scheduler-forbidden"]
+    forbidden = diag.findings[1]
+    assert forbidden.severity == "error"
     assert "2 recent line(s)" in forbidden.message
-    assert forbidden.message.endswith("E0101 pods is forbidden: latest")
+    assert forbidden.message.endswith('err="pods is forbidden: latest"')
+    assert "kschedctl status mine" in (forbidden.fix or "")
+    assert not diag.schedulable
+
+
+def test_forbidden_in_the_logs_of_a_working_scheduler_is_a_warning() -> None:
+    p = pod("p", schedulerName="mine", cpu="100m")
+    diag = diagnose(p, cluster(), [_managed(desired=1, ready=1)], scheduler_log=FORBIDDEN_LOG)
+    forbidden = next(f for f in diag.findings if f.code == "scheduler-forbidden")
+    assert forbidden.severity == "warning" and "is Ready and leading but logs" in forbidden.message
+    assert diag.schedulable
 
 
 def test_a_healthy_managed_scheduler_is_named() -> None:
