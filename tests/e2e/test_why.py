@@ -296,6 +296,41 @@ def test_required_pod_anti_affinity(why_lab: Lab, why_cluster: Cluster, ns: str)
     assert first(data, "why-small")["plugin"] == "InterPodAffinity"
 
 
+def test_existing_pods_anti_affinity(why_lab: Lab, why_cluster: Cluster, ns: str) -> None:
+    # A pod on why-big repels every pod labelled role=batch from its zone (zone-b).
+    term = {"labelSelector": {"matchLabels": {"role": "batch"}}, "topologyKey": ZONE}
+    place(why_cluster, ns, "loner", "why-big", labels={"app": "loner"},
+          affinity={"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}})  # fmt: skip
+    pod = pod_manifest("target", nodeSelector={HOST: "why-big"})
+    pod["metadata"]["labels"] = {"role": "batch"}
+    why_cluster.create(f"/api/v1/namespaces/{ns}/pods", pod)
+    data, message = check_against_scheduler(why_lab, why_cluster, ns, "target")
+    assert "1 node(s) didn't satisfy existing pods anti-affinity rules" in message
+    assert "anti-affinity" in first(data, "why-big")["detail"]
+
+
+def test_required_pod_affinity_without_a_match(why_lab: Lab, why_cluster: Cluster, ns: str) -> None:
+    # The target wants to be in a zone with app=db pods; there are none, and it is not one.
+    wants = {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": ZONE}
+    pod = pod_manifest("target", tolerations=TOLERATE, affinity={
+        "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [wants]}})  # fmt: skip
+    why_cluster.create(f"/api/v1/namespaces/{ns}/pods", pod)
+    data, message = check_against_scheduler(why_lab, why_cluster, ns, "target")
+    assert "3 node(s) didn't match pod affinity rules" in message
+    assert first(data, "why-small")["code"] == "UnschedulableAndUnresolvable"
+
+
+def test_extended_resource_no_node_has(why_lab: Lab, why_cluster: Cluster, ns: str) -> None:
+    gpu = {"resources": {"requests": {"example.com/gpu": "1"}, "limits": {"example.com/gpu": "1"}}}
+    pod = pod_manifest("target", tolerations=TOLERATE,
+                       containers=[{"name": "app", "image": "registry.k8s.io/pause:3.10", **gpu}])  # fmt: skip
+    why_cluster.create(f"/api/v1/namespaces/{ns}/pods", pod)
+    data, message = check_against_scheduler(why_lab, why_cluster, ns, "target")
+    assert "3 Insufficient example.com/gpu" in message
+    assert "4 Preemption is not helpful for scheduling" in message  # nobody has any: unresolvable
+    assert first(data, "why-small")["detail"] == "example.com/gpu: requests 1, free 0 of 0"
+
+
 def test_unknown_scheduler_name(why_lab: Lab, why_cluster: Cluster, ns: str) -> None:
     why_cluster.create(f"/api/v1/namespaces/{ns}/pods",
                        pod_manifest("target", schedulerName="no-such-scheduler"))  # fmt: skip
