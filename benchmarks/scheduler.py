@@ -1,0 +1,481 @@
+"""kschedctl's own scheduler against kube-scheduler on the lab, with the same client limits.
+
+For each node count M (nodes are added to one lab as M grows) it creates N pending pods for a
+scheduler name nothing serves yet, starts one scheduler, and records when each pod is seen
+bound (one watch). It does that once with kube-scheduler (the lab's binary, one profile,
+leader election off) and once with ``kschedctl scheduler run`` (leader election off), both with
+``--qps``/``--burst`` as their client limits and the lab's system:kube-scheduler identity.
+
+Printed per M and scheduler: pods/s over the binding window (first to last bind) and from the
+scheduler's start, the decision latency p50/p99 (from each scheduler's own histogram:
+``scheduler_scheduling_algorithm_duration_seconds`` and
+``kschedctl_scheduler_decision_duration_seconds``, same buckets), and the scheduler's peak
+memory (VmHWM). Goal: ratio >= 1.0 at equal QPS (the API server is the limit, not our loop).
+
+Then the memory check: the lab grows to ``--memory-nodes`` nodes with ``--memory-pods`` pods
+bound to them (created with spec.nodeName, so no scheduler is involved), kschedctl's
+scheduler starts, lists and caches all of it, and its peak memory is printed (goal: under
+500 MB for 5,000 nodes and 50,000 pods).
+
+    python benchmarks/scheduler.py [--nodes 100,500,1000] [--pods 1000] [--qps 50 --burst 100]
+                                   [--memory-nodes 5000 --memory-pods 50000 | --no-memory]
+
+It starts and removes its own lab (``--lab-dir``, default a temporary directory) and stops
+every process it started.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from kschedctl.errors import KschedError, NotFoundError  # noqa: E402
+from kschedctl.k8s.client import Cluster  # noqa: E402
+from kschedctl.k8s.watch import list_and_watch  # noqa: E402
+from kschedctl.lab import binaries  # noqa: E402
+from kschedctl.lab.api import (  # noqa: E402
+    create_nodes,
+    wait_default_service_account,
+    wait_nodes_ready,
+)
+from kschedctl.lab.cluster import Lab, free_port  # noqa: E402
+from kschedctl.lab.nodes import node_object  # noqa: E402
+from kschedctl.lab.processes import proxy_free_environment  # noqa: E402
+from kschedctl.scheduling.metrics import quantile  # noqa: E402
+
+NAMESPACE = "bench"
+KUBE_METRIC = "scheduler_scheduling_algorithm_duration_seconds"
+OUR_METRIC = "kschedctl_scheduler_decision_duration_seconds"
+
+
+@dataclass
+class Run:
+    scheduler: str
+    nodes: int
+    pods: int
+    window_rate: float  # pods/s from the first to the last bind
+    start_rate: float  # pods/s from the scheduler's start to the last bind
+    p50: float | None
+    p99: float | None
+    peak_mb: float
+
+
+def progress(message: str) -> None:
+    print(f"  … {message}", file=sys.stderr, flush=True)
+
+
+def nodes_named(start: int, stop: int) -> list[dict[str, Any]]:
+    return [
+        node_object(f"bench-{i:05d}", zone=("zone-a", "zone-b")[i % 2]) for i in range(start, stop)
+    ]
+
+
+def grow_nodes(cluster: Cluster, have: int, want: int) -> None:
+    if want <= have:
+        return
+    progress(f"adding nodes {have} → {want}")
+    new = nodes_named(have, want)
+    batches = [new[i : i + 50] for i in range(0, len(new), 50)]
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda b: create_nodes(cluster, b), batches))
+    wait_nodes_ready(cluster, [n["metadata"]["name"] for n in new], timeout=600)
+
+
+def create_pods(cluster: Cluster, scheduler: str, count: int) -> None:
+    def one(i: int) -> None:
+        body = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": f"{scheduler}-{i:05d}", "namespace": NAMESPACE},
+            "spec": {
+                "schedulerName": scheduler,
+                "terminationGracePeriodSeconds": 0,
+                "containers": [
+                    {
+                        "name": "c",
+                        "image": "registry.k8s.io/pause:3.10",
+                        "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}},
+                    }
+                ],
+            },
+        }
+        cluster.create(f"/api/v1/namespaces/{NAMESPACE}/pods", body)
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(one, range(count)))
+
+
+def delete_pods(cluster: Cluster) -> None:
+    cluster.delete(f"/api/v1/namespaces/{NAMESPACE}/pods", gracePeriodSeconds=0)
+    deadline = time.monotonic() + 300
+    while cluster.list(f"/api/v1/namespaces/{NAMESPACE}/pods", limit=1):
+        if time.monotonic() > deadline:
+            raise KschedError("the benchmark's pods were not deleted within 300s")
+        time.sleep(1)
+
+
+class BindClock:
+    """When each pod of the namespace was first seen bound (a watch, not polling)."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self.stop = threading.Event()
+        self.bound: dict[str, float] = {}
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        path = f"/api/v1/namespaces/{NAMESPACE}/pods"
+        for event in list_and_watch(self.cluster, path, self.stop, timeout_seconds=600):
+            now = time.monotonic()
+            for obj in event.objects if event.type == "SYNC" else [event.object]:
+                if (obj.get("spec") or {}).get("nodeName"):
+                    self.bound.setdefault(obj["metadata"]["name"], now)
+
+    def __enter__(self) -> BindClock:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.stop.set()
+
+
+def peak_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def histogram(text: str, metric: str) -> list[tuple[float, int]]:
+    """Cumulative buckets of a Prometheus histogram (labels other than ``le`` summed)."""
+    buckets: dict[float, int] = {}
+    pattern = re.compile(rf"^{metric}_bucket\{{(.*)\}} (\S+)$")
+    for line in text.splitlines():
+        match = pattern.match(line)
+        if not match:
+            continue
+        le = re.search(r'le="([^"]+)"', match.group(1))
+        if le is None:
+            continue
+        bound = float("inf") if le.group(1) == "+Inf" else float(le.group(1))
+        buckets[bound] = buckets.get(bound, 0) + int(float(match.group(2)))
+    return sorted(buckets.items())
+
+
+def scrape(url: str) -> str:
+    import ssl
+
+    context = ssl._create_unverified_context()  # the schedulers' self-signed serving certificate
+    with urllib.request.urlopen(url, timeout=10, context=context) as response:
+        return str(response.read().decode())
+
+
+def kube_scheduler(
+    lab: Lab, workdir: Path, name: str, qps: float, burst: int
+) -> tuple[list[str], str]:
+    port = free_port()
+    config = workdir / f"{name}.yaml"
+    config.write_text(
+        json.dumps(
+            {
+                "apiVersion": "kubescheduler.config.k8s.io/v1",
+                "kind": "KubeSchedulerConfiguration",
+                "clientConnection": {
+                    "kubeconfig": str(lab.dir / "scheduler.kubeconfig"),
+                    "qps": qps,
+                    "burst": burst,
+                },
+                "leaderElection": {"leaderElect": False},
+                "profiles": [{"schedulerName": name}],
+            }
+        )
+    )
+    argv = [
+        str(binaries.locate()["kube-scheduler"]),
+        f"--config={config}",
+        "--bind-address=127.0.0.1",
+        f"--secure-port={port}",
+        f"--authentication-kubeconfig={lab.kubeconfig}",
+        f"--authorization-kubeconfig={lab.kubeconfig}",
+        "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
+    ]
+    return argv, f"https://127.0.0.1:{port}/metrics"
+
+
+def ours(lab: Lab, name: str, qps: float, burst: int) -> tuple[list[str], str]:
+    port = free_port()
+    argv = [
+        sys.executable,
+        "-m",
+        "kschedctl",
+        "scheduler",
+        "run",
+        f"--name={name}",
+        f"--kubeconfig={lab.dir / 'scheduler.kubeconfig'}",
+        "--no-leader-elect",
+        f"--qps={qps}",
+        f"--burst={burst}",
+        "--metrics-address=127.0.0.1",
+        f"--metrics-port={port}",
+        "-v",
+        "0",
+    ]
+    return argv, f"http://127.0.0.1:{port}/metrics"
+
+
+def measure(
+    cluster: Cluster,
+    which: str,
+    nodes: int,
+    pods: int,
+    command: Callable[[str], tuple[list[str], str]],
+    metric: str,
+    log: Path,
+) -> Run:
+    name = f"bench-{which}-{nodes}"
+    progress(f"{which}: {pods} pending pods on {nodes} nodes")
+    create_pods(cluster, name, pods)
+    argv, metrics_url = command(name)
+    with BindClock(cluster) as clock, open(log, "ab") as out:
+        started = time.monotonic()
+        proc = subprocess.Popen(
+            argv, stdout=out, stderr=subprocess.STDOUT, env=proxy_free_environment()
+        )
+        try:
+            deadline = started + 900
+            while len(clock.bound) < pods:
+                if proc.poll() is not None:
+                    raise KschedError(f"{which} exited with {proc.returncode}; see {log}")
+                if time.monotonic() > deadline:
+                    raise KschedError(
+                        f"{which} bound {len(clock.bound)}/{pods} pods in 900s; see {log}"
+                    )
+                time.sleep(0.05)
+            buckets = histogram(scrape(metrics_url), metric)
+            peak = peak_mb(proc.pid)
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(10)
+    times = sorted(clock.bound.values())
+    window = times[-1] - times[0]
+    delete_pods(cluster)
+    return Run(
+        which,
+        nodes,
+        pods,
+        window_rate=(pods - 1) / window if window > 0 else float("inf"),
+        start_rate=pods / (times[-1] - started),
+        p50=quantile(0.5, buckets),
+        p99=quantile(0.99, buckets),
+        peak_mb=peak,
+    )
+
+
+def memory_check(
+    lab: Lab, cluster: Cluster, have: int, nodes: int, pods: int, log: Path
+) -> dict[str, Any]:
+    grow_nodes(cluster, have, nodes)
+    progress(f"creating {pods} pods bound to {nodes} nodes")
+    names = [f"bench-{i:05d}" for i in range(nodes)]
+
+    def batch(start: int) -> None:
+        for i in range(start, min(start + 500, pods)):
+            cluster.create(
+                f"/api/v1/namespaces/{NAMESPACE}/pods",
+                {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": {
+                        "name": f"cached-{i:06d}",
+                        "namespace": NAMESPACE,
+                        "labels": {"app": f"app-{i % 50}", "tier": "web"},
+                    },
+                    "spec": {
+                        "nodeName": names[i % nodes],
+                        "terminationGracePeriodSeconds": 0,
+                        "containers": [
+                            {
+                                "name": "c",
+                                "image": "registry.k8s.io/pause:3.10",
+                                "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}},
+                            }
+                        ],
+                    },
+                },
+            )
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(batch, range(0, pods, 500)))
+    port = free_port()
+    argv = [
+        sys.executable,
+        "-m",
+        "kschedctl",
+        "scheduler",
+        "run",
+        "--name=bench-memory",
+        f"--kubeconfig={lab.dir / 'scheduler.kubeconfig'}",
+        "--no-leader-elect",
+        "--metrics-address=127.0.0.1",
+        f"--metrics-port={port}",
+        "-v",
+        "0",
+    ]
+    progress("kschedctl's scheduler lists and caches them")
+    with open(log, "ab") as out:
+        started = time.monotonic()
+        proc = subprocess.Popen(
+            argv, stdout=out, stderr=subprocess.STDOUT, env=proxy_free_environment()
+        )
+        try:
+            cached = {}
+            while True:
+                if proc.poll() is not None:
+                    raise KschedError(f"the scheduler exited with {proc.returncode}; see {log}")
+                try:
+                    text = scrape(f"http://127.0.0.1:{port}/metrics")
+                    cached = {
+                        m.group(1): int(float(m.group(2)))
+                        for m in re.finditer(
+                            r'kschedctl_scheduler_cache_objects\{kind="(\w+)"\} (\S+)', text
+                        )
+                    }
+                except OSError:
+                    pass
+                if cached.get("nodes", 0) >= nodes and cached.get("pods", 0) >= pods:
+                    break
+                if time.monotonic() - started > 900:
+                    raise KschedError(f"the cache did not fill within 900s: {cached}")
+                time.sleep(1)
+            synced = time.monotonic() - started
+            time.sleep(5)  # steady state after the lists: watches and kwok's status updates
+            return {
+                "nodes": cached["nodes"],
+                "pods": cached["pods"],
+                "sync_s": synced,
+                "peak_mb": peak_mb(proc.pid),
+            }
+        finally:
+            proc.terminate()
+            proc.wait(30)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", default="100,500,1000", help="node counts M, ascending")
+    parser.add_argument("--pods", type=int, default=1000, help="pending pods N per run")
+    parser.add_argument("--qps", type=float, default=50.0)
+    parser.add_argument("--burst", type=int, default=100)
+    parser.add_argument("--memory-nodes", type=int, default=5000)
+    parser.add_argument("--memory-pods", type=int, default=50000)
+    parser.add_argument("--no-memory", action="store_true", help="skip the memory check")
+    parser.add_argument("--lab-dir", type=Path, default=None)
+    args = parser.parse_args()
+    counts = sorted(int(n) for n in args.nodes.split(","))
+
+    workdir = Path(tempfile.mkdtemp(prefix="kschedctl-bench-"))
+    lab = Lab(args.lab_dir or workdir / "lab")
+    progress(f"lab at {lab.dir} (logs in {workdir})")
+    lab.up([], progress=lambda _m: None, timeout=300)
+    cluster = Cluster.connect(str(lab.kubeconfig))
+    runs: list[Run] = []
+    memory: dict[str, Any] | None = None
+    try:
+        cluster.create("/api/v1/namespaces", {"metadata": {"name": NAMESPACE}})
+        wait_default_service_account(cluster, NAMESPACE, 120)
+        have = 0
+        for m in counts:
+            grow_nodes(cluster, have, m)
+            have = m
+            kube = measure(
+                cluster,
+                "kube-scheduler",
+                m,
+                args.pods,
+                lambda n: kube_scheduler(lab, workdir, n, args.qps, args.burst),
+                KUBE_METRIC,
+                workdir / "kube-scheduler.log",
+            )
+            mine = measure(
+                cluster,
+                "kschedctl",
+                m,
+                args.pods,
+                lambda n: ours(lab, n, args.qps, args.burst),
+                OUR_METRIC,
+                workdir / "kschedctl.log",
+            )
+            runs += [kube, mine]
+            report(runs, args, None)
+        if not args.no_memory:
+            memory = memory_check(
+                lab,
+                cluster,
+                have,
+                max(args.memory_nodes, have),
+                args.memory_pods,
+                workdir / "memory.log",
+            )
+    finally:
+        cluster.close()
+        progress("lab down")
+        lab.down()
+    report(runs, args, memory)
+    return 0
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value * 1000:.1f}"
+
+
+def report(runs: list[Run], args: argparse.Namespace, memory: dict[str, Any] | None) -> None:
+    print(f"\nN = {args.pods} pending pods, client QPS {args.qps:g} / burst {args.burst} for both")
+    print(
+        f"{'M nodes':>8} {'scheduler':<15} {'pods/s':>8} {'(from start)':>12} {'ratio':>6} "
+        f"{'p50 ms':>7} {'p99 ms':>7} {'peak MB':>8}"
+    )
+    by_m: dict[int, dict[str, Run]] = {}
+    for r in runs:
+        by_m.setdefault(r.nodes, {})[r.scheduler] = r
+    for m, pair in by_m.items():
+        kube = pair.get("kube-scheduler")
+        for r in pair.values():
+            ratio = f"{r.window_rate / kube.window_rate:.2f}" if kube and r is not kube else ""
+            print(
+                f"{m:>8} {r.scheduler:<15} {r.window_rate:>8.1f} {r.start_rate:>12.1f} {ratio:>6} "
+                f"{_ms(r.p50):>7} {_ms(r.p99):>7} {r.peak_mb:>8.0f}"
+            )
+    if memory is not None:
+        verdict = "under" if memory["peak_mb"] < 500 else "OVER"
+        print(
+            f"\nmemory: kschedctl's scheduler caching {memory['nodes']} nodes and {memory['pods']} "
+            f"pods: peak {memory['peak_mb']:.0f} MB ({verdict} the 500 MB goal), "
+            f"synced in {memory['sync_s']:.1f}s"
+        )
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except NotFoundError as err:
+        print(f"error: {err.message}", file=sys.stderr)
+        sys.exit(5)
