@@ -496,12 +496,13 @@ def parse_policy(doc: Any, source: str, *, type_meta: bool = True) -> FallbackPo
     seen: set[str] = set()
     for i, raw in enumerate(check_list(doc.get("fallbacks"), "fallbacks", out)):
         step = _check_step(raw, f"fallbacks[{i}]", strict, out)
-        if step is None:
-            continue
-        if step.name in seen:
-            out.append(Problem(f"fallbacks[{i}].name", f"{step.name!r} is used by an earlier step"))
-        seen.add(step.name)
-        steps.append(step)
+        name = raw.get("name") if isinstance(raw, dict) else None
+        if isinstance(name, str) and name:
+            if name in seen:
+                out.append(Problem(f"fallbacks[{i}].name", f"{name!r} is used by an earlier step"))
+            seen.add(name)
+        if step is not None:
+            steps.append(step)
     if out:
         raise PolicyError.from_problems(
             [Problem(p.path, p.message, source) for p in out],
