@@ -424,7 +424,7 @@ def main() -> int:
                 workdir / "kschedctl.log",
             )
             runs += [kube, mine]
-            report(runs, args, None)
+            report(runs, args, None, out=sys.stderr)  # so far, in case a later step fails
         if not args.no_memory:
             memory = memory_check(
                 lab,
@@ -446,9 +446,22 @@ def _ms(value: float | None) -> str:
     return "-" if value is None else f"{value * 1000:.1f}"
 
 
-def report(runs: list[Run], args: argparse.Namespace, memory: dict[str, Any] | None) -> None:
-    print(f"\nN = {args.pods} pending pods, client QPS {args.qps:g} / burst {args.burst} for both")
-    print(
+def report(
+    runs: list[Run], args: argparse.Namespace, memory: dict[str, Any] | None, out: Any = sys.stdout
+) -> None:
+    def line(text: str) -> None:
+        print(text, file=out)
+
+    # Both clients take a token per binding: after the burst, QPS caps the rate.
+    limit = "no limit within the burst"
+    if args.pods > args.burst:
+        ceiling = (args.pods - 1) / ((args.pods - args.burst) / args.qps)
+        limit = f"the client limit allows at most ~{ceiling:.1f} pods/s over the binding window"
+    line(
+        f"\nN = {args.pods} pending pods, client QPS {args.qps:g} / burst {args.burst} for both "
+        f"({limit})"
+    )
+    line(
         f"{'M nodes':>8} {'scheduler':<15} {'pods/s':>8} {'(from start)':>12} {'ratio':>6} "
         f"{'p50 ms':>7} {'p99 ms':>7} {'peak MB':>8}"
     )
@@ -459,18 +472,18 @@ def report(runs: list[Run], args: argparse.Namespace, memory: dict[str, Any] | N
         kube = pair.get("kube-scheduler")
         for r in pair.values():
             ratio = f"{r.window_rate / kube.window_rate:.2f}" if kube and r is not kube else ""
-            print(
+            line(
                 f"{m:>8} {r.scheduler:<15} {r.window_rate:>8.1f} {r.start_rate:>12.1f} {ratio:>6} "
                 f"{_ms(r.p50):>7} {_ms(r.p99):>7} {r.peak_mb:>8.0f}"
             )
     if memory is not None:
         verdict = "under" if memory["peak_mb"] < 500 else "OVER"
-        print(
+        line(
             f"\nmemory: kschedctl's scheduler caching {memory['nodes']} nodes and {memory['pods']} "
             f"pods: peak {memory['peak_mb']:.0f} MB ({verdict} the 500 MB goal), "
             f"synced in {memory['sync_s']:.1f}s"
         )
-    sys.stdout.flush()
+    out.flush()
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ from kschedctl.filters import (
 from kschedctl.filters.messages import NO_NODES_MESSAGE
 
 from .policy import FallbackPolicy, FallbackStep, PolicyError, pod_policy, strict_pod
-from .scoring import SPREAD, best, has_untolerated_prefer_no_schedule, score_nodes
+from .scoring import SPREAD, best_node, has_untolerated_prefer_no_schedule
 
 __all__ = ["Decision", "Algorithm", "StageOutcome", "explain", "REASON_STRICT_PREFER"]
 
@@ -108,10 +108,10 @@ class Algorithm:
                 n for n in names
                 if not has_untolerated_prefer_no_schedule(snapshot.node(n), tolerations)
             ]  # fmt: skip
-        chosen = best(score_nodes(pod, snapshot, names, self.strategy))
+        chosen = best_node(pod, snapshot, names, self.strategy)
         if chosen is None:
             return None, None, 0, found.next_start
-        return chosen.name, chosen.total, len(names), found.next_start
+        return chosen[0], chosen[1], len(names), found.next_start
 
     def failure_message(
         self,

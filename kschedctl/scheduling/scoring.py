@@ -37,6 +37,7 @@ __all__ = [
     "NodeScore",
     "score_nodes",
     "best",
+    "best_node",
     "untolerated_prefer_no_schedule",
 ]
 
@@ -45,6 +46,7 @@ STRATEGIES = (SPREAD, BINPACK)
 MAX_SCORE = 100
 WEIGHTS = {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "BalancedAllocation": 1}
 PREFER_NO_SCHEDULE = ("PreferNoSchedule",)
+PREFER_EFFECTS = ("", "PreferNoSchedule")  # tolerations TaintToleration's score considers
 
 
 @dataclass(frozen=True)
@@ -68,9 +70,15 @@ def _preferred_terms(pod: Mapping[str, Any]) -> list[tuple[int, NodeSelectorTerm
 
 def untolerated_prefer_no_schedule(node: NodeInfo, tolerations: Sequence[Mapping[str, Any]]) -> int:
     """PreferNoSchedule taints no toleration with effect "" or PreferNoSchedule covers."""
-    relevant = [t for t in tolerations if (t.get("effect") or "") in ("", "PreferNoSchedule")]
+    relevant = [t for t in tolerations if (t.get("effect") or "") in PREFER_EFFECTS]
+    return _prefer_no_schedule_count(node.taints, relevant)
+
+
+def _prefer_no_schedule_count(
+    taints: Sequence[Mapping[str, Any]], relevant: Sequence[Mapping[str, Any]]
+) -> int:
     count = 0
-    for taint in node.taints:
+    for taint in taints:
         if taint.get("effect") != "PreferNoSchedule":
             continue
         if not any(toleration_tolerates_taint(t, taint) for t in relevant):
@@ -84,69 +92,107 @@ def has_untolerated_prefer_no_schedule(
     return find_untolerated_taint(node.taints, tolerations, effects=PREFER_NO_SCHEDULE) is not None
 
 
-def _fraction_score(requested: int, allocatable: int, strategy: str) -> int:
+def _fraction_score(requested: int, allocatable: int, binpack: bool) -> int:
     """``leastRequestedScore`` / ``mostRequestedScore`` (integer arithmetic, as in Go)."""
     if allocatable <= 0:
         return 0
-    if strategy == BINPACK:
+    if binpack:
         return min(requested, allocatable) * MAX_SCORE // allocatable
     if requested > allocatable:
         return 0
     return (allocatable - requested) * MAX_SCORE // allocatable
 
 
-def _balanced(node: NodeInfo, request: Mapping[str, int]) -> int:
-    fractions = []
-    for resource in (CPU, MEMORY):
-        alloc = node.allocatable.get(resource, 0)
-        if alloc <= 0:
-            continue
-        used = node.requested.get(resource, 0) + request.get(resource, 0)
-        fractions.append(min(used / alloc, 1.0))
-    if len(fractions) < 2:
-        return MAX_SCORE
-    std = abs(fractions[0] - fractions[1]) / 2
-    return int((1 - std) * MAX_SCORE)
+Raw = tuple[str, int, int, int, int]  # name, PreferNoSchedule taints, affinity, fit, balance
+
+
+def _raw_scores(
+    pod: Mapping[str, Any], snapshot: Snapshot, names: Iterable[str], strategy: str
+) -> list[Raw]:
+    """Each plugin's input per node in one tight pass (a decision scores hundreds of nodes):
+    untolerated PreferNoSchedule taints, matching preferred-affinity weight, the strategy's
+    resource score and the balance score."""
+    spec = pod.get("spec") or {}
+    relevant = [
+        t for t in spec.get("tolerations") or [] if (t.get("effect") or "") in PREFER_EFFECTS
+    ]
+    non_zero = pod_requests(pod, non_zero=True)
+    request = pod_requests(pod)
+    nz_cpu, nz_mem = non_zero.get(CPU, 0), non_zero.get(MEMORY, 0)
+    req_cpu, req_mem = request.get(CPU, 0), request.get(MEMORY, 0)
+    preferred = _preferred_terms(pod)
+    binpack = strategy == BINPACK
+    out = []
+    for name in names:
+        node = snapshot.node(name)
+        alloc = node.allocatable
+        a_cpu, a_mem = alloc.get(CPU, 0), alloc.get(MEMORY, 0)
+        used = node.non_zero_requested()
+        fit = (
+            _fraction_score(used[CPU] + nz_cpu, a_cpu, binpack)
+            + _fraction_score(used[MEMORY] + nz_mem, a_mem, binpack)
+        ) // 2
+        if a_cpu > 0 and a_mem > 0:
+            # BalancedAllocation: 1 - std of the two fractions (actual requests, capped at 1).
+            f_cpu = min((node.requested.get(CPU, 0) + req_cpu) / a_cpu, 1.0)
+            f_mem = min((node.requested.get(MEMORY, 0) + req_mem) / a_mem, 1.0)
+            balanced = int((1 - abs(f_cpu - f_mem) / 2) * MAX_SCORE)
+        else:
+            balanced = MAX_SCORE
+        taints = _prefer_no_schedule_count(node.taints, relevant) if node.taints else 0
+        affinity = (
+            sum(w for w, t in preferred if t.matches(node.labels, node.name)) if preferred else 0
+        )
+        out.append((name, taints, affinity, fit, balanced))
+    return out
+
+
+def _totals(raw: list[Raw]) -> list[tuple[str, int, dict[str, int]]]:
+    """Normalised scores (0..100 per plugin) and their weighted sum."""
+    max_taints = max((r[1] for r in raw), default=0)
+    max_affinity = max((r[2] for r in raw), default=0)
+    out = []
+    for name, taints, affinity, fit, balanced in raw:
+        parts = {
+            "TaintToleration": MAX_SCORE - taints * MAX_SCORE // max_taints
+            if max_taints
+            else MAX_SCORE,
+            "NodeAffinity": affinity * MAX_SCORE // max_affinity if max_affinity else 0,
+            "NodeResourcesFit": fit,
+            "BalancedAllocation": balanced,
+        }
+        out.append((name, sum(WEIGHTS[k] * v for k, v in parts.items()), parts))
+    return out
 
 
 def score_nodes(
     pod: Mapping[str, Any], snapshot: Snapshot, names: Iterable[str], strategy: str = SPREAD
 ) -> list[NodeScore]:
     """Scores of the named (feasible) nodes, in the given order."""
-    nodes = [snapshot.node(n) for n in names]
-    if not nodes:
-        return []
-    spec = pod.get("spec") or {}
-    tolerations = list(spec.get("tolerations") or [])
-    non_zero = pod_requests(pod, non_zero=True)
-    request = pod_requests(pod)
-    cpu, mem = non_zero.get(CPU, 0), non_zero.get(MEMORY, 0)
-    preferred = _preferred_terms(pod)
+    totals = _totals(_raw_scores(pod, snapshot, names, strategy))
+    return [NodeScore(name, total, parts) for name, total, parts in totals]
 
-    taints = [untolerated_prefer_no_schedule(n, tolerations) for n in nodes]
-    affinity = [
-        sum(w for w, t in preferred if t.matches(n.labels, n.name)) if preferred else 0
-        for n in nodes
-    ]
-    max_taints, max_affinity = max(taints), max(affinity)
-    out = []
-    for node, taint_count, affinity_sum in zip(nodes, taints, affinity, strict=True):
-        used = node.non_zero_requested()
-        fit = (
-            _fraction_score(used[CPU] + cpu, node.allocatable.get(CPU, 0), strategy)
-            + _fraction_score(used[MEMORY] + mem, node.allocatable.get(MEMORY, 0), strategy)
-        ) // 2
-        parts = {
-            "TaintToleration": MAX_SCORE - taint_count * MAX_SCORE // max_taints
-            if max_taints
-            else MAX_SCORE,
-            "NodeAffinity": affinity_sum * MAX_SCORE // max_affinity if max_affinity else 0,
-            "NodeResourcesFit": fit,
-            "BalancedAllocation": _balanced(node, request),
-        }
-        total = sum(WEIGHTS[k] * v for k, v in parts.items())
-        out.append(NodeScore(node.name, total, parts))
-    return out
+
+def best_node(
+    pod: Mapping[str, Any], snapshot: Snapshot, names: Iterable[str], strategy: str = SPREAD
+) -> tuple[str, int] | None:
+    """``best(score_nodes(...))`` as (name, total), without a NodeScore per node."""
+    raw = _raw_scores(pod, snapshot, names, strategy)
+    if not raw:
+        return None
+    max_taints = max(r[1] for r in raw)
+    max_affinity = max(r[2] for r in raw)
+    w_taint, w_affinity = WEIGHTS["TaintToleration"], WEIGHTS["NodeAffinity"]
+    w_fit, w_balanced = WEIGHTS["NodeResourcesFit"], WEIGHTS["BalancedAllocation"]
+    chosen: tuple[str, int] | None = None
+    for name, taints, affinity, fit, balanced in raw:
+        taint_score = MAX_SCORE - taints * MAX_SCORE // max_taints if max_taints else MAX_SCORE
+        affinity_score = affinity * MAX_SCORE // max_affinity if max_affinity else 0
+        total = w_taint * taint_score + w_affinity * affinity_score
+        total += w_fit * fit + w_balanced * balanced
+        if chosen is None or total > chosen[1] or (total == chosen[1] and name < chosen[0]):
+            chosen = (name, total)
+    return chosen
 
 
 def best(scores: Iterable[NodeScore]) -> NodeScore | None:

@@ -229,3 +229,30 @@ def test_explain_with_affinity_terms() -> None:
     p = pod("p", affinity=node_affinity({"matchExpressions": [expr("pool", "In", "gold")]}))
     _used, _error, stages = explain(p, cluster(), policy(SPARE_STEP))
     assert stages[0].chosen is None and stages[1].chosen == "spare-1"
+
+
+def test_the_fast_pick_is_the_best_score() -> None:
+    import random
+
+    from kschedctl.scheduling.scoring import best_node
+
+    rng = random.Random(7)
+    soft = [{"key": "spot", "value": "1", "effect": "PreferNoSchedule"}]
+    for _ in range(50):
+        nodes = [
+            node(f"n{i}", cpu=rng.choice(["2", "4"]), labels={"disk": rng.choice(["ssd", "hdd"])},
+                 taints=soft if rng.random() < 0.3 else None)
+            for i in range(8)
+        ]  # fmt: skip
+        busy_pods = [
+            busy(f"b{j}", f"n{rng.randrange(8)}", rng.choice(["100m", "1"])) for j in range(6)
+        ]
+        snap = Snapshot(nodes, busy_pods)
+        preferred = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 5, "preference": {"matchExpressions": [expr("disk", "In", "ssd")]}}]}}  # fmt: skip
+        p = pod("p", cpu="200m", affinity=preferred if rng.random() < 0.5 else None)
+        names = [n["metadata"]["name"] for n in nodes]
+        for strategy in (SPREAD, BINPACK):
+            slow = best(score_nodes(p, snap, names, strategy))
+            assert slow is not None
+            assert best_node(p, snap, names, strategy) == (slow.name, slow.total)
