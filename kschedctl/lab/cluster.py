@@ -356,27 +356,6 @@ class Lab:
         port = self._start_runner(state, processes.proxy_free_environment())
         self._wait(state, "runner", f"http://127.0.0.1:{port}/healthz", timeout, progress)
 
-    def restart_api_server(
-        self, downtime: float = 0.0, timeout: float = 60.0, progress: Progress = lambda _m: None
-    ) -> None:
-        """Stop kube-apiserver, wait ``downtime`` seconds, start it again with the same command
-        line and wait for /readyz: what clients see during a control-plane upgrade."""
-        state = self.state() if self.is_lab_dir() else None
-        server = state.components.get("kube-apiserver") if state is not None else None
-        if state is None or server is None or not server.running():
-            raise LabError(f"no lab is running in {self.dir}",
-                           hint="start one with `kschedctl lab up`")  # fmt: skip
-        argv = Path(f"/proc/{server.pid}/cmdline").read_bytes().rstrip(b"\0").split(b"\0")
-        processes.stop(server.pid, server.exe)
-        time.sleep(downtime)
-        pid = processes.start([a.decode() for a in argv], Path(server.log),
-                              processes.proxy_free_environment(), cwd=self.dir)  # fmt: skip
-        restarted = ComponentState(pid, server.exe, server.port, server.log)
-        state.components["kube-apiserver"] = restarted
-        self._save(state)
-        self._wait(state, "kube-apiserver", f"https://127.0.0.1:{state.api_port}/readyz",
-                   timeout, progress)  # fmt: skip
-
     def _kwok_stages(self) -> Path:
         """kwok's default stages, except that pod-ready leaves the runner's pods alone.
 

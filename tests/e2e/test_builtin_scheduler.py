@@ -383,7 +383,9 @@ def test_two_replicas_one_leader_and_a_takeover_without_double_binding(
             create_pod(api, space, f"before-{i}", cpu="50m", nodeSelector={"pool": "main"})
         for i in range(6):
             bound(api, space, f"before-{i}")
-        assert standby.text().count("bound ") == 0 and leader.text().count("bound ") == 6
+        # (A pod is bound before the leader logs it: wait for the log line.)
+        wait_for(lambda: leader.text().count("bound ") == 6, 10, "the leader's log of 6 bindings")
+        assert standby.text().count("bound ") == 0
         assert "became the leader" not in standby.text()
 
         # The leader dies without a word: the standby waits out the lease (15 s), then leads.
@@ -396,7 +398,7 @@ def test_two_replicas_one_leader_and_a_takeover_without_double_binding(
         took = time.monotonic() - killed
         assert took < 15 + 8, f"the standby took {took:.1f}s to place pods after the leader died"
         assert lease_holder(api) == standby.identity()
-        assert standby.text().count("bound ") == 6
+        wait_for(lambda: standby.text().count("bound ") == 6, 10, "the new leader's log")
     for pod in api.list(f"/api/v1/namespaces/{space}/pods"):
         scheduled = [
             e for e in pod_events(api, space, pod["metadata"]["name"]) if e["reason"] == "Scheduled"
@@ -414,7 +416,7 @@ def test_api_server_restart_loses_no_pending_pod(
         with ThreadPoolExecutor(4) as pool:
             list(pool.map(lambda i: create_pod(api, space, f"p-{i:02d}", cpu="10m", nodeSelector={"pool": "batch"},
                                                tolerations=[{"key": "spot", "operator": "Exists"}]), range(24)))  # fmt: skip
-        own_lab.restart_api_server(downtime=2)
+        own_lab.restart("kube-apiserver", down_for=2)
         assert sched.proc.poll() is None, "the scheduler must survive an API server restart"
         pending_after = sum(
             1 for p in api.list(f"/api/v1/namespaces/{space}/pods") if not p["spec"].get("nodeName")
