@@ -167,6 +167,8 @@ def diagnose(
             pod, snapshot, fallback, server_version
         )
     outcome = _outcome_text(ev, would)
+    if placed and not ev.schedulable:
+        outcome = "no node fits under its own rules, but a fallback step of its scheduler places it"
 
     blockers: list[Finding] = []
     if _meta(pod).get("deletionTimestamp"):

@@ -92,3 +92,12 @@ def test_the_pods_own_annotation_wins_and_a_bad_one_is_reported() -> None:
 def test_other_schedulers_are_unchanged() -> None:
     d = diagnose(ours(cpu="2"), cluster(), [fb()])
     assert not d.schedulable and d.fallback is None
+
+
+def test_a_gated_pod_says_what_the_fallback_would_do() -> None:
+    d = diagnose(
+        ours(cpu="2", schedulingGates=[{"name": "hold"}]), cluster(), [fb()], fallback=POLICY
+    )
+    (gated,) = [f for f in d.findings if f.code == "scheduling-gated"]
+    assert "a fallback step of its scheduler places it" in gated.message
+    assert "None" not in gated.message
