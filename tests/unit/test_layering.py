@@ -14,6 +14,18 @@ PURE = [
     "kschedctl.render",
     "kschedctl.checks",
     "kschedctl.workspace",
+    # kschedctl's own scheduler: the algorithm and its loop reach the API only through the
+    # SchedulerApi that kschedctl.k8s.scheduler_api implements.
+    "kschedctl.scheduling.algorithm",
+    "kschedctl.scheduling.cache",
+    "kschedctl.scheduling.leader",
+    "kschedctl.scheduling.loop",
+    "kschedctl.scheduling.metrics",
+    "kschedctl.scheduling.policy",
+    "kschedctl.scheduling.queue",
+    "kschedctl.scheduling.scoring",
+    "kschedctl.scheduling.serving",
+    "kschedctl.render_builtin",
 ]
 FORBIDDEN = ("typer", "rich", "click", "kubernetes")
 
