@@ -48,10 +48,6 @@ class Decision:
     policy_error: str | None = None
     tried: tuple[str, ...] = ()  # fallback steps tried before the decision
 
-    @property
-    def scheduled(self) -> bool:
-        return self.node is not None
-
     def scheduled_message(self, pod_key: str) -> str:
         """The Scheduled event note: kube-scheduler's text, plus the fallback that placed it."""
         text = f"Successfully assigned {pod_key} to {self.node}"
@@ -75,7 +71,7 @@ class Algorithm:
 
     def decide(self, pod: Mapping[str, Any], snapshot: Snapshot, start: int = 0) -> Decision:
         policy, problem = pod_policy(pod, self.policy)
-        error = _problems_text(problem) if problem else None
+        error = f"invalid {problem.source}: {_problems_text(problem)}" if problem else None
         own = strict_pod(pod) if policy.strict_preferences else pod
         node, score, found, next_start = self._place(
             own, snapshot, start, policy.strict_preferences

@@ -365,6 +365,8 @@ class SchedulerLoop:
                 self.cache.assume(pod, decision.node)
             elapsed = time.perf_counter() - began
         self.metrics.observe("decision_duration_seconds", elapsed)
+        if decision.policy_error and entry.attempts == 0:
+            log.warning("%s: %s", _pod_key(pod), decision.policy_error)
         if decision.node is not None:
             self.queue.done(entry.uid)
             self._binders.submit(self._bind, pod, decision)

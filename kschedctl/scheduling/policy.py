@@ -33,7 +33,7 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -551,7 +551,3 @@ def pod_policy(
     except PolicyError as err:
         return FallbackPolicy(source=source, from_pod=True), err
     return FallbackPolicy(parsed.steps, parsed.strict_preferences, source, True), None
-
-
-def describe_steps(steps: Sequence[FallbackStep]) -> list[str]:
-    return [f"{s.name} ({s.describe()})" for s in steps]

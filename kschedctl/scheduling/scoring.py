@@ -38,7 +38,7 @@ __all__ = [
     "score_nodes",
     "best",
     "best_node",
-    "untolerated_prefer_no_schedule",
+    "has_untolerated_prefer_no_schedule",
 ]
 
 SPREAD, BINPACK = "spread", "binpack"
@@ -66,12 +66,6 @@ def _preferred_terms(pod: Mapping[str, Any]) -> list[tuple[int, NodeSelectorTerm
         if weight > 0 and term is not None and term.error is None:
             out.append((int(weight), term))
     return out
-
-
-def untolerated_prefer_no_schedule(node: NodeInfo, tolerations: Sequence[Mapping[str, Any]]) -> int:
-    """PreferNoSchedule taints no toleration with effect "" or PreferNoSchedule covers."""
-    relevant = [t for t in tolerations if (t.get("effect") or "") in PREFER_EFFECTS]
-    return _prefer_no_schedule_count(node.taints, relevant)
 
 
 def _prefer_no_schedule_count(

@@ -144,6 +144,10 @@ def test_pod_annotation_policy_wins_and_bad_annotations_are_reported() -> None:
     p["metadata"]["annotations"] = {POD_POLICY_ANNOTATION: "fallbacks: [{name: x}]"}
     d = algo.decide(p, cluster())
     assert d.node is None and d.tried == ()
+    assert d.policy_error == (
+        "invalid annotation kschedctl.io/fallback-policy: fallbacks[0]: relaxes nothing: give "
+        "nodeSelector, nodeSelectorTerms, nodePool, tolerate, dropPreferred or relax"
+    )
     assert (
         d.message is not None
         and "Invalid annotation kschedctl.io/fallback-policy: fallbacks[0]: relaxes nothing"
