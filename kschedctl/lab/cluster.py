@@ -9,6 +9,8 @@ the next ``up`` after a crash — stops exactly what this lab started and nothin
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import shutil
@@ -18,7 +20,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -56,9 +58,13 @@ class ComponentState:
     log: str
     argv: list[str] = field(default_factory=list)  # to restart it as it was started
     env: dict[str, str] = field(default_factory=dict)  # what it set beyond the proxy-free env
+    started: int | None = None  # start time (ticks): the pid alone may be reused
 
     def running(self) -> bool:
-        return processes.is_running(self.pid, self.exe)
+        return processes.is_running(self.pid, self.exe, self.started)
+
+    def stop(self) -> bool:
+        return processes.stop(self.pid, self.exe, started=self.started)
 
 
 @dataclass
@@ -68,6 +74,7 @@ class LabState:
     started: float
     components: dict[str, ComponentState] = field(default_factory=dict)
     bin_dir: str = ""
+    ready: bool = False  # `up` finished: from then on the runner keeps components running
 
     def to_json(self) -> str:
         data = {
@@ -75,6 +82,7 @@ class LabState:
             "versions": self.versions,
             "started": self.started,
             "binDir": self.bin_dir,
+            "ready": self.ready,
             "components": {k: vars(v) for k, v in self.components.items()},
         }
         return json.dumps(data, indent=2) + "\n"
@@ -87,6 +95,7 @@ class LabState:
             versions=data.get("versions", {}),
             started=data.get("started", 0.0),
             bin_dir=data.get("binDir", ""),
+            ready=data.get("ready", False),
             components={k: ComponentState(**v) for k, v in data.get("components", {}).items()},
         )
 
@@ -148,9 +157,42 @@ class Lab:
             ) from err
 
     def _save(self, state: LabState) -> None:
-        tmp = self.dir / f".{STATE}.tmp"
+        tmp = self.dir / f".{STATE}.tmp.{os.getpid()}"
         tmp.write_text(state.to_json())
         tmp.replace(self.dir / STATE)
+
+    @contextlib.contextmanager
+    def _exclusive(self) -> Iterator[None]:
+        """One writer at a time for read-modify-write of lab.json (the runner revives
+        components while a test may restart one)."""
+        with open(self.dir / ".lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def revive(self) -> list[str]:
+        """Start again every control-plane process that exited, as systemd's Restart=always
+        or a kubelet would: kube-scheduler exits when it loses its Lease during an API-server
+        outage, and a real cluster restarts it. Called by the lab runner every few seconds."""
+        revived: list[str] = []
+        with self._exclusive():
+            state = self.state()
+            if state is None or not state.ready:  # `up` is still starting them
+                return revived
+            for name, component in state.components.items():
+                if name == "runner" or not component.argv or component.running():
+                    continue
+                pid = processes.start(
+                    component.argv, Path(component.log),
+                    processes.proxy_free_environment(component.env), cwd=self.dir,
+                )  # fmt: skip
+                component.pid, component.started = pid, processes.start_ticks(pid)
+                revived.append(name)
+            if revived:
+                self._save(state)
+        return revived
 
     def running_components(self) -> dict[str, ComponentState]:
         state = self.state() if self.is_lab_dir() else None
@@ -203,6 +245,9 @@ class Lab:
         self._save(state)
         try:
             self._start_all(state, bins, nodes, progress, timeout)
+            with self._exclusive():
+                state.ready = True
+                self._save(state)
         except BaseException:
             progress("start-up failed; stopping what was started")
             self.down()
@@ -352,7 +397,7 @@ class Lab:
                            hint="start one with `kschedctl lab up`")  # fmt: skip
         old = state.components.get("runner")
         if old is not None:
-            processes.stop(old.pid, old.exe)
+            old.stop()
         port = self._start_runner(state, processes.proxy_free_environment())
         self._wait(state, "runner", f"http://127.0.0.1:{port}/healthz", timeout, progress)
 
@@ -423,8 +468,9 @@ class Lab:
         extra = {k: v for k, v in env.items() if k == "HOME"}
         pid = processes.start(argv, log, processes.proxy_free_environment(extra), cwd=self.dir)
         state.components[name] = ComponentState(
-            pid=pid, exe=exe, port=port, log=str(log), argv=argv, env=extra
-        )
+            pid=pid, exe=exe, port=port, log=str(log), argv=argv, env=extra,
+            started=processes.start_ticks(pid),
+        )  # fmt: skip
         self._save(state)
 
     def restart(self, name: str, *, down_for: float = 0.0, timeout: float = 120.0) -> None:
@@ -432,18 +478,19 @@ class Lab:
 
         ``down_for`` keeps it stopped that many seconds first, like a real outage.
         """
-        state = self.state() if self.is_lab_dir() else None
-        component = state.components.get(name) if state is not None else None
-        if state is None or component is None or not component.argv:
-            raise LabError(f"no component {name!r} to restart in {self.dir}")
-        processes.stop(component.pid, component.exe)
-        time.sleep(down_for)
-        pid = processes.start(
-            component.argv, Path(component.log),
-            processes.proxy_free_environment(component.env), cwd=self.dir,
-        )  # fmt: skip
-        component.pid = pid
-        self._save(state)
+        with self._exclusive():  # the runner must not revive it during the outage
+            state = self.state() if self.is_lab_dir() else None
+            component = state.components.get(name) if state is not None else None
+            if state is None or component is None or not component.argv:
+                raise LabError(f"no component {name!r} to restart in {self.dir}")
+            component.stop()
+            time.sleep(down_for)
+            pid = processes.start(
+                component.argv, Path(component.log),
+                processes.proxy_free_environment(component.env), cwd=self.dir,
+            )  # fmt: skip
+            component.pid, component.started = pid, processes.start_ticks(pid)
+            self._save(state)
         if name == "kube-apiserver":
             url = f"https://127.0.0.1:{component.port}/readyz"
             self._wait(state, name, url, timeout, lambda _m: None)
@@ -513,14 +560,14 @@ class Lab:
         # while the API server still answers (a scheduler releases its Lease on SIGTERM); then
         # the control plane in reverse start order, etcd last.
         runner = components.get("runner")
-        if runner is not None and processes.stop(runner.pid, runner.exe):
+        if runner is not None and runner.stop():
             stopped.append("runner")
         for extra in self._extra_processes():
-            if processes.stop(extra["pid"], extra["exe"]):
+            if processes.stop(extra["pid"], extra["exe"], started=extra.get("started")):
                 stopped.append(extra.get("name", str(extra["pid"])))
         for name in reversed([n for n in components if n != "runner"]):
             component = components[name]
-            if processes.stop(component.pid, component.exe):
+            if component.stop():
                 stopped.append(name)
         shutil.rmtree(self.dir)
         return stopped

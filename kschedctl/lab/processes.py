@@ -35,16 +35,30 @@ def start(argv: Sequence[str], log: Path, env: Mapping[str, str], cwd: Path) -> 
     return proc.pid
 
 
-def is_running(pid: int, exe: str) -> bool:
-    """True if ``pid`` is alive (not a zombie) and runs ``exe``."""
+def start_ticks(pid: int) -> int | None:
+    """When ``pid`` started (clock ticks since boot): with the pid, a process's identity."""
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+    except (FileNotFoundError, ProcessLookupError, PermissionError, IndexError, ValueError):
+        return None
+
+
+def is_running(pid: int, exe: str, started: int | None = None) -> bool:
+    """True if ``pid`` is alive (not a zombie), runs ``exe`` and (if known) started then.
+
+    Pids wrap around and many lab processes share one executable (python), so the start
+    time is what tells a recorded process from a stranger that got its pid later.
+    """
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
         actual = os.readlink(f"/proc/{pid}/exe")
     except (FileNotFoundError, ProcessLookupError, PermissionError):
         return False
-    state = stat.rsplit(")", 1)[1].split()[0]
-    if state in {"Z", "X"}:
+    fields = stat.rsplit(")", 1)[1].split()
+    if fields[0] in {"Z", "X"}:
         _reap(pid)
+        return False
+    if started is not None and int(fields[19]) != started:
         return False
     return actual.removesuffix(" (deleted)") == exe
 
@@ -56,19 +70,19 @@ def _reap(pid: int) -> None:
         pass  # not our child: init reaps it
 
 
-def stop(pid: int, exe: str, timeout: float = 10.0) -> bool:
+def stop(pid: int, exe: str, timeout: float = 10.0, started: int | None = None) -> bool:
     """SIGTERM, then SIGKILL after ``timeout``; returns whether the process was running."""
-    if not is_running(pid, exe):
+    if not is_running(pid, exe, started):
         return False
     os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if not is_running(pid, exe):
+        if not is_running(pid, exe, started):
             return True
         time.sleep(0.1)
-    if is_running(pid, exe):
+    if is_running(pid, exe, started):
         os.kill(pid, signal.SIGKILL)
-        while is_running(pid, exe):
+        while is_running(pid, exe, started):
             time.sleep(0.05)
     return True
 

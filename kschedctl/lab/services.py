@@ -23,7 +23,8 @@ def running(lab: Lab, unit: str) -> dict[str, object] | None:
         record = json.loads(_record(lab, unit).read_text())
     except (FileNotFoundError, ValueError):
         return None
-    return record if processes.is_running(record["pid"], record["exe"]) else None
+    alive = processes.is_running(record["pid"], record["exe"], record.get("started"))
+    return record if alive else None
 
 
 def start(lab: Lab, unit: str, argv: list[str]) -> int:
@@ -35,7 +36,15 @@ def start(lab: Lab, unit: str, argv: list[str]) -> int:
     record.parent.mkdir(parents=True, exist_ok=True)
     exe = _executable(argv[0])
     record.write_text(
-        json.dumps({"name": f"service {unit}", "pid": pid, "exe": exe, "log": str(log)})
+        json.dumps(
+            {
+                "name": f"service {unit}",
+                "pid": pid,
+                "exe": exe,
+                "log": str(log),
+                "started": processes.start_ticks(pid),
+            }
+        )
     )
     return pid
 
@@ -62,7 +71,7 @@ def stop(lab: Lab, unit: str) -> bool:
         data = json.loads(record.read_text())
     except (FileNotFoundError, ValueError):
         return False
-    stopped = processes.stop(data["pid"], data["exe"])
+    stopped = processes.stop(data["pid"], data["exe"], started=data.get("started"))
     record.unlink(missing_ok=True)
     return stopped
 

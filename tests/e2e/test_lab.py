@@ -118,7 +118,10 @@ def test_second_lab_with_nodes_file_survives_a_crash_and_goes_down_clean(tmp_pat
     # A crash: every process killed without `lab down`.
     state = lab2.state()
     assert state is not None
-    for component in state.components.values():
+    # The runner first: it would start the others again (as systemd would).
+    for component in sorted(
+        state.components.values(), key=lambda c: c is not state.components["runner"]
+    ):
         os.kill(component.pid, 9)
     wait_for(lambda: not lab2.running_components(), 10, "the killed lab to be gone")
     status = kschedctl("lab", "status", "--dir", str(directory))

@@ -117,6 +117,7 @@ class ContainerRunner:
         self.proc: subprocess.Popen[bytes] | None = None
         self.pid: int | None = None  # also set for a process adopted from an earlier runner
         self.exe = ""
+        self.ticks: int | None = None  # its start time: with pid and exe, its identity
         self.launch: Launch | None = None
         self.started_at = 0.0
         self.restart_count = 0
@@ -151,11 +152,12 @@ class ContainerRunner:
         self.restart_count = count
         self.ever_ran = True
         self.last_state = dict((status or {}).get("lastState") or {})
-        if not processes.is_running(int(record["pid"]), str(record["exe"])):
+        if not processes.is_running(int(record["pid"]), str(record["exe"]), record.get("started")):
             self.record_path.unlink(missing_ok=True)
             self._exited(None, time.time(), "the process ended while no runner watched it")
             return False
         self.pid, self.exe = int(record["pid"]), str(record["exe"])
+        self.ticks = record.get("started")
         self.started_at = float(record.get("startedAt", time.time()))
         self.launch = Launch([], self.exe, record.get("servingPort"), record.get("port"))
         self.output.resume()
@@ -217,13 +219,13 @@ class ContainerRunner:
         if self.proc is not None:
             returncode = self.proc.poll()
             return False if returncode is None else exit_code(returncode)
-        return False if processes.is_running(self.pid, self.exe) else None
+        return False if processes.is_running(self.pid, self.exe, self.ticks) else None
 
     def _signal(self, sig: signal.Signals) -> None:
         assert self.pid is not None
         if self.proc is not None and self.proc.poll() is not None:
             return
-        if self.proc is None and not processes.is_running(self.pid, self.exe):
+        if self.proc is None and not processes.is_running(self.pid, self.exe, self.ticks):
             return
         try:
             os.kill(self.pid, sig)
@@ -258,6 +260,7 @@ class ContainerRunner:
             self._failed_start(f"cannot start {launch.argv[0]}: {err}", now)
             return
         self.proc, self.pid, self.exe, self.launch = proc, proc.pid, launch.exe, launch
+        self.ticks = processes.start_ticks(proc.pid)
         self.started_at, self.ever_ran = now, True
         self.next_start, self.waiting, self.terminated = None, ("", ""), None
         self.stopping_since, self.stop_reason = None, ""
@@ -267,6 +270,7 @@ class ContainerRunner:
                 **self.record_base,
                 "pid": proc.pid,
                 "exe": launch.exe,
+                "started": self.ticks,
                 "port": launch.local_port,
                 "servingPort": launch.serving_port,
                 "hostname": prepared.hostname,

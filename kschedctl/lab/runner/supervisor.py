@@ -106,6 +106,8 @@ class Runner:
         while not self.stop.wait(RETRY_EVERY):
             self._retry()
             static.sync()
+            for name in self.lab.revive():
+                log.warning("%s had exited; started it again (like systemd's Restart=always)", name)
         log.info("stopping; the processes keep running (a new runner adopts them)")
         server.shutdown()
         with self.lock:
@@ -266,7 +268,7 @@ class Runner:
 
 def _stop_orphans(lab_dir: Path, records: list[dict[str, Any]]) -> None:
     for record in records:
-        if processes.stop(int(record["pid"]), str(record["exe"])):
+        if processes.stop(int(record["pid"]), str(record["exe"]), started=record.get("started")):
             log.info("stopped %s (pid %s): its pod is gone", record.get("name"), record["pid"])
         spawn.record_path(
             lab_dir,
