@@ -98,12 +98,11 @@ def main() -> None:
             status = timed([*kschedctl, "status", "bench-sched"], env, args.runs)
             print(f"\n{args.nodes} nodes, {args.pods} pods, median of {args.runs} fresh runs:")
             print(f"  kubectl get pods,leases -A   {reference * 1000:8.0f} ms  (reference)")
-            print(
-                f"  kschedctl list               {listing * 1000:8.0f} ms  ratio {listing / reference:.2f}"
-            )
-            print(
-                f"  kschedctl status bench-sched {status * 1000:8.0f} ms  ratio {status / reference:.2f}"
-            )
+            for label, took in (
+                ("kschedctl list", listing),
+                ("kschedctl status bench-sched", status),
+            ):
+                print(f"  {label:28} {took * 1000:8.0f} ms  ratio {took / reference:.2f}")
             print("  target: ratio <= 1.5")
             cluster.close()
         finally:

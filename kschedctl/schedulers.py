@@ -24,6 +24,9 @@ MANAGED_BY = "app.kubernetes.io/managed-by"
 INSTANCE = "app.kubernetes.io/instance"
 FORM_ANNOTATION = "kschedctl.io/form"
 LEASE_ANNOTATION = "kschedctl.io/lease"
+# Host forms: where their files went (and which lab), so `remove` needs no workspace.
+HOST_FILES_ANNOTATION = "kschedctl.io/host-files"
+LAB_ANNOTATION = "kschedctl.io/lab"
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 # kschedctl's own scheduler names itself on the Lease it holds (with its fallback policy), so a
 # `kschedctl scheduler run` process is found even when no pod or object of it is visible.

@@ -11,6 +11,8 @@ import pytest
 
 
 @pytest.fixture(autouse=True)
-def _no_real_cluster(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+def _no_real_cluster(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     missing = tmp_path_factory.getbasetemp() / "no-such-kubeconfig"
     monkeypatch.setenv("KUBECONFIG", str(missing))

@@ -63,7 +63,19 @@ def _root(
 
 
 # In the order they appear in --help.
-COMMAND_MODULES: tuple[str, ...] = ("create", "render", "validate", "deploy", "remove", "inventory", "why", "events", "logs", "scheduler", "lab")
+COMMAND_MODULES: tuple[str, ...] = (
+    "create",
+    "render",
+    "validate",
+    "deploy",
+    "remove",
+    "inventory",
+    "why",
+    "events",
+    "logs",
+    "scheduler",
+    "lab",
+)
 
 
 def _register() -> None:

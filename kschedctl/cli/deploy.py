@@ -22,11 +22,6 @@ if TYPE_CHECKING:
     from kschedctl.spec import Spec
 
 FORMS = ("pod", "deployment", "service", "static-pod")
-FORM_ANNOTATION = "kschedctl.io/form"
-LEASE_ANNOTATION = "kschedctl.io/lease"
-# Host forms: where their files went, so `remove` finds them without the workspace.
-HOST_FILES_ANNOTATION = "kschedctl.io/host-files"
-LAB_ANNOTATION = "kschedctl.io/lab"
 
 
 class DryRun(str, Enum):
@@ -106,6 +101,7 @@ def cluster_objects(spec: Spec, form: str) -> list[dict[str, Any]]:
     """The objects to apply, each marked with the form (``list`` tells forms apart by it)."""
     import yaml
 
+    from kschedctl import schedulers
     from kschedctl.render import render
 
     text = render(spec, {"pod": "pod", "deployment": "deployment"}.get(form, "host-rbac"))
@@ -113,9 +109,9 @@ def cluster_objects(spec: Spec, form: str) -> list[dict[str, Any]]:
     le = spec.leader_election
     for obj in objects:
         annotations = obj["metadata"].setdefault("annotations", {})
-        annotations[FORM_ANNOTATION] = form
+        annotations[schedulers.FORM_ANNOTATION] = form
         if le.leader_elect:
-            annotations[LEASE_ANNOTATION] = f"{le.resource_namespace}/{le.resource_name}"
+            annotations[schedulers.LEASE_ANNOTATION] = f"{le.resource_namespace}/{le.resource_name}"
     return objects
 
 
@@ -346,12 +342,14 @@ def _deploy(
     if form in ("service", "static-pod"):
         import json
 
+        from kschedctl import schedulers
+
         files = sorted(str(p) for p in host_plan(spec, form, root, manifests_dir, lab).files)
         for obj in objects:
             annotations = obj["metadata"]["annotations"]
-            annotations[HOST_FILES_ANNOTATION] = json.dumps(files)
+            annotations[schedulers.HOST_FILES_ANNOTATION] = json.dumps(files)
             if lab is not None:
-                annotations[LAB_ANNOTATION] = str(lab.dir)
+                annotations[schedulers.LAB_ANNOTATION] = str(lab.dir)
     _refuse_taken_name(discover(snapshot(cluster)), spec, form)
     foreign = apply.foreign_objects(cluster, objects, spec.name)
     if foreign:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -16,14 +16,14 @@ class OutputFormat(str, Enum):
 
 
 Kubeconfig = Annotated[
-    Optional[str],
-    typer.Option("--kubeconfig", help="Path to the kubeconfig file (default: $KUBECONFIG or ~/.kube/config)."),
+    str | None,
+    typer.Option(
+        "--kubeconfig", help="Path to the kubeconfig file (default: $KUBECONFIG or ~/.kube/config)."
+    ),
 ]
-Context = Annotated[
-    Optional[str], typer.Option("--context", help="The kubeconfig context to use.")
-]
+Context = Annotated[str | None, typer.Option("--context", help="The kubeconfig context to use.")]
 Namespace = Annotated[
-    Optional[str], typer.Option("-n", "--namespace", help="Namespace (default: the context's).")
+    str | None, typer.Option("-n", "--namespace", help="Namespace (default: the context's).")
 ]
 AllNamespaces = Annotated[
     bool, typer.Option("-A", "--all-namespaces", help="Across all namespaces.")

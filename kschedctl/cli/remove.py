@@ -82,7 +82,7 @@ def _ref(obj: dict[str, Any]) -> str:
 
 def _records(objects: list[dict[str, Any]]) -> tuple[set[tuple[str, str]], list[Path], set[str]]:
     """Leases, host files and lab directories recorded in the objects' annotations."""
-    from kschedctl.cli.deploy import HOST_FILES_ANNOTATION, LAB_ANNOTATION, LEASE_ANNOTATION
+    from kschedctl.schedulers import HOST_FILES_ANNOTATION, LAB_ANNOTATION, LEASE_ANNOTATION
 
     leases: set[tuple[str, str]] = set()
     files: set[str] = set()

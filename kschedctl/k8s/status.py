@@ -21,8 +21,6 @@ from kschedctl.schedulers import (
     scheduler_container,
 )
 
-FORM_ANNOTATION = "kschedctl.io/form"
-
 
 def scheduler_status(cluster: Cluster, name: str) -> dict[str, Any]:
     snap = snapshot(cluster)
