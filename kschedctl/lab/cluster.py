@@ -569,6 +569,11 @@ class Lab:
             component = components[name]
             if component.stop():
                 stopped.append(name)
+        # Whatever a crash left unrecorded (or a corrupt lab.json hides): every process whose
+        # command line names a file of this lab directory belongs to it.
+        for pid, exe in processes.referencing(self.dir):
+            if processes.stop(pid, exe):
+                stopped.append(f"pid {pid} ({Path(exe).name})")
         shutil.rmtree(self.dir)
         return stopped
 

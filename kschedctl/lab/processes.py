@@ -87,6 +87,24 @@ def stop(pid: int, exe: str, timeout: float = 10.0, started: int | None = None) 
     return True
 
 
+def referencing(directory: Path) -> list[tuple[int, str]]:
+    """(pid, executable) of the processes whose arguments name a path inside ``directory``."""
+    prefix = str(directory).rstrip("/") + "/"
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            args = (entry / "cmdline").read_bytes().split(b"\0")
+            exe = os.readlink(entry / "exe")
+        except (FileNotFoundError, ProcessLookupError, PermissionError, NotADirectoryError):
+            continue
+        values = [a.decode(errors="replace").split("=", 1)[-1] for a in args]
+        if any(v.startswith(prefix) or v == prefix[:-1] for v in values):
+            found.append((int(entry.name), exe.removesuffix(" (deleted)")))
+    return found
+
+
 def log_tail(log: Path, lines: int = 15) -> str:
     try:
         return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])

@@ -138,3 +138,15 @@ def test_second_lab_with_nodes_file_survives_a_crash_and_goes_down_clean(tmp_pat
     assert down.returncode == 0, down.stderr
     assert not directory.exists()
     assert not [p for p in pids if processes.is_running(*p)]
+
+
+def test_lab_down_stops_even_what_its_records_lost(tmp_path: Path) -> None:
+    directory = tmp_path / "lab3"
+    up = kschedctl("lab", "up", "--dir", str(directory), "--nodes", "0")
+    assert up.returncode == 0, up.stderr
+    assert len(processes.referencing(directory)) >= 6  # control plane, kwok and the runner
+    (directory / "lab.json").unlink()  # as if a crash had lost the records
+    down = kschedctl("lab", "down", "--dir", str(directory))
+    assert down.returncode == 0, down.stderr
+    assert not directory.exists()
+    assert processes.referencing(directory) == []
