@@ -350,7 +350,10 @@ def _deploy(
             annotations[schedulers.HOST_FILES_ANNOTATION] = json.dumps(files)
             if lab is not None:
                 annotations[schedulers.LAB_ANNOTATION] = str(lab.dir)
-    _refuse_taken_name(discover(snapshot(cluster)), spec, form)
+    try:
+        _refuse_taken_name(discover(snapshot(cluster)), spec, form)
+    except ClusterError as err:  # a user who may deploy need not be allowed to list everything
+        output.warn(f"cannot check that no other scheduler serves {spec.name!r}: {err.message}")
     foreign = apply.foreign_objects(cluster, objects, spec.name)
     if foreign:
         raise KschedError(
@@ -359,9 +362,15 @@ def _deploy(
         )
     if form == "pod" and not server_dry_run:
         _replace_changed_pod(cluster, objects, until)
-    outcomes = apply.apply_objects(cluster, objects, dry_run=server_dry_run)
+    suffix = " (server dry run)" if server_dry_run else ""
+    try:
+        outcomes = apply.apply_objects(cluster, objects, dry_run=server_dry_run)
+    except apply.ApplyError as err:  # say what exists now, then fail
+        for outcome in err.outcomes:
+            typer.echo(f"{outcome.ref} {outcome.action}{suffix}")
+        raise
     for outcome in outcomes:
-        typer.echo(f"{outcome.ref} {outcome.action}{' (server dry run)' if server_dry_run else ''}")
+        typer.echo(f"{outcome.ref} {outcome.action}{suffix}")
     if server_dry_run:
         output.info(f"server dry run: the API server accepts all {len(outcomes)} object(s)")
         return

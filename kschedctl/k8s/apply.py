@@ -14,9 +14,10 @@ from kschedctl.schedulers import INSTANCE, MANAGED_BY
 class ApplyError(KschedError):
     """Applying stopped midway; ``outcomes`` says what exists and what failed."""
 
-    def __init__(self, message: str, hint: str, outcomes: list[Outcome]) -> None:
+    def __init__(self, message: str, hint: str, outcomes: list[Outcome], exit_code: int) -> None:
         super().__init__(message, hint)
         self.outcomes = outcomes
+        self.exit_code = exit_code  # the cause's: forbidden stays 4
 
 
 @dataclass
@@ -57,13 +58,15 @@ def apply_objects(
         try:
             after = cluster.apply(object_path(obj), obj, dry_run=dry_run)
         except KschedError as err:
+            done = [o.ref for o in outcomes if o.action != "unchanged"]
             outcomes.append(Outcome(describe(obj), "failed", err.message))
+            applied = f"; applied before it: {', '.join(done)}" if done else ""
             raise ApplyError(
-                f"applying {describe(obj)} failed: {err.message}",
-                getattr(err, "hint", None)
-                or "fix the cause, then deploy again; "
-                "`kschedctl remove NAME` deletes what was applied",
+                f"applying {describe(obj)} failed: {err.message}{applied}",
+                (f"{err.hint}; " if err.hint else "")
+                + "fix the cause and deploy again, or undo it all with `kschedctl remove NAME`",
                 outcomes,
+                err.exit_code,
             ) from err
         if before is None:
             action = "created"

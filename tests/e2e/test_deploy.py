@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from e2e_helpers import pod_events, pod_manifest, wait_for
 
 from kschedctl.errors import NotFoundError
@@ -282,3 +283,96 @@ def _applied(cluster: Cluster, name: str) -> bool:
         return True
     except NotFoundError:
         return False
+
+
+def test_dry_runs_and_a_changed_config_rolls_the_pods(
+    lab: Lab, cluster: Cluster, tmp_path: Path
+) -> None:
+    name = "roll-sched"
+    assert run(lab, "create", name, cwd=tmp_path).returncode == 0
+    client = run(lab, "deploy", name, "--as-deployment", "--dry-run=client", cwd=tmp_path)
+    assert client.returncode == 0, client.stderr
+    kinds = [d["kind"] for d in yaml.safe_load_all(client.stdout) if d]
+    assert "Deployment" in kinds and "ClusterRoleBinding" in kinds
+    server = run(lab, "deploy", name, "--as-deployment", "--dry-run=server", cwd=tmp_path)
+    assert server.returncode == 0, server.stderr
+    assert "deployment/roll-sched -n kube-system would create (server dry run)" in server.stdout
+    assert managed_leftovers(cluster, name) == []
+    try:
+        first = run(lab, "deploy", name, "--as-deployment", "--no-verify", cwd=tmp_path)
+        assert first.returncode == 0, first.stderr
+        before = {p["metadata"]["name"] for p in _scheduler_pods(cluster, name)}
+
+        spec_file = tmp_path / name / "scheduler.yaml"
+        spec = yaml.safe_load(spec_file.read_text())
+        spec["spec"]["percentageOfNodesToScore"] = 70
+        spec_file.write_text(yaml.safe_dump(spec))
+        second = run(lab, "deploy", name, "--as-deployment", cwd=tmp_path)
+        assert second.returncode == 0, second.stderr
+        assert f"configmap/{name}-config -n kube-system configured" in second.stdout
+        after = {p["metadata"]["name"] for p in _scheduler_pods(cluster, name)}
+        assert after and not after & before, "the pods were replaced by ones with the new config"
+        config = cluster.get(f"/api/v1/namespaces/kube-system/configmaps/{name}-config")
+        assert "percentageOfNodesToScore: 70" in next(iter(config["data"].values()))
+    finally:
+        run(lab, "remove", name, "--force", cwd=tmp_path)
+
+
+def _scheduler_pods(cluster: Cluster, name: str) -> list[dict[str, Any]]:
+    pods = cluster.list(
+        "/api/v1/namespaces/kube-system/pods", labelSelector=f"app.kubernetes.io/instance={name}"
+    )
+    return [p for p in pods if not p["metadata"].get("deletionTimestamp")]
+
+
+def test_forbidden_midway_reports_what_exists_and_remove_cleans_up(
+    lab: Lab, cluster: Cluster, tmp_path: Path
+) -> None:
+    """A user who may manage kube-system but not cluster-scoped RBAC: deploy stops at the first
+    ClusterRoleBinding with exit 4, says what it applied, and `remove` (as admin) cleans up."""
+    name = "half-sched"
+    user = "deployer"
+    rbac = [
+        ("/api/v1/namespaces/kube-system/serviceaccounts", {"metadata": {"name": user}}),
+        ("/apis/rbac.authorization.k8s.io/v1/namespaces/kube-system/rolebindings", {
+            "metadata": {"name": f"{user}-admin"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "admin"},
+            "subjects": [{"kind": "ServiceAccount", "name": user, "namespace": "kube-system"}]}),
+        ("/apis/rbac.authorization.k8s.io/v1/clusterroles", {
+            "metadata": {"name": f"{user}-read"},
+            "rules": [{"apiGroups": ["", "apps", "coordination.k8s.io", "rbac.authorization.k8s.io"],
+                       "resources": ["pods", "deployments", "leases", "roles", "clusterrolebindings"],
+                       "verbs": ["get", "list"]}]}),
+        ("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
+            "metadata": {"name": f"{user}-read"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": f"{user}-read"},
+            "subjects": [{"kind": "ServiceAccount", "name": user, "namespace": "kube-system"}]}),
+    ]  # fmt: skip
+    for path, body in rbac:
+        cluster.create(path, body)
+    try:
+        token = cluster.create(
+            f"/api/v1/namespaces/kube-system/serviceaccounts/{user}/token",
+            {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}},
+        )["status"]["token"]
+        admin = yaml.safe_load(lab.kubeconfig.read_text())
+        admin["users"] = [{"name": user, "user": {"token": token}}]
+        admin["contexts"][0]["context"]["user"] = user
+        kubeconfig = tmp_path / "deployer.kubeconfig"
+        kubeconfig.write_text(yaml.safe_dump(admin))
+
+        half = run(
+            lab, "deploy", name, "--as-deployment", "--kubeconfig", str(kubeconfig), cwd=tmp_path
+        )
+        assert half.returncode == 4, half.stderr
+        assert f"serviceaccount/{name} -n kube-system created" in half.stdout
+        assert "clusterrolebinding" in half.stderr and "forbidden" in half.stderr
+        assert "kschedctl remove" in half.stderr
+        assert managed_leftovers(cluster, name) == [f"serviceaccounts/{name}"]
+
+        removed = run(lab, "remove", name, cwd=tmp_path)
+        assert removed.returncode == 0, removed.stderr
+        assert managed_leftovers(cluster, name) == []
+    finally:
+        for path, body in reversed(rbac):
+            cluster.delete(f"{path}/{body['metadata']['name']}")
