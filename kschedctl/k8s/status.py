@@ -10,6 +10,7 @@ from kschedctl.errors import NotFoundError
 from kschedctl.k8s import access
 from kschedctl.k8s.apply import managed_objects
 from kschedctl.k8s.client import Cluster
+from kschedctl.k8s.events import Query, list_events
 from kschedctl.k8s.inventory import snapshot
 from kschedctl.k8s.resources import describe
 from kschedctl.permissions import scheduler_access
@@ -17,7 +18,6 @@ from kschedctl.schedulers import (
     Scheduler,
     discover,
     is_builtin_container,
-    parse_time,
     scheduler_container,
 )
 
@@ -140,35 +140,21 @@ def _access(
 
 
 def _events(cluster: Cluster, name: str, limit: int = 10) -> list[dict[str, Any]]:
-    events = cluster.list(
-        "/apis/events.k8s.io/v1/events", fieldSelector=f"reportingController={name}"
-    )
+    """The scheduler's last events (both event APIs, as `kschedctl events NAME` reads them)."""
+    events = list_events(cluster, Query(namespace=None, controller=name))
+    epoch = datetime.min.replace(tzinfo=timezone.utc)
+    events.sort(key=lambda e: e.time or epoch)
     now = datetime.now(timezone.utc)
-
-    def when(event: dict[str, Any]) -> datetime:
-        stamp = (
-            (event.get("series") or {}).get("lastObservedTime")
-            or event.get("eventTime")
-            or event.get("deprecatedLastTimestamp")
-            or event["metadata"].get("creationTimestamp")
-        )
-        return parse_time(stamp)
-
-    events.sort(key=when)
-    rows = []
-    for event in events[-limit:]:
-        regarding = event.get("regarding") or {}
-        rows.append({
-            "time": f"{int((now - when(event)).total_seconds())}s ago",
-            "type": event.get("type", ""),
-            "reason": event.get("reason", ""),
-            "object": "/".join(
-                (regarding.get("kind", "").lower(), regarding.get("namespace", ""),
-                 regarding.get("name", ""))
-            ),
-            "message": event.get("note", ""),
-        })  # fmt: skip
-    return rows
+    return [
+        {
+            "time": f"{int((now - e.time).total_seconds())}s ago" if e.time else "-",
+            "type": e.type,
+            "reason": e.reason,
+            "object": "/".join((e.kind.lower(), e.namespace, e.name)),
+            "message": e.message,
+        }
+        for e in events[-limit:]
+    ]
 
 
 def warnings(
