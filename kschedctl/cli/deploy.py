@@ -269,8 +269,11 @@ def deploy(
         ),
     ] = None,
 ) -> None:
-    """Deploy a scheduler (server-side apply, field manager kschedctl) and wait until it serves:
-    pods Ready, its Lease held, a canary pod scheduled by it."""
+    """Deploy a scheduler and wait until it serves (Ready pods, its Lease held, a canary bound).
+
+    Objects are applied with server-side apply (field manager kschedctl); host forms write the
+    unit or manifest under --root.
+    """
     form = _form(as_pod, as_deployment, as_service, as_static_pod)
     from kschedctl.spec import with_version
 

@@ -65,9 +65,11 @@ def events(
     kubeconfig: Kubeconfig = None,
     context: Context = None,
 ) -> None:
-    """The events a scheduler reported, oldest to newest, failures highlighted. Filtered on
-    the server (scheduler name, object, type) where it can; events.k8s.io/v1, or core/v1 on
-    servers without it."""
+    """The events a scheduler reported, oldest to newest, failures highlighted.
+
+    Filtered on the server (scheduler name, object, type) where it can; events.k8s.io/v1, or
+    core/v1 on servers without it.
+    """
     from kschedctl.durations import parse_duration
     from kschedctl.events import SCHEDULER_REASONS, parse_for, parse_types, select
 

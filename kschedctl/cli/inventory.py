@@ -16,8 +16,11 @@ OutputOpt = Annotated[str, typer.Option("-o", "--output", help="table, wide, yam
 def list_schedulers(
     kubeconfig: Kubeconfig = None, context: Context = None, out: OutputOpt = "table"
 ) -> None:
-    """Every scheduler: default-scheduler, those kschedctl deployed, kube-scheduler Deployments,
-    Pods and static pods it did not deploy, and names pods request that nothing serves."""
+    """Every scheduler in the cluster, with health, leader and Pending pods.
+
+    default-scheduler, those kschedctl deployed, kube-scheduler Deployments, Pods and static pods
+    it did not deploy, and names pods request that nothing serves.
+    """
     check_output(out, ("table", "wide", "yaml", "json"))
     from kschedctl.k8s.inventory import snapshot
     from kschedctl.schedulers import discover
@@ -63,8 +66,11 @@ def status(
     context: Context = None,
     out: OutputOpt = "table",
 ) -> None:
-    """One scheduler in depth: objects, readiness, leader and Lease renew age, an RBAC check of
-    its identity, image version against the server, recent events, Pending pods, warnings."""
+    """One scheduler in depth: objects, leader, RBAC, version, events, Pending pods, warnings.
+
+    The RBAC check is a SubjectAccessReview of the identity it runs as for every permission a
+    scheduler needs; warnings cover the multi-scheduler traps (double-booking, shared Lease).
+    """
     check_output(out, ("table", "yaml", "json"))
     from kschedctl.k8s.status import scheduler_status
 

@@ -70,9 +70,11 @@ def logs(
     kubeconfig: Kubeconfig = None,
     context: Context = None,
 ) -> None:
-    """The scheduler's logs: pods/log of every replica (pod and deployment forms) merged in
-    time order with the leader marked, or the journal of the service form. Highlights
-    'forbidden', leader-Lease waits and scheduling failures on a terminal."""
+    """The scheduler's logs: every replica, merged in time order, the leader marked.
+
+    pods/log for the pod and deployment forms, the journal for the service form; 'forbidden',
+    leader-Lease waits and scheduling failures are highlighted on a terminal.
+    """
     from kschedctl.durations import parse_duration
     from kschedctl.loglines import Grep
 

@@ -28,8 +28,12 @@ def remove(
     force: Annotated[bool, typer.Option("--force", help="Remove even if pods still ask for this scheduler.")] = False,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds to wait for its pods to stop.")] = 120.0,
 ) -> None:  # fmt: skip
-    """Remove a scheduler: its namespaced and cluster-scoped objects, its Lease, and for the
-    service and static-pod forms its host files (stopping the unit). Exits 5 if nothing is there."""
+    """Remove exactly what kschedctl deployed for a scheduler, its Lease included.
+
+    Namespaced and cluster-scoped objects, and for the service and static-pod forms the host
+    files (stopping the unit). Refuses while pods still ask for it (--force overrides); exits 5
+    if nothing is there.
+    """
     from kschedctl.k8s import apply
 
     cluster = connect(kubeconfig, context)

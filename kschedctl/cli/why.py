@@ -40,9 +40,12 @@ def why(
     kubeconfig: Kubeconfig = None,
     context: Context = None,
 ) -> None:
-    """Explain a Pending pod: scheduling gates, a missing or unhealthy scheduler, then which
-    filter rejects each node and what to change; the summary is the FailedScheduling message
-    kube-scheduler writes. Exit 0 if the pod can be scheduled, 6 if not."""
+    """Explain why a pod is Pending, node by node, and what to change. Exit 6 if it cannot run.
+
+    Scheduling gates, a missing or unhealthy scheduler, then which filter rejects each node;
+    the summary is the FailedScheduling message kube-scheduler writes. Exit 0 if it can be
+    scheduled.
+    """
     check_output(out, ("table", "yaml", "json"))
     if all_pods == (pod is not None):
         raise UsageError(
