@@ -12,6 +12,8 @@ from kschedctl.errors import NotFoundError
 from kschedctl.k8s.client import Cluster, ConflictError
 from kschedctl.lab.cluster import LabError
 
+NOT_READY_TAINT = "node.kubernetes.io/not-ready"
+
 
 def connect(kubeconfig: Path) -> Cluster:
     return Cluster.connect(str(kubeconfig))
@@ -30,18 +32,25 @@ def is_ready(node: dict[str, Any]) -> bool:
     return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
 
 
+def schedulable(node: dict[str, Any]) -> bool:
+    """Ready, and the node lifecycle controller has lifted the not-ready taint it puts on every
+    new node (until then no pod fits it, and a lab would start with pods that cannot run)."""
+    taints = (node.get("spec") or {}).get("taints") or []
+    return is_ready(node) and not any(t.get("key") == NOT_READY_TAINT for t in taints)
+
+
 def wait_nodes_ready(cluster: Cluster, names: list[str], timeout: float) -> None:
     wanted = set(names)
     deadline = time.monotonic() + timeout
     while True:
-        ready = {n["metadata"]["name"] for n in cluster.list("/api/v1/nodes") if is_ready(n)}
+        ready = {n["metadata"]["name"] for n in cluster.list("/api/v1/nodes") if schedulable(n)}
         if wanted <= ready:
             return
         if time.monotonic() > deadline:
             missing = sorted(wanted - ready)
             raise LabError(
-                f"{len(missing)} simulated node(s) not Ready after {timeout:.0f}s: "
-                + ", ".join(missing[:5]),
+                f"{len(missing)} simulated node(s) not Ready, or still tainted not-ready, "
+                f"after {timeout:.0f}s: " + ", ".join(missing[:5]),
                 hint="look at the kwok log (`kschedctl lab status` shows where it is)",
             )
         time.sleep(0.3)

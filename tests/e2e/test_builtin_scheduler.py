@@ -295,9 +295,14 @@ def test_fallback_only_when_nothing_fits_and_only_as_allowed(
         assert bound(api, space, "overflow") == "spare"
         overflow = get_pod(api, space, "overflow")
         assert overflow["metadata"]["annotations"][STEP_ANNOTATION] == "spare-pool"
-        note = next(
-            e["note"] for e in pod_events(api, space, "overflow") if e["reason"] == "Scheduled"
-        )
+        # Events are posted after the binding, by the scheduler's reporter threads.
+        note = wait_for(
+            lambda: next(
+                (e["note"] for e in pod_events(api, space, "overflow") if e["reason"] == "Scheduled"),
+                None,
+            ),
+            30, "the Scheduled event of overflow",
+        )  # fmt: skip
         assert note == (
             f"Successfully assigned {space}/overflow to spare by fallback step 'spare-pool' of the "
             "scheduler's policy (node pool pool=spare; tolerate pool=spare:NoSchedule): no node "
