@@ -6,8 +6,10 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 from e2e_helpers import pod_events, pod_manifest, wait_for
 
 from kschedctl.k8s.client import Cluster
@@ -90,7 +92,18 @@ def test_missing_binaries_and_missing_go(tmp_path: Path) -> None:
     assert "Go toolchain is not installed" in no_go.stderr and "--bin-dir" in no_go.stderr
 
 
-def test_second_lab_with_nodes_file_survives_a_crash_and_goes_down_clean(tmp_path: Path) -> None:
+@pytest.fixture()
+def own_lab_dir(tmp_path: Path) -> Iterator[Path]:
+    """A directory for a lab a test starts itself; stopped whatever the test's outcome."""
+    directory = tmp_path / "own-lab"
+    yield directory
+    if directory.exists():
+        Lab(directory).down()
+
+
+def test_second_lab_with_nodes_file_survives_a_crash_and_goes_down_clean(
+    tmp_path: Path, own_lab_dir: Path
+) -> None:
     nodes_file = tmp_path / "nodes.yaml"
     nodes_file.write_text(
         "nodes:\n"
@@ -99,7 +112,7 @@ def test_second_lab_with_nodes_file_survives_a_crash_and_goes_down_clean(tmp_pat
         "  capacity: {cpu: '16', memory: 64Gi, nvidia.com/gpu: '2'}\n"
         "- name: small\n  capacity: {cpu: 500m, memory: 1Gi, pods: '5'}\n"
     )
-    directory = tmp_path / "lab2"
+    directory = own_lab_dir
     up = kschedctl("lab", "up", "--dir", str(directory), "--nodes-file", str(nodes_file))
     assert up.returncode == 0, up.stderr
     lab2 = Lab(directory)
@@ -143,8 +156,8 @@ def test_second_lab_with_nodes_file_survives_a_crash_and_goes_down_clean(tmp_pat
     assert not [p for p in pids if processes.is_running(*p)]
 
 
-def test_lab_down_stops_even_what_its_records_lost(tmp_path: Path) -> None:
-    directory = tmp_path / "lab3"
+def test_lab_down_stops_even_what_its_records_lost(own_lab_dir: Path) -> None:
+    directory = own_lab_dir
     up = kschedctl("lab", "up", "--dir", str(directory), "--nodes", "0")
     assert up.returncode == 0, up.stderr
     assert len(processes.referencing(directory)) >= 6  # control plane, kwok and the runner
