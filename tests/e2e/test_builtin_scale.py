@@ -39,14 +39,8 @@ def big_lab(
         for i in range(NODES)
     ]
     try:
+        # up() returns once the nodes are Ready and no longer tainted not-ready.
         the_lab.up(nodes, progress=lambda _m: None, timeout=600)
-        # Ready is not enough: the node lifecycle controller lifts the not-ready taint of 500
-        # new nodes a few at a time, and a tainted node fits no pod.
-        api = Cluster.connect(str(the_lab.kubeconfig))
-        try:
-            wait_for(lambda: not _tainted(api), 300, "the new nodes' not-ready taints to go", 2)
-        finally:
-            api.close()
         yield the_lab
     finally:
         the_lab.down()
@@ -115,7 +109,3 @@ def _has_default_sa(api: Cluster) -> bool:
 
 def _bound(api: Cluster) -> int:
     return sum(1 for p in api.list("/api/v1/namespaces/bulk/pods") if p["spec"].get("nodeName"))
-
-
-def _tainted(api: Cluster) -> list[str]:
-    return [n["metadata"]["name"] for n in api.list("/api/v1/nodes") if n["spec"].get("taints")]
