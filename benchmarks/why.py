@@ -34,9 +34,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from kschedctl.diagnosis import diagnose  # noqa: E402
 from kschedctl.filters import Snapshot, evaluate, failed_scheduling_message  # noqa: E402
-from kschedctl.schedulers import Lease, Scheduler  # noqa: E402
+from kschedctl.observe.diagnosis import diagnose  # noqa: E402
+from kschedctl.observe.schedulers import Lease, Scheduler  # noqa: E402
 
 PODS_PER_NODE = 10
 ZONES = ("zone-a", "zone-b", "zone-c")

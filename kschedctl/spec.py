@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kschedctl import validate, versions
+from kschedctl.config import validation as validate
+from kschedctl.config import versions
+from kschedctl.config.schema import YamlError, check_fields, join, parse_yaml, unknown_field_message
 from kschedctl.errors import NotFoundError, Problem, SpecError
-from kschedctl.schema import YamlError, check_fields, join, parse_yaml, unknown_field_message
 
 API_VERSION = "kschedctl.io/v1alpha1"
 KIND = "Scheduler"

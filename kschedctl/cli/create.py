@@ -55,9 +55,9 @@ def create(
 ) -> None:
     """Write a scheduler workspace PARENT/NAME/ (see HELP)."""
     # Imported here so that --help and shell completion do not pay for jinja2 and yaml.
-    from kschedctl.render import render_workspace
+    from kschedctl.render.forms import render_workspace
+    from kschedctl.render.workspace import write_workspace
     from kschedctl.spec import default_spec, ensure_valid
-    from kschedctl.workspace import write_workspace
 
     check_version_option(kubernetes_version)
     spec = default_spec(

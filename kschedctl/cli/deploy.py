@@ -101,8 +101,8 @@ def cluster_objects(spec: Spec, form: str) -> list[dict[str, Any]]:
     """The objects to apply, each marked with the form (``list`` tells forms apart by it)."""
     import yaml
 
-    from kschedctl import schedulers
-    from kschedctl.render import render
+    from kschedctl.observe import schedulers
+    from kschedctl.render.forms import render
 
     text = render(spec, {"pod": "pod", "deployment": "deployment"}.get(form, "host-rbac"))
     objects = [doc for doc in yaml.safe_load_all(text) if isinstance(doc, dict)]
@@ -124,7 +124,7 @@ class HostPlan:
 def host_plan(
     spec: Spec, form: str, root: Path, manifests_dir: Path | None, lab: Lab | None
 ) -> HostPlan:
-    from kschedctl import host
+    from kschedctl.hosts import systemd as host
 
     if form == "service":
         return HostPlan(host.service_files(spec, root), lab)
@@ -176,7 +176,7 @@ def _kschedctl_command() -> str:
 def _deployed_port(lab: Lab, spec: Spec, form: str) -> int | None:
     import re
 
-    from kschedctl import host
+    from kschedctl.hosts import systemd as host
 
     root = lab.dir / "host"
     path = (
@@ -287,7 +287,7 @@ def deploy(
         _print_client_dry_run(spec, form, root, manifests_dir)
         return
 
-    from kschedctl.lab.services import lab_for_kubeconfig
+    from kschedctl.hosts.lab import lab_for_kubeconfig
 
     cluster = connect(kubeconfig, context)
     try:
@@ -331,9 +331,10 @@ def _deploy(
     cluster: Cluster, spec: Spec, form: str, server_dry_run: bool, wait: bool, verify: bool,
     timeout: float, canary_namespace: str, root: Path, manifests_dir: Path | None, lab: Lab | None,
 ) -> None:  # fmt: skip
-    from kschedctl.k8s import apply, rollout
+    from kschedctl.k8s import apply
     from kschedctl.k8s.inventory import snapshot
-    from kschedctl.schedulers import discover
+    from kschedctl.observe.schedulers import discover
+    from kschedctl.ops import rollout
 
     started = time.monotonic()
     until = started + timeout
@@ -345,7 +346,7 @@ def _deploy(
     if form in ("service", "static-pod"):
         import json
 
-        from kschedctl import schedulers
+        from kschedctl.observe import schedulers
 
         files = sorted(str(p) for p in host_plan(spec, form, root, manifests_dir, lab).files)
         for obj in objects:
@@ -419,7 +420,8 @@ def _refuse_taken_name(schedulers: list[Any], spec: Spec, form: str) -> None:
 
 def _replace_changed_pod(cluster: Cluster, objects: list[dict[str, Any]], until: float) -> None:
     """A bare Pod cannot change its spec: delete it when its config or image changed."""
-    from kschedctl.k8s import apply, rollout
+    from kschedctl.k8s import apply
+    from kschedctl.ops import rollout
 
     for obj in objects:
         if obj["kind"] != "Pod":
@@ -446,8 +448,8 @@ def _install_host(
     spec: Spec, form: str, root: Path, manifests_dir: Path | None, lab: Lab | None
 ) -> bool:
     """Write the host files and start the unit; True if nothing changed and it already runs."""
-    from kschedctl import host
-    from kschedctl.lab import services
+    from kschedctl.hosts import lab as services
+    from kschedctl.hosts import systemd as host
 
     plan = host_plan(spec, form, root, manifests_dir, lab)
     changed = host.changed(plan.files)
@@ -476,8 +478,9 @@ def _install_host(
 
 
 def _check_lab_service(lab: Lab, spec: Spec) -> None:
-    from kschedctl import host
-    from kschedctl.lab import processes, services
+    from kschedctl.hosts import lab as services
+    from kschedctl.hosts import systemd as host
+    from kschedctl.lab import processes
 
     unit = host.unit_name(spec)
     if services.running(lab, unit) is None:
@@ -489,7 +492,7 @@ def _check_lab_service(lab: Lab, spec: Spec) -> None:
 
 
 def _wait_serving(cluster: Cluster, spec: Spec, form: str, until: float, alive: Any = None) -> str:
-    from kschedctl.k8s import rollout
+    from kschedctl.ops import rollout
 
     le = spec.leader_election
     holders: list[str] | None = None
@@ -514,7 +517,7 @@ def _wait_serving(cluster: Cluster, spec: Spec, form: str, until: float, alive: 
 def _config_hash(spec: Spec) -> str:
     import hashlib
 
-    from kschedctl.render import render
+    from kschedctl.render.forms import render
 
     return hashlib.sha256(render(spec, "config").encode()).hexdigest()
 

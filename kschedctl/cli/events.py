@@ -16,9 +16,9 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.text import Text
 
-    from kschedctl.events import Event
     from kschedctl.k8s.client import Cluster
     from kschedctl.k8s.events import Query
+    from kschedctl.observe.events import Event
 
 OutputOpt = Annotated[str, typer.Option("-o", "--output", help="table, wide, yaml or json.")]
 
@@ -70,8 +70,8 @@ def events(
     Filtered on the server (scheduler name, object, type) where it can; events.k8s.io/v1, or
     core/v1 on servers without it.
     """
-    from kschedctl.durations import parse_duration
-    from kschedctl.events import SCHEDULER_REASONS, parse_for, parse_types, select
+    from kschedctl.config.durations import parse_duration
+    from kschedctl.observe.events import SCHEDULER_REASONS, parse_for, parse_types, select
 
     check_output(out, ("table", "wide", "yaml", "json"))
     try:
@@ -174,8 +174,8 @@ def _watch(
     """Print matching events as they come until Ctrl-C, which ends the command with exit 0."""
     import threading
 
-    from kschedctl.events import select
     from kschedctl.k8s.events import watch_events
+    from kschedctl.observe.events import select
 
     console = output.stdout_console()
     if out in ("table", "wide"):

@@ -23,7 +23,7 @@ def list_schedulers(
     """
     check_output(out, ("table", "wide", "yaml", "json"))
     from kschedctl.k8s.inventory import snapshot
-    from kschedctl.schedulers import discover
+    from kschedctl.observe.schedulers import discover
 
     cluster = connect(kubeconfig, context)
     try:
@@ -72,7 +72,7 @@ def status(
     scheduler needs; warnings cover the multi-scheduler traps (double-booking, shared Lease).
     """
     check_output(out, ("table", "yaml", "json"))
-    from kschedctl.k8s.status import scheduler_status
+    from kschedctl.ops.status import scheduler_status
 
     cluster = connect(kubeconfig, context)
     try:

@@ -15,8 +15,8 @@ from kschedctl.errors import KschedError, NotFoundError, UsageError
 
 if TYPE_CHECKING:
     from kschedctl.k8s.client import Cluster
-    from kschedctl.loglines import Grep, LogLine
-    from kschedctl.schedulers import Scheduler
+    from kschedctl.observe.loglines import Grep, LogLine
+    from kschedctl.observe.schedulers import Scheduler
 
 
 def logs(
@@ -75,8 +75,8 @@ def logs(
     pods/log for the pod and deployment forms, the journal for the service form; 'forbidden',
     leader-Lease waits and scheduling failures are highlighted on a terminal.
     """
-    from kschedctl.durations import parse_duration
-    from kschedctl.loglines import Grep
+    from kschedctl.config.durations import parse_duration
+    from kschedctl.observe.loglines import Grep
 
     since_seconds = int(max(1, parse_duration(since))) if since else None
     try:
@@ -84,7 +84,7 @@ def logs(
     except ValueError as err:
         raise UsageError(str(err), hint="--grep takes a Python regular expression") from err
     from kschedctl.k8s.inventory import snapshot
-    from kschedctl.schedulers import discover
+    from kschedctl.observe.schedulers import discover
 
     cluster = connect(kubeconfig, context)
     try:
@@ -116,7 +116,7 @@ class _Printer:
         self.keep = keep
 
     def __call__(self, lines: Iterable[LogLine], sources: int) -> None:
-        from kschedctl.loglines import render
+        from kschedctl.observe.loglines import render
 
         prefix = self.prefix if self.prefix is not None else sources > 1
         for line in lines:
@@ -140,7 +140,7 @@ def _pod_logs(
     show: _Printer,
 ) -> None:
     from kschedctl.k8s.logs import Follower, leader_pod, read_all, replicas
-    from kschedctl.loglines import LogLine
+    from kschedctl.observe.loglines import LogLine
 
     found = replicas(cluster, entry)
     leader = leader_pod(cluster, entry)
@@ -179,7 +179,7 @@ def _host_logs(
     tail: int | None,
     show: _Printer,
 ) -> None:
-    from kschedctl import journal
+    from kschedctl.hosts import journal
 
     path = journal.lab_log_file(entry.name, entry.form, kubeconfig)
     if path is not None:

@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
+from kschedctl.config.versions import DEFAULT_VERSION, parse_version, supported_minors
 from kschedctl.errors import UsageError
-from kschedctl.versions import DEFAULT_VERSION, parse_version, supported_minors
 
 KubernetesVersion = Annotated[
     str | None,

@@ -86,7 +86,7 @@ def _ref(obj: dict[str, Any]) -> str:
 
 def _records(objects: list[dict[str, Any]]) -> tuple[set[tuple[str, str]], list[Path], set[str]]:
     """Leases, host files and lab directories recorded in the objects' annotations."""
-    from kschedctl.schedulers import HOST_FILES_ANNOTATION, LAB_ANNOTATION, LEASE_ANNOTATION
+    from kschedctl.observe.schedulers import HOST_FILES_ANNOTATION, LAB_ANNOTATION, LEASE_ANNOTATION
 
     leases: set[tuple[str, str]] = set()
     files: set[str] = set()
@@ -122,10 +122,11 @@ def _remove(
     labs: set[str],
     until: float,
 ) -> None:
-    from kschedctl import host
-    from kschedctl.k8s import apply, rollout
-    from kschedctl.lab import services
+    from kschedctl.hosts import lab as services
+    from kschedctl.hosts import systemd as host
+    from kschedctl.k8s import apply
     from kschedctl.lab.cluster import Lab
+    from kschedctl.ops import rollout
 
     # Stop the scheduler first, or it would take its Lease again as soon as we delete it.
     for obj in objects:

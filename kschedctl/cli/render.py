@@ -13,7 +13,7 @@ import typer
 from kschedctl.cli.offline import KubernetesVersion, check_version_option
 from kschedctl.errors import UsageError
 
-# Kept in step with kschedctl.render.RENDERABLE (a test checks it); spelled out here so that
+# Kept in step with kschedctl.render.forms.RENDERABLE (a test checks it); spelled out here so that
 # --help does not import the renderer.
 Form = Enum(  # type: ignore[misc]
     "Form",
@@ -71,8 +71,8 @@ def render(
 ) -> None:
     """Print one rendered form of a scheduler (see HELP)."""
     # Imported here so that --help and shell completion do not pay for jinja2 and yaml.
-    from kschedctl import render as renderer
     from kschedctl import spec as specs
+    from kschedctl.render import forms as renderer
 
     check_version_option(kubernetes_version)
     if add_to is not None and form.value != "config":

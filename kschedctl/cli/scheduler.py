@@ -137,13 +137,13 @@ def run(
     import socket
     import uuid
 
-    from kschedctl.schedulers import BUILTIN_LEASE_ANNOTATION
+    from kschedctl.config.validation import dns_label_problem, dns_subdomain_problem
+    from kschedctl.observe.schedulers import BUILTIN_LEASE_ANNOTATION
     from kschedctl.scheduling.algorithm import Algorithm
     from kschedctl.scheduling.leader import LeaderElector
     from kschedctl.scheduling.loop import SchedulerLoop, Settings
     from kschedctl.scheduling.policy import EMPTY, POD_POLICY_ANNOTATION, load_policy
     from kschedctl.scheduling.serving import HealthServer
-    from kschedctl.validate import dns_label_problem, dns_subdomain_problem
 
     problem = dns_label_problem(name)
     if problem:

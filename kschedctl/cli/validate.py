@@ -45,8 +45,8 @@ def validate(
 ) -> None:
     """Check specs and KubeSchedulerConfigurations (see HELP)."""
     # Imported here so that --help and shell completion do not pay for yaml.
-    from kschedctl.checks import check_path
-    from kschedctl.versions import DEFAULT_VERSION, parse_version
+    from kschedctl.config.versions import DEFAULT_VERSION, parse_version
+    from kschedctl.ops.validate import check_path
 
     check_version_option(kubernetes_version)
     version = parse_version(kubernetes_version) if kubernetes_version else None

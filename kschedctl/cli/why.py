@@ -12,7 +12,7 @@ from kschedctl.cli.options import AllNamespaces, Context, Kubeconfig, Namespace
 from kschedctl.errors import EXIT_FINDINGS, UsageError
 
 if TYPE_CHECKING:
-    from kschedctl.diagnosis import Diagnosis
+    from kschedctl.observe.diagnosis import Diagnosis
 
 OutputOpt = Annotated[str, typer.Option("-o", "--output", help="table, yaml or json.")]
 
@@ -54,7 +54,7 @@ def why(
         )
     if all_namespaces and not all_pods:
         raise UsageError("-A/--all-namespaces goes with --all", hint="kschedctl why --all -A")
-    from kschedctl.k8s.diagnose import why_pending, why_pod
+    from kschedctl.ops.why import why_pending, why_pod
 
     cluster = connect(kubeconfig, context)
     try:

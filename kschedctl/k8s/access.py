@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kschedctl.k8s.client import Cluster
-from kschedctl.permissions import Access
+from kschedctl.observe.permissions import Access
 
 
 def service_account_identity(namespace: str, name: str) -> tuple[str, list[str]]:

@@ -8,7 +8,7 @@ from typing import Any
 from kschedctl.errors import KschedError, NotFoundError
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.resources import DELETE_ORDER, RESOURCES, describe, object_path, resource_of
-from kschedctl.schedulers import INSTANCE, MANAGED_BY
+from kschedctl.observe.schedulers import INSTANCE, MANAGED_BY
 
 
 class ApplyError(KschedError):

@@ -2,7 +2,7 @@
 
 events.k8s.io/v1 first (the API kube-scheduler writes to); core/v1 when the server does not
 serve it, with the same filters under their core names. Filters the server cannot express (a
-set of reasons or types, a time window) are applied by :func:`kschedctl.events.select`.
+set of reasons or types, a time window) are applied by :func:`kschedctl.observe.events.select`.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from kschedctl.errors import NotFoundError
-from kschedctl.events import SCHEDULER_REASONS, Event, normalize
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.watch import SYNC, list_and_watch
+from kschedctl.observe.events import SCHEDULER_REASONS, Event, normalize
 
 EVENTS_V1 = "/apis/events.k8s.io/v1"
 CORE_V1 = "/api/v1"

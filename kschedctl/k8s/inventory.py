@@ -7,7 +7,7 @@ from typing import Any
 
 from kschedctl.errors import NotFoundError
 from kschedctl.k8s.client import Cluster
-from kschedctl.schedulers import (
+from kschedctl.observe.schedulers import (
     MANAGED_BY,
     Snapshot,
     config_source,

@@ -17,8 +17,8 @@ from typing import Any
 
 from kschedctl.errors import KschedError, NotFoundError
 from kschedctl.k8s.client import Cluster
-from kschedctl.loglines import LogLine, merge, split_timestamp, time_key
-from kschedctl.schedulers import Scheduler, scheduler_container
+from kschedctl.observe.loglines import LogLine, merge, split_timestamp, time_key
+from kschedctl.observe.schedulers import Scheduler, scheduler_container
 
 
 @dataclass(frozen=True)

@@ -38,10 +38,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kschedctl.config.schema import YamlError, check_fields, check_list, join, parse_yaml
 from kschedctl.errors import Problem, SpecError
 from kschedctl.filters.selectors import node_selector_term
 from kschedctl.filters.taints import taint_text
-from kschedctl.schema import YamlError, check_fields, check_list, join, parse_yaml
 
 __all__ = [
     "API_VERSION",

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from kschedctl.cli.render import Form
-from kschedctl.render import RENDERABLE, render
+from kschedctl.render.forms import RENDERABLE, render
 from kschedctl.spec import default_spec
 
 GOLDEN_SPECS = Path(__file__).resolve().parent.parent / "golden" / "specs"

@@ -12,13 +12,13 @@ import pytest
 import yaml
 from e2e_helpers import exists, pod_events, pod_manifest, wait_for
 
-from kschedctl import host
 from kschedctl.errors import NotFoundError
+from kschedctl.hosts import systemd as host
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.resources import object_path
 from kschedctl.lab import processes
 from kschedctl.lab.cluster import Lab, free_port
-from kschedctl.render import render
+from kschedctl.render.forms import render
 from kschedctl.spec import Spec, default_spec
 
 LEASES = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases"

@@ -19,11 +19,11 @@ from e2e_helpers import pod_events, pod_manifest, wait_for
 from typer.testing import CliRunner
 
 from kschedctl.cli import app
-from kschedctl.diagnosis import parse_failed_scheduling
 from kschedctl.errors import NotFoundError
 from kschedctl.k8s.client import Cluster
 from kschedctl.lab.cluster import Lab
 from kschedctl.lab.nodes import node_object
+from kschedctl.observe.diagnosis import parse_failed_scheduling
 
 TAINT = {"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}
 TOLERATE = [{"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}]

@@ -8,14 +8,14 @@ from typing import Any
 import pytest
 from test_filters_support import container, host_port, node, pod
 
-from kschedctl.diagnosis import (
+from kschedctl.filters import Snapshot, evaluate, failed_scheduling_message
+from kschedctl.observe.diagnosis import (
     Reported,
     diagnose,
     parse_failed_scheduling,
     parse_version,
 )
-from kschedctl.filters import Snapshot, evaluate, failed_scheduling_message
-from kschedctl.schedulers import Lease, Scheduler
+from kschedctl.observe.schedulers import Lease, Scheduler
 
 TAINT = {"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}
 

@@ -7,9 +7,9 @@ from typing import Any
 
 from test_filters_support import node, pod
 
-from kschedctl.diagnosis import Reported, diagnose
 from kschedctl.filters import Snapshot
-from kschedctl.schedulers import Lease, Scheduler
+from kschedctl.observe.diagnosis import Reported, diagnose
+from kschedctl.observe.schedulers import Lease, Scheduler
 from kschedctl.scheduling.algorithm import Algorithm
 from kschedctl.scheduling.policy import POD_POLICY_ANNOTATION, parse_policy
 

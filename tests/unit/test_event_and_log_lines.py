@@ -9,10 +9,9 @@ from typing import Any
 
 import pytest
 
-from kschedctl.durations import parse_duration
+from kschedctl.config.durations import parse_duration
 from kschedctl.errors import NotFoundError, UsageError
-from kschedctl.events import SCHEDULER_REASONS, normalize, parse_for, parse_types, select
-from kschedctl.journal import follow_file, journal_argv, klog_time, read_file
+from kschedctl.hosts.journal import follow_file, journal_argv, klog_time, read_file
 from kschedctl.k8s.events import (
     CORE_V1,
     EVENTS_V1,
@@ -21,7 +20,8 @@ from kschedctl.k8s.events import (
     field_selector,
     list_events,
 )
-from kschedctl.loglines import Grep, LogLine, classify, merge, render, split_timestamp
+from kschedctl.observe.events import SCHEDULER_REASONS, normalize, parse_for, parse_types, select
+from kschedctl.observe.loglines import Grep, LogLine, classify, merge, render, split_timestamp
 
 NOTE = "0/4 nodes are available: 4 node(s) had untolerated taint(s)."
 

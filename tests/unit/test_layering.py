@@ -6,14 +6,14 @@ import subprocess
 import sys
 
 PURE = [
-    "kschedctl.versions",
-    "kschedctl.schema",
-    "kschedctl.plugin_args",
-    "kschedctl.validate",
+    "kschedctl.config.versions",
+    "kschedctl.config.schema",
+    "kschedctl.config.plugin_args",
+    "kschedctl.config.validation",
     "kschedctl.spec",
-    "kschedctl.render",
-    "kschedctl.checks",
-    "kschedctl.workspace",
+    "kschedctl.render.forms",
+    "kschedctl.ops.validate",
+    "kschedctl.render.workspace",
     # kschedctl's own scheduler: the algorithm and its loop reach the API only through the
     # SchedulerApi that kschedctl.k8s.scheduler_api implements.
     "kschedctl.scheduling.algorithm",
@@ -25,7 +25,7 @@ PURE = [
     "kschedctl.scheduling.queue",
     "kschedctl.scheduling.scoring",
     "kschedctl.scheduling.serving",
-    "kschedctl.render_builtin",
+    "kschedctl.render.builtin",
 ]
 FORBIDDEN = ("typer", "rich", "click", "kubernetes")
 

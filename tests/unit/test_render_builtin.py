@@ -8,8 +8,8 @@ import pytest
 import yaml
 
 from kschedctl.errors import SpecError
-from kschedctl.render import add_profile, render, render_workspace
-from kschedctl.render_builtin import RBAC_RULES
+from kschedctl.render.builtin import RBAC_RULES
+from kschedctl.render.forms import add_profile, render, render_workspace
 from kschedctl.spec import check_spec, default_spec, spec_from_dict, with_program
 
 
@@ -188,7 +188,7 @@ def test_builtin_cannot_be_added_as_a_kube_scheduler_profile() -> None:
 
 
 def test_status_checks_exactly_what_the_builtin_role_grants() -> None:
-    from kschedctl.permissions import scheduler_access
+    from kschedctl.observe.permissions import scheduler_access
 
     granted = {
         (rule["apiGroups"][0], resource, verb)

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from kschedctl.errors import SpecError
-from kschedctl.render import (
+from kschedctl.render.forms import (
     FORMS,
     RENDERABLE,
     add_profile,

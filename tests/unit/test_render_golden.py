@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kschedctl.render import add_profile, render_workspace
+from kschedctl.render.forms import add_profile, render_workspace
 from kschedctl.spec import load_spec
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from kschedctl.schedulers import (
+from kschedctl.observe.schedulers import (
     Snapshot,
     config_facts,
     config_source,

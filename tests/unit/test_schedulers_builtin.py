@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from test_schedulers import NOW, by_name, lease, pod, snapshot
 
-from kschedctl.render import render
-from kschedctl.schedulers import builtin_facts, is_builtin_container
+from kschedctl.observe.schedulers import builtin_facts, is_builtin_container
+from kschedctl.render.forms import render
 from kschedctl.spec import default_spec
 
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from kschedctl.validate import check_config, parse_duration
-from kschedctl.versions import parse_version
+from kschedctl.config.validation import check_config, parse_duration
+from kschedctl.config.versions import parse_version
 
 V136 = parse_version("1.36")
 GOOD: dict[str, Any] = {

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from kschedctl.errors import KschedError, NotFoundError
-from kschedctl.workspace import write_workspace
+from kschedctl.render.workspace import write_workspace
 
 
 def test_writes_into_place(tmp_path: Path) -> None:

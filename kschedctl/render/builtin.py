@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kschedctl import versions
-from kschedctl.validate import parse_duration
+from kschedctl.config import versions
+from kschedctl.config.validation import parse_duration
 
 if TYPE_CHECKING:
     from kschedctl.spec import Spec
@@ -36,7 +36,7 @@ LEASE_VERBS = ["get", "update"]
 
 def policy_file(spec: Spec) -> str:
     """The FallbackPolicy file the scheduler reads with --policy."""
-    from kschedctl.render import to_yaml
+    from kschedctl.render.forms import to_yaml
 
     document = {
         "apiVersion": "kschedctl.io/v1alpha1",

@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 
 from kschedctl.errors import KschedError
-from kschedctl.render import render
+from kschedctl.render.forms import render
 from kschedctl.spec import Spec
 
 UNIT_DIR = "/etc/systemd/system"

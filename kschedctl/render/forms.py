@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from kschedctl import versions
+from kschedctl.config import versions
+from kschedctl.config.schema import YamlError, parse_yaml
+from kschedctl.config.validation import check_config
 from kschedctl.errors import SpecError
-from kschedctl.schema import YamlError, parse_yaml
 from kschedctl.spec import SPEC_FILE, Spec, ensure_valid
-from kschedctl.validate import check_config
 
 if TYPE_CHECKING:
     import jinja2
@@ -43,10 +43,10 @@ MANAGED_BY = "kschedctl"
 
 def templates_dir() -> Path:
     """Templates shipped in the wheel, or the source tree's for an editable install."""
-    installed = Path(__file__).parent / "_data" / "templates"
+    installed = Path(__file__).parents[1] / "_data" / "templates"
     if installed.is_dir():
         return installed
-    return Path(__file__).resolve().parent.parent / "templates"
+    return Path(__file__).resolve().parents[2] / "templates"
 
 
 # libyaml's emitter is ~10x faster and emits the same text for our data (goldens check it).
@@ -174,7 +174,7 @@ def _require_renderable(spec: Spec) -> Spec:
 def _form_context(spec: Spec) -> dict[str, Any]:
     context = _context(spec)
     if spec.program == "builtin":
-        from kschedctl.render_builtin import builtin_context
+        from kschedctl.render.builtin import builtin_context
 
         context.update(builtin_context(spec, context))
     return context

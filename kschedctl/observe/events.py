@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from kschedctl.schedulers import parse_time
+from kschedctl.observe.schedulers import parse_time
 
 # What kube-scheduler reports: binding, failures, and the pods it evicts to make room.
 SCHEDULER_REASONS = ("Scheduled", "FailedScheduling", "Preempted")

@@ -13,10 +13,9 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from kschedctl.errors import Problem
-from kschedctl.plugin_args import check_args
-from kschedctl.schema import NUMBER, check_fields, check_list, join, type_ok
-from kschedctl.versions import (
+from kschedctl.config.plugin_args import check_args
+from kschedctl.config.schema import NUMBER, check_fields, check_list, join, type_ok
+from kschedctl.config.versions import (
     CONFIG_API_VERSION,
     CONFIG_GROUP,
     DEFAULT_LEASE_NAME,
@@ -30,6 +29,7 @@ from kschedctl.versions import (
     extension_points,
     removed_plugins,
 )
+from kschedctl.errors import Problem
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")

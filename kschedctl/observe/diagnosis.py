@@ -7,8 +7,8 @@ healthy (Ready, leading its Lease, not logging ``forbidden``), and only then whi
 rejects each node. The per-node part and the FailedScheduling text come from
 :mod:`kschedctl.filters`; this module turns them into findings with fixes.
 
-``diagnose`` needs nothing but dicts and discovered :class:`~kschedctl.schedulers.Scheduler`
-entries, so it is tested on fixtures; the cluster I/O lives in ``kschedctl.k8s.diagnose``.
+``diagnose`` needs nothing but dicts and discovered :class:`~kschedctl.observe.schedulers.Scheduler`
+entries, so it is tested on fixtures; the cluster I/O lives in ``kschedctl.ops.why``.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kschedctl.config.versions import DEFAULT_SCHEDULER_NAME
 from kschedctl.filters import Evaluation, Snapshot, evaluate, failed_scheduling_message
-from kschedctl.schedulers import Scheduler
+from kschedctl.observe.schedulers import Scheduler
 from kschedctl.scheduling.policy import FallbackPolicy
-from kschedctl.versions import DEFAULT_SCHEDULER_NAME
 
 ERROR, WARNING, INFO = "error", "warning", "info"
 

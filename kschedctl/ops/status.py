@@ -13,8 +13,8 @@ from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.events import Query, list_events
 from kschedctl.k8s.inventory import snapshot
 from kschedctl.k8s.resources import describe
-from kschedctl.permissions import scheduler_access
-from kschedctl.schedulers import (
+from kschedctl.observe.permissions import scheduler_access
+from kschedctl.observe.schedulers import (
     Scheduler,
     discover,
     is_builtin_container,

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kschedctl import versions
+from kschedctl.config import versions
+from kschedctl.config.schema import YamlError, parse_yaml
+from kschedctl.config.validation import check_config
 from kschedctl.errors import Problem
-from kschedctl.schema import YamlError, parse_yaml
 from kschedctl.spec import API_VERSION, SPEC_FILE, spec_from_dict
-from kschedctl.validate import check_config
 
 _WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job")
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from kschedctl.versions import DEFAULT_LEASE_NAME, DEFAULT_SCHEDULER_NAME
+from kschedctl.config.versions import DEFAULT_LEASE_NAME, DEFAULT_SCHEDULER_NAME
 
 MANAGED_BY = "app.kubernetes.io/managed-by"
 INSTANCE = "app.kubernetes.io/instance"

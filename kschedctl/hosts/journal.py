@@ -21,16 +21,16 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import BinaryIO
 
-from kschedctl.host import unit_name_for
-from kschedctl.loglines import LogLine
-from kschedctl.versions import DEFAULT_SCHEDULER_NAME
+from kschedctl.config.versions import DEFAULT_SCHEDULER_NAME
+from kschedctl.hosts.systemd import unit_name_for
+from kschedctl.observe.loglines import LogLine
 
 _KLOG = re.compile(r"^[IWEF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{6})")
 
 
 def lab_log_file(name: str, form: str, kubeconfig: str | None) -> Path | None:
     """The file the lab writes this scheduler's output to, if the kubeconfig is a lab's."""
-    from kschedctl.lab.services import lab_for_kubeconfig
+    from kschedctl.hosts.lab import lab_for_kubeconfig
 
     lab = lab_for_kubeconfig(kubeconfig)
     if lab is None:

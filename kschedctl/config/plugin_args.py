@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kschedctl.config.schema import check_fields, check_list
+from kschedctl.config.versions import CONFIG_API_VERSION
 from kschedctl.errors import Problem
-from kschedctl.schema import check_fields, check_list
-from kschedctl.versions import CONFIG_API_VERSION
 
 SCORING_STRATEGIES = ("LeastAllocated", "MostAllocated", "RequestedToCapacityRatio")
 SPREAD_ACTIONS = ("DoNotSchedule", "ScheduleAnyway")

@@ -13,15 +13,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from kschedctl.diagnosis import Diagnosis, Reported, diagnose, parse_version
 from kschedctl.errors import ClusterError, NotFoundError
-from kschedctl.events import Event
 from kschedctl.filters import Snapshot
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.events import failed_scheduling
 from kschedctl.k8s.inventory import snapshot as inventory_snapshot
 from kschedctl.k8s.logs import recent_lines
-from kschedctl.schedulers import Scheduler, discover, is_pending
+from kschedctl.observe.diagnosis import Diagnosis, Reported, diagnose, parse_version
+from kschedctl.observe.events import Event
+from kschedctl.observe.schedulers import Scheduler, discover, is_pending
 from kschedctl.scheduling.policy import FallbackPolicy
 
 PERMISSION_HINT = (
@@ -116,7 +116,7 @@ def _scheduler_log(cluster: Cluster, entry: Scheduler | None, kubeconfig: str | 
     if entry is None or not entry.served:
         return []
     if entry.form in ("service", "process"):
-        from kschedctl.journal import recent_host_lines
+        from kschedctl.hosts.journal import recent_host_lines
 
         return recent_host_lines(entry.name, entry.form, kubeconfig)
     if not entry.pods and entry.form != "deployment":

@@ -7,10 +7,10 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from kschedctl.config.versions import PAUSE_IMAGE
 from kschedctl.errors import KschedError, NotFoundError
 from kschedctl.k8s.client import Cluster
-from kschedctl.schedulers import INSTANCE, MANAGED_BY, parse_lease
-from kschedctl.versions import PAUSE_IMAGE
+from kschedctl.observe.schedulers import INSTANCE, MANAGED_BY, parse_lease
 
 Progress = Callable[[str], None]
 CONFIG_HASH = "kschedctl.io/config-hash"

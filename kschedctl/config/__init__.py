@@ -1,0 +1,1 @@
+"""KubeSchedulerConfiguration knowledge (pure): versions, schema, rules, plugin args, durations."""

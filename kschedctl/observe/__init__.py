@@ -1,0 +1,1 @@
+"""Pure readings of cluster data: scheduler discovery, permissions, diagnosis, events, log lines."""
