@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -84,10 +85,51 @@ class SpecError(KschedError):
         return err
 
 
+class PolicyError(SpecError):
+    """A fallback policy that cannot be used; every problem names its field (exit code 3)."""
+
+
 class ClusterError(KschedError):
-    """The cluster cannot be reached, or refuses what we asked (forbidden)."""
+    """The cluster cannot be reached, or refuses what we asked (see :class:`ForbiddenError`)."""
 
     exit_code = EXIT_CLUSTER
+
+
+class ForbiddenError(ClusterError):
+    """The API server refused a request for lack of permission (HTTP 403)."""
+
+
+class ApiError(KschedError):
+    """A non-2xx answer the caller may want to inspect (status, reason)."""
+
+    def __init__(self, status: int, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.reason = reason
+
+
+class ConflictError(ApiError):
+    """HTTP 409: the object exists already, or changed since it was read."""
+
+    exit_code = EXIT_ERROR
+
+
+class ApplyError(KschedError):
+    """Applying stopped midway; ``outcomes`` (``k8s.apply.Outcome``) say what exists and what
+    failed, and the exit code is the cause's (forbidden stays 4)."""
+
+    def __init__(self, message: str, hint: str, outcomes: list[Any], exit_code: int) -> None:
+        super().__init__(message, hint)
+        self.outcomes = outcomes
+        self.exit_code = exit_code
+
+
+class WaitTimeout(KschedError):
+    """A condition did not come true in time; the message names it."""
+
+
+class LabError(KschedError):
+    """The lab could not be started or is not in the state the command needs."""
 
 
 class NotFoundError(KschedError):

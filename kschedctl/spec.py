@@ -450,7 +450,8 @@ def _check_image(spec: Spec, version: versions.KubeVersion) -> list[Problem]:
 
 def _check_builtin(spec: Spec) -> list[Problem]:
     """kschedctl's own scheduler: one name, its own algorithm, a valid fallback policy."""
-    from kschedctl.scheduling.policy import PolicyError, parse_policy
+    from kschedctl.errors import PolicyError
+    from kschedctl.scheduling.policy import parse_policy
 
     out: list[Problem] = []
     b, path = spec.builtin, "spec.builtin"

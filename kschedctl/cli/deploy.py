@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from kschedctl import output
+from kschedctl import errors, output
 from kschedctl.cli.common import connect
 from kschedctl.cli.options import Context, Kubeconfig
 from kschedctl.errors import ClusterError, KschedError, UsageError
@@ -369,7 +369,7 @@ def _deploy(
     suffix = " (server dry run)" if server_dry_run else ""
     try:
         outcomes = apply.apply_objects(cluster, objects, dry_run=server_dry_run)
-    except apply.ApplyError as err:  # say what exists now, then fail
+    except errors.ApplyError as err:  # say what exists now, then fail
         for outcome in err.outcomes:
             typer.echo(f"{outcome.ref} {outcome.action}{suffix}")
         raise

@@ -135,7 +135,7 @@ def status(
 @lab_app.command("env")
 def env(directory: LabDir = None) -> None:
     """Print the `export KUBECONFIG=…` line for the lab: eval "$(kschedctl lab env)"."""
-    from kschedctl.lab.cluster import LabError
+    from kschedctl.errors import LabError
 
     lab = _lab(directory)
     if not lab.running_components():

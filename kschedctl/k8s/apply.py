@@ -5,19 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kschedctl.errors import KschedError, NotFoundError
+from kschedctl.errors import ApplyError, KschedError, NotFoundError
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.resources import DELETE_ORDER, RESOURCES, describe, object_path, resource_of
 from kschedctl.observe.schedulers import INSTANCE, MANAGED_BY
-
-
-class ApplyError(KschedError):
-    """Applying stopped midway; ``outcomes`` says what exists and what failed."""
-
-    def __init__(self, message: str, hint: str, outcomes: list[Outcome], exit_code: int) -> None:
-        super().__init__(message, hint)
-        self.outcomes = outcomes
-        self.exit_code = exit_code  # the cause's: forbidden stays 4
 
 
 @dataclass

@@ -16,23 +16,17 @@ from typing import Any
 from urllib.parse import urlencode
 
 from kschedctl import __version__
-from kschedctl.errors import ClusterError, KschedError, NotFoundError
+from kschedctl.errors import (
+    ApiError,
+    ClusterError,
+    ConflictError,
+    ForbiddenError,
+    KschedError,
+    NotFoundError,
+)
 
 DEFAULT_TIMEOUT = 30.0
 FIELD_MANAGER = "kschedctl"
-
-
-class ApiError(KschedError):
-    """A non-2xx answer the caller may want to inspect (status, reason)."""
-
-    def __init__(self, status: int, reason: str, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.reason = reason
-
-
-class ConflictError(ApiError):
-    exit_code = 1
 
 
 def _kubeconfig_hint() -> str:
@@ -225,6 +219,12 @@ class Cluster:
     def close(self) -> None:
         self.api_client.close()
 
+    def __enter__(self) -> Cluster:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
 
 def _incluster_namespace() -> str:
     path = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
@@ -260,7 +260,7 @@ def _translate(status: int, http_reason: str, data: bytes, method: str, path: st
             hint="the kubeconfig's credentials are invalid or expired",
         )
     if status == 403:
-        return ClusterError(
+        return ForbiddenError(
             f"forbidden: {message}",
             hint="ask a cluster admin for that permission, or use a context that has it",
         )

@@ -19,8 +19,8 @@ import threading
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from kschedctl.errors import KschedError, NotFoundError
-from kschedctl.k8s.client import Cluster, ConflictError
+from kschedctl.errors import ConflictError, KschedError, NotFoundError
+from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.ratelimit import TokenBucket
 from kschedctl.k8s.watch import WatchEvent, list_and_watch
 from kschedctl.scheduling.cache import slim_node, slim_pod

@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from kschedctl.errors import KschedError
-from kschedctl.k8s.client import ApiError, Cluster
+from kschedctl.errors import ApiError, KschedError
+from kschedctl.k8s.client import Cluster
 
 SYNC = "SYNC"
 

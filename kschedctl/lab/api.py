@@ -8,9 +8,8 @@ from typing import Any
 
 import yaml
 
-from kschedctl.errors import NotFoundError
-from kschedctl.k8s.client import Cluster, ConflictError
-from kschedctl.lab.cluster import LabError
+from kschedctl.errors import ConflictError, LabError, NotFoundError
+from kschedctl.k8s.client import Cluster
 
 NOT_READY_TAINT = "node.kubernetes.io/not-ready"
 

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from kschedctl.errors import KschedError, UsageError
+from kschedctl.errors import LabError, UsageError
 from kschedctl.lab import binaries, pki, processes
 
 if TYPE_CHECKING:
@@ -44,10 +44,6 @@ POD_CIDR = "10.244.0.0/16"
 NODE_LEASE_SECONDS = 40
 
 Progress = Callable[[str], None]
-
-
-class LabError(KschedError):
-    """The lab could not be started or is not in the state the command needs."""
 
 
 @dataclass
@@ -308,11 +304,8 @@ class Lab:
 
         from kschedctl.lab import api  # the kubernetes client is needed from here on only
 
-        cluster = api.connect(self.kubeconfig)
-        try:
+        with api.connect(self.kubeconfig) as cluster:
             self._start_rest(state, bins, nodes, progress, timeout, env, cluster)
-        finally:
-            cluster.close()
 
     def _start_rest(
         self,
@@ -615,11 +608,8 @@ class Lab:
         if components["kube-apiserver"].get("state") == "healthy":
             from kschedctl.lab import api
 
-            cluster = api.connect(self.kubeconfig)
-            try:
+            with api.connect(self.kubeconfig) as cluster:
                 nodes = api.node_counts(cluster)
-            finally:
-                cluster.close()
         return {
             "dir": str(self.dir),
             "running": any(v["state"] != "stopped" and v["state"] != "not started"

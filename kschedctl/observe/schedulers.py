@@ -24,6 +24,8 @@ MANAGED_BY = "app.kubernetes.io/managed-by"
 INSTANCE = "app.kubernetes.io/instance"
 FORM_ANNOTATION = "kschedctl.io/form"
 LEASE_ANNOTATION = "kschedctl.io/lease"
+# On the pod template: a changed config rolls the pods (written by the templates).
+CONFIG_HASH = "kschedctl.io/config-hash"
 # Host forms: where their files went (and which lab), so `remove` needs no workspace.
 HOST_FILES_ANNOTATION = "kschedctl.io/host-files"
 LAB_ANNOTATION = "kschedctl.io/lab"

@@ -8,16 +8,11 @@ from collections.abc import Callable
 from typing import Any
 
 from kschedctl.config.versions import PAUSE_IMAGE
-from kschedctl.errors import KschedError, NotFoundError
+from kschedctl.errors import KschedError, NotFoundError, WaitTimeout
 from kschedctl.k8s.client import Cluster
-from kschedctl.observe.schedulers import INSTANCE, MANAGED_BY, parse_lease
+from kschedctl.observe.schedulers import CONFIG_HASH, INSTANCE, MANAGED_BY, parse_lease
 
 Progress = Callable[[str], None]
-CONFIG_HASH = "kschedctl.io/config-hash"
-
-
-class WaitTimeout(KschedError):
-    """A condition did not come true in time; the message names it."""
 
 
 def poll(

@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from kschedctl.errors import ClusterError, NotFoundError
+from kschedctl.errors import ClusterError, ForbiddenError, NotFoundError
 from kschedctl.filters import Snapshot
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.events import failed_scheduling
@@ -31,16 +31,12 @@ PERMISSION_HINT = (
 )
 
 
-def _forbidden(err: ClusterError) -> bool:
-    return err.message.startswith("forbidden")
-
-
 def _required(what: str, call: Any) -> Any:
     """Run a request `why` cannot do without; a 403 names the permission it lacks."""
     try:
         return call()
     except ClusterError as err:
-        if _forbidden(err):
+        if isinstance(err, ForbiddenError):
             raise ClusterError(f"cannot {what}: {err.message}", hint=PERMISSION_HINT) from err
         raise
 
@@ -52,7 +48,7 @@ def _optional(call: Any, default: Any = None) -> Any:
     except NotFoundError:
         return default
     except ClusterError as err:
-        if _forbidden(err):
+        if isinstance(err, ForbiddenError):
             return default
         raise
 
@@ -208,7 +204,8 @@ def _fallback_policy(cluster: Cluster, entry: Scheduler | None) -> FallbackPolic
     other scheduler, or when the Lease cannot be read)."""
     import json
 
-    from kschedctl.scheduling.policy import POD_POLICY_ANNOTATION, PolicyError, parse_policy
+    from kschedctl.errors import PolicyError
+    from kschedctl.scheduling.policy import POD_POLICY_ANNOTATION, parse_policy
 
     lease = entry.lease if entry is not None else None
     if lease is None:

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from kschedctl.config.schema import YamlError, check_fields, check_list, join, parse_yaml
-from kschedctl.errors import Problem, SpecError
+from kschedctl.errors import PolicyError, Problem
 from kschedctl.filters.selectors import node_selector_term
 from kschedctl.filters.taints import taint_text
 
@@ -51,7 +51,6 @@ __all__ = [
     "RELAXABLE",
     "FallbackStep",
     "FallbackPolicy",
-    "PolicyError",
     "parse_policy",
     "load_policy",
     "policy_from_text",
@@ -107,10 +106,6 @@ _LABEL_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9]$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$")
 _EFFECTS = ("", "NoSchedule", "PreferNoSchedule", "NoExecute")
-
-
-class PolicyError(SpecError):
-    """A fallback policy that cannot be used; every problem names its field (exit code 3)."""
 
 
 @dataclass(frozen=True)

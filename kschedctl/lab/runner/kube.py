@@ -9,8 +9,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from kschedctl.errors import NotFoundError
-from kschedctl.k8s.client import ApiError, Cluster
+from kschedctl.errors import ApiError, NotFoundError
+from kschedctl.k8s.client import Cluster
 
 KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
 LOGS_API = "/apis/kwok.x-k8s.io/v1alpha1"

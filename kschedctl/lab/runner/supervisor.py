@@ -19,11 +19,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from kschedctl.errors import KschedError
+from kschedctl.errors import KschedError, LabError
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.watch import SYNC, list_and_watch
 from kschedctl.lab import processes
-from kschedctl.lab.cluster import Lab, LabError, free_port
+from kschedctl.lab.cluster import Lab, free_port
 from kschedctl.lab.runner import spawn
 from kschedctl.lab.runner.container import Options
 from kschedctl.lab.runner.kube import LabApi
