@@ -12,7 +12,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-import yaml
+from kschedctl import yamltext
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -33,8 +33,8 @@ def stderr_console() -> Console:
 
 
 def to_yaml(data: Any) -> str:
-    """Block-style YAML that keeps key order (our dataclasses define a stable order)."""
-    return yaml.safe_dump(data, sort_keys=False, default_flow_style=False, allow_unicode=True)
+    """``data`` as a YAML document (block style, key order kept; see kschedctl.yamltext)."""
+    return yamltext.to_yaml(data, document=True)
 
 
 def to_json(data: Any) -> str:

@@ -10,6 +10,7 @@ import typer
 
 from kschedctl import output
 from kschedctl.cli.offline import KubernetesVersion, check_version_option
+from kschedctl.render import forms
 
 
 def create(
@@ -54,10 +55,9 @@ def create(
     ] = False,
 ) -> None:
     """Write a scheduler workspace PARENT/NAME/ (see HELP)."""
-    # Imported here so that --help and shell completion do not pay for jinja2 and yaml.
-    from kschedctl.render.forms import render_workspace
+    # Imported here so that --help and shell completion do not pay for the spec model.
     from kschedctl.render.workspace import write_workspace
-    from kschedctl.spec import default_spec, ensure_valid
+    from kschedctl.spec import SPEC_FILE, default_spec, ensure_valid
 
     check_version_option(kubernetes_version)
     spec = default_spec(
@@ -69,28 +69,31 @@ def create(
         image=image,
     )
     ensure_valid(spec, source="create")
-    files = render_workspace(spec)  # all in memory first: nothing is written if this fails
+    files = forms.render_workspace(spec)  # all in memory first: nothing written if this fails
     target = parent / name
     for path in write_workspace(target, files, force=force):
         typer.echo(str(path))
-    deploy = target / "deployment.yaml"
+
+    def file(form: str) -> Path:
+        return target / forms.by_name(form).file_name(name)
+
+    host_forms = ", ".join(f"{file(f.name)} ({f.host})" for f in forms.FORMS if f.host)
     output.info(
         f"\nWrote scheduler workspace {target}/ (Kubernetes {spec.kubernetes_version}, "
         f"{spec.image}). Next:\n"
-        f"  kubectl apply -f {deploy}          # run it in the cluster\n"
-        f"  kubectl apply -f {target / 'example-pod.yaml'}   # a pod that uses it\n"
+        f"  kubectl apply -f {file('deployment')}          # run it in the cluster\n"
+        f"  kubectl apply -f {file('example-pod')}   # a pod that uses it\n"
         f"  kubectl get pod {name}-example -o wide\n"
-        f"Other forms: {target / (name + '.service')} (systemd), "
-        f"{target / 'static-pod.yaml'} (kubeadm). "
-        f"After editing {target / 'scheduler.yaml'}: kschedctl render {target} --as deployment"
+        f"Other forms: {host_forms}. "
+        f"After editing {target / SPEC_FILE}: kschedctl render {target} --as deployment"
     )
 
 
 HELP = (
     "Write a scheduler workspace PARENT/NAME/: scheduler.yaml and every rendered form.\n\n"
-    "Files: scheduler.yaml (the spec, the one source of truth), config.yaml, NAME.service, "
-    "host-config.yaml, host-rbac.yaml, pod.yaml, deployment.yaml, static-pod.yaml, "
-    "example-pod.yaml, README.md. Prints the paths written (stdout) and the next steps "
+    "Files: scheduler.yaml (the spec, the one source of truth), "
+    + "".join(f"{f.file_name('NAME')}, " for f in forms.FORMS)
+    + f"{forms.WORKSPACE_README}. Prints the paths written (stdout) and the next steps "
     "(stderr). Refuses an existing PARENT/NAME without --force. Works offline."
 )
 

@@ -12,26 +12,24 @@ import typer
 
 from kschedctl.cli.offline import KubernetesVersion, check_version_option
 from kschedctl.errors import UsageError
+from kschedctl.render import forms
 
-# Kept in step with kschedctl.render.forms.RENDERABLE (a test checks it); spelled out here so that
-# --help does not import the renderer.
-Form = Enum(  # type: ignore[misc]
-    "Form",
-    {
-        name: name
-        for name in (
-            "config",
-            "service",
-            "pod",
-            "deployment",
-            "static-pod",
-            "example-pod",
-            "host-config",
-            "host-rbac",
-        )
-    },
-    type=str,
-)
+# The choices and their help come from the FORMS table (kschedctl.render.forms imports only
+# the standard library at module level, so --help and completion stay cheap).
+Form = Enum("Form", {name: name for name in forms.RENDER_FORMS}, type=str)  # type: ignore[misc]
+
+
+def _as_help() -> str:
+    """``--as`` help: each form (with a note where its name does not say it), then the helpers."""
+    listed = [
+        f"{f.name} ({f.help})" if f.help else f.name for f in forms.FORMS if not f.host_helper
+    ]
+    helpers = [f for f in forms.FORMS if f.host_helper]
+    return (
+        f"What to print: {', '.join(listed)}; {' / '.join(f.name for f in helpers)}: "
+        f"the {' and '.join(f.help for f in helpers)} the {' and '.join(forms.HOST_FORMS)} "
+        "forms need."
+    )
 
 
 def render(
@@ -47,11 +45,7 @@ def render(
         Form,
         typer.Option(
             "--as",
-            help=(
-                "What to print: config, service (systemd unit), pod, deployment, static-pod, "
-                "example-pod; host-config / host-rbac: the config file and Lease RBAC the "
-                "service and static-pod forms need."
-            ),
+            help=_as_help(),
             case_sensitive=False,
             show_default=False,
         ),
@@ -70,9 +64,8 @@ def render(
     kubernetes_version: KubernetesVersion = None,
 ) -> None:
     """Print one rendered form of a scheduler (see HELP)."""
-    # Imported here so that --help and shell completion do not pay for jinja2 and yaml.
+    # Imported here so that --help and shell completion do not pay for the spec model.
     from kschedctl import spec as specs
-    from kschedctl.render import forms as renderer
 
     check_version_option(kubernetes_version)
     if add_to is not None and form.value != "config":
@@ -82,9 +75,11 @@ def render(
         spec = specs.ensure_valid(specs.with_version(spec, kubernetes_version), source=src)
     if add_to is not None:
         text = specs.read_text(add_to)
-        sys.stdout.write(renderer.add_profile(text, spec, source=str(add_to)))
+        from kschedctl.render.added_profile import add_profile
+
+        sys.stdout.write(add_profile(text, spec, source=str(add_to)))
     else:
-        sys.stdout.write(renderer.render(spec, form.value))
+        sys.stdout.write(forms.render(spec, form.value))
     sys.stdout.flush()
 
 

@@ -9,10 +9,12 @@ port, and RBAC of its own that grants exactly what the scheduler uses — no
 
 from __future__ import annotations
 
+import hashlib
 from typing import TYPE_CHECKING, Any
 
 from kschedctl.config import versions
 from kschedctl.config.validation import parse_duration
+from kschedctl.yamltext import to_yaml
 
 if TYPE_CHECKING:
     from kschedctl.spec import Spec
@@ -36,8 +38,6 @@ LEASE_VERBS = ["get", "update"]
 
 def policy_file(spec: Spec) -> str:
     """The FallbackPolicy file the scheduler reads with --policy."""
-    from kschedctl.render.forms import to_yaml
-
     document = {
         "apiVersion": "kschedctl.io/v1alpha1",
         "kind": "FallbackPolicy",
@@ -89,9 +89,7 @@ def _flags(spec: Spec, policy_path: str) -> list[str]:
 
 
 def builtin_context(spec: Spec, context: dict[str, Any]) -> dict[str, Any]:
-    """The template values of ``render._context`` that differ for program builtin."""
-    import hashlib
-
+    """The values of ``context`` (kschedctl.render.context) that differ for program builtin."""
     config_dir = context["config_dir"]
     svc = spec.service
     text = policy_file(spec)

@@ -8,17 +8,17 @@ import pytest
 import yaml
 
 from kschedctl.cli.render import Form
-from kschedctl.render.forms import RENDERABLE, render
+from kschedctl.render.forms import RENDER_FORMS, render
 from kschedctl.spec import default_spec
 
 GOLDEN_SPECS = Path(__file__).resolve().parent.parent / "golden" / "specs"
 
 
 def test_form_choices_match_the_renderer() -> None:
-    assert tuple(f.value for f in Form) == RENDERABLE
+    assert tuple(f.value for f in Form) == RENDER_FORMS
 
 
-@pytest.mark.parametrize("form", RENDERABLE)
+@pytest.mark.parametrize("form", RENDER_FORMS)
 def test_bare_name_renders_defaults(run, form: str) -> None:
     result = run("render", "my-scheduler", "--as", form)
     assert result.exit_code == 0, result.stderr

@@ -46,8 +46,9 @@ def test_wheel_contains_templates_and_completions(wheel: Path) -> None:
 def test_installed_layout_renders_from_packaged_templates(wheel: Path, tmp_path: Path) -> None:
     zipfile.ZipFile(wheel).extractall(tmp_path / "site")
     probe = (
-        "from kschedctl.render import forms as render; from kschedctl.spec import default_spec;"
-        "print(render.templates_dir());"
+        "from kschedctl.render import forms as render, templates;"
+        "from kschedctl.spec import default_spec;"
+        "print(templates.templates_dir());"
         "print(render.render(default_spec('s'), 'example-pod'), end='')"
     )
     result = subprocess.run(

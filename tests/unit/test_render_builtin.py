@@ -8,8 +8,9 @@ import pytest
 import yaml
 
 from kschedctl.errors import SpecError
+from kschedctl.render.added_profile import add_profile
 from kschedctl.render.builtin import RBAC_RULES
-from kschedctl.render.forms import add_profile, render, render_workspace
+from kschedctl.render.forms import render, render_workspace
 from kschedctl.spec import check_spec, default_spec, spec_from_dict, with_program
 
 

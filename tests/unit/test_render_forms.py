@@ -11,16 +11,11 @@ import pytest
 import yaml
 
 from kschedctl.errors import SpecError
-from kschedctl.render.forms import (
-    FORMS,
-    RENDERABLE,
-    add_profile,
-    render,
-    render_workspace,
-    templates_dir,
-    to_yaml,
-)
+from kschedctl.render.added_profile import add_profile
+from kschedctl.render.forms import FORMS, RENDER_FORMS, render, render_workspace
+from kschedctl.render.templates import templates_dir
 from kschedctl.spec import default_spec, load_spec
+from kschedctl.yamltext import to_yaml
 
 SPECS = Path(__file__).resolve().parent.parent / "golden" / "specs"
 SPEC_FILES = sorted(p for p in SPECS.glob("*.yaml") if p.name != "existing-config.yaml")
@@ -45,7 +40,7 @@ def test_every_form_parses_and_renders_identically_twice(spec_file: Path, versio
     from kschedctl.spec import apply_defaults
 
     apply_defaults(spec)
-    for form in RENDERABLE:
+    for form in RENDER_FORMS:
         first, second = render(spec, form), render(spec, form)
         assert first == second, form
         assert first.endswith("\n") and not first.endswith("\n\n"), form
@@ -248,7 +243,9 @@ def test_workspace_files() -> None:
 
 
 def test_forms_contract() -> None:
-    assert FORMS == ("config", "service", "pod", "deployment", "static-pod", "example-pod")
+    assert [f.name for f in FORMS if not f.host_helper] == [
+        "config", "service", "pod", "deployment", "static-pod", "example-pod"
+    ]  # fmt: skip
     with pytest.raises(ValueError, match="unknown form"):
         render(default_spec("s"), "helm")
 

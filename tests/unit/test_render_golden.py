@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from kschedctl.render.forms import add_profile, render_workspace
+from kschedctl.render.added_profile import add_profile
+from kschedctl.render.forms import render_workspace
 from kschedctl.spec import load_spec
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"

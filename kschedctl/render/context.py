@@ -1,0 +1,120 @@
+"""Spec → template context: every value the templates read, and the labels of every object.
+
+Pure. :func:`form_context` is what the forms are rendered from: the values for kube-scheduler,
+with those of kschedctl's own scheduler (:mod:`kschedctl.render.builtin`) laid over them for
+``program: builtin``. The config files are pure data, so they are finished here, without a
+template: ``config_text`` and ``host_config_text``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from kschedctl.config import versions
+from kschedctl.errors import SpecError
+from kschedctl.render.builtin import builtin_context
+from kschedctl.spec import Spec, ensure_valid
+from kschedctl.yamltext import to_yaml
+
+IN_CLUSTER_CONFIG_DIR = "/etc/kubernetes/{name}"
+MANAGED_BY = "kschedctl"
+
+
+def require_renderable(spec: Spec) -> Spec:
+    """``spec``, once it is valid and of a program kschedctl can render."""
+    ensure_valid(spec)
+    if spec.program == "custom":
+        raise SpecError(
+            "spec.program",
+            "rendering program 'custom' is not supported yet; "
+            "kube-scheduler and builtin render in this release",
+        )
+    return spec
+
+
+def config_file(spec: Spec, config: dict[str, Any]) -> str:
+    """A KubeSchedulerConfiguration file: pure data, so no template (and no Jinja import)."""
+    return (
+        f"# KubeSchedulerConfiguration of scheduler {spec.name}, rendered by kschedctl from "
+        f"scheduler.yaml.\n{to_yaml(config)}\n"
+    )
+
+
+def labels(spec: Spec, component: str = "scheduler") -> dict[str, str]:
+    return {
+        "app.kubernetes.io/name": spec.name,
+        "app.kubernetes.io/instance": spec.name,
+        "app.kubernetes.io/component": component,
+        "app.kubernetes.io/managed-by": MANAGED_BY,
+    }
+
+
+def form_context(spec: Spec) -> dict[str, Any]:
+    """The template context of ``spec`` (already checked by :func:`require_renderable`)."""
+    context = kube_scheduler_context(spec)
+    if spec.program == "builtin":
+        context.update(builtin_context(spec, context))
+    return context
+
+
+def kube_scheduler_context(spec: Spec) -> dict[str, Any]:
+    """The template context for program kube-scheduler (the base of every program's)."""
+    version = spec.version
+    config_dir = IN_CLUSTER_CONFIG_DIR.format(name=spec.name)
+    config_text = config_file(spec, spec.scheduler_config())
+    host_config = spec.scheduler_config(kubeconfig=spec.service.kubeconfig)
+    host_config_text = config_file(spec, host_config)
+    svc = spec.service
+    host_flags = [
+        f"--config={spec.host_config_path}",
+        f"--authentication-kubeconfig={svc.kubeconfig}",
+        f"--authorization-kubeconfig={svc.kubeconfig}",
+        f"--bind-address={svc.bind_address}",
+        f"--secure-port={svc.secure_port}",
+        f"--v={svc.verbosity}",
+        *spec.extra_args,
+    ]
+    # kubeadm probes the bind address, except a wildcard one (then the pod IP is right).
+    probe_host = "" if svc.bind_address in ("0.0.0.0", "::") else svc.bind_address
+    return {
+        "spec": spec,
+        "name": spec.name,
+        "namespace": spec.namespace,
+        "version": version,
+        "labels": labels(spec),
+        "selector": {k: v for k, v in labels(spec).items() if k.endswith(("/name", "/instance"))},
+        "le": spec.leader_election,
+        "lease_verbs": list(versions.lease_verbs(version)),
+        "probes": versions.probes(version),
+        "probe_port_name": versions.PROBE_PORT_NAME,
+        "secure_port": versions.DEFAULT_SECURE_PORT,
+        "config_dir": config_dir,
+        "config_text": config_text,
+        "config_hash": hashlib.sha256(config_text.encode()).hexdigest(),
+        "command": [
+            "kube-scheduler",
+            f"--config={config_dir}/config.yaml",
+            f"--v={spec.pod.verbosity}",
+            *spec.extra_args,
+        ],
+        "host_config_text": host_config_text,
+        "host_config_hash": hashlib.sha256(host_config_text.encode()).hexdigest(),
+        "host_command": ["kube-scheduler", *host_flags],
+        "exec_start": " ".join([svc.binary, *host_flags]).replace("%", "%%"),
+        "probe_host": probe_host,
+        "example_pod": {
+            "name": f"{spec.name}-example",
+            "labels": labels(spec, component="example"),
+            "image": versions.PAUSE_IMAGE,
+        },
+        # What differs for program builtin (kschedctl.render.builtin.builtin_context).
+        "builtin": False,
+        "container_name": "kube-scheduler",
+        "probe_scheme": "HTTPS",
+        "config_key": "config.yaml",
+        "config_what": "KubeSchedulerConfiguration",
+        "program_what": "kube-scheduler",
+        "runs": "kube-scheduler --config",
+        "rbac_template": "_rbac.yaml.j2",
+    }
