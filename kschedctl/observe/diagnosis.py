@@ -20,6 +20,7 @@ from typing import Any
 
 from kschedctl.config.versions import DEFAULT_SCHEDULER_NAME
 from kschedctl.filters import Evaluation, Snapshot, evaluate, failed_scheduling_message
+from kschedctl.observe.bodies import SchedulerEntry, UnknownScheduler
 from kschedctl.observe.schedulers import Scheduler
 from kschedctl.scheduling.policy import FallbackPolicy
 
@@ -73,7 +74,7 @@ class Diagnosis:
     pod: dict[str, str]
     phase: str
     schedulable: bool
-    scheduler: dict[str, Any]
+    scheduler: SchedulerEntry | UnknownScheduler
     findings: list[Finding] = field(default_factory=list)
     summary: str | None = None
     evaluation: Evaluation | None = None
@@ -146,7 +147,9 @@ def diagnose(
     spec, status = pod.get("spec") or {}, pod.get("status") or {}
     phase = status.get("phase") or "Pending"
     entry = _scheduler_entry(ref["schedulerName"], schedulers)
-    sched = entry.to_dict() if entry else {"name": ref["schedulerName"], "served": None}
+    sched: SchedulerEntry | UnknownScheduler = (
+        entry.to_dict() if entry else {"name": ref["schedulerName"], "served": None}
+    )
     diag = Diagnosis(ref, phase, True, sched, reported=reported)
 
     done = _not_waiting(pod, phase, spec, snapshot)
