@@ -100,6 +100,21 @@ def parse_version(text: str) -> KubeVersion:
     return KubeVersion(major, minor, int(patch) if patch is not None else PATCH_RELEASES[minor])
 
 
+# A /version gitVersion: ``v1.36.3``, or with a distro suffix (``v1.33.5-eks-…``, ``v1.31.2+k3s1``).
+_GIT_VERSION_RE = re.compile(r"v?(\d+)\.(\d+)(?:\.(\d+))?")
+
+
+def parse_git_version(text: str) -> tuple[int, ...] | None:
+    """(major, minor, patch) of a gitVersion, (major, minor) if it has no patch, else None.
+
+    Suffixes after the numbers are ignored; a text that does not start with them is None.
+    """
+    match = _GIT_VERSION_RE.match(text)
+    if not match:
+        return None
+    return tuple(int(g) for g in match.groups() if g is not None)
+
+
 def supported_minors() -> list[str]:
     return [f"1.{m}" for m in range(OLDEST_MINOR, NEWEST_MINOR + 1)]
 
