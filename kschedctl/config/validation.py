@@ -1,8 +1,9 @@
 """KubeSchedulerConfiguration rules, version-aware, plus the multi-scheduler traps.
 
 Pure. Mirrors what kube-scheduler checks at start-up (strict decoding, then
-``pkg/scheduler/apis/config/validation``; see reference/multi-scheduler.md §2) and adds the
-traps of DESIGN §3 that kube-scheduler happily accepts: a profile or lease that collides with
+``pkg/scheduler/apis/config/validation/validation.go`` and component-base's
+``config/validation/validation.go``) and adds the traps kube-scheduler happily accepts when it
+is not the only scheduler: a profile or lease that collides with
 the default scheduler. Every rule reports a :class:`~kschedctl.errors.Problem` naming the
 field; nothing stops at the first one, like kube-scheduler's own aggregate.
 """
