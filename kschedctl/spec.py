@@ -1,7 +1,7 @@
 """The scheduler spec (``scheduler.yaml``): model, strict loading, defaulting, validation.
 
 Pure (reads files, nothing else). One spec is the single source of truth from which every
-artefact is rendered (DESIGN §3). Loading is strict like kube-scheduler's own decoder: unknown
+artefact is rendered. Loading is strict like kube-scheduler's own decoder: unknown
 fields, wrong types and malformed YAML are errors naming the field, and validation collects
 every problem instead of stopping at the first.
 """

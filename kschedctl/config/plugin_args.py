@@ -2,7 +2,7 @@
 
 Pure. Paraphrases ``pkg/scheduler/apis/config/validation/validation_pluginargs.go``; the
 NodeResourcesFit rules run when the framework is built rather than in validation.go, but they
-stop the scheduler all the same, so they are checked here too (reference §2).
+stop the scheduler all the same, so they are checked here too.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """KubeSchedulerConfiguration rules, version-aware, plus the multi-scheduler traps.
 
 Pure. Mirrors what kube-scheduler checks at start-up (strict decoding, then
-``pkg/scheduler/apis/config/validation``; see reference/multi-scheduler.md §2) and adds the
-traps of DESIGN §3 that kube-scheduler happily accepts: a profile or lease that collides with
+``pkg/scheduler/apis/config/validation/validation.go`` and component-base's
+``config/validation/validation.go``) and adds the traps kube-scheduler happily accepts when it
+is not the only scheduler: a profile or lease that collides with
 the default scheduler. Every rule reports a :class:`~kschedctl.errors.Problem` naming the
 field; nothing stops at the first one, like kube-scheduler's own aggregate.
 """
@@ -13,6 +14,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from kschedctl.config.durations import parse_go_duration
 from kschedctl.config.plugin_args import check_args
 from kschedctl.config.schema import NUMBER, check_fields, check_list, join, type_ok
 from kschedctl.config.versions import (
@@ -33,8 +35,6 @@ from kschedctl.errors import Problem
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
-_DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 # client-go's leader election adds up to 20% jitter to retryPeriod and refuses a renewDeadline
 # that does not leave room for it ("renewDeadline must be greater than retryPeriod*JitterFactor").
 _JITTER_FACTOR = 1.2
@@ -62,24 +62,9 @@ def dns_subdomain_problem(value: str) -> str | None:
     return None
 
 
-def parse_duration(value: Any) -> float:
-    """A Go duration (``15s``, ``1m30s``, ``500ms``) in seconds; ValueError otherwise."""
-    if not isinstance(value, str) or not value:
-        raise ValueError(f"{value!r} is not a duration (write it like 15s, 1m30s or 500ms)")
-    text, sign = value, 1.0
-    if text[0] in "+-":
-        sign, text = (-1.0 if text[0] == "-" else 1.0), text[1:]
-    if text == "0":
-        return 0.0
-    pos, total = 0, 0.0
-    for match in _DURATION_PART.finditer(text):
-        if match.start() != pos:
-            break
-        total += float(match.group(1)) * _DURATION_UNITS[match.group(2)]
-        pos = match.end()
-    if pos != len(text) or pos == 0:
-        raise ValueError(f"{value!r} is not a duration (write it like 15s, 1m30s or 500ms)")
-    return sign * total
+# Config fields' Go durations are read by the one duration parser; the name stays importable
+# from here (render/builtin.py, the rule tests).
+parse_duration = parse_go_duration
 
 
 # ---------------------------------------------------------------------------------------------
@@ -249,7 +234,7 @@ def _duration(
     if le.get(key) is None:
         return default
     try:
-        return parse_duration(le[key])
+        return parse_go_duration(le[key])
     except ValueError as err:
         out.append(Problem(f"{path}.{key}", str(err)))
         return None
@@ -474,7 +459,7 @@ def _check_extenders(raw: Any, out: list[Problem], path: str) -> None:
                 out.append(Problem(f"{epath}.bindVerb", "only one extender can implement bind"))
         if ext.get("httpTimeout") is not None:
             try:
-                parse_duration(ext["httpTimeout"])
+                parse_go_duration(ext["httpTimeout"])
             except ValueError as err:
                 out.append(Problem(f"{epath}.httpTimeout", str(err)))
         for j, res in enumerate(

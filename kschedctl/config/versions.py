@@ -1,7 +1,12 @@
 """Which Kubernetes versions kschedctl renders for, and what changes between them.
 
-Pure: no I/O, no typer/rich/kubernetes. Facts come from ../shared/reference/multi-scheduler.md
-(§1.1 config API versions, §2 removed plugins, §4 kubeadm probes, §4.1 removed flags, §6 images).
+Pure: no I/O, no typer/rich/kubernetes. Facts come from upstream Kubernetes: config API
+versions (v1 GA in 1.25; v1beta2 removed in 1.28 by kubernetes/kubernetes PR #117649, v1beta3 in
+1.29 by PR #119994), the plugin registry and v1 types
+(``staging/src/k8s.io/kube-scheduler/config/v1/types.go``), kubeadm's probes
+(``cmd/kubeadm/app/phases/controlplane/manifests.go``), removed flags
+(``cmd/kube-scheduler/app/options/deprecated.go``) and image names (``registry.k8s.io``, the
+CHANGELOG's "Container Images").
 """
 
 from __future__ import annotations
@@ -100,6 +105,21 @@ def parse_version(text: str) -> KubeVersion:
     return KubeVersion(major, minor, int(patch) if patch is not None else PATCH_RELEASES[minor])
 
 
+# A /version gitVersion: ``v1.36.3``, or with a distro suffix (``v1.33.5-eks-…``, ``v1.31.2+k3s1``).
+_GIT_VERSION_RE = re.compile(r"v?(\d+)\.(\d+)(?:\.(\d+))?")
+
+
+def parse_git_version(text: str) -> tuple[int, ...] | None:
+    """(major, minor, patch) of a gitVersion, (major, minor) if it has no patch, else None.
+
+    Suffixes after the numbers are ignored; a text that does not start with them is None.
+    """
+    match = _GIT_VERSION_RE.match(text)
+    if not match:
+        return None
+    return tuple(int(g) for g in match.groups() if g is not None)
+
+
 def supported_minors() -> list[str]:
     return [f"1.{m}" for m in range(OLDEST_MINOR, NEWEST_MINOR + 1)]
 
@@ -130,7 +150,7 @@ def probes(version: KubeVersion) -> Probes:
 
 
 def removed_plugins(version: KubeVersion) -> tuple[str, ...]:
-    """In-tree plugins kube-scheduler refuses for this version (reference §1.5, §2)."""
+    """In-tree plugins kube-scheduler refuses for this version (not in its plugin registry)."""
     # Not in v1 (GA 1.25): kube-scheduler fails to build the framework with it.
     removed = ["SelectorSpread"]
     if version.at_least(32):
@@ -160,7 +180,8 @@ def extension_points(version: KubeVersion) -> tuple[str, ...]:
         # Workload-aware scheduling: in kube-scheduler/config/v1 of v0.36.3.
         points += ["placementGenerate", "placementScore"]
     if version.at_least(37):
-        # Upstream master after 1.36 (reference §1.2); unchecked against a 1.37 release.
+        # staging/src/k8s.io/kube-scheduler/config/v1/types.go on upstream master after 1.36;
+        # unchecked against a 1.37 release.
         points += ["placementFeasible", "podGroupPostFilter"]
     return tuple(points)
 
@@ -200,7 +221,8 @@ def lease_verbs(version: KubeVersion) -> tuple[str, ...]:
     return ("get", "update")
 
 
-# kube-scheduler flags that no longer exist (reference §4.1): flag → (removed in, what instead).
+# kube-scheduler flags that no longer exist (kubernetes/kubernetes PRs #102805, #105424, #119130;
+# cmd/kube-scheduler/app/options/deprecated.go): flag → (removed in, what instead).
 REMOVED_FLAGS: dict[str, str] = {
     "--scheduler-name": "removed in 1.22: name the scheduler with spec.profiles[].schedulerName",
     "--hard-pod-affinity-symmetric-weight": "removed in 1.22: use InterPodAffinityArgs",

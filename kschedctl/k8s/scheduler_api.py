@@ -19,6 +19,7 @@ import threading
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from kschedctl.config.versions import parse_git_version
 from kschedctl.errors import ConflictError, KschedError, NotFoundError
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.ratelimit import TokenBucket
@@ -139,11 +140,9 @@ class ClusterSchedulerApi:
             raise _outcome(err) from err
 
     def server_version(self) -> tuple[int, ...]:
-        import re
-
         try:
             info = self.cluster.server_version()
         except KschedError:
             return (1, 36)
-        match = re.match(r"v?(\d+)\.(\d+)\.(\d+)", str(info.get("gitVersion", "")))
-        return tuple(int(g) for g in match.groups()) if match else (1, 36)
+        version = parse_git_version(str(info.get("gitVersion", "")))
+        return version if version is not None and len(version) == 3 else (1, 36)

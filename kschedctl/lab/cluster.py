@@ -400,7 +400,7 @@ class Lab:
         kwok would mark them Running and Ready the moment they are bound, before their process
         even started; the runner reports their status itself, as a kubelet would.
         """
-        from kschedctl.lab.runner.programs import kwok_selector_key
+        from kschedctl.lab.images import kwok_selector_key
 
         stages = list(yaml.safe_load_all(KWOK_STAGES.read_text()))
         for stage in stages:

@@ -18,8 +18,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kschedctl.config.versions import DEFAULT_SCHEDULER_NAME
+from kschedctl.config.versions import DEFAULT_SCHEDULER_NAME, parse_git_version
 from kschedctl.filters import Evaluation, Snapshot, evaluate, failed_scheduling_message
+from kschedctl.observe.bodies import SchedulerEntry, UnknownScheduler
 from kschedctl.observe.schedulers import Scheduler
 from kschedctl.scheduling.policy import FallbackPolicy
 
@@ -73,7 +74,7 @@ class Diagnosis:
     pod: dict[str, str]
     phase: str
     schedulable: bool
-    scheduler: dict[str, Any]
+    scheduler: SchedulerEntry | UnknownScheduler
     findings: list[Finding] = field(default_factory=list)
     summary: str | None = None
     evaluation: Evaluation | None = None
@@ -105,10 +106,7 @@ class Diagnosis:
 
 def parse_version(git_version: str) -> tuple[int, ...]:
     """``v1.36.3`` (distro suffixes allowed) as (1, 36, 3); the engine's default if unreadable."""
-    match = re.match(r"v?(\d+)\.(\d+)(?:\.(\d+))?", git_version or "")
-    if not match:
-        return (1, 36)
-    return tuple(int(g) for g in match.groups() if g is not None)
+    return parse_git_version(git_version or "") or (1, 36)
 
 
 def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -146,7 +144,9 @@ def diagnose(
     spec, status = pod.get("spec") or {}, pod.get("status") or {}
     phase = status.get("phase") or "Pending"
     entry = _scheduler_entry(ref["schedulerName"], schedulers)
-    sched = entry.to_dict() if entry else {"name": ref["schedulerName"], "served": None}
+    sched: SchedulerEntry | UnknownScheduler = (
+        entry.to_dict() if entry else {"name": ref["schedulerName"], "served": None}
+    )
     diag = Diagnosis(ref, phase, True, sched, reported=reported)
 
     done = _not_waiting(pod, phase, spec, snapshot)

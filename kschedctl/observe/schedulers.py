@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
 import yaml
 
 from kschedctl.config.versions import DEFAULT_LEASE_NAME, DEFAULT_SCHEDULER_NAME
+from kschedctl.observe.bodies import SchedulerEntry
 
 MANAGED_BY = "app.kubernetes.io/managed-by"
 INSTANCE = "app.kubernetes.io/instance"
@@ -84,29 +85,32 @@ class Scheduler:
             return False
         return True
 
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        lease = data.pop("lease")
-        data["healthy"] = self.healthy
-        data["lease"] = (
-            None
+    def to_dict(self) -> SchedulerEntry:
+        lease = self.lease
+        return {
+            "name": self.name,
+            "form": self.form,
+            "managed": self.managed,
+            "namespace": self.namespace,
+            "instance": self.instance,
+            "desired": self.desired,
+            "ready": self.ready,
+            "leader": self.leader,
+            "pending": self.pending,
+            "served": self.served,
+            "pods": list(self.pods),
+            "sources": list(self.sources),
+            "healthy": self.healthy,
+            "lease": None
             if lease is None
             else {
-                "namespace": lease["namespace"],
-                "name": lease["name"],
-                "holder": lease["holder"],
-                "renewAgeSeconds": None
-                if lease["renew_age"] is None
-                else round(lease["renew_age"], 1),
-                "durationSeconds": lease["duration"],
-            }
-        )
-        return {_camel(k): v for k, v in data.items()}
-
-
-def _camel(key: str) -> str:
-    head, *rest = key.split("_")
-    return head + "".join(p.title() for p in rest)
+                "namespace": lease.namespace,
+                "name": lease.name,
+                "holder": lease.holder,
+                "renewAgeSeconds": None if lease.renew_age is None else round(lease.renew_age, 1),
+                "durationSeconds": lease.duration,
+            },
+        }
 
 
 # -- parsing objects ------------------------------------------------------------------------------
@@ -135,7 +139,8 @@ def is_builtin_container(container: dict[str, Any]) -> bool:
 
 
 def scheduler_container(pod_spec: dict[str, Any]) -> dict[str, Any] | None:
-    for container in pod_spec.get("containers") or []:
+    containers: list[dict[str, Any]] = pod_spec.get("containers") or []
+    for container in containers:
         argv = [*(container.get("command") or []), *(container.get("args") or [])]
         if is_kube_scheduler_image(container.get("image", "")) or (
             argv and argv[0].rsplit("/", 1)[-1] == "kube-scheduler"
@@ -380,22 +385,26 @@ def discover(snap: Snapshot) -> list[Scheduler]:
     # kschedctl-managed schedulers without pods (service form): their objects carry the lease.
     for obj in snap.managed:
         annotations = _meta(obj).get("annotations") or {}
-        form = annotations.get(FORM_ANNOTATION)
-        name = (_meta(obj).get("labels") or {}).get(INSTANCE)
-        if not name or form not in ("service", "static-pod") or name in found:
+        managed_form: str | None = annotations.get(FORM_ANNOTATION)
+        managed_name: str | None = (_meta(obj).get("labels") or {}).get(INSTANCE)
+        if (
+            not managed_name
+            or managed_form not in ("service", "static-pod")
+            or managed_name in found
+        ):
             continue
         add(
-            name, form, "kschedctl", managed=True, namespace=_meta(obj).get("namespace"),
-            lease=recorded_leases.get(name),
+            managed_name, managed_form, "kschedctl", managed=True,
+            namespace=_meta(obj).get("namespace"), lease=recorded_leases.get(managed_name),
         )  # fmt: skip
 
     # kschedctl's own scheduler running as a plain process: its Lease names it.
     for obj in snap.leases:
-        name = (_meta(obj).get("annotations") or {}).get(BUILTIN_LEASE_ANNOTATION)
-        if name and name not in found:
+        builtin: str | None = (_meta(obj).get("annotations") or {}).get(BUILTIN_LEASE_ANNOTATION)
+        if builtin and builtin not in found:
             ns = _meta(obj).get("namespace", "")
             add(
-                name,
+                builtin,
                 "process",
                 "lease",
                 namespace=ns,

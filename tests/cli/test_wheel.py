@@ -43,6 +43,11 @@ def test_wheel_contains_templates_and_completions(wheel: Path) -> None:
         assert f"kschedctl/_data/completions/{script}" in names
 
 
+def test_wheel_marks_the_package_typed(wheel: Path) -> None:
+    """PEP 561: ``py.typed`` tells type checkers to use kschedctl's own annotations."""
+    assert "kschedctl/py.typed" in zipfile.ZipFile(wheel).namelist()
+
+
 def test_installed_layout_renders_from_packaged_templates(wheel: Path, tmp_path: Path) -> None:
     zipfile.ZipFile(wheel).extractall(tmp_path / "site")
     probe = (

@@ -1,4 +1,4 @@
-"""KubeSchedulerConfiguration rules (reference §2) plus the multi-scheduler traps."""
+"""KubeSchedulerConfiguration rules (as kube-scheduler's pkg/scheduler/apis/config/validation/validation.go checks them) plus the multi-scheduler traps."""
 
 from __future__ import annotations
 

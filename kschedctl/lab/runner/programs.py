@@ -1,9 +1,9 @@
 """Which containers the lab really runs, and the command line each one gets.
 
-:func:`program_for` is the one place images are matched: kube-scheduler images run the lab's
-kube-scheduler binary, kschedctl images (kschedctl's own scheduler) run ``python -m kschedctl``
-with the lab's interpreter. To run another program, add its rule there and a launch function
-to ``LAUNCHERS``.
+:func:`program_for` (:mod:`kschedctl.lab.images`) is the one place images are matched:
+kube-scheduler images run the lab's kube-scheduler binary, kschedctl images (kschedctl's own
+scheduler) run ``python -m kschedctl`` with the lab's interpreter. To run another program, add
+its rule there and a launch function to ``LAUNCHERS``.
 """
 
 from __future__ import annotations
@@ -13,13 +13,18 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import yaml
 
+from kschedctl.lab.images import KSCHEDCTL as KSCHEDCTL
+from kschedctl.lab.images import KUBE_SCHEDULER as KUBE_SCHEDULER
+from kschedctl.lab.images import PROGRAMS as PROGRAMS
+from kschedctl.lab.images import image_repository as image_repository
+from kschedctl.lab.images import image_tag as image_tag
+from kschedctl.lab.images import kwok_selector_key as kwok_selector_key
+from kschedctl.lab.images import program_for as program_for
 from kschedctl.lab.runner.podenv import flag_values, replace_flag, rewrite_path
 
-KUBE_SCHEDULER = "kube-scheduler"
 KUBE_SCHEDULER_PORT = 10259  # kube-scheduler's default --secure-port
 
 
@@ -27,50 +32,7 @@ class LaunchError(Exception):
     """The container cannot be run in the lab (what a kubelet reports as RunContainerError)."""
 
 
-def image_repository(image: str) -> str:
-    """``registry.k8s.io/kube-scheduler`` for ``registry.k8s.io/kube-scheduler:v1.36.3@sha…``."""
-    name = image.split("@", 1)[0]
-    slash = name.rfind("/")
-    colon = name.rfind(":")
-    return name[:colon] if colon > slash else name
-
-
-def image_tag(image: str) -> str:
-    name = image.split("@", 1)[0]
-    slash, colon = name.rfind("/"), name.rfind(":")
-    return name[colon + 1 :] if colon > slash else ""
-
-
-KSCHEDCTL = "kschedctl"  # kschedctl's own scheduler (program: builtin), from the Dockerfile
 KSCHEDCTL_PORT = 10259  # `kschedctl scheduler run --metrics-port` default
-
-# The last path element of an image's repository -> the program the lab runs for it.
-PROGRAMS = {KUBE_SCHEDULER: KUBE_SCHEDULER, KSCHEDCTL: KSCHEDCTL}
-
-
-def program_for(container: Mapping[str, Any]) -> str | None:
-    """The program the lab runs for this container, or None (kwok keeps simulating it).
-
-    Any image whose repository's last path element is ``kube-scheduler`` —
-    ``registry.k8s.io/kube-scheduler:*`` and mirrors or rebuilds of it — or ``kschedctl``
-    (the repository's Dockerfile; run from this checkout with the current Python).
-    """
-    repository = image_repository(str(container.get("image") or ""))
-    return PROGRAMS.get(repository.rsplit("/", 1)[-1])
-
-
-def kwok_selector_key() -> str:
-    """The same rule as :func:`program_for`, as a kwok stage selector key (a gojq query).
-
-    It yields the matching images' names; ``operator: DoesNotExist`` on it keeps kwok's
-    pod-ready stage off the pods the runner runs, so nothing but the runner writes their
-    status (no moment where kwok calls a pod Ready whose process has not even started).
-    """
-    names = " or ".join(f'. == "{name}"' for name in PROGRAMS)
-    return (
-        '.spec.containers.[].image | split("@") | .[0] | split("/") | .[-1] | split(":") '
-        f"| .[0] | select({names})"
-    )
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,57 @@
+"""Which container images the lab really runs: the one rule both the lab and its runner use.
+
+The lab (:mod:`kschedctl.lab.cluster`) keeps kwok's pod-ready stage off these pods
+(:func:`kwok_selector_key`); the runner (:mod:`kschedctl.lab.runner`) runs them
+(:func:`program_for`). Living below both, the rule needs no import from the lab into its runner.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+KUBE_SCHEDULER = "kube-scheduler"
+KSCHEDCTL = "kschedctl"  # kschedctl's own scheduler (program: builtin), from the Dockerfile
+
+
+def image_repository(image: str) -> str:
+    """``registry.k8s.io/kube-scheduler`` for ``registry.k8s.io/kube-scheduler:v1.36.3@sha…``."""
+    name = image.split("@", 1)[0]
+    slash = name.rfind("/")
+    colon = name.rfind(":")
+    return name[:colon] if colon > slash else name
+
+
+def image_tag(image: str) -> str:
+    name = image.split("@", 1)[0]
+    slash, colon = name.rfind("/"), name.rfind(":")
+    return name[colon + 1 :] if colon > slash else ""
+
+
+# The last path element of an image's repository -> the program the lab runs for it.
+PROGRAMS = {KUBE_SCHEDULER: KUBE_SCHEDULER, KSCHEDCTL: KSCHEDCTL}
+
+
+def program_for(container: Mapping[str, Any]) -> str | None:
+    """The program the lab runs for this container, or None (kwok keeps simulating it).
+
+    Any image whose repository's last path element is ``kube-scheduler`` —
+    ``registry.k8s.io/kube-scheduler:*`` and mirrors or rebuilds of it — or ``kschedctl``
+    (the repository's Dockerfile; run from this checkout with the current Python).
+    """
+    repository = image_repository(str(container.get("image") or ""))
+    return PROGRAMS.get(repository.rsplit("/", 1)[-1])
+
+
+def kwok_selector_key() -> str:
+    """The same rule as :func:`program_for`, as a kwok stage selector key (a gojq query).
+
+    It yields the matching images' names; ``operator: DoesNotExist`` on it keeps kwok's
+    pod-ready stage off the pods the runner runs, so nothing but the runner writes their
+    status (no moment where kwok calls a pod Ready whose process has not even started).
+    """
+    names = " or ".join(f'. == "{name}"' for name in PROGRAMS)
+    return (
+        '.spec.containers.[].image | split("@") | .[0] | split("/") | .[-1] | split(":") '
+        f"| .[0] | select({names})"
+    )

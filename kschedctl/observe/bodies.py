@@ -1,0 +1,48 @@
+"""The shapes of plain dicts that cross module boundaries (JSON contracts among them).
+
+Typed dicts, not classes: they are what ``to_dict()`` hands to ``-o json|yaml`` and to other
+layers, and a type checker holds every producer and consumer to the same keys.
+"""
+
+from __future__ import annotations
+
+from typing import TypedDict
+
+
+class LeaseEntry(TypedDict):
+    """The leader Lease of a scheduler, as ``list``, ``status`` and ``why`` show it."""
+
+    namespace: str
+    name: str
+    holder: str | None
+    renewAgeSeconds: float | None  # seconds since renewTime, one decimal
+    durationSeconds: int | None
+
+
+class SchedulerEntry(TypedDict):
+    """One scheduler name as the cluster serves it: ``list``, ``status`` and ``why`` share it.
+
+    The keys (and their order) are a tested JSON contract.
+    """
+
+    name: str
+    form: str  # deployment | pod | static-pod | service | process | unknown | none
+    managed: bool
+    namespace: str | None
+    instance: str | None  # the object (or kschedctl name) that serves it
+    desired: int | None
+    ready: int | None
+    leader: str | None
+    pending: int
+    served: bool
+    pods: list[str]
+    sources: list[str]
+    healthy: bool
+    lease: LeaseEntry | None
+
+
+class UnknownScheduler(TypedDict):
+    """``why``'s scheduler entry when discovery could not be read: the name, served unknown."""
+
+    name: str
+    served: None
