@@ -7,7 +7,7 @@ exit code (see :class:`KschedGroup`).
 
 from __future__ import annotations
 
-import sys
+from typing import Any
 
 import typer
 from typer.core import TyperGroup
@@ -25,7 +25,8 @@ def report_error(err: KschedError) -> None:
 class KschedGroup(TyperGroup):
     """Root group: the one place errors become messages and exit codes."""
 
-    def invoke(self, ctx: typer.Context):  # type: ignore[no-untyped-def]
+    # typer.Context narrows click's Context; click always passes typer's here.
+    def invoke(self, ctx: typer.Context) -> Any:  # type: ignore[override]
         try:
             return super().invoke(ctx)
         except KschedError as err:
@@ -95,4 +96,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    main()

@@ -100,8 +100,8 @@ def main(argv: list[str] | None = None) -> int:
     if check and stale:
         print(f"stale completion scripts: {', '.join(stale)}; run: {REGENERATE}", file=sys.stderr)
         return 1
-    for path in stale:
-        print(f"wrote {path}", file=sys.stderr)
+    for written in stale:
+        print(f"wrote {written}", file=sys.stderr)
     return 0
 
 

@@ -62,11 +62,6 @@ def dns_subdomain_problem(value: str) -> str | None:
     return None
 
 
-# Config fields' Go durations are read by the one duration parser; the name stays importable
-# from here (render/builtin.py, the rule tests).
-parse_duration = parse_go_duration
-
-
 # ---------------------------------------------------------------------------------------------
 # Shapes for strict decoding: kube-scheduler rejects unknown fields and wrong types.
 

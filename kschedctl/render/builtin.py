@@ -13,7 +13,7 @@ import hashlib
 from typing import TYPE_CHECKING, Any
 
 from kschedctl.config import versions
-from kschedctl.config.validation import parse_duration
+from kschedctl.config.durations import parse_go_duration
 from kschedctl.yamltext import to_yaml
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ def policy_file(spec: Spec) -> str:
 
 
 def _seconds(value: str) -> str:
-    seconds = parse_duration(value)
+    seconds = parse_go_duration(value)
     return str(int(seconds)) if seconds.is_integer() else str(seconds)
 
 

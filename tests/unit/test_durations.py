@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from kschedctl.config.durations import GO, SINCE, parse_duration, parse_go_duration, seconds
-from kschedctl.config.validation import parse_duration as config_parse_duration
+from kschedctl.config.durations import parse_go_duration as config_parse_duration
 from kschedctl.errors import UsageError
 
 _GO_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")

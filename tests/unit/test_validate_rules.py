@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from kschedctl.config.validation import check_config, parse_duration
+from kschedctl.config.durations import parse_go_duration as parse_duration
+from kschedctl.config.validation import check_config
 from kschedctl.config.versions import parse_version
 
 V136 = parse_version("1.36")
