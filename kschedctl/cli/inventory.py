@@ -30,7 +30,7 @@ def list_schedulers(
     it did not deploy, and names pods request that nothing serves.
     """
     check_output(out, WIDE_FORMATS)
-    # Imported here, like every cluster use case: offline commands must not pay for them.
+    # Imported here: --help and the offline commands must not pay for the cluster layers.
     from kschedctl.ops.list import scheduler_list
 
     with connect(kubeconfig, context) as cluster:
