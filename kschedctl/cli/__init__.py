@@ -7,7 +7,7 @@ exit code (see :class:`KschedGroup`).
 
 from __future__ import annotations
 
-import sys
+from typing import Any
 
 import typer
 from typer.core import TyperGroup
@@ -25,7 +25,8 @@ def report_error(err: KschedError) -> None:
 class KschedGroup(TyperGroup):
     """Root group: the one place errors become messages and exit codes."""
 
-    def invoke(self, ctx: typer.Context):  # type: ignore[no-untyped-def]
+    # ctx is typer's vendored click Context, which typer keeps private (typer._click).
+    def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
         except KschedError as err:
@@ -95,4 +96,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    main()

@@ -123,9 +123,10 @@ def _scheduler_log(cluster: Cluster, entry: Scheduler | None, kubeconfig: str | 
 
 def _reported(pod: dict[str, Any], failures: dict[str, tuple[Event, int]]) -> Reported:
     meta = pod.get("metadata") or {}
-    event, count = failures.get(meta.get("uid") or "") or failures.get(
-        f"{meta.get('namespace')}/{meta.get('name')}", (None, 0)
+    found = failures.get(meta.get("uid") or "") or failures.get(
+        f"{meta.get('namespace')}/{meta.get('name')}"
     )
+    event, count = found if found else (None, 0)
     condition = next(
         (
             c.get("message")

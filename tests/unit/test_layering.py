@@ -1,4 +1,4 @@
-"""Pure modules stay pure: no typer, rich or kubernetes (DESIGN §4)."""
+"""Pure modules stay pure: they never import typer, rich, click or the kubernetes client."""
 
 from __future__ import annotations
 
