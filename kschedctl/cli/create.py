@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from kschedctl import output
-from kschedctl.cli.offline import KubernetesVersion, check_version_option
+from kschedctl.cli.options import KubernetesVersion, check_version_option
 from kschedctl.render import forms
 
 

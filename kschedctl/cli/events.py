@@ -2,25 +2,29 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from kschedctl import output
 from kschedctl.cli.common import age, check_output, connect
-from kschedctl.cli.options import AllNamespaces, Context, Kubeconfig, Namespace
-from kschedctl.errors import UsageError
+from kschedctl.cli.options import (
+    WIDE_FORMATS,
+    AllNamespaces,
+    Context,
+    EventsSince,
+    Kubeconfig,
+    Namespace,
+    WideOutput,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.text import Text
 
-    from kschedctl.k8s.client import Cluster
-    from kschedctl.k8s.events import Query
     from kschedctl.observe.events import Event
-
-OutputOpt = Annotated[str, typer.Option("-o", "--output", help="table, wide, yaml or json.")]
+    from kschedctl.ops.events import SchedulerEvents
 
 
 def events(
@@ -47,21 +51,14 @@ def events(
             show_default=False,
         ),
     ] = None,
-    since: Annotated[
-        str | None,
-        typer.Option(
-            "--since",
-            help="Only events seen within this duration (30s, 10m, 2h).",
-            show_default=False,
-        ),
-    ] = None,
+    since: EventsSince = None,
     watch: Annotated[
         bool,
         typer.Option(
             "-w", "--watch", help="After the current events, stream new ones until interrupted."
         ),
     ] = False,
-    out: OutputOpt = "table",
+    out: WideOutput = "table",
     kubeconfig: Kubeconfig = None,
     context: Context = None,
 ) -> None:
@@ -70,42 +67,28 @@ def events(
     Filtered on the server (scheduler name, object, type) where it can; events.k8s.io/v1, or
     core/v1 on servers without it.
     """
-    from kschedctl.config.durations import parse_duration
-    from kschedctl.observe.events import SCHEDULER_REASONS, parse_for, parse_types, select
+    check_output(out, WIDE_FORMATS)
+    # Imported here: --help and the offline commands must not pay for the cluster layers.
+    from kschedctl.ops.events import event_filter, open_events
 
-    check_output(out, ("table", "wide", "yaml", "json"))
-    try:
-        wanted_types = parse_types(types)
-        kind, target = parse_for(for_object) if for_object else (None, None)
-    except ValueError as err:
-        raise UsageError(str(err)) from err
-    window = timedelta(seconds=parse_duration(since)) if since else None
-    from kschedctl.k8s.events import Query, list_events, served_api
-
-    cluster = connect(kubeconfig, context)
-    try:
-        ns = None if all_namespaces else (namespace or cluster.namespace)
-        query = Query(ns, controller=name, kind=kind, name=target,
-                      type=wanted_types[0] if len(wanted_types) == 1 else None)  # fmt: skip
-        reasons = None if name else SCHEDULER_REASONS
-        api = served_api(cluster)
+    wanted = event_filter(name, for_object, types, since)
+    with connect(kubeconfig, context) as cluster:
+        source = open_events(cluster, wanted, namespace=namespace, all_namespaces=all_namespaces)
         if watch:
-            _watch(cluster, query, api, wanted_types, reasons, window, out, ns is None)
+            _watch(source, out)
             return
-        found = select(list_events(cluster, query, api), types=wanted_types, reasons=reasons,
-                       since=window, now=datetime.now(timezone.utc))  # fmt: skip
-    finally:
-        cluster.close()
+        found = source.current()
     if out in ("yaml", "json"):
-        output.emit_data({"events": [e.to_dict() for e in found]}, out)
+        output.emit_data(found.to_dict(), out)
         return
-    if not found:
-        where = "in any namespace" if ns is None else f"in namespace {ns}"
+    all_ns = found.namespace is None
+    if not found.events:
+        where = "in any namespace" if all_ns else f"in namespace {found.namespace}"
         output.info(f"no scheduler events {where}" + (f" from {name}" if name else ""))
         return
     now = datetime.now(timezone.utc)
     output.print_table(
-        _columns(out, ns is None), [_row(e, out, ns is None, now, _color()) for e in found]
+        _columns(out, all_ns), [_row(e, out, all_ns, now, _color()) for e in found.events]
     )
 
 
@@ -167,16 +150,11 @@ _WIDTHS = {"namespace": 20, "last seen": 10, "type": 9, "reason": 18, "object": 
            "scheduler": 20, "count": 7, "first seen": 11}  # fmt: skip
 
 
-def _watch(
-    cluster: Cluster, query: Query, api: str, types: tuple[str, ...],
-    reasons: tuple[str, ...] | None, window: timedelta | None, out: str, all_namespaces: bool,
-) -> None:  # fmt: skip
+def _watch(source: SchedulerEvents, out: str) -> None:
     """Print matching events as they come until Ctrl-C, which ends the command with exit 0."""
     import threading
 
-    from kschedctl.k8s.events import watch_events
-    from kschedctl.observe.events import select
-
+    all_namespaces = source.namespace is None
     console = output.stdout_console()
     if out in ("table", "wide"):
         header = _columns(out, all_namespaces)
@@ -184,25 +162,8 @@ def _watch(
             "".join(c.upper().ljust(_WIDTHS.get(c, 0) or len(c)) for c in header), highlight=False
         )
     stop = threading.Event()
-    printed: dict[str, int] = {}  # event uid -> count shown (a repeat updates the count)
-    problems: list[str] = []
-
-    def on_error(err: Exception) -> None:
-        text = getattr(err, "message", str(err))
-        if text not in problems:  # say it once per distinct problem, then keep retrying
-            problems.append(text)
-            output.warn(f"watch: {text} (retrying)")
-
     try:
-        for initial, event in watch_events(cluster, query, stop, api=api, on_error=on_error):
-            now = datetime.now(timezone.utc)
-            # --since bounds what was there before; new events are always recent.
-            kept = select(
-                [event], types=types, reasons=reasons, since=window if initial else None, now=now
-            )
-            if not kept or printed.get(event.event_uid) == event.count:
-                continue
-            printed[event.event_uid] = event.count
+        for event in source.watch(stop, output.warn):
             _line(console, event, out, all_namespaces)
     except KeyboardInterrupt:
         stop.set()  # Ctrl-C is how a watch ends: exit 0, nothing more to say

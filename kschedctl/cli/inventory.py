@@ -1,43 +1,48 @@
-"""`kschedctl list`: every scheduler the cluster runs, or that pods ask for."""
+"""`kschedctl list` and `kschedctl status NAME`: the schedulers a cluster runs or pods ask for."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from kschedctl import output
 from kschedctl.cli.common import age, check_output, connect
-from kschedctl.cli.options import Context, Kubeconfig
+from kschedctl.cli.options import (
+    TABLE_FORMATS,
+    WIDE_FORMATS,
+    Context,
+    Kubeconfig,
+    TableOutput,
+    WideOutput,
+)
 
-OutputOpt = Annotated[str, typer.Option("-o", "--output", help="table, wide, yaml or json.")]
+if TYPE_CHECKING:
+    from kschedctl.ops.status import SchedulerStatus
 
 
 def list_schedulers(
-    kubeconfig: Kubeconfig = None, context: Context = None, out: OutputOpt = "table"
+    kubeconfig: Kubeconfig = None, context: Context = None, out: WideOutput = "table"
 ) -> None:
     """Every scheduler in the cluster, with health, leader and Pending pods.
 
     default-scheduler, those kschedctl deployed, kube-scheduler Deployments, Pods and static pods
     it did not deploy, and names pods request that nothing serves.
     """
-    check_output(out, ("table", "wide", "yaml", "json"))
-    from kschedctl.k8s.inventory import snapshot
-    from kschedctl.observe.schedulers import discover
+    check_output(out, WIDE_FORMATS)
+    # Imported here: --help and the offline commands must not pay for the cluster layers.
+    from kschedctl.ops.list import scheduler_list
 
-    cluster = connect(kubeconfig, context)
-    try:
-        schedulers = discover(snapshot(cluster))
-    finally:
-        cluster.close()
+    with connect(kubeconfig, context) as cluster:
+        found = scheduler_list(cluster)
     if out in ("yaml", "json"):
-        output.emit_data({"schedulers": [s.to_dict() for s in schedulers]}, out)
+        output.emit_data(found.to_dict(), out)
         return
     columns = ["name", "form", "namespace", "ready", "leader", "renewed", "pending", "health"]
     if out == "wide":
         columns += ["managed", "instance", "lease", "found-by"]
     rows = []
-    for s in schedulers:
+    for s in found.schedulers:
         ready = "-" if s.desired is None else f"{s.ready or 0}/{s.desired}"
         health = "ok" if s.healthy else ("NOT SERVED" if not s.served else "unhealthy")
         row = [
@@ -51,44 +56,40 @@ def list_schedulers(
             ]  # fmt: skip
         rows.append(row)
     output.print_table(columns, rows)
-    for s in schedulers:
-        if not s.served and s.pending:
-            output.warn(
-                f"{s.pending} pod(s) ask for scheduler {s.name!r} but nothing serves it: they "
-                f"stay Pending with no events. Deploy it: kschedctl create {s.name} && "
-                f"kschedctl deploy {s.name} --as-deployment"
-            )
+    for s in found.unserved:
+        output.warn(
+            f"{s.pending} pod(s) ask for scheduler {s.name!r} but nothing serves it: they "
+            f"stay Pending with no events. Deploy it: kschedctl create {s.name} && "
+            f"kschedctl deploy {s.name} --as-deployment"
+        )
 
 
 def status(
     name: Annotated[str, typer.Argument(help="Scheduler name (a profile's schedulerName).")],
     kubeconfig: Kubeconfig = None,
     context: Context = None,
-    out: OutputOpt = "table",
+    out: TableOutput = "table",
 ) -> None:
     """One scheduler in depth: objects, leader, RBAC, version, events, Pending pods, warnings.
 
     The RBAC check is a SubjectAccessReview of the identity it runs as for every permission a
     scheduler needs; warnings cover the multi-scheduler traps (double-booking, shared Lease).
     """
-    check_output(out, ("table", "yaml", "json"))
+    check_output(out, TABLE_FORMATS)
     from kschedctl.ops.status import scheduler_status
 
-    cluster = connect(kubeconfig, context)
-    try:
+    with connect(kubeconfig, context) as cluster:
         report = scheduler_status(cluster, name)
-    finally:
-        cluster.close()
     if out != "table":
-        output.emit_data(report, out)
+        output.emit_data(report.to_dict(), out)
         return
     _print_status(report)
 
 
-def _print_status(report: dict[str, Any]) -> None:
-    s = report["scheduler"]
-    lines = [f"Name:       {report['name']}"]
-    if s:
+def _print_status(report: SchedulerStatus) -> None:
+    lines = [f"Name:       {report.name}"]
+    if report.scheduler:
+        s = report.scheduler.to_dict()  # the shape `-o json` shows, read as the table shows it
         ready = "-" if s["desired"] is None else f"{s['ready'] or 0}/{s['desired']}"
         lines += [
             f"Form:       {s['form']}{' (managed by kschedctl)' if s['managed'] else ''}",
@@ -104,32 +105,29 @@ def _print_status(report: dict[str, Any]) -> None:
             )
         else:
             lines.append("Lease:      - (leader election off, or not visible)")
-    version = report["version"]
+    version = report.version
     lines.append(
         f"Version:    image {version['image'] or '-'} · server {version['server']} · {version['skew']}"
     )
     typer.echo("\n".join(lines))
-    if report["objects"]:
+    if report.objects:
         typer.echo("\nObjects:")
-        output.print_table(("object", "state"), [(o["ref"], o["state"]) for o in report["objects"]])
-    access = report["access"]
+        output.print_table(("object", "state"), [(o["ref"], o["state"]) for o in report.objects])
+    access = report.access
     if access:
         missing = [c["access"] for c in access["checks"] if not c["allowed"]]
         verdict = "all allowed" if not missing else f"MISSING: {'; '.join(missing)}"
         typer.echo(f"\nRBAC ({access['subject']}): {len(access['checks'])} checks, {verdict}")
-    typer.echo(f"\nPending pods: {len(report['pendingPods'])}")
-    for pod in report["pendingPods"][:10]:
+    typer.echo(f"\nPending pods: {len(report.pending_pods)}")
+    for pod in report.pending_pods[:10]:
         typer.echo(f"  {pod}")
-    if report["events"]:
+    if report.events:
         typer.echo("\nRecent events:")
         output.print_table(
             ("last seen", "type", "reason", "object", "message"),
-            [
-                (e["time"], e["type"], e["reason"], e["object"], e["message"])
-                for e in report["events"]
-            ],
+            [(e["time"], e["type"], e["reason"], e["object"], e["message"]) for e in report.events],
         )
-    for warning in report["warnings"]:
+    for warning in report.warnings:
         output.warn(warning)
 
 

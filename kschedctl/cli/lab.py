@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from kschedctl import output
+from kschedctl.cli.options import TABLE_FORMATS, TableOutput
 from kschedctl.errors import EXIT_ERROR, UsageError
+
+if TYPE_CHECKING:
+    from kschedctl.lab.cluster import Lab
 
 lab_app = typer.Typer(
     help="A real local control plane (etcd, kube-apiserver, kube-controller-manager, "
@@ -26,7 +30,8 @@ LabDir = Annotated[
 ]
 
 
-def _lab(directory: Path | None):  # type: ignore[no-untyped-def]
+def _lab(directory: Path | None) -> Lab:
+    # Imported here: --help and the other commands must not pay for the lab's modules.
     from kschedctl.lab.cluster import Lab
     from kschedctl.lab.paths import default_lab_dir
 
@@ -107,10 +112,10 @@ def down(directory: LabDir = None) -> None:
 @lab_app.command("status")
 def status(
     directory: LabDir = None,
-    out: Annotated[str, typer.Option("-o", "--output", help="table, yaml or json.")] = "table",
+    out: TableOutput = "table",
 ) -> None:
     """Health of each component and the node count. Exits 1 when the lab is not running."""
-    if out not in ("table", "yaml", "json"):
+    if out not in TABLE_FORMATS:
         raise UsageError(f"unknown output format {out!r}", hint="use -o table, yaml or json")
     lab = _lab(directory)
     report = lab.status()

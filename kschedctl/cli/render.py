@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from kschedctl.cli.offline import KubernetesVersion, check_version_option
+from kschedctl.cli.options import KubernetesVersion, check_version_option
 from kschedctl.errors import UsageError
 from kschedctl.render import forms
 

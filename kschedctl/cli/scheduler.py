@@ -9,7 +9,6 @@ from typing import Annotated
 import typer
 
 from kschedctl.cli.options import Context, Kubeconfig
-from kschedctl.errors import KschedError, UsageError
 
 scheduler_app = typer.Typer(
     help="kschedctl's own scheduler: the filters `why` uses, spread or binpack scoring, and "
@@ -132,112 +131,33 @@ def run(
     """Run kschedctl's scheduler until SIGTERM: it places pods whose spec.schedulerName is
     --name, records the fallback step that placed a pod (event and annotation
     kschedctl.io/fallback-step), and serves /healthz, /readyz and /metrics."""
-    import logging
-    import signal
-    import socket
-    import uuid
+    # Imported here: the scheduling package and the client layers cost start-up time that
+    # --help and the other commands must not pay.
+    from kschedctl.ops.run_scheduler import RunSettings, run_scheduler
 
-    from kschedctl.config.validation import dns_label_problem, dns_subdomain_problem
-    from kschedctl.observe.schedulers import BUILTIN_LEASE_ANNOTATION
-    from kschedctl.scheduling.algorithm import Algorithm
-    from kschedctl.scheduling.leader import LeaderElector
-    from kschedctl.scheduling.loop import SchedulerLoop, Settings
-    from kschedctl.scheduling.policy import EMPTY, POD_POLICY_ANNOTATION, load_policy
-    from kschedctl.scheduling.serving import HealthServer
-
-    problem = dns_label_problem(name)
-    if problem:
-        raise UsageError(f"--name {name!r}: scheduler name {problem}")
-    if name == "default-scheduler":
-        raise UsageError("--name default-scheduler is the cluster's own scheduler; pick another")
-    lease = lease_name or name
-    if leader_elect:
-        if lease == "kube-scheduler":
-            raise UsageError(
-                "--lease-name kube-scheduler is the default scheduler's lock: this scheduler "
-                "would wait forever as its standby",
-                hint="leave --lease-name out (the Lease is then named after --name)",
-            )
-        problem = dns_subdomain_problem(lease)
-        if problem:
-            raise UsageError(f"--lease-name {lease!r}: Lease name {problem}")
-        try:
-            LeaderElector(
-                "check", lease_namespace, lease, lease_duration, renew_deadline, retry_period
-            )
-        except ValueError as err:
-            raise UsageError(f"lease timing: {err}") from err
-    if qps <= 0 or burst < 1:
-        raise UsageError("--qps must be positive and --burst at least 1")
-    # A bad policy stops us here, before any connection: it names the file and the field.
-    fallback = load_policy(policy) if policy is not None else EMPTY
-
-    logging.basicConfig(
-        level=logging.WARNING if verbosity <= 0 else logging.INFO,
-        format="%(asctime)s.%(msecs)03d %(levelname).1s %(message)s",
-        datefmt="%Y-%m-%dT%H:%M:%S",
-    )
-    log = logging.getLogger("kschedctl.scheduler")
-    if verbosity < 2:
-        logging.getLogger("urllib3").setLevel(logging.ERROR)
-
-    from kschedctl.cli.common import connect
-    from kschedctl.k8s.scheduler_api import ClusterSchedulerApi
-
-    cluster = connect(kubeconfig, context)
-    api = ClusterSchedulerApi(cluster, qps=qps, burst=burst)
-    identity = f"{socket.gethostname()}_{uuid.uuid4()}"
-    settings = Settings(
-        name=name,
-        algorithm=Algorithm(
-            strategy.value, percentage_of_nodes_to_score, fallback, api.server_version()
-        ),
-        identity=identity,
-        leader_elect=leader_elect,
-        lease_namespace=lease_namespace,
-        lease_name=lease,
-        lease_duration=lease_duration,
-        renew_deadline=renew_deadline,
-        retry_period=retry_period,
-        initial_backoff=pod_initial_backoff,
-        max_backoff=max(pod_max_backoff, pod_initial_backoff),
-        lease_annotations={
-            BUILTIN_LEASE_ANNOTATION: name,
-            POD_POLICY_ANNOTATION: fallback.to_json(),
-            "kschedctl.io/strategy": strategy.value,
-        },
-    )
-    loop = SchedulerLoop(api, settings)
-    try:
-        health = HealthServer(
-            metrics_address, metrics_port, loop.healthy, loop.ready, loop.metrics.render
+    run_scheduler(
+        RunSettings(
+            name=name,
+            strategy=strategy.value,
+            policy=policy,
+            kubeconfig=kubeconfig,
+            context=context,
+            leader_elect=leader_elect,
+            lease_name=lease_name,
+            lease_namespace=lease_namespace,
+            lease_duration=lease_duration,
+            renew_deadline=renew_deadline,
+            retry_period=retry_period,
+            qps=qps,
+            burst=burst,
+            metrics_port=metrics_port,
+            metrics_address=metrics_address,
+            percentage_of_nodes_to_score=percentage_of_nodes_to_score,
+            pod_initial_backoff=pod_initial_backoff,
+            pod_max_backoff=pod_max_backoff,
+            verbosity=verbosity,
         )
-    except OSError as err:
-        raise KschedError(
-            f"cannot serve /healthz and /metrics on {metrics_address}:{metrics_port}: {err.strerror}",
-            hint="pick another --metrics-port (0 for any free port)",
-        ) from err
-    health.start()
-
-    def stop(signum: int, _frame: object) -> None:
-        log.info("received %s: shutting down", signal.Signals(signum).name)
-        loop.stop.set()
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
-    steps = ", ".join(s.name for s in fallback.steps) or "none"
-    log.info(
-        "scheduler %s starting (identity %s, strategy %s, fallback steps: %s, %s, serving on %s:%d)",
-        name, identity, strategy.value, steps,
-        f"Lease {lease_namespace}/{lease}" if leader_elect else "no leader election",
-        metrics_address, health.port,
-    )  # fmt: skip
-    try:
-        loop.run()
-    finally:
-        health.stop()
-        cluster.close()
-    log.info("scheduler %s stopped", name)
+    )
 
 
 def register(app: typer.Typer) -> None:

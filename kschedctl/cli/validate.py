@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from kschedctl import output
-from kschedctl.cli.offline import KubernetesVersion, check_version_option
+from kschedctl.cli.options import KubernetesVersion, check_version_option
 from kschedctl.errors import SpecError
 
 
@@ -45,47 +45,26 @@ def validate(
 ) -> None:
     """Check specs and KubeSchedulerConfigurations (see HELP)."""
     # Imported here so that --help and shell completion do not pay for yaml.
-    from kschedctl.config.versions import DEFAULT_VERSION, parse_version
-    from kschedctl.ops.validate import check_path
+    from kschedctl.ops.validate import validate_files
 
     check_version_option(kubernetes_version)
-    version = parse_version(kubernetes_version) if kubernetes_version else None
-    reports = [check_path(f, version, replaces_default=replaces_default) for f in files]
+    result = validate_files(files, kubernetes_version, replaces_default=replaces_default)
     if fmt is ValidateOutput.json:
-        typer.echo(
-            json.dumps(
-                [
-                    {
-                        "file": r.path,
-                        "valid": r.valid,
-                        "checked": r.checked,
-                        "problems": [{"path": p.path, "message": p.message} for p in r.problems],
-                    }
-                    for r in reports
-                ],
-                indent=2,
-            )
-        )
+        typer.echo(json.dumps([r.to_dict() for r in result.reports], indent=2))
     else:
-        for report in reports:
+        for report in result.reports:
             for problem in report.problems:
                 typer.echo(str(problem))
-    for report in reports:
+    for report in result.reports:
         if report.valid and not report.checked:
             output.info(f"note: {report.path}: no scheduler configuration found, nothing checked")
-    invalid = [r for r in reports if not r.valid]
-    rules = (
-        f"Kubernetes {kubernetes_version} rules"
-        if kubernetes_version
-        else f"rules of each spec's kubernetesVersion, {DEFAULT_VERSION} for configs"
-    )
-    if invalid:
-        count = sum(len(r.problems) for r in invalid)
+    if result.invalid:
         raise SpecError(
             "",
-            f"{len(invalid)} of {len(reports)} file(s) invalid ({count} problem(s), {rules})",
+            f"{len(result.invalid)} of {len(result.reports)} file(s) invalid "
+            f"({result.problem_count} problem(s), {result.rules})",
         )
-    output.info(f"{len(reports)} file(s) valid ({rules})")
+    output.info(f"{len(result.reports)} file(s) valid ({result.rules})")
 
 
 HELP = (

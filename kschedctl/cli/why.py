@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from kschedctl import output
 from kschedctl.cli.common import check_output, connect
-from kschedctl.cli.options import AllNamespaces, Context, Kubeconfig, Namespace
+from kschedctl.cli.options import (
+    TABLE_FORMATS,
+    AllNamespaces,
+    Context,
+    Kubeconfig,
+    Namespace,
+    TableOutput,
+)
 from kschedctl.errors import EXIT_FINDINGS, UsageError
 
 if TYPE_CHECKING:
     from kschedctl.observe.diagnosis import Diagnosis
-
-OutputOpt = Annotated[str, typer.Option("-o", "--output", help="table, yaml or json.")]
 
 _MARK = {"error": "[red]✗[/red]", "warning": "[yellow]![/yellow]", "info": "[dim]·[/dim]"}
 
@@ -36,7 +42,7 @@ def why(
             help="Every failing filter per node, not only the first (the one kube-scheduler reports).",
         ),
     ] = False,
-    out: OutputOpt = "table",
+    out: TableOutput = "table",
     kubeconfig: Kubeconfig = None,
     context: Context = None,
 ) -> None:
@@ -46,7 +52,7 @@ def why(
     the summary is the FailedScheduling message kube-scheduler writes. Exit 0 if it can be
     scheduled.
     """
-    check_output(out, ("table", "yaml", "json"))
+    check_output(out, TABLE_FORMATS)
     if all_pods == (pod is not None):
         raise UsageError(
             "name one pod, or pass --all",
@@ -54,40 +60,26 @@ def why(
         )
     if all_namespaces and not all_pods:
         raise UsageError("-A/--all-namespaces goes with --all", hint="kschedctl why --all -A")
-    from kschedctl.ops.why import why_pending, why_pod
+    # Imported here: --help and the offline commands must not pay for the cluster layers.
+    from kschedctl.ops.why import explain
 
-    cluster = connect(kubeconfig, context)
-    try:
-        ns = None if all_namespaces else (namespace or cluster.namespace)
-        if pod is not None:
-            kind, sep, name = pod.partition("/")
-            if sep and kind.lower() not in ("pod", "pods", "po"):
-                raise UsageError(f"{pod!r} is not a pod", hint="kschedctl why POD or pod/POD")
-            diagnoses = [why_pod(cluster, ns or "default", name if sep else pod,
-                                 all_reasons=all_reasons, kubeconfig=kubeconfig)]  # fmt: skip
-        else:
-            diagnoses = why_pending(cluster, ns, all_reasons=all_reasons, kubeconfig=kubeconfig)
-    finally:
-        cluster.close()
-
-    if pod is not None:
-        if out == "table":
-            print_diagnosis(diagnoses[0], all_reasons)
-        else:
-            output.emit_data(diagnoses[0].to_dict(), out)
-    elif out == "table":
-        if diagnoses:
-            print_pending(diagnoses, all_namespaces)
-        else:
-            where = "in any namespace" if all_namespaces else f"in namespace {ns}"
-            output.info(f"no pod is waiting for a scheduler {where}")
+    with connect(kubeconfig, context) as cluster:
+        found = explain(cluster, pod, namespace=namespace, all_namespaces=all_namespaces,
+                        all_reasons=all_reasons, kubeconfig=kubeconfig)  # fmt: skip
+    if out != "table":
+        output.emit_data(found.to_dict(), out)
+    elif found.one_pod:
+        print_diagnosis(found.diagnoses[0], all_reasons)
+    elif found.diagnoses:
+        print_pending(found.diagnoses, all_namespaces)
     else:
-        output.emit_data({"pods": [d.to_dict() for d in diagnoses]}, out)
-    if not all(d.schedulable for d in diagnoses):
+        where = "in any namespace" if all_namespaces else f"in namespace {found.namespace}"
+        output.info(f"no pod is waiting for a scheduler {where}")
+    if not found.schedulable:
         raise typer.Exit(EXIT_FINDINGS)
 
 
-def _scheduler_line(s: dict[str, Any]) -> str:
+def _scheduler_line(s: Mapping[str, Any]) -> str:
     if s.get("served") is None:
         return f"{s['name']} (not looked up)"
     if not s["served"]:

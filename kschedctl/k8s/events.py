@@ -8,9 +8,8 @@ set of reasons or types, a time window) are applied by :func:`kschedctl.observe.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
 from kschedctl.errors import NotFoundError
 from kschedctl.k8s.client import Cluster
@@ -100,7 +99,7 @@ def watch_events(
     stop: threading.Event,
     *,
     api: str | None = None,
-    on_error: Any = lambda _err: None,
+    on_error: Callable[[Exception], None] = lambda _err: None,
 ) -> Iterator[tuple[bool, Event]]:
     """(initial, event) pairs: the current events (``initial``) and then every new or updated
     one, until ``stop`` is set. A relist after a broken watch yields its events again; the

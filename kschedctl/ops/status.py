@@ -1,10 +1,12 @@
-"""Everything `kschedctl status NAME` reports, gathered from the cluster as plain data."""
+"""Everything `kschedctl status NAME` reports: objects, readiness, lease, RBAC, version skew,
+recent events, Pending pods and the multi-scheduler traps."""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, TypedDict
 
 from kschedctl.errors import NotFoundError
 from kschedctl.k8s import access
@@ -22,7 +24,62 @@ from kschedctl.observe.schedulers import (
 )
 
 
-def scheduler_status(cluster: Cluster, name: str) -> dict[str, Any]:
+class ObjectState(TypedDict):
+    ref: str
+    kind: str
+    state: str
+
+
+class AccessCheck(TypedDict):
+    access: str
+    allowed: bool
+
+
+class AccessReport(TypedDict):
+    subject: str
+    checks: list[AccessCheck]
+
+
+class VersionReport(TypedDict):
+    server: str
+    image: str | None
+    skew: str
+
+
+class EventLine(TypedDict):
+    time: str
+    type: str
+    reason: str
+    object: str
+    message: str
+
+
+@dataclass
+class SchedulerStatus:
+    name: str
+    scheduler: Scheduler | None  # None: kschedctl's objects exist, but nothing serves the name
+    objects: list[ObjectState]
+    access: AccessReport | None  # None: no ServiceAccount or user to review
+    version: VersionReport
+    events: list[EventLine]
+    pending_pods: list[str]  # namespace/name
+    warnings: list[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        """``status -o json|yaml``: its keys, and their order, are a contract."""
+        return {
+            "name": self.name,
+            "scheduler": self.scheduler.to_dict() if self.scheduler else None,
+            "objects": self.objects,
+            "access": self.access,
+            "version": self.version,
+            "events": self.events,
+            "pendingPods": self.pending_pods,
+            "warnings": self.warnings,
+        }
+
+
+def scheduler_status(cluster: Cluster, name: str) -> SchedulerStatus:
     snap = snapshot(cluster)
     schedulers = discover(snap)
     entry = next((s for s in schedulers if s.name == name), None)
@@ -37,27 +94,26 @@ def scheduler_status(cluster: Cluster, name: str) -> dict[str, Any]:
     image = str(container.get("image")) if container else None
     # kschedctl's own scheduler is not a kube-scheduler release: no skew rule, its own RBAC.
     builtin = container is not None and is_builtin_container(container)
-    report: dict[str, Any] = {
-        "name": name,
-        "scheduler": entry.to_dict() if entry else None,
-        "objects": [{"ref": describe(o), "kind": o["kind"], "state": _state(o)} for o in objects],
-        "access": _access(cluster, objects, entry, builtin),
-        "version": {
+    return SchedulerStatus(
+        name=name,
+        scheduler=entry,
+        objects=[{"ref": describe(o), "kind": o["kind"], "state": _state(o)} for o in objects],
+        access=_access(cluster, objects, entry, builtin),
+        version={
             "server": server,
             "image": image,
             "skew": "n/a (kschedctl's own scheduler)" if builtin else _skew(image, server),
         },
-        "events": _events(cluster, name),
-        "pendingPods": [
+        events=_events(cluster, name),
+        pending_pods=[
             f"{p['metadata']['namespace']}/{p['metadata']['name']}"
             for p in cluster.list(
                 "/api/v1/pods", fieldSelector=f"spec.schedulerName={name},status.phase=Pending"
             )
             if not p["spec"].get("nodeName")
         ],
-        "warnings": warnings(entry, schedulers, objects),
-    }
-    return report
+        warnings=warnings(entry, schedulers, objects),
+    )
 
 
 def _state(obj: dict[str, Any]) -> str:
@@ -114,7 +170,7 @@ def _skew(image: str | None, server: str) -> str:
 
 def _access(
     cluster: Cluster, objects: list[dict[str, Any]], entry: Scheduler | None, builtin: bool = False
-) -> dict[str, Any] | None:
+) -> AccessReport | None:
     """Review the identity the scheduler runs as: its ServiceAccount, or the host user."""
     subject: tuple[str, list[str]] | None = None
     for obj in objects:
@@ -139,7 +195,7 @@ def _access(
     }
 
 
-def _events(cluster: Cluster, name: str, limit: int = 10) -> list[dict[str, Any]]:
+def _events(cluster: Cluster, name: str, limit: int = 10) -> list[EventLine]:
     """The scheduler's last events (both event APIs, as `kschedctl events NAME` reads them)."""
     events = list_events(cluster, Query(namespace=None, controller=name))
     epoch = datetime.min.replace(tzinfo=timezone.utc)

@@ -1,9 +1,10 @@
 """``validate FILE…``: which rules apply to which file, and what each file holds.
 
-Pure (reads the files it is given). A file may be a kschedctl spec, a
-KubeSchedulerConfiguration, or Kubernetes manifests: ConfigMaps holding a config are checked
-like a config file, and pods/workloads running kube-scheduler are checked for the flags and
-ports of old tutorials (``--scheduler-name``, ``--address``, 10251, ``k8s.gcr.io``).
+Pure: it reads the files it is given (:func:`validate_files` is the use case). A file may be a
+kschedctl spec, a KubeSchedulerConfiguration, or Kubernetes manifests: ConfigMaps holding a
+config are checked like a config file, and pods/workloads running kube-scheduler are checked
+for the flags and ports of old tutorials (``--scheduler-name``, ``--address``, 10251,
+``k8s.gcr.io``).
 """
 
 from __future__ import annotations
@@ -32,6 +33,46 @@ class FileReport:
     @property
     def valid(self) -> bool:
         return not self.problems
+
+    def to_dict(self) -> dict[str, Any]:
+        """One entry of ``validate -o json`` (its keys are a contract)."""
+        return {
+            "file": self.path,
+            "valid": self.valid,
+            "checked": self.checked,
+            "problems": [{"path": p.path, "message": p.message} for p in self.problems],
+        }
+
+
+@dataclass
+class Validation:
+    """Every file's report, and which rules they were checked against."""
+
+    reports: list[FileReport]
+    kubernetes_version: str | None  # as given; None: each spec's own, the default for configs
+
+    @property
+    def invalid(self) -> list[FileReport]:
+        return [r for r in self.reports if not r.valid]
+
+    @property
+    def problem_count(self) -> int:
+        return sum(len(r.problems) for r in self.reports)
+
+    @property
+    def rules(self) -> str:
+        if self.kubernetes_version:
+            return f"Kubernetes {self.kubernetes_version} rules"
+        return f"rules of each spec's kubernetesVersion, {versions.DEFAULT_VERSION} for configs"
+
+
+def validate_files(
+    files: list[str], kubernetes_version: str | None = None, *, replaces_default: bool = False
+) -> Validation:
+    """Check each file for ``kubernetes_version`` (1.X or 1.X.Y; ValueError if unsupported)."""
+    version = versions.parse_version(kubernetes_version) if kubernetes_version else None
+    reports = [check_path(f, version, replaces_default=replaces_default) for f in files]
+    return Validation(reports, kubernetes_version)
 
 
 def check_path(

@@ -1,4 +1,5 @@
-"""Gather what `kschedctl why` needs from the cluster, then run the pure decision tree.
+"""`kschedctl why`: gather what it needs from the cluster, then run the pure decision tree
+(:mod:`kschedctl.observe.diagnosis`). :func:`explain` is the use case.
 
 Nodes and every pod are required (the filters cannot be evaluated without them): without
 permission to list them, `why` fails naming the permission. Everything else degrades: no
@@ -13,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from kschedctl.errors import ClusterError, ForbiddenError, NotFoundError
+from kschedctl.errors import ClusterError, ForbiddenError, NotFoundError, UsageError
 from kschedctl.filters import Snapshot
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.events import failed_scheduling
@@ -122,9 +123,10 @@ def _scheduler_log(cluster: Cluster, entry: Scheduler | None, kubeconfig: str | 
 
 def _reported(pod: dict[str, Any], failures: dict[str, tuple[Event, int]]) -> Reported:
     meta = pod.get("metadata") or {}
-    event, count = failures.get(meta.get("uid") or "") or failures.get(
-        f"{meta.get('namespace')}/{meta.get('name')}", (None, 0)
+    found = failures.get(meta.get("uid") or "") or failures.get(
+        f"{meta.get('namespace')}/{meta.get('name')}"
     )
+    event, count = found if found else (None, 0)
     condition = next(
         (
             c.get("message")
@@ -243,3 +245,58 @@ def why_pending(
     failures = _optional(lambda: failed_scheduling(cluster, namespace), {})
     cache: dict[str, list[str]] = {}
     return [_diagnose(cluster, p, state, all_reasons, kubeconfig, cache, failures) for p in pending]
+
+
+@dataclass
+class Explanation:
+    """What `why` found: one diagnosis for a named pod, or one per Pending pod."""
+
+    diagnoses: list[Diagnosis]
+    one_pod: bool  # a pod was named (else: every Pending pod of ``namespace``)
+    namespace: str | None  # where it looked; None: every namespace
+
+    @property
+    def schedulable(self) -> bool:
+        """Every pod can run (exit 0); otherwise `why` exits 6."""
+        return all(d.schedulable for d in self.diagnoses)
+
+    def to_dict(self) -> dict[str, Any]:
+        """``why -o json|yaml``: the diagnosis of the named pod, or ``{"pods": [...]}``."""
+        if self.one_pod:
+            return self.diagnoses[0].to_dict()
+        return {"pods": [d.to_dict() for d in self.diagnoses]}
+
+
+def pod_name(argument: str) -> str:
+    """``NAME`` or ``pod/NAME`` (kubectl's aliases po and pods too) as the pod's name."""
+    kind, sep, name = argument.partition("/")
+    if not sep:
+        return argument
+    if kind.lower() not in ("pod", "pods", "po"):
+        raise UsageError(f"{argument!r} is not a pod", hint="kschedctl why POD or pod/POD")
+    return name
+
+
+def explain(
+    cluster: Cluster,
+    pod: str | None = None,
+    *,
+    namespace: str | None = None,
+    all_namespaces: bool = False,
+    all_reasons: bool = False,
+    kubeconfig: str | None = None,
+) -> Explanation:
+    """Diagnose ``pod`` (NAME or pod/NAME), or with ``pod=None`` every Pending pod of
+    ``namespace`` (default: the context's; ``all_namespaces``: the cluster's).
+
+    ``kubeconfig`` is passed on to read a host scheduler's journal (service/process forms).
+    """
+    ns = None if all_namespaces else (namespace or cluster.namespace)
+    if pod is not None:
+        name = pod_name(pod)
+        diagnosis = why_pod(
+            cluster, ns or "default", name, all_reasons=all_reasons, kubeconfig=kubeconfig
+        )
+        return Explanation([diagnosis], one_pod=True, namespace=ns)
+    diagnoses = why_pending(cluster, ns, all_reasons=all_reasons, kubeconfig=kubeconfig)
+    return Explanation(diagnoses, one_pod=False, namespace=ns)

@@ -1,0 +1,169 @@
+"""`kschedctl scheduler run`: assemble kschedctl's own scheduler and run it until a signal.
+
+The pieces live in :mod:`kschedctl.scheduling` (algorithm, loop, leader election, health
+server); this module checks the settings, loads the fallback policy, connects, wires them
+together and handles SIGTERM/SIGINT.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import socket
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from kschedctl.config.validation import dns_label_problem, dns_subdomain_problem
+from kschedctl.errors import KschedError, UsageError
+from kschedctl.k8s.client import Cluster
+from kschedctl.k8s.scheduler_api import ClusterSchedulerApi
+from kschedctl.observe.schedulers import BUILTIN_LEASE_ANNOTATION
+from kschedctl.scheduling.algorithm import Algorithm
+from kschedctl.scheduling.leader import LeaderElector
+from kschedctl.scheduling.loop import SchedulerLoop, Settings
+from kschedctl.scheduling.policy import EMPTY, POD_POLICY_ANNOTATION, FallbackPolicy, load_policy
+from kschedctl.scheduling.serving import HealthServer
+
+log = logging.getLogger("kschedctl.scheduler")
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """What `scheduler run` takes; the defaults are the command's (and kube-scheduler's for
+    the lease timings, client limits and the secure port number)."""
+
+    name: str  # the spec.schedulerName it serves
+    strategy: str = "spread"  # a scoring strategy of kschedctl.scheduling.scoring
+    policy: Path | None = None  # a FallbackPolicy file
+    kubeconfig: str | None = None
+    context: str | None = None
+    leader_elect: bool = True
+    lease_name: str | None = None  # None: the scheduler name
+    lease_namespace: str = "kube-system"
+    lease_duration: float = 15.0
+    renew_deadline: float = 10.0
+    retry_period: float = 2.0
+    qps: float = 50.0
+    burst: int = 100
+    metrics_port: int = 10259
+    metrics_address: str = "0.0.0.0"
+    percentage_of_nodes_to_score: int = 0  # 0: kube-scheduler's adaptive default
+    pod_initial_backoff: float = 1.0
+    pod_max_backoff: float = 10.0
+    verbosity: int = 1  # 0 warnings, 1 decisions, 2 and up everything
+
+    @property
+    def lease(self) -> str:
+        return self.lease_name or self.name
+
+
+def check_settings(settings: RunSettings) -> None:
+    """Refuse what cannot work (a UsageError, exit 2), before any connection."""
+    name, lease = settings.name, settings.lease
+    problem = dns_label_problem(name)
+    if problem:
+        raise UsageError(f"--name {name!r}: scheduler name {problem}")
+    if name == "default-scheduler":
+        raise UsageError("--name default-scheduler is the cluster's own scheduler; pick another")
+    if settings.leader_elect:
+        if lease == "kube-scheduler":
+            raise UsageError(
+                "--lease-name kube-scheduler is the default scheduler's lock: this scheduler "
+                "would wait forever as its standby",
+                hint="leave --lease-name out (the Lease is then named after --name)",
+            )
+        problem = dns_subdomain_problem(lease)
+        if problem:
+            raise UsageError(f"--lease-name {lease!r}: Lease name {problem}")
+        try:
+            LeaderElector("check", settings.lease_namespace, lease, settings.lease_duration,
+                          settings.renew_deadline, settings.retry_period)  # fmt: skip
+        except ValueError as err:
+            raise UsageError(f"lease timing: {err}") from err
+    if settings.qps <= 0 or settings.burst < 1:
+        raise UsageError("--qps must be positive and --burst at least 1")
+
+
+def _configure_logging(verbosity: int) -> None:
+    logging.basicConfig(
+        level=logging.WARNING if verbosity <= 0 else logging.INFO,
+        format="%(asctime)s.%(msecs)03d %(levelname).1s %(message)s",
+        datefmt="%Y-%m-%dT%H:%M:%S",
+    )
+    if verbosity < 2:
+        logging.getLogger("urllib3").setLevel(logging.ERROR)
+
+
+def run_scheduler(settings: RunSettings) -> None:
+    """Schedule until SIGTERM or SIGINT (from the main thread: it installs signal handlers).
+
+    Bad settings and a bad policy stop it before any connection (exit 2 and 3); a port that
+    cannot be served is an error (exit 1).
+    """
+    check_settings(settings)
+    # A bad policy stops us here, before any connection: it names the file and the field.
+    fallback = load_policy(settings.policy) if settings.policy is not None else EMPTY
+    _configure_logging(settings.verbosity)
+    with Cluster.connect(settings.kubeconfig, settings.context) as cluster:
+        _serve(cluster, settings, fallback)
+    log.info("scheduler %s stopped", settings.name)
+
+
+def _serve(cluster: Cluster, settings: RunSettings, fallback: FallbackPolicy) -> None:
+    s = settings
+    api = ClusterSchedulerApi(cluster, qps=s.qps, burst=s.burst)
+    identity = f"{socket.gethostname()}_{uuid.uuid4()}"
+    loop = SchedulerLoop(
+        api,
+        Settings(
+            name=s.name,
+            algorithm=Algorithm(
+                s.strategy, s.percentage_of_nodes_to_score, fallback, api.server_version()
+            ),
+            identity=identity,
+            leader_elect=s.leader_elect,
+            lease_namespace=s.lease_namespace,
+            lease_name=s.lease,
+            lease_duration=s.lease_duration,
+            renew_deadline=s.renew_deadline,
+            retry_period=s.retry_period,
+            initial_backoff=s.pod_initial_backoff,
+            max_backoff=max(s.pod_max_backoff, s.pod_initial_backoff),
+            lease_annotations={
+                BUILTIN_LEASE_ANNOTATION: s.name,
+                POD_POLICY_ANNOTATION: fallback.to_json(),
+                "kschedctl.io/strategy": s.strategy,
+            },
+        ),
+    )
+    try:
+        health = HealthServer(
+            s.metrics_address, s.metrics_port, loop.healthy, loop.ready, loop.metrics.render
+        )
+    except OSError as err:
+        raise KschedError(
+            f"cannot serve /healthz and /metrics on {s.metrics_address}:{s.metrics_port}: "
+            f"{err.strerror}",
+            hint="pick another --metrics-port (0 for any free port)",
+        ) from err
+    health.start()
+
+    def stop(signum: int, _frame: object) -> None:
+        log.info("received %s: shutting down", signal.Signals(signum).name)
+        loop.stop.set()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    steps = ", ".join(step.name for step in fallback.steps) or "none"
+    log.info(
+        "scheduler %s starting (identity %s, strategy %s, fallback steps: %s, %s, "
+        "serving on %s:%d)",
+        s.name, identity, s.strategy, steps,
+        f"Lease {s.lease_namespace}/{s.lease}" if s.leader_elect else "no leader election",
+        s.metrics_address, health.port,
+    )  # fmt: skip
+    try:
+        loop.run()
+    finally:
+        health.stop()
