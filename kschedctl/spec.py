@@ -62,7 +62,6 @@ class PodSettings:
     verbosity: int = 2
 
 
-BUILTIN_STRATEGIES = ("spread", "binpack")
 BUILTIN_BINARY = "/usr/local/bin/kschedctl"
 
 
@@ -70,7 +69,7 @@ BUILTIN_BINARY = "/usr/local/bin/kschedctl"
 class BuiltinSettings:
     """``program: builtin`` (kschedctl's own scheduler): ranking and fallback policy."""
 
-    strategy: str = "spread"
+    strategy: str = "spread"  # kschedctl.scheduling.strategies.DEFAULT_STRATEGY
     # The fallback policy (``fallbacks``, ``strictPreferences``), as in a --policy file.
     policy: dict[str, Any] = field(default_factory=dict)
     metrics_port: int = 10259  # in-cluster forms; host forms serve on service.securePort
@@ -452,14 +451,13 @@ def _check_builtin(spec: Spec) -> list[Problem]:
     """kschedctl's own scheduler: one name, its own algorithm, a valid fallback policy."""
     from kschedctl.errors import PolicyError
     from kschedctl.scheduling.policy import parse_policy
+    from kschedctl.scheduling.strategies import STRATEGIES
 
     out: list[Problem] = []
     b, path = spec.builtin, "spec.builtin"
-    if b.strategy not in BUILTIN_STRATEGIES:
+    if b.strategy not in STRATEGIES:
         out.append(
-            Problem(
-                f"{path}.strategy", f"{b.strategy!r}: must be {' or '.join(BUILTIN_STRATEGIES)}"
-            )
+            Problem(f"{path}.strategy", f"{b.strategy!r}: must be {' or '.join(STRATEGIES)}")
         )
     if spec.image.split("@", 1)[0].rsplit("/", 1)[-1].split(":", 1)[0] == "kube-scheduler":
         out.append(

@@ -4,24 +4,31 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from kschedctl.cli.options import Context, Kubeconfig
+from kschedctl.scheduling.strategies import DEFAULT_STRATEGY, STRATEGIES
 
 scheduler_app = typer.Typer(
-    help="kschedctl's own scheduler: the filters `why` uses, spread or binpack scoring, and "
-    "fallback steps for pods no node fits.",
+    help=f"kschedctl's own scheduler: the filters `why` uses, {' or '.join(STRATEGIES)} "
+    "scoring, and fallback steps for pods no node fits.",
     no_args_is_help=True,
 )
 
 DEFAULT_PORT = 10259
 
+# The --strategy choices, from the one table of strategies (a cheap import: no filters).
+if TYPE_CHECKING:
 
-class Strategy(str, Enum):
-    spread = "spread"
-    binpack = "binpack"
+    class Strategy(str, Enum):
+        value: str
+
+else:
+    Strategy = Enum("Strategy", {name: name for name in STRATEGIES}, type=str)
+DEFAULT_CHOICE = Strategy(DEFAULT_STRATEGY)
+STRATEGY_HELP = "; ".join(f"{name}: {s.summary}" for name, s in STRATEGIES.items()) + "."
 
 
 @scheduler_app.command("run")
@@ -45,10 +52,10 @@ def run(
         Strategy,
         typer.Option(
             "--strategy",
-            help="spread: least allocated first; binpack: most allocated first.",
+            help=STRATEGY_HELP,
             case_sensitive=False,
         ),
-    ] = Strategy.spread,
+    ] = DEFAULT_CHOICE,
     kubeconfig: Kubeconfig = None,
     context: Context = None,
     leader_elect: Annotated[

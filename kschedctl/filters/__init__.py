@@ -31,15 +31,19 @@ storage_classes=None)``
     ``snapshot.node(name)`` gives a ``NodeInfo`` (``allocatable``, ``requested``, ``pods``,
     ``non_zero_requested()`` for scoring).
 ``evaluate(pod, snapshot, *, all_reasons=False, preemption=True, comparison_operators=False)``
-    -> ``Evaluation``. Runs, per node and in kube-scheduler's order: NodeUnschedulable,
-    NodeName, TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit, PodTopologySpread,
-    InterPodAffinity, stopping at the first failing filter unless ``all_reasons``. PreFilter
+    -> ``Evaluation``. Runs, per node and in kube-scheduler's order, the modelled filters of
+    ``FILTERS`` (NodeUnschedulable … InterPodAffinity), stopping at the first failing filter
+    unless ``all_reasons``. PreFilter
     rejections (NodeAffinity "pod affinity terms conflict", the volume claim checks) and
     PreFilter node narrowing
     (``matchFields metadata.name In``) are reproduced. When no node fits, DefaultPreemption's
     dry run is computed (``Evaluation.preemption``). Filters the engine cannot evaluate (volumes
     with PVCs, DRA claims) are listed in ``Evaluation.not_evaluated``; ``fits`` then means
     "passes every evaluated filter".
+``FILTERS`` (``table``)
+    kube-scheduler's Filter plugins in order, one row each: how ``evaluate`` explains it and
+    how ``feasible_nodes`` checks it. ``FILTER_ORDER`` is the plugin names. Adding a filter is
+    writing its function and adding one row (see ``table``).
 ``Evaluation``
     ``nodes`` (tuple of ``NodeVerdict``), ``schedulable``, ``feasible``, ``complete``,
     ``prefilter``, ``not_evaluated``, ``preemption``, ``notes``, ``histogram()``,
@@ -96,9 +100,9 @@ from .quantity import QuantityError, parse_quantity, to_milli, to_units
 from .resources import format_amount, is_scalar_resource, node_allocatable, pod_requests
 from .selectors import Selector, SelectorError, label_selector
 from .snapshot import NodeInfo, PodInfo, Snapshot, pod_key
+from .table import FILTER_ORDER, FILTERS, Filter
 from .taints import find_untolerated_taint, taint_text, tolerates, toleration_for
 from .verdicts import (
-    FILTER_ORDER,
     UNRESOLVABLE,
     UNSCHEDULABLE,
     Evaluation,
@@ -110,11 +114,13 @@ from .verdicts import (
 )
 
 __all__ = [
+    "FILTERS",
     "FILTER_ORDER",
     "UNRESOLVABLE",
     "UNSCHEDULABLE",
     "Evaluation",
     "Feasible",
+    "Filter",
     "NodeInfo",
     "NodeVerdict",
     "NotEvaluated",

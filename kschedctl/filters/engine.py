@@ -1,41 +1,23 @@
-"""``evaluate``: run kube-scheduler's Filter plugins for one pod over every node of a snapshot,
-then DefaultPreemption's dry run when no node fits."""
+"""``evaluate``: run kube-scheduler's Filter plugins (the rows of ``table.FILTERS``) for one
+pod over every node of a snapshot, then DefaultPreemption's dry run when no node fits."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import replace
+from collections.abc import Mapping
 from typing import Any
 
-from .interpod import InterPodState, interpod_state
-from .nodefilters import (
-    Incoming,
-    node_affinity,
-    node_name,
-    node_ports,
-    node_resources_fit,
-    node_unschedulable,
-    taint_toleration,
-)
-from .snapshot import NodeInfo, PodInfo, Snapshot
-from .spread import SpreadState, spread_state
+from .cycle import CycleState, not_evaluated
+from .nodefilters import Incoming
+from .snapshot import Snapshot
 from .verdicts import (
-    DYNAMIC_RESOURCES,
-    INTER_POD_AFFINITY,
     NODE_AFFINITY,
-    NODE_DECLARED_FEATURES,
-    NODE_VOLUME_LIMITS,
     REASON_AFFINITY_CONFLICT,
     REASON_NO_VICTIMS,
     REASON_NOT_IN_PREFILTER_RESULT,
     UNRESOLVABLE,
     UNSCHEDULABLE,
-    VOLUME_BINDING,
-    VOLUME_RESTRICTIONS,
-    VOLUME_ZONE,
     Evaluation,
     NodeVerdict,
-    NotEvaluated,
     Preemption,
     PreemptionCandidate,
     Reason,
@@ -43,177 +25,6 @@ from .verdicts import (
 from .volumes import volume_prefilter
 
 __all__ = ["evaluate"]
-
-_INLINE_DISKS = ("gcePersistentDisk", "awsElasticBlockStore", "rbd", "iscsi")
-_MIGRATABLE = (
-    "gcePersistentDisk",
-    "awsElasticBlockStore",
-    "azureDisk",
-    "cinder",
-    "vsphereVolume",
-    "portworxVolume",
-)
-
-
-class _Cycle:
-    """One scheduling cycle's PreFilter state (mutated and restored by nominated pods and the
-    preemption dry run, like kube-scheduler's cloned CycleState)."""
-
-    def __init__(
-        self,
-        inc: Incoming,
-        snapshot: Snapshot,
-        spread: SpreadState | None,
-        ipa: InterPodState | None,
-    ) -> None:
-        self.inc = inc
-        self.snapshot = snapshot
-        self.spread = spread
-        self.ipa = ipa
-        scheduler = (inc.raw.get("spec") or {}).get("schedulerName") or "default-scheduler"
-        self.nominated = {
-            node: [p for p in pods if p.priority >= inc.priority and p.uid != inc.uid]
-            for node, pods in snapshot.nominated_pods(scheduler).items()
-        }
-
-    def add(self, pod: PodInfo, node: NodeInfo) -> None:
-        node.add(pod)
-        if self.spread is not None:
-            self.spread.update_with_pod(pod, node, 1)
-        if self.ipa is not None:
-            self.ipa.update_with_pod(pod, node, 1)
-
-    def remove(self, pod: PodInfo, node: NodeInfo) -> None:
-        node.remove(pod)
-        if self.spread is not None:
-            self.spread.update_with_pod(pod, node, -1)
-        if self.ipa is not None:
-            self.ipa.update_with_pod(pod, node, -1)
-
-    def run_filters(self, node: NodeInfo, all_reasons: bool) -> tuple[list[Reason], int]:
-        """The failing filters' reasons, and how many leading ones kube-scheduler records
-        (the first failing plugin's; InterPodAffinity stops at its first failing check)."""
-        inc = self.inc
-        checks: list[Callable[[], list[Reason]]] = [
-            lambda: node_unschedulable(inc, node),
-            lambda: node_name(inc, node),
-            lambda: taint_toleration(inc, node),
-            lambda: node_affinity(inc, node),
-        ]
-        if inc.ports:
-            checks.append(lambda: node_ports(inc, node))
-        checks.append(lambda: node_resources_fit(inc, node, self.snapshot.dra_resources))
-        spread, ipa = self.spread, self.ipa
-        if spread is not None:
-            checks.append(lambda: spread.filter(node))
-        if ipa is not None:
-            checks.append(lambda: ipa.filter(node, all_reasons=all_reasons))
-        out: list[Reason] = []
-        recorded = 0
-        for check in checks:
-            reasons = check()
-            if reasons:
-                if not out:
-                    recorded = 1 if reasons[0].plugin == INTER_POD_AFFINITY else len(reasons)
-                out.extend(reasons)
-                if not all_reasons:
-                    break
-        return out, recorded
-
-    def run_with_nominated(
-        self, node: NodeInfo, all_reasons: bool = False
-    ) -> tuple[list[Reason], int]:
-        """``RunFilterPluginsWithNominatedPods``: first as if the nominated pods of at least
-        this pod's priority were already on the node; if that passes, once more without them."""
-        nominated = self.nominated.get(node.name)
-        if nominated:
-            for p in nominated:
-                self.add(p, node)
-            try:
-                reasons, recorded = self.run_filters(node, all_reasons)
-            finally:
-                for p in nominated:
-                    self.remove(p, node)
-            if reasons:
-                who = ", ".join(p.key for p in nominated)
-                return [
-                    replace(r, detail=f"{r.detail} (counting pod(s) nominated to this node: {who})")
-                    for r in reasons
-                ], recorded
-        return self.run_filters(node, all_reasons)
-
-
-def _not_evaluated(inc: Incoming, snapshot: Snapshot) -> tuple[list[NotEvaluated], bool]:
-    spec = inc.raw.get("spec") or {}
-    out: list[NotEvaluated] = []
-    claims: list[str] = []
-    inline: list[str] = []
-    migratable = False
-    for v in spec.get("volumes") or []:
-        if "persistentVolumeClaim" in v:
-            claims.append(str((v.get("persistentVolumeClaim") or {}).get("claimName")))
-        elif "ephemeral" in v:
-            claims.append(f"{inc.name}-{v.get('name')} (ephemeral)")
-        for kind in _INLINE_DISKS:
-            if kind in v:
-                inline.append(f"{v.get('name')} ({kind})")
-        migratable = migratable or any(k in v for k in _MIGRATABLE)
-    if claims:
-        if snapshot.pvcs is None:
-            why = (
-                f"the pod uses PersistentVolumeClaim(s) {', '.join(claims)}; volume filters "
-                "need PV/PVC/StorageClass/CSINode state, which was not given"
-            )
-        else:
-            why = (
-                f"the pod uses PersistentVolumeClaim(s) {', '.join(claims)}; the claims were "
-                "checked, but the per-node volume filters need PVs and CSINodes"
-            )
-        for plugin in (VOLUME_RESTRICTIONS, NODE_VOLUME_LIMITS, VOLUME_BINDING, VOLUME_ZONE):
-            out.append(NotEvaluated(plugin, why))
-    else:
-        if inline:
-            out.append(
-                NotEvaluated(
-                    VOLUME_RESTRICTIONS,
-                    f"inline disk volume(s) {', '.join(inline)} may conflict with other pods' "
-                    "disks",
-                )
-            )
-        if migratable:
-            out.append(
-                NotEvaluated(
-                    NODE_VOLUME_LIMITS,
-                    "in-tree disk volumes count against the node's CSI attach limit",
-                )
-            )
-    has_claims = bool(spec.get("resourceClaims"))
-    dra_ext = sorted(k for k in inc.request if k in snapshot.dra_resources)
-    if has_claims or dra_ext:
-        what = "ResourceClaims" if has_claims else f"DRA-backed extended resource(s) {dra_ext}"
-        out.append(
-            NotEvaluated(
-                DYNAMIC_RESOURCES, f"the pod uses {what}; device allocation is not modelled"
-            )
-        )
-        has_claims = True
-    if (
-        spec.get("hostNetwork")
-        and spec.get("hostUsers") is False
-        or any(
-            (rule.get("action") == "RestartAllContainers")
-            for c in spec.get("containers") or []
-            for rule in c.get("restartPolicyRules") or []
-        )
-    ):
-        out.append(
-            NotEvaluated(
-                NODE_DECLARED_FEATURES,
-                "the pod needs node-declared features "
-                "(status.declaredFeatures), which are not checked",
-            )
-        )
-    return out, has_claims
 
 
 def evaluate(
@@ -227,7 +38,7 @@ def evaluate(
     """Evaluate ``pod`` against every node of ``snapshot`` (see the package docstring)."""
     inc = Incoming(pod, comparison_operators=comparison_operators)
     notes: list[str] = []
-    not_evaluated, has_claims = _not_evaluated(inc, snapshot)
+    missing, has_claims = not_evaluated(inc, snapshot)
     spec = pod.get("spec") or {}
     pod_ref = {
         "namespace": inc.namespace,
@@ -250,7 +61,7 @@ def evaluate(
     else:
         rejected = volume_prefilter(pod, snapshot.pvcs, snapshot.storage_classes, notes)
 
-    cycle = _Cycle(inc, snapshot, spread_state(inc, snapshot), interpod_state(inc, snapshot, notes))
+    cycle = CycleState(inc, snapshot, notes)
     if rejected is not None:
         # A PreFilter rejected the pod: no node is filtered. With all_reasons the per-node
         # filters still run, for information only.
@@ -271,7 +82,7 @@ def evaluate(
                 num_nodes=len(nodes),
             )
         return Evaluation(
-            pod_ref, verdicts, rejected, tuple(not_evaluated), pre, has_claims, tuple(notes)
+            pod_ref, verdicts, rejected, tuple(missing), pre, has_claims, tuple(notes)
         )
     out: list[NodeVerdict] = []
     for node in nodes:
@@ -293,9 +104,7 @@ def evaluate(
     pre = None
     if preemption and out and not any(v.fits for v in out):
         pre = _preempt(cycle, out)
-    return Evaluation(
-        pod_ref, tuple(out), None, tuple(not_evaluated), pre, has_claims, tuple(notes)
-    )
+    return Evaluation(pod_ref, tuple(out), None, tuple(missing), pre, has_claims, tuple(notes))
 
 
 def _terminating_by_preemption(pod: Mapping[str, Any]) -> bool:
@@ -307,7 +116,7 @@ def _terminating_by_preemption(pod: Mapping[str, Any]) -> bool:
     return False
 
 
-def _preempt(cycle: _Cycle, verdicts: list[NodeVerdict]) -> Preemption:
+def _preempt(cycle: CycleState, verdicts: list[NodeVerdict]) -> Preemption:
     """DefaultPreemption.PostFilter: eligibility, then a dry run on every node whose failure
     was Unschedulable (not UnschedulableAndUnresolvable)."""
     inc = cycle.inc

@@ -3,8 +3,9 @@
 A scheduler asks this for every pod it places, so it answers the one question a scheduler
 needs — which nodes fit — with the same filters and the same order as :func:`evaluate`, but:
 
-- no :class:`NodeVerdict` or reason text for nodes that fail (the checks that are plain
-  comparisons run as booleans; the others reuse the filter functions and drop their reasons);
+- no :class:`NodeVerdict` or reason text for nodes that fail: each row of ``table.FILTERS``
+  that applies to the pod gives a per-node boolean (a plain comparison where one answers,
+  else the filter function with its reasons dropped), bound once per pod;
 - it can stop after ``limit`` feasible nodes, starting at ``start`` and wrapping around, like
   kube-scheduler's ``numFeasibleNodesToFind`` with its rotating ``nextStartNodeIndex``.
 
@@ -18,13 +19,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .engine import _Cycle, _not_evaluated
-from .interpod import interpod_state
-from .nodefilters import Incoming, node_ports
-from .resources import CPU, EPHEMERAL, MEMORY, PODS
-from .snapshot import NodeInfo, Snapshot
-from .spread import spread_state
-from .taints import find_untolerated_taint
+from .cycle import CycleState, not_evaluated
+from .nodefilters import Incoming
+from .snapshot import Snapshot
 from .volumes import volume_prefilter
 
 __all__ = ["Feasible", "feasible_nodes", "nodes_to_find"]
@@ -61,66 +58,6 @@ class Feasible:
     not_evaluated: tuple[str, ...] = ()
 
 
-class _Checker:
-    """The filter chain of ``_Cycle.run_filters`` as one boolean per node."""
-
-    def __init__(self, cycle: _Cycle) -> None:
-        inc = cycle.inc
-        self.cycle = cycle
-        self.inc = inc
-        self.dra = cycle.snapshot.dra_resources
-        self.affinity = None if inc.affinity.empty else inc.affinity
-        # NodeResourcesFit's comparisons, in its order; zero requests are never checked.
-        self.native = [(n, inc.request.get(n, 0)) for n in (CPU, MEMORY, EPHEMERAL)]
-        self.native = [(n, r) for n, r in self.native if r > 0]
-        self.scalars = [
-            (n, r)
-            for n, r in sorted(inc.request.items())
-            if n not in (CPU, MEMORY, EPHEMERAL, PODS) and r != 0
-        ]
-
-    def fits(self, node: NodeInfo) -> bool:
-        cycle, inc = self.cycle, self.inc
-        if cycle.nominated.get(node.name):
-            return not cycle.run_with_nominated(node)[0]
-        if node.unschedulable or (inc.node_name and inc.node_name != node.name):
-            # Rare: let the filters themselves decide (tolerations of the unschedulable taint).
-            return not cycle.run_filters(node, False)[0]
-        if node.taints and (
-            find_untolerated_taint(
-                node.taints, inc.tolerations, comparison_operators=inc.comparison_operators
-            )
-            is not None
-        ):
-            return False
-        if self.affinity is not None and not self.affinity.matches(node.labels, node.name):
-            return False
-        if inc.ports and node_ports(inc, node):
-            return False
-        if not self._resources_fit(node):
-            return False
-        if cycle.spread is not None and cycle.spread.filter(node):
-            return False
-        return not (cycle.ipa is not None and cycle.ipa.filter(node, all_reasons=False))
-
-    def _resources_fit(self, node: NodeInfo) -> bool:
-        alloc, used = node.allocatable, node.requested
-        if len(node.pods) + 1 > alloc.get(PODS, 0):
-            return False
-        if self.inc.requests_nothing:
-            return True
-        for name, r in self.native:
-            if r > alloc.get(name, 0) - used.get(name, 0):
-                return False
-        for name, r in self.scalars:
-            have = alloc.get(name, 0)
-            if name in self.dra and have <= 0:
-                continue  # left to the DynamicResources plugin
-            if r > have - used.get(name, 0):
-                return False
-        return True
-
-
 def feasible_nodes(
     pod: Mapping[str, Any],
     snapshot: Snapshot,
@@ -132,7 +69,7 @@ def feasible_nodes(
     """The nodes ``pod`` fits on, visiting ``snapshot.nodes`` from index ``start`` (wrapping)
     and stopping after ``limit`` feasible ones (0: visit every node)."""
     inc = Incoming(pod, comparison_operators=comparison_operators)
-    missing, _claims = _not_evaluated(inc, snapshot)
+    missing, _claims = not_evaluated(inc, snapshot)
     nodes = snapshot.nodes
     total = len(nodes)
     start = start % total if total else 0
@@ -141,8 +78,9 @@ def feasible_nodes(
     names, conflict = inc.prefilter_node_names()
     if conflict or volume_prefilter(pod, snapshot.pvcs, snapshot.storage_classes, []):
         return Feasible((), 0, start, True)
-    cycle = _Cycle(inc, snapshot, spread_state(inc, snapshot), interpod_state(inc, snapshot))
-    checker = _Checker(cycle)
+    cycle = CycleState(inc, snapshot)
+    checks = cycle.node_checks()
+    nominated = cycle.nominated
     found: list[str] = []
     examined = 0
     for i in range(total):
@@ -150,7 +88,15 @@ def feasible_nodes(
         examined += 1
         if names is not None and node.name not in names:
             continue
-        if checker.fits(node):
+        if nominated and nominated.get(node.name):
+            fits = not cycle.run_with_nominated(node)[0]
+        else:
+            fits = True
+            for check in checks:
+                if not check(node):
+                    fits = False
+                    break
+        if fits:
             found.append(node.name)
             if limit and len(found) >= limit:
                 break

@@ -1,12 +1,15 @@
 """The per-node filters that need no cluster-wide state.
 
 NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts and NodeResourcesFit,
-with the PreFilter work they do once per pod (``Incoming``).
+with the PreFilter work they do once per pod (``Incoming``). Each filter has two forms: one
+that explains (its reasons, for ``evaluate``) and, where a plain comparison answers, a
+``*_check`` factory that binds the pod once and returns a per-node boolean for
+``feasible_nodes``. ``table.FILTERS`` pairs them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +42,8 @@ from .verdicts import (
 )
 
 __all__ = ["RequiredNodeAffinity", "matches_node_affinity"]
+
+NodeCheck = Callable[[NodeInfo], bool]  # True when the node passes (no explanation)
 
 
 @dataclass(frozen=True)
@@ -148,12 +153,17 @@ class Incoming:
         return names, False
 
 
+def tolerates_unschedulable(inc: Incoming) -> bool:
+    """The pod tolerates cordoned nodes: NodeUnschedulable passes on every node."""
+    return tolerates(
+        UNSCHEDULABLE_TAINT, inc.tolerations, comparison_operators=inc.comparison_operators
+    )
+
+
 def node_unschedulable(inc: Incoming, node: NodeInfo) -> list[Reason]:
     if not node.unschedulable:
         return []
-    if tolerates(
-        UNSCHEDULABLE_TAINT, inc.tolerations, comparison_operators=inc.comparison_operators
-    ):
+    if tolerates_unschedulable(inc):
         return []
     return [
         Reason(
@@ -165,6 +175,15 @@ def node_unschedulable(inc: Incoming, node: NodeInfo) -> list[Reason]:
             UNRESOLVABLE,
         )
     ]
+
+
+def _schedulable(node: NodeInfo) -> bool:
+    return not node.unschedulable
+
+
+def node_unschedulable_check(inc: Incoming) -> NodeCheck:
+    """For a pod that does not tolerate cordoned nodes (see ``tolerates_unschedulable``)."""
+    return _schedulable
 
 
 def node_name(inc: Incoming, node: NodeInfo) -> list[Reason]:
@@ -179,6 +198,12 @@ def node_name(inc: Incoming, node: NodeInfo) -> list[Reason]:
             UNRESOLVABLE,
         )
     ]
+
+
+def node_name_check(inc: Incoming) -> NodeCheck:
+    """For a pod with ``spec.nodeName`` set."""
+    wanted = inc.node_name
+    return lambda node: node.name == wanted
 
 
 def taint_toleration(inc: Incoming, node: NodeInfo) -> list[Reason]:
@@ -201,6 +226,20 @@ def taint_toleration(inc: Incoming, node: NodeInfo) -> list[Reason]:
     ]
 
 
+def taint_toleration_check(inc: Incoming) -> NodeCheck:
+    tolerations, comparison_operators = inc.tolerations, inc.comparison_operators
+
+    def fits(node: NodeInfo) -> bool:
+        return not node.taints or (
+            find_untolerated_taint(
+                node.taints, tolerations, comparison_operators=comparison_operators
+            )
+            is None
+        )
+
+    return fits
+
+
 def node_affinity(inc: Incoming, node: NodeInfo) -> list[Reason]:
     if inc.affinity.empty:
         return []  # PreFilter returns Skip
@@ -220,6 +259,12 @@ def node_affinity(inc: Incoming, node: NodeInfo) -> list[Reason]:
     return [Reason(NODE_AFFINITY, REASON_NODE_AFFINITY, failure, fix, UNRESOLVABLE)]
 
 
+def node_affinity_check(inc: Incoming) -> NodeCheck:
+    """For a pod with a nodeSelector or required node affinity (else PreFilter skips)."""
+    matches = inc.affinity.matches
+    return lambda node: matches(node.labels, node.name)
+
+
 def node_ports(inc: Incoming, node: NodeInfo) -> list[Reason]:
     for ip, proto, port in inc.ports:
         if node.port_conflict(ip, proto, port) is None:
@@ -236,6 +281,11 @@ def node_ports(inc: Incoming, node: NodeInfo) -> list[Reason]:
             )
         ]
     return []
+
+
+def node_ports_check(inc: Incoming) -> NodeCheck:
+    """For a pod with host ports (else PreFilter skips)."""
+    return lambda node: not node_ports(inc, node)
 
 
 def node_resources_fit(
@@ -309,3 +359,38 @@ def node_resources_fit(
                 )
         out.append(Reason(NODE_RESOURCES_FIT, reason, detail, fix, code))
     return out
+
+
+def node_resources_fit_check(
+    inc: Incoming, dra_resources: frozenset[str] = frozenset()
+) -> NodeCheck:
+    """``node_resources_fit`` as a boolean: the same comparisons in the same order, with the
+    pod's non-zero requests picked once."""
+    request = inc.request
+    requests_nothing = inc.requests_nothing
+    native = [(n, request.get(n, 0)) for n in (CPU, MEMORY, EPHEMERAL)]
+    native = [(n, r) for n, r in native if r > 0]
+    scalars = [
+        (n, r)
+        for n, r in sorted(request.items())
+        if n not in (CPU, MEMORY, EPHEMERAL, PODS) and r != 0
+    ]
+
+    def fits(node: NodeInfo) -> bool:
+        alloc, used = node.allocatable, node.requested
+        if len(node.pods) + 1 > alloc.get(PODS, 0):
+            return False
+        if requests_nothing:
+            return True
+        for name, r in native:
+            if r > alloc.get(name, 0) - used.get(name, 0):
+                return False
+        for name, r in scalars:
+            have = alloc.get(name, 0)
+            if name in dra_resources and have <= 0:
+                continue  # left to the DynamicResources plugin
+            if r > have - used.get(name, 0):
+                return False
+        return True
+
+    return fits

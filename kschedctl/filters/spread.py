@@ -125,7 +125,9 @@ class SpreadState:
             self.counts[i][value] = self.counts[i].get(value, 0) + delta
             self.paths[i].update(value, self.counts[i][value])
 
-    def filter(self, node: NodeInfo) -> list[Reason]:
+    def filter(self, node: NodeInfo, *, all_reasons: bool = False) -> list[Reason]:
+        """The first violated constraint (at most one reason, with or without ``all_reasons``,
+        which is accepted for the same signature as the other stateful filters)."""
         for i, c in enumerate(self.constraints):
             value = node.labels.get(c.topology_key)
             if value is None:

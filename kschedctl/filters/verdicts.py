@@ -20,8 +20,7 @@ __all__ = [
 UNSCHEDULABLE = "Unschedulable"
 UNRESOLVABLE = "UnschedulableAndUnresolvable"
 
-# Filter plugins in the default profile's order (v1.36 default_plugins.go, with the
-# DynamicResources plugin inserted before DefaultPreemption and NodeDeclaredFeatures appended).
+# Filter plugin names (kube-scheduler's ``names.go``); their order is ``table.FILTERS``.
 NODE_UNSCHEDULABLE = "NodeUnschedulable"
 NODE_NAME = "NodeName"
 TAINT_TOLERATION = "TaintToleration"
@@ -36,23 +35,6 @@ POD_TOPOLOGY_SPREAD = "PodTopologySpread"
 INTER_POD_AFFINITY = "InterPodAffinity"
 DYNAMIC_RESOURCES = "DynamicResources"
 NODE_DECLARED_FEATURES = "NodeDeclaredFeatures"
-
-FILTER_ORDER = (
-    NODE_UNSCHEDULABLE,
-    NODE_NAME,
-    TAINT_TOLERATION,
-    NODE_AFFINITY,
-    NODE_PORTS,
-    NODE_RESOURCES_FIT,
-    VOLUME_RESTRICTIONS,
-    NODE_VOLUME_LIMITS,
-    VOLUME_BINDING,
-    VOLUME_ZONE,
-    POD_TOPOLOGY_SPREAD,
-    INTER_POD_AFFINITY,
-    DYNAMIC_RESOURCES,
-    NODE_DECLARED_FEATURES,
-)
 
 # Reason strings, v1.36 wording (messages.py rewrites the taint one for older servers).
 REASON_UNSCHEDULABLE = "node(s) were unschedulable"

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kschedctl.errors import PolicyError
 from kschedctl.filters import (
     Snapshot,
     evaluate,
@@ -22,8 +23,9 @@ from kschedctl.filters import (
 )
 from kschedctl.filters.messages import NO_NODES_MESSAGE
 
-from .policy import FallbackPolicy, FallbackStep, PolicyError, pod_policy, strict_pod
-from .scoring import SPREAD, best_node, has_untolerated_prefer_no_schedule
+from .policy import FallbackPolicy, FallbackStep, pod_policy, strict_pod
+from .scoring import best_node, has_untolerated_prefer_no_schedule
+from .strategies import DEFAULT_STRATEGY, scorer_for
 
 __all__ = ["Decision", "Algorithm", "StageOutcome", "explain", "REASON_STRICT_PREFER"]
 
@@ -62,12 +64,16 @@ class Decision:
 
 @dataclass
 class Algorithm:
-    """The scheduler's configuration: ranking strategy, sampling, and the default policy."""
+    """The scheduler's configuration: ranking strategy (a name of ``STRATEGIES``; any other is
+    a ValueError), sampling, and the default policy."""
 
-    strategy: str = SPREAD
+    strategy: str = DEFAULT_STRATEGY
     percentage_of_nodes_to_score: int = 0  # 0: kube-scheduler's adaptive percentage
     policy: FallbackPolicy = field(default_factory=FallbackPolicy)
     server_version: tuple[int, ...] = (1, 36)
+
+    def __post_init__(self) -> None:
+        scorer_for(self.strategy)  # refuse an unknown strategy now, not at the first decision
 
     def decide(self, pod: Mapping[str, Any], snapshot: Snapshot, start: int = 0) -> Decision:
         policy, problem = pod_policy(pod, self.policy)
@@ -195,7 +201,7 @@ def explain(
     pod: Mapping[str, Any],
     snapshot: Snapshot,
     default_policy: FallbackPolicy,
-    strategy: str = SPREAD,
+    strategy: str = DEFAULT_STRATEGY,
 ) -> tuple[FallbackPolicy, str | None, list[StageOutcome]]:
     """Every stage in order, each over all nodes: (policy used, policy error, outcomes).
 

@@ -1,4 +1,5 @@
-"""Ranking the feasible nodes: ``spread`` (least allocated) or ``binpack`` (most allocated).
+"""Ranking the feasible nodes with a strategy of ``STRATEGIES`` (:mod:`.strategies`):
+``spread`` (least allocated) or ``binpack`` (most allocated).
 
 The score is kube-scheduler's default weighted sum, with the resource plugin's strategy
 chosen by the user (each plugin 0..100 after normalisation, ``pkg/scheduler/framework``):
@@ -15,12 +16,18 @@ BalancedAllocation      1       (1 − std(cpu fraction, memory fraction)) × 10
 ======================  ======  =========================================================
 
 Ties go to the node whose name sorts first, so the same cache and the same pod always give
-the same node (kube-scheduler picks a tie at random).
+the same node (kube-scheduler picks a tie at random). The weighted sum is written once, in
+``_weighted``, which both ``score_nodes`` and the one-pass ``best_node`` use.
+
+How to add a strategy
+---------------------
+Edit ONE table: ``STRATEGIES`` in :mod:`.strategies` (a per-resource scorer and its summary).
+The CLI choices, the spec check and these functions follow; an unknown name is a ValueError.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,9 +37,12 @@ from kschedctl.filters.selectors import NodeSelectorTerm, node_selector_term
 from kschedctl.filters.snapshot import NodeInfo
 from kschedctl.filters.taints import find_untolerated_taint, toleration_tolerates_taint
 
+from .strategies import BINPACK, DEFAULT_STRATEGY, MAX_SCORE, SPREAD, STRATEGIES, scorer_for
+
 __all__ = [
     "SPREAD",
     "BINPACK",
+    "DEFAULT_STRATEGY",
     "STRATEGIES",
     "NodeScore",
     "score_nodes",
@@ -41,9 +51,6 @@ __all__ = [
     "has_untolerated_prefer_no_schedule",
 ]
 
-SPREAD, BINPACK = "spread", "binpack"
-STRATEGIES = (SPREAD, BINPACK)
-MAX_SCORE = 100
 WEIGHTS = {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "BalancedAllocation": 1}
 PREFER_NO_SCHEDULE = ("PreferNoSchedule",)
 PREFER_EFFECTS = ("", "PreferNoSchedule")  # tolerations TaintToleration's score considers
@@ -86,17 +93,6 @@ def has_untolerated_prefer_no_schedule(
     return find_untolerated_taint(node.taints, tolerations, effects=PREFER_NO_SCHEDULE) is not None
 
 
-def _fraction_score(requested: int, allocatable: int, binpack: bool) -> int:
-    """``leastRequestedScore`` / ``mostRequestedScore`` (integer arithmetic, as in Go)."""
-    if allocatable <= 0:
-        return 0
-    if binpack:
-        return min(requested, allocatable) * MAX_SCORE // allocatable
-    if requested > allocatable:
-        return 0
-    return (allocatable - requested) * MAX_SCORE // allocatable
-
-
 Raw = tuple[str, int, int, int, int]  # name, PreferNoSchedule taints, affinity, fit, balance
 
 
@@ -115,17 +111,14 @@ def _raw_scores(
     nz_cpu, nz_mem = non_zero.get(CPU, 0), non_zero.get(MEMORY, 0)
     req_cpu, req_mem = request.get(CPU, 0), request.get(MEMORY, 0)
     preferred = _preferred_terms(pod)
-    binpack = strategy == BINPACK
+    fraction = scorer_for(strategy).fraction
     out = []
     for name in names:
         node = snapshot.node(name)
         alloc = node.allocatable
         a_cpu, a_mem = alloc.get(CPU, 0), alloc.get(MEMORY, 0)
         used = node.non_zero_requested()
-        fit = (
-            _fraction_score(used[CPU] + nz_cpu, a_cpu, binpack)
-            + _fraction_score(used[MEMORY] + nz_mem, a_mem, binpack)
-        ) // 2
+        fit = (fraction(used[CPU] + nz_cpu, a_cpu) + fraction(used[MEMORY] + nz_mem, a_mem)) // 2
         if a_cpu > 0 and a_mem > 0:
             # BalancedAllocation: 1 - std of the two fractions (actual requests, capped at 1).
             f_cpu = min((node.requested.get(CPU, 0) + req_cpu) / a_cpu, 1.0)
@@ -141,52 +134,63 @@ def _raw_scores(
     return out
 
 
-def _totals(raw: list[Raw]) -> list[tuple[str, int, dict[str, int]]]:
-    """Normalised scores (0..100 per plugin) and their weighted sum."""
+Weighted = tuple[str, int, int, int, int, int]  # name, total, then the four normalised parts
+
+
+def _weighted(raw: list[Raw]) -> Iterator[Weighted]:
+    """The score formula, once: each plugin normalised to 0..100 (TaintToleration reversed
+    against the most-tainted node, NodeAffinity against the best match), then the weighted
+    sum. A flat tuple per node, so ``best_node`` builds no score object."""
     max_taints = max((r[1] for r in raw), default=0)
     max_affinity = max((r[2] for r in raw), default=0)
-    out = []
-    for name, taints, affinity, fit, balanced in raw:
-        parts = {
-            "TaintToleration": MAX_SCORE - taints * MAX_SCORE // max_taints
-            if max_taints
-            else MAX_SCORE,
-            "NodeAffinity": affinity * MAX_SCORE // max_affinity if max_affinity else 0,
-            "NodeResourcesFit": fit,
-            "BalancedAllocation": balanced,
-        }
-        out.append((name, sum(WEIGHTS[k] * v for k, v in parts.items()), parts))
-    return out
-
-
-def score_nodes(
-    pod: Mapping[str, Any], snapshot: Snapshot, names: Iterable[str], strategy: str = SPREAD
-) -> list[NodeScore]:
-    """Scores of the named (feasible) nodes, in the given order."""
-    totals = _totals(_raw_scores(pod, snapshot, names, strategy))
-    return [NodeScore(name, total, parts) for name, total, parts in totals]
-
-
-def best_node(
-    pod: Mapping[str, Any], snapshot: Snapshot, names: Iterable[str], strategy: str = SPREAD
-) -> tuple[str, int] | None:
-    """``best(score_nodes(...))`` as (name, total), without a NodeScore per node."""
-    raw = _raw_scores(pod, snapshot, names, strategy)
-    if not raw:
-        return None
-    max_taints = max(r[1] for r in raw)
-    max_affinity = max(r[2] for r in raw)
     w_taint, w_affinity = WEIGHTS["TaintToleration"], WEIGHTS["NodeAffinity"]
     w_fit, w_balanced = WEIGHTS["NodeResourcesFit"], WEIGHTS["BalancedAllocation"]
-    chosen: tuple[str, int] | None = None
     for name, taints, affinity, fit, balanced in raw:
         taint_score = MAX_SCORE - taints * MAX_SCORE // max_taints if max_taints else MAX_SCORE
         affinity_score = affinity * MAX_SCORE // max_affinity if max_affinity else 0
         total = w_taint * taint_score + w_affinity * affinity_score
         total += w_fit * fit + w_balanced * balanced
-        if chosen is None or total > chosen[1] or (total == chosen[1] and name < chosen[0]):
-            chosen = (name, total)
-    return chosen
+        yield name, total, taint_score, affinity_score, fit, balanced
+
+
+def score_nodes(
+    pod: Mapping[str, Any],
+    snapshot: Snapshot,
+    names: Iterable[str],
+    strategy: str = DEFAULT_STRATEGY,
+) -> list[NodeScore]:
+    """Scores of the named (feasible) nodes, in the given order."""
+    return [
+        NodeScore(
+            name,
+            total,
+            {
+                "TaintToleration": taint_score,
+                "NodeAffinity": affinity_score,
+                "NodeResourcesFit": fit,
+                "BalancedAllocation": balanced,
+            },
+        )
+        for name, total, taint_score, affinity_score, fit, balanced in _weighted(
+            _raw_scores(pod, snapshot, names, strategy)
+        )
+    ]
+
+
+def best_node(
+    pod: Mapping[str, Any],
+    snapshot: Snapshot,
+    names: Iterable[str],
+    strategy: str = DEFAULT_STRATEGY,
+) -> tuple[str, int] | None:
+    """``best(score_nodes(...))`` as (name, total), without a NodeScore per node."""
+    best_name, best_total = "", -1  # every total is >= 0: the first node always beats this
+    for name, total, _taint, _affinity, _fit, _balanced in _weighted(
+        _raw_scores(pod, snapshot, names, strategy)
+    ):
+        if total > best_total or (total == best_total and name < best_name):
+            best_name, best_total = name, total
+    return None if best_total < 0 else (best_name, best_total)
 
 
 def best(scores: Iterable[NodeScore]) -> NodeScore | None:

@@ -11,7 +11,8 @@ from test_filters_support import expr, node, node_affinity, pod
 from kschedctl.filters import Snapshot
 from kschedctl.scheduling.algorithm import REASON_STRICT_PREFER, Algorithm, explain
 from kschedctl.scheduling.policy import POD_POLICY_ANNOTATION, parse_policy
-from kschedctl.scheduling.scoring import BINPACK, SPREAD, best, score_nodes
+from kschedctl.scheduling.scoring import BINPACK, SPREAD, STRATEGIES, best, best_node, score_nodes
+from kschedctl.scheduling.strategies import DEFAULT_STRATEGY
 
 HEAD = {"apiVersion": "kschedctl.io/v1alpha1", "kind": "FallbackPolicy"}
 
@@ -260,3 +261,56 @@ def test_the_fast_pick_is_the_best_score() -> None:
             slow = best(score_nodes(p, snap, names, strategy))
             assert slow is not None
             assert best_node(p, snap, names, strategy) == (slow.name, slow.total)
+
+
+# --- the STRATEGIES table ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda snap: Algorithm("random"),
+        lambda snap: Algorithm(strategy="Spread"),
+        lambda snap: score_nodes(pod("p"), snap, ["a"], "random"),
+        lambda snap: best_node(pod("p"), snap, ["a"], "random"),
+        lambda snap: best_node(pod("p"), snap, [], "random"),
+        lambda snap: explain(pod("p"), snap, policy(), "random"),
+    ],
+    ids=[
+        "algorithm",
+        "algorithm-case",
+        "score_nodes",
+        "best_node",
+        "best_node-no-nodes",
+        "explain",
+    ],
+)
+def test_an_unknown_strategy_is_refused_never_treated_as_spread(call: Any) -> None:
+    snap = Snapshot([node("a")], [])
+    with pytest.raises(
+        ValueError, match=r"unknown scoring strategy .*: known strategies are spread, binpack"
+    ):
+        call(snap)
+
+
+def test_the_strategy_table_is_what_the_cli_and_the_spec_offer() -> None:
+    from kschedctl.cli.scheduler import DEFAULT_CHOICE, Strategy
+    from kschedctl.spec import BuiltinSettings
+
+    assert list(STRATEGIES) == [SPREAD, BINPACK]
+    assert [s.value for s in Strategy] == list(STRATEGIES)
+    assert DEFAULT_CHOICE.value == DEFAULT_STRATEGY == BuiltinSettings().strategy
+    assert Algorithm().strategy == DEFAULT_STRATEGY
+
+
+@pytest.mark.parametrize("allocatable", [0, 1, 3, 1000, 4000])
+def test_strategy_scorers_are_kube_schedulers_least_and_most_requested(allocatable: int) -> None:
+    for requested in (0, 1, 2, 999, 1000, 4000, 5000):
+        least = (
+            0
+            if allocatable <= 0 or requested > allocatable
+            else (allocatable - requested) * 100 // allocatable
+        )
+        most = 0 if allocatable <= 0 else min(requested, allocatable) * 100 // allocatable
+        assert STRATEGIES[SPREAD].fraction(requested, allocatable) == least
+        assert STRATEGIES[BINPACK].fraction(requested, allocatable) == most
