@@ -130,31 +130,29 @@ def deploy_command(
     # Imported here, not at the top: the use case pulls in the cluster, host and render layers,
     # which `kschedctl --help` and the offline commands must not pay for.
     from kschedctl import hosts
-    from kschedctl.ops.deploy import FORMS, DeployRequest, deploy, is_bare_name, load_target
+    from kschedctl.ops import deploy as use_case
 
     flags = {"pod": as_pod, "deployment": as_deployment, "service": as_service}
-    form = _form(FORMS, {**flags, "static-pod": as_static_pod})
-
-    spec = load_target(
+    form = _form(use_case.FORMS, {**flags, "static-pod": as_static_pod})
+    spec = use_case.load_target(
         src, namespace=namespace, image=image, replicas=replicas,
         program=program.value if program else None, kubernetes_version=kubernetes_version,
     )  # fmt: skip
-    request = DeployRequest(
+    request = use_case.DeployRequest(
         spec, form, server_dry_run=dry_run is DryRun.server, wait=wait, verify=verify,
         timeout=timeout, canary_namespace=canary_namespace,
-        follow_server_version=not kubernetes_version and is_bare_name(src),
+        follow_server_version=not kubernetes_version and use_case.is_bare_name(src),
     )  # fmt: skip
     if dry_run is DryRun.client:
         # The files as they would be on a real host under --root: a client dry run looks
         # nothing up, not even whether the kubeconfig is a lab's.
-        from kschedctl.ops.deploy import client_dry_run
-
-        typer.echo(client_dry_run(request, hosts.SystemdHost(root, manifests_dir)), nl=False)
+        on_machine = hosts.SystemdHost(root, manifests_dir)
+        typer.echo(use_case.client_dry_run(request, on_machine), nl=False)
         return
     host = hosts.for_target(kubeconfig, root, manifests_dir)
     report = Reporter(done=typer.echo, info=output.info, warn=output.warn)
     with connect(kubeconfig, context) as cluster:
-        _print_summary(deploy(cluster, host, request, report))
+        _print_summary(use_case.deploy(cluster, host, request, report))
 
 
 def _print_summary(result: DeployResult) -> None:

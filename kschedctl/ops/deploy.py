@@ -156,7 +156,8 @@ def server_version(cluster: Cluster) -> str:
 
 
 def check_skew(spec: Spec, server: str) -> None:
-    """kube-scheduler may be as new as kube-apiserver and at most one minor older."""
+    """kube-scheduler may be as new as kube-apiserver and at most one minor older
+    (https://kubernetes.io/releases/version-skew-policy/)."""
     major, minor = (int(p) for p in server.split(".")[:2])
     ours = spec.version
     if (ours.major, ours.minor) > (major, minor) or ours.minor < minor - 1:
