@@ -1,9 +1,11 @@
-"""`kschedctl logs NAME`: a scheduler's output, every replica, the leader marked."""
+"""`kschedctl logs NAME`: a scheduler's output, every replica, the leader marked.
+
+The lines come from :func:`kschedctl.ops.logs.open_logs`; this module filters and prints them.
+"""
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -11,12 +13,10 @@ import typer
 from kschedctl import output
 from kschedctl.cli.common import connect
 from kschedctl.cli.options import Context, Kubeconfig
-from kschedctl.errors import KschedError, NotFoundError, UsageError
+from kschedctl.errors import UsageError
 
 if TYPE_CHECKING:
-    from kschedctl.k8s.client import Cluster
     from kschedctl.observe.loglines import Grep, LogLine
-    from kschedctl.observe.schedulers import Scheduler
 
 
 def logs(
@@ -83,26 +83,18 @@ def logs(
         keep = Grep(grep)
     except ValueError as err:
         raise UsageError(str(err), hint="--grep takes a Python regular expression") from err
-    from kschedctl.k8s.inventory import snapshot
-    from kschedctl.observe.schedulers import discover
+    # Imported here, not at the top: the use case pulls in the cluster and host layers, which
+    # `kschedctl --help` and the offline commands must not pay for.
+    from kschedctl import hosts
+    from kschedctl.ops.logs import LogsRequest, open_logs
 
-    cluster = connect(kubeconfig, context)
-    try:
-        entry = next((s for s in discover(snapshot(cluster)) if s.name == name), None)
-        if entry is None or not entry.served:
-            raise NotFoundError(
-                f"no scheduler named {name!r} is running",
-                hint="`kschedctl list` shows the schedulers in this cluster",
-            )
-        show = _Printer(prefix, timestamps, keep)
-        if entry.form in ("service", "process"):
-            _host_logs(entry, kubeconfig, follow, since_seconds, tail, show)
-        else:
-            _pod_logs(cluster, entry, follow, since_seconds, tail, all_replicas, show)
-    except KeyboardInterrupt:
-        pass  # Ctrl-C is how a follow ends: exit 0
-    finally:
-        cluster.close()
+    request = LogsRequest(name, follow, since_seconds, tail, all_replicas)
+    with connect(kubeconfig, context) as cluster:
+        try:
+            with open_logs(cluster, hosts.for_target(kubeconfig), request, output.warn) as stream:
+                _Printer(prefix, timestamps, keep)(stream.lines, stream.sources)
+        except KeyboardInterrupt:
+            pass  # Ctrl-C is how a follow ends: exit 0
 
 
 class _Printer:
@@ -128,83 +120,6 @@ class _Printer:
             else:
                 self.console.file.write(text + "\n")
                 self.console.file.flush()
-
-
-def _pod_logs(
-    cluster: Cluster,
-    entry: Scheduler,
-    follow: bool,
-    since_seconds: int | None,
-    tail: int | None,
-    all_replicas: bool,
-    show: _Printer,
-) -> None:
-    from kschedctl.k8s.logs import Follower, leader_pod, read_all, replicas
-    from kschedctl.observe.loglines import LogLine
-
-    found = replicas(cluster, entry)
-    leader = leader_pod(cluster, entry)
-    if not all_replicas:
-        if leader is None:
-            raise KschedError(
-                f"{entry.name} has no leader now (no Lease holder among its pods)",
-                hint=f"drop --leader-only to see every replica; `kschedctl status {entry.name}`",
-            )
-        found = [r for r in found if r.pod == leader]
-    if not found and not follow:
-        raise NotFoundError(
-            f"{entry.name} has no running pod to read logs from",
-            hint=f"`kschedctl status {entry.name}` shows its objects and pods",
-        )
-    sources = len(found) if all_replicas else 1
-    if not follow:
-        lines = read_all(cluster, found, since_seconds=since_seconds, tail=tail, warn=output.warn)
-        show((LogLine(x.source, x.text, x.time, x.source == leader) for x in lines), sources)
-        return
-    follower = Follower(cluster, entry, since_seconds=since_seconds, tail=tail, warn=output.warn)
-    stream: Iterator[LogLine] = follower.lines()
-    if not all_replicas:
-        stream = (line for line in stream if line.leader)
-    try:
-        show(stream, sources)
-    finally:
-        follower.close()
-
-
-def _host_logs(
-    entry: Scheduler,
-    kubeconfig: str | None,
-    follow: bool,
-    since_seconds: int | None,
-    tail: int | None,
-    show: _Printer,
-) -> None:
-    from kschedctl.hosts import journal
-
-    path = journal.lab_log_file(entry.name, entry.form, kubeconfig)
-    if path is not None:
-        lines, offset = journal.read_file(path, entry.name, since_seconds=since_seconds, tail=tail)
-        show(lines, 1)
-        if follow:
-            stop = threading.Event()
-            try:
-                show(journal.follow_file(path, entry.name, stop, offset), 1)
-            finally:
-                stop.set()
-        return
-    if entry.form == "service" and journal.journal_available():
-        argv = journal.journal_argv(
-            entry.name, follow=follow, since_seconds=since_seconds, tail=tail
-        )
-        show(journal.journal_lines(argv, entry.name), 1)
-        return
-    where = "a systemd unit on its host" if entry.form == "service" else "a process on its host"
-    raise KschedError(
-        f"{entry.name} runs as {where}; its output is not readable from here",
-        hint=f"on that host: journalctl -u {entry.name}.service"
-        if entry.form == "service"
-        else "read its output on the host where it runs",
-    )
 
 
 def register(app: typer.Typer) -> None:

@@ -1,10 +1,11 @@
-"""Logs of schedulers that run on a host, not in a pod: systemd's journal, or the lab's files.
+"""Reading the output of schedulers that run on a host, not in a pod: journal or log file.
 
 A service-form scheduler writes to the journal of its unit (``journalctl -u NAME.service``).
 In the lab the unit's ExecStart runs as a lab process whose output goes to
 ``<lab>/logs/service_NAME.service.log``, and the lab's default scheduler (a plain process,
-found through its Lease) to ``<lab>/logs/kube-scheduler.log``; both are read as files. Other
-plain processes (e.g. ``kschedctl scheduler run`` on some host) are not readable from here.
+found through its Lease) to ``<lab>/logs/kube-scheduler.log``; both are read as files (which
+file is the host's choice: :meth:`kschedctl.hosts.host.Host.log_file`). Other plain processes
+(e.g. ``kschedctl scheduler run`` on some host) are not readable from here.
 """
 
 from __future__ import annotations
@@ -14,34 +15,16 @@ import re
 import shutil
 import subprocess
 import threading
-import time
 from collections import deque
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import BinaryIO
 
-from kschedctl.config.versions import DEFAULT_SCHEDULER_NAME
 from kschedctl.hosts.systemd import unit_name_for
 from kschedctl.observe.loglines import LogLine
 
 _KLOG = re.compile(r"^[IWEF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{6})")
-
-
-def lab_log_file(name: str, form: str, kubeconfig: str | None) -> Path | None:
-    """The file the lab writes this scheduler's output to, if the kubeconfig is a lab's."""
-    from kschedctl.hosts.lab import lab_for_kubeconfig
-
-    lab = lab_for_kubeconfig(kubeconfig)
-    if lab is None:
-        return None
-    if form == "service":
-        path = lab.log(f"service_{unit_name_for(name)}")
-    elif form == "process" and name == DEFAULT_SCHEDULER_NAME:
-        path = lab.log("kube-scheduler")  # the lab's own default scheduler
-    else:
-        return None
-    return path if path.is_file() else None
 
 
 def journal_available() -> bool:
@@ -170,17 +153,7 @@ def journal_lines(argv: list[str], source: str) -> Iterator[LogLine]:
 def recent_host_lines(name: str, form: str, kubeconfig: str | None) -> list[str]:
     """The last ten minutes of a host scheduler's output (for `why`): the lab's file, or the
     service's journal; nothing for a process that is neither."""
-    path = lab_log_file(name, form, kubeconfig)
-    if path is not None:
-        lines, _ = read_file(path, name, since_seconds=600, tail=300)
-        return [line.text for line in lines]
-    if form != "service" or not journal_available():
-        return []
-    argv = journal_argv(name, follow=False, since_seconds=600, tail=300)
-    started = time.monotonic()
-    lines = []
-    for line in journal_lines(argv, name):
-        lines.append(line.text)
-        if time.monotonic() - started > 10:
-            break
-    return lines
+    # Imported here: kschedctl.hosts imports this module.
+    from kschedctl.hosts import for_target
+
+    return for_target(kubeconfig).recent_log_lines(name, form)

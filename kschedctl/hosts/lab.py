@@ -1,17 +1,30 @@
-"""Service-form schedulers in the lab: the unit's ExecStart run as a lab-managed process.
+"""The lab as the host of the host forms: files under ``<lab>/host``, static pods in
+``<lab>/manifests`` (the lab's kubelet stand-in runs them), and a service-form scheduler's unit
+run as a lab-managed process whose output goes to ``<lab>/logs/service_<unit>.log``.
 
-Each is recorded under ``<lab>/procs/service_<unit>.json`` (pid + executable), the same
-records ``lab down`` stops, so nothing outlives the lab.
+Each such process is recorded under ``<lab>/procs/service_<unit>.json`` (pid + executable), the
+same records ``lab down`` stops, so nothing outlives the lab.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import os
+import re
+import shutil
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
-from kschedctl.lab import processes
-from kschedctl.lab.cluster import Lab
+from kschedctl.config.versions import DEFAULT_SCHEDULER_NAME
+from kschedctl.errors import KschedError
+from kschedctl.hosts import systemd
+from kschedctl.hosts.host import Host, Say
+from kschedctl.lab import binaries, processes
+from kschedctl.lab.cluster import Lab, free_port
+from kschedctl.observe.schedulers import LAB_ANNOTATION
+from kschedctl.spec import Spec
 
 
 def _record(lab: Lab, unit: str) -> Path:
@@ -86,3 +99,98 @@ def lab_for_kubeconfig(kubeconfig: str | None) -> Lab | None:
     if Path(path).name == "kubeconfig" and lab.is_lab_dir():
         return lab
     return None
+
+
+class LabHost(Host):
+    """The lab whose API server the kubeconfig points at, standing in for a machine."""
+
+    def __init__(self, lab: Lab, manifests_dir: Path | None = None) -> None:
+        super().__init__(lab.dir / "host", manifests_dir or lab.dir / "manifests")
+        self.lab = lab
+
+    def note(self) -> str:
+        return f"deploying into the lab at {self.lab.dir} (host files under {self.root})"
+
+    def prepare(self, spec: Spec, form: str) -> Spec:
+        """Host paths of the lab: files under <lab>/host; the service runs the lab's binary."""
+        spec = copy.deepcopy(spec)
+        kubeconfig = self.root / spec.service.kubeconfig.lstrip("/")
+        if not kubeconfig.exists():
+            # The lab's system:kube-scheduler identity, as kubeadm's scheduler.conf.
+            kubeconfig.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(self.lab.dir / "scheduler.kubeconfig", kubeconfig)
+        if form == "service":
+            # A systemd unit reads host paths directly: point them into the lab.
+            spec.service.binary = (
+                _kschedctl_command()
+                if spec.program == "builtin"
+                else str(binaries.locate()["kube-scheduler"])
+            )
+            spec.service.config_dir = str(self.root / spec.service.config_dir.lstrip("/"))
+            spec.service.kubeconfig = str(kubeconfig)
+        # Several host-form schedulers share this host: give each a free port, kept across deploys.
+        spec.service.secure_port = self._deployed_port(spec, form) or free_port()
+        return spec
+
+    def _deployed_port(self, spec: Spec, form: str) -> int | None:
+        path = (
+            systemd.under(self.root, f"{systemd.UNIT_DIR}/{systemd.unit_name(spec)}")
+            if form == "service"
+            else self.lab.dir / "manifests" / f"{spec.name}.yaml"
+        )
+        match = re.search(r"--secure-port=(\d+)", path.read_text()) if path.is_file() else None
+        return int(match.group(1)) if match else None
+
+    def annotations(self) -> dict[str, str]:
+        return {LAB_ANNOTATION: str(self.lab.dir)}
+
+    def start_service(
+        self, spec: Spec, files: dict[Path, str], changed: bool, info: Say, warn: Say
+    ) -> bool:
+        unit = systemd.unit_name(spec)
+        if changed or not running(self.lab, unit):
+            argv = systemd.exec_start(files[systemd.under(self.root, f"{systemd.UNIT_DIR}/{unit}")])
+            pid = start(self.lab, unit, argv)
+            info(f"lab: started {unit}'s ExecStart as pid {pid}")
+            return False
+        return True
+
+    def liveness(self, spec: Spec, form: str) -> Callable[[], None] | None:
+        if form != "service":
+            return None
+        unit = systemd.unit_name(spec)
+
+        def alive() -> None:
+            if running(self.lab, unit) is None:
+                log = self.lab.dir / "logs" / f"service_{unit}.log"
+                raise KschedError(
+                    f"{unit} exited; the end of {log}:\n{processes.log_tail(log, 5)}",
+                    hint=f"fix the cause, then `kschedctl deploy {spec.name} --as-service` again",
+                )
+
+        return alive
+
+    def stop_service(self, name: str, files: list[Path], info: Say) -> None:
+        unit = systemd.unit_name_for(name)
+        if stop(self.lab, unit):
+            info(f"lab: stopped {unit}")
+
+    def log_file(self, name: str, form: str) -> Path | None:
+        """The lab's file of a service-form scheduler, or of the lab's own default scheduler (a
+        plain process, found through its Lease)."""
+        if form == "service":
+            path = self.lab.log(f"service_{systemd.unit_name_for(name)}")
+        elif form == "process" and name == DEFAULT_SCHEDULER_NAME:
+            path = self.lab.log("kube-scheduler")
+        else:
+            return None
+        return path if path.is_file() else None
+
+
+def _kschedctl_command() -> str:
+    """This installation's ``kschedctl`` script (it runs with the lab's interpreter)."""
+    beside = Path(sys.executable).parent / "kschedctl"
+    found = str(beside) if beside.is_file() else shutil.which("kschedctl")
+    if not found:
+        raise KschedError("cannot find the kschedctl command to run as the lab's service")
+    return found

@@ -10,7 +10,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -124,7 +124,7 @@ def read_all(
     *,
     since_seconds: int | None,
     tail: int | None,
-    warn: Any = lambda _m: None,
+    warn: Callable[[str], None] = lambda _m: None,
 ) -> list[LogLine]:
     """Every chosen replica's lines, merged in time order; a replica that cannot be read
     (its container is waiting to start) is reported through ``warn`` and skipped."""
@@ -156,7 +156,7 @@ class Follower:
         since_seconds: int | None,
         tail: int | None,
         poll: float = 2.0,
-        warn: Any = lambda _m: None,
+        warn: Callable[[str], None] = lambda _m: None,
     ) -> None:
         self.cluster = cluster
         self.entry = entry

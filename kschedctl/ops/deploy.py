@@ -1,0 +1,345 @@
+"""Deploy a scheduler: apply its objects, install its host files, then prove that it serves.
+
+Objects go to the API server with server-side apply (field manager ``kschedctl``); the host
+forms (service, static-pod) also write files on a :class:`~kschedctl.hosts.Host`. Serving means
+Ready pods running the current config, the leader Lease held, and a canary pod bound by it.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kschedctl.errors import ApplyError, ClusterError, KschedError, UsageError
+from kschedctl.hosts import Host
+from kschedctl.k8s import apply
+from kschedctl.k8s.apply import Outcome
+from kschedctl.k8s.client import Cluster
+from kschedctl.k8s.inventory import snapshot
+from kschedctl.observe.schedulers import (
+    CONFIG_HASH,
+    FORM_ANNOTATION,
+    HOST_FILES_ANNOTATION,
+    LEASE_ANNOTATION,
+    Scheduler,
+    discover,
+)
+from kschedctl.ops import rollout
+from kschedctl.ops.reporter import QUIET, Reporter
+from kschedctl.render.forms import render
+from kschedctl.spec import (
+    Spec,
+    apply_defaults,
+    ensure_valid,
+    spec_from_source,
+    with_program,
+    with_version,
+)
+
+FORMS = ("pod", "deployment", "service", "static-pod")
+HOST_FORMS = ("service", "static-pod")  # files on a host; the cluster gets only Lease RBAC
+
+
+@dataclass(frozen=True)
+class DeployRequest:
+    """What to deploy and how; checked when made (a :class:`UsageError` if it makes no sense)."""
+
+    spec: Spec
+    form: str  # one of FORMS
+    server_dry_run: bool = False  # the API server checks everything, nothing is kept
+    wait: bool = True  # until its pods are Ready and its Lease is held
+    verify: bool = True  # and a canary pod it must schedule was bound
+    timeout: float = 180.0  # seconds, for the whole deploy
+    canary_namespace: str = "default"
+    # A bare name given no --kubernetes-version runs the API server's minor version.
+    follow_server_version: bool = False
+
+    def __post_init__(self) -> None:
+        if self.form not in FORMS:
+            raise UsageError(f"unknown form {self.form!r}", hint=f"one of {', '.join(FORMS)}")
+        if self.spec.name == "default-scheduler":
+            raise UsageError(
+                "refusing to deploy an additional scheduler named default-scheduler",
+                hint="pick another name; the cluster's own scheduler already has it",
+            )
+
+
+@dataclass(frozen=True)
+class DeployResult:
+    spec: Spec  # as deployed (in the lab: with the lab's host paths and port)
+    form: str
+    applied: tuple[Outcome, ...]  # the cluster objects, in apply order
+    files: tuple[Path, ...] = ()  # the host files (host forms)
+    files_changed: bool = False
+    server_dry_run: bool = False
+    unchanged: bool = False  # nothing changed, and the service form's unit already ran
+    waited: bool = False  # the wait proved Ready pods (when it has pods) and the Lease held
+    leader: str = ""  # the Lease holder identity ("" without leader election or wait)
+    canary_node: str | None = None  # where the canary pod was bound (verify)
+    seconds: float = 0.0
+
+
+def load_target(
+    src: str,
+    *,
+    namespace: str | None = None,
+    image: str | None = None,
+    replicas: int | None = None,
+    program: str | None = None,
+    kubernetes_version: str | None = None,
+) -> Spec:
+    """The spec to deploy: a workspace, a spec file, or a bare name, with flag overrides."""
+    spec = copy.deepcopy(spec_from_source(src))
+    if program:
+        spec = with_program(spec, program)
+    if namespace and namespace != spec.namespace:
+        if spec.leader_election.resource_namespace == spec.namespace:
+            spec.leader_election.resource_namespace = namespace
+        spec.namespace = namespace
+    if image:
+        spec.image = image
+    if replicas is not None:
+        spec.replicas = replicas
+    spec = ensure_valid(apply_defaults(spec))
+    return with_version(spec, kubernetes_version) if kubernetes_version else spec
+
+
+def is_bare_name(src: str) -> bool:
+    return not Path(src).exists()
+
+
+def cluster_objects(spec: Spec, form: str) -> list[dict[str, Any]]:
+    """The objects to apply, each marked with the form (``list`` tells forms apart by it)."""
+    text = render(spec, {"pod": "pod", "deployment": "deployment"}.get(form, "host-rbac"))
+    objects = [doc for doc in yaml.safe_load_all(text) if isinstance(doc, dict)]
+    le = spec.leader_election
+    for obj in objects:
+        annotations = obj["metadata"].setdefault("annotations", {})
+        annotations[FORM_ANNOTATION] = form
+        if le.leader_elect:
+            annotations[LEASE_ANNOTATION] = f"{le.resource_namespace}/{le.resource_name}"
+    return objects
+
+
+def client_dry_run(request: DeployRequest, host: Host) -> str:
+    """What a client dry run prints: the objects, or the host files (plus Lease RBAC)."""
+    spec, form = request.spec, request.form
+    if form not in HOST_FORMS:
+        return _yaml_stream(cluster_objects(spec, form))
+    text = "".join(f"# file: {path}\n{body}" for path, body in host.files(spec, form).items())
+    if spec.leader_election.leader_elect:
+        text += "---\n" + _yaml_stream(cluster_objects(spec, form))
+    return text
+
+
+def _yaml_stream(docs: list[dict[str, Any]]) -> str:
+    return "---\n".join(yaml.safe_dump(d, sort_keys=False) for d in docs)
+
+
+def server_version(cluster: Cluster) -> str:
+    """``1.36.3`` from /version, distro suffixes (``-eks-…``, ``+k3s1``) dropped."""
+    info = cluster.server_version()
+    match = re.match(r"v?(\d+)\.(\d+)\.(\d+)", info.get("gitVersion", ""))
+    if not match:
+        raise ClusterError(f"cannot read the server version from /version: {info}")
+    return ".".join(match.groups())
+
+
+def check_skew(spec: Spec, server: str) -> None:
+    """kube-scheduler may be as new as kube-apiserver and at most one minor older
+    (https://kubernetes.io/releases/version-skew-policy/)."""
+    major, minor = (int(p) for p in server.split(".")[:2])
+    ours = spec.version
+    if (ours.major, ours.minor) > (major, minor) or ours.minor < minor - 1:
+        raise KschedError(
+            f"scheduler version {ours.tag} cannot run against this API server ({server}): "
+            "kube-scheduler must not be newer than kube-apiserver and at most one minor older",
+            hint=f"deploy with --kubernetes-version {major}.{minor} (or set "
+            "spec.kubernetesVersion in scheduler.yaml)",
+        )
+
+
+def deploy(
+    cluster: Cluster, host: Host, request: DeployRequest, report: Reporter = QUIET
+) -> DeployResult:
+    """Deploy ``request.spec`` as ``request.form`` and (by default) wait until it serves.
+
+    Raises :class:`~kschedctl.errors.KschedError` subclasses: ApplyError (with what was applied
+    before the failure), WaitTimeout, ForbiddenError, …
+    """
+    spec, form = request.spec, request.form
+    on_host = form in HOST_FORMS
+    server = server_version(cluster)
+    if request.follow_server_version:
+        spec = with_version(spec, server)
+    check_skew(spec, server)
+    if on_host:
+        if note := host.note():
+            report.info(note)
+        spec = host.prepare(spec, form)
+    started = time.monotonic()
+    until = started + request.timeout
+    objects = (
+        cluster_objects(spec, form) if not on_host or spec.leader_election.leader_elect else []
+    )
+    files = host.files(spec, form) if on_host else {}
+    if on_host:
+        recorded = {HOST_FILES_ANNOTATION: json.dumps(sorted(str(p) for p in files))}
+        for obj in objects:
+            obj["metadata"]["annotations"].update({**recorded, **host.annotations()})
+    try:
+        _refuse_taken_name(discover(snapshot(cluster)), spec, form)
+    except ClusterError as err:  # a user who may deploy need not be allowed to list everything
+        report.warn(f"cannot check that no other scheduler serves {spec.name!r}: {err.message}")
+    foreign = apply.foreign_objects(cluster, objects, spec.name)
+    if foreign:
+        raise KschedError(
+            f"refusing to overwrite objects kschedctl did not create: {', '.join(foreign)}",
+            hint="pick another scheduler name, or delete those objects yourself if they are stale",
+        )
+    dry_run = request.server_dry_run
+    if form == "pod" and not dry_run:
+        _replace_changed_pod(cluster, objects, until, report)
+    applied = tuple(_apply(cluster, objects, dry_run, report))
+    result = DeployResult(spec, form, applied, tuple(files), server_dry_run=dry_run)
+    if dry_run:
+        return result
+    unchanged = all(o.action == "unchanged" for o in applied)
+    changed = False
+    if on_host:
+        changed, host_unchanged = _install_host(host, spec, form, files, report)
+        unchanged = host_unchanged and unchanged
+    if unchanged:
+        report.info(f"{spec.name}: unchanged")
+    result = replace(result, files_changed=changed, unchanged=unchanged)
+    if not request.wait:
+        return replace(result, seconds=time.monotonic() - started)
+    alive = host.liveness(spec, form) if on_host else None
+    leader = _wait_serving(cluster, spec, form, until, report, alive)
+    node = None
+    if request.verify:
+        node = rollout.canary(cluster, spec.name, request.canary_namespace, until, report.info)
+    return replace(
+        result, waited=True, leader=leader, canary_node=node, seconds=time.monotonic() - started
+    )
+
+
+def _install_host(
+    host: Host, spec: Spec, form: str, files: dict[Path, str], report: Reporter
+) -> tuple[bool, bool]:
+    """Write the host files and run the unit: (files changed, nothing changed and it already
+    ran)."""
+    changed = host.write_files(files)
+    for path in files:
+        report.done(f"file {path} {'written' if changed else 'unchanged'}")
+    if form == "static-pod":  # the kubelet (the lab's runner) picks the manifest up itself
+        return changed, not changed
+    return changed, host.start_service(spec, files, changed, report.info, report.warn)
+
+
+def _apply(
+    cluster: Cluster, objects: list[dict[str, Any]], dry_run: bool, report: Reporter
+) -> list[Outcome]:
+    suffix = " (server dry run)" if dry_run else ""
+    try:
+        outcomes = apply.apply_objects(cluster, objects, dry_run=dry_run)
+    except ApplyError as err:  # say what exists now, then fail
+        for outcome in err.outcomes:
+            report.done(f"{outcome.ref} {outcome.action}{suffix}")
+        raise
+    for outcome in outcomes:
+        report.done(f"{outcome.ref} {outcome.action}{suffix}")
+    return outcomes
+
+
+def _refuse_taken_name(schedulers: list[Scheduler], spec: Spec, form: str) -> None:
+    for s in schedulers:
+        if s.name not in spec.scheduler_names or not s.served:
+            continue
+        ours = (
+            s.managed
+            and (s.instance or "").endswith(f"/{spec.name}")
+            or (s.managed and s.form in HOST_FORMS)
+        )
+        if not ours:
+            raise KschedError(
+                f"scheduler name {s.name!r} is already served by {s.instance or s.form} "
+                f"({', '.join(s.sources)}); names must be unique in a cluster",
+                hint="pick another name, or remove the scheduler that serves it",
+            )
+        if s.form != form:
+            raise KschedError(
+                f"{spec.name} is already deployed as {s.form}; one scheduler runs in one form",
+                hint=f"remove it first: kschedctl remove {spec.name}",
+            )
+
+
+def _replace_changed_pod(
+    cluster: Cluster, objects: list[dict[str, Any]], until: float, report: Reporter
+) -> None:
+    """A bare Pod cannot change its spec: delete it when its config or image changed."""
+    for obj in objects:
+        if obj["kind"] != "Pod":
+            continue
+        live = apply.current(cluster, obj)
+        if live is None:
+            continue
+        want = obj["metadata"].get("annotations", {}).get(CONFIG_HASH)
+        have = (live["metadata"].get("annotations") or {}).get(CONFIG_HASH)
+        if want != have or _images(obj) != _images(live):
+            report.info(f"pod {obj['metadata']['name']}: config changed, replacing it")
+            apply.delete_object(cluster, obj)
+            rollout.poll(
+                partial(_gone, cluster, obj), until,
+                f"the old pod {obj['metadata']['name']} to go", hint="",
+            )  # fmt: skip
+
+
+def _gone(cluster: Cluster, obj: dict[str, Any]) -> bool:
+    return apply.current(cluster, obj) is None
+
+
+def _images(pod: dict[str, Any]) -> list[str]:
+    return [c.get("image", "") for c in pod["spec"]["containers"]]
+
+
+def _wait_serving(
+    cluster: Cluster, spec: Spec, form: str, until: float, report: Reporter,
+    alive: Callable[[], None] | None,
+) -> str:  # fmt: skip
+    """Wait for Ready pods (pod, deployment, static-pod forms), then for the Lease to be held;
+    returns its holder identity ("" without leader election)."""
+    le = spec.leader_election
+    holders: list[str] | None = None
+    if form in ("pod", "deployment"):
+        want = spec.replicas if form == "deployment" else 1
+        report.info(f"waiting for {want} Ready pod(s) of {spec.name} in {spec.namespace}")
+        pods = rollout.wait_ready(
+            cluster, spec.namespace, spec.name, want, config_hash(spec), until
+        )
+        holders = [p["metadata"]["name"] for p in pods]
+    elif form == "static-pod":
+        report.info(f"waiting for the mirror pod of static pod {spec.name} in {spec.namespace}")
+        rollout.wait_ready(cluster, spec.namespace, spec.name, 1, None, until)
+        holders = None  # static pods hold leases under the node's hostname
+    if not le.leader_elect:
+        return ""
+    report.info(f"waiting for Lease {le.resource_namespace}/{le.resource_name} to be held")
+    return rollout.wait_lease(
+        cluster, le.resource_namespace, le.resource_name, holders, until, alive=alive
+    )
+
+
+def config_hash(spec: Spec) -> str:
+    """The ``CONFIG_HASH`` annotation the rendered pods carry: sha256 of the rendered config."""
+    return hashlib.sha256(render(spec, "config").encode()).hexdigest()

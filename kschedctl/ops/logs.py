@@ -1,0 +1,123 @@
+"""A scheduler's output: its pods' logs (every replica, the leader marked), or its host's.
+
+pods/log for the pod, deployment and static-pod forms; for the service form (and plain
+processes) the host's journal or log file, through the :class:`~kschedctl.hosts.Host`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from kschedctl.errors import KschedError, NotFoundError
+from kschedctl.hosts import Host
+from kschedctl.k8s.client import Cluster
+from kschedctl.k8s.inventory import snapshot
+from kschedctl.k8s.logs import Follower, leader_pod, read_all, replicas
+from kschedctl.observe.loglines import LogLine
+from kschedctl.observe.schedulers import Scheduler, discover
+
+
+def _quiet(_message: str) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class LogsRequest:
+    name: str  # the scheduler name (a profile's schedulerName)
+    follow: bool = False  # keep streaming, across replica restarts, until closed
+    since_seconds: int | None = None
+    tail: int | None = None  # lines per replica
+    all_replicas: bool = True  # False: only the replica holding the leader Lease
+
+
+@dataclass
+class LogStream:
+    """Lines to drain, and how many sources they come from; close it (or use ``with``)."""
+
+    lines: Iterator[LogLine]
+    sources: int
+    close: Callable[[], None] = field(default=lambda: None)
+
+    def __enter__(self) -> LogStream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_logs(
+    cluster: Cluster, host: Host, request: LogsRequest, warn: Callable[[str], None] = _quiet
+) -> LogStream:
+    """The output of scheduler ``request.name``; NotFoundError if nothing serves that name.
+
+    Replicas that cannot be read (a container still starting) are reported through ``warn``.
+    """
+    entry = next((s for s in discover(snapshot(cluster)) if s.name == request.name), None)
+    if entry is None or not entry.served:
+        raise NotFoundError(
+            f"no scheduler named {request.name!r} is running",
+            hint="`kschedctl list` shows the schedulers in this cluster",
+        )
+    if entry.form in ("service", "process"):
+        return _host_logs(host, entry, request)
+    return _pod_logs(cluster, entry, request, warn)
+
+
+def _pod_logs(
+    cluster: Cluster, entry: Scheduler, request: LogsRequest, warn: Callable[[str], None]
+) -> LogStream:
+    found = replicas(cluster, entry)
+    leader = leader_pod(cluster, entry)
+    if not request.all_replicas:
+        if leader is None:
+            raise KschedError(
+                f"{entry.name} has no leader now (no Lease holder among its pods)",
+                hint=f"drop --leader-only to see every replica; `kschedctl status {entry.name}`",
+            )
+        found = [r for r in found if r.pod == leader]
+    if not found and not request.follow:
+        raise NotFoundError(
+            f"{entry.name} has no running pod to read logs from",
+            hint=f"`kschedctl status {entry.name}` shows its objects and pods",
+        )
+    sources = len(found) if request.all_replicas else 1
+    if not request.follow:
+        read = read_all(
+            cluster, found, since_seconds=request.since_seconds, tail=request.tail, warn=warn
+        )
+        lines = (LogLine(x.source, x.text, x.time, x.source == leader) for x in read)
+        return LogStream(lines, sources)
+    follower = Follower(
+        cluster, entry, since_seconds=request.since_seconds, tail=request.tail, warn=warn
+    )
+    stream: Iterator[LogLine] = follower.lines()
+    if not request.all_replicas:
+        stream = (line for line in stream if line.leader)
+    return LogStream(stream, sources, follower.close)
+
+
+def _host_logs(host: Host, entry: Scheduler, request: LogsRequest) -> LogStream:
+    lines = host.log_lines(
+        entry.name,
+        entry.form,
+        follow=request.follow,
+        since_seconds=request.since_seconds,
+        tail=request.tail,
+    )
+    if lines is not None:
+        return LogStream(lines, 1, _closer(lines))
+    where = "a systemd unit on its host" if entry.form == "service" else "a process on its host"
+    raise KschedError(
+        f"{entry.name} runs as {where}; its output is not readable from here",
+        hint=f"on that host: journalctl -u {entry.name}.service"
+        if entry.form == "service"
+        else "read its output on the host where it runs",
+    )
+
+
+def _closer(lines: Iterator[Any]) -> Callable[[], None]:
+    """Closing a generator runs its ``finally``: a follow stops, journalctl is terminated."""
+    close = getattr(lines, "close", None)
+    return close if callable(close) else lambda: None

@@ -1,0 +1,169 @@
+"""Remove exactly what kschedctl deployed for a scheduler, its Lease and host files included.
+
+What to remove is read back from the cluster: every object labelled as kschedctl's for the
+name, and the annotations ``deploy`` put on them (the Lease, the host files, the lab).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kschedctl import hosts
+from kschedctl.errors import KschedError, NotFoundError
+from kschedctl.hosts import Host
+from kschedctl.k8s import apply
+from kschedctl.k8s.client import Cluster
+from kschedctl.k8s.resources import describe
+from kschedctl.observe.schedulers import (
+    HOST_FILES_ANNOTATION,
+    INSTANCE,
+    LAB_ANNOTATION,
+    LEASE_ANNOTATION,
+    MANAGED_BY,
+)
+from kschedctl.ops import rollout
+from kschedctl.ops.reporter import QUIET, Reporter
+
+WORKLOADS = ("Deployment", "Pod")
+
+
+@dataclass(frozen=True)
+class Removal:
+    """What kschedctl deployed for a scheduler, as recorded in the cluster."""
+
+    name: str
+    objects: tuple[dict[str, Any], ...]  # workloads first, canary pods last
+    leases: tuple[tuple[str, str], ...]  # (namespace, name)
+    files: tuple[Path, ...]  # host files
+    lab_dir: str | None  # the lab whose host holds the files, if any
+    asking: tuple[str, ...]  # namespace/name of live pods that still name the scheduler
+
+    @property
+    def refs(self) -> list[str]:
+        return [describe(obj) for obj in self.objects]
+
+
+@dataclass(frozen=True)
+class RemoveResult:
+    removal: Removal
+    dry_run: bool
+    deleted: tuple[str, ...] = ()  # objects and leases deleted (already gone ones left out)
+    removed_files: tuple[Path, ...] = ()
+
+
+def find(cluster: Cluster, name: str) -> Removal:
+    """What ``remove`` would delete for ``name``; NotFoundError if there is nothing."""
+    objects = apply.managed_objects(cluster, name)
+    objects = [o for o in objects if not _is_canary(o)] + [o for o in objects if _is_canary(o)]
+    if not objects:
+        raise NotFoundError(
+            f"nothing kschedctl deployed is named {name!r}",
+            hint="`kschedctl list` shows the schedulers in this cluster",
+        )
+    leases: set[tuple[str, str]] = set()
+    files: set[str] = set()
+    labs: set[str] = set()
+    for obj in objects:
+        annotations = obj["metadata"].get("annotations") or {}
+        if LEASE_ANNOTATION in annotations:
+            namespace, _, lease = annotations[LEASE_ANNOTATION].partition("/")
+            leases.add((namespace, lease))
+        files.update(json.loads(annotations.get(HOST_FILES_ANNOTATION, "[]")))
+        if LAB_ANNOTATION in annotations:
+            labs.add(annotations[LAB_ANNOTATION])
+    return Removal(
+        name,
+        tuple(objects),
+        tuple(sorted(leases)),
+        tuple(sorted(Path(f) for f in files)),
+        min(labs) if labs else None,  # one deploy records one lab
+        tuple(_pods_asking_for(cluster, name)),
+    )
+
+
+def remove(
+    cluster: Cluster,
+    name: str,
+    *,
+    force: bool = False,
+    dry_run: bool = False,
+    timeout: float = 120.0,
+    host: Host | None = None,
+    report: Reporter = QUIET,
+) -> RemoveResult:
+    """Remove scheduler ``name``: workloads first (or it would take its Lease again), then the
+    unit and host files, then the rest once its pods are gone, then its Lease.
+
+    Refuses (KschedError) while live pods still name the scheduler, unless ``force``;
+    NotFoundError if kschedctl deployed nothing by that name. ``host`` defaults to the one the
+    objects recorded (``hosts.for_record``). With ``dry_run`` nothing is deleted.
+    """
+    removal = find(cluster, name)
+    if removal.asking and not force and not dry_run:
+        listing = ", ".join(removal.asking[:10]) + (" …" if len(removal.asking) > 10 else "")
+        raise KschedError(
+            f"{len(removal.asking)} pod(s) still ask for scheduler {name!r}: {listing}; without "
+            "it the Pending ones would hang with no events",
+            hint="point them at another scheduler or delete them, or pass --force",
+        )
+    if dry_run:
+        return RemoveResult(removal, dry_run=True)
+    until = time.monotonic() + timeout
+    host = host or hosts.for_record(removal.lab_dir)
+    deleted: list[str] = []
+
+    def delete(obj: dict[str, Any]) -> None:
+        if apply.delete_object(cluster, obj):
+            deleted.append(describe(obj))
+            report.done(f"{describe(obj)} deleted")
+
+    for obj in removal.objects:
+        if obj["kind"] in WORKLOADS:
+            delete(obj)
+    host.stop_service(name, list(removal.files), report.info)
+    removed_files = host.remove_files(list(removal.files))
+    for path in removed_files:
+        report.done(f"file {path} removed")
+    rollout.poll(
+        lambda: not _scheduler_pods(cluster, name), until, f"the pods of {name} to stop",
+        hint="`kubectl get pods -A -l app.kubernetes.io/instance=" + name + "` shows them",
+    )  # fmt: skip
+    for obj in removal.objects:
+        if obj["kind"] not in WORKLOADS:
+            delete(obj)
+    for namespace, lease in removal.leases:
+        try:
+            cluster.delete(f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/{lease}")
+        except NotFoundError:
+            continue
+        deleted.append(f"lease/{lease} -n {namespace}")
+        report.done(f"lease/{lease} -n {namespace} deleted")
+    return RemoveResult(removal, False, tuple(deleted), tuple(removed_files))
+
+
+def _is_canary(obj: dict[str, Any]) -> bool:
+    labels = obj["metadata"].get("labels") or {}
+    return labels.get("app.kubernetes.io/component") == "canary"
+
+
+def _pods_asking_for(cluster: Cluster, name: str) -> list[str]:
+    pods = cluster.list("/api/v1/pods", fieldSelector=f"spec.schedulerName={name}")
+    return [
+        f"{p['metadata']['namespace']}/{p['metadata']['name']}"
+        for p in pods
+        if (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+        and not _is_canary(p)
+        and not p["metadata"].get("deletionTimestamp")
+    ]
+
+
+def _scheduler_pods(cluster: Cluster, name: str) -> list[dict[str, Any]]:
+    return cluster.list(
+        "/api/v1/pods",
+        labelSelector=f"{MANAGED_BY}=kschedctl,{INSTANCE}={name},"
+        "app.kubernetes.io/component=scheduler",
+    )
