@@ -9,11 +9,13 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.markup import escape
 
 from kschedctl import output
 from kschedctl.cli.common import connect
-from kschedctl.cli.options import Context, Kubeconfig
+from kschedctl.cli.options import Context, Kubeconfig, Since
 from kschedctl.errors import UsageError
+from kschedctl.observe import loglines
 
 if TYPE_CHECKING:
     from kschedctl.observe.loglines import Grep, LogLine
@@ -29,14 +31,7 @@ def logs(
             help="Keep streaming, across replica restarts and replacements, until interrupted.",
         ),
     ] = False,
-    since: Annotated[
-        str | None,
-        typer.Option(
-            "--since",
-            help="Only lines newer than this duration (30s, 10m, 2h).",
-            show_default=False,
-        ),
-    ] = None,
+    since: Since = None,
     tail: Annotated[
         int | None,
         typer.Option(
@@ -97,6 +92,36 @@ def logs(
             pass  # Ctrl-C is how a follow ends: exit 0
 
 
+# How a terminal shows the lines that matter (the plain text is the same when piped).
+STYLES = {
+    loglines.FORBIDDEN: "bold red",
+    loglines.SCHEDULING_FAILURE: "red",
+    loglines.LEASE_LOST: "bold yellow",
+    loglines.LEASE_WAIT: "yellow",
+    loglines.LEASE_ACQUIRED: "green",
+    loglines.ERROR: "red",
+}
+
+
+def render(line: LogLine, *, prefix: bool, timestamps: bool, color: bool) -> str:
+    """The line as printed: plain text, or rich markup (escaped) for a terminal."""
+    parts = []
+    if prefix:
+        parts.append(loglines.prefix_for(line))
+    if timestamps and line.time:
+        parts.append(line.time)
+    parts.append(line.text)
+    text = " ".join(parts)
+    if not color:
+        return text
+    style = STYLES.get(line.kind or "")
+    head = escape(loglines.prefix_for(line)) + " " if prefix else ""
+    body = escape(" ".join(parts[1:] if prefix else parts))
+    if prefix:
+        head = f"[bold cyan]{head}[/]" if line.leader else f"[cyan]{head}[/]"
+    return head + (f"[{style}]{body}[/]" if style else body)
+
+
 class _Printer:
     """Prints lines: markup on a terminal only, plain when piped (stdout is data)."""
 
@@ -108,8 +133,6 @@ class _Printer:
         self.keep = keep
 
     def __call__(self, lines: Iterable[LogLine], sources: int) -> None:
-        from kschedctl.observe.loglines import render
-
         prefix = self.prefix if self.prefix is not None else sources > 1
         for line in lines:
             if not self.keep(line):

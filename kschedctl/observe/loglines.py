@@ -47,15 +47,6 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (ERROR, re.compile(r"^[EF]\d{4} ")),
 )
 
-STYLES = {
-    FORBIDDEN: "bold red",
-    SCHEDULING_FAILURE: "red",
-    LEASE_LOST: "bold yellow",
-    LEASE_WAIT: "yellow",
-    LEASE_ACQUIRED: "green",
-    ERROR: "red",
-}
-
 _STAMP = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)) (.*)$")
 
 
@@ -105,38 +96,6 @@ def merge(streams: Iterable[Iterable[LogLine]]) -> list[LogLine]:
 
 def prefix_for(line: LogLine) -> str:
     return f"[{line.source}{' (leader)' if line.leader else ''}]"
-
-
-# rich's own escape (rich/markup.py ``escape``), kept here so this pure module need not import
-# rich: a ``[`` that could open a tag gets a backslash, and backslashes before it are doubled.
-_MARKUP_TAG = re.compile(r"(\\*)(\[[a-z#/@][^[]*?])")
-
-
-def escape_markup(text: str) -> str:
-    """``text`` as rich markup that shows it literally (same result as ``rich.markup.escape``)."""
-    text = _MARKUP_TAG.sub(lambda m: f"{m[1]}{m[1]}\\{m[2]}", text)
-    if text.endswith("\\") and not text.endswith("\\\\"):
-        return text + "\\"
-    return text
-
-
-def render(line: LogLine, *, prefix: bool, timestamps: bool, color: bool) -> str:
-    """The line as printed: plain text, or rich markup (escaped) for a terminal."""
-    parts = []
-    if prefix:
-        parts.append(prefix_for(line))
-    if timestamps and line.time:
-        parts.append(line.time)
-    parts.append(line.text)
-    text = " ".join(parts)
-    if not color:
-        return text
-    style = STYLES.get(line.kind or "")
-    head = escape_markup(prefix_for(line)) + " " if prefix else ""
-    body = escape_markup(" ".join(parts[1:] if prefix else parts))
-    if prefix:
-        head = f"[bold cyan]{head}[/]" if line.leader else f"[cyan]{head}[/]"
-    return head + (f"[{style}]{body}[/]" if style else body)
 
 
 class Grep:

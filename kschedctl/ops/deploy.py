@@ -8,9 +8,7 @@ Ready pods running the current config, the leader Lease held, and a canary pod b
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -20,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from kschedctl.config.versions import parse_git_version
 from kschedctl.errors import ApplyError, ClusterError, KschedError, UsageError
 from kschedctl.hosts import Host
 from kschedctl.k8s import apply
@@ -36,7 +35,8 @@ from kschedctl.observe.schedulers import (
 )
 from kschedctl.ops import rollout
 from kschedctl.ops.reporter import QUIET, Reporter
-from kschedctl.render.forms import render
+from kschedctl.render.forms import DEPLOY_FORMS, HOST_FORMS, render
+from kschedctl.render.templates import content_hash
 from kschedctl.spec import (
     Spec,
     apply_defaults,
@@ -46,8 +46,8 @@ from kschedctl.spec import (
     with_version,
 )
 
-FORMS = ("pod", "deployment", "service", "static-pod")
-HOST_FORMS = ("service", "static-pod")  # files on a host; the cluster gets only Lease RBAC
+# Host forms put files on a host; the cluster gets only their Lease RBAC (host-rbac).
+FORMS = DEPLOY_FORMS
 
 
 @dataclass(frozen=True)
@@ -149,10 +149,10 @@ def _yaml_stream(docs: list[dict[str, Any]]) -> str:
 def server_version(cluster: Cluster) -> str:
     """``1.36.3`` from /version, distro suffixes (``-eks-…``, ``+k3s1``) dropped."""
     info = cluster.server_version()
-    match = re.match(r"v?(\d+)\.(\d+)\.(\d+)", info.get("gitVersion", ""))
-    if not match:
+    parsed = parse_git_version(str(info.get("gitVersion", "")))
+    if parsed is None or len(parsed) < 3:
         raise ClusterError(f"cannot read the server version from /version: {info}")
-    return ".".join(match.groups())
+    return ".".join(map(str, parsed))
 
 
 def check_skew(spec: Spec, server: str) -> None:
@@ -342,4 +342,4 @@ def _wait_serving(
 
 def config_hash(spec: Spec) -> str:
     """The ``CONFIG_HASH`` annotation the rendered pods carry: sha256 of the rendered config."""
-    return hashlib.sha256(render(spec, "config").encode()).hexdigest()
+    return content_hash(render(spec, "config"))

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, TypedDict
 
+from kschedctl.config.versions import parse_git_version
 from kschedctl.errors import NotFoundError
 from kschedctl.k8s import access
 from kschedctl.k8s.apply import managed_objects
@@ -157,10 +158,10 @@ def _container(
 
 def _skew(image: str | None, server: str) -> str:
     ours = re.search(r":v?(\d+)\.(\d+)", image or "")
-    theirs = re.match(r"v?(\d+)\.(\d+)", server)
+    theirs = parse_git_version(server)
     if not ours or not theirs:
         return "unknown"
-    o, t = (int(ours.group(1)), int(ours.group(2))), (int(theirs.group(1)), int(theirs.group(2)))
+    o, t = (int(ours.group(1)), int(ours.group(2))), theirs[:2]
     if o > t:
         return "NEWER than the API server (unsupported)"
     if o[1] < t[1] - 1:

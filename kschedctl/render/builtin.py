@@ -9,11 +9,11 @@ port, and RBAC of its own that grants exactly what the scheduler uses — no
 
 from __future__ import annotations
 
-import hashlib
 from typing import TYPE_CHECKING, Any
 
 from kschedctl.config import versions
 from kschedctl.config.durations import parse_go_duration
+from kschedctl.render.templates import content_hash
 from kschedctl.yamltext import to_yaml
 
 if TYPE_CHECKING:
@@ -108,7 +108,7 @@ def builtin_context(spec: Spec, context: dict[str, Any]) -> dict[str, Any]:
         f"--v={svc.verbosity}",
         *spec.extra_args,
     ]
-    digest = hashlib.sha256(text.encode()).hexdigest()
+    digest = content_hash(text)
     return {
         "builtin": True,
         "container_name": CONTAINER,

@@ -8,12 +8,12 @@ template: ``config_text`` and ``host_config_text``.
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 from kschedctl.config import versions
 from kschedctl.errors import SpecError
 from kschedctl.render.builtin import builtin_context
+from kschedctl.render.templates import content_hash
 from kschedctl.spec import Spec, ensure_valid
 from kschedctl.yamltext import to_yaml
 
@@ -91,7 +91,7 @@ def kube_scheduler_context(spec: Spec) -> dict[str, Any]:
         "secure_port": versions.DEFAULT_SECURE_PORT,
         "config_dir": config_dir,
         "config_text": config_text,
-        "config_hash": hashlib.sha256(config_text.encode()).hexdigest(),
+        "config_hash": content_hash(config_text),
         "command": [
             "kube-scheduler",
             f"--config={config_dir}/config.yaml",
@@ -99,7 +99,7 @@ def kube_scheduler_context(spec: Spec) -> dict[str, Any]:
             *spec.extra_args,
         ],
         "host_config_text": host_config_text,
-        "host_config_hash": hashlib.sha256(host_config_text.encode()).hexdigest(),
+        "host_config_hash": content_hash(host_config_text),
         "host_command": ["kube-scheduler", *host_flags],
         "exec_start": " ".join([svc.binary, *host_flags]).replace("%", "%%"),
         "probe_host": probe_host,

@@ -9,6 +9,7 @@ template (``render --as config``) never load it (start-up budget, benchmarks/sta
 from __future__ import annotations
 
 import functools
+import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,3 +46,8 @@ def environment() -> jinja2.Environment:
 def render_template(template: str, **context: Any) -> str:
     """``template`` (a file name in templates/) rendered with ``context``."""
     return environment().get_template(template).render(**context)
+
+
+def content_hash(text: str) -> str:
+    """The ``kschedctl.io/config-hash`` of a rendered config: a changed config rolls the pods."""
+    return hashlib.sha256(text.encode()).hexdigest()

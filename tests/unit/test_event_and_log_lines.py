@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from kschedctl.cli.logs import render
 from kschedctl.config.durations import parse_duration
 from kschedctl.errors import NotFoundError, UsageError
 from kschedctl.hosts.journal import follow_file, journal_argv, klog_time, read_file
@@ -21,7 +22,7 @@ from kschedctl.k8s.events import (
     list_events,
 )
 from kschedctl.observe.events import SCHEDULER_REASONS, normalize, parse_for, parse_types, select
-from kschedctl.observe.loglines import Grep, LogLine, classify, merge, render, split_timestamp
+from kschedctl.observe.loglines import Grep, LogLine, classify, merge, split_timestamp
 
 NOTE = "0/4 nodes are available: 4 node(s) had untolerated taint(s)."
 
