@@ -24,6 +24,7 @@ from kschedctl.scheduling.leader import LeaderElector
 from kschedctl.scheduling.loop import SchedulerLoop, Settings
 from kschedctl.scheduling.policy import EMPTY, POD_POLICY_ANNOTATION, FallbackPolicy, load_policy
 from kschedctl.scheduling.serving import HealthServer
+from kschedctl.scheduling.strategies import DEFAULT_STRATEGY
 
 log = logging.getLogger("kschedctl.scheduler")
 
@@ -34,7 +35,7 @@ class RunSettings:
     the lease timings, client limits and the secure port number)."""
 
     name: str  # the spec.schedulerName it serves
-    strategy: str = "spread"  # a scoring strategy of kschedctl.scheduling.scoring
+    strategy: str = DEFAULT_STRATEGY  # a name of scheduling.strategies.STRATEGIES
     policy: Path | None = None  # a FallbackPolicy file
     kubeconfig: str | None = None
     context: str | None = None
