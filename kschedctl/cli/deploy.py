@@ -15,7 +15,6 @@ from kschedctl import output
 from kschedctl.cli.common import connect
 from kschedctl.cli.options import Context, Kubeconfig
 from kschedctl.errors import UsageError
-from kschedctl.ops.reporter import Reporter
 
 if TYPE_CHECKING:
     from kschedctl.ops.deploy import DeployResult
@@ -131,6 +130,7 @@ def deploy_command(
     # which `kschedctl --help` and the offline commands must not pay for.
     from kschedctl import hosts
     from kschedctl.ops import deploy as use_case
+    from kschedctl.ops.reporter import Reporter
 
     flags = {"pod": as_pod, "deployment": as_deployment, "service": as_service}
     form = _form(use_case.FORMS, {**flags, "static-pod": as_static_pod})

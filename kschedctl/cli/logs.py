@@ -5,20 +5,17 @@ The lines come from :func:`kschedctl.ops.logs.open_logs`; this module filters an
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.markup import escape
 
 from kschedctl import output
 from kschedctl.cli.common import connect
 from kschedctl.cli.options import Context, Kubeconfig, Since
 from kschedctl.errors import UsageError
-from kschedctl.observe import loglines
 
 if TYPE_CHECKING:
-    from kschedctl.observe.loglines import Grep, LogLine
+    pass
 
 
 def logs(
@@ -81,68 +78,16 @@ def logs(
     # Imported here, not at the top: the use case pulls in the cluster and host layers, which
     # `kschedctl --help` and the offline commands must not pay for.
     from kschedctl import hosts
+    from kschedctl.cli.logview import Printer
     from kschedctl.ops.logs import LogsRequest, open_logs
 
     request = LogsRequest(name, follow, since_seconds, tail, all_replicas)
     with connect(kubeconfig, context) as cluster:
         try:
             with open_logs(cluster, hosts.for_target(kubeconfig), request, output.warn) as stream:
-                _Printer(prefix, timestamps, keep)(stream.lines, stream.sources)
+                Printer(prefix, timestamps, keep)(stream.lines, stream.sources)
         except KeyboardInterrupt:
             pass  # Ctrl-C is how a follow ends: exit 0
-
-
-# How a terminal shows the lines that matter (the plain text is the same when piped).
-STYLES = {
-    loglines.FORBIDDEN: "bold red",
-    loglines.SCHEDULING_FAILURE: "red",
-    loglines.LEASE_LOST: "bold yellow",
-    loglines.LEASE_WAIT: "yellow",
-    loglines.LEASE_ACQUIRED: "green",
-    loglines.ERROR: "red",
-}
-
-
-def render(line: LogLine, *, prefix: bool, timestamps: bool, color: bool) -> str:
-    """The line as printed: plain text, or rich markup (escaped) for a terminal."""
-    parts = []
-    if prefix:
-        parts.append(loglines.prefix_for(line))
-    if timestamps and line.time:
-        parts.append(line.time)
-    parts.append(line.text)
-    text = " ".join(parts)
-    if not color:
-        return text
-    style = STYLES.get(line.kind or "")
-    head = escape(loglines.prefix_for(line)) + " " if prefix else ""
-    body = escape(" ".join(parts[1:] if prefix else parts))
-    if prefix:
-        head = f"[bold cyan]{head}[/]" if line.leader else f"[cyan]{head}[/]"
-    return head + (f"[{style}]{body}[/]" if style else body)
-
-
-class _Printer:
-    """Prints lines: markup on a terminal only, plain when piped (stdout is data)."""
-
-    def __init__(self, prefix: bool | None, timestamps: bool, keep: Grep) -> None:
-        self.console = output.stdout_console()
-        self.color = self.console.is_terminal
-        self.prefix = prefix
-        self.timestamps = timestamps
-        self.keep = keep
-
-    def __call__(self, lines: Iterable[LogLine], sources: int) -> None:
-        prefix = self.prefix if self.prefix is not None else sources > 1
-        for line in lines:
-            if not self.keep(line):
-                continue
-            text = render(line, prefix=prefix, timestamps=self.timestamps, color=self.color)
-            if self.color:
-                self.console.print(text, soft_wrap=True, highlight=False)
-            else:
-                self.console.file.write(text + "\n")
-                self.console.file.flush()
 
 
 def register(app: typer.Typer) -> None:

@@ -12,7 +12,6 @@ import typer
 from kschedctl import output
 from kschedctl.cli.common import connect
 from kschedctl.cli.options import Context, Kubeconfig
-from kschedctl.ops.reporter import Reporter
 
 if TYPE_CHECKING:
     from kschedctl.ops.remove import RemoveResult
@@ -35,6 +34,7 @@ def remove_command(
     # Imported here, not at the top: the use case pulls in the cluster and host layers, which
     # `kschedctl --help` and the offline commands must not pay for.
     from kschedctl.ops.remove import remove
+    from kschedctl.ops.reporter import Reporter
 
     report = Reporter(done=typer.echo, info=output.info, warn=output.warn)
     with connect(kubeconfig, context) as cluster:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from kschedctl.cli.logs import render
+from kschedctl.cli.logview import render
 from kschedctl.config.durations import parse_duration
 from kschedctl.errors import NotFoundError, UsageError
 from kschedctl.hosts.journal import follow_file, journal_argv, klog_time, read_file

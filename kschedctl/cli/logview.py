@@ -1,0 +1,64 @@
+"""How `kschedctl logs` prints lines: plain when piped (stdout is data), highlighted on a
+terminal. Imported when the command runs: rich's markup module is not start-up material."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from rich.markup import escape
+
+from kschedctl import output
+from kschedctl.observe import loglines
+from kschedctl.observe.loglines import Grep, LogLine
+
+# How a terminal shows the lines that matter (the plain text is the same when piped).
+STYLES = {
+    loglines.FORBIDDEN: "bold red",
+    loglines.SCHEDULING_FAILURE: "red",
+    loglines.LEASE_LOST: "bold yellow",
+    loglines.LEASE_WAIT: "yellow",
+    loglines.LEASE_ACQUIRED: "green",
+    loglines.ERROR: "red",
+}
+
+
+def render(line: LogLine, *, prefix: bool, timestamps: bool, color: bool) -> str:
+    """The line as printed: plain text, or rich markup (escaped) for a terminal."""
+    parts = []
+    if prefix:
+        parts.append(loglines.prefix_for(line))
+    if timestamps and line.time:
+        parts.append(line.time)
+    parts.append(line.text)
+    text = " ".join(parts)
+    if not color:
+        return text
+    style = STYLES.get(line.kind or "")
+    head = escape(loglines.prefix_for(line)) + " " if prefix else ""
+    body = escape(" ".join(parts[1:] if prefix else parts))
+    if prefix:
+        head = f"[bold cyan]{head}[/]" if line.leader else f"[cyan]{head}[/]"
+    return head + (f"[{style}]{body}[/]" if style else body)
+
+
+class Printer:
+    """Prints lines: markup on a terminal only, plain when piped (stdout is data)."""
+
+    def __init__(self, prefix: bool | None, timestamps: bool, keep: Grep) -> None:
+        self.console = output.stdout_console()
+        self.color = self.console.is_terminal
+        self.prefix = prefix
+        self.timestamps = timestamps
+        self.keep = keep
+
+    def __call__(self, lines: Iterable[LogLine], sources: int) -> None:
+        prefix = self.prefix if self.prefix is not None else sources > 1
+        for line in lines:
+            if not self.keep(line):
+                continue
+            text = render(line, prefix=prefix, timestamps=self.timestamps, color=self.color)
+            if self.color:
+                self.console.print(text, soft_wrap=True, highlight=False)
+            else:
+                self.console.file.write(text + "\n")
+                self.console.file.flush()
