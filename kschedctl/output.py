@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 
 def stdout_console() -> Console:
+    # rich.console on first use: --help and piped data never pay for it
     from rich.console import Console
 
     # Piped output must not wrap at 80 columns: kubectl never folds its tables.
@@ -56,6 +57,7 @@ def print_table(
     [NodeAffinity]") that rich would otherwise read as markup. Pass a ``rich.text.Text`` to
     style a cell.
     """
+    # rich.table on first table only (start-up)
     from rich.table import Table
     from rich.text import Text
 

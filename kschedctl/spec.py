@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kschedctl import __version__
 from kschedctl.config import validation as validate
 from kschedctl.config import versions
 from kschedctl.config.schema import YamlError, check_fields, join, parse_yaml, unknown_field_message
@@ -282,8 +283,6 @@ def apply_defaults(spec: Spec, *, explicit_profiles: bool = False) -> Spec:
 
 def builtin_image() -> str:
     """The image the repository's Dockerfile builds: ``docker build -t kschedctl:VERSION .``"""
-    from kschedctl import __version__
-
     return f"kschedctl:{__version__}"
 
 
@@ -449,6 +448,7 @@ def _check_image(spec: Spec, version: versions.KubeVersion) -> list[Problem]:
 
 def _check_builtin(spec: Spec) -> list[Problem]:
     """kschedctl's own scheduler: one name, its own algorithm, a valid fallback policy."""
+    # scheduling loads the filters: only for program: builtin specs
     from kschedctl.errors import PolicyError
     from kschedctl.scheduling.policy import parse_policy
     from kschedctl.scheduling.strategies import STRATEGIES

@@ -46,7 +46,7 @@ def _typer_script(shell: str) -> str:
 
 def command_tree() -> list[str]:
     """One line per command: its path, arguments and options (sorted, stable)."""
-    from kschedctl.cli import app
+    from kschedctl.cli import app  # here: kschedctl.cli registers the commands on import
 
     lines: list[str] = []
 

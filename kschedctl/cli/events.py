@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import threading
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Annotated
 
@@ -21,6 +23,8 @@ from kschedctl.cli.options import (
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    # rich.text when printing only (start-up)
     from rich.text import Text
 
     from kschedctl.observe.events import Event
@@ -105,6 +109,7 @@ def _columns(out: str, all_namespaces: bool) -> list[str]:
 
 
 def _row(e: Event, out: str, all_namespaces: bool, now: datetime, color: bool) -> list[str | Text]:
+    # rich.text when printing only (start-up)
     from rich.text import Text
 
     def seen(moment: datetime | None) -> str:
@@ -122,7 +127,6 @@ def _row(e: Event, out: str, all_namespaces: bool, now: datetime, color: bool) -
 
 def _line(console: Console, e: Event, out: str, all_namespaces: bool) -> None:
     """One event of a watch: a JSON/YAML document, or a table line with fixed columns."""
-    import json
 
     if out == "json":
         console.file.write(json.dumps(e.to_dict()) + "\n")
@@ -132,6 +136,7 @@ def _line(console: Console, e: Event, out: str, all_namespaces: bool) -> None:
         console.file.write("---\n" + output.to_yaml(e.to_dict()))
         console.file.flush()
         return
+    # rich.text when printing only (start-up)
     from rich.text import Text
 
     now = datetime.now(timezone.utc)
@@ -152,8 +157,6 @@ _WIDTHS = {"namespace": 20, "last seen": 10, "type": 9, "reason": 18, "object": 
 
 def _watch(source: SchedulerEvents, out: str) -> None:
     """Print matching events as they come until Ctrl-C, which ends the command with exit 0."""
-    import threading
-
     all_namespaces = source.namespace is None
     console = output.stdout_console()
     if out in ("table", "wide"):

@@ -76,6 +76,7 @@ def status(
     scheduler needs; warnings cover the multi-scheduler traps (double-booking, shared Lease).
     """
     check_output(out, TABLE_FORMATS)
+    # the use case loads the cluster layers: not at start-up
     from kschedctl.ops.status import scheduler_status
 
     with connect(kubeconfig, context) as cluster:

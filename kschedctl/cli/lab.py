@@ -9,7 +9,7 @@ import typer
 
 from kschedctl import output
 from kschedctl.cli.options import TABLE_FORMATS, TableOutput
-from kschedctl.errors import EXIT_ERROR, UsageError
+from kschedctl.errors import EXIT_ERROR, LabError, UsageError
 
 if TYPE_CHECKING:
     from kschedctl.lab.cluster import Lab
@@ -44,6 +44,7 @@ def build(
 ) -> None:
     """Build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and kwok
     from the pinned Go modules into the per-user cache (needs Go >= 1.26; reused when cached)."""
+    # lab modules load when a lab command runs, not at start-up
     from kschedctl.lab import binaries
 
     results = binaries.build(force=force, progress=output.info)
@@ -80,6 +81,7 @@ def up(
     """Start the lab and print the `export KUBECONFIG=…` line (stdout) to use it."""
     import time
 
+    # lab modules load when a lab command runs, not at start-up
     from kschedctl.lab import nodes as lab_nodes
 
     if nodes_file is not None:
@@ -140,8 +142,6 @@ def status(
 @lab_app.command("env")
 def env(directory: LabDir = None) -> None:
     """Print the `export KUBECONFIG=…` line for the lab: eval "$(kschedctl lab env)"."""
-    from kschedctl.errors import LabError
-
     lab = _lab(directory)
     if not lab.running_components():
         raise LabError(f"no lab is running in {lab.dir}", hint="start one with `kschedctl lab up`")
@@ -181,6 +181,7 @@ def runner(
     ] = None,
 ) -> None:
     """Run scheduler pods bound to simulated nodes as local processes (`lab up` starts it)."""
+    # the runner loads the kubernetes client: only in its process
     from kschedctl.lab.runner.container import Options
     from kschedctl.lab.runner.supervisor import main
 

@@ -96,6 +96,7 @@ def _scheduler_line(s: Mapping[str, Any]) -> str:
 
 
 def print_diagnosis(d: Diagnosis, all_reasons: bool) -> None:
+    # rich.markup when printing only (start-up)
     from rich.markup import escape
 
     console = output.stdout_console()

@@ -47,6 +47,7 @@ class Cluster:
 
     @classmethod
     def connect(cls, kubeconfig: str | None = None, context: str | None = None) -> Cluster:
+        # the kubernetes client costs ~0.3 s: loaded on the first connection
         from kubernetes import client, config
         from kubernetes.config.config_exception import ConfigException
 
@@ -92,6 +93,8 @@ class Cluster:
         # The client's ApiClient/RESTClient signatures change between releases; its
         # Configuration (auth, refreshed tokens) and urllib3 pool manager (TLS, proxy) do not.
         import urllib3
+
+        # urllib3 arrives with the kubernetes client
         from urllib3.exceptions import HTTPError
 
         params = [(k, _query_value(v)) for k, v in (query or {}).items() if v is not None]
@@ -192,6 +195,7 @@ class Cluster:
         caller forever. A stream broken midway raises :class:`ClusterError`. ``partial=False``
         drops an unterminated last line: a log follow that is reopened reads it again whole.
         """
+        # urllib3 arrives with the kubernetes client
         from urllib3.exceptions import HTTPError
 
         response = self._call("GET", path, query=query, timeout=(10, read_timeout), stream=True)

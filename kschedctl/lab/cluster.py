@@ -29,6 +29,7 @@ import yaml
 
 from kschedctl.errors import LabError, UsageError
 from kschedctl.lab import binaries, pki, processes
+from kschedctl.lab.images import kwok_selector_key
 
 if TYPE_CHECKING:
     from kschedctl.k8s.client import Cluster
@@ -302,6 +303,7 @@ class Lab:
         self._wait(state, "kube-apiserver", f"https://127.0.0.1:{state.api_port}/readyz",
                    timeout, progress)  # fmt: skip
 
+        # lab.api loads the kubernetes client: only once the API server runs
         from kschedctl.lab import api  # the kubernetes client is needed from here on only
 
         with api.connect(self.kubeconfig) as cluster:
@@ -317,6 +319,7 @@ class Lab:
         env: dict[str, str],
         cluster: Cluster,
     ) -> None:
+        # lab.api loads the kubernetes client: only once the API server runs
         from kschedctl.lab import api
 
         p = self.pki
@@ -400,8 +403,6 @@ class Lab:
         kwok would mark them Running and Ready the moment they are bound, before their process
         even started; the runner reports their status itself, as a kubelet would.
         """
-        from kschedctl.lab.images import kwok_selector_key
-
         stages = list(yaml.safe_load_all(KWOK_STAGES.read_text()))
         for stage in stages:
             if stage and stage["metadata"]["name"] == "pod-ready":
@@ -606,6 +607,7 @@ class Lab:
             }
         nodes = None
         if components["kube-apiserver"].get("state") == "healthy":
+            # lab.api loads the kubernetes client: only once the API server runs
             from kschedctl.lab import api
 
             with api.connect(self.kubeconfig) as cluster:

@@ -22,7 +22,8 @@ from kschedctl.config.versions import DEFAULT_SCHEDULER_NAME, parse_git_version
 from kschedctl.filters import Evaluation, Snapshot, evaluate, failed_scheduling_message
 from kschedctl.observe.bodies import SchedulerEntry, UnknownScheduler
 from kschedctl.observe.schedulers import Scheduler
-from kschedctl.scheduling.policy import FallbackPolicy
+from kschedctl.scheduling.algorithm import Algorithm, explain
+from kschedctl.scheduling.policy import FallbackPolicy, pod_policy
 
 ERROR, WARNING, INFO = "error", "warning", "info"
 
@@ -551,9 +552,6 @@ def fallback_outcome(
     own annotation wins): (its FailedScheduling text or None, placed at all, findings, every
     stage as JSON). Uses the scheduler's own code (:mod:`kschedctl.scheduling.algorithm`).
     """
-    from kschedctl.scheduling.algorithm import Algorithm, explain
-    from kschedctl.scheduling.policy import pod_policy
-
     used, error, stages = explain(pod, snapshot, policy)
     data = {
         "policy": used.source,

@@ -9,13 +9,15 @@ comparison with what the scheduler reported, unreadable logs mean no ``forbidden
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from kschedctl.errors import ClusterError, ForbiddenError, NotFoundError, UsageError
+from kschedctl.errors import ClusterError, ForbiddenError, NotFoundError, PolicyError, UsageError
 from kschedctl.filters import Snapshot
+from kschedctl.hosts.journal import recent_host_lines
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.events import failed_scheduling
 from kschedctl.k8s.inventory import snapshot as inventory_snapshot
@@ -23,7 +25,7 @@ from kschedctl.k8s.logs import recent_lines
 from kschedctl.observe.diagnosis import Diagnosis, Reported, diagnose, parse_version
 from kschedctl.observe.events import Event
 from kschedctl.observe.schedulers import Scheduler, discover, is_pending
-from kschedctl.scheduling.policy import FallbackPolicy
+from kschedctl.scheduling.policy import POD_POLICY_ANNOTATION, FallbackPolicy, parse_policy
 
 PERMISSION_HINT = (
     "`kschedctl why` needs get/list on pods and list on nodes, cluster-wide (e.g. a ClusterRole "
@@ -113,8 +115,6 @@ def _scheduler_log(cluster: Cluster, entry: Scheduler | None, kubeconfig: str | 
     if entry is None or not entry.served:
         return []
     if entry.form in ("service", "process"):
-        from kschedctl.hosts.journal import recent_host_lines
-
         return recent_host_lines(entry.name, entry.form, kubeconfig)
     if not entry.pods and entry.form != "deployment":
         return []
@@ -204,11 +204,6 @@ def _diagnose(
 def _fallback_policy(cluster: Cluster, entry: Scheduler | None) -> FallbackPolicy | None:
     """The fallback policy kschedctl's own scheduler publishes on its Lease (None for any
     other scheduler, or when the Lease cannot be read)."""
-    import json
-
-    from kschedctl.errors import PolicyError
-    from kschedctl.scheduling.policy import POD_POLICY_ANNOTATION, parse_policy
-
     lease = entry.lease if entry is not None else None
     if lease is None:
         return None

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from kschedctl.render.forms import DEPLOY_FORMS, FORMS, HOST_FORMS, render, render_workspace
 
 if TYPE_CHECKING:
+    # on first use: `import kschedctl.render` stays cheap
     from kschedctl.render.added_profile import add_profile
 
 __all__ = ["DEPLOY_FORMS", "FORMS", "HOST_FORMS", "add_profile", "render", "render_workspace"]
@@ -24,6 +25,7 @@ __all__ = ["DEPLOY_FORMS", "FORMS", "HOST_FORMS", "add_profile", "render", "rend
 
 def __getattr__(name: str) -> Any:
     if name == "add_profile":
+        # on first use: `import kschedctl.render` stays cheap
         from kschedctl.render.added_profile import add_profile
 
         return add_profile

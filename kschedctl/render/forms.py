@@ -159,6 +159,7 @@ def by_name(name: str) -> Form:
 def render(spec: Spec, form: str) -> str:
     """One rendered form (a name of :data:`FORMS`) of ``spec`` as text."""
     row = by_name(form)
+    # the renderer on first render: the CLI reads only the table at start-up
     from kschedctl.render.context import form_context, require_renderable
 
     return _text(row, form_context(require_renderable(spec)))
@@ -166,7 +167,10 @@ def render(spec: Spec, form: str) -> str:
 
 def render_workspace(spec: Spec) -> dict[str, str]:
     """Every file of a workspace: relative name → content (``create`` writes these)."""
+    # the renderer on first render: the CLI reads only the table at start-up
     from kschedctl.render.context import form_context, require_renderable
+
+    # the renderer on first render: the CLI reads only the table at start-up
     from kschedctl.render.templates import render_template
     from kschedctl.spec import SPEC_FILE
 
@@ -183,6 +187,7 @@ def render_workspace(spec: Spec) -> dict[str, str]:
 def _text(form: Form, ctx: dict[str, Any]) -> str:
     if form.template is None:
         return str(ctx[form.text_key])
+    # the renderer on first render: the CLI reads only the table at start-up
     from kschedctl.render.templates import render_template
 
     return render_template(form.template, **ctx)
