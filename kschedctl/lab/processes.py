@@ -186,6 +186,21 @@ def _boot_time() -> float:
     return 0.0
 
 
+def environment(pid: int, settle: float = 0.5) -> list[bytes]:
+    """The ``NAME=value`` entries ``pid`` was started with.
+
+    A process that has just exec'd shows an empty environment for a moment (the kernel closes
+    the exec pipe Popen waits on before it maps the new stack): an empty one is read again for
+    up to ``settle`` seconds.
+    """
+    deadline = time.monotonic() + settle
+    while True:
+        raw = Path(f"/proc/{pid}/environ").read_bytes()
+        if raw or time.monotonic() >= deadline:
+            return [entry for entry in raw.split(b"\0") if entry]
+        time.sleep(0.01)
+
+
 @dataclass(frozen=True)
 class Marked:
     pid: int
@@ -204,12 +219,14 @@ def marked(identity: Identity) -> list[Marked]:
         if not entry.name.isdigit() or int(entry.name) in spared:
             continue
         try:
-            environ = (entry / "environ").read_bytes()
             exe = os.readlink(entry / "exe")
+            if not is_lab_program(exe):
+                continue
+            environ = environment(int(entry.name))
         except (OSError, ValueError):
             continue  # gone, a kernel thread, or another user's
         ticks = start_ticks(int(entry.name))
-        if needle not in environ.split(b"\0") or not is_lab_program(exe) or ticks is None:
+        if needle not in environ or ticks is None:
             continue
         if boot + ticks / hertz < identity.created - START_SLACK:
             continue

@@ -245,7 +245,7 @@ def test_processes_started_in_a_lab_carry_its_mark_and_only_its(fake_lab: Lab) -
     other = {**os.environ, processes.MARKER_ENV: "f" * 32}  # inherited from another lab
     pid = processes.start(PYTHON_SLEEP, fake_lab.dir / "logs" / "x.log", other, fake_lab.dir)
     try:
-        environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        environ = processes.environment(pid)
         identity = processes.read_identity(fake_lab.dir)
         assert identity is not None
         assert [e for e in environ if e.startswith(processes.MARKER_ENV.encode())] == [
@@ -255,6 +255,16 @@ def test_processes_started_in_a_lab_carry_its_mark_and_only_its(fake_lab: Lab) -
     finally:
         processes.stop(pid, os.path.realpath(sys.executable), timeout=2)
     assert mode(fake_lab.dir / "logs") == 0o700
+
+
+def test_a_process_that_has_just_started_is_found_by_its_mark(fake_lab: Lab) -> None:
+    """Right after exec its environment reads empty for a moment: the search waits for it."""
+    for _ in range(10):
+        pid = processes.start(PYTHON_SLEEP, fake_lab.dir / "logs" / "x.log", {}, fake_lab.dir)
+        try:
+            assert pid in marked_pids(fake_lab)
+        finally:
+            processes.stop(pid, os.path.realpath(sys.executable), timeout=2)
 
 
 def test_a_pod_process_is_marked_whatever_its_env_says(fake_lab: Lab, tmp_path: Path) -> None:
