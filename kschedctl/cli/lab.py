@@ -101,7 +101,8 @@ def up(
 
 @lab_app.command("down")
 def down(directory: LabDir = None) -> None:
-    """Stop exactly the processes this lab started (by pid) and remove its directory."""
+    """Stop exactly the processes this lab started (recorded by pid, executable and start time,
+    or carrying the lab's mark) and remove its directory; never one that only names it."""
     lab = _lab(directory)
     if not lab.dir.exists():
         output.info(f"no lab in {lab.dir}; nothing to do")

@@ -3,8 +3,12 @@
 ``up`` starts etcd → kube-apiserver (waits for /readyz) → kube-controller-manager → the default
 kube-scheduler (its own port and Lease) → kwok, creates the simulated nodes, then starts the
 runner (``kschedctl.lab.runner``), which really runs scheduler pods bound to those nodes. Every
-process is recorded (pid + executable) in ``lab.json`` the moment it starts, so ``down`` — or
-the next ``up`` after a crash — stops exactly what this lab started and nothing else.
+process is recorded (pid + executable + start time) in ``lab.json`` the moment it starts, and
+carries the lab's mark (:mod:`kschedctl.lab.processes`), so ``down`` — or the next ``up`` after a
+crash — stops exactly what this lab started and nothing else, even if a record was lost.
+
+The directory is 0700 and every key, kubeconfig and token in it 0600 (:mod:`kschedctl.lab.private`);
+etcd serves TLS only and accepts only clients with a certificate of its own CA.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import yaml
 from kschedctl.errors import LabError, UsageError
 from kschedctl.lab import binaries, pki, processes
 from kschedctl.lab.images import kwok_selector_key
+from kschedctl.lab.private import private_dir, write_private
 
 if TYPE_CHECKING:
     from kschedctl.k8s.client import Cluster
@@ -43,6 +48,7 @@ KWOK_LOGS_CRD = Path(__file__).parent / "kwok-logs-crd.yaml"
 SERVICE_CIDR = "10.96.0.0/16"
 POD_CIDR = "10.244.0.0/16"
 NODE_LEASE_SECONDS = 40
+MARKED_ROUNDS = 5  # `down`'s searches for marked processes whose records were lost
 
 Progress = Callable[[str], None]
 
@@ -154,9 +160,7 @@ class Lab:
             ) from err
 
     def _save(self, state: LabState) -> None:
-        tmp = self.dir / f".{STATE}.tmp.{os.getpid()}"
-        tmp.write_text(state.to_json())
-        tmp.replace(self.dir / STATE)
+        write_private(self.dir / STATE, state.to_json())
 
     @contextlib.contextmanager
     def _exclusive(self) -> Iterator[None]:
@@ -175,7 +179,10 @@ class Lab:
         outage, and a real cluster restarts it. Called by the lab runner every few seconds."""
         revived: list[str] = []
         with self._exclusive():
-            state = self.state()
+            try:
+                state = self.state()
+            except LabError:  # corrupt: nothing to start again from; `lab down` cleans up
+                return revived
             if state is None or not state.ready:  # `up` is still starting them
                 return revived
             for name, component in state.components.items():
@@ -231,8 +238,9 @@ class Lab:
                 hint="pick another --api-port, or leave it out to use a free port",
             )
         bins = binaries.locate(bin_dir)
-        self.dir.mkdir(parents=True, exist_ok=True)
+        private_dir(self.dir)
         (self.dir / MARKER).write_text("kschedctl lab directory; `kschedctl lab down` removes it\n")
+        processes.new_identity(self.dir)  # before anything starts: every process carries it
         state = LabState(
             api_port=api_port or free_port(),
             versions=binaries.versions(),
@@ -266,20 +274,15 @@ class Lab:
         env = processes.proxy_free_environment()
 
         etcd_port, peer_port = free_port(), free_port()
-        self._start(state, "etcd", bins, etcd_port, env, [
-            "--name=lab", f"--data-dir={self.dir / 'etcd'}",
-            f"--listen-client-urls=http://127.0.0.1:{etcd_port}",
-            f"--advertise-client-urls=http://127.0.0.1:{etcd_port}",
-            f"--listen-peer-urls=http://127.0.0.1:{peer_port}",
-            f"--initial-advertise-peer-urls=http://127.0.0.1:{peer_port}",
-            f"--initial-cluster=lab=http://127.0.0.1:{peer_port}",
-            "--unsafe-no-fsync=true", "--log-level=warn", "--quota-backend-bytes=8589934592",
-        ])  # fmt: skip
-        self._wait(state, "etcd", f"http://127.0.0.1:{etcd_port}/health", timeout, progress)
+        self._start(state, "etcd", bins, etcd_port, env, self._etcd_args(etcd_port, peer_port))
+        self._wait(state, "etcd", f"https://127.0.0.1:{etcd_port}/health", timeout, progress)
 
         p = self.pki
         self._start(state, "kube-apiserver", bins, state.api_port, env, [
-            f"--etcd-servers=http://127.0.0.1:{etcd_port}",
+            f"--etcd-servers=https://127.0.0.1:{etcd_port}",
+            f"--etcd-cafile={pki.etcd_file(p, 'ca', 'crt')}",
+            f"--etcd-certfile={pki.etcd_file(p, pki.ETCD_APISERVER_CLIENT, 'crt')}",
+            f"--etcd-keyfile={pki.etcd_file(p, pki.ETCD_APISERVER_CLIENT, 'key')}",
             "--bind-address=127.0.0.1", f"--secure-port={state.api_port}",
             f"--advertise-address={advertise}",
             f"--tls-cert-file={p / 'apiserver.crt'}",
@@ -308,6 +311,32 @@ class Lab:
 
         with api.connect(self.kubeconfig) as cluster:
             self._start_rest(state, bins, nodes, progress, timeout, env, cluster)
+
+    def _etcd_args(self, client_port: int, peer_port: int) -> list[str]:
+        """One member on loopback, TLS on both of its listeners, client certificates required;
+        no other listener (metrics are served on the client port, behind the same TLS)."""
+        server = [
+            f"--cert-file={pki.etcd_file(self.pki, pki.ETCD_SERVER, 'crt')}",
+            f"--key-file={pki.etcd_file(self.pki, pki.ETCD_SERVER, 'key')}",
+            f"--trusted-ca-file={pki.etcd_file(self.pki, 'ca', 'crt')}",
+            "--client-cert-auth=true",
+        ]
+        peer = [
+            f"--peer-cert-file={pki.etcd_file(self.pki, pki.ETCD_SERVER, 'crt')}",
+            f"--peer-key-file={pki.etcd_file(self.pki, pki.ETCD_SERVER, 'key')}",
+            f"--peer-trusted-ca-file={pki.etcd_file(self.pki, 'ca', 'crt')}",
+            "--peer-client-cert-auth=true",
+        ]
+        return [
+            "--name=lab", f"--data-dir={self.dir / 'etcd'}",
+            f"--listen-client-urls=https://127.0.0.1:{client_port}",
+            f"--advertise-client-urls=https://127.0.0.1:{client_port}",
+            f"--listen-peer-urls=https://127.0.0.1:{peer_port}",
+            f"--initial-advertise-peer-urls=https://127.0.0.1:{peer_port}",
+            f"--initial-cluster=lab=https://127.0.0.1:{peer_port}",
+            *server, *peer,
+            "--unsafe-no-fsync=true", "--log-level=warn", "--quota-backend-bytes=8589934592",
+        ]  # fmt: skip
 
     def _start_rest(
         self,
@@ -442,8 +471,7 @@ class Lab:
                 "cluster": "kschedctl-lab", "user": user, "namespace": "default"}}],
             "current-context": "kschedctl-lab",
         }  # fmt: skip
-        path.write_text(yaml.safe_dump(config, sort_keys=False))
-        path.chmod(0o600)
+        write_private(path, yaml.safe_dump(config, sort_keys=False))  # it names a client key
 
     def _start(
         self,
@@ -513,12 +541,15 @@ class Lab:
         )
 
     def probe(self, url: str) -> tuple[bool, str]:
-        """GET a health endpoint; the API server with the admin identity, others unverified."""
+        """GET a health endpoint: the API server with the admin identity, etcd with its health
+        check client (verified against etcd's CA), others unverified."""
         context = None
         if url.startswith("https://"):
             if f":{self._api_port()}/" in url:
                 context = ssl.create_default_context(cafile=str(self.pki / "ca.crt"))
                 context.load_cert_chain(str(self.pki / "admin.crt"), str(self.pki / "admin.key"))
+            elif f":{self._etcd_port()}/" in url:
+                context = self.etcd_tls(pki.ETCD_HEALTHCHECK_CLIENT)
             else:
                 context = ssl._create_unverified_context()  # self-signed component certs
         handler = urllib.request.ProxyHandler({})
@@ -530,9 +561,25 @@ class Lab:
         except (urllib.error.URLError, OSError, ssl.SSLError) as err:
             return False, str(getattr(err, "reason", err))
 
+    def etcd_tls(self, client: str | None) -> ssl.SSLContext:
+        """A TLS context that trusts etcd's CA and presents ``client``'s certificate (None:
+        none)."""
+        context = ssl.create_default_context(cafile=str(pki.etcd_file(self.pki, "ca", "crt")))
+        if client is not None:
+            context.load_cert_chain(
+                str(pki.etcd_file(self.pki, client, "crt")),
+                str(pki.etcd_file(self.pki, client, "key")),
+            )
+        return context
+
     def _api_port(self) -> int:
         state = self.state()
         return state.api_port if state else -1
+
+    def _etcd_port(self) -> int:
+        state = self.state()
+        etcd = state.components.get("etcd") if state else None
+        return etcd.port if etcd else -1
 
     # -- down / status --------------------------------------------------------------------------
     def down(self) -> list[str]:
@@ -563,11 +610,19 @@ class Lab:
             component = components[name]
             if component.stop():
                 stopped.append(name)
-        # Whatever a crash left unrecorded (or a corrupt lab.json hides): every process whose
-        # command line names a file of this lab directory belongs to it.
-        for pid, exe in processes.referencing(self.dir):
-            if processes.stop(pid, exe):
-                stopped.append(f"pid {pid} ({Path(exe).name})")
+        # Whatever a crash left unrecorded (or a corrupt lab.json hides): the processes that
+        # carry this lab's mark — never one that merely names a file of the directory.
+        # In rounds: without its records a runner may be found after a pod process it then
+        # restarts; the next round finds the restarted one.
+        identity = processes.read_identity(self.dir)
+        for _round in range(MARKED_ROUNDS if identity is not None else 0):
+            assert identity is not None
+            found = processes.marked(identity)
+            if not found:
+                break
+            for process in found:
+                if processes.stop(process.pid, process.exe, started=process.started):
+                    stopped.append(f"pid {process.pid} ({Path(process.exe).name})")
         shutil.rmtree(self.dir)
         return stopped
 
@@ -576,9 +631,16 @@ class Lab:
         records = []
         for record in sorted((self.dir / "procs").glob("*.json")):
             try:
-                records.append(json.loads(record.read_text()))
+                data = json.loads(record.read_text())
             except (ValueError, OSError):
-                continue
+                continue  # a lost record: its process carries the lab's mark
+            if (
+                isinstance(data, dict)
+                and type(data.get("pid")) is int
+                and isinstance(data.get("exe"), str)
+                and (data.get("started") is None or type(data["started"]) is int)
+            ):
+                records.append(data)
         return records
 
     def status(self) -> dict[str, Any]:
@@ -594,7 +656,7 @@ class Lab:
             alive = c.running()
             healthy = False
             if alive:
-                scheme = "http" if name in ("etcd", "kwok", "runner") else "https"
+                scheme = "http" if name in ("kwok", "runner") else "https"
                 path = "/readyz" if name == "kube-apiserver" else "/healthz"
                 if name == "etcd":
                     path = "/health"

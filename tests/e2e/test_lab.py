@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
+import ssl
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,7 +17,7 @@ import pytest
 from e2e_helpers import pod_events, pod_manifest, wait_for
 
 from kschedctl.k8s.client import Cluster
-from kschedctl.lab import processes
+from kschedctl.lab import pki, processes
 from kschedctl.lab.cluster import Lab
 
 
@@ -57,6 +61,8 @@ def test_lab_status_env_and_second_up_refused(lab: Lab) -> None:
     status = kschedctl("lab", "status", "--dir", str(lab.dir), "-o", "json")
     assert status.returncode == 0, status.stderr
     assert '"state": "healthy"' in status.stdout and '"ready": 4' in status.stdout
+    # etcd's health is checked over TLS with its own client certificate
+    assert json.loads(status.stdout)["components"]["etcd"]["state"] == "healthy"
     env = kschedctl("lab", "env", "--dir", str(lab.dir))
     assert env.stdout.strip() == f"export KUBECONFIG={lab.kubeconfig}"
     again = kschedctl("lab", "up", "--dir", str(lab.dir))
@@ -156,13 +162,92 @@ def test_second_lab_with_nodes_file_survives_a_crash_and_goes_down_clean(
     assert not [p for p in pids if processes.is_running(*p)]
 
 
-def test_lab_down_stops_even_what_its_records_lost(own_lab_dir: Path) -> None:
+def answer(url: str, context: ssl.SSLContext | None = None) -> tuple[int, str]:
+    """(HTTP status, body) of a GET, or (0, the error) if no HTTP answer came."""
+    opener = urllib.request.build_opener(
+        urllib.request.ProxyHandler({}), urllib.request.HTTPSHandler(context=context)
+    )
+    try:
+        with opener.open(url, timeout=5) as response:
+            return response.status, response.read(500).decode(errors="replace")
+    except urllib.error.HTTPError as err:
+        return err.code, err.read(500).decode(errors="replace")
+    except (urllib.error.URLError, OSError) as err:
+        return 0, str(getattr(err, "reason", err))
+
+
+def test_etcd_serves_only_clients_with_a_certificate_of_its_own_ca(lab: Lab) -> None:
+    state = lab.state()
+    assert state is not None
+    etcd = state.components["etcd"]
+    health = f"https://127.0.0.1:{etcd.port}/health"
+    status, body = answer(health, lab.etcd_tls(pki.ETCD_HEALTHCHECK_CLIENT))
+    assert status == 200 and '"health":"true"' in body
+    # Refused: plain HTTP, TLS without a client certificate, and a Kubernetes identity's
+    # certificate (even system:masters: the Kubernetes CA is not etcd's).
+    plain = answer(f"http://127.0.0.1:{etcd.port}/health")
+    anonymous = answer(health, lab.etcd_tls(None))
+    admin = lab.etcd_tls(None)
+    admin.load_cert_chain(str(lab.pki / "admin.crt"), str(lab.pki / "admin.key"))
+    as_admin = answer(health, admin)
+    keys = answer(f"https://127.0.0.1:{etcd.port}/v3/kv/range", lab.etcd_tls(None))
+    for refused in (plain, anonymous, as_admin, keys):
+        assert refused[0] != 200 and '"health":"true"' not in refused[1], refused
+    # (observed: the connection closed on plain HTTP; TLS alerts on the others)
+    assert "CERTIFICATE_REQUIRED" in anonymous[1].upper(), anonymous
+    # No listener without TLS: the client and the peer URLs are https, on loopback.
+    urls = [a for a in etcd.argv if "-urls=" in a or a.startswith("--initial-cluster=")]
+    assert urls and all("=https://127.0.0.1:" in a for a in urls), urls
+    assert "--client-cert-auth=true" in etcd.argv and "--peer-client-cert-auth=true" in etcd.argv
+    server = state.components["kube-apiserver"].argv
+    assert f"--etcd-servers=https://127.0.0.1:{etcd.port}" in server
+
+
+# A marked Python process (a lab program carrying this lab's mark) that runs `lab down`: only the
+# rule "never itself, never an ancestor" keeps `lab down` from stopping it.
+PARENT = """
+import signal, subprocess, sys
+signal.signal(signal.SIGTERM, lambda *a: print("SIGNALLED", flush=True))
+down = subprocess.run([sys.executable, "-m", "kschedctl", "lab", "down", "--dir", sys.argv[1]],
+                      capture_output=True, text=True, timeout=180)
+sys.stderr.write(down.stderr)
+print("down exited", down.returncode, flush=True)
+"""
+
+
+def test_lab_down_stops_its_processes_with_lost_records_and_only_them(
+    own_lab_dir: Path,
+) -> None:
     directory = own_lab_dir
     up = kschedctl("lab", "up", "--dir", str(directory), "--nodes", "0")
     assert up.returncode == 0, up.stderr
-    assert len(processes.referencing(directory)) >= 6  # control plane, kwok and the runner
-    (directory / "lab.json").unlink()  # as if a crash had lost the records
-    down = kschedctl("lab", "down", "--dir", str(directory))
-    assert down.returncode == 0, down.stderr
-    assert not directory.exists()
-    assert processes.referencing(directory) == []
+    identity = processes.read_identity(directory)
+    assert identity is not None
+    ours = processes.marked(identity)
+    assert {Path(m.exe).name for m in ours} >= {
+        "etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok",
+    }  # fmt: skip
+    assert len(ours) >= 6  # and the runner
+    # Processes that merely name files of the lab directory: an editor, a `tail -f`, a script.
+    bystanders = [
+        subprocess.Popen(["tail", "-f", str(directory / "logs" / "etcd.log")]),
+        subprocess.Popen(
+            [sys.executable, "-c", "import time; time.sleep(300)", str(directory / "lab.json")]
+        ),
+        subprocess.Popen(["sleep", "300"], cwd=directory),
+    ]
+    try:
+        (directory / "lab.json").write_text("{ corrupt")  # as if a crash had lost the records
+        parent = subprocess.run(
+            [sys.executable, "-c", PARENT, str(directory)], capture_output=True, text=True,
+            timeout=240, env={**os.environ, processes.MARKER_ENV: identity.id},
+        )  # fmt: skip
+        assert "down exited 0" in parent.stdout, parent.stdout + parent.stderr
+        assert "SIGNALLED" not in parent.stdout  # its parent is never signalled
+        assert not directory.exists()
+        assert not [m for m in ours if processes.is_running(m.pid, m.exe, m.started)]
+        assert [b.poll() for b in bystanders] == [None, None, None]
+    finally:
+        for bystander in bystanders:
+            bystander.kill()
+            bystander.wait()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import stat
 import subprocess
 import sys
 import uuid
@@ -283,6 +284,20 @@ def test_runner_crash_is_adopted_and_lab_down_leaves_no_process(tmp_path: Path) 
         state = lab.state()
         assert state is not None
         every = [(c.pid, c.exe) for c in state.components.values()]
+
+        # Its ServiceAccount token and every directory made for the pod are private.
+        pod_dir = next((directory / "pods").glob(f"{namespace}_{name}_*"))
+        token = next(pod_dir.glob("volumes/kube-api-access-*/token"))
+        assert stat.S_IMODE(token.stat().st_mode) == 0o600
+        assert {stat.S_IMODE(d.stat().st_mode) for d in [directory, directory / "pods",
+                *(p for p in pod_dir.rglob("*") if p.is_dir())]} == {0o700}  # fmt: skip
+        # It carries the lab's mark: `lab down` finds it even when every record is lost.
+        identity = processes.read_identity(directory)
+        assert identity is not None
+        assert record["pid"] in {m.pid for m in processes.marked(identity)}
+        (directory / "lab.json").write_text("lost")
+        for path in (directory / "procs").glob("*.json"):
+            path.unlink()
     finally:
         cluster.close()
         down = kschedctl("lab", "down", "--dir", str(directory))

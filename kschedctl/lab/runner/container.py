@@ -102,6 +102,7 @@ class ContainerRunner:
         )
         self.restart_policy = (pod.get("spec") or {}).get("restartPolicy") or "Always"
         self.grace = float((pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30))
+        self.lab_dir = lab_dir
         self.record_path = spawn.record_path(lab_dir, pod, self.name)
         self.record_base = {
             "name": f"pod {pod['metadata']['namespace']}/{pod['metadata']['name']} "
@@ -255,7 +256,9 @@ class ContainerRunner:
             self.backoff.restarted(now)
         outputs = self.output.new_run()
         try:
-            proc = spawn.spawn(launch.argv, prepared.hostname, prepared.env, outputs, prepared.cwd)
+            proc = spawn.spawn(
+                launch.argv, prepared.hostname, prepared.env, outputs, prepared.cwd, self.lab_dir
+            )
         except OSError as err:
             self._failed_start(f"cannot start {launch.argv[0]}: {err}", now)
             return

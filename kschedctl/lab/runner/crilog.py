@@ -17,6 +17,8 @@ import os
 import time
 from pathlib import Path
 
+from kschedctl.lab.private import private_dir
+
 MAX_LINE = 16 * 1024  # containerd's default max-container-log-line-size
 READ_CHUNK = 1 << 20
 
@@ -86,8 +88,8 @@ class ContainerLog:
         self.raw = {s: run_dir / f"{container}.{s}" for s in ("stdout", "stderr")}
         self.state = run_dir / f"{container}.logstate.json"
         self.tails = {s: StreamTail(p, s) for s, p in self.raw.items()}
-        logs_dir.mkdir(parents=True, exist_ok=True)
-        run_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(logs_dir)
+        private_dir(run_dir)
         self.path.touch()  # kwok answers `kubectl logs` with an error while it is missing
 
     def new_run(self) -> dict[str, Path]:

@@ -23,6 +23,7 @@ from kschedctl.lab.images import image_repository as image_repository
 from kschedctl.lab.images import image_tag as image_tag
 from kschedctl.lab.images import kwok_selector_key as kwok_selector_key
 from kschedctl.lab.images import program_for as program_for
+from kschedctl.lab.private import private_dir, write_private
 from kschedctl.lab.runner.podenv import flag_values, replace_flag, rewrite_path
 
 KUBE_SCHEDULER_PORT = 10259  # kube-scheduler's default --secure-port
@@ -116,10 +117,8 @@ def _config_copy(source: Path, ctx: LaunchContext) -> Path:
     connection["kubeconfig"] = (
         rewrite_path(kubeconfig, ctx.mounts) if kubeconfig else str(ctx.kubeconfig)
     )
-    target = ctx.run_dir / "config" / source.name
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(yaml.safe_dump(config, sort_keys=False))
-    return target
+    target = private_dir(ctx.run_dir / "config") / source.name
+    return write_private(target, yaml.safe_dump(config, sort_keys=False))
 
 
 def _kschedctl(

@@ -7,8 +7,11 @@ is the pod name. A UTS namespace gives the process that hostname without touchin
 ``unshare`` and ``sh`` exec, so the pid stays the one we started and ``/proc/<pid>/exe`` ends
 up as the program itself.
 
-Each process is recorded in ``<lab>/procs/<ns>_<pod>_<uid>_<container>.json`` before we wait
-for anything, so ``kschedctl lab down`` stops it even if the runner has crashed.
+Each process is recorded in ``<lab>/procs/<ns>_<pod>_<uid>_<container>.json`` (atomically,
+0600) before we wait for anything, so ``kschedctl lab down`` stops it even if the runner has
+crashed; and it carries the lab's mark from its first instruction (``KSCHEDCTL_LAB_ID``, set
+last so a pod's own env cannot change it), so a runner that dies between the spawn and the
+record leaves nothing ``lab down`` cannot find.
 """
 
 from __future__ import annotations
@@ -22,6 +25,9 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from kschedctl.lab import processes
+from kschedctl.lab.private import private_dir, write_private
 
 SET_HOSTNAME = 'hostname "$0" && exec "$@"'
 UNSHARE_FLAGS = (["--uts"], ["--user", "--map-root-user", "--uts"])
@@ -53,8 +59,10 @@ def spawn(
     env: Mapping[str, str],
     outputs: Mapping[str, Path],
     cwd: Path,
+    lab_dir: Path,
 ) -> subprocess.Popen[bytes]:
-    """Start ``argv`` in its own session with ``hostname``, output to the raw files."""
+    """Start ``argv`` in its own session with ``hostname``, output to the raw files, marked as
+    a process of the lab in ``lab_dir``."""
     prefix, _how = hostname_wrapper()
     full = [*prefix, hostname, *argv] if prefix else list(argv)
     with open(outputs["stdout"], "ab") as out, open(outputs["stderr"], "ab") as err:
@@ -63,7 +71,7 @@ def spawn(
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=err,
-            env=dict(env),
+            env=processes.marked_environment(env, lab_dir),
             cwd=cwd,
             start_new_session=True,  # our Ctrl-C or SIGTERM must not reach it
             close_fds=True,
@@ -94,10 +102,8 @@ def record_path(lab_dir: Path, pod: Mapping[str, Any], container: str) -> Path:
 
 
 def write_record(path: Path, record: Mapping[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(record, indent=2) + "\n")
-    tmp.replace(path)
+    private_dir(path.parent)
+    write_private(path, json.dumps(record, indent=2) + "\n")
 
 
 def read_records(lab_dir: Path) -> list[tuple[Path, dict[str, Any]]]:

@@ -4,7 +4,9 @@
 ServiceAccount token from the TokenRequest API, ``ca.crt``, the ``namespace``), downward-API
 files and emptyDirs. A hostPath ``/etc/x`` is ``<lab>/host/etc/x``, so files "on the node" can
 be placed there. Files are written atomically (renamed into place), so a refreshed token is
-never seen half-written.
+never seen half-written, and privately: every directory made for a pod is 0700, every file
+gets the pod's mode for its owner only (:func:`kschedctl.lab.private.owner_mode`: a token or
+Secret key of the default 0644 is 0600), and it is created 0600 before its data is written.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
 
+from kschedctl.lab.private import owner_mode, private_dir, write_private
 from kschedctl.lab.runner.podenv import ContainerConfigError, field_value
 
 TOKEN_REFRESH_FRACTION = 0.8  # the kubelet renews a projected token at 80 % of its lifetime
@@ -60,12 +63,8 @@ def _write(directory: Path, relative: str, data: bytes, mode: int) -> Path:
     if not parts or ".." in parts or relative.startswith("/"):
         raise VolumeError(f"invalid path {relative!r} in a volume")
     target = directory.joinpath(*parts)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_bytes(data)
-    tmp.chmod(mode)
-    tmp.replace(target)
-    return target
+    private_dir(target.parent)
+    return write_private(target, data, owner_mode(mode))
 
 
 def _keyed(
@@ -141,7 +140,7 @@ def materialise(pod: Mapping[str, Any], pod_dir: Path, lab_dir: Path, api: Volum
         if "hostPath" in volume:
             volumes.paths[name] = _host_path(lab_dir, volume["hostPath"])
             continue
-        directory.mkdir(parents=True, exist_ok=True)
+        private_dir(directory)
         volumes.paths[name] = directory
         if "configMap" in volume:
             spec = volume["configMap"]
@@ -189,11 +188,12 @@ def materialise(pod: Mapping[str, Any], pod_dir: Path, lab_dir: Path, api: Volum
 def _host_path(lab_dir: Path, spec: Mapping[str, Any]) -> Path:
     path = host_path(lab_dir, spec["path"])
     kind = spec.get("type") or ""
+    # What the pod creates is private; what was placed there beforehand keeps its mode.
     if kind in ("", "DirectoryOrCreate") and not path.exists():
-        path.mkdir(parents=True, exist_ok=True)
+        private_dir(path)
     elif kind == "FileOrCreate" and not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.touch()
+        private_dir(path.parent, tighten=False)
+        path.touch(mode=0o600)
     elif kind == "Directory" and not path.is_dir():
         raise VolumeError(f"hostPath type check failed: {path} is not a directory")
     elif kind == "File" and not path.is_file():

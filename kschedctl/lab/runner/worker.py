@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from kschedctl.errors import KschedError, NotFoundError
+from kschedctl.lab.private import private_dir, write_private
 from kschedctl.lab.runner import podenv, programs, status, volumes
 from kschedctl.lab.runner.container import ContainerRunner, Options, Prepared
 from kschedctl.lab.runner.kube import LabApi
@@ -74,7 +75,7 @@ class PodWorker(threading.Thread):
         self.ref = f"{meta['namespace']}/{meta['name']}"
         self.lab, self.api, self.options = lab, api, options
         self.on_done = on_done
-        self.dir = lab.dir / "pods" / pod_dir_name(pod)
+        self.dir = private_dir(lab.dir / "pods" / pod_dir_name(pod))  # tokens, Secrets: 0700
         self._lock = threading.Lock()
         self._pod = pod
         self._wake = threading.Event()
@@ -271,8 +272,7 @@ class PodWorker(threading.Thread):
         ]
         args = [podenv.rewrite_arg(podenv.expand(a, env), mounts) for a in spec.get("args") or []]
         env = {k: podenv.rewrite_path(v, mounts) for k, v in env.items()}
-        run_dir = self.dir / "run" / container.name
-        run_dir.mkdir(parents=True, exist_ok=True)
+        run_dir = private_dir(self.dir / "run" / container.name)
         ctx = programs.LaunchContext(
             binaries=self.lab.binaries,
             lab_version=self.lab.lab_version,
@@ -344,10 +344,8 @@ class PodWorker(threading.Thread):
             ],
             "current-context": "lab",
         }
-        path = self.dir / "run" / container / "kubeconfig"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(yaml.safe_dump(config, sort_keys=False))
-        return path
+        path = private_dir(self.dir / "run" / container) / "kubeconfig"
+        return write_private(path, yaml.safe_dump(config, sort_keys=False))
 
     # -- status --------------------------------------------------------------------------------
 
