@@ -18,6 +18,7 @@ from typing import Any
 from kschedctl import __version__
 from kschedctl.config import validation as validate
 from kschedctl.config import versions
+from kschedctl.config.rbac import BUILTIN_ROLES, DEFAULT_RBAC, RBAC_MODES
 from kschedctl.config.schema import YamlError, check_fields, join, parse_yaml, unknown_field_message
 from kschedctl.errors import NotFoundError, Problem, SpecError
 
@@ -85,6 +86,9 @@ class Spec:
     namespace: str = "kube-system"
     image: str = ""  # "" → registry.k8s.io/kube-scheduler:<patch of kubernetesVersion>
     program: str = "kube-scheduler"
+    # What the ServiceAccount is bound to (kschedctl.config.rbac): least privilege, or the
+    # built-in system:kube-scheduler and system:volume-scheduler roles.
+    rbac: str = DEFAULT_RBAC
     replicas: int = 1
     replaces_default: bool = False
     leader_election: LeaderElection = field(default_factory=LeaderElection)
@@ -179,6 +183,8 @@ def _section_to_dict(obj: Any) -> dict[str, Any]:
             continue  # optional: the config default applies
         elif key == "replacesDefault" and not value:
             continue  # the rare case; keep it out of ordinary specs
+        elif key == "rbac" and value == DEFAULT_RBAC:
+            continue  # the default; a spec that chooses the built-in roles says so
         else:
             out[key] = copy.deepcopy(value)
     return out
@@ -361,6 +367,7 @@ def check_spec(spec: Spec) -> list[Problem]:
         out.append(
             Problem("spec.program", f"{spec.program!r}: must be one of {', '.join(PROGRAMS)}")
         )
+    out.extend(_check_rbac(spec))
     if version is not None:
         out.extend(_check_image(spec, version))
     if spec.replicas < 1:
@@ -417,6 +424,26 @@ def check_spec(spec: Spec) -> list[Problem]:
             )
         )
     return out
+
+
+def _check_rbac(spec: Spec) -> list[Problem]:
+    if spec.rbac not in RBAC_MODES:  # the value itself is not echoed: it may be anything
+        return [
+            Problem(
+                "spec.rbac",
+                f"must be one of {', '.join(RBAC_MODES)}: least privilege (the default), or "
+                "the cluster's system:kube-scheduler and system:volume-scheduler roles",
+            )
+        ]
+    if spec.rbac == BUILTIN_ROLES and spec.program == "builtin":
+        return [
+            Problem(
+                "spec.rbac",
+                f"{BUILTIN_ROLES} applies to program kube-scheduler only: program builtin "
+                "always gets its own ClusterRole of exactly what it uses",
+            )
+        ]
+    return []
 
 
 def _check_image(spec: Spec, version: versions.KubeVersion) -> list[Problem]:

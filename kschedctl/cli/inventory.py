@@ -115,10 +115,12 @@ def _print_status(report: SchedulerStatus) -> None:
         typer.echo("\nObjects:")
         output.print_table(("object", "state"), [(o["ref"], o["state"]) for o in report.objects])
     access = report.access
+    rbac = [_rbac_line(report)]
     if access:
         missing = [c["access"] for c in access["checks"] if not c["allowed"]]
         verdict = "all allowed" if not missing else f"MISSING: {'; '.join(missing)}"
-        typer.echo(f"\nRBAC ({access['subject']}): {len(access['checks'])} checks, {verdict}")
+        rbac.insert(0, f"RBAC ({access['subject']}): {len(access['checks'])} checks, {verdict}")
+    typer.echo("\n" + "\n".join(rbac))
     typer.echo(f"\nPending pods: {len(report.pending_pods)}")
     for pod in report.pending_pods[:10]:
         typer.echo(f"  {pod}")
@@ -130,6 +132,22 @@ def _print_status(report: SchedulerStatus) -> None:
         )
     for warning in report.warnings:
         output.warn(warning)
+
+
+def _rbac_line(report: SchedulerStatus) -> str:
+    rbac = report.rbac
+    if rbac["mode"] is None:
+        what = "- (no ClusterRoleBinding: a host form runs as its kubeconfig's user)"
+    else:
+        what = f"{rbac['mode']} (ClusterRole {', '.join(rbac['clusterRoles'])})"
+    lease = rbac["defaultLeaseUpdate"]
+    if lease is not None:
+        what += (
+            "; CAN update the default scheduler's Lease kube-system/kube-scheduler"
+            if lease
+            else "; cannot update the default scheduler's Lease"
+        )
+    return f"RBAC mode:  {what}"
 
 
 def register(app: typer.Typer) -> None:

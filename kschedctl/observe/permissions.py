@@ -8,6 +8,11 @@ Lease; a missing one shows up in the scheduler log as ``forbidden`` and pods sta
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
+
+from kschedctl.config.rbac import BOOTSTRAP_ROLES, BUILTIN_ROLES, LEAST_PRIVILEGE
+from kschedctl.config.versions import DEFAULT_LEASE_NAME
+from kschedctl.observe.schedulers import LEASE_SYSTEM_NAMESPACE
 
 
 @dataclass(frozen=True)
@@ -77,3 +82,46 @@ def scheduler_access(
             ),
         ]
     return checks
+
+
+# The default scheduler's lock: what least privilege takes away (kschedctl.config.rbac).
+DEFAULT_LEASE_UPDATE = Access(
+    "update",
+    "leases",
+    group="coordination.k8s.io",
+    namespace=LEASE_SYSTEM_NAMESPACE,
+    name=DEFAULT_LEASE_NAME,
+)
+
+
+@dataclass(frozen=True)
+class RbacMode:
+    """Which RBAC a deployed scheduler's ServiceAccount got (``spec.rbac``), read from the
+    roleRefs of kschedctl's ClusterRoleBindings: the built-in roles, or its own ClusterRole."""
+
+    mode: str  # leastPrivilege | builtinRoles
+    cluster_roles: tuple[str, ...]  # the ClusterRoles bound, in object order
+
+    @property
+    def stale(self) -> tuple[str, ...]:
+        """Bindings of the other mode next to this one: left by an earlier deploy."""
+        if self.mode != BUILTIN_ROLES:
+            return ()
+        return tuple(r for r in self.cluster_roles if r not in BOOTSTRAP_ROLES)
+
+
+def rbac_mode(objects: list[dict[str, Any]]) -> RbacMode | None:
+    """The RBAC mode of kschedctl's ``objects`` of one scheduler; None without a
+    ClusterRoleBinding (host forms run as their kubeconfig's user). Any binding of a built-in
+    role makes it ``builtinRoles``: the wider one is what the ServiceAccount can do."""
+    bound = tuple(
+        str(ref.get("name"))
+        for obj in objects
+        if obj.get("kind") == "ClusterRoleBinding"
+        and isinstance(ref := obj.get("roleRef"), dict)
+        and ref.get("kind") == "ClusterRole"
+    )
+    if not bound:
+        return None
+    mode = BUILTIN_ROLES if any(r in BOOTSTRAP_ROLES for r in bound) else LEAST_PRIVILEGE
+    return RbacMode(mode, bound)

@@ -16,7 +16,7 @@ from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.events import Query, list_events
 from kschedctl.k8s.inventory import snapshot
 from kschedctl.k8s.resources import describe
-from kschedctl.observe.permissions import scheduler_access
+from kschedctl.observe.permissions import DEFAULT_LEASE_UPDATE, rbac_mode, scheduler_access
 from kschedctl.observe.schedulers import (
     Scheduler,
     discover,
@@ -41,6 +41,14 @@ class AccessReport(TypedDict):
     checks: list[AccessCheck]
 
 
+class RbacReport(TypedDict):
+    mode: str | None  # leastPrivilege | builtinRoles; None: no ClusterRoleBinding (host forms)
+    clusterRoles: list[str]  # the ClusterRoles kschedctl bound it to
+    # May its identity update kube-system/kube-scheduler, the default scheduler's Lease?
+    # (a SubjectAccessReview; None when there is no identity to review)
+    defaultLeaseUpdate: bool | None
+
+
 class VersionReport(TypedDict):
     server: str
     image: str | None
@@ -61,6 +69,7 @@ class SchedulerStatus:
     scheduler: Scheduler | None  # None: kschedctl's objects exist, but nothing serves the name
     objects: list[ObjectState]
     access: AccessReport | None  # None: no ServiceAccount or user to review
+    rbac: RbacReport
     version: VersionReport
     events: list[EventLine]
     pending_pods: list[str]  # namespace/name
@@ -73,6 +82,7 @@ class SchedulerStatus:
             "scheduler": self.scheduler.to_dict() if self.scheduler else None,
             "objects": self.objects,
             "access": self.access,
+            "rbac": self.rbac,
             "version": self.version,
             "events": self.events,
             "pendingPods": self.pending_pods,
@@ -95,11 +105,14 @@ def scheduler_status(cluster: Cluster, name: str) -> SchedulerStatus:
     image = str(container.get("image")) if container else None
     # kschedctl's own scheduler is not a kube-scheduler release: no skew rule, its own RBAC.
     builtin = container is not None and is_builtin_container(container)
+    subject = _subject(objects)
+    rbac = _rbac(cluster, objects, subject)
     return SchedulerStatus(
         name=name,
         scheduler=entry,
         objects=[{"ref": describe(o), "kind": o["kind"], "state": _state(o)} for o in objects],
-        access=_access(cluster, objects, entry, builtin),
+        access=_access(cluster, subject, entry, builtin),
+        rbac=rbac,
         version={
             "server": server,
             "image": image,
@@ -113,7 +126,7 @@ def scheduler_status(cluster: Cluster, name: str) -> SchedulerStatus:
             )
             if not p["spec"].get("nodeName")
         ],
-        warnings=warnings(entry, schedulers, objects),
+        warnings=warnings(entry, schedulers, objects) + rbac_warnings(objects),
     )
 
 
@@ -169,10 +182,8 @@ def _skew(image: str | None, server: str) -> str:
     return "ok" if o == t else "one minor older (supported)"
 
 
-def _access(
-    cluster: Cluster, objects: list[dict[str, Any]], entry: Scheduler | None, builtin: bool = False
-) -> AccessReport | None:
-    """Review the identity the scheduler runs as: its ServiceAccount, or the host user."""
+def _subject(objects: list[dict[str, Any]]) -> tuple[str, list[str]] | None:
+    """The identity the scheduler runs as: its ServiceAccount, or the host user."""
     subject: tuple[str, list[str]] | None = None
     for obj in objects:
         if obj["kind"] == "ServiceAccount":
@@ -183,6 +194,16 @@ def _access(
             for who in obj.get("subjects") or []:
                 if who.get("kind") == "User":
                     subject = (who["name"], ["system:authenticated"])
+    return subject
+
+
+def _access(
+    cluster: Cluster,
+    subject: tuple[str, list[str]] | None,
+    entry: Scheduler | None,
+    builtin: bool = False,
+) -> AccessReport | None:
+    """Review the identity the scheduler runs as for everything a scheduler needs."""
     if subject is None:
         return None
     lease = entry.lease if entry else None
@@ -193,6 +214,24 @@ def _access(
     return {
         "subject": subject[0],
         "checks": [{"access": str(check), "allowed": allowed} for check, allowed in results],
+    }
+
+
+def _rbac(
+    cluster: Cluster, objects: list[dict[str, Any]], subject: tuple[str, list[str]] | None
+) -> RbacReport:
+    """spec.rbac as deployed, and whether that identity can take the default scheduler's
+    Lease (what least privilege takes away)."""
+    found = rbac_mode(objects)
+    lease_update: bool | None = None
+    if subject is not None:
+        ((_, lease_update),) = access.review(
+            cluster, subject[0], subject[1], [DEFAULT_LEASE_UPDATE]
+        )
+    return {
+        "mode": found.mode if found else None,
+        "clusterRoles": list(found.cluster_roles) if found else [],
+        "defaultLeaseUpdate": lease_update,
     }
 
 
@@ -253,3 +292,25 @@ def warnings(
             "as profiles of one kube-scheduler (`kschedctl render NAME --as config --add-to FILE`)"
         )
     return found
+
+
+def rbac_warnings(objects: list[dict[str, Any]]) -> list[str]:
+    """Bindings of both RBAC modes: one is left by a deploy with the other spec.rbac."""
+    found = rbac_mode(objects)
+    if found is None or not found.stale:
+        return []
+    bindings = {
+        str(o["metadata"]["name"]): str((o.get("roleRef") or {}).get("name"))
+        for o in objects
+        if o["kind"] == "ClusterRoleBinding"
+    }
+    builtin = sorted(b for b, role in bindings.items() if role not in found.stale)
+    explicit = sorted(b for b, role in bindings.items() if role in found.stale)
+    return [
+        f"both RBAC modes are bound: the built-in roles (ClusterRoleBinding "
+        f"{', '.join(builtin)}) and the least-privilege ClusterRole (ClusterRoleBinding "
+        f"{', '.join(explicit)}); one is left by a deploy with the other spec.rbac, and the "
+        "built-in roles' rights apply, the default scheduler's Lease included. Delete the "
+        "bindings your spec no longer renders (kubectl delete clusterrolebinding NAME), or "
+        "`kschedctl remove` and deploy again"
+    ]

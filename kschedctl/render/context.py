@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kschedctl.config import versions
+from kschedctl.config import rbac, versions
 from kschedctl.errors import SpecError
 from kschedctl.render.builtin import builtin_context
 from kschedctl.render.templates import content_hash
@@ -117,4 +117,8 @@ def kube_scheduler_context(spec: Spec) -> dict[str, Any]:
         "program_what": "kube-scheduler",
         "runs": "kube-scheduler --config",
         "rbac_template": "_rbac.yaml.j2",
+        # spec.rbac: the explicit ClusterRole NAME-scheduler (least privilege) or the built-in
+        # roles; program builtin always has its own rules (kschedctl.render.builtin).
+        "rbac": spec.rbac,
+        "rbac_rules": rbac.scheduler_rules(version),
     }

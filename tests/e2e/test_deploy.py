@@ -329,7 +329,8 @@ def test_forbidden_midway_reports_what_exists_and_remove_cleans_up(
     lab: Lab, cluster: Cluster, tmp_path: Path
 ) -> None:
     """A user who may manage kube-system but not cluster-scoped RBAC: deploy stops at the first
-    ClusterRoleBinding with exit 4, says what it applied, and `remove` (as admin) cleans up."""
+    ClusterRole (least privilege) with exit 4, says what it applied, and `remove` (as admin)
+    cleans up."""
     name = "half-sched"
     user = "deployer"
     rbac = [
@@ -341,7 +342,8 @@ def test_forbidden_midway_reports_what_exists_and_remove_cleans_up(
         ("/apis/rbac.authorization.k8s.io/v1/clusterroles", {
             "metadata": {"name": f"{user}-read"},
             "rules": [{"apiGroups": ["", "apps", "coordination.k8s.io", "rbac.authorization.k8s.io"],
-                       "resources": ["pods", "deployments", "leases", "roles", "clusterrolebindings"],
+                       "resources": ["pods", "deployments", "leases", "roles", "clusterroles",
+                                     "clusterrolebindings"],
                        "verbs": ["get", "list"]}]}),
         ("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
             "metadata": {"name": f"{user}-read"},
@@ -366,7 +368,7 @@ def test_forbidden_midway_reports_what_exists_and_remove_cleans_up(
         )
         assert half.returncode == 4, half.stderr
         assert f"serviceaccount/{name} -n kube-system created" in half.stdout
-        assert "clusterrolebinding" in half.stderr and "forbidden" in half.stderr
+        assert "clusterrole/" in half.stderr and "forbidden" in half.stderr
         assert "kschedctl remove" in half.stderr
         assert managed_leftovers(cluster, name) == [f"serviceaccounts/{name}"]
 

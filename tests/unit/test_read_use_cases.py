@@ -127,6 +127,11 @@ def test_status_keys_and_their_order_are_the_json_contract() -> None:
         scheduler=entry,
         objects=[{"ref": "Deployment kube-system/mine", "kind": "Deployment", "state": "1/1"}],
         access=None,
+        rbac={
+            "mode": "leastPrivilege",
+            "clusterRoles": ["mine-scheduler"],
+            "defaultLeaseUpdate": False,
+        },
         version={"server": "v1.36.3", "image": None, "skew": "unknown"},
         events=[],
         pending_pods=["ns/p"],
@@ -134,8 +139,10 @@ def test_status_keys_and_their_order_are_the_json_contract() -> None:
     )
     data = status.to_dict()
     assert list(data) == [
-        "name", "scheduler", "objects", "access", "version", "events", "pendingPods", "warnings",
+        "name", "scheduler", "objects", "access", "rbac", "version", "events", "pendingPods",
+        "warnings",
     ]  # fmt: skip
+    assert list(data["rbac"]) == ["mode", "clusterRoles", "defaultLeaseUpdate"]
     assert data["scheduler"] == entry.to_dict()  # the entry `list -o json` shows
     assert data["scheduler"]["lease"]["renewAgeSeconds"] == 1.0
 

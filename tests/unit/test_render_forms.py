@@ -60,24 +60,40 @@ def test_every_object_is_labelled_and_named_after_the_scheduler() -> None:
             assert doc["metadata"]["name"].startswith("my-scheduler")
 
 
-def test_deployment_bundle() -> None:
-    spec = default_spec("my-scheduler", replicas=3)
+RBAC_OBJECTS = {
+    "leastPrivilege": {
+        ("ClusterRole", "my-scheduler-scheduler"): "",
+        ("ClusterRoleBinding", "my-scheduler-scheduler"): "my-scheduler-scheduler",
+    },
+    "builtinRoles": {
+        ("ClusterRoleBinding", "my-scheduler-as-kube-scheduler"): "system:kube-scheduler",
+        ("ClusterRoleBinding", "my-scheduler-as-volume-scheduler"): "system:volume-scheduler",
+    },
+}
+
+
+@pytest.mark.parametrize("rbac", list(RBAC_OBJECTS))
+def test_deployment_bundle(rbac: str) -> None:
+    spec = default_spec("my-scheduler", replicas=3, rbac=rbac)
     objects = _by_kind(render(spec, "deployment"))
     assert set(objects) == {
         ("ServiceAccount", "my-scheduler"),
-        ("ClusterRoleBinding", "my-scheduler-as-kube-scheduler"),
-        ("ClusterRoleBinding", "my-scheduler-as-volume-scheduler"),
+        *RBAC_OBJECTS[rbac],
         ("RoleBinding", "my-scheduler-extension-apiserver-authentication-reader"),
         ("Role", "my-scheduler-leader-election"),
         ("RoleBinding", "my-scheduler-leader-election"),
         ("ConfigMap", "my-scheduler-config"),
         ("Deployment", "my-scheduler"),
     }
-    crb = objects[("ClusterRoleBinding", "my-scheduler-as-kube-scheduler")]
-    assert crb["roleRef"]["name"] == "system:kube-scheduler"
-    assert crb["subjects"] == [
-        {"kind": "ServiceAccount", "name": "my-scheduler", "namespace": "kube-system"}
-    ]
+    for key, role in RBAC_OBJECTS[rbac].items():
+        if key[0] == "ClusterRoleBinding":
+            crb = objects[key]
+            assert crb["roleRef"] == {
+                "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role
+            }  # fmt: skip
+            assert crb["subjects"] == [
+                {"kind": "ServiceAccount", "name": "my-scheduler", "namespace": "kube-system"}
+            ]
     reader = objects[("RoleBinding", "my-scheduler-extension-apiserver-authentication-reader")]
     assert reader["metadata"]["namespace"] == "kube-system"
     assert reader["roleRef"]["name"] == "extension-apiserver-authentication-reader"
