@@ -12,6 +12,7 @@ from typing import Any
 
 import yaml
 
+from kschedctl.config.shapes import shown
 from kschedctl.errors import Problem
 
 _TYPE_NAMES = {bool: "a boolean", int: "an integer", str: "a string", dict: "a mapping"}
@@ -52,11 +53,11 @@ def check_fields(
         out.append(Problem(path, f"must be a mapping, not {type(obj).__name__}"))
         return {}
     for key, value in obj.items():
-        child = join(path, str(key))
+        child = join(path, key if isinstance(key, str) else shown(key))
         if key not in schema:
             out.append(Problem(child, unknown_field_message(key, list(schema))))
         elif not type_ok(value, schema[key]):
-            out.append(Problem(child, f"must be {type_name(schema[key])}, not {value!r}"))
+            out.append(Problem(child, f"must be {type_name(schema[key])}, not {shown(value)}"))
     return obj
 
 
