@@ -34,10 +34,7 @@ def create(
     replicas: Annotated[
         int | None,
         typer.Option(
-            "--replicas",
-            min=1,
-            max=2**31 - 1,  # Deployment.spec.replicas is an int32
-            help="Replicas of the deployment form (>1 needs leader election).",
+            "--replicas", help="Replicas of the deployment form (>1 needs leader election)."
         ),
     ] = None,
     leader_elect: Annotated[

@@ -92,9 +92,7 @@ def deploy_command(
         ),
     ] = None,
     replicas: Annotated[
-        int | None,
-        # Deployment.spec.replicas is an int32.
-        typer.Option("--replicas", min=1, max=2**31 - 1, help="Replicas of the deployment form."),
+        int | None, typer.Option("--replicas", min=1, help="Replicas of the deployment form.")
     ] = None,
     dry_run: Annotated[
         DryRun,
