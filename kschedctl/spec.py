@@ -16,10 +16,18 @@ from pathlib import Path
 from typing import Any
 
 from kschedctl import __version__
+from kschedctl.config import shapes, versions
 from kschedctl.config import validation as validate
-from kschedctl.config import versions
 from kschedctl.config.rbac import BUILTIN_ROLES, DEFAULT_RBAC, RBAC_MODES
-from kschedctl.config.schema import YamlError, check_fields, join, parse_yaml, unknown_field_message
+from kschedctl.config.schema import (
+    YamlError,
+    check_fields,
+    join,
+    parse_yaml,
+    type_name,
+    type_ok,
+    unknown_field_message,
+)
 from kschedctl.errors import NotFoundError, Problem, SpecError
 
 API_VERSION = "kschedctl.io/v1alpha1"
@@ -249,11 +257,20 @@ def spec_from_dict(doc: Any, source: str = "") -> tuple[Spec | None, list[Proble
     out: list[Problem] = []
     if not isinstance(doc, dict):
         return None, [Problem("", "a scheduler spec must be a mapping", source)]
+    # First what no field may hold (control characters, non-JSON types, huge numbers): no
+    # later check, message or renderer ever sees such a value.
+    hostile = shapes.hostile_problems(doc)
+    if hostile:
+        return None, [Problem(p.path, p.message, source) for p in hostile]
     check_fields(doc, {"apiVersion": str, "kind": str, "metadata": dict, "spec": dict}, "", out)
     if doc.get("apiVersion") != API_VERSION:
-        out.append(Problem("apiVersion", f"must be {API_VERSION}, not {doc.get('apiVersion')!r}"))
+        out.append(
+            Problem(
+                "apiVersion", f"must be {API_VERSION}, not {shapes.shown(doc.get('apiVersion'))}"
+            )
+        )
     if doc.get("kind") != KIND:
-        out.append(Problem("kind", f"must be {KIND}, not {doc.get('kind')!r}"))
+        out.append(Problem("kind", f"must be {KIND}, not {shapes.shown(doc.get('kind'))}"))
     raw_metadata = doc.get("metadata")
     metadata: dict[str, Any] = raw_metadata if isinstance(raw_metadata, dict) else {}
     check_fields(metadata, {"name": str}, "metadata", out)
@@ -343,6 +360,11 @@ def with_version(spec: Spec, kubernetes_version: str) -> Spec:
 
 
 def check_spec(spec: Spec) -> list[Problem]:
+    """Every problem of ``spec``: the one check behind loading, ``validate``, ``render``,
+    ``create`` and ``deploy`` (:func:`spec_from_dict` and :func:`ensure_valid` both end here)."""
+    structural = _structure_problems(spec)
+    if structural:
+        return structural  # the rules below read typed, printable values only
     out: list[Problem] = []
     name_problem = validate.dns_label_problem(spec.name)
     if name_problem:
@@ -356,22 +378,46 @@ def check_spec(spec: Spec) -> list[Problem]:
             )
         )
     version: versions.KubeVersion | None = None
-    try:
-        version = spec.version
-    except ValueError as err:
-        out.append(Problem("spec.kubernetesVersion", str(err)))
+    version_problem = shapes.kubernetes_version_problem(spec.kubernetes_version)
+    if version_problem:
+        out.append(Problem("spec.kubernetesVersion", version_problem))
+    else:
+        try:
+            version = spec.version
+        except ValueError as err:
+            out.append(Problem("spec.kubernetesVersion", str(err)))
     ns_problem = validate.dns_label_problem(spec.namespace)
     if ns_problem:
         out.append(Problem("spec.namespace", f"namespace {ns_problem}"))
     if spec.program not in PROGRAMS:
         out.append(
-            Problem("spec.program", f"{spec.program!r}: must be one of {', '.join(PROGRAMS)}")
+            Problem(
+                "spec.program",
+                f"{shapes.shown(spec.program)}: must be one of {', '.join(PROGRAMS)}",
+            )
+        )
+    elif spec.program == "custom":
+        # Refused here, not only by the renderer: validate says what render would.
+        out.append(
+            Problem(
+                "spec.program",
+                "rendering program 'custom' is not supported yet; "
+                "kube-scheduler and builtin render in this release",
+            )
         )
     out.extend(_check_rbac(spec))
-    if version is not None:
+    if spec.image:
+        image_problem = shapes.image_problem(spec.image)
+        if image_problem:
+            out.append(Problem("spec.image", image_problem))
+        elif version is not None:
+            out.extend(_check_image(spec, version))
+    elif version is not None:
         out.extend(_check_image(spec, version))
     if spec.replicas < 1:
         out.append(Problem("spec.replicas", f"{spec.replicas}: must be at least 1"))
+    elif spec.replicas > shapes.INT32_MAX:
+        out.append(Problem("spec.replicas", str(shapes.int_range_problem(spec.replicas, 1))))
     elif spec.replicas > 1 and not spec.leader_election.leader_elect:
         out.append(
             Problem(
@@ -406,6 +452,12 @@ def check_spec(spec: Spec) -> list[Problem]:
             )
         )
     if spec.program == "builtin":
+        # kschedctl's own flags: the same shape (--name[=value]), none of kube-scheduler's rules.
+        out.extend(
+            Problem(f"spec.extraArgs[{i}]", problem)
+            for i, arg in enumerate(spec.extra_args)
+            if (problem := shapes.flag_problem(arg))
+        )
         out.extend(_check_builtin(spec))
     else:
         out.extend(validate.check_extra_args(spec.extra_args, "spec.extraArgs"))
@@ -444,6 +496,45 @@ def _check_rbac(spec: Spec) -> list[Problem]:
             )
         ]
     return []
+
+
+def _structure_problems(spec: Spec) -> list[Problem]:
+    """Wrong types and unrenderable values anywhere in ``spec`` (also one built in code)."""
+    out: list[Problem] = []
+    if not isinstance(spec.name, str):
+        out.append(Problem("metadata.name", f"must be a string, not {shapes.shown(spec.name)}"))
+    else:
+        out.extend(shapes.hostile_problems(spec.name, "metadata.name"))
+    _typed_fields(spec, "spec", out)
+    return out
+
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    if cls not in _HINTS:
+        _HINTS[cls] = typing.get_type_hints(cls)
+    return _HINTS[cls]
+
+
+def _typed_fields(obj: Any, path: str, out: list[Problem]) -> None:
+    hints = _hints(type(obj))
+    for key, f in _yaml_fields(type(obj)).items():
+        value, hint, fpath = getattr(obj, f.name), hints[f.name], join(path, key)
+        if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+            if type(value) is not hint:
+                out.append(Problem(fpath, f"must be a mapping, not {shapes.shown(value)}"))
+            else:
+                _typed_fields(value, fpath, out)
+            continue
+        if value is None and type(None) in typing.get_args(hint):
+            continue
+        expected = _expected_type(hint)
+        if value is None or not type_ok(value, expected):
+            out.append(Problem(fpath, f"must be {type_name(expected)}, not {shapes.shown(value)}"))
+            continue
+        out.extend(shapes.hostile_problems(value, fpath))
 
 
 def _check_image(spec: Spec, version: versions.KubeVersion) -> list[Problem]:
@@ -529,21 +620,12 @@ def _check_service(spec: Spec) -> list[Problem]:
     out: list[Problem] = []
     svc, path = spec.service, "spec.service"
     for key in ("binary", "config_dir", "kubeconfig"):
-        value = getattr(svc, key)
-        if not value.startswith("/") or any(c.isspace() or c in "%$\"'\\" for c in value):
-            out.append(
-                Problem(
-                    f"{path}.{_camel(key)}",
-                    f"{value!r}: must be an absolute path without "
-                    "spaces, quotes, % or $ (it goes into a systemd ExecStart line)",
-                )
-            )
-    import ipaddress  # only here: keeps start-up lean
-
-    try:
-        ipaddress.ip_address(svc.bind_address)
-    except ValueError:
-        out.append(Problem(f"{path}.bindAddress", f"{svc.bind_address!r} is not an IP address"))
+        problem = shapes.absolute_path_problem(getattr(svc, key))
+        if problem:
+            out.append(Problem(f"{path}.{_camel(key)}", problem))
+    problem = shapes.ip_address_problem(svc.bind_address)
+    if problem:
+        out.append(Problem(f"{path}.bindAddress", problem))
     port = svc.secure_port
     if not 1 <= port <= 65535:
         out.append(Problem(f"{path}.securePort", f"{port} is not a port number"))
@@ -559,8 +641,9 @@ def _check_service(spec: Spec) -> list[Problem]:
         )
     if not 0 <= svc.verbosity <= 10:
         out.append(Problem(f"{path}.verbosity", f"{svc.verbosity}: must be 0–10"))
-    if not svc.user:
-        out.append(Problem(f"{path}.user", "must not be empty"))
+    problem = shapes.user_name_problem(svc.user)
+    if problem:
+        out.append(Problem(f"{path}.user", problem))
     return out
 
 
@@ -569,12 +652,20 @@ def _check_pod(pod: PodSettings) -> list[Problem]:
     path = "spec.pod"
     for key, value in pod.node_selector.items():
         if not isinstance(value, str):
-            out.append(Problem(f"{path}.nodeSelector.{key}", f"must be a string, not {value!r}"))
+            out.append(
+                Problem(
+                    f"{path}.nodeSelector.{key}", f"must be a string, not {shapes.shown(value)}"
+                )
+            )
     for i, toleration in enumerate(pod.tolerations):
         if not isinstance(toleration, dict):
             out.append(Problem(f"{path}.tolerations[{i}]", "must be a mapping"))
     if not 0 <= pod.verbosity <= 10:
         out.append(Problem(f"{path}.verbosity", f"{pod.verbosity}: must be 0–10"))
+    if pod.priority_class_name:
+        problem = validate.dns_subdomain_problem(pod.priority_class_name)
+        if problem:
+            out.append(Problem(f"{path}.priorityClassName", f"PriorityClass name {problem}"))
     return out
 
 

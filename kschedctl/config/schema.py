@@ -12,6 +12,7 @@ from typing import Any
 
 import yaml
 
+from kschedctl.config.shapes import shown
 from kschedctl.errors import Problem
 
 _TYPE_NAMES = {bool: "a boolean", int: "an integer", str: "a string", dict: "a mapping"}
@@ -45,19 +46,26 @@ def unknown_field_message(key: str, allowed: Sequence[str]) -> str:
 def check_fields(
     obj: Any, schema: Mapping[str, Any], path: str, out: list[Problem]
 ) -> dict[str, Any]:
-    """Report unknown fields and wrong types; return the mapping (empty if it is not one)."""
+    """Report unknown fields and wrong types; return the fields of known names and right types.
+
+    What was reported is left out of the result, so the rules that read it next only ever see
+    values of the declared type (a list where a name belongs is reported, never hashed).
+    """
     if obj is None:
         return {}
     if not isinstance(obj, dict):
         out.append(Problem(path, f"must be a mapping, not {type(obj).__name__}"))
         return {}
+    typed: dict[str, Any] = {}
     for key, value in obj.items():
-        child = join(path, str(key))
+        child = join(path, key if isinstance(key, str) else shown(key))
         if key not in schema:
             out.append(Problem(child, unknown_field_message(key, list(schema))))
         elif not type_ok(value, schema[key]):
-            out.append(Problem(child, f"must be {type_name(schema[key])}, not {value!r}"))
-    return obj
+            out.append(Problem(child, f"must be {type_name(schema[key])}, not {shown(value)}"))
+        else:
+            typed[key] = value
+    return typed
 
 
 def check_list(obj: Any, path: str, out: list[Problem]) -> list[Any]:

@@ -17,6 +17,16 @@ from typing import Any
 from kschedctl.config.durations import parse_go_duration
 from kschedctl.config.plugin_args import check_args
 from kschedctl.config.schema import NUMBER, check_fields, check_list, join, type_ok
+from kschedctl.config.shapes import (
+    INT32_MAX,
+    dns_label_problem,
+    dns_subdomain_problem,
+    flag_problem,
+    hostile_problems,
+    int_range_problem,
+    plain,
+    shown,
+)
 from kschedctl.config.versions import (
     CONFIG_API_VERSION,
     CONFIG_GROUP,
@@ -33,33 +43,13 @@ from kschedctl.config.versions import (
 )
 from kschedctl.errors import Problem
 
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+__all__ = ["check_config", "check_extra_args", "dns_label_problem", "dns_subdomain_problem"]
+
 # client-go's leader election adds up to 20% jitter to retryPeriod and refuses a renewDeadline
 # that does not leave room for it ("renewDeadline must be greater than retryPeriod*JitterFactor").
 _JITTER_FACTOR = 1.2
-
-
-def dns_label_problem(value: str) -> str | None:
-    """Why ``value`` is not a DNS-1123 label (object and scheduler names), or None."""
-    if not value:
-        return "must not be empty"
-    if len(value) > 63:
-        return f"must be at most 63 characters (a DNS-1123 label), not {len(value)}"
-    if not _DNS_LABEL.match(value):
-        return (
-            f"{value!r} is not a DNS-1123 label: lowercase letters, digits and '-', "
-            "starting and ending with a letter or digit"
-        )
-    return None
-
-
-def dns_subdomain_problem(value: str) -> str | None:
-    if not value:
-        return "must not be empty"
-    if len(value) > 253 or not _DNS_SUBDOMAIN.match(value):
-        return f"{value!r} is not a DNS-1123 subdomain (lowercase letters, digits, '-' and '.')"
-    return None
+# client-go's rest.Config.QPS is a float32.
+_FLOAT32_MAX = 3.4028234663852886e38
 
 
 # ---------------------------------------------------------------------------------------------
@@ -147,6 +137,9 @@ def check_config(
         return [
             Problem(prefix.rstrip("."), "a KubeSchedulerConfiguration must be a mapping", source)
         ]
+    hostile = hostile_problems(doc, prefix.rstrip("."))
+    if hostile:  # nothing below (nor any renderer) reads such a value
+        return [Problem(p.path, p.message, source) for p in hostile]
     top = {name: None for name in config_fields(version)}
     check_fields(doc, top, prefix.rstrip("."), out)
     if type_meta:
@@ -176,10 +169,14 @@ def _check_type_meta(
             why = f"is deprecated (removed in 1.{removed}); kschedctl checks v1 configs only"
         else:
             why = "is not a kube-scheduler config API version"
-        out.append(Problem(prefix + "apiVersion", f"{api_version} {why}: use {CONFIG_API_VERSION}"))
+        out.append(
+            Problem(prefix + "apiVersion", f"{plain(api_version)} {why}: use {CONFIG_API_VERSION}")
+        )
     if doc.get("kind") != "KubeSchedulerConfiguration":
         out.append(
-            Problem(prefix + "kind", f"must be KubeSchedulerConfiguration, not {doc.get('kind')!r}")
+            Problem(
+                prefix + "kind", f"must be KubeSchedulerConfiguration, not {shown(doc.get('kind'))}"
+            )
         )
 
 
@@ -187,8 +184,14 @@ def _check_top(doc: dict[str, Any], out: list[Problem], prefix: str) -> None:
     p = prefix
     cc = check_fields(doc.get("clientConnection"), CLIENT_CONNECTION, p + "clientConnection", out)
     burst = cc.get("burst")
-    if isinstance(burst, int) and burst < 0:
-        out.append(Problem(p + "clientConnection.burst", "must be greater than or equal to 0"))
+    if isinstance(burst, int) and not isinstance(burst, bool):
+        if burst < 0:
+            out.append(Problem(p + "clientConnection.burst", "must be greater than or equal to 0"))
+        elif burst > INT32_MAX:
+            out.append(Problem(p + "clientConnection.burst", str(int_range_problem(burst, 0))))
+    qps = cc.get("qps")
+    if isinstance(qps, NUMBER) and not isinstance(qps, bool) and not abs(qps) <= _FLOAT32_MAX:
+        out.append(Problem(p + "clientConnection.qps", f"{shown(qps)} is out of range (float32)"))
     for key in ("enableProfiling", "enableContentionProfiling", "delayCacheUntilActive"):
         if key in doc and not type_ok(doc[key], bool):
             out.append(Problem(p + key, f"must be a boolean, not {doc[key]!r}"))
@@ -204,6 +207,12 @@ def _check_top(doc: dict[str, Any], out: list[Problem], prefix: str) -> None:
     value = doc.get("parallelism")
     if isinstance(value, int) and value <= 0:
         out.append(Problem(p + "parallelism", "should be an integer value greater than zero"))
+    for key in ("parallelism", "podInitialBackoffSeconds", "podMaxBackoffSeconds"):
+        # parallelism is an int32 upstream; the backoffs are int64 there, but a backoff past
+        # 68 years is a typo: int32 for them too.
+        value = doc.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value > INT32_MAX:
+            out.append(Problem(p + key, str(int_range_problem(value, 1))))
     for key in ("percentageOfNodesToScore", "percentageOfPlacementsToScore"):
         value = doc.get(key)
         if isinstance(value, int) and not 0 <= value <= 100:
@@ -340,6 +349,10 @@ def _check_profiles(
             )
         if isinstance(name, str) and name:
             seen.add(name)
+            problem = dns_subdomain_problem(name)
+            if problem:
+                # Pods name their scheduler in spec.schedulerName, a DNS-1123 subdomain.
+                out.append(Problem(f"{ppath}.schedulerName", f"scheduler name {problem}"))
         pct = profile.get("percentageOfNodesToScore")
         if isinstance(pct, int) and not 0 <= pct <= 100:
             out.append(
@@ -409,6 +422,8 @@ def _check_plugins(raw: Any, version: KubeVersion, path: str, out: list[Problem]
                 weight = plugin.get("weight")
                 if isinstance(weight, int) and weight < 0:
                     out.append(Problem(f"{epath}.weight", "must not be negative"))
+                elif isinstance(weight, int) and weight > INT32_MAX:
+                    out.append(Problem(f"{epath}.weight", str(int_range_problem(weight, 0))))
     return plugins
 
 
@@ -498,11 +513,9 @@ def check_extra_args(args: Sequence[Any], path: str) -> list[Problem]:
     out: list[Problem] = []
     for i, arg in enumerate(args):
         apath = f"{path}[{i}]"
-        if not isinstance(arg, str) or not arg.startswith("-"):
-            out.append(Problem(apath, f"{arg!r} is not a flag (write it as --name=value)"))
-            continue
-        if any(c.isspace() for c in arg):
-            out.append(Problem(apath, f"{arg!r}: write the flag and its value as one --name=value"))
+        problem = flag_problem(arg)
+        if problem:
+            out.append(Problem(apath, problem))
             continue
         flag, _, value = arg.partition("=")
         if flag in REMOVED_FLAGS:

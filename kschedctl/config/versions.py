@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from kschedctl.config.shapes import shown
+
 CONFIG_GROUP = "kubescheduler.config.k8s.io"
 CONFIG_API_VERSION = f"{CONFIG_GROUP}/v1"
 IMAGE_REPOSITORY = "registry.k8s.io/kube-scheduler"
@@ -50,7 +52,9 @@ REMOVED_CONFIG_VERSIONS: dict[str, int] = {
     "v1beta3": 29,
 }
 
-_VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?$")
+# Strict ASCII digits (``\d`` would take "١.٣٦"), bounded, nothing before or after (``$``
+# would take a trailing newline).
+_VERSION_RE = re.compile(r"v?([0-9]{1,4})\.([0-9]{1,4})(?:\.([0-9]{1,4}))?", re.ASCII)
 
 
 @dataclass(frozen=True, order=True)
@@ -94,9 +98,11 @@ def unsupported_reason(major: int, minor: int) -> str | None:
 
 def parse_version(text: str) -> KubeVersion:
     """``1.36``, ``v1.36`` or ``1.36.3`` → KubeVersion; ValueError with the reason otherwise."""
-    match = _VERSION_RE.match(text.strip())
+    match = _VERSION_RE.fullmatch(text) if isinstance(text, str) else None
     if not match:
-        raise ValueError(f"{text!r} is not a Kubernetes version (expected 1.X or 1.X.Y, e.g. 1.36)")
+        raise ValueError(
+            f"{shown(text)} is not a Kubernetes version (expected 1.X or 1.X.Y, e.g. 1.36)"
+        )
     major, minor = int(match.group(1)), int(match.group(2))
     reason = unsupported_reason(major, minor)
     if reason:

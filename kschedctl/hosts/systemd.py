@@ -13,6 +13,7 @@ import subprocess
 from pathlib import Path
 
 from kschedctl.errors import KschedError
+from kschedctl.render.escape import exec_start_argv
 from kschedctl.render.forms import render
 from kschedctl.spec import Spec
 
@@ -94,8 +95,5 @@ def service_commands(spec: Spec) -> list[str]:
 
 
 def exec_start(unit_text: str) -> list[str]:
-    """The unit's ExecStart as argv (the rendered unit keeps it on one line, no quoting)."""
-    for line in unit_text.splitlines():
-        if line.startswith("ExecStart="):
-            return line.split("=", 1)[1].replace("%%", "%").split()
-    raise KschedError("the rendered unit has no ExecStart line")
+    """The unit's ExecStart as argv, systemd's quoting undone (kschedctl.render.escape)."""
+    return exec_start_argv(unit_text)

@@ -17,7 +17,7 @@ from kschedctl.config import versions
 from kschedctl.config.schema import YamlError, parse_yaml
 from kschedctl.config.validation import check_config
 from kschedctl.errors import Problem
-from kschedctl.spec import API_VERSION, SPEC_FILE, spec_from_dict
+from kschedctl.spec import API_VERSION, KIND, SPEC_FILE, spec_from_dict
 
 _WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job")
 
@@ -127,17 +127,28 @@ def _check_document(
         )
         return
     kind = doc["kind"]
-    api_version = str(doc.get("apiVersion", ""))
     target = version or versions.parse_version(versions.DEFAULT_VERSION)
-    if api_version == API_VERSION or kind == "Scheduler":
+    if _is_spec(doc):
+        # The same function render, create and deploy load a spec with: whatever they would
+        # refuse (a misspelled apiVersion, kind: [a], builtin extraArgs: [1]) is reported here.
         report.checked.append("kschedctl spec")
         if version is not None:
             doc = _retarget(doc, version)
         _, problems = spec_from_dict(doc, source)
         report.problems += [Problem(where + p.path, p.message, source) for p in problems]
-    elif (
-        api_version.startswith(versions.CONFIG_GROUP + "/") or kind == "KubeSchedulerConfiguration"
-    ):
+        return
+    if not isinstance(kind, str) or not isinstance(doc.get("apiVersion", ""), str):
+        report.problems.append(
+            Problem(
+                where.rstrip("."),
+                "apiVersion and kind must be strings: not a KubeSchedulerConfiguration, a "
+                "kschedctl spec or a Kubernetes manifest",
+                source,
+            )
+        )
+        return
+    api_version = str(doc.get("apiVersion", ""))
+    if api_version.startswith(versions.CONFIG_GROUP + "/") or kind == "KubeSchedulerConfiguration":
         report.checked.append(f"KubeSchedulerConfiguration ({target.minor_version} rules)")
         report.problems += check_config(
             doc, target, replaces_default=replaces_default, prefix=where, source=source
@@ -146,6 +157,25 @@ def _check_document(
         _check_configmap(doc, where, target, replaces_default, report)
     elif kind == "Pod" or kind in _WORKLOAD_KINDS:
         _check_workload(doc, where, report)
+
+
+_SPEC_GROUP = API_VERSION.partition("/")[0]
+
+
+def _is_spec(doc: dict[str, Any]) -> bool:
+    """A kschedctl spec, or one with a typo in its apiVersion or kind (then checked as one, so
+    the typo is reported instead of the document passing as some other manifest)."""
+    import difflib  # only here: keeps start-up lean
+
+    api_version, kind = doc.get("apiVersion"), doc.get("kind")
+    group = api_version.partition("/")[0] if isinstance(api_version, str) else ""
+    if kind == KIND or group == _SPEC_GROUP:
+        return True
+    if group and difflib.SequenceMatcher(None, group, _SPEC_GROUP).ratio() >= 0.8:
+        return True
+    if isinstance(kind, str) and kind != "KubeSchedulerConfiguration":
+        return difflib.SequenceMatcher(None, kind, KIND).ratio() >= 0.8
+    return not isinstance(kind, str) and (group == "" or "kschedctl" in group)
 
 
 def _retarget(doc: dict[str, Any], version: versions.KubeVersion) -> dict[str, Any]:

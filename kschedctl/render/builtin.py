@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from kschedctl.config import versions
 from kschedctl.config.durations import parse_go_duration
+from kschedctl.render.escape import comment, exec_start_line
 from kschedctl.render.templates import content_hash
 from kschedctl.yamltext import to_yaml
 
@@ -45,8 +46,8 @@ def policy_file(spec: Spec) -> str:
     }
     document.setdefault("fallbacks", [])
     return (
-        f"# Fallback policy of scheduler {spec.name} (kschedctl's own scheduler), rendered by "
-        f"kschedctl from scheduler.yaml.\n{to_yaml(document)}\n"
+        f"# Fallback policy of scheduler {comment(spec.name)} (kschedctl's own scheduler), "
+        f"rendered by kschedctl from scheduler.yaml.\n{to_yaml(document)}\n"
     )
 
 
@@ -129,5 +130,5 @@ def builtin_context(spec: Spec, context: dict[str, Any]) -> dict[str, Any]:
         "host_config_hash": digest,
         "command": pod_command,
         "host_command": ["kschedctl", "scheduler", "run", *host_flags],
-        "exec_start": " ".join([svc.binary, "scheduler", "run", *host_flags]).replace("%", "%%"),
+        "exec_start": exec_start_line([svc.binary, "scheduler", "run", *host_flags]),
     }

@@ -13,6 +13,7 @@ from typing import Any
 from kschedctl.config import rbac, versions
 from kschedctl.errors import SpecError
 from kschedctl.render.builtin import builtin_context
+from kschedctl.render.escape import comment, exec_start_line
 from kschedctl.render.templates import content_hash
 from kschedctl.spec import Spec, ensure_valid
 from kschedctl.yamltext import to_yaml
@@ -36,8 +37,8 @@ def require_renderable(spec: Spec) -> Spec:
 def config_file(spec: Spec, config: dict[str, Any]) -> str:
     """A KubeSchedulerConfiguration file: pure data, so no template (and no Jinja import)."""
     return (
-        f"# KubeSchedulerConfiguration of scheduler {spec.name}, rendered by kschedctl from "
-        f"scheduler.yaml.\n{to_yaml(config)}\n"
+        f"# KubeSchedulerConfiguration of scheduler {comment(spec.name)}, rendered by kschedctl "
+        f"from scheduler.yaml.\n{to_yaml(config)}\n"
     )
 
 
@@ -101,7 +102,7 @@ def kube_scheduler_context(spec: Spec) -> dict[str, Any]:
         "host_config_text": host_config_text,
         "host_config_hash": content_hash(host_config_text),
         "host_command": ["kube-scheduler", *host_flags],
-        "exec_start": " ".join([svc.binary, *host_flags]).replace("%", "%%"),
+        "exec_start": exec_start_line([svc.binary, *host_flags]),
         "probe_host": probe_host,
         "example_pod": {
             "name": f"{spec.name}-example",

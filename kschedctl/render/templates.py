@@ -13,6 +13,7 @@ import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kschedctl.render.escape import comment, unit_value
 from kschedctl.yamltext import to_yaml
 
 if TYPE_CHECKING:
@@ -39,7 +40,10 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
         autoescape=False,  # noqa: S701 - YAML and systemd units, not HTML
     )
+    # One filter per target (kschedctl.render.escape): every {{ }} of user data ends in one.
     env.filters["to_yaml"] = to_yaml
+    env.filters["comment"] = comment
+    env.filters["unit_value"] = unit_value
     return env
 
 
