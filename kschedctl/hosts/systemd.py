@@ -37,7 +37,7 @@ def resolve(path: Path, field: str) -> Path:
     try:
         return Path(os.path.realpath(os.path.abspath(path)))
     except (OSError, ValueError) as err:  # ELOOP, ENAMETOOLONG, a NUL byte
-        raise SpecError(field, f"cannot resolve host path {str(path)[:200]!r}: {err}") from err
+        raise SpecError(field, f"cannot resolve host path {shown_path(path)!r}: {err}") from err
 
 
 def confined(root: Path, path: Path, field: str) -> Path:
@@ -45,12 +45,11 @@ def confined(root: Path, path: Path, field: str) -> Path:
     ``field`` and where it would really go. Nothing is created."""
     base = resolve(root, field)
     real = resolve(path, field)
-    if real != base and not real.is_relative_to(base):
-        shown = str(real)[:200]
+    if not real.is_relative_to(base):
         raise SpecError(
             field,
-            f"host path {str(path)[:200]!r} resolves to {shown!r}, outside the host root "
-            f"{str(base)[:200]!r}: refusing to write there",
+            f"host path {shown_path(path)!r} resolves to {shown_path(real)!r}, outside the "
+            f"host root {shown_path(base)!r}: refusing to write there",
             hint="host paths are absolute paths without '..' and must not lead out of --root "
             "through a symlink",
         )
