@@ -61,7 +61,13 @@ def print_table(
     from rich.table import Table
     from rich.text import Text
 
-    table = Table(title=title, box=None, header_style="bold", pad_edge=False, show_edge=False)
+    table = Table(
+        title=Text(title) if title else None,
+        box=None,
+        header_style="bold",
+        pad_edge=False,
+        show_edge=False,
+    )
     for col in columns:
         table.add_column(col.upper(), no_wrap=True)
     for row in rows:
@@ -72,9 +78,15 @@ def print_table(
 
 
 def info(message: str) -> None:
-    """Progress and notes for humans: stderr, never stdout."""
-    stderr_console().print(message, highlight=False)
+    """Progress and notes for humans: stderr, never stdout. ``message`` is literal text (it
+    quotes names, images and paths the user gave): never read as rich markup."""
+    stderr_console().print(message, highlight=False, markup=False)
 
 
 def warn(message: str) -> None:
-    stderr_console().print(f"[yellow]warning:[/yellow] {message}", highlight=False)
+    """A warning on stderr; ``message`` is literal text, as for :func:`info`."""
+    from rich.text import Text
+
+    stderr_console().print(
+        Text.assemble(("warning:", "yellow"), " ", message), highlight=False, markup=False
+    )

@@ -10,9 +10,11 @@ import typer
 
 from kschedctl import output
 from kschedctl.cli.options import KubernetesVersion, check_version_option
+from kschedctl.cli.paths import guard_paths
 from kschedctl.render import forms
 
 
+@guard_paths
 def create(
     name: Annotated[
         str,
@@ -51,7 +53,10 @@ def create(
         ),
     ] = None,
     force: Annotated[
-        bool, typer.Option("--force", help="Replace PARENT/NAME if it already exists.")
+        bool,
+        typer.Option(
+            "--force", help="Replace PARENT/NAME if it is a kschedctl workspace (or empty)."
+        ),
     ] = False,
 ) -> None:
     """Write a scheduler workspace PARENT/NAME/ (see HELP)."""
@@ -94,7 +99,8 @@ HELP = (
     "Files: scheduler.yaml (the spec, the one source of truth), "
     + "".join(f"{f.file_name('NAME')}, " for f in forms.FORMS)
     + f"{forms.WORKSPACE_README}. Prints the paths written (stdout) and the next steps "
-    "(stderr). Refuses an existing PARENT/NAME without --force. Works offline."
+    "(stderr). Refuses an existing PARENT/NAME without --force; --force replaces only a "
+    "kschedctl workspace or an empty directory. Works offline."
 )
 
 

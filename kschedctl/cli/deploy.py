@@ -14,6 +14,7 @@ import typer
 from kschedctl import output
 from kschedctl.cli.common import connect
 from kschedctl.cli.options import Context, Kubeconfig
+from kschedctl.cli.paths import guard_paths
 from kschedctl.errors import UsageError
 
 if TYPE_CHECKING:
@@ -40,6 +41,7 @@ def _form(forms: tuple[str, ...], flags: dict[str, bool]) -> str:
     return chosen[0]
 
 
+@guard_paths
 def deploy_command(
     src: Annotated[
         str,

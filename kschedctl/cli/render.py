@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from kschedctl.cli.options import KubernetesVersion, check_version_option
+from kschedctl.cli.paths import guard_paths
 from kschedctl.errors import UsageError
 from kschedctl.render import forms
 
@@ -32,6 +33,7 @@ def _as_help() -> str:
     )
 
 
+@guard_paths
 def render(
     src: Annotated[
         str,

@@ -11,6 +11,7 @@ import typer
 
 from kschedctl import output
 from kschedctl.cli.options import KubernetesVersion, check_version_option
+from kschedctl.cli.paths import guard_paths
 from kschedctl.errors import SpecError
 
 
@@ -19,6 +20,7 @@ class ValidateOutput(str, Enum):
     json = "json"
 
 
+@guard_paths
 def validate(
     files: Annotated[
         list[str],

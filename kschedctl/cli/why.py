@@ -107,7 +107,8 @@ def print_diagnosis(d: Diagnosis, all_reasons: bool) -> None:
     if d.evaluation is None:
         verdict = "[green]nothing to schedule[/green]" if d.schedulable else "[red]stuck[/red]"
     console.print(
-        f"Pod:        {escape(pod['namespace'])}/{escape(pod['name'])} ({d.phase})", highlight=False
+        f"Pod:        {escape(pod['namespace'])}/{escape(pod['name'])} ({escape(str(d.phase))})",
+        highlight=False,
     )
     console.print(f"Scheduler:  {escape(_scheduler_line(d.scheduler))}", highlight=False)
     console.print(f"Verdict:    {verdict}", highlight=False)
@@ -115,7 +116,9 @@ def print_diagnosis(d: Diagnosis, all_reasons: bool) -> None:
         console.print(f"Summary:    {escape(d.summary)}", highlight=False)
     console.print("\nFindings:", highlight=False)
     for f in d.findings:
-        console.print(f"  {_MARK[f.severity]} {f.code}: {escape(f.message)}", highlight=False)
+        console.print(
+            f"  {_MARK[f.severity]} {escape(f.code)}: {escape(f.message)}", highlight=False
+        )
         if f.fix:
             console.print(f"      fix: {escape(f.fix)}", highlight=False)
     ev = d.evaluation

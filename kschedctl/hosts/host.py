@@ -56,7 +56,7 @@ class Host(ABC):
     def write_files(self, files: dict[Path, str]) -> bool:
         """Write ``files``; True if any of them changed."""
         changed = systemd.changed(files)
-        systemd.write_files(files)
+        systemd.write_files(files, (self.root, self.manifests_dir))
         return changed
 
     @abstractmethod
@@ -131,7 +131,8 @@ class SystemdHost(Host):
     """This machine: files under ``root``, the unit run by systemctl, output in the journal."""
 
     def __init__(self, root: Path = Path("/"), manifests_dir: Path | None = None) -> None:
-        super().__init__(root, manifests_dir or systemd.under(root, systemd.MANIFESTS_DIR))
+        # Resolved and checked when the files are made (static_pod_files), not here.
+        super().__init__(root, manifests_dir or root / systemd.MANIFESTS_DIR.lstrip("/"))
 
     def start_service(
         self, spec: Spec, files: dict[Path, str], changed: bool, info: Say, warn: Say

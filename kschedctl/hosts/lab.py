@@ -114,11 +114,16 @@ class LabHost(Host):
     def prepare(self, spec: Spec, form: str) -> Spec:
         """Host paths of the lab: files under <lab>/host; the service runs the lab's binary."""
         spec = copy.deepcopy(spec)
-        kubeconfig = self.root / spec.service.kubeconfig.lstrip("/")
+        # Both checked before anything is written: inside <lab>/host, or refused.
+        kubeconfig = systemd.under(self.root, spec.service.kubeconfig, systemd.KUBECONFIG_FIELD)
+        config_dir = systemd.under(self.root, spec.service.config_dir, systemd.CONFIG_DIR_FIELD)
         if not kubeconfig.exists():
             # The lab's system:kube-scheduler identity, as kubeadm's scheduler.conf.
-            kubeconfig.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy(self.lab.dir / "scheduler.kubeconfig", kubeconfig)
+            systemd.write_files(
+                {kubeconfig: (self.lab.dir / "scheduler.kubeconfig").read_text()},
+                (self.root,),
+                mode=0o600,  # it holds a client key
+            )
         if form == "service":
             # A systemd unit reads host paths directly: point them into the lab.
             spec.service.binary = (
@@ -126,7 +131,7 @@ class LabHost(Host):
                 if spec.program == "builtin"
                 else str(binaries.locate()["kube-scheduler"])
             )
-            spec.service.config_dir = str(self.root / spec.service.config_dir.lstrip("/"))
+            spec.service.config_dir = str(config_dir)
             spec.service.kubeconfig = str(kubeconfig)
         # Several host-form schedulers share this host: give each a free port, kept across deploys.
         spec.service.secure_port = self._deployed_port(spec, form) or free_port()
@@ -134,9 +139,9 @@ class LabHost(Host):
 
     def _deployed_port(self, spec: Spec, form: str) -> int | None:
         path = (
-            systemd.under(self.root, f"{systemd.UNIT_DIR}/{systemd.unit_name(spec)}")
+            systemd.unit_path(spec, self.root)
             if form == "service"
-            else self.lab.dir / "manifests" / f"{spec.name}.yaml"
+            else self.manifests_dir / f"{spec.name}.yaml"
         )
         match = re.search(r"--secure-port=(\d+)", path.read_text()) if path.is_file() else None
         return int(match.group(1)) if match else None
@@ -149,7 +154,7 @@ class LabHost(Host):
     ) -> bool:
         unit = systemd.unit_name(spec)
         if changed or not running(self.lab, unit):
-            argv = systemd.exec_start(files[systemd.under(self.root, f"{systemd.UNIT_DIR}/{unit}")])
+            argv = systemd.exec_start(files[systemd.unit_path(spec, self.root)])
             pid = start(self.lab, unit, argv)
             info(f"lab: started {unit}'s ExecStart as pid {pid}")
             return False

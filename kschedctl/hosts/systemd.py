@@ -1,18 +1,25 @@
 """The host forms (systemd service, static pod): which files go where, and systemd itself.
 
 Paths are the spec's host paths placed under ``root`` (``/`` on a real host; a directory of
-the lab, or a staging directory, otherwise). Writing is all-or-nothing per file (temp + rename)
-and remembers nothing: ``remove`` recomputes the same paths from the same inputs.
+the lab, or a staging directory, otherwise), resolved (``..`` and the symlinks of the parts
+that exist) and refused if they end outside it: whatever the spec loader let through, nothing
+is written outside the root (:func:`under`, :func:`confined`). Writing is all-or-nothing (every
+file to a temp file first, then renamed) and remembers nothing: ``remove`` recomputes the same
+paths from the same inputs.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import shutil
 import subprocess
+import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
-from kschedctl.errors import KschedError
+from kschedctl.errors import KschedError, NotFoundError, SpecError, UsageError
 from kschedctl.render.escape import exec_start_argv
 from kschedctl.render.forms import render
 from kschedctl.spec import Spec
@@ -20,12 +27,62 @@ from kschedctl.spec import Spec
 UNIT_DIR = "/etc/systemd/system"
 MANIFESTS_DIR = "/etc/kubernetes/manifests"
 
+# The spec fields the host paths come from, as validation names them.
+CONFIG_DIR_FIELD = "spec.service.configDir"
+KUBECONFIG_FIELD = "spec.service.kubeconfig"
+NAME_FIELD = "metadata.name"
 
-def under(root: Path, path: str) -> Path:
-    """``path`` on the host rooted at ``root`` (a path already inside ``root`` stays as is)."""
-    if Path(path).is_relative_to(root) and root != Path("/"):
-        return Path(path)
-    return root / path.lstrip("/")
+
+def resolve(path: Path, field: str) -> Path:
+    """``path`` made absolute, ``..`` and the symlinks of its existing parts resolved."""
+    try:
+        return Path(os.path.realpath(os.path.abspath(path)))
+    except (OSError, ValueError) as err:  # ELOOP, ENAMETOOLONG, a NUL byte
+        raise SpecError(field, f"cannot resolve host path {shown_path(path)!r}: {err}") from err
+
+
+def confined(root: Path, path: Path, field: str) -> Path:
+    """``path`` resolved, if it is ``root`` (resolved) or inside it; else SpecError naming
+    ``field`` and where it would really go. Nothing is created."""
+    base = resolve(root, field)
+    real = resolve(path, field)
+    if not real.is_relative_to(base):
+        raise SpecError(
+            field,
+            f"host path {shown_path(path)!r} resolves to {shown_path(real)!r}, outside the "
+            f"host root {shown_path(base)!r}: refusing to write there",
+            hint="host paths are absolute paths without '..' and must not lead out of --root "
+            "through a symlink",
+        )
+    if len(real.name.encode()) > 255 or len(str(real).encode()) >= 4096:
+        raise SpecError(field, f"host path {shown_path(real)!r} is too long")
+    return real
+
+
+def shown_path(path: Path) -> str:
+    return str(path)[:200] + ("…" if len(str(path)) > 200 else "")
+
+
+def under(root: Path, path: str, field: str = CONFIG_DIR_FIELD) -> Path:
+    """``path`` (a spec's host path) on the host rooted at ``root``, resolved; SpecError naming
+    ``field`` if it ends outside ``root`` (a path already inside ``root`` is taken as is)."""
+    placed = Path(path)
+    if root != Path("/"):
+        for prefix in (root, resolve(root, "--root")):
+            if placed.is_relative_to(prefix):
+                return confined(root, placed, field)
+    return confined(root, root / path.lstrip("/"), field)
+
+
+def manifests_directory(path: Path) -> Path:
+    """``--manifests-dir`` resolved: a directory, or a path where one can be made."""
+    real = resolve(path, "--manifests-dir")
+    if real.exists() and not real.is_dir():
+        raise UsageError(
+            f"--manifests-dir {shown_path(path)!r} is not a directory ({shown_path(real)!r})",
+            hint="give kubelet's static-pod manifest directory, e.g. /etc/kubernetes/manifests",
+        )
+    return real
 
 
 def unit_name_for(name: str) -> str:
@@ -36,31 +93,92 @@ def unit_name(spec: Spec) -> str:
     return unit_name_for(spec.name)
 
 
+def unit_path(spec: Spec, root: Path) -> Path:
+    return under(root, f"{UNIT_DIR}/{unit_name(spec)}", NAME_FIELD)
+
+
 def service_files(spec: Spec, root: Path) -> dict[Path, str]:
     return {
         under(root, spec.host_config_path): render(spec, "host-config"),
-        under(root, f"{UNIT_DIR}/{unit_name(spec)}"): render(spec, "service"),
+        unit_path(spec, root): render(spec, "service"),
     }
 
 
 def static_pod_files(spec: Spec, root: Path, manifests_dir: Path) -> dict[Path, str]:
+    manifests = manifests_directory(manifests_dir)
+    if root != Path("/") and manifests_dir.is_relative_to(root):  # the default ROOT/etc/…
+        confined(root, manifests, "--manifests-dir")
     return {
         under(root, spec.host_config_path): render(spec, "host-config"),
-        manifests_dir / f"{spec.name}.yaml": render(spec, "static-pod"),
+        confined(manifests, manifests / f"{spec.name}.yaml", "--manifests-dir"): render(
+            spec, "static-pod"
+        ),
     }
 
 
 def changed(files: dict[Path, str]) -> bool:
-    return any(not p.is_file() or p.read_text() != text for p, text in files.items())
+    try:
+        return any(not p.is_file() or p.read_text() != text for p, text in files.items())
+    except (OSError, UnicodeDecodeError):
+        return True  # unreadable: write it (writing says why if it cannot)
 
 
-def write_files(files: dict[Path, str]) -> None:
-    for path, text in files.items():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.kschedctl-tmp")
-        tmp.write_text(text)
-        os.chmod(tmp, 0o644)
-        tmp.replace(path)
+def write_files(files: dict[Path, str], roots: Iterable[Path], mode: int = 0o644) -> None:
+    """Write ``files``, each of which must resolve inside one of ``roots`` (checked again
+    here, after its directories are made): every file goes to a temp file beside it first and
+    is renamed into place only once all are written, so a failure changes nothing."""
+    bases = [resolve(root, "host root") for root in roots]
+    staged: list[tuple[str, Path]] = []
+    try:
+        for path, text in files.items():
+            _check_inside(path, bases)
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except FileExistsError as err:
+                raise KschedError(
+                    f"cannot make {shown_path(path.parent)}: a part of it is not a directory"
+                ) from err
+            _check_inside(path, bases)  # a directory made above may be a symlink by now
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".kschedctl-tmp",
+                                       dir=path.parent)  # fmt: skip
+            staged.append((tmp, path))
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+            os.chmod(tmp, mode)
+        for tmp, path in staged:
+            os.replace(tmp, path)
+        staged = []
+    except OSError as err:
+        raise host_os_error(err, "writing the host files") from err
+    finally:
+        for tmp, _ in staged:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+
+def _check_inside(path: Path, bases: list[Path]) -> None:
+    real = resolve(path, "host path")
+    if not any(real.is_relative_to(base) for base in bases):
+        raise SpecError(
+            "",
+            f"refusing to write {shown_path(path)}: it resolves to {shown_path(real)}, "
+            f"outside {', '.join(shown_path(b) for b in bases)}",
+        )
+
+
+def host_os_error(err: OSError, doing: str) -> KschedError:
+    """A file-system error on the host as a kschedctl error (exit 5 for a missing file)."""
+    where = f" ({shown_path(Path(err.filename))})" if err.filename else ""
+    message = f"{doing} failed: {err.strerror or err}{where}"
+    if err.errno in (errno.ENOENT, errno.ENOTDIR):
+        return NotFoundError(message)
+    hint = {
+        errno.EACCES: "run as a user who may write there (root on a real host), or use --root",
+        errno.EPERM: "run as a user who may write there (root on a real host), or use --root",
+        errno.EROFS: "the file system is read-only: use --root to stage the files elsewhere",
+        errno.ENOSPC: "the disk is full: free some space and deploy again",
+    }.get(err.errno or 0)
+    return KschedError(message, hint=hint)
 
 
 def remove_files(paths: list[Path]) -> list[Path]:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
-from kschedctl.errors import ApplyError, KschedError, NotFoundError
+from kschedctl.errors import ApplyError, KschedError, NotFoundError, SpecError
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.resources import DELETE_ORDER, RESOURCES, describe, object_path, resource_of
 from kschedctl.observe.schedulers import INSTANCE, MANAGED_BY
+from kschedctl.render.objects import ObjectKey, describe_key, object_key
 
 
 @dataclass
@@ -40,9 +42,25 @@ def foreign_objects(cluster: Cluster, objects: list[dict[str, Any]], instance: s
 
 
 def apply_objects(
-    cluster: Cluster, objects: list[dict[str, Any]], *, dry_run: bool = False
+    cluster: Cluster,
+    objects: list[dict[str, Any]],
+    *,
+    allowed: Collection[ObjectKey],
+    dry_run: bool = False,
 ) -> list[Outcome]:
-    """Apply in order; on the first failure raise ApplyError listing what was done so far."""
+    """Apply in order; on the first failure raise ApplyError listing what was done so far.
+
+    ``allowed`` is every (apiVersion, kind, namespace, name) the caller means to send: an
+    object outside it stops the whole apply before the first request (SpecError, exit 3).
+    """
+    for obj in objects:
+        key = object_key(obj) if isinstance(obj, dict) else ("", "", "", "")
+        if key not in allowed:
+            raise SpecError(
+                "",
+                f"refusing to apply {describe_key(key)}: not an object kschedctl rendered "
+                "for this scheduler; nothing was sent",
+            )
     outcomes: list[Outcome] = []
     for obj in objects:
         before = current(cluster, obj)

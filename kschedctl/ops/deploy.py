@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from kschedctl.config.versions import parse_git_version
-from kschedctl.errors import ApplyError, ClusterError, KschedError, UsageError
+from kschedctl.errors import ApplyError, ClusterError, KschedError, SpecError, UsageError
 from kschedctl.hosts import Host
 from kschedctl.k8s import apply
 from kschedctl.k8s.apply import Outcome
@@ -35,7 +35,8 @@ from kschedctl.observe.schedulers import (
 )
 from kschedctl.ops import rollout
 from kschedctl.ops.reporter import QUIET, Reporter
-from kschedctl.render.forms import DEPLOY_FORMS, HOST_FORMS, render
+from kschedctl.render.forms import DEPLOY_FORMS, HOST_FORMS, applied, render
+from kschedctl.render.objects import ObjectKey, check_objects, expected_objects
 from kschedctl.render.templates import content_hash
 from kschedctl.spec import (
     Spec,
@@ -119,9 +120,20 @@ def is_bare_name(src: str) -> bool:
 
 
 def cluster_objects(spec: Spec, form: str) -> list[dict[str, Any]]:
-    """The objects to apply, each marked with the form (``list`` tells forms apart by it)."""
-    text = render(spec, {"pod": "pod", "deployment": "deployment"}.get(form, "host-rbac"))
-    objects = [doc for doc in yaml.safe_load_all(text) if isinstance(doc, dict)]
+    """The objects to apply, each marked with the form (``list`` tells forms apart by it).
+
+    Only what kschedctl renders for this spec and form (the ``objects`` of its FORMS row): any
+    other document, a second copy of one, or a binding to another role or subject is refused
+    (SpecError, exit 3) here, before anything is sent.
+    """
+    row = applied(form)
+    try:
+        docs = list(yaml.safe_load_all(render(spec, row.name)))
+    except yaml.YAMLError as err:
+        raise SpecError(
+            "", f"the rendered {row.name} form of {spec.name} is not valid YAML: {err}"
+        ) from err
+    objects = check_objects(spec, row.name, row.objects, docs)
     le = spec.leader_election
     for obj in objects:
         annotations = obj["metadata"].setdefault("annotations", {})
@@ -129,6 +141,11 @@ def cluster_objects(spec: Spec, form: str) -> list[dict[str, Any]]:
         if le.leader_elect:
             annotations[LEASE_ANNOTATION] = f"{le.resource_namespace}/{le.resource_name}"
     return objects
+
+
+def allowed_keys(spec: Spec, form: str) -> frozenset[ObjectKey]:
+    """What ``deploy --as-FORM`` of ``spec`` may send to the API server."""
+    return frozenset(expected_objects(spec, applied(form).objects))
 
 
 def client_dry_run(request: DeployRequest, host: Host) -> str:
@@ -210,11 +227,11 @@ def deploy(
     dry_run = request.server_dry_run
     if form == "pod" and not dry_run:
         _replace_changed_pod(cluster, objects, until, report)
-    applied = tuple(_apply(cluster, objects, dry_run, report))
-    result = DeployResult(spec, form, applied, tuple(files), server_dry_run=dry_run)
+    outcomes = tuple(_apply(cluster, objects, allowed_keys(spec, form), dry_run, report))
+    result = DeployResult(spec, form, outcomes, tuple(files), server_dry_run=dry_run)
     if dry_run:
         return result
-    unchanged = all(o.action == "unchanged" for o in applied)
+    unchanged = all(o.action == "unchanged" for o in outcomes)
     changed = False
     if on_host:
         changed, host_unchanged = _install_host(host, spec, form, files, report)
@@ -248,11 +265,12 @@ def _install_host(
 
 
 def _apply(
-    cluster: Cluster, objects: list[dict[str, Any]], dry_run: bool, report: Reporter
-) -> list[Outcome]:
+    cluster: Cluster, objects: list[dict[str, Any]], allowed: frozenset[ObjectKey],
+    dry_run: bool, report: Reporter,
+) -> list[Outcome]:  # fmt: skip
     suffix = " (server dry run)" if dry_run else ""
     try:
-        outcomes = apply.apply_objects(cluster, objects, dry_run=dry_run)
+        outcomes = apply.apply_objects(cluster, objects, allowed=allowed, dry_run=dry_run)
     except ApplyError as err:  # say what exists now, then fail
         for outcome in err.outcomes:
             report.done(f"{outcome.ref} {outcome.action}{suffix}")

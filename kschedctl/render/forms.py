@@ -7,19 +7,29 @@ and the completion scripts name exactly these forms.
 
 How to add a rendered form: add one :class:`Form` row to :data:`FORMS` (its place is its place
 in the workspace; say whether ``deploy`` can deploy it and whether it runs on a host) and its
-template under ``templates/`` (rendered with the context of :mod:`kschedctl.render.context`).
+template under ``templates/`` (rendered with the context of :mod:`kschedctl.render.context`);
+a form ``deploy`` sends to the API server names the objects it holds (``objects``, rows of
+:mod:`kschedctl.render.objects`): deploy applies those and refuses anything else.
 Then give its file a line in ``templates/workspace-README.md.j2`` and in the README's
 ``create`` table, and regenerate the completion scripts (``python -m
 kschedctl.cli.completion_scripts``); the drift and golden tests say what else is stale.
 
 This module is imported at start-up (the ``--as`` choices), so it imports nothing beyond the
-standard library at module level; the renderer is imported by the functions that render.
+standard library (and the standard-library-only objects table) at module level; the renderer
+is imported by the functions that render.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from kschedctl.render.objects import (
+    DEPLOYMENT_OBJECTS,
+    HOST_RBAC_OBJECTS,
+    POD_OBJECTS,
+    Expected,
+)
 
 if TYPE_CHECKING:
     from kschedctl.spec import Spec
@@ -32,6 +42,7 @@ __all__ = [
     "RENDER_FORMS",
     "WORKSPACE_README",
     "Form",
+    "applied",
     "by_name",
     "render",
     "render_workspace",
@@ -61,6 +72,11 @@ class Form:
     """Only rendered into a workspace whose scheduler uses leader election."""
     help: str = ""
     """A few words for ``render --as`` help, when the name does not say it."""
+    objects: tuple[Expected, ...] = ()
+    """The API objects it holds (:mod:`kschedctl.render.objects`): ``deploy`` applies these
+    and nothing else."""
+    applies: str = ""
+    """A deployable form whose objects are another form's: that form (host forms: host-rbac)."""
 
     def file_name(self, scheduler: str) -> str:
         """Its workspace file name for scheduler ``scheduler``."""
@@ -86,6 +102,7 @@ FORMS: tuple[Form, ...] = (
         deploy=True,
         host="systemd",
         help="systemd unit",
+        applies="host-rbac",
     ),
     Form(
         "host-config",
@@ -102,6 +119,7 @@ FORMS: tuple[Form, ...] = (
         host_helper=True,
         needs_leader_election=True,
         help="Lease RBAC",
+        objects=HOST_RBAC_OBJECTS,
     ),
     Form(
         "pod",
@@ -109,6 +127,7 @@ FORMS: tuple[Form, ...] = (
         "ServiceAccount, RBAC, ConfigMap and a bare Pod",
         template="pod.yaml.j2",
         deploy=True,
+        objects=POD_OBJECTS,
     ),
     Form(
         "deployment",
@@ -116,6 +135,7 @@ FORMS: tuple[Form, ...] = (
         "ServiceAccount, RBAC, ConfigMap and a Deployment",
         template="deployment.yaml.j2",
         deploy=True,
+        objects=DEPLOYMENT_OBJECTS,
     ),
     Form(
         "static-pod",
@@ -124,6 +144,7 @@ FORMS: tuple[Form, ...] = (
         template="static-pod.yaml.j2",
         deploy=True,
         host="kubeadm",
+        applies="host-rbac",
     ),
     Form(
         "example-pod",
@@ -154,6 +175,12 @@ def by_name(name: str) -> Form:
         if form.name == name:
             return form
     raise ValueError(f"unknown form {name!r}; expected one of {', '.join(RENDER_FORMS)}")
+
+
+def applied(form: str) -> Form:
+    """The row whose rendered documents ``deploy --as-FORM`` sends to the API server."""
+    row = by_name(form)
+    return by_name(row.applies) if row.applies else row
 
 
 def render(spec: Spec, form: str) -> str:

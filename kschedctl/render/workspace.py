@@ -3,34 +3,61 @@
 Everything is rendered in memory before this runs; here the files go to a temporary
 directory next to the target, which is then renamed into place (a rename within one
 directory is atomic). With ``force`` the old directory is swapped out and removed only once
-the new one is in place.
+the new one is in place, and only if it is a kschedctl workspace (its ``scheduler.yaml`` a
+kschedctl spec) or empty: ``--force`` never deletes a directory kschedctl did not write.
 """
 
 from __future__ import annotations
 
+import errno
+import os
 import shutil
+import stat
 import tempfile
 from pathlib import Path
 
-from kschedctl.errors import KschedError, NotFoundError
+from kschedctl.errors import KschedError, NotFoundError, UsageError
+from kschedctl.spec import API_VERSION as SPEC_API_VERSION
+from kschedctl.spec import KIND as SPEC_KIND
+from kschedctl.spec import SPEC_FILE
+
+# A scheduler.yaml is a few kilobytes; this is plenty, and bounds what --force reads.
+SPEC_READ_LIMIT = 64 * 1024
+SHOWN = 200  # characters of a path shown in a message
 
 
 def write_workspace(target: Path, files: dict[str, str], *, force: bool = False) -> list[Path]:
     """Write ``files`` (relative name → content) as directory ``target``; return the paths."""
+    try:
+        return _write(target, files, force)
+    except OSError as err:
+        raise path_error(err, f"writing the workspace {shown(target)}") from err
+
+
+def _write(target: Path, files: dict[str, str], force: bool) -> list[Path]:
     parent = target.parent
     if not parent.is_dir():
+        if parent.exists() or parent.is_symlink():
+            raise UsageError(f"{shown(parent)} is not a directory", hint="--dir takes a directory")
         raise NotFoundError(
-            f"{parent}: no such directory", hint=f"create it first: mkdir -p {parent}"
+            f"{shown(parent)}: no such directory", hint=f"create it first: mkdir -p {shown(parent)}"
         )
-    if target.exists() and not target.is_dir():
-        raise KschedError(f"{target} exists and is not a directory")
-    if target.exists() and not force:
-        raise KschedError(
-            f"{target} already exists",
-            hint="pass --force to replace it, or render from it: "
-            f"kschedctl render {target} --as deployment",
-        )
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.new-", dir=parent))
+    found = _lstat(target)
+    if found is not None:
+        refusal = replaceable(target, found)
+        if refusal:
+            raise KschedError(
+                f"{shown(target)} {refusal}",
+                hint="pick another name or --dir; --force replaces only a kschedctl workspace "
+                "(or an empty directory)",
+            )
+        if not force:
+            raise KschedError(
+                f"{shown(target)} already exists",
+                hint="pass --force to replace it, or render from it: "
+                f"kschedctl render {shown(target)} --as deployment",
+            )
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name[:32]}.new-", dir=parent))
     backup: Path | None = None
     try:
         for name, content in files.items():
@@ -38,8 +65,8 @@ def write_workspace(target: Path, files: dict[str, str], *, force: bool = False)
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(content, encoding="utf-8")
         staging.chmod(0o755)  # mkdtemp makes it 0700
-        if target.exists():
-            backup = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=parent))
+        if found is not None:
+            backup = Path(tempfile.mkdtemp(prefix=f".{target.name[:32]}.old-", dir=parent))
             backup.rmdir()
             target.rename(backup)
         staging.rename(target)
@@ -51,3 +78,98 @@ def write_workspace(target: Path, files: dict[str, str], *, force: bool = False)
     if backup is not None:
         shutil.rmtree(backup, ignore_errors=True)
     return [target / name for name in files]
+
+
+def _lstat(path: Path) -> os.stat_result | None:
+    try:
+        return path.lstat()
+    except FileNotFoundError:
+        return None
+
+
+def replaceable(target: Path, found: os.stat_result) -> str:
+    """Why ``create --force`` must not replace ``target`` ("" if it may): it must be a real
+    directory (not a symlink) that is empty or a kschedctl workspace."""
+    if stat.S_ISLNK(found.st_mode):
+        return f"is a symlink (to {shown(Path(os.readlink(target)))}), not a workspace"
+    if not stat.S_ISDIR(found.st_mode):
+        return "exists and is not a directory"
+    entries = sorted(os.listdir(target))
+    if not entries:
+        return ""
+    if ".git" in entries:
+        return "holds a .git directory: it is a repository, not a kschedctl workspace"
+    if SPEC_FILE not in entries:
+        listed = ", ".join(e[:40] for e in entries[:5]) + (", …" if len(entries) > 5 else "")
+        return f"is not a kschedctl workspace: no {SPEC_FILE} (it holds {listed})"
+    problem = spec_file_problem(target / SPEC_FILE)
+    return f"is not a kschedctl workspace: its {SPEC_FILE} {problem}" if problem else ""
+
+
+def spec_file_problem(path: Path) -> str:
+    """Why ``path`` is not a kschedctl spec ("" if it is one): a regular file of at most
+    :data:`SPEC_READ_LIMIT` bytes whose ``apiVersion`` and ``kind`` are kschedctl's. Read
+    without following a symlink or blocking on a FIFO, and parsed without aliases."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as err:
+        return f"cannot be read ({err.strerror})"
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return "is not a regular file"
+        data = b""
+        while len(data) <= SPEC_READ_LIMIT and (chunk := os.read(fd, SPEC_READ_LIMIT + 1)):
+            data += chunk
+    except OSError as err:
+        return f"cannot be read ({err.strerror})"
+    finally:
+        os.close(fd)
+    if len(data) > SPEC_READ_LIMIT:
+        return f"is larger than {SPEC_READ_LIMIT // 1024} KiB"
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return "is not UTF-8 text"
+    head = _top_level_scalars(text)
+    if head.get("apiVersion") != SPEC_API_VERSION or head.get("kind") != SPEC_KIND:
+        return f"is not a kschedctl spec (apiVersion {SPEC_API_VERSION}, kind {SPEC_KIND})"
+    return ""
+
+
+def _top_level_scalars(text: str) -> dict[str, str]:
+    """The plain ``key: value`` lines at column 0 of a YAML document: enough to recognise a
+    spec kschedctl wrote, with no YAML parser (so no alias bomb, no deep nesting)."""
+    found: dict[str, str] = {}
+    for line in text.splitlines():
+        if not line or line[0] in " \t#-" or ":" not in line:
+            continue
+        key, _, value = line.partition(":")
+        value = value.split(" #", 1)[0].strip().strip("\"'")
+        found.setdefault(key.strip().strip("\"'"), value)
+    return found
+
+
+def shown(path: Path | str) -> str:
+    """A path for a message: bounded, control characters escaped."""
+    text = str(path)
+    cut = text[:SHOWN] + ("…" if len(text) > SHOWN else "")
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in cut)
+
+
+def path_error(err: OSError, doing: str) -> KschedError:
+    """A file-system error as a kschedctl error with the documented exit code: 5 when a file
+    or directory is missing, 1 otherwise (permission, read-only, full disk, name too long,
+    symlink loop), with the OS's reason."""
+    where = f" ({shown(err.filename)})" if err.filename else ""
+    message = f"{doing} failed: {err.strerror or err}{where}"
+    if err.errno in (errno.ENOENT, errno.ENOTDIR):
+        return NotFoundError(message)
+    hint = {
+        errno.EACCES: "you may not write there: pick another --dir",
+        errno.EPERM: "you may not write there: pick another --dir",
+        errno.EROFS: "the file system is read-only: pick another --dir",
+        errno.ENOSPC: "the disk is full: free some space and try again",
+        errno.ENAMETOOLONG: "use a shorter path",
+        errno.ELOOP: "a symlink in the path points to itself",
+    }.get(err.errno or 0)
+    return KschedError(message, hint=hint)

@@ -94,7 +94,7 @@ def test_systemd_unit_execstart_with_rendered_config_schedules_pods(
     for obj in rbac:
         cluster.apply(object_path(obj), obj)
     try:
-        host.write_files(host.service_files(spec, Path("/")))
+        host.write_files(host.service_files(spec, Path("/")), [Path("/")])
         argv = host.exec_start(render(spec, "service"))
         assert argv[0] == spec.service.binary and f"--config={spec.host_config_path}" in argv
         _start(lab, argv, tmp_path / "my-scheduler.log", scheduler_process)

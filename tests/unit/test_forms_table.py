@@ -103,7 +103,8 @@ def test_derived_help_texts_are_unchanged() -> None:
         "Files: scheduler.yaml (the spec, the one source of truth), config.yaml, NAME.service, "
         "host-config.yaml, host-rbac.yaml, pod.yaml, deployment.yaml, static-pod.yaml, "
         "example-pod.yaml, README.md. Prints the paths written (stdout) and the next steps "
-        "(stderr). Refuses an existing PARENT/NAME without --force. Works offline."
+        "(stderr). Refuses an existing PARENT/NAME without --force; --force replaces only a "
+        "kschedctl workspace or an empty directory. Works offline."
     )
 
 

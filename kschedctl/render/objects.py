@@ -1,0 +1,244 @@
+"""The objects each rendered form holds for the API server: the ``objects`` of a FORMS row.
+
+``deploy`` applies a document only if the row of the form it applies
+(:data:`kschedctl.render.forms.FORMS`, ``objects``) expects it for the spec at hand: its
+apiVersion, kind, namespace and name, and for a binding the role it grants and whom it grants
+it to. Anything else in the rendered text, whatever put it there, is refused before anything
+is sent (:func:`check_objects`). A template change that adds, renames or removes an object is
+a change here too: ``tests/unit/test_render_objects.py`` renders every golden spec in every
+form and fails until the two agree.
+
+How to extend it: an object of the ServiceAccount forms (pod, deployment) is one
+:class:`Expected` row in :data:`SERVICE_ACCOUNT_RBAC` (with a ``when`` condition for the
+program or a spec option); a new form's objects are a tuple here, named by its FORMS row.
+
+Imported at start-up by :mod:`kschedctl.render.forms`: the standard library only.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NoReturn
+
+if TYPE_CHECKING:
+    from kschedctl.spec import Spec
+
+__all__ = [
+    "DEPLOYMENT_OBJECTS",
+    "HOST_RBAC_OBJECTS",
+    "POD_OBJECTS",
+    "SERVICE_ACCOUNT_RBAC",
+    "Expected",
+    "ObjectKey",
+    "check_objects",
+    "describe_key",
+    "expected_objects",
+    "object_key",
+]
+
+RBAC = "rbac.authorization.k8s.io/v1"
+RBAC_GROUP = "rbac.authorization.k8s.io"
+
+ObjectKey = tuple[str, str, str, str]
+"""(apiVersion, kind, namespace, name); namespace "" for a cluster-scoped object."""
+
+# Where an object lives, named in the table and filled from the spec.
+NAMESPACE = "{namespace}"  # the scheduler's namespace
+LEASE_NAMESPACE = "{lease_namespace}"  # its Lease's namespace
+CLUSTER = ""  # cluster-scoped
+
+# Whom a binding grants its role to.
+SERVICE_ACCOUNT = "ServiceAccount"  # the scheduler's ServiceAccount NAME in its namespace
+HOST_USER = "User"  # the host kubeconfig's user (spec.service.user)
+
+Condition = Callable[["Spec"], bool]
+
+
+def _always(spec: Spec) -> bool:
+    return True
+
+
+def kube_scheduler(spec: Spec) -> bool:
+    """Program kube-scheduler (kube-scheduler's own RBAC)."""
+    return spec.program == "kube-scheduler"
+
+
+def builtin(spec: Spec) -> bool:
+    """Program builtin (kschedctl's own scheduler and its ClusterRole)."""
+    return spec.program == "builtin"
+
+
+def builtin_roles(spec: Spec) -> bool:
+    """Program kube-scheduler with ``spec.rbac: builtinRoles``: the cluster's built-in roles.
+
+    (The literal, not kschedctl.config.rbac.BUILTIN_ROLES: this module loads at start-up.)"""
+    return kube_scheduler(spec) and spec.rbac == "builtinRoles"
+
+
+def own_cluster_role(spec: Spec) -> bool:
+    """A ClusterRole ``NAME-scheduler`` of its own: program builtin, or kube-scheduler with
+    least privilege (``spec.rbac: leastPrivilege``, the default)."""
+    return builtin(spec) or (kube_scheduler(spec) and not builtin_roles(spec))
+
+
+def leader_elect(spec: Spec) -> bool:
+    return spec.leader_election.leader_elect
+
+
+@dataclass(frozen=True)
+class Expected:
+    """One object a form renders: ``{name}`` in ``name`` (and ``role_ref``) is the scheduler's."""
+
+    api_version: str
+    kind: str
+    namespace: str
+    """:data:`NAMESPACE`, :data:`LEASE_NAMESPACE`, :data:`CLUSTER` or a fixed namespace."""
+    name: str
+    when: Condition = _always
+    """Rendered only for the specs this is true of."""
+    role_ref: str = ""
+    """A binding: ``Kind/name`` of the role it grants (nothing else is accepted)."""
+    subject: str = ""
+    """A binding: :data:`SERVICE_ACCOUNT` or :data:`HOST_USER`, its only subject."""
+
+    def key(self, spec: Spec) -> ObjectKey:
+        namespace = self.namespace.format(
+            namespace=spec.namespace, lease_namespace=spec.leader_election.resource_namespace
+        )
+        return (self.api_version, self.kind, namespace, self.name.format(name=spec.name))
+
+
+def _lease_rbac(binding: str, subject: str) -> tuple[Expected, ...]:
+    """The scheduler's own Lease Role and its binding (leader election on)."""
+    role = "{name}-leader-election"
+    return (
+        Expected(RBAC, "Role", LEASE_NAMESPACE, role, when=leader_elect),
+        Expected(
+            RBAC, "RoleBinding", LEASE_NAMESPACE, binding,
+            when=leader_elect, role_ref=f"Role/{role}", subject=subject,
+        ),
+    )  # fmt: skip
+
+
+# The ServiceAccount and RBAC of the pod and deployment forms (templates/_rbac.yaml.j2 for
+# program kube-scheduler, templates/_builtin-rbac.yaml.j2 for program builtin).
+SERVICE_ACCOUNT_RBAC: tuple[Expected, ...] = (
+    Expected("v1", "ServiceAccount", NAMESPACE, "{name}"),
+    # Program kube-scheduler with spec.rbac: builtinRoles: the built-in roles, bound to it.
+    Expected(
+        RBAC, "ClusterRoleBinding", CLUSTER, "{name}-as-kube-scheduler", when=builtin_roles,
+        role_ref="ClusterRole/system:kube-scheduler", subject=SERVICE_ACCOUNT,
+    ),
+    Expected(
+        RBAC, "ClusterRoleBinding", CLUSTER, "{name}-as-volume-scheduler", when=builtin_roles,
+        role_ref="ClusterRole/system:volume-scheduler", subject=SERVICE_ACCOUNT,
+    ),
+    Expected(
+        RBAC, "RoleBinding", "kube-system", "{name}-extension-apiserver-authentication-reader",
+        when=kube_scheduler, role_ref="Role/extension-apiserver-authentication-reader",
+        subject=SERVICE_ACCOUNT,
+    ),
+    # Program builtin, or kube-scheduler with least privilege: a ClusterRole of its own.
+    Expected(RBAC, "ClusterRole", CLUSTER, "{name}-scheduler", when=own_cluster_role),
+    Expected(
+        RBAC, "ClusterRoleBinding", CLUSTER, "{name}-scheduler", when=own_cluster_role,
+        role_ref="ClusterRole/{name}-scheduler", subject=SERVICE_ACCOUNT,
+    ),
+    *_lease_rbac("{name}-leader-election", SERVICE_ACCOUNT),
+)  # fmt: skip
+
+CONFIGMAP = Expected("v1", "ConfigMap", NAMESPACE, "{name}-config")
+POD_OBJECTS = (*SERVICE_ACCOUNT_RBAC, CONFIGMAP, Expected("v1", "Pod", NAMESPACE, "{name}"))
+DEPLOYMENT_OBJECTS = (
+    *SERVICE_ACCOUNT_RBAC, CONFIGMAP, Expected("apps/v1", "Deployment", NAMESPACE, "{name}")
+)  # fmt: skip
+# The host forms (service, static-pod) send only this to the API server: their unit or
+# manifest goes to the host.
+HOST_RBAC_OBJECTS = _lease_rbac("{name}-host-leader-election", HOST_USER)
+
+
+def expected_objects(spec: Spec, rows: Iterable[Expected]) -> dict[ObjectKey, Expected]:
+    """The objects of ``rows`` (a form's) rendered for ``spec``, by key."""
+    return {row.key(spec): row for row in rows if row.when(spec)}
+
+
+def object_key(doc: Mapping[str, Any]) -> ObjectKey:
+    """A document's (apiVersion, kind, namespace, name); fields that are not strings read as ""."""
+    meta = doc.get("metadata")
+    meta = meta if isinstance(meta, Mapping) else {}
+
+    def text(value: Any) -> str:
+        return value if isinstance(value, str) else ""
+
+    return (
+        text(doc.get("apiVersion")),
+        text(doc.get("kind")),
+        text(meta.get("namespace")),
+        text(meta.get("name")),
+    )
+
+
+def describe_key(key: ObjectKey) -> str:
+    """``Kind namespace/name`` (apiVersion), bounded and on one line, for messages."""
+    api_version, kind, namespace, name = (repr(part)[1:-1][:80] for part in key)
+    where = f"{namespace}/{name}" if namespace else name
+    return f"{kind or '(no kind)'} {where or '(no name)'} ({api_version or 'no apiVersion'})"
+
+
+def check_objects(
+    spec: Spec, form: str, rows: Iterable[Expected], docs: Iterable[Any]
+) -> list[dict[str, Any]]:
+    """``docs`` (the parsed YAML documents of rendered form ``form``), if each is an object
+    ``rows`` expect for ``spec``, at most once, and each binding grants the expected role to
+    the expected subject only; else SpecError (exit 3) naming the first stray one."""
+    expected = expected_objects(spec, rows)
+    objects = [doc for doc in docs if doc is not None]
+    keys = []
+    for index, doc in enumerate(objects, 1):
+        if not isinstance(doc, dict):
+            _refuse(spec, form, f"document {index} is not an object ({type(doc).__name__})")
+        key = object_key(doc)
+        row = expected.get(key)
+        if row is None:
+            _refuse(spec, form, f"{describe_key(key)} is not an object kschedctl renders here")
+        problem = _binding_problem(doc, row, spec)
+        if problem:
+            _refuse(spec, form, f"{describe_key(key)}: {problem}")
+        keys.append(key)
+    twice = [key for key, count in Counter(keys).items() if count > 1]
+    if twice:
+        _refuse(spec, form, f"{describe_key(twice[0])} appears more than once")
+    return objects
+
+
+def _binding_problem(doc: dict[str, Any], row: Expected, spec: Spec) -> str:
+    if not row.role_ref:
+        return ""
+    ref = doc.get("roleRef")
+    want_kind, _, want_name = row.role_ref.format(name=spec.name).partition("/")
+    want_ref = {"apiGroup": RBAC_GROUP, "kind": want_kind, "name": want_name}
+    if ref != want_ref:
+        return f"its roleRef must be {want_kind} {want_name}"
+    if row.subject == SERVICE_ACCOUNT:
+        want: dict[str, Any] = {
+            "kind": "ServiceAccount", "name": spec.name, "namespace": spec.namespace,
+        }  # fmt: skip
+    else:
+        want = {"apiGroup": RBAC_GROUP, "kind": "User", "name": spec.service.user}
+    if doc.get("subjects") != [want]:
+        return f"its only subject must be {want['kind']} {want['name']}"
+    return ""
+
+
+def _refuse(spec: Spec, form: str, what: str) -> NoReturn:
+    from kschedctl.errors import SpecError
+
+    raise SpecError(
+        "",
+        f"refusing to apply the rendered {form} form of {spec.name}: {what}; "
+        "kschedctl applies only the objects it renders for this spec, nothing was sent",
+        hint="render it (kschedctl render SRC --as FORM) and look for what put that document "
+        "there; if the templates changed, add the object to kschedctl/render/objects.py",
+    )

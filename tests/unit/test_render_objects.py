@@ -1,0 +1,226 @@
+"""deploy applies only what kschedctl renders for the spec: the objects table of each form.
+
+The table (kschedctl/render/objects.py, the ``objects`` of the FORMS rows) must list exactly
+what the templates render for every golden spec, program and leader-election setting; any
+other document, a copy, or a binding to another role or subject is refused before anything
+is sent, for every form and dry-run mode.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kschedctl.errors import SpecError
+from kschedctl.k8s import apply
+from kschedctl.ops import deploy as use_case
+from kschedctl.ops.deploy import FORMS, allowed_keys, cluster_objects, load_target
+from kschedctl.render import forms
+from kschedctl.render.context import require_renderable
+from kschedctl.render.objects import check_objects, expected_objects, object_key
+from kschedctl.spec import Spec, load_spec, with_program
+
+GOLDEN_SPECS = sorted(
+    p for p in (Path(__file__).parent.parent / "golden" / "specs").glob("*.yaml")
+    if p.name != "existing-config.yaml"  # a KubeSchedulerConfiguration, not a spec
+)  # fmt: skip
+
+
+def _specs() -> list[tuple[str, Spec]]:
+    out = []
+    for path in GOLDEN_SPECS:
+        spec = load_spec(path)
+        out.append((path.stem, spec))
+        if spec.program != "builtin":
+            try:  # the specs that can run kschedctl's own scheduler
+                as_builtin = require_renderable(with_program(copy.deepcopy(spec), "builtin"))
+            except SpecError:
+                continue
+            out.append((f"{path.stem}-builtin", as_builtin))
+    solo = load_target("solo")
+    solo.leader_election.leader_elect = False
+    out.append(("no-leader-election", solo))
+    return out
+
+
+SPECS = _specs()
+
+
+@pytest.mark.parametrize(("label", "spec"), SPECS, ids=[label for label, _ in SPECS])
+@pytest.mark.parametrize("form", ["pod", "deployment", "host-rbac"])
+def test_the_table_lists_exactly_what_each_form_renders(label: str, spec: Spec, form: str) -> None:
+    docs = [d for d in yaml.safe_load_all(forms.render(spec, form)) if d is not None]
+    rendered = [object_key(d) for d in docs]
+    assert sorted(rendered) == sorted(expected_objects(spec, forms.by_name(form).objects))
+    assert len(set(rendered)) == len(rendered)
+
+
+def test_the_rendered_names_today() -> None:
+    """The names each form renders (README "Security"), for program kube-scheduler with
+    least privilege (the default)."""
+    keys = {(k, ns, n) for _, k, ns, n in allowed_keys(load_target("s"), "deployment")}
+    assert keys == {
+        ("ServiceAccount", "kube-system", "s"),
+        ("ClusterRole", "", "s-scheduler"),
+        ("ClusterRoleBinding", "", "s-scheduler"),
+        ("RoleBinding", "kube-system", "s-extension-apiserver-authentication-reader"),
+        ("Role", "kube-system", "s-leader-election"),
+        ("RoleBinding", "kube-system", "s-leader-election"),
+        ("ConfigMap", "kube-system", "s-config"),
+        ("Deployment", "kube-system", "s"),
+    }
+    for form in ("service", "static-pod"):
+        keys = {(k, ns, n) for _, k, ns, n in allowed_keys(load_target("s"), form)}
+        assert keys == {
+            ("Role", "kube-system", "s-leader-election"),
+            ("RoleBinding", "kube-system", "s-host-leader-election"),
+        }
+
+
+def test_every_deployable_form_names_its_objects() -> None:
+    for name in FORMS:
+        assert forms.applied(name).objects, name
+
+
+MALLORY_ADMIN = {
+    "apiVersion": "rbac.authorization.k8s.io/v1",
+    "kind": "ClusterRoleBinding",
+    "metadata": {"name": "mallory-admin"},
+    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                "name": "cluster-admin"},
+    "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "mallory"}],
+}  # fmt: skip
+
+
+def _edit(kind: str, change: Any) -> Any:
+    """A tamper: change the first document of ``kind`` (a function of the docs)."""
+
+    def tamper(docs: list[Any]) -> list[Any]:
+        for doc in docs:
+            if isinstance(doc, dict) and doc.get("kind") == kind:
+                change(doc)
+                break
+        return docs
+
+    return tamper
+
+
+def _set(path: str, value: Any) -> Any:
+    def change(doc: dict[str, Any]) -> None:
+        *parents, last = path.split(".")
+        for key in parents:
+            doc = doc[key]
+        doc[last] = value
+
+    return change
+
+
+TAMPERS: dict[str, tuple[Any, str]] = {
+    "an-extra-clusterrolebinding": (lambda d: [*d, MALLORY_ADMIN], "ClusterRoleBinding mallory-admin"),
+    "an-extra-secret": (
+        lambda d: [*d, {"apiVersion": "v1", "kind": "Secret",
+                        "metadata": {"name": "s", "namespace": "kube-system"}}],
+        "Secret kube-system/s",
+    ),
+    "another-namespace": (_edit("Role", _set("metadata.namespace", "default")), "Role default/"),
+    "another-name": (_edit("Role", _set("metadata.name", "kube-scheduler")), "Role kube-system/kube-scheduler"),
+    "another-api-version": (_edit("Role", _set("apiVersion", "v1")), "(v1)"),
+    "a-second-copy": (lambda d: [*d, copy.deepcopy(d[0])], "appears more than once"),
+    "a-binding-to-cluster-admin": (
+        _edit("RoleBinding", _set("roleRef.name", "cluster-admin")), "its roleRef must be Role"
+    ),
+    "a-binding-to-another-kind": (
+        _edit("RoleBinding", _set("roleRef.kind", "ClusterRole")), "its roleRef must be Role"
+    ),
+    "a-second-subject": (
+        _edit("RoleBinding", lambda doc: doc["subjects"].append(
+            {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "mallory"})),
+        "its only subject must be",
+    ),
+    "a-list-document": (lambda d: [*d, ["a"]], "is not an object (list)"),
+    "no-metadata": (lambda d: [*d, {"kind": "Role"}], "Role (no name)"),
+    "a-name-that-is-a-list": (_edit("Role", _set("metadata.name", ["x"])), "Role kube-system/"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("tamper", TAMPERS, ids=list(TAMPERS))
+@pytest.mark.parametrize("form", FORMS)
+def test_anything_else_is_refused_with_the_document_named(
+    monkeypatch: pytest.MonkeyPatch, form: str, tamper: str
+) -> None:
+    spec = load_target("s")
+    change, named = TAMPERS[tamper]
+    real = forms.render
+
+    def tampered(spec: Spec, name: str) -> str:
+        docs = [d for d in yaml.safe_load_all(real(spec, name)) if d is not None]
+        return yaml.safe_dump_all(change(docs))
+
+    monkeypatch.setattr(use_case, "render", tampered)
+    with pytest.raises(SpecError) as caught:
+        cluster_objects(spec, form)
+    assert caught.value.exit_code == 3
+    assert named in caught.value.message
+    assert "nothing was sent" in caught.value.message
+
+
+def test_host_forms_apply_only_the_lease_rbac_whatever_host_rbac_holds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The issue's example: a ClusterRoleBinding in host-rbac.yaml was applied by --as-service."""
+    spec = load_target("s")
+    real = forms.render
+    monkeypatch.setattr(
+        use_case, "render",
+        lambda s, name: real(s, name) + "---\n" + yaml.safe_dump(MALLORY_ADMIN),
+    )  # fmt: skip
+    for form in ("service", "static-pod"):
+        with pytest.raises(SpecError, match="ClusterRoleBinding mallory-admin"):
+            cluster_objects(spec, form)
+
+
+def test_a_rendering_that_is_not_yaml_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(use_case, "render", lambda s, name: "a: [\n")
+    with pytest.raises(SpecError, match="not valid YAML"):
+        cluster_objects(load_target("s"), "pod")
+
+
+def test_check_objects_keeps_the_order_and_skips_empty_documents() -> None:
+    spec = load_target("s")
+    docs = list(yaml.safe_load_all(forms.render(spec, "pod")))
+    objects = check_objects(spec, "pod", forms.by_name("pod").objects, [None, *docs, None])
+    assert [o["kind"] for o in objects][-1] == "Pod"
+
+
+class RecordingCluster:
+    """Records every request; any request at all fails the test that expects none."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def get(self, path: str) -> dict[str, Any]:
+        self.calls.append(f"GET {path}")
+        raise AssertionError("nothing may be sent")
+
+    def apply(self, path: str, obj: dict[str, Any], dry_run: bool = False) -> dict[str, Any]:
+        self.calls.append(f"APPLY {path}")
+        raise AssertionError("nothing may be sent")
+
+
+@pytest.mark.parametrize("dry_run", [False, True], ids=["apply", "server-dry-run"])
+def test_apply_objects_refuses_a_stray_object_before_the_first_request(dry_run: bool) -> None:
+    spec = load_target("s")
+    objects = [*cluster_objects(spec, "pod"), MALLORY_ADMIN]
+    cluster = RecordingCluster()
+    with pytest.raises(SpecError, match="refusing to apply ClusterRoleBinding mallory-admin"):
+        apply.apply_objects(
+            cluster,  # type: ignore[arg-type]
+            objects,
+            allowed=allowed_keys(spec, "pod"),
+            dry_run=dry_run,
+        )
+    assert cluster.calls == []
