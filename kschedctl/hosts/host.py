@@ -75,9 +75,9 @@ class Host(ABC):
     def stop_service(self, name: str, files: list[Path], info: Say) -> None:
         """Stop scheduler ``name``'s unit, whose recorded host files are ``files``."""
 
-    def remove_files(self, paths: list[Path]) -> list[Path]:
-        """Delete ``paths``; the ones that existed."""
-        return systemd.remove_files(paths)
+    def remove_files(self, paths: list[Path], name: str) -> list[Path]:
+        """Delete those of ``paths`` that are scheduler ``name``'s files; the ones deleted."""
+        return systemd.remove_files(paths, name)
 
     # -- logs -----------------------------------------------------------------------------------
     def log_file(self, name: str, form: str) -> Path | None:

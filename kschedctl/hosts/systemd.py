@@ -13,7 +13,9 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import shutil
+import stat
 import subprocess
 import tempfile
 from collections.abc import Iterable
@@ -181,10 +183,37 @@ def host_os_error(err: OSError, doing: str) -> KschedError:
     return KschedError(message, hint=hint)
 
 
-def remove_files(paths: list[Path]) -> list[Path]:
+# What `remove` may delete is recognised by what the file says of itself: the paths come from
+# the annotations of cluster objects, and whoever can annotate one must not steer a root
+# `kschedctl remove` into deleting other files.
+_HEAD_BYTES = 4096
+
+
+def is_scheduler_file(path: Path, name: str) -> bool:
+    """``path`` is a regular file (not a symlink) kschedctl rendered for scheduler ``name``:
+    named ``NAME.yaml`` or ``NAME.service``, its first line naming the scheduler, and
+    ``kschedctl`` in its head (the rendered headers and labels say both)."""
+    if path.name not in (f"{name}.yaml", f"{name}.service"):
+        return False
+    try:
+        if not stat.S_ISREG(path.lstat().st_mode):
+            return False
+        with path.open("rb") as handle:
+            head = handle.read(_HEAD_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return False
+    first = head.split("\n", 1)[0]
+    names_it = re.match(
+        rf"# ({re.escape(name)}\.service:|.* scheduler {re.escape(name)}[ ,(])", first
+    )
+    return names_it is not None and "kschedctl" in head
+
+
+def remove_files(paths: list[Path], name: str) -> list[Path]:
+    """Delete those of ``paths`` that are scheduler ``name``'s files; the ones deleted."""
     removed = []
     for path in paths:
-        if path.is_file():
+        if is_scheduler_file(path, name):
             path.unlink()
             removed.append(path)
     return removed

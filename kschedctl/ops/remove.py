@@ -7,12 +7,14 @@ name, and the annotations ``deploy`` put on them (the Lease, the host files, the
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from kschedctl import hosts
+from kschedctl.config.shapes import shown
 from kschedctl.errors import KschedError, NotFoundError
 from kschedctl.hosts import Host
 from kschedctl.k8s import apply
@@ -125,9 +127,14 @@ def remove(
         if obj["kind"] in WORKLOADS:
             delete(obj)
     host.stop_service(name, list(removal.files), report.info)
-    removed_files = host.remove_files(list(removal.files))
+    removed_files = host.remove_files(list(removal.files), name)
     for path in removed_files:
         report.done(f"file {path} removed")
+    for path in removal.files:
+        if path not in removed_files and os.path.lexists(path):
+            report.warn(
+                f"{shown(str(path))} left in place: it is not a file kschedctl rendered for {name}"
+            )
     rollout.poll(
         lambda: not _scheduler_pods(cluster, name), until, f"the pods of {name} to stop",
         hint="`kubectl get pods -A -l app.kubernetes.io/instance=" + name + "` shows them",

@@ -96,8 +96,8 @@ def test_without_systemd_the_commands_are_printed_instead(tmp_path: Path, spec: 
         "run on the host:\n  sudo systemctl daemon-reload\n"
         "  sudo systemctl enable --now my-scheduler.service"
     )
-    assert host.remove_files(sorted(files)) == sorted(files)
-    assert host.remove_files(sorted(files)) == []
+    assert host.remove_files(sorted(files), spec.name) == sorted(files)
+    assert host.remove_files(sorted(files), spec.name) == []
 
 
 def test_lab_logs_are_files_and_a_machine_without_journal_has_none(tmp_path: Path) -> None:
