@@ -31,7 +31,7 @@ from kschedctl.config.versions import (
     extension_points,
     removed_plugins,
 )
-from kschedctl.errors import Problem
+from kschedctl.errors import Problem, quote
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -48,7 +48,7 @@ def dns_label_problem(value: str) -> str | None:
         return f"must be at most 63 characters (a DNS-1123 label), not {len(value)}"
     if not _DNS_LABEL.match(value):
         return (
-            f"{value!r} is not a DNS-1123 label: lowercase letters, digits and '-', "
+            f"{quote(value)} is not a DNS-1123 label: lowercase letters, digits and '-', "
             "starting and ending with a letter or digit"
         )
     return None
@@ -58,7 +58,9 @@ def dns_subdomain_problem(value: str) -> str | None:
     if not value:
         return "must not be empty"
     if len(value) > 253 or not _DNS_SUBDOMAIN.match(value):
-        return f"{value!r} is not a DNS-1123 subdomain (lowercase letters, digits, '-' and '.')"
+        return (
+            f"{quote(value)} is not a DNS-1123 subdomain (lowercase letters, digits, '-' and '.')"
+        )
     return None
 
 
@@ -179,7 +181,9 @@ def _check_type_meta(
         out.append(Problem(prefix + "apiVersion", f"{api_version} {why}: use {CONFIG_API_VERSION}"))
     if doc.get("kind") != "KubeSchedulerConfiguration":
         out.append(
-            Problem(prefix + "kind", f"must be KubeSchedulerConfiguration, not {doc.get('kind')!r}")
+            Problem(
+                prefix + "kind", f"must be KubeSchedulerConfiguration, not {quote(doc.get('kind'))}"
+            )
         )
 
 
@@ -191,7 +195,7 @@ def _check_top(doc: dict[str, Any], out: list[Problem], prefix: str) -> None:
         out.append(Problem(p + "clientConnection.burst", "must be greater than or equal to 0"))
     for key in ("enableProfiling", "enableContentionProfiling", "delayCacheUntilActive"):
         if key in doc and not type_ok(doc[key], bool):
-            out.append(Problem(p + key, f"must be a boolean, not {doc[key]!r}"))
+            out.append(Problem(p + key, f"must be a boolean, not {quote(doc[key])}"))
     for key in (
         "parallelism",
         "percentageOfNodesToScore",
@@ -200,7 +204,7 @@ def _check_top(doc: dict[str, Any], out: list[Problem], prefix: str) -> None:
         "podMaxBackoffSeconds",
     ):
         if key in doc and not type_ok(doc[key], int):
-            out.append(Problem(p + key, f"must be an integer, not {doc[key]!r}"))
+            out.append(Problem(p + key, f"must be an integer, not {quote(doc[key])}"))
     value = doc.get("parallelism")
     if isinstance(value, int) and value <= 0:
         out.append(Problem(p + "parallelism", "should be an integer value greater than zero"))
@@ -328,7 +332,7 @@ def _check_profiles(
                     )
                 )
         elif name in seen:
-            out.append(Problem(f"{ppath}.schedulerName", f"Duplicate value: {name!r}"))
+            out.append(Problem(f"{ppath}.schedulerName", f"Duplicate value: {quote(name)}"))
         elif name == DEFAULT_SCHEDULER_NAME and not replaces_default:
             out.append(
                 Problem(
@@ -387,7 +391,7 @@ def _removed_message(name: str, version: KubeVersion) -> str:
             "went GA in 1.25): use PodTopologySpread"
         )
     return (
-        f"plugin {name!r} was invalid in version {CONFIG_API_VERSION} for Kubernetes "
+        f"plugin {quote(name)} was invalid in version {CONFIG_API_VERSION} for Kubernetes "
         f"{version.minor_version} (removed; NodeVolumeLimits covers it)"
     )
 
@@ -429,7 +433,7 @@ def _check_plugin_config(
             out.append(Problem(f"{epath}.name", "is required"))
             continue
         if name in seen:
-            out.append(Problem(f"{epath}.name", f"Duplicate value: {name!r}"))
+            out.append(Problem(f"{epath}.name", f"Duplicate value: {quote(name)}"))
         seen.add(name)
         if name in removed:
             out.append(Problem(f"{epath}.name", _removed_message(name, version)))
@@ -467,13 +471,15 @@ def _check_extenders(raw: Any, out: list[Problem], path: str) -> None:
                 out.append(
                     Problem(
                         f"{rpath}.name",
-                        f"{name!r} is an invalid extended resource name (expected "
+                        f"{quote(name)} is an invalid extended resource name (expected "
                         "domain/name, not in kubernetes.io)",
                     )
                 )
             elif name in managed:
                 out.append(
-                    Problem(f"{rpath}.name", f"{name!r}: duplicate extender managed resource name")
+                    Problem(
+                        f"{rpath}.name", f"{quote(name)}: duplicate extender managed resource name"
+                    )
                 )
             else:
                 managed.add(str(name))
@@ -499,10 +505,12 @@ def check_extra_args(args: Sequence[Any], path: str) -> list[Problem]:
     for i, arg in enumerate(args):
         apath = f"{path}[{i}]"
         if not isinstance(arg, str) or not arg.startswith("-"):
-            out.append(Problem(apath, f"{arg!r} is not a flag (write it as --name=value)"))
+            out.append(Problem(apath, f"{quote(arg)} is not a flag (write it as --name=value)"))
             continue
         if any(c.isspace() for c in arg):
-            out.append(Problem(apath, f"{arg!r}: write the flag and its value as one --name=value"))
+            out.append(
+                Problem(apath, f"{quote(arg)}: write the flag and its value as one --name=value")
+            )
             continue
         flag, _, value = arg.partition("=")
         if flag in REMOVED_FLAGS:
