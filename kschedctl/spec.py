@@ -203,7 +203,7 @@ def _load_section(cls: type, data: Any, path: str, out: list[Problem]) -> Any:
         return obj if cls is not Spec else {}
     if not isinstance(data, dict):
         out.append(Problem(path, f"must be a mapping, not {type(data).__name__}"))
-        return obj
+        return obj if cls is not Spec else {}
     fields = _yaml_fields(cls)
     hints = typing.get_type_hints(cls)
     values: dict[str, Any] = {}

@@ -47,19 +47,26 @@ def unknown_field_message(key: str, allowed: Sequence[str]) -> str:
 def check_fields(
     obj: Any, schema: Mapping[str, Any], path: str, out: list[Problem]
 ) -> dict[str, Any]:
-    """Report unknown fields and wrong types; return the mapping (empty if it is not one)."""
+    """Report unknown fields and wrong types; return the mapping (empty if it is not one).
+
+    A field of the wrong type is left out of what is returned: it is reported, and what
+    reads the result on sees only values of the declared types (a list where a name belongs
+    never reaches a set or a comparison).
+    """
     if obj is None:
         return {}
     if not isinstance(obj, dict):
         out.append(Problem(path, f"must be a mapping, not {type(obj).__name__}"))
         return {}
+    wrong = []
     for key, value in obj.items():
         child = join(path, key)
         if key not in schema:
             out.append(Problem(child, unknown_field_message(key, list(schema))))
         elif not type_ok(value, schema[key]):
             out.append(Problem(child, f"must be {type_name(schema[key])}, not {quote(value)}"))
-    return obj
+            wrong.append(key)
+    return {k: v for k, v in obj.items() if k not in wrong} if wrong else obj
 
 
 def check_list(obj: Any, path: str, out: list[Problem]) -> list[Any]:

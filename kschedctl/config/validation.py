@@ -320,7 +320,9 @@ def _check_profiles(
         if not isinstance(raw, dict):
             continue
         name = profile.get("schedulerName")
-        if not name:
+        if name is not None and not isinstance(name, str):
+            pass  # the wrong type is reported already (check_fields)
+        elif not name:
             if len(profiles) > 1:
                 out.append(Problem(f"{ppath}.schedulerName", "is required"))
             elif not replaces_default:

@@ -47,7 +47,7 @@ def add_profile(existing_config_text: str, spec: Spec, source: str = "") -> str:
         profiles[0] = {"schedulerName": versions.DEFAULT_SCHEDULER_NAME, **profiles[0]}
     if not isinstance(profiles, list):
         raise SpecError("profiles", "must be a list", source=source)
-    existing = {p.get("schedulerName") for p in profiles if isinstance(p, dict)}
+    existing = [p.get("schedulerName") for p in profiles if isinstance(p, dict)]
     for name in spec.scheduler_names:
         if name in existing:
             raise SpecError(
