@@ -530,6 +530,14 @@ def test_file_names_cannot_forge_lines(
     assert not any(line.startswith("FAKE") for line in result.stderr.splitlines())
 
 
+def test_a_note_about_a_file_name_is_plain_text(cli: Callable[..., Result], tmp_path: Path) -> None:
+    file = tmp_path / "[bold red]x\x1b[2J.yaml"
+    file.write_text("kind: Service\n")  # a manifest with nothing of ours: validate notes it
+    result = cli("validate", str(file))
+    assert result.exit_code == 0
+    assert result.stderr.startswith(f"note: {tmp_path}/[bold red]x\\x1b[2J.yaml: no scheduler")
+
+
 def test_keys_with_newlines_stay_on_their_line(cli: Callable[..., Result], tmp_path: Path) -> None:
     doc = copy.deepcopy(CONFIG)
     doc["profiles"][0]["pluginConfig"][0]["args"]["x\nFAKE.yaml: profiles: forged"] = 1

@@ -266,3 +266,23 @@ def test_field_paths_quote_keys_that_are_not_names() -> None:
     assert check_fields({"a\nb": 1, "n": [1]}, {"n": str}, "p", out) == {"a\nb": 1}
     assert [p.path for p in out] == ["p['a\\nb']", "p.n"]
     assert out[1].message == "must be a string, not [1]"
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        _laughs(9),
+        "profiles: {schedulerName: x}\n",
+        "profiles: 5\n",
+        "profiles: [{schedulerName: " + "9" * 5000 + "}]\n",
+        "? [a]\n: b\n",
+    ],
+    ids=["alias-bomb", "profiles-mapping", "profiles-int", "5000-digits", "unhashable-key"],
+)
+def test_a_hostile_config_in_the_cluster_is_ignored(config: str) -> None:
+    from kschedctl.observe.schedulers import config_facts
+
+    started = time.monotonic()
+    facts = config_facts(config, [])
+    assert time.monotonic() - started < 1
+    assert facts.names == ["default-scheduler"]
