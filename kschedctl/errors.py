@@ -37,16 +37,65 @@ class UsageError(KschedError):
     exit_code = EXIT_USAGE
 
 
+QUOTE_LIMIT = 80  # characters of a user value a message shows
+_LINE_LIMIT = 2000  # characters of one part (file, field path, message) of a printed problem
+
+
+def printable(text: str, limit: int = _LINE_LIMIT) -> str:
+    """``text`` on one line with nothing a terminal interprets, at most ~``limit`` characters.
+
+    Line breaks (``\\n``, ``\\r``, U+2028/U+2029, ``\\x85``), ESC and every other control or
+    format character are written as Python escapes, so user text can neither start a new
+    ``FILE: path: message`` line nor send terminal escape sequences.
+    """
+    if len(text) > limit:
+        text = text[:limit] + "…"
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def quote(value: object, limit: int = QUOTE_LIMIT) -> str:
+    """A user value as messages show it: a bounded, escaped, single-line repr.
+
+    Strings are quoted like ``repr`` (control characters escaped) and cut after ``limit``
+    characters with ``…``; containers show their first items only; no value, however large
+    or deep, makes a long message.
+    """
+    if isinstance(value, str):
+        shown = repr(value[:limit])
+        return shown[:-1] + "…" + shown[-1] if len(value) > limit else shown
+    if isinstance(value, bool) or value is None:
+        return repr(value)
+    if isinstance(value, int):
+        if value.bit_length() > 64:
+            return f"<an integer of {value.bit_length()} bits>"
+        return repr(value)
+    import reprlib  # only on errors
+
+    short = reprlib.Repr()
+    short.maxlevel, short.maxstring, short.maxother = 3, limit, limit
+    short.maxdict = short.maxlist = short.maxtuple = short.maxset = 6
+    try:
+        shown = short.repr(value)
+    except (ValueError, RecursionError):  # e.g. a huge int inside a container
+        shown = f"<{type(value).__name__}>"
+    return printable(shown, 2 * limit)
+
+
 @dataclass(frozen=True)
 class Problem:
-    """One thing wrong with a spec or config: ``FILE: field.path: message``."""
+    """One thing wrong with a spec or config: ``FILE: field.path: message``.
+
+    Printed, each part is :func:`printable`: one problem is always exactly one line.
+    """
 
     path: str
     message: str
     source: str = ""
 
     def __str__(self) -> str:
-        return ": ".join(p for p in (self.source, self.path, self.message) if p)
+        return ": ".join(printable(p) for p in (self.source, self.path, self.message) if p)
 
 
 class SpecError(KschedError):
@@ -69,8 +118,8 @@ class SpecError(KschedError):
         self.path = path
         self.source = source
         self.problems: tuple[Problem, ...] = tuple(problems) or (Problem(path, message, source),)
-        where = ": ".join(p for p in (source, path) if p)
-        super().__init__(f"{where}: {message}" if where else message, hint)
+        where = ": ".join(printable(p) for p in (source, path) if p)
+        super().__init__(f"{where}: {printable(message)}" if where else printable(message), hint)
         self.detail = message
 
     @classmethod
@@ -78,9 +127,11 @@ class SpecError(KschedError):
         first = problems[0]
         if len(problems) == 1:
             return cls(first.path, first.message, hint, first.source, problems)
-        listing = "\n".join(f"  {p}" for p in problems)
-        where = first.source or "the spec"
-        err = cls("", f"{where} has {len(problems)} problems:\n{listing}", hint, "", problems)
+        err = cls("", "", hint, "", problems)
+        listing = "\n".join(f"  {p}" for p in problems)  # one line per problem (printable)
+        where = printable(first.source) if first.source else "the spec"
+        err.message = err.detail = f"{where} has {len(problems)} problems:\n{listing}"
+        err.args = (err.message,)
         err.path, err.source = first.path, first.source
         return err
 

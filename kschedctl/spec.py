@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from kschedctl import __version__
-from kschedctl.config import shapes, versions
+from kschedctl.config import shapes, userfile, versions
 from kschedctl.config import validation as validate
 from kschedctl.config.rbac import BUILTIN_ROLES, DEFAULT_RBAC, RBAC_MODES
 from kschedctl.config.schema import (
@@ -28,7 +28,7 @@ from kschedctl.config.schema import (
     type_ok,
     unknown_field_message,
 )
-from kschedctl.errors import NotFoundError, Problem, SpecError
+from kschedctl.errors import NotFoundError, Problem, SpecError, printable, quote
 
 API_VERSION = "kschedctl.io/v1alpha1"
 KIND = "Scheduler"
@@ -218,7 +218,7 @@ def _load_section(cls: type, data: Any, path: str, out: list[Problem]) -> Any:
         return obj if cls is not Spec else {}
     if not isinstance(data, dict):
         out.append(Problem(path, f"must be a mapping, not {type(data).__name__}"))
-        return obj
+        return obj if cls is not Spec else {}
     fields = _yaml_fields(cls)
     hints = typing.get_type_hints(cls)
     values: dict[str, Any] = {}
@@ -690,15 +690,9 @@ def spec_problems(text: str, source: str = "") -> tuple[Spec | None, list[Proble
     return spec_from_dict(docs[0], source)
 
 
-def read_text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError as err:
-        raise NotFoundError(f"{path}: no such file") from err
-    except IsADirectoryError as err:
-        raise NotFoundError(f"{path}: is a directory, not a file") from err
-    except (OSError, UnicodeDecodeError) as err:
-        raise SpecError("", f"cannot read: {err}", source=str(path)) from err
+def read_text(path: str | Path) -> str:
+    """A user's file: regular, at most 1 MiB, UTF-8 (see config.userfile)."""
+    return userfile.read_user_file(path)
 
 
 def load_spec(path: str | Path) -> Spec:
@@ -713,15 +707,16 @@ def load_spec(path: str | Path) -> Spec:
 def spec_from_source(src: str) -> Spec:
     """A workspace directory, a spec file, or a bare scheduler name (all defaults)."""
     path = Path(src)
-    if path.is_dir():
-        if not (path / SPEC_FILE).is_file():
+    kind = userfile.path_kind(path)
+    if kind == "directory":
+        if userfile.path_kind(path / SPEC_FILE) is None:
             raise NotFoundError(
-                f"{path}: no {SPEC_FILE} in this directory",
-                hint=f"create a workspace with: kschedctl create {path.name}",
+                f"{printable(str(path))}: no {SPEC_FILE} in this directory",
+                hint=f"create a workspace with: kschedctl create {quote(path.name)}",
             )
         return load_spec(path / SPEC_FILE)
-    if path.is_file():
+    if kind is not None:  # a file, or something the reader refuses with its kind
         return load_spec(path)
     if "/" in src or src.endswith((".yaml", ".yml")) or src.startswith("."):
-        raise NotFoundError(f"{src}: no such file or directory")
+        raise NotFoundError(f"{printable(src)}: no such file or directory")
     return ensure_valid(default_spec(src), source=src)

@@ -13,13 +13,19 @@ import typer
 from typer.core import TyperGroup
 
 from kschedctl import __version__
-from kschedctl.errors import EXIT_INTERRUPTED, KschedError
+from kschedctl.errors import EXIT_INTERRUPTED, KschedError, printable
 
 
 def report_error(err: KschedError) -> None:
-    typer.echo(f"error: {err.message}", err=True)
+    # Messages may quote user text: each of their lines is printed without control characters
+    # (no terminal escape sequences, no carriage return overwriting the line).
+    typer.echo(f"error: {_lines(err.message)}", err=True)
     if err.hint:
-        typer.echo(f"hint: {err.hint}", err=True)
+        typer.echo(f"hint: {_lines(err.hint)}", err=True)
+
+
+def _lines(text: str) -> str:
+    return "\n".join(printable(line) for line in text.split("\n"))
 
 
 class KschedGroup(TyperGroup):

@@ -12,7 +12,7 @@ import typer
 from kschedctl import output
 from kschedctl.cli.options import KubernetesVersion, check_version_option
 from kschedctl.cli.paths import guard_paths
-from kschedctl.errors import SpecError
+from kschedctl.errors import SpecError, printable
 
 
 class ValidateOutput(str, Enum):
@@ -59,7 +59,12 @@ def validate(
                 typer.echo(str(problem))
     for report in result.reports:
         if report.valid and not report.checked:
-            output.info(f"note: {report.path}: no scheduler configuration found, nothing checked")
+            # Plain text: a file name is the user's, never markup or escape sequences.
+            typer.echo(
+                f"note: {printable(report.path)}: no scheduler configuration found, nothing "
+                "checked",
+                err=True,
+            )
     if result.invalid:
         raise SpecError(
             "",

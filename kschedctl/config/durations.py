@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kschedctl.errors import UsageError
+from kschedctl.errors import UsageError, quote
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,7 @@ def parse_go_duration(value: Any) -> float:
             return seconds(value, GO)
     except ValueError:
         pass
-    raise ValueError(f"{value!r} is not a duration (write it like 15s, 1m30s or 500ms)")
+    raise ValueError(f"{quote(value)} is not a duration (write it like 15s, 1m30s or 500ms)")
 
 
 ACCEPTED = "a duration like 30s, 10m, 2h, 1h30m or 2d"
@@ -82,5 +82,5 @@ def parse_duration(text: str, option: str = "--since") -> float:
     except ValueError:
         total = 0.0
     if total <= 0:
-        raise UsageError(f"invalid {option} {text!r}", hint=f"use {ACCEPTED}")
+        raise UsageError(f"invalid {option} {quote(text)}", hint=f"use {ACCEPTED}")
     return total

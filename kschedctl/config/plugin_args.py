@@ -12,7 +12,7 @@ from typing import Any
 
 from kschedctl.config.schema import check_fields, check_list
 from kschedctl.config.versions import CONFIG_API_VERSION
-from kschedctl.errors import Problem
+from kschedctl.errors import Problem, quote
 
 SCORING_STRATEGIES = ("LeastAllocated", "MostAllocated", "RequestedToCapacityRatio")
 SPREAD_ACTIONS = ("DoNotSchedule", "ScheduleAnyway")
@@ -31,7 +31,9 @@ def check_args(
 ) -> None:
     kind = args.get("kind")
     if kind is not None and kind != f"{plugin}Args":
-        out.append(Problem(f"{path}.kind", f"{kind!r} has to match plugin args ({plugin}Args)"))
+        out.append(
+            Problem(f"{path}.kind", f"{quote(kind)} has to match plugin args ({plugin}Args)")
+        )
     api_version = args.get("apiVersion")
     if api_version is not None and api_version != CONFIG_API_VERSION:
         out.append(Problem(f"{path}.apiVersion", f"must be {CONFIG_API_VERSION}"))
@@ -72,7 +74,7 @@ def _balanced_allocation(args: dict[str, Any], path: str, out: list[Problem]) ->
         res = check_fields(res, {"name": str, "weight": int}, rpath, out)
         name = res.get("name")
         if name in seen:
-            out.append(Problem(f"{rpath}.name", f"Duplicate value: {name!r}"))
+            out.append(Problem(f"{rpath}.name", f"Duplicate value: {quote(name)}"))
         if isinstance(name, str):
             seen.add(name)
         weight = _int(res.get("weight"))
@@ -91,7 +93,9 @@ def _node_resources_fit(args: dict[str, Any], path: str, out: list[Problem]) -> 
     kind = strategy.get("type")
     if kind is not None and kind not in SCORING_STRATEGIES:
         out.append(
-            Problem(f"{spath}.type", f"{kind!r}: must be one of {', '.join(SCORING_STRATEGIES)}")
+            Problem(
+                f"{spath}.type", f"{quote(kind)}: must be one of {', '.join(SCORING_STRATEGIES)}"
+            )
         )
     for i, res in enumerate(check_list(strategy.get("resources"), f"{spath}.resources", out)):
         rpath = f"{spath}.resources[{i}]"
@@ -128,7 +132,9 @@ def _node_resources_fit(args: dict[str, Any], path: str, out: list[Problem]) -> 
 def _pod_topology_spread(args: dict[str, Any], path: str, out: list[Problem]) -> None:
     defaulting = args.get("defaultingType")
     if defaulting is not None and defaulting not in ("System", "List"):
-        out.append(Problem(f"{path}.defaultingType", f"{defaulting!r}: must be System or List"))
+        out.append(
+            Problem(f"{path}.defaultingType", f"{quote(defaulting)}: must be System or List")
+        )
     cpath = f"{path}.defaultConstraints"
     constraints = check_list(args.get("defaultConstraints"), cpath, out)
     if constraints and defaulting in (None, "System"):
@@ -159,7 +165,7 @@ def _pod_topology_spread(args: dict[str, Any], path: str, out: list[Problem]) ->
             out.append(
                 Problem(
                     f"{ipath}.whenUnsatisfiable",
-                    f"{action!r}: must be DoNotSchedule or ScheduleAnyway",
+                    f"{quote(action)}: must be DoNotSchedule or ScheduleAnyway",
                 )
             )
         if c.get("labelSelector") is not None:

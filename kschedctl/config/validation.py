@@ -41,7 +41,7 @@ from kschedctl.config.versions import (
     extension_points,
     removed_plugins,
 )
-from kschedctl.errors import Problem
+from kschedctl.errors import Problem, quote
 
 __all__ = ["check_config", "check_extra_args", "dns_label_problem", "dns_subdomain_problem"]
 
@@ -194,7 +194,7 @@ def _check_top(doc: dict[str, Any], out: list[Problem], prefix: str) -> None:
         out.append(Problem(p + "clientConnection.qps", f"{shown(qps)} is out of range (float32)"))
     for key in ("enableProfiling", "enableContentionProfiling", "delayCacheUntilActive"):
         if key in doc and not type_ok(doc[key], bool):
-            out.append(Problem(p + key, f"must be a boolean, not {doc[key]!r}"))
+            out.append(Problem(p + key, f"must be a boolean, not {quote(doc[key])}"))
     for key in (
         "parallelism",
         "percentageOfNodesToScore",
@@ -203,7 +203,7 @@ def _check_top(doc: dict[str, Any], out: list[Problem], prefix: str) -> None:
         "podMaxBackoffSeconds",
     ):
         if key in doc and not type_ok(doc[key], int):
-            out.append(Problem(p + key, f"must be an integer, not {doc[key]!r}"))
+            out.append(Problem(p + key, f"must be an integer, not {quote(doc[key])}"))
     value = doc.get("parallelism")
     if isinstance(value, int) and value <= 0:
         out.append(Problem(p + "parallelism", "should be an integer value greater than zero"))
@@ -325,7 +325,9 @@ def _check_profiles(
         if not isinstance(raw, dict):
             continue
         name = profile.get("schedulerName")
-        if not name:
+        if name is not None and not isinstance(name, str):
+            pass  # the wrong type is reported already (check_fields)
+        elif not name:
             if len(profiles) > 1:
                 out.append(Problem(f"{ppath}.schedulerName", "is required"))
             elif not replaces_default:
@@ -337,7 +339,7 @@ def _check_profiles(
                     )
                 )
         elif name in seen:
-            out.append(Problem(f"{ppath}.schedulerName", f"Duplicate value: {name!r}"))
+            out.append(Problem(f"{ppath}.schedulerName", f"Duplicate value: {quote(name)}"))
         elif name == DEFAULT_SCHEDULER_NAME and not replaces_default:
             out.append(
                 Problem(
@@ -400,7 +402,7 @@ def _removed_message(name: str, version: KubeVersion) -> str:
             "went GA in 1.25): use PodTopologySpread"
         )
     return (
-        f"plugin {name!r} was invalid in version {CONFIG_API_VERSION} for Kubernetes "
+        f"plugin {quote(name)} was invalid in version {CONFIG_API_VERSION} for Kubernetes "
         f"{version.minor_version} (removed; NodeVolumeLimits covers it)"
     )
 
@@ -444,7 +446,7 @@ def _check_plugin_config(
             out.append(Problem(f"{epath}.name", "is required"))
             continue
         if name in seen:
-            out.append(Problem(f"{epath}.name", f"Duplicate value: {name!r}"))
+            out.append(Problem(f"{epath}.name", f"Duplicate value: {quote(name)}"))
         seen.add(name)
         if name in removed:
             out.append(Problem(f"{epath}.name", _removed_message(name, version)))
@@ -482,13 +484,15 @@ def _check_extenders(raw: Any, out: list[Problem], path: str) -> None:
                 out.append(
                     Problem(
                         f"{rpath}.name",
-                        f"{name!r} is an invalid extended resource name (expected "
+                        f"{quote(name)} is an invalid extended resource name (expected "
                         "domain/name, not in kubernetes.io)",
                     )
                 )
             elif name in managed:
                 out.append(
-                    Problem(f"{rpath}.name", f"{name!r}: duplicate extender managed resource name")
+                    Problem(
+                        f"{rpath}.name", f"{quote(name)}: duplicate extender managed resource name"
+                    )
                 )
             else:
                 managed.add(str(name))

@@ -17,15 +17,17 @@ Nodes file (YAML)::
 from __future__ import annotations
 
 import re
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from kschedctl.errors import NotFoundError, SpecError
+from kschedctl.config.schema import YamlError, join, key_segment, parse_yaml
+from kschedctl.config.userfile import read_user_file
+from kschedctl.errors import NotFoundError, SpecError, printable, quote
 
 DEFAULT_CAPACITY = {"cpu": "4", "memory": "8Gi", "pods": "110"}
 ZONES = ("zone-a", "zone-b")
+MAX_COUNT = 5000  # nodes in a file: 500 take about 2 minutes to become Ready
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _QUANTITY = re.compile(r"^[+]?[0-9.]+([eE][-+]?[0-9]+|[numkMGTPE]i?|Ki)?$")
 _EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -80,23 +82,28 @@ def load_nodes_file(path: str | Path) -> list[dict[str, Any]]:
     """Node objects from a nodes file; every problem names its field."""
     source = str(path)
     try:
-        data = yaml.safe_load(Path(path).read_text())
-    except FileNotFoundError as err:
-        raise NotFoundError(f"nodes file {source} does not exist") from err
-    except yaml.YAMLError as err:
+        docs = parse_yaml(read_user_file(path))
+    except NotFoundError as err:
+        raise NotFoundError(f"nodes file {printable(source)} does not exist") from err
+    except YamlError as err:
         raise SpecError("", f"not valid YAML: {err}", source=source) from err
+    if len(docs) > 1:
+        raise SpecError("", f"expected one YAML document, found {len(docs)}", source=source)
+    data = docs[0] if docs else None
     if not isinstance(data, dict) or not isinstance(data.get("nodes"), list):
         raise SpecError("nodes", "must be a list of nodes", hint=_HINT, source=source)
     unknown = set(data) - {"nodes"}
     if unknown:
-        raise SpecError(sorted(unknown)[0], "unknown field", hint=_HINT, source=source)
+        raise SpecError(key_segment(sorted(unknown)[0]), "unknown field", hint=_HINT, source=source)
     nodes: list[dict[str, Any]] = []
     for index, entry in enumerate(data["nodes"]):
         nodes.extend(_entry_nodes(entry, f"nodes[{index}]", source))
-    names = [n["metadata"]["name"] for n in nodes]
-    duplicates = sorted({n for n in names if names.count(n) > 1})
+        if len(nodes) > MAX_COUNT:
+            raise SpecError("nodes", f"more than {MAX_COUNT} nodes in all", source=source)
+    counts = Counter(n["metadata"]["name"] for n in nodes)
+    duplicates = sorted(name for name, seen in counts.items() if seen > 1)
     if duplicates:
-        raise SpecError("nodes", f"duplicate node name {duplicates[0]!r}", source=source)
+        raise SpecError("nodes", f"duplicate node name {quote(duplicates[0])}", source=source)
     return nodes
 
 
@@ -111,13 +118,13 @@ def _entry_nodes(entry: Any, at: str, source: str) -> list[dict[str, Any]]:
         raise fail("", "must be a mapping with at least a name")
     unknown = sorted(set(entry) - _NODE_KEYS)
     if unknown:
-        raise fail(unknown[0], "unknown field")
+        raise fail(key_segment(unknown[0]), "unknown field")
     name = entry.get("name")
     if not isinstance(name, str) or not _DNS_SUBDOMAIN.match(name) or len(name) > 240:
-        raise fail("name", f"{name!r} is not a valid node name (lowercase DNS-1123 subdomain)")
+        raise fail("name", f"{quote(name)} is not a valid node name (lowercase DNS-1123 subdomain)")
     count = entry.get("count", 1)
-    if not isinstance(count, int) or isinstance(count, bool) or count < 1:
-        raise fail("count", f"must be a positive integer, not {count!r}")
+    if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_COUNT:
+        raise fail("count", f"must be an integer from 1 to {MAX_COUNT}, not {quote(count)}")
     labels = entry.get("labels") or {}
     if not isinstance(labels, dict) or not all(isinstance(k, str) for k in labels):
         raise fail("labels", "must be a mapping of label keys to string values")
@@ -138,7 +145,7 @@ def _entry_nodes(entry: Any, at: str, source: str) -> list[dict[str, Any]]:
             raise fail("capacity", "must be a mapping of resource names to quantities")
         for resource, quantity in capacity.items():
             if not _QUANTITY.match(str(quantity)):
-                raise fail(f"capacity.{resource}", f"{quantity!r} is not a quantity")
+                raise fail(join("capacity", resource), f"{quote(quantity)} is not a quantity")
         capacity = {**DEFAULT_CAPACITY, **{k: str(v) for k, v in capacity.items()}}
     unschedulable = entry.get("unschedulable", False)
     if not isinstance(unschedulable, bool):

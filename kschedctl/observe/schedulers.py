@@ -16,8 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-import yaml
-
+from kschedctl.config.schema import YamlError, parse_yaml
 from kschedctl.config.versions import DEFAULT_LEASE_NAME, DEFAULT_SCHEDULER_NAME
 from kschedctl.observe.bodies import SchedulerEntry
 
@@ -198,12 +197,15 @@ def config_facts(config_text: str | None, argv: list[str]) -> ConfigFacts:
     """Profile names and Lease of a kube-scheduler, from its config file and flags."""
     config: dict[str, Any] = {}
     if config_text:
-        try:
-            loaded = yaml.safe_load(config_text)
-            config = loaded if isinstance(loaded, dict) else {}
-        except yaml.YAMLError:
+        try:  # the cluster's data is input too: loaded with the same bounds as a file
+            docs = parse_yaml(config_text)
+            config = docs[0] if len(docs) == 1 and isinstance(docs[0], dict) else {}
+        except YamlError:
             config = {}
-    profiles = [p for p in config.get("profiles") or [] if isinstance(p, dict)]
+    raw_profiles = config.get("profiles")
+    profiles = (
+        [p for p in raw_profiles if isinstance(p, dict)] if isinstance(raw_profiles, list) else []
+    )
     names = [str(p["schedulerName"]) for p in profiles if p.get("schedulerName")]
     if not names and len(profiles) <= 1:
         names = [DEFAULT_SCHEDULER_NAME]  # kube-scheduler's defaulting

@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from kschedctl.config import userfile
 from kschedctl.config.versions import parse_git_version
 from kschedctl.errors import ApplyError, ClusterError, KschedError, SpecError, UsageError
 from kschedctl.hosts import Host
@@ -116,7 +117,7 @@ def load_target(
 
 
 def is_bare_name(src: str) -> bool:
-    return not Path(src).exists()
+    return not userfile.exists(src)
 
 
 def cluster_objects(spec: Spec, form: str) -> list[dict[str, Any]]:

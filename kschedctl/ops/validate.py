@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kschedctl.config import versions
-from kschedctl.config.schema import YamlError, parse_yaml
+from kschedctl.config import userfile, versions
+from kschedctl.config.schema import AliasBudget, YamlError, key_segment, key_text, parse_yaml
 from kschedctl.config.validation import check_config
-from kschedctl.errors import Problem
+from kschedctl.errors import NotFoundError, Problem, SpecError, quote
 from kschedctl.spec import API_VERSION, KIND, SPEC_FILE, spec_from_dict
 
 _WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job")
@@ -84,19 +84,20 @@ def check_path(
     """Check one file (or a workspace directory's scheduler.yaml)."""
     report = FileReport(path)
     target = Path(path)
-    if target.is_dir():
+    if userfile.path_kind(target) == "directory":
         target = target / SPEC_FILE
     try:
-        text = target.read_text(encoding="utf-8")
-    except FileNotFoundError:
+        text = userfile.read_user_file(target)
+    except NotFoundError:
         report.problems.append(Problem("", "no such file", str(target)))
         return report
-    except (OSError, UnicodeDecodeError) as err:
-        report.problems.append(Problem("", f"cannot read: {err}", str(target)))
+    except SpecError as err:
+        report.problems.append(Problem("", err.detail, str(target)))
         return report
     report.path = str(target)
+    budget = AliasBudget()  # one for the file and the configs inside its ConfigMaps
     try:
-        docs = parse_yaml(text)
+        docs = parse_yaml(text, budget)
     except YamlError as err:
         report.problems.append(Problem("", str(err), report.path))
         return report
@@ -104,7 +105,7 @@ def check_path(
         report.problems.append(Problem("", "empty: nothing to validate", report.path))
     for index, doc in enumerate(docs):
         where = f"[{index}]." if len(docs) > 1 else ""
-        _check_document(doc, where, version, replaces_default, report)
+        _check_document(doc, where, version, replaces_default, report, budget)
     return report
 
 
@@ -114,6 +115,7 @@ def _check_document(
     version: versions.KubeVersion | None,
     replaces_default: bool,
     report: FileReport,
+    budget: AliasBudget,
 ) -> None:
     source = report.path
     if not isinstance(doc, dict) or not doc.get("kind"):
@@ -154,7 +156,7 @@ def _check_document(
             doc, target, replaces_default=replaces_default, prefix=where, source=source
         )
     elif kind == "ConfigMap":
-        _check_configmap(doc, where, target, replaces_default, report)
+        _check_configmap(doc, where, target, replaces_default, report, budget)
     elif kind == "Pod" or kind in _WORKLOAD_KINDS:
         _check_workload(doc, where, report)
 
@@ -194,9 +196,19 @@ def _retarget(doc: dict[str, Any], version: versions.KubeVersion) -> dict[str, A
     return {**doc, "spec": spec}
 
 
+def _mapping(value: Any) -> dict[str, Any]:
+    """``value`` if it is a mapping, else empty: manifests are read, not trusted."""
+    return value if isinstance(value, dict) else {}
+
+
+def _items(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def _object_path(doc: dict[str, Any], where: str) -> str:
-    name = (doc.get("metadata") or {}).get("name", "")
-    return f"{where}{doc['kind']}/{name}" if name else f"{where}{doc['kind']}"
+    kind = key_segment(doc["kind"])
+    name = _mapping(doc.get("metadata")).get("name")
+    return f"{where}{kind}/{key_segment(name)}" if name else f"{where}{kind}"
 
 
 def _check_configmap(
@@ -205,17 +217,15 @@ def _check_configmap(
     version: versions.KubeVersion,
     replaces_default: bool,
     report: FileReport,
+    budget: AliasBudget,
 ) -> None:
-    data = doc.get("data")
-    if not isinstance(data, dict):
-        return
-    for key, value in data.items():
+    for key, value in _mapping(doc.get("data")).items():
         if not isinstance(value, str) or "KubeSchedulerConfiguration" not in value:
             continue
-        path = f"{_object_path(doc, where)}.data[{key}]"
+        path = f"{_object_path(doc, where)}.data[{key_text(key)}]"
         report.checked.append(f"KubeSchedulerConfiguration in {path}")
         try:
-            docs = parse_yaml(value)
+            docs = parse_yaml(value, budget)
         except YamlError as err:
             report.problems.append(Problem(path, str(err), report.path))
             continue
@@ -231,8 +241,8 @@ def _check_configmap(
 
 def _pod_spec(doc: dict[str, Any]) -> tuple[dict[str, Any], str]:
     if doc["kind"] == "Pod":
-        return doc.get("spec") or {}, "spec"
-    template = ((doc.get("spec") or {}).get("template") or {}).get("spec") or {}
+        return _mapping(doc.get("spec")), "spec"
+    template = _mapping(_mapping(_mapping(doc.get("spec")).get("template")).get("spec"))
     return template, "spec.template.spec"
 
 
@@ -243,7 +253,7 @@ def _check_workload(doc: dict[str, Any], where: str, report: FileReport) -> None
     base = f"{_object_path(doc, where)}.{pod_path}"
     schedulers = [
         (i, c)
-        for i, c in enumerate(pod.get("containers") or [])
+        for i, c in enumerate(_items(pod.get("containers")))
         if isinstance(c, dict) and _runs_kube_scheduler(c)
     ]
     if not schedulers:
@@ -255,7 +265,7 @@ def _check_workload(doc: dict[str, Any], where: str, report: FileReport) -> None
         out.append(
             Problem(
                 f"{base}.schedulerName",
-                f"{own!r}: a scheduler's own pod should be scheduled by default-scheduler "
+                f"{quote(own)}: a scheduler's own pod should be scheduled by default-scheduler "
                 "(if it names itself it can never start)",
                 report.path,
             )
@@ -272,7 +282,7 @@ def _check_workload(doc: dict[str, Any], where: str, report: FileReport) -> None
                 )
             )
         for key in ("command", "args"):
-            for j, arg in enumerate(container.get(key) or []):
+            for j, arg in enumerate(_items(container.get(key))):
                 flag = str(arg).split("=", 1)[0]
                 if flag in versions.REMOVED_FLAGS:
                     out.append(
@@ -283,7 +293,7 @@ def _check_workload(doc: dict[str, Any], where: str, report: FileReport) -> None
                         )
                     )
         for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
-            get = (container.get(probe) or {}).get("httpGet") or {}
+            get = _mapping(_mapping(container.get(probe)).get("httpGet"))
             if get.get("port") == versions.INSECURE_PORT:
                 out.append(
                     Problem(
@@ -303,7 +313,7 @@ def _check_workload(doc: dict[str, Any], where: str, report: FileReport) -> None
 
 
 def _runs_kube_scheduler(container: dict[str, Any]) -> bool:
-    command = [str(c) for c in (container.get("command") or [])]
+    command = [str(c) for c in _items(container.get("command"))]
     return "kube-scheduler" in str(container.get("image", "")) or any(
         c.rsplit("/", 1)[-1] == "kube-scheduler" for c in command[:1]
     )

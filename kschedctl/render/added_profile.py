@@ -10,7 +10,7 @@ import copy
 from kschedctl.config import versions
 from kschedctl.config.schema import YamlError, parse_yaml
 from kschedctl.config.validation import check_config
-from kschedctl.errors import SpecError
+from kschedctl.errors import SpecError, quote
 from kschedctl.render.context import require_renderable
 from kschedctl.render.templates import render_template
 from kschedctl.spec import Spec
@@ -47,12 +47,12 @@ def add_profile(existing_config_text: str, spec: Spec, source: str = "") -> str:
         profiles[0] = {"schedulerName": versions.DEFAULT_SCHEDULER_NAME, **profiles[0]}
     if not isinstance(profiles, list):
         raise SpecError("profiles", "must be a list", source=source)
-    existing = {p.get("schedulerName") for p in profiles if isinstance(p, dict)}
+    existing = [p.get("schedulerName") for p in profiles if isinstance(p, dict)]
     for name in spec.scheduler_names:
         if name in existing:
             raise SpecError(
                 "profiles",
-                f"already has a profile named {name!r}",
+                f"already has a profile named {quote(name)}",
                 hint="pick another scheduler name, or edit that profile instead",
                 source=source,
             )

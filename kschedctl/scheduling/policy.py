@@ -39,7 +39,8 @@ from pathlib import Path
 from typing import Any
 
 from kschedctl.config.schema import YamlError, check_fields, check_list, join, parse_yaml
-from kschedctl.errors import PolicyError, Problem
+from kschedctl.config.userfile import read_user_file
+from kschedctl.errors import NotFoundError, PolicyError, Problem, SpecError, quote
 from kschedctl.filters.selectors import node_selector_term
 from kschedctl.filters.taints import taint_text
 
@@ -313,13 +314,13 @@ def _check_labels(raw: Mapping[str, Any], path: str, out: list[Problem]) -> dict
     for key, value in raw.items():
         where = join(path, str(key))
         if not isinstance(value, str):
-            out.append(Problem(where, f"must be a string, not {value!r} (quote it in YAML)"))
+            out.append(Problem(where, f"must be a string, not {quote(value)} (quote it in YAML)"))
             continue
         problem = _label_key_problem(str(key))
         if problem:
             out.append(Problem(where, f"label key {problem}"))
         elif not _LABEL_VALUE.match(value) or len(value) > 63:
-            out.append(Problem(where, f"{value!r} is not a valid label value"))
+            out.append(Problem(where, f"{quote(value)} is not a valid label value"))
         labels[str(key)] = value
     return labels
 
@@ -327,9 +328,9 @@ def _check_labels(raw: Mapping[str, Any], path: str, out: list[Problem]) -> dict
 def _label_key_problem(key: str) -> str | None:
     prefix, _, name = key.rpartition("/")
     if prefix and (len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix)):
-        return f"{key!r}: the prefix must be a DNS subdomain"
+        return f"{quote(key)}: the prefix must be a DNS subdomain"
     if len(name) > 63 or not _LABEL_NAME.match(name):
-        return f"{key!r} is not a valid label name"
+        return f"{quote(key)} is not a valid label name"
     return None
 
 
@@ -356,14 +357,14 @@ def _check_toleration(raw: Any, path: str, out: list[Problem]) -> dict[str, Any]
             )
         )
     if op not in ("Equal", "Exists"):
-        out.append(Problem(join(path, "operator"), f"{op!r}: must be Equal or Exists"))
+        out.append(Problem(join(path, "operator"), f"{quote(op)}: must be Equal or Exists"))
     elif op == "Exists" and t.get("value"):
         out.append(Problem(join(path, "value"), "must be empty with operator Exists"))
     if (t.get("effect") or "") not in _EFFECTS:
         out.append(
             Problem(
                 join(path, "effect"),
-                f"{t.get('effect')!r}: must be NoSchedule, PreferNoSchedule or NoExecute",
+                f"{quote(t.get('effect'))}: must be NoSchedule, PreferNoSchedule or NoExecute",
             )
         )
     return dict(t) if len(out) == before else None
@@ -385,7 +386,7 @@ def _check_step(raw: Any, path: str, strict: bool, out: list[Problem]) -> Fallba
         out.append(
             Problem(
                 join(path, "name"),
-                f"{name!r} must be a DNS-1123 label (lower-case letters, digits and '-')",
+                f"{quote(name)} must be a DNS-1123 label (lower-case letters, digits and '-')",
             )
         )
     selector = terms = pool = None
@@ -421,7 +422,9 @@ def _check_step(raw: Any, path: str, strict: bool, out: list[Problem]) -> Fallba
     for i, r in enumerate(check_list(raw.get("relax"), join(path, "relax"), out)):
         if r not in RELAXABLE:
             out.append(
-                Problem(join(path, f"relax[{i}]"), f"{r!r}: must be one of {', '.join(RELAXABLE)}")
+                Problem(
+                    join(path, f"relax[{i}]"), f"{quote(r)}: must be one of {', '.join(RELAXABLE)}"
+                )
             )
         elif r not in relax:
             relax.append(r)
@@ -482,10 +485,10 @@ def parse_policy(doc: Any, source: str, *, type_meta: bool = True) -> FallbackPo
     if type_meta or "apiVersion" in doc or "kind" in doc:
         if doc.get("apiVersion") != API_VERSION:
             out.append(
-                Problem("apiVersion", f"must be {API_VERSION}, not {doc.get('apiVersion')!r}")
+                Problem("apiVersion", f"must be {API_VERSION}, not {quote(doc.get('apiVersion'))}")
             )
         if doc.get("kind") != KIND:
-            out.append(Problem("kind", f"must be {KIND}, not {doc.get('kind')!r}"))
+            out.append(Problem("kind", f"must be {KIND}, not {quote(doc.get('kind'))}"))
     strict = doc.get("strictPreferences") is True
     steps: list[FallbackStep] = []
     seen: set[str] = set()
@@ -494,7 +497,9 @@ def parse_policy(doc: Any, source: str, *, type_meta: bool = True) -> FallbackPo
         name = raw.get("name") if isinstance(raw, dict) else None
         if isinstance(name, str) and name:
             if name in seen:
-                out.append(Problem(f"fallbacks[{i}].name", f"{name!r} is used by an earlier step"))
+                out.append(
+                    Problem(f"fallbacks[{i}].name", f"{quote(name)} is used by an earlier step")
+                )
             seen.add(name)
         if step is not None:
             steps.append(step)
@@ -518,13 +523,12 @@ def policy_from_text(text: str, source: str, *, type_meta: bool = True) -> Fallb
 
 def load_policy(path: str | Path) -> FallbackPolicy:
     """A policy file; missing or invalid files raise (the scheduler refuses to start)."""
-    path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise PolicyError(
-            "", f"cannot read the policy: {err.strerror or err}", source=str(path)
-        ) from err
+        text = read_user_file(path)
+    except SpecError as err:
+        raise PolicyError("", f"cannot read the policy: {err.detail}", source=str(path)) from err
+    except NotFoundError as err:
+        raise PolicyError("", "cannot read the policy: no such file", source=str(path)) from err
     return policy_from_text(text, str(path))
 
 

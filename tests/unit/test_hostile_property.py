@@ -24,6 +24,7 @@ from hostile_support import check_rendered, spec_fields
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kschedctl.config.schema import AliasBudget
 from kschedctl.errors import KschedError
 from kschedctl.ops.validate import FileReport, _check_document
 from kschedctl.spec import default_spec, spec_from_dict
@@ -229,7 +230,7 @@ def test_hostile_values_are_refused_or_rendered_safely(
     except KschedError:
         return
     report = FileReport("hostile.yaml")
-    _check_document(copy.deepcopy(doc), "", None, False, report)
+    _check_document(copy.deepcopy(doc), "", None, False, report, AliasBudget())
     # validate reports exactly when the loader (render, create, deploy) refuses.
     assert bool(report.problems) == bool(problems), (report.problems, problems)
     for problem in problems:

@@ -43,7 +43,7 @@ def test_nodes_file_expands_counts_and_keeps_shape(tmp_path: Path) -> None:
         pytest.param("nodes: {}", "nodes", "must be a list", id="not-a-list"),
         pytest.param("nodes: []\nextra: 1", "extra", "unknown field", id="unknown-top-level"),
         pytest.param("nodes: [{name: Big}]", "nodes[0].name", "not a valid", id="bad-name"),
-        pytest.param("nodes: [{name: a, count: 0}]", "nodes[0].count", "positive", id="zero-count"),
+        pytest.param("nodes: [{name: a, count: 0}]", "nodes[0].count", "from 1 to", id="zero-count"),
         pytest.param("nodes: [{name: a, hue: red}]", "nodes[0].hue", "unknown", id="unknown-field"),
         pytest.param(
             "nodes: [{name: a, taints: [{key: k, effect: Sometimes}]}]",

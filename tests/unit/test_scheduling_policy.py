@@ -76,7 +76,7 @@ def test_a_full_policy_parses_in_order() -> None:
         ({**HEAD, "fallbacks": [{"name": "x", "dropPreferred": True}]}, "fallbacks[0].dropPreferred: has no effect unless strictPreferences is true"),
         ({**HEAD, "fallbacks": [{"name": "x", "relax": ["resources"]}]}, "fallbacks[0].relax[0]: 'resources': must be one of topologySpread, podAffinity, podAntiAffinity"),
         ({**HEAD, "fallbacks": [{"name": "x", "nodeSelector": {"disk": True}}]}, "fallbacks[0].nodeSelector.disk: must be a string, not True (quote it in YAML)"),
-        ({**HEAD, "fallbacks": [{"name": "x", "nodeSelector": {"bad key!": "v"}}]}, "fallbacks[0].nodeSelector.bad key!: label key 'bad key!' is not a valid label name"),
+        ({**HEAD, "fallbacks": [{"name": "x", "nodeSelector": {"bad key!": "v"}}]}, "fallbacks[0].nodeSelector['bad key!']: label key 'bad key!' is not a valid label name"),
         ({**HEAD, "fallbacks": [{"name": "x", "nodeSelector": {}}]}, "fallbacks[0].nodeSelector: must not be empty"),
         ({**HEAD, "fallbacks": [{"name": "x", "nodeSelector": {"a": "b"}, "nodeSelectorTerms": [{"matchExpressions": [expr("a", "Exists")]}]}]}, "fallbacks[0].nodeSelectorTerms: give nodeSelector or nodeSelectorTerms, not both"),
         ({**HEAD, "fallbacks": [{"name": "x", "nodeSelectorTerms": [{}]}]}, "fallbacks[0].nodeSelectorTerms[0]: an empty term matches no node"),
