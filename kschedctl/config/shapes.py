@@ -21,7 +21,7 @@ import re
 import unicodedata
 from typing import Any
 
-from kschedctl.errors import Problem
+from kschedctl.errors import Problem, quote
 
 INT32_MAX = 2**31 - 1
 INT64_MAX = 2**63 - 1
@@ -41,41 +41,13 @@ _SHOWN_MAX = 60
 
 
 def shown(value: Any) -> str:
-    """A bounded, escaped repr of ``value`` for messages (never a huge number or raw text)."""
-    text = _shown(value, _SHOWN_MAX)
-    return text if len(text) <= _SHOWN_MAX + 10 else text[: _SHOWN_MAX + 9] + "…"
+    """A bounded, escaped repr of ``value`` for messages: :func:`kschedctl.errors.quote`."""
+    return quote(value, _SHOWN_MAX)
 
 
 def plain(value: Any) -> str:
     """Like :func:`shown`, but a string without its quotes (for names inside a sentence)."""
     return shown(value)[1:-1] if isinstance(value, str) else shown(value)
-
-
-def _shown(value: Any, budget: int) -> str:
-    if isinstance(value, bool) or value is None:
-        return repr(value)
-    if isinstance(value, int):
-        return str(value) if abs(value) <= INT64_MAX else "a number out of range"
-    if isinstance(value, float):
-        return repr(value)
-    if isinstance(value, str):
-        text = value if len(value) <= budget else value[:budget] + "…"
-        return "'" + "".join(_escape_char(c) for c in text).replace("'", "\\'") + "'"
-    if isinstance(value, (list, dict)):
-        items = value.items() if isinstance(value, dict) else enumerate(value)
-        parts: list[str] = []
-        for key, child in items:
-            if budget <= 0:
-                parts.append("…")
-                break
-            part = _shown(child, budget)
-            if isinstance(value, dict):
-                part = f"{_shown(key, budget)}: {part}"
-            parts.append(part)
-            budget -= len(part) + 2
-        inner = ", ".join(parts)
-        return f"{{{inner}}}" if isinstance(value, dict) else f"[{inner}]"
-    return f"a {type(value).__name__}"
 
 
 def _escape_char(c: str) -> str:

@@ -548,7 +548,7 @@ def test_keys_with_newlines_stay_on_their_line(cli: Callable[..., Result], tmp_p
     # One line, the key escaped (the spec-wide walk refuses the line break before any rule).
     assert result.stdout.count("\n") == 1, result.stdout
     assert result.stdout.startswith(f"{file}: profiles[0].pluginConfig[0].args")
-    assert "x\\x0aFAKE.yaml" in result.stdout
+    assert "x\\nFAKE.yaml" in result.stdout
 
 
 def test_messages_quote_user_values_bounded(cli: Callable[..., Result], tmp_path: Path) -> None:
