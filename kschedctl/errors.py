@@ -6,7 +6,8 @@ Core code raises these; the CLI prints ``error:`` / ``hint:`` to stderr and exit
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import errno
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -187,3 +188,21 @@ class NotFoundError(KschedError):
     """The named object, file or scheduler does not exist."""
 
     exit_code = EXIT_NOT_FOUND
+
+
+PATH_SHOWN = 200  # characters of a path shown in a message
+
+
+def shown_path(path: object) -> str:
+    """A path for a message: bounded, on one line, control characters escaped."""
+    return printable(str(path), PATH_SHOWN)
+
+
+def os_error(err: OSError, doing: str, hints: Mapping[int, str]) -> KschedError:
+    """A file-system error with the documented exit code: NotFoundError (5) when a file or
+    directory is missing, else KschedError (1) with the OS's reason and the errno's hint."""
+    where = f" ({shown_path(err.filename)})" if err.filename else ""
+    message = f"{doing} failed: {err.strerror or err}{where}"
+    if err.errno in (errno.ENOENT, errno.ENOTDIR):
+        return NotFoundError(message)
+    return KschedError(message, hint=hints.get(err.errno or 0))

@@ -21,7 +21,7 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
-from kschedctl.errors import KschedError, NotFoundError, SpecError, UsageError
+from kschedctl.errors import KschedError, SpecError, UsageError, os_error, shown_path
 from kschedctl.render.escape import exec_start_argv
 from kschedctl.render.forms import render
 from kschedctl.spec import Spec
@@ -59,10 +59,6 @@ def confined(root: Path, path: Path, field: str) -> Path:
     if len(real.name.encode()) > 255 or len(str(real).encode()) >= 4096:
         raise SpecError(field, f"host path {shown_path(real)!r} is too long")
     return real
-
-
-def shown_path(path: Path) -> str:
-    return str(path)[:200] + ("…" if len(str(path)) > 200 else "")
 
 
 def under(root: Path, path: str, field: str = CONFIG_DIR_FIELD) -> Path:
@@ -168,19 +164,18 @@ def _check_inside(path: Path, bases: list[Path]) -> None:
         )
 
 
+# What to do about a file-system error on the host, by errno.
+_HOST_HINTS = {
+    errno.EACCES: "run as a user who may write there (root on a real host), or use --root",
+    errno.EPERM: "run as a user who may write there (root on a real host), or use --root",
+    errno.EROFS: "the file system is read-only: use --root to stage the files elsewhere",
+    errno.ENOSPC: "the disk is full: free some space and deploy again",
+}
+
+
 def host_os_error(err: OSError, doing: str) -> KschedError:
     """A file-system error on the host as a kschedctl error (exit 5 for a missing file)."""
-    where = f" ({shown_path(Path(err.filename))})" if err.filename else ""
-    message = f"{doing} failed: {err.strerror or err}{where}"
-    if err.errno in (errno.ENOENT, errno.ENOTDIR):
-        return NotFoundError(message)
-    hint = {
-        errno.EACCES: "run as a user who may write there (root on a real host), or use --root",
-        errno.EPERM: "run as a user who may write there (root on a real host), or use --root",
-        errno.EROFS: "the file system is read-only: use --root to stage the files elsewhere",
-        errno.ENOSPC: "the disk is full: free some space and deploy again",
-    }.get(err.errno or 0)
-    return KschedError(message, hint=hint)
+    return os_error(err, doing, _HOST_HINTS)
 
 
 # What `remove` may delete is recognised by what the file says of itself: the paths come from

@@ -16,14 +16,13 @@ import stat
 import tempfile
 from pathlib import Path
 
-from kschedctl.errors import KschedError, NotFoundError, UsageError
+from kschedctl.errors import KschedError, NotFoundError, UsageError, os_error, shown_path
 from kschedctl.spec import API_VERSION as SPEC_API_VERSION
 from kschedctl.spec import KIND as SPEC_KIND
 from kschedctl.spec import SPEC_FILE
 
 # A scheduler.yaml is a few kilobytes; this is plenty, and bounds what --force reads.
 SPEC_READ_LIMIT = 64 * 1024
-SHOWN = 200  # characters of a path shown in a message
 
 
 def write_workspace(target: Path, files: dict[str, str], *, force: bool = False) -> list[Path]:
@@ -31,31 +30,34 @@ def write_workspace(target: Path, files: dict[str, str], *, force: bool = False)
     try:
         return _write(target, files, force)
     except OSError as err:
-        raise path_error(err, f"writing the workspace {shown(target)}") from err
+        raise path_error(err, f"writing the workspace {shown_path(target)}") from err
 
 
 def _write(target: Path, files: dict[str, str], force: bool) -> list[Path]:
     parent = target.parent
     if not parent.is_dir():
         if parent.exists() or parent.is_symlink():
-            raise UsageError(f"{shown(parent)} is not a directory", hint="--dir takes a directory")
+            raise UsageError(
+                f"{shown_path(parent)} is not a directory", hint="--dir takes a directory"
+            )
         raise NotFoundError(
-            f"{shown(parent)}: no such directory", hint=f"create it first: mkdir -p {shown(parent)}"
+            f"{shown_path(parent)}: no such directory",
+            hint=f"create it first: mkdir -p {shown_path(parent)}",
         )
     found = _lstat(target)
     if found is not None:
         refusal = replaceable(target, found)
         if refusal:
             raise KschedError(
-                f"{shown(target)} {refusal}",
+                f"{shown_path(target)} {refusal}",
                 hint="pick another name or --dir; --force replaces only a kschedctl workspace "
                 "(or an empty directory)",
             )
         if not force:
             raise KschedError(
-                f"{shown(target)} already exists",
+                f"{shown_path(target)} already exists",
                 hint="pass --force to replace it, or render from it: "
-                f"kschedctl render {shown(target)} --as deployment",
+                f"kschedctl render {shown_path(target)} --as deployment",
             )
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name[:32]}.new-", dir=parent))
     backup: Path | None = None
@@ -91,7 +93,7 @@ def replaceable(target: Path, found: os.stat_result) -> str:
     """Why ``create --force`` must not replace ``target`` ("" if it may): it must be a real
     directory (not a symlink) that is empty or a kschedctl workspace."""
     if stat.S_ISLNK(found.st_mode):
-        return f"is a symlink (to {shown(Path(os.readlink(target)))}), not a workspace"
+        return f"is a symlink (to {shown_path(Path(os.readlink(target)))}), not a workspace"
     if not stat.S_ISDIR(found.st_mode):
         return "exists and is not a directory"
     entries = sorted(os.listdir(target))
@@ -149,27 +151,18 @@ def _top_level_scalars(text: str) -> dict[str, str]:
     return found
 
 
-def shown(path: Path | str) -> str:
-    """A path for a message: bounded, control characters escaped."""
-    text = str(path)
-    cut = text[:SHOWN] + ("…" if len(text) > SHOWN else "")
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in cut)
+# What to do about a file-system error while writing a workspace, by errno.
+_HINTS = {
+    errno.EACCES: "you may not write there: pick another --dir",
+    errno.EPERM: "you may not write there: pick another --dir",
+    errno.EROFS: "the file system is read-only: pick another --dir",
+    errno.ENOSPC: "the disk is full: free some space and try again",
+    errno.ENAMETOOLONG: "use a shorter path",
+    errno.ELOOP: "a symlink in the path points to itself",
+}
 
 
 def path_error(err: OSError, doing: str) -> KschedError:
-    """A file-system error as a kschedctl error with the documented exit code: 5 when a file
-    or directory is missing, 1 otherwise (permission, read-only, full disk, name too long,
-    symlink loop), with the OS's reason."""
-    where = f" ({shown(err.filename)})" if err.filename else ""
-    message = f"{doing} failed: {err.strerror or err}{where}"
-    if err.errno in (errno.ENOENT, errno.ENOTDIR):
-        return NotFoundError(message)
-    hint = {
-        errno.EACCES: "you may not write there: pick another --dir",
-        errno.EPERM: "you may not write there: pick another --dir",
-        errno.EROFS: "the file system is read-only: pick another --dir",
-        errno.ENOSPC: "the disk is full: free some space and try again",
-        errno.ENAMETOOLONG: "use a shorter path",
-        errno.ELOOP: "a symlink in the path points to itself",
-    }.get(err.errno or 0)
-    return KschedError(message, hint=hint)
+    """A file-system error as a kschedctl error: exit 5 when a file or directory is missing,
+    1 otherwise (permission, read-only, full disk, name too long, symlink loop)."""
+    return os_error(err, doing, _HINTS)
