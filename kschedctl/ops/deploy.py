@@ -26,6 +26,7 @@ from kschedctl.k8s import apply
 from kschedctl.k8s.apply import Outcome
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.inventory import snapshot
+from kschedctl.k8s.resources import describe
 from kschedctl.observe.schedulers import (
     CONFIG_HASH,
     FORM_ANNOTATION,
@@ -37,7 +38,7 @@ from kschedctl.observe.schedulers import (
 from kschedctl.ops import rollout
 from kschedctl.ops.reporter import QUIET, Reporter
 from kschedctl.render.forms import DEPLOY_FORMS, HOST_FORMS, applied, render
-from kschedctl.render.objects import ObjectKey, check_objects, expected_objects
+from kschedctl.render.objects import ObjectKey, check_objects, expected_objects, stale_rbac
 from kschedctl.render.templates import content_hash
 from kschedctl.spec import (
     Spec,
@@ -89,6 +90,7 @@ class DeployResult:
     leader: str = ""  # the Lease holder identity ("" without leader election or wait)
     canary_node: str | None = None  # where the canary pod was bound (verify)
     seconds: float = 0.0
+    pruned: tuple[str, ...] = ()  # RBAC objects of this form the spec no longer renders
 
 
 def load_target(
@@ -232,7 +234,9 @@ def deploy(
     result = DeployResult(spec, form, outcomes, tuple(files), server_dry_run=dry_run)
     if dry_run:
         return result
-    unchanged = all(o.action == "unchanged" for o in outcomes)
+    pruned = _prune_stale_rbac(cluster, spec, form, report)
+    result = replace(result, pruned=pruned)
+    unchanged = all(o.action == "unchanged" for o in outcomes) and not pruned
     changed = False
     if on_host:
         changed, host_unchanged = _install_host(host, spec, form, files, report)
@@ -250,6 +254,29 @@ def deploy(
     return replace(
         result, waited=True, leader=leader, canary_node=node, seconds=time.monotonic() - started
     )
+
+
+def _prune_stale_rbac(cluster: Cluster, spec: Spec, form: str, report: Reporter) -> tuple[str, ...]:
+    """Delete the RBAC objects of ``form``'s table that kschedctl created for this scheduler
+    but that ``spec`` no longer renders; never anything outside the table or unlabelled."""
+    # Rights a spec stops granting go too: the built-in roles include the default Lease.
+    stale = stale_rbac(spec, applied(form).objects)
+    if not stale:
+        return ()
+    try:
+        managed = apply.managed_objects(cluster, spec.name)
+    except ClusterError as err:
+        report.warn(f"cannot look for RBAC objects {spec.name} no longer needs: {err.message}")
+        return ()
+    pruned = []
+    for obj in managed:
+        meta = obj["metadata"]
+        if (obj["kind"], meta.get("namespace") or "", meta["name"]) not in stale:
+            continue
+        if apply.delete_object(cluster, obj):
+            pruned.append(describe(obj))
+            report.done(f"{describe(obj)} deleted (no longer rendered)")
+    return tuple(pruned)
 
 
 def _install_host(

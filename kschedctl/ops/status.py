@@ -295,7 +295,8 @@ def warnings(
 
 
 def rbac_warnings(objects: list[dict[str, Any]]) -> list[str]:
-    """Bindings of both RBAC modes: one is left by a deploy with the other spec.rbac."""
+    """Bindings of both RBAC modes (deploy deletes the other mode's; one left by hand, or by an
+    older kschedctl, keeps the built-in roles' rights)."""
     found = rbac_mode(objects)
     if found is None or not found.stale:
         return []
@@ -309,7 +310,7 @@ def rbac_warnings(objects: list[dict[str, Any]]) -> list[str]:
     return [
         f"both RBAC modes are bound: the built-in roles (ClusterRoleBinding "
         f"{', '.join(builtin)}) and the least-privilege ClusterRole (ClusterRoleBinding "
-        f"{', '.join(explicit)}); one is left by a deploy with the other spec.rbac, and the "
+        f"{', '.join(explicit)}); one is left from the other spec.rbac, and the "
         "built-in roles' rights apply, the default scheduler's Lease included. Delete the "
         "bindings your spec no longer renders (kubectl delete clusterrolebinding NAME), or "
         "`kschedctl remove` and deploy again"

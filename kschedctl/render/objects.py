@@ -164,6 +164,18 @@ def expected_objects(spec: Spec, rows: Iterable[Expected]) -> dict[ObjectKey, Ex
     return {row.key(spec): row for row in rows if row.when(spec)}
 
 
+RBAC_KINDS = ("Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding")
+
+
+def stale_rbac(spec: Spec, rows: Iterable[Expected]) -> set[tuple[str, str, str]]:
+    """(kind, namespace, name) of the RBAC objects of ``rows`` that ``spec`` does not render
+    (the other ``spec.rbac`` mode's, the Lease RBAC with leader election off): what deploy
+    deletes if kschedctl created them for this scheduler, so no right outlives the spec."""
+    rows = tuple(rows)
+    wanted = {key[1:] for key in expected_objects(spec, rows)}
+    return {row.key(spec)[1:] for row in rows if row.kind in RBAC_KINDS} - wanted
+
+
 def object_key(doc: Mapping[str, Any]) -> ObjectKey:
     """A document's (apiVersion, kind, namespace, name); fields that are not strings read as ""."""
     meta = doc.get("metadata")

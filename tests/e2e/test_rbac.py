@@ -11,11 +11,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from e2e_helpers import pod_events, pod_manifest, wait_for
 
 from kschedctl.config import rbac
 from kschedctl.config.versions import parse_version
+from kschedctl.errors import NotFoundError
 from kschedctl.k8s.access import review, service_account_identity
 from kschedctl.k8s.client import Cluster
 from kschedctl.lab.cluster import Lab
@@ -143,15 +145,16 @@ def test_service_account_can_work_but_not_take_the_default_lease(
         }
         assert all(c["allowed"] for c in report["access"]["checks"]), report["access"]
 
-        # Switched to least privilege: the old bindings stay until deleted, and status says so.
+        # Switched to least privilege: deploy deletes the built-in bindings it no longer renders.
         _set_rbac(tmp_path / name, "leastPrivilege")
         deployed = run(lab, "deploy", name, *flags, cwd=tmp_path)
         assert deployed.returncode == 0, deployed.stderr
-        report = _status(lab, name, tmp_path)
-        assert report["rbac"]["mode"] == "builtinRoles"
-        assert any("both RBAC modes are bound" in w for w in report["warnings"])
         for stale in ("as-kube-scheduler", "as-volume-scheduler"):
-            cluster.delete(f"{RBAC_API}/clusterrolebindings/{name}-{stale}")
+            assert f"clusterrolebinding/{name}-{stale} deleted (no longer rendered)" in (
+                deployed.stdout
+            ), deployed.stdout
+            with pytest.raises(NotFoundError):
+                cluster.get(f"{RBAC_API}/clusterrolebindings/{name}-{stale}")
 
         # After: least privilege only.
         after = _sar(cluster, namespace, name, DEFAULT_LOCK)

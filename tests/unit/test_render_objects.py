@@ -21,7 +21,7 @@ from kschedctl.ops import deploy as use_case
 from kschedctl.ops.deploy import FORMS, allowed_keys, cluster_objects, load_target
 from kschedctl.render import forms
 from kschedctl.render.context import require_renderable
-from kschedctl.render.objects import check_objects, expected_objects, object_key
+from kschedctl.render.objects import check_objects, expected_objects, object_key, stale_rbac
 from kschedctl.spec import Spec, load_spec, with_program
 
 GOLDEN_SPECS = sorted(
@@ -224,3 +224,26 @@ def test_apply_objects_refuses_a_stray_object_before_the_first_request(dry_run: 
             dry_run=dry_run,
         )
     assert cluster.calls == []
+
+
+def test_deploy_prunes_exactly_the_rbac_the_spec_no_longer_renders() -> None:
+    spec = load_target("s")  # least privilege, leader election on
+    rows = forms.applied("deployment").objects
+    assert stale_rbac(spec, rows) == {
+        ("ClusterRoleBinding", "", "s-as-kube-scheduler"),
+        ("ClusterRoleBinding", "", "s-as-volume-scheduler"),
+    }
+    spec.rbac = "builtinRoles"
+    assert stale_rbac(spec, rows) == {
+        ("ClusterRole", "", "s-scheduler"),
+        ("ClusterRoleBinding", "", "s-scheduler"),
+    }
+    spec.leader_election.leader_elect = False
+    assert ("Role", "kube-system", "s-leader-election") in stale_rbac(spec, rows)
+    assert ("RoleBinding", "kube-system", "s-leader-election") in stale_rbac(spec, rows)
+    # The host forms' table holds only the host Lease RBAC: nothing in-cluster is touched.
+    host = stale_rbac(spec, forms.applied("service").objects)
+    assert host == {
+        ("Role", "kube-system", "s-leader-election"),
+        ("RoleBinding", "kube-system", "s-host-leader-election"),
+    }
