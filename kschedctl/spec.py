@@ -366,7 +366,7 @@ def check_spec(spec: Spec) -> list[Problem]:
     if structural:
         return structural  # the rules below read typed, printable values only
     out: list[Problem] = []
-    name_problem = validate.dns_label_problem(spec.name)
+    name_problem = shapes.dns_label_problem(spec.name)
     if name_problem:
         out.append(Problem("metadata.name", f"scheduler name {name_problem}"))
     elif spec.name == versions.DEFAULT_SCHEDULER_NAME and not spec.replaces_default:
@@ -386,7 +386,7 @@ def check_spec(spec: Spec) -> list[Problem]:
             version = spec.version
         except ValueError as err:
             out.append(Problem("spec.kubernetesVersion", str(err)))
-    ns_problem = validate.dns_label_problem(spec.namespace)
+    ns_problem = shapes.dns_label_problem(spec.namespace)
     if ns_problem:
         out.append(Problem("spec.namespace", f"namespace {ns_problem}"))
     if spec.program not in PROGRAMS:
@@ -428,10 +428,10 @@ def check_spec(spec: Spec) -> list[Problem]:
         )
     le = spec.leader_election
     if le.leader_elect and not (name_problem and le.resource_name == spec.name):
-        problem = validate.dns_subdomain_problem(le.resource_name)
+        problem = shapes.dns_subdomain_problem(le.resource_name)
         if problem:
             out.append(Problem("spec.leaderElection.resourceName", f"Lease name {problem}"))
-        problem = validate.dns_label_problem(le.resource_namespace)
+        problem = shapes.dns_label_problem(le.resource_namespace)
         if problem:
             out.append(Problem("spec.leaderElection.resourceNamespace", f"namespace {problem}"))
     names = spec.scheduler_names
@@ -663,7 +663,7 @@ def _check_pod(pod: PodSettings) -> list[Problem]:
     if not 0 <= pod.verbosity <= 10:
         out.append(Problem(f"{path}.verbosity", f"{pod.verbosity}: must be 0–10"))
     if pod.priority_class_name:
-        problem = validate.dns_subdomain_problem(pod.priority_class_name)
+        problem = shapes.dns_subdomain_problem(pod.priority_class_name)
         if problem:
             out.append(Problem(f"{path}.priorityClassName", f"PriorityClass name {problem}"))
     return out

@@ -135,7 +135,7 @@ def deploy_command(
     from kschedctl.ops.reporter import Reporter
 
     flags = {"pod": as_pod, "deployment": as_deployment, "service": as_service}
-    form = _form(use_case.FORMS, {**flags, "static-pod": as_static_pod})
+    form = _form(use_case.DEPLOY_FORMS, {**flags, "static-pod": as_static_pod})
     spec = use_case.load_target(
         src, namespace=namespace, image=image, replicas=replicas,
         program=program.value if program else None, kubernetes_version=kubernetes_version,

@@ -19,7 +19,6 @@ from kschedctl.config.plugin_args import check_args
 from kschedctl.config.schema import NUMBER, check_fields, check_list, join, type_ok
 from kschedctl.config.shapes import (
     INT32_MAX,
-    dns_label_problem,
     dns_subdomain_problem,
     flag_problem,
     hostile_problems,
@@ -43,7 +42,7 @@ from kschedctl.config.versions import (
 )
 from kschedctl.errors import Problem, quote
 
-__all__ = ["check_config", "check_extra_args", "dns_label_problem", "dns_subdomain_problem"]
+__all__ = ["check_config", "check_extra_args"]
 
 # client-go's leader election adds up to 20% jitter to retryPeriod and refuses a renewDeadline
 # that does not leave room for it ("renewDeadline must be greater than retryPeriod*JitterFactor").

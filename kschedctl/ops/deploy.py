@@ -49,16 +49,13 @@ from kschedctl.spec import (
     with_version,
 )
 
-# Host forms put files on a host; the cluster gets only their Lease RBAC (host-rbac).
-FORMS = DEPLOY_FORMS
-
 
 @dataclass(frozen=True)
 class DeployRequest:
     """What to deploy and how; checked when made (a :class:`UsageError` if it makes no sense)."""
 
     spec: Spec
-    form: str  # one of FORMS
+    form: str  # one of DEPLOY_FORMS
     server_dry_run: bool = False  # the API server checks everything, nothing is kept
     wait: bool = True  # until its pods are Ready and its Lease is held
     verify: bool = True  # and a canary pod it must schedule was bound
@@ -68,8 +65,10 @@ class DeployRequest:
     follow_server_version: bool = False
 
     def __post_init__(self) -> None:
-        if self.form not in FORMS:
-            raise UsageError(f"unknown form {self.form!r}", hint=f"one of {', '.join(FORMS)}")
+        if self.form not in DEPLOY_FORMS:
+            raise UsageError(
+                f"unknown form {self.form!r}", hint=f"one of {', '.join(DEPLOY_FORMS)}"
+            )
         if self.spec.name == "default-scheduler":
             raise UsageError(
                 "refusing to deploy an additional scheduler named default-scheduler",

@@ -14,7 +14,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from kschedctl.config.validation import dns_label_problem, dns_subdomain_problem
+from kschedctl.config.shapes import dns_label_problem, dns_subdomain_problem
 from kschedctl.errors import KschedError, UsageError
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.scheduler_api import ClusterSchedulerApi

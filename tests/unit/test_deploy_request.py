@@ -11,7 +11,6 @@ from kschedctl.errors import UsageError
 from kschedctl.hosts import SystemdHost
 from kschedctl.observe.schedulers import FORM_ANNOTATION, LEASE_ANNOTATION
 from kschedctl.ops.deploy import (
-    FORMS,
     DeployRequest,
     check_skew,
     client_dry_run,
@@ -20,6 +19,7 @@ from kschedctl.ops.deploy import (
 )
 from kschedctl.ops.logs import LogStream
 from kschedctl.ops.reporter import QUIET, Reporter
+from kschedctl.render.forms import DEPLOY_FORMS as FORMS
 
 
 def test_request_defaults_match_the_cli() -> None:

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
+from kschedctl.lab import images
 from kschedctl.lab.runner import crilog, podenv, programs, status, volumes
 from kschedctl.lab.runner.container import Backoff, exit_code
 from kschedctl.lab.runner.probes import ProbeSpec, ProbeTracker, parse_probe
@@ -46,13 +47,13 @@ from kschedctl.lab.runner.probes import ProbeSpec, ProbeTracker, parse_probe
     ],
 )
 def test_program_for_matches_on_the_repository_last_element(image: str, program: str) -> None:
-    assert programs.program_for({"name": "c", "image": image}) == program
+    assert images.program_for({"name": "c", "image": image}) == program
 
 
 def test_image_repository_and_tag() -> None:
-    assert programs.image_repository("localhost:5000/a/b:v1@sha256:x") == "localhost:5000/a/b"
-    assert programs.image_tag("localhost:5000/a/b:v1@sha256:x") == "v1"
-    assert programs.image_tag("localhost:5000/a/b") == ""
+    assert images.image_repository("localhost:5000/a/b:v1@sha256:x") == "localhost:5000/a/b"
+    assert images.image_tag("localhost:5000/a/b:v1@sha256:x") == "v1"
+    assert images.image_tag("localhost:5000/a/b") == ""
 
 
 # -- env, expansion, paths ----------------------------------------------------------------------
@@ -342,12 +343,12 @@ def test_init_and_sidecar_containers_are_simulated() -> None:
 
 
 def test_kwok_selector_key_is_the_program_for_rule() -> None:
-    key = programs.kwok_selector_key()
+    key = images.kwok_selector_key()
     assert key == (
         '.spec.containers.[].image | split("@") | .[0] | split("/") | .[-1] | split(":") '
         '| .[0] | select(. == "kube-scheduler" or . == "kschedctl")'
     )
-    assert set(programs.PROGRAMS) == {"kube-scheduler", "kschedctl"}  # a new program changes both
+    assert set(images.PROGRAMS) == {"kube-scheduler", "kschedctl"}  # a new program changes both
 
 
 # -- volumes ----------------------------------------------------------------------------------------

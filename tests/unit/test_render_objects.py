@@ -18,9 +18,10 @@ import yaml
 from kschedctl.errors import SpecError
 from kschedctl.k8s import apply
 from kschedctl.ops import deploy as use_case
-from kschedctl.ops.deploy import FORMS, allowed_keys, cluster_objects, load_target
+from kschedctl.ops.deploy import allowed_keys, cluster_objects, load_target
 from kschedctl.render import forms
 from kschedctl.render.context import require_renderable
+from kschedctl.render.forms import DEPLOY_FORMS as FORMS
 from kschedctl.render.objects import check_objects, expected_objects, object_key, stale_rbac
 from kschedctl.spec import Spec, load_spec, with_program
 

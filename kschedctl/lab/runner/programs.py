@@ -16,13 +16,7 @@ from pathlib import Path
 
 import yaml
 
-from kschedctl.lab.images import KSCHEDCTL as KSCHEDCTL
-from kschedctl.lab.images import KUBE_SCHEDULER as KUBE_SCHEDULER
-from kschedctl.lab.images import PROGRAMS as PROGRAMS
-from kschedctl.lab.images import image_repository as image_repository
-from kschedctl.lab.images import image_tag as image_tag
-from kschedctl.lab.images import kwok_selector_key as kwok_selector_key
-from kschedctl.lab.images import program_for as program_for
+from kschedctl.lab.images import KSCHEDCTL, KUBE_SCHEDULER, image_tag
 from kschedctl.lab.private import private_dir, write_private
 from kschedctl.lab.runner.podenv import flag_values, replace_flag, rewrite_path
 

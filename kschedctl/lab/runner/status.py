@@ -1,11 +1,10 @@
 """The pod status a kubelet would report, as a strategic-merge patch of ``pods/status``.
 
-The runner is the only writer of its pods' status: ``lab up`` keeps kwok's pod-ready stage
-off them (:func:`programs.kwok_selector_key`), so kwok never calls a pod Ready before its
-process runs. Containers the lab does not run (a sidecar next to the scheduler) are reported
-running and ready, as kwok would. Only the fields the runner decides are compared, so a
-status that is already right is not patched again.
-"""
+The runner is the only writer of its pods' status: ``lab up`` keeps kwok's pod-ready stage off
+them (:func:`kschedctl.lab.images.kwok_selector_key`), so kwok never calls a pod Ready before
+its process runs. Containers the lab does not run (a sidecar next to the scheduler) are
+reported running and ready, as kwok would. Only the fields the runner decides are compared, so
+a status that is already right is not patched again."""
 
 from __future__ import annotations
 

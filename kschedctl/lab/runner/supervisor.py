@@ -24,10 +24,10 @@ from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.watch import SYNC, list_and_watch
 from kschedctl.lab import processes
 from kschedctl.lab.cluster import Lab, free_port
+from kschedctl.lab.images import KUBE_SCHEDULER, program_for
 from kschedctl.lab.runner import spawn
 from kschedctl.lab.runner.container import Options
 from kschedctl.lab.runner.kube import LabApi
-from kschedctl.lab.runner.programs import KUBE_SCHEDULER, program_for
 from kschedctl.lab.runner.static import StaticPods
 from kschedctl.lab.runner.worker import LabInfo, PodWorker
 
