@@ -165,6 +165,10 @@ def bound(api: Cluster, namespace: str, name: str, timeout: float = 30) -> str:
     return str(wait_for(lambda: node_of(api, namespace, name), timeout, f"pod {name} to be bound"))
 
 
+def scheduled_events(api: Cluster, namespace: str, name: str) -> list[dict[str, Any]]:
+    return [e for e in pod_events(api, namespace, name) if e.get("reason") == "Scheduled"]
+
+
 def failed_scheduling(api: Cluster, namespace: str, name: str) -> dict[str, Any] | None:
     for event in pod_events(api, namespace, name):
         if (
@@ -267,7 +271,7 @@ def test_placement_by_taints_affinity_resources_and_ports(
         api.delete(f"/api/v1/namespaces/{space}/pods/port-1", gracePeriodSeconds=0)
         assert bound(api, space, "port-2") == "main-a"
 
-        scheduled = [e for e in pod_events(api, space, "gpu-job") if e.get("reason") == "Scheduled"]
+        scheduled = scheduled_events(api, space, "gpu-job")
         assert scheduled and scheduled[0]["reportingController"] == SCHEDULER
         assert scheduled[0]["note"] == f"Successfully assigned {space}/gpu-job to gpu"
         assert 'kschedctl_scheduler_pods_scheduled_total{fallback=""}' in sched.metrics()
@@ -390,6 +394,12 @@ def test_two_replicas_one_leader_and_a_takeover_without_double_binding(
             bound(api, space, f"before-{i}")
         # (A pod is bound before the leader logs it: wait for the log line.)
         wait_for(lambda: leader.text().count("bound ") == 6, 10, "the leader's log of 6 bindings")
+        # Events are posted off the decision path: a SIGKILL may lose one still queued, which
+        # is no double binding. Wait for them so the count below measures bindings only.
+        for i in range(6):
+            wait_for(
+                lambda i=i: scheduled_events(api, space, f"before-{i}"), 10, "Scheduled events"
+            )
         assert standby.text().count("bound ") == 0
         assert "became the leader" not in standby.text()
 
@@ -404,10 +414,10 @@ def test_two_replicas_one_leader_and_a_takeover_without_double_binding(
         assert took < 15 + 8, f"the standby took {took:.1f}s to place pods after the leader died"
         assert lease_holder(api) == standby.identity()
         wait_for(lambda: standby.text().count("bound ") == 6, 10, "the new leader's log")
+        for i in range(6):
+            wait_for(lambda i=i: scheduled_events(api, space, f"after-{i}"), 10, "Scheduled events")
     for pod in api.list(f"/api/v1/namespaces/{space}/pods"):
-        scheduled = [
-            e for e in pod_events(api, space, pod["metadata"]["name"]) if e["reason"] == "Scheduled"
-        ]
+        scheduled = scheduled_events(api, space, pod["metadata"]["name"])
         assert len(scheduled) == 1, pod["metadata"]["name"]  # bound once, by one replica
         assert scheduled[0]["note"].endswith(f"to {pod['spec']['nodeName']}")
 
