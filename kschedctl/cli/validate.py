@@ -5,7 +5,7 @@
 
 import json
 from enum import Enum
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -44,19 +44,32 @@ def validate(
         ValidateOutput,
         typer.Option("-o", "--output", help="text: FILE: field.path: message lines; json."),
     ] = ValidateOutput.text,
+    kube_scheduler: Annotated[
+        str | None,
+        typer.Option(
+            "--kube-scheduler",
+            metavar="PATH",
+            help="Also run this kube-scheduler binary on each config (--write-config-to, no API "
+            "server) and show its verdict next to validate's.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Check specs and KubeSchedulerConfigurations (see HELP)."""
     # Imported here so that --help and shell completion do not pay for yaml.
     from kschedctl.ops.validate import validate_files
 
     check_version_option(kubernetes_version)
+    judged = _judge_check(kube_scheduler)
     result = validate_files(files, kubernetes_version, replaces_default=replaces_default)
+    verdicts = _judge(judged, result.reports)
     if fmt is ValidateOutput.json:
-        typer.echo(json.dumps([r.to_dict() for r in result.reports], indent=2))
+        typer.echo(json.dumps([_with_verdict(r, verdicts) for r in result.reports], indent=2))
     else:
         for report in result.reports:
             for problem in report.problems:
                 typer.echo(str(problem))
+        _print_verdicts(result.reports, verdicts)
     for report in result.reports:
         if report.valid and not report.checked:
             # Plain text: a file name is the user's, never markup or escape sequences.
@@ -72,6 +85,53 @@ def validate(
             f"({result.problem_count} problem(s), {result.rules})",
         )
     output.info(f"{len(result.reports)} file(s) valid ({result.rules})")
+
+
+def _judge_check(path: str | None) -> str | None:
+    """The binary of --kube-scheduler, checked before any file is read (exit 5 if unusable)."""
+    if path is None:
+        return None
+    from kschedctl.ops.judge import check_binary
+
+    return str(check_binary(path))
+
+
+def _judge(binary: str | None, reports: list[Any]) -> dict[str, Any]:
+    if binary is None:
+        return {}
+    from kschedctl.ops.judge import judge_file
+
+    return {r.path: judge_file(binary, r.path) for r in reports}
+
+
+def _with_verdict(report: Any, verdicts: dict[str, Any]) -> dict[str, Any]:
+    entry: dict[str, Any] = report.to_dict()
+    if report.path in verdicts:
+        from kschedctl.ops.judge import agrees
+
+        verdict = verdicts[report.path]
+        entry["kubeScheduler"] = verdict.to_dict() if verdict else None
+        entry["agrees"] = agrees(report.problems, verdict) if verdict else None
+    return entry
+
+
+def _print_verdicts(reports: list[Any], verdicts: dict[str, Any]) -> None:
+    """kube-scheduler's verdict per file: a note when it agrees, its messages when it does not."""
+    from kschedctl.ops.judge import agrees
+
+    for report in reports:
+        verdict = verdicts.get(report.path)
+        if verdict is None:
+            continue
+        said = "accepted" if verdict.accepted else "refused"
+        name = printable(report.path)
+        if agrees(report.problems, verdict):
+            typer.echo(f"note: {name}: kube-scheduler: {said}", err=True)
+            continue
+        ours = "valid" if verdict.accepted is False else "invalid"
+        typer.echo(f"{name}: kube-scheduler {said} it, validate says {ours}: disagreement")
+        for message in verdict.messages:
+            typer.echo(f"{name}: kube-scheduler: {printable(message)}")
 
 
 HELP = (

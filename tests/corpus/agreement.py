@@ -46,6 +46,13 @@ class Outcome:
 
 
 def default_binary() -> Path | None:
+    """The lab's pinned kube-scheduler build, if built."""
+    from kschedctl.lab import binaries
+
+    k8s = next(m for m in binaries.MODULES if m.key == "k8s")
+    pinned = k8s.cache_path() / "kube-scheduler"
+    if pinned.is_file():
+        return pinned
     found = sorted(Path.home().glob(".cache/kschedctl/bin/k8s-*/kube-scheduler"))
     return found[-1] if found else None
 
@@ -59,7 +66,10 @@ def outcome(binary: Path, path: Path) -> Outcome:
     problems = [f"{p.path}: {p.message}" if p.path else p.message for p in report.problems]
     errors = [p for p in report.problems if getattr(p, "severity", "error") == "error"]
     return Outcome(
-        path.name, judge_file(binary, path), is_valid(report.problems), [str(e.message) for e in errors] or problems
+        path.name,
+        judge_file(binary, path),
+        is_valid(report.problems),
+        [str(e.message) for e in errors] or problems,
     )
 
 
@@ -110,7 +120,10 @@ def main() -> int:
     parser.add_argument("files", nargs="*", type=Path)
     opts = parser.parse_args()
     if opts.kube_scheduler is None:
-        print("no kube-scheduler binary: run `kschedctl lab build` or pass --kube-scheduler", file=sys.stderr)
+        print(
+            "no kube-scheduler binary: run `kschedctl lab build` or pass --kube-scheduler",
+            file=sys.stderr,
+        )
         return 5
     outcomes = run(opts.kube_scheduler, opts.files or None)
     groups: dict[str, list[Outcome]] = defaultdict(list)
@@ -118,18 +131,26 @@ def main() -> int:
         if not o.agrees:
             groups[klass(o)].append(o)
     if opts.output == "json":
-        print(json.dumps({
-            "summary": summary(outcomes),
-            "disagreements": [
+        print(
+            json.dumps(
                 {
-                    "file": o.name,
-                    "kubeScheduler": o.kube_scheduler.to_dict() if o.kube_scheduler else None,
-                    "validateValid": o.validate_valid,
-                    "validateProblems": o.validate_problems,
-                }
-                for o in outcomes if not o.agrees
-            ],
-        }, indent=2))
+                    "summary": summary(outcomes),
+                    "disagreements": [
+                        {
+                            "file": o.name,
+                            "kubeScheduler": o.kube_scheduler.to_dict()
+                            if o.kube_scheduler
+                            else None,
+                            "validateValid": o.validate_valid,
+                            "validateProblems": o.validate_problems,
+                        }
+                        for o in outcomes
+                        if not o.agrees
+                    ],
+                },
+                indent=2,
+            )
+        )
         return 0
     print(json.dumps(summary(outcomes)))
     for name, members in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
@@ -137,8 +158,12 @@ def main() -> int:
         for o in members:
             ks = o.kube_scheduler.messages if o.kube_scheduler else []
             print(f"    {o.name}")
-            print(f"        kube-scheduler: {'accepted' if o.oracle_accepts else '; '.join(ks)[:300]}")
-            print(f"        validate:       {'valid' if o.validate_valid else '; '.join(o.validate_problems)[:300]}")
+            print(
+                f"        kube-scheduler: {'accepted' if o.oracle_accepts else '; '.join(ks)[:300]}"
+            )
+            print(
+                f"        validate:       {'valid' if o.validate_valid else '; '.join(o.validate_problems)[:300]}"
+            )
     return 0
 
 

@@ -44,7 +44,9 @@ def profile(doc: Doc, i: int = 0) -> Doc:
     return doc["profiles"][i]  # type: ignore[no-any-return]
 
 
-def plugins(doc: Doc, point: str, enabled: list[Any] | None = None, disabled: list[Any] | None = None) -> Doc:
+def plugins(
+    doc: Doc, point: str, enabled: list[Any] | None = None, disabled: list[Any] | None = None
+) -> Doc:
     sets = profile(doc).setdefault("plugins", {}).setdefault(point, {})
     if enabled is not None:
         sets["enabled"] = [p if isinstance(p, dict) else {"name": p} for p in enabled]
@@ -119,18 +121,30 @@ def affinity(value: Doc) -> Callable[[Doc], Doc]:
 
 
 def rtc(shape: list[Doc], resources: list[Doc] | None = None) -> Callable[[Doc], Doc]:
-    strategy: Doc = {"type": "RequestedToCapacityRatio", "requestedToCapacityRatio": {"shape": shape}}
+    strategy: Doc = {
+        "type": "RequestedToCapacityRatio",
+        "requestedToCapacityRatio": {"shape": shape},
+    }
     if resources is not None:
         strategy["resources"] = resources
     return fit({"scoringStrategy": strategy})
 
 
 def required(*expressions: Doc) -> Doc:
-    return {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": list(expressions)}]}}
+    return {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": list(expressions)}]
+        }
+    }
 
 
 def constraint(**fields: Any) -> Doc:
-    return {"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "ScheduleAnyway", **fields}
+    return {
+        "maxSkew": 1,
+        "topologyKey": "topology.kubernetes.io/zone",
+        "whenUnsatisfiable": "ScheduleAnyway",
+        **fields,
+    }
 
 
 def ext(**fields: Any) -> Doc:
@@ -168,7 +182,10 @@ MUTATIONS: dict[str, Callable[[Doc], Doc]] = {
     "mut-parallelism-negative": top(parallelism=-4),
     "mut-percentage-over-100": top(percentageOfNodesToScore=101),
     "mut-percentage-negative": top(percentageOfNodesToScore=-1),
-    "mut-profile-percentage-over-100": lambda d: (profile(d).update(percentageOfNodesToScore=150), d)[1],
+    "mut-profile-percentage-over-100": lambda d: (
+        profile(d).update(percentageOfNodesToScore=150),
+        d,
+    )[1],
     "mut-pod-initial-backoff-zero": top(podInitialBackoffSeconds=0),
     "mut-pod-max-backoff-below-initial": top(podInitialBackoffSeconds=10, podMaxBackoffSeconds=5),
     "edge-profiles-empty-list": top(profiles=[]),
@@ -177,7 +194,9 @@ MUTATIONS: dict[str, Callable[[Doc], Doc]] = {
     "mut-second-profile-different-queuesort": second_profile(
         plugins={"queueSort": {"enabled": [{"name": "PrioritySort"}], "disabled": [{"name": "*"}]}}
     ),
-    "mut-queuesort-two-enabled": lambda d: plugins(d, "queueSort", enabled=["PrioritySort", "PrioritySort"], disabled=["*"]),
+    "mut-queuesort-two-enabled": lambda d: plugins(
+        d, "queueSort", enabled=["PrioritySort", "PrioritySort"], disabled=["*"]
+    ),
     # --- client connection (component-base ValidateClientConnectionConfiguration) ---
     "mut-clientconnection-burst-negative": cc(burst=-1),
     # --- leader election (component-base ValidateLeaderElectionConfiguration + resourceLock) ---
@@ -185,6 +204,9 @@ MUTATIONS: dict[str, Callable[[Doc], Doc]] = {
     "mut-le-lease-negative": le(leaseDuration="-1s"),
     "mut-le-renew-negative": le(renewDeadline="-1s"),
     "mut-le-retry-negative": le(retryPeriod="-2s"),
+    "mut-le-renew-within-retry-jitter": le(
+        leaseDuration="15s", renewDeadline="2s", retryPeriod="2s"
+    ),
     "mut-le-resourcelock-endpoints": le(resourceLock="endpoints"),
     "mut-le-resourcelock-configmapsleases": le(resourceLock="configmapsleases"),
     "mut-le-resourcelock-bogus": le(resourceLock="bogus"),
@@ -200,7 +222,9 @@ MUTATIONS: dict[str, Callable[[Doc], Doc]] = {
     "mut-removed-field-lockobjectname": le(lockObjectName="my-scheduler"),
     "mut-parallelism-string": top(parallelism="16"),
     "mut-profiles-not-a-list": top(profiles={"schedulerName": "my-scheduler"}),
-    "mut-plugin-weight-string": lambda d: plugins(d, "score", enabled=[{"name": "ImageLocality", "weight": "high"}]),
+    "mut-plugin-weight-string": lambda d: plugins(
+        d, "score", enabled=[{"name": "ImageLocality", "weight": "high"}]
+    ),
     "mut-apiversion-v1beta3": top(apiVersion="kubescheduler.config.k8s.io/v1beta3"),
     "mut-apiversion-v1beta2": top(apiVersion="kubescheduler.config.k8s.io/v1beta2"),
     "mut-apiversion-v1beta1": top(apiVersion="kubescheduler.config.k8s.io/v1beta1"),
@@ -212,107 +236,303 @@ MUTATIONS: dict[str, Callable[[Doc], Doc]] = {
     "mut-apiversion-componentconfig": top(apiVersion="componentconfig/v1alpha1"),
     # --- plugins (framework runtime: existence, extension points, counts, duplicates) ---
     "mut-plugin-unknown-filter": lambda d: plugins(d, "filter", enabled=["NodeNames"]),
-    "mut-plugin-unknown-score": lambda d: plugins(d, "score", enabled=[{"name": "MyCustomPluginA", "weight": 2}]),
+    "mut-plugin-unknown-score": lambda d: plugins(
+        d, "score", enabled=[{"name": "MyCustomPluginA", "weight": 2}]
+    ),
     "mut-plugin-unknown-multipoint": lambda d: plugins(d, "multiPoint", enabled=["MyPlugin"]),
     "mut-plugin-removed-nodelabel": lambda d: plugins(d, "filter", enabled=["NodeLabel"]),
-    "mut-plugin-removed-serviceaffinity": lambda d: plugins(d, "filter", enabled=["ServiceAffinity"]),
-    "mut-plugin-removed-nodepreferavoidpods": lambda d: plugins(d, "score", enabled=[{"name": "NodePreferAvoidPods", "weight": 1}]),
-    "mut-plugin-removed-leastallocated": lambda d: plugins(d, "score", enabled=[{"name": "NodeResourcesLeastAllocated", "weight": 1}]),
-    "mut-plugin-removed-mostallocated": lambda d: plugins(d, "score", enabled=[{"name": "NodeResourcesMostAllocated", "weight": 1}]),
-    "mut-plugin-removed-selectorspread": lambda d: plugins(d, "score", enabled=[{"name": "SelectorSpread", "weight": 1}]),
-    "mut-plugin-removed-requestedtocapacityratio": lambda d: plugins(d, "score", enabled=[{"name": "RequestedToCapacityRatio", "weight": 1}]),
-    "mut-plugin-removed-nodevolumelimits-ebs": lambda d: plugins(d, "filter", enabled=["EBSLimits"]),
-    "mut-plugin-outoftree-coscheduling": lambda d: plugins(d, "multiPoint", enabled=["Coscheduling"]),
-    "mut-plugin-outoftree-capacityscheduling": lambda d: plugins(d, "preFilter", enabled=["CapacityScheduling"]),
-    "mut-plugin-outoftree-noderesourcetopologymatch": lambda d: plugins(d, "filter", enabled=["NodeResourceTopologyMatch"]),
-    "mut-plugin-outoftree-targetloadpacking": lambda d: plugins(d, "score", enabled=[{"name": "TargetLoadPacking", "weight": 1}]),
-    "mut-plugin-outoftree-queuesort": lambda d: plugins(d, "queueSort", enabled=["Coscheduling"], disabled=["*"]),
-    "mut-plugin-wrong-point-imagelocality-filter": lambda d: plugins(d, "filter", enabled=["ImageLocality"]),
-    "mut-plugin-wrong-point-nodename-score": lambda d: plugins(d, "score", enabled=[{"name": "NodeName", "weight": 1}]),
-    "mut-plugin-wrong-point-prioritysort-filter": lambda d: plugins(d, "filter", enabled=["PrioritySort"]),
-    "mut-plugin-wrong-point-defaultbinder-prebind": lambda d: plugins(d, "preBind", enabled=["DefaultBinder"]),
-    "mut-plugin-wrong-point-fit-queuesort": lambda d: plugins(d, "queueSort", enabled=["NodeResourcesFit"], disabled=["*"]),
-    "mut-plugin-wrong-point-preemption-filter": lambda d: plugins(d, "filter", enabled=["DefaultPreemption"]),
-    "mut-plugin-duplicate-filter": lambda d: plugins(d, "filter", enabled=["NodeAffinity", "NodeAffinity"], disabled=["*"]),
-    "mut-plugin-duplicate-score": lambda d: plugins(d, "score", enabled=[{"name": "ImageLocality", "weight": 1}, {"name": "ImageLocality", "weight": 2}], disabled=["*"]),
-    "mut-plugin-duplicate-multipoint": lambda d: plugins(d, "multiPoint", enabled=["NodeName", "NodeName"], disabled=["*"]),
+    "mut-plugin-removed-serviceaffinity": lambda d: plugins(
+        d, "filter", enabled=["ServiceAffinity"]
+    ),
+    "mut-plugin-removed-nodepreferavoidpods": lambda d: plugins(
+        d, "score", enabled=[{"name": "NodePreferAvoidPods", "weight": 1}]
+    ),
+    "mut-plugin-removed-leastallocated": lambda d: plugins(
+        d, "score", enabled=[{"name": "NodeResourcesLeastAllocated", "weight": 1}]
+    ),
+    "mut-plugin-removed-mostallocated": lambda d: plugins(
+        d, "score", enabled=[{"name": "NodeResourcesMostAllocated", "weight": 1}]
+    ),
+    "mut-plugin-removed-selectorspread": lambda d: plugins(
+        d, "score", enabled=[{"name": "SelectorSpread", "weight": 1}]
+    ),
+    "mut-plugin-removed-requestedtocapacityratio": lambda d: plugins(
+        d, "score", enabled=[{"name": "RequestedToCapacityRatio", "weight": 1}]
+    ),
+    "mut-plugin-removed-nodevolumelimits-ebs": lambda d: plugins(
+        d, "filter", enabled=["EBSLimits"]
+    ),
+    "mut-plugin-outoftree-coscheduling": lambda d: plugins(
+        d, "multiPoint", enabled=["Coscheduling"]
+    ),
+    "mut-plugin-outoftree-capacityscheduling": lambda d: plugins(
+        d, "preFilter", enabled=["CapacityScheduling"]
+    ),
+    "mut-plugin-outoftree-noderesourcetopologymatch": lambda d: plugins(
+        d, "filter", enabled=["NodeResourceTopologyMatch"]
+    ),
+    "mut-plugin-outoftree-targetloadpacking": lambda d: plugins(
+        d, "score", enabled=[{"name": "TargetLoadPacking", "weight": 1}]
+    ),
+    "mut-plugin-outoftree-queuesort": lambda d: plugins(
+        d, "queueSort", enabled=["Coscheduling"], disabled=["*"]
+    ),
+    "mut-plugin-wrong-point-imagelocality-filter": lambda d: plugins(
+        d, "filter", enabled=["ImageLocality"]
+    ),
+    "mut-plugin-wrong-point-nodename-score": lambda d: plugins(
+        d, "score", enabled=[{"name": "NodeName", "weight": 1}]
+    ),
+    "mut-plugin-wrong-point-prioritysort-filter": lambda d: plugins(
+        d, "filter", enabled=["PrioritySort"]
+    ),
+    "mut-plugin-wrong-point-defaultbinder-prebind": lambda d: plugins(
+        d, "preBind", enabled=["DefaultBinder"]
+    ),
+    "mut-plugin-wrong-point-fit-queuesort": lambda d: plugins(
+        d, "queueSort", enabled=["NodeResourcesFit"], disabled=["*"]
+    ),
+    "mut-plugin-wrong-point-preemption-filter": lambda d: plugins(
+        d, "filter", enabled=["DefaultPreemption"]
+    ),
+    "mut-plugin-duplicate-filter": lambda d: plugins(
+        d, "filter", enabled=["NodeAffinity", "NodeAffinity"], disabled=["*"]
+    ),
+    "mut-plugin-duplicate-score": lambda d: plugins(
+        d,
+        "score",
+        enabled=[{"name": "ImageLocality", "weight": 1}, {"name": "ImageLocality", "weight": 2}],
+        disabled=["*"],
+    ),
+    "mut-plugin-duplicate-multipoint": lambda d: plugins(
+        d, "multiPoint", enabled=["NodeName", "NodeName"], disabled=["*"]
+    ),
     "mut-queuesort-all-disabled": qs_all_disabled,
-    "mut-queuesort-prioritysort-disabled": lambda d: plugins(d, "queueSort", disabled=["PrioritySort"]),
+    "mut-queuesort-prioritysort-disabled": lambda d: plugins(
+        d, "queueSort", disabled=["PrioritySort"]
+    ),
     "mut-multipoint-all-disabled": lambda d: plugins(d, "multiPoint", disabled=["*"]),
     "mut-bind-all-disabled": lambda d: plugins(d, "bind", disabled=["*"]),
     "mut-bind-defaultbinder-disabled": lambda d: plugins(d, "bind", disabled=["DefaultBinder"]),
-    "mut-score-weight-negative": lambda d: plugins(d, "score", enabled=[{"name": "ImageLocality", "weight": -1}]),
-    "edge-score-weight-over-max": lambda d: plugins(d, "score", enabled=[{"name": "ImageLocality", "weight": 2147483647}]),
+    "mut-score-weight-negative": lambda d: plugins(
+        d, "score", enabled=[{"name": "ImageLocality", "weight": -1}]
+    ),
+    "edge-score-weight-over-max": lambda d: plugins(
+        d, "score", enabled=[{"name": "ImageLocality", "weight": 2147483647}]
+    ),
     "mut-plugin-name-empty": lambda d: plugins(d, "filter", enabled=[{"name": ""}]),
     "mut-plugin-name-lowercase": lambda d: plugins(d, "filter", enabled=["nodeaffinity"]),
     # --- pluginConfig (validation.go validatePluginConfig) ---
-    "mut-pluginconfig-duplicate": chain(fit({"scoringStrategy": {"type": "LeastAllocated"}}), fit({"scoringStrategy": {"type": "MostAllocated"}})),
+    "mut-pluginconfig-duplicate": chain(
+        fit({"scoringStrategy": {"type": "LeastAllocated"}}),
+        fit({"scoringStrategy": {"type": "MostAllocated"}}),
+    ),
     "edge-pluginconfig-removed-plugin": lambda d: args(d, "NodeLabel", {"presentLabels": ["zone"]}),
-    "mut-pluginconfig-args-wrong-kind": lambda d: args(d, "NodeResourcesFit", {"apiVersion": API, "kind": "PodTopologySpreadArgs"}),
-    "mut-pluginconfig-args-unknown-field": fit({"scoringStrategy": {"type": "LeastAllocated"}, "bogus": True}),
+    "mut-pluginconfig-args-wrong-kind": lambda d: args(
+        d, "NodeResourcesFit", {"apiVersion": API, "kind": "PodTopologySpreadArgs"}
+    ),
+    "mut-pluginconfig-args-unknown-field": fit(
+        {"scoringStrategy": {"type": "LeastAllocated"}, "bogus": True}
+    ),
     "mut-pluginconfig-args-not-a-map": lambda d: args(d, "NodeResourcesFit", ["LeastAllocated"]),
-    "edge-pluginconfig-unknown-plugin-args": lambda d: args(d, "Coscheduling", {"permitWaitingTimeSeconds": 10}),
+    "edge-pluginconfig-unknown-plugin-args": lambda d: args(
+        d, "Coscheduling", {"permitWaitingTimeSeconds": 10}
+    ),
     "edge-pluginconfig-name-empty": lambda d: args(d, "", {}),
     # --- DefaultPreemption args ---
-    "mut-preemption-both-zero": preemption({"minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 0}),
+    "mut-preemption-both-zero": preemption(
+        {"minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 0}
+    ),
     "mut-preemption-percentage-over-100": preemption({"minCandidateNodesPercentage": 101}),
     "mut-preemption-percentage-negative": preemption({"minCandidateNodesPercentage": -1}),
     "mut-preemption-absolute-negative": preemption({"minCandidateNodesAbsolute": -1}),
     # --- InterPodAffinity args ---
-    "mut-interpodaffinity-weight-over-100": lambda d: args(d, "InterPodAffinity", {"hardPodAffinityWeight": 101}),
-    "mut-interpodaffinity-weight-negative": lambda d: args(d, "InterPodAffinity", {"hardPodAffinityWeight": -1}),
+    "mut-interpodaffinity-weight-over-100": lambda d: args(
+        d, "InterPodAffinity", {"hardPodAffinityWeight": 101}
+    ),
+    "mut-interpodaffinity-weight-negative": lambda d: args(
+        d, "InterPodAffinity", {"hardPodAffinityWeight": -1}
+    ),
     # --- PodTopologySpread args ---
-    "mut-spread-maxskew-zero": spread({"defaultingType": "List", "defaultConstraints": [constraint(maxSkew=0)]}),
-    "mut-spread-labelselector": spread({"defaultingType": "List", "defaultConstraints": [constraint(labelSelector={"matchLabels": {"a": "b"}})]}),
-    "mut-spread-topologykey-empty": spread({"defaultingType": "List", "defaultConstraints": [constraint(topologyKey="")]}),
-    "mut-spread-topologykey-invalid": spread({"defaultingType": "List", "defaultConstraints": [constraint(topologyKey="not a/label/key")]}),
-    "mut-spread-whenunsatisfiable-empty": spread({"defaultingType": "List", "defaultConstraints": [constraint(whenUnsatisfiable="")]}),
-    "mut-spread-whenunsatisfiable-bogus": spread({"defaultingType": "List", "defaultConstraints": [constraint(whenUnsatisfiable="Sometimes")]}),
-    "mut-spread-duplicate-constraint": spread({"defaultingType": "List", "defaultConstraints": [constraint(), constraint(maxSkew=2)]}),
+    "mut-spread-maxskew-zero": spread(
+        {"defaultingType": "List", "defaultConstraints": [constraint(maxSkew=0)]}
+    ),
+    "mut-spread-labelselector": spread(
+        {
+            "defaultingType": "List",
+            "defaultConstraints": [constraint(labelSelector={"matchLabels": {"a": "b"}})],
+        }
+    ),
+    "mut-spread-topologykey-empty": spread(
+        {"defaultingType": "List", "defaultConstraints": [constraint(topologyKey="")]}
+    ),
+    "mut-spread-topologykey-invalid": spread(
+        {
+            "defaultingType": "List",
+            "defaultConstraints": [constraint(topologyKey="not a/label/key")],
+        }
+    ),
+    "mut-spread-whenunsatisfiable-empty": spread(
+        {"defaultingType": "List", "defaultConstraints": [constraint(whenUnsatisfiable="")]}
+    ),
+    "mut-spread-whenunsatisfiable-bogus": spread(
+        {
+            "defaultingType": "List",
+            "defaultConstraints": [constraint(whenUnsatisfiable="Sometimes")],
+        }
+    ),
+    "mut-spread-duplicate-constraint": spread(
+        {"defaultingType": "List", "defaultConstraints": [constraint(), constraint(maxSkew=2)]}
+    ),
     "mut-spread-defaultingtype-bogus": spread({"defaultingType": "Auto"}),
-    "mut-spread-system-with-constraints": spread({"defaultingType": "System", "defaultConstraints": [constraint()]}),
+    "mut-spread-system-with-constraints": spread(
+        {"defaultingType": "System", "defaultConstraints": [constraint()]}
+    ),
     # --- NodeResourcesFit args ---
     "mut-fit-ignoredresources-invalid": fit({"ignoredResources": ["not a resource!"]}),
     "mut-fit-ignoredresourcegroups-slash": fit({"ignoredResourceGroups": ["example.com/gpu"]}),
     "mut-fit-ignoredresourcegroups-invalid": fit({"ignoredResourceGroups": ["Bad_Group!"]}),
     "mut-fit-strategy-type-bogus": fit({"scoringStrategy": {"type": "BestFit"}}),
-    "mut-fit-strategy-rtc-without-shape": fit({"scoringStrategy": {"type": "RequestedToCapacityRatio"}}),
-    "mut-fit-strategy-rtc-on-mostallocated": fit({"scoringStrategy": {"type": "MostAllocated", "requestedToCapacityRatio": {"shape": [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}]}}}),
-    "mut-fit-resource-weight-zero-explicit-over": fit({"scoringStrategy": {"type": "LeastAllocated", "resources": [{"name": "cpu", "weight": 101}]}}),
-    "mut-fit-resource-weight-negative": fit({"scoringStrategy": {"type": "LeastAllocated", "resources": [{"name": "cpu", "weight": -1}]}}),
-    "edge-fit-resource-name-invalid": fit({"scoringStrategy": {"type": "LeastAllocated", "resources": [{"name": "cpu cores", "weight": 1}]}}),
-    "edge-fit-resource-duplicate": fit({"scoringStrategy": {"type": "LeastAllocated", "resources": [{"name": "cpu", "weight": 1}, {"name": "cpu", "weight": 2}]}}),
+    "mut-fit-strategy-rtc-without-shape": fit(
+        {"scoringStrategy": {"type": "RequestedToCapacityRatio"}}
+    ),
+    "mut-fit-strategy-rtc-on-mostallocated": fit(
+        {
+            "scoringStrategy": {
+                "type": "MostAllocated",
+                "requestedToCapacityRatio": {
+                    "shape": [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}]
+                },
+            }
+        }
+    ),
+    "mut-fit-resource-weight-zero-explicit-over": fit(
+        {
+            "scoringStrategy": {
+                "type": "LeastAllocated",
+                "resources": [{"name": "cpu", "weight": 101}],
+            }
+        }
+    ),
+    "mut-fit-resource-weight-negative": fit(
+        {
+            "scoringStrategy": {
+                "type": "LeastAllocated",
+                "resources": [{"name": "cpu", "weight": -1}],
+            }
+        }
+    ),
+    "edge-fit-resource-name-invalid": fit(
+        {
+            "scoringStrategy": {
+                "type": "LeastAllocated",
+                "resources": [{"name": "cpu cores", "weight": 1}],
+            }
+        }
+    ),
+    "edge-fit-resource-duplicate": fit(
+        {
+            "scoringStrategy": {
+                "type": "LeastAllocated",
+                "resources": [{"name": "cpu", "weight": 1}, {"name": "cpu", "weight": 2}],
+            }
+        }
+    ),
     "mut-rtc-shape-empty": rtc([]),
-    "mut-rtc-shape-unsorted": rtc([{"utilization": 100, "score": 10}, {"utilization": 0, "score": 0}]),
-    "mut-rtc-shape-utilization-over-100": rtc([{"utilization": 0, "score": 0}, {"utilization": 101, "score": 10}]),
-    "mut-rtc-shape-score-over-10": rtc([{"utilization": 0, "score": 0}, {"utilization": 100, "score": 11}]),
-    "mut-rtc-shape-score-negative": rtc([{"utilization": 0, "score": -1}, {"utilization": 100, "score": 10}]),
-    "mut-rtc-shape-duplicate-utilization": rtc([{"utilization": 50, "score": 0}, {"utilization": 50, "score": 10}]),
-    "mut-rtc-resource-weight-over-100": rtc([{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}], [{"name": "cpu", "weight": 101}]),
+    "mut-rtc-shape-unsorted": rtc(
+        [{"utilization": 100, "score": 10}, {"utilization": 0, "score": 0}]
+    ),
+    "mut-rtc-shape-utilization-over-100": rtc(
+        [{"utilization": 0, "score": 0}, {"utilization": 101, "score": 10}]
+    ),
+    "mut-rtc-shape-score-over-10": rtc(
+        [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 11}]
+    ),
+    "mut-rtc-shape-score-negative": rtc(
+        [{"utilization": 0, "score": -1}, {"utilization": 100, "score": 10}]
+    ),
+    "mut-rtc-shape-duplicate-utilization": rtc(
+        [{"utilization": 50, "score": 0}, {"utilization": 50, "score": 10}]
+    ),
+    "mut-rtc-resource-weight-over-100": rtc(
+        [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}],
+        [{"name": "cpu", "weight": 101}],
+    ),
     # --- NodeResourcesBalancedAllocation args ---
     "mut-balanced-resource-weight-not-1": balanced({"resources": [{"name": "cpu", "weight": 2}]}),
-    "mut-balanced-resource-duplicate": balanced({"resources": [{"name": "cpu", "weight": 1}, {"name": "cpu", "weight": 1}]}),
-    "edge-balanced-resource-name-invalid": balanced({"resources": [{"name": "cpu cores", "weight": 1}]}),
+    "mut-balanced-resource-duplicate": balanced(
+        {"resources": [{"name": "cpu", "weight": 1}, {"name": "cpu", "weight": 1}]}
+    ),
+    "edge-balanced-resource-name-invalid": balanced(
+        {"resources": [{"name": "cpu cores", "weight": 1}]}
+    ),
     # --- NodeAffinity args (nodeaffinity.NewNodeSelector / NewPreferredSchedulingTerms) ---
-    "mut-affinity-operator-bogus": affinity(required({"key": "zone", "operator": "Near", "values": ["a"]})),
-    "mut-affinity-in-without-values": affinity(required({"key": "zone", "operator": "In", "values": []})),
-    "mut-affinity-exists-with-values": affinity(required({"key": "zone", "operator": "Exists", "values": ["a"]})),
+    "mut-affinity-operator-bogus": affinity(
+        required({"key": "zone", "operator": "Near", "values": ["a"]})
+    ),
+    "mut-affinity-in-without-values": affinity(
+        required({"key": "zone", "operator": "In", "values": []})
+    ),
+    "mut-affinity-exists-with-values": affinity(
+        required({"key": "zone", "operator": "Exists", "values": ["a"]})
+    ),
     "mut-affinity-key-invalid": affinity(required({"key": "not a key", "operator": "Exists"})),
-    "mut-affinity-gt-not-integer": affinity(required({"key": "cores", "operator": "Gt", "values": ["many"]})),
-    "mut-affinity-preferred-operator-bogus": affinity({"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1, "preference": {"matchExpressions": [{"key": "zone", "operator": "Near", "values": ["a"]}]}}]}),
-    "edge-affinity-matchfields-bad-key": affinity({"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.namespace", "operator": "In", "values": ["a"]}]}]}}),
+    "mut-affinity-gt-not-integer": affinity(
+        required({"key": "cores", "operator": "Gt", "values": ["many"]})
+    ),
+    "mut-affinity-preferred-operator-bogus": affinity(
+        {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "weight": 1,
+                    "preference": {
+                        "matchExpressions": [{"key": "zone", "operator": "Near", "values": ["a"]}]
+                    },
+                }
+            ]
+        }
+    ),
+    "edge-affinity-matchfields-bad-key": affinity(
+        {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {
+                        "matchFields": [
+                            {"key": "metadata.namespace", "operator": "In", "values": ["a"]}
+                        ]
+                    }
+                ]
+            }
+        }
+    ),
     # --- VolumeBinding args ---
-    "mut-volumebinding-timeout-negative": lambda d: args(d, "VolumeBinding", {"bindTimeoutSeconds": -1}),
+    "mut-volumebinding-timeout-negative": lambda d: args(
+        d, "VolumeBinding", {"bindTimeoutSeconds": -1}
+    ),
     # --- DynamicResources args (feature gates off by default in 1.36 decide) ---
-    "mut-dra-filtertimeout-negative": lambda d: args(d, "DynamicResources", {"filterTimeout": "-1s"}),
+    "mut-dra-filtertimeout-negative": lambda d: args(
+        d, "DynamicResources", {"filterTimeout": "-1s"}
+    ),
     # --- extenders (validation.go validateExtenders) ---
     "mut-extender-prioritize-weight-zero": extenders(ext(prioritizeVerb="prioritize", weight=0)),
-    "mut-extender-prioritize-weight-negative": extenders(ext(prioritizeVerb="prioritize", weight=-1)),
-    "mut-extender-two-binders": extenders(ext(bindVerb="bind"), ext(urlPrefix="http://127.0.0.1:9999/", bindVerb="bind")),
-    "mut-extender-managed-resource-duplicate": extenders(ext(managedResources=[{"name": "example.com/foo"}, {"name": "example.com/foo"}])),
-    "mut-extender-managed-resource-not-extended": extenders(ext(managedResources=[{"name": "cpu"}])),
-    "mut-extender-managed-resource-invalid": extenders(ext(managedResources=[{"name": "example.com/foo bar"}])),
-    "mut-extender-tls-insecure-and-cafile": extenders(ext(tlsConfig={"insecure": True, "caFile": "/etc/ca.crt"})),
+    "mut-extender-prioritize-weight-negative": extenders(
+        ext(prioritizeVerb="prioritize", weight=-1)
+    ),
+    "mut-extender-two-binders": extenders(
+        ext(bindVerb="bind"), ext(urlPrefix="http://127.0.0.1:9999/", bindVerb="bind")
+    ),
+    "mut-extender-managed-resource-duplicate": extenders(
+        ext(managedResources=[{"name": "example.com/foo"}, {"name": "example.com/foo"}])
+    ),
+    "mut-extender-managed-resource-not-extended": extenders(
+        ext(managedResources=[{"name": "cpu"}])
+    ),
+    "mut-extender-managed-resource-invalid": extenders(
+        ext(managedResources=[{"name": "example.com/foo bar"}])
+    ),
+    "mut-extender-tls-insecure-and-cafile": extenders(
+        ext(tlsConfig={"insecure": True, "caFile": "/etc/ca.crt"})
+    ),
     "mut-extender-unknown-field": extenders(ext(bogus=1)),
     # --- edge cases kube-scheduler accepts (defaulting repairs them, or they are simply valid) ---
     "edge-le-retry-zero": le(retryPeriod="0s"),
@@ -323,37 +543,75 @@ MUTATIONS: dict[str, Callable[[Doc], Doc]] = {
     "edge-parallelism-omitted": lambda d: d,
     "edge-percentage-zero": top(percentageOfNodesToScore=0),
     "edge-percentage-100": top(percentageOfNodesToScore=100),
-    "edge-fit-resource-weight-zero": fit({"scoringStrategy": {"type": "LeastAllocated", "resources": [{"name": "cpu", "weight": 0}, {"name": "memory"}]}}),
+    "edge-fit-resource-weight-zero": fit(
+        {
+            "scoringStrategy": {
+                "type": "LeastAllocated",
+                "resources": [{"name": "cpu", "weight": 0}, {"name": "memory"}],
+            }
+        }
+    ),
     "edge-balanced-resource-weight-zero": balanced({"resources": [{"name": "cpu", "weight": 0}]}),
-    "edge-score-weight-zero": lambda d: plugins(d, "score", enabled=[{"name": "ImageLocality", "weight": 0}]),
-    "edge-queuesort-replaced": lambda d: plugins(d, "queueSort", enabled=["PrioritySort"], disabled=["*"]),
+    "edge-score-weight-zero": lambda d: plugins(
+        d, "score", enabled=[{"name": "ImageLocality", "weight": 0}]
+    ),
+    "edge-queuesort-replaced": lambda d: plugins(
+        d, "queueSort", enabled=["PrioritySort"], disabled=["*"]
+    ),
     "edge-multipoint-reenable-default": lambda d: plugins(d, "multiPoint", enabled=["NodeName"]),
-    "edge-multipoint-and-specific-point": chain(lambda d: plugins(d, "multiPoint", enabled=["ImageLocality"]), lambda d: plugins(d, "score", enabled=[{"name": "ImageLocality", "weight": 5}])),
+    "edge-multipoint-and-specific-point": chain(
+        lambda d: plugins(d, "multiPoint", enabled=["ImageLocality"]),
+        lambda d: plugins(d, "score", enabled=[{"name": "ImageLocality", "weight": 5}]),
+    ),
     "edge-disable-unknown-plugin": lambda d: plugins(d, "filter", disabled=["NoSuchPlugin"]),
     "edge-score-disabled-all": lambda d: plugins(d, "score", disabled=["*"]),
-    "edge-pluginconfig-disabled-plugin": chain(lambda d: plugins(d, "score", disabled=["ImageLocality"]), lambda d: args(d, "InterPodAffinity", {"hardPodAffinityWeight": 5})),
-    "edge-pluginconfig-args-with-typemeta": lambda d: args(d, "NodeResourcesFit", {"apiVersion": API, "kind": "NodeResourcesFitArgs", "scoringStrategy": {"type": "MostAllocated"}}),
+    "edge-pluginconfig-disabled-plugin": chain(
+        lambda d: plugins(d, "score", disabled=["ImageLocality"]),
+        lambda d: args(d, "InterPodAffinity", {"hardPodAffinityWeight": 5}),
+    ),
+    "edge-pluginconfig-args-with-typemeta": lambda d: args(
+        d,
+        "NodeResourcesFit",
+        {
+            "apiVersion": API,
+            "kind": "NodeResourcesFitArgs",
+            "scoringStrategy": {"type": "MostAllocated"},
+        },
+    ),
     "edge-profiles-omitted": drop("profiles"),
     "edge-profile-name-omitted": lambda d: (profile(d).pop("schedulerName"), d)[1],
     "edge-two-profiles-same-queuesort": second_profile(),
     "edge-spread-list-without-constraints": spread({"defaultingType": "List"}),
     "edge-spread-system": spread({"defaultingType": "System"}),
-    "edge-preemption-absolute-zero": preemption({"minCandidateNodesAbsolute": 0, "minCandidateNodesPercentage": 10}),
-    "edge-extender-one-binder": extenders(ext(bindVerb="bind", prioritizeVerb="prioritize", weight=1)),
+    "edge-preemption-absolute-zero": preemption(
+        {"minCandidateNodesAbsolute": 0, "minCandidateNodesPercentage": 10}
+    ),
+    "edge-extender-one-binder": extenders(
+        ext(bindVerb="bind", prioritizeVerb="prioritize", weight=1)
+    ),
     "edge-extender-tls-insecure": extenders(ext(tlsConfig={"insecure": True})),
     "edge-affinity-valid": affinity(required({"key": "zone", "operator": "In", "values": ["a"]})),
     "edge-clientconnection-qps-zero": cc(qps=0, burst=0, contentType="", acceptContentTypes=""),
-    "edge-default-scheduler-name": lambda d: (profile(d).update(schedulerName="default-scheduler"), d)[1],
+    "edge-default-scheduler-name": lambda d: (
+        profile(d).update(schedulerName="default-scheduler"),
+        d,
+    )[1],
     "edge-rtc-single-point": rtc([{"utilization": 50, "score": 5}]),
-    "edge-volumebinding-timeout-zero": lambda d: args(d, "VolumeBinding", {"bindTimeoutSeconds": 0}),
+    "edge-volumebinding-timeout-zero": lambda d: args(
+        d, "VolumeBinding", {"bindTimeoutSeconds": 0}
+    ),
 }
 
-BAD_JSON_HEAD = '{"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"'
+BAD_JSON_HEAD = (
+    '{"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"'
+)
 
 # Documents whose point is their text, not their data.
 RAW: dict[str, str] = {
-    "mut-json-trailing-comma.json": BAD_JSON_HEAD + ', "profiles": [{"schedulerName": "my-scheduler"},]}\n',
-    "mut-json-comment.json": BAD_JSON_HEAD + ', // my scheduler\n "profiles": [{"schedulerName": "my-scheduler"}]}\n',
+    "mut-json-trailing-comma.json": BAD_JSON_HEAD
+    + ', "profiles": [{"schedulerName": "my-scheduler"},]}\n',
+    "mut-json-comment.json": BAD_JSON_HEAD
+    + ', // my scheduler\n "profiles": [{"schedulerName": "my-scheduler"}]}\n',
     "mut-json-single-quotes.json": "{'apiVersion': 'kubescheduler.config.k8s.io/v1', 'kind': 'KubeSchedulerConfiguration'}\n",
     "mut-parallelism-int32-overflow.yaml": f"apiVersion: {API}\nkind: KubeSchedulerConfiguration\nparallelism: 99999999999\nprofiles:\n- schedulerName: my-scheduler\n",
     "mut-percentage-int32-overflow.yaml": f"apiVersion: {API}\nkind: KubeSchedulerConfiguration\npercentageOfNodesToScore: 4294967296\nprofiles:\n- schedulerName: my-scheduler\n",
@@ -368,7 +626,7 @@ RAW: dict[str, str] = {
     "mut-comment-only.yaml": "# nothing here yet\n",
     "mut-top-level-list.yaml": f"- apiVersion: {API}\n  kind: KubeSchedulerConfiguration\n",
     "mut-multi-doc-first-invalid.yaml": f"apiVersion: {API}\nkind: KubeSchedulerConfiguration\nparallelism: 0\n---\napiVersion: {API}\nkind: KubeSchedulerConfiguration\n",
-    "mut-le-duration-no-unit.yaml": f"apiVersion: {API}\nkind: KubeSchedulerConfiguration\nleaderElection:\n  leaseDuration: \"15\"\n",
+    "mut-le-duration-no-unit.yaml": f'apiVersion: {API}\nkind: KubeSchedulerConfiguration\nleaderElection:\n  leaseDuration: "15"\n',
     "edge-leaderelect-yes.yaml": f"apiVersion: {API}\nkind: KubeSchedulerConfiguration\nleaderElection:\n  leaderElect: yes\n",
     "edge-parallelism-float-integral.yaml": f"apiVersion: {API}\nkind: KubeSchedulerConfiguration\nparallelism: 16.0\nprofiles:\n- schedulerName: my-scheduler\n",
     "edge-parallelism-exponent.yaml": f"apiVersion: {API}\nkind: KubeSchedulerConfiguration\nparallelism: 1e1\nprofiles:\n- schedulerName: my-scheduler\n",
@@ -390,7 +648,9 @@ def render(doc: Doc) -> str:
 
 
 def generated() -> dict[str, str]:
-    files = {f"{name}.yaml": render(make(copy.deepcopy(base()))) for name, make in MUTATIONS.items()}
+    files = {
+        f"{name}.yaml": render(make(copy.deepcopy(base()))) for name, make in MUTATIONS.items()
+    }
     files.update(RAW)
     return files
 
