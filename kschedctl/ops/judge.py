@@ -166,10 +166,18 @@ def error_messages(lines: list[str]) -> list[str]:
     (k8s.io/apimachinery util/errors) prints as ``[a, b, c]`` and is split into its parts.
     Without that line (a crash), the error-level lines are the messages.
     """
-    for line in lines:
+    for index, line in enumerate(lines):
         match = _FAILED.search(line)
         if match:
             return split_aggregate(_go_unquote(match.group(1)))
+        if line.endswith('"command failed" err=<'):
+            # klog writes a multi-line value as err=<, its lines tab-indented, then " >"
+            body = []
+            for rest in lines[index + 1 :]:
+                if rest == " >":
+                    break
+                body.append(rest.removeprefix("\t"))
+            return split_aggregate("\n".join(body).strip())
     errors = [_KLOG.sub("", line) for line in lines if line.startswith(("E", "F"))]
     return [e for e in errors if e and "The manifest file is empty" not in e]
 
@@ -183,8 +191,8 @@ def _go_unquote(quoted: str) -> str:
 
 
 # Where an aggregate's next part starts: ", " then a field path and ": " (profiles[0].x: ...),
-# or one of the framework's own sentences.
-_PART = re.compile(r", (?=[A-Za-z][\w.\[\]\"-]*(?:\[\d+\])?: |[a-z][a-z ]+ (?:plugin|profile))")
+# or one of the framework's own sentences; a ", " inside a quoted value never splits.
+_PART = re.compile(r", (?=[A-Za-z][\w.\[\]-]*: |[a-z][a-z ]+ (?:plugin|profile))")
 
 
 def split_aggregate(message: str) -> list[str]:
@@ -192,8 +200,26 @@ def split_aggregate(message: str) -> list[str]:
     if not (message.startswith("[") and message.endswith("]")):
         return [message]
     inner = message[1:-1]
-    parts = [p.strip() for p in _PART.split(inner)]
+    parts, start = [], 0
+    for match in _PART.finditer(inner):
+        if _outside_quotes(inner[start : match.start()]):
+            parts.append(inner[start : match.start()].strip())
+            start = match.end()
+    parts.append(inner[start:].strip())
     return [p for p in parts if p] or [message]
+
+
+def _outside_quotes(text: str) -> bool:
+    """Whether ``text`` ends outside a double-quoted Go string (escapes respected)."""
+    quoted, escaped = False, False
+    for char in text:
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = quoted
+        elif char == '"':
+            quoted = not quoted
+    return not quoted
 
 
 # A ConfigMap value kube-scheduler would be pointed at: it names the kind or the group, or it
