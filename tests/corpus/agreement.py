@@ -63,14 +63,9 @@ def documents() -> list[Path]:
 
 def outcome(binary: Path, path: Path) -> Outcome:
     report = check_path(str(path), replaces_default=True)
-    problems = [f"{p.path}: {p.message}" if p.path else p.message for p in report.problems]
     errors = [p for p in report.problems if getattr(p, "severity", "error") == "error"]
-    return Outcome(
-        path.name,
-        judge_file(binary, path),
-        is_valid(report.problems),
-        [str(e.message) for e in errors] or problems,
-    )
+    shown = [f"{p.path}: {p.message}" if p.path else str(p.message) for p in errors]
+    return Outcome(path.name, judge_file(binary, path), is_valid(report.problems), shown)
 
 
 def run(binary: Path, paths: list[Path] | None = None, workers: int = 4) -> list[Outcome]:
