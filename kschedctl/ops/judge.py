@@ -52,10 +52,16 @@ users:
 - name: nobody
   user: {}
 """
-BUILD_HINT = (
-    "`kschedctl lab build` builds kube-scheduler into the lab's binary cache "
-    "(~/.cache/kschedctl/bin/k8s-<version>-<hash>/kube-scheduler)"
-)
+
+
+def build_hint() -> str:
+    """Where ``kschedctl lab build`` puts the kube-scheduler of the lab's pinned version."""
+    # the lab's build table only on this error path: validate does not load it otherwise
+    from kschedctl.lab import binaries
+
+    k8s = next(m for m in binaries.MODULES if m.key == "k8s")
+    built = k8s.cache_path() / "kube-scheduler"
+    return f"`kschedctl lab build` builds one: {shown_path(built)}"
 
 
 @dataclass(frozen=True)
@@ -76,11 +82,11 @@ def check_binary(path: str | Path) -> Path:
     """``path`` if it is an executable file, else a NotFoundError (exit 5) saying how to get one."""
     binary = Path(path).expanduser()
     if not binary.is_file():
-        raise NotFoundError(f"kube-scheduler binary {shown_path(binary)} not found", BUILD_HINT)
+        raise NotFoundError(f"kube-scheduler binary {shown_path(binary)} not found", build_hint())
     if not os.access(binary, os.X_OK):
         raise NotFoundError(
             f"kube-scheduler binary {shown_path(binary)} is not executable",
-            f"chmod +x it, or use another one: {BUILD_HINT}",
+            f"chmod +x it, or use another one: {build_hint()}",
         )
     return binary
 
