@@ -43,13 +43,14 @@ def build(
     force: Annotated[bool, typer.Option("--force", help="Rebuild even if cached.")] = False,
 ) -> None:
     """Build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and kwok
-    from the pinned Go modules into the per-user cache (needs Go >= 1.26; reused when cached)."""
+    from the pinned Go modules into the per-user cache (needs Go >= 1.26; reused when cached),
+    and custom-kube-scheduler: kube-scheduler with kschedctl's example plugin NodeLabelMatch."""
     # lab modules load when a lab command runs, not at start-up
     from kschedctl.lab import binaries
 
     results = binaries.build(force=force, progress=output.info)
     for module, path, _elapsed in results:
-        typer.echo(f"{module.upstream} {module.version()}\t{path}")
+        typer.echo(f"{module.title()}\t{path}")
 
 
 @lab_app.command("up")

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kschedctl.errors import KschedError, NotFoundError
+from kschedctl.lab.images import CUSTOM_KUBE_SCHEDULER
 from kschedctl.lab.paths import cache_dir
 
 GOMOD_DIR = Path(__file__).parent / "gomod"
@@ -33,6 +34,9 @@ class GoModule:
     key: str  # directory under gomod/
     upstream: str  # the module whose version names the build
     commands: dict[str, str]  # binary name -> Go package
+    # Not part of the control plane: `lab up` starts without it, and only the pods that run it
+    # need it (a missing one fails their container, not the lab).
+    optional: bool = False
 
     @property
     def path(self) -> Path:
@@ -46,10 +50,22 @@ class GoModule:
         return match.group(1)
 
     def fingerprint(self) -> str:
+        """A hash of what the build compiles: the pins and the module's own Go code (a
+        plugin's source changes the binary); tools.go only pins, behind the ``tools`` tag."""
         digest = hashlib.sha256()
         for name in ("go.mod", "go.sum"):
             digest.update((self.path / name).read_bytes())
+        for source in sorted(self.path.rglob("*.go")):
+            if source.name != "tools.go" and not source.name.endswith("_test.go"):
+                digest.update(str(source.relative_to(self.path)).encode() + b"\0")
+                digest.update(source.read_bytes())
         return digest.hexdigest()[:12]
+
+    def title(self) -> str:
+        """``k8s.io/kubernetes v1.36.3``; an optional module (a program of kschedctl's own
+        built on an upstream, not a control-plane component) names itself first."""
+        built = f"{self.upstream} {self.version()}"
+        return f"{self.key} ({built})" if self.optional else built
 
     def cache_path(self) -> Path:
         return cache_dir() / "bin" / f"{self.key}-{self.version()}-{self.fingerprint()}"
@@ -68,14 +84,24 @@ MODULES = (
     ),
     GoModule("etcd", "go.etcd.io/etcd/server/v3", {"etcd": "go.etcd.io/etcd/server/v3"}),
     GoModule("kwok", "sigs.k8s.io/kwok", {"kwok": "sigs.k8s.io/kwok/cmd/kwok"}),
+    # kube-scheduler with the repository's own out-of-tree plugin (NodeLabelMatch), built the
+    # way scheduler-plugins is; same k8s.io/kubernetes pin as "k8s", so the build reuses its
+    # compiled packages from the Go build cache.
+    GoModule(
+        "custom-scheduler",
+        "k8s.io/kubernetes",
+        {CUSTOM_KUBE_SCHEDULER: "kschedctl.io/labbin/custom-scheduler"},
+        optional=True,
+    ),
 )
 
-BINARIES = tuple(name for module in MODULES for name in module.commands)
+BINARIES = tuple(name for module in MODULES for name in module.commands if not module.optional)
+OPTIONAL_BINARIES = tuple(name for module in MODULES for name in module.commands if module.optional)
 
 
 def _ldflags(module: GoModule) -> str:
     """Version stamps upstream's hack/lib/version.sh sets, so /version reports the real release."""
-    if module.key != "k8s":
+    if module.upstream != "k8s.io/kubernetes":
         return "-s -w"  # etcd and kwok carry their version as a constant
     version = module.version()
     major, minor = version.lstrip("v").split(".")[:2]
@@ -122,11 +148,11 @@ def build(
     for module in MODULES:
         target = module.cache_path()
         if is_built(module) and not force:
-            progress(f"{module.upstream} {module.version()}: cached in {target}")
+            progress(f"{module.title()}: cached in {target}")
             results.append((module, target, None))
             continue
         go = find_go()
-        progress(f"{module.upstream} {module.version()}: building {', '.join(module.commands)}")
+        progress(f"{module.title()}: building {', '.join(module.commands)}")
         started = time.monotonic()
         target.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{module.key}-", dir=target.parent))
@@ -145,8 +171,7 @@ def build(
             )
             if proc.returncode != 0:
                 raise KschedError(
-                    f"building {module.upstream} {module.version()} failed:\n"
-                    + proc.stderr.strip()[-4000:],
+                    f"building {module.title()} failed:\n" + proc.stderr.strip()[-4000:],
                     hint="check that Go >= 1.26 is installed and the Go module proxy is "
                     "reachable (GOPROXY), then run `kschedctl lab build` again",
                 )
@@ -156,30 +181,37 @@ def build(
         finally:
             shutil.rmtree(staging, ignore_errors=True)
         elapsed = time.monotonic() - started
-        progress(f"{module.upstream} {module.version()}: built in {elapsed:.0f}s")
+        progress(f"{module.title()}: built in {elapsed:.0f}s")
         results.append((module, target, elapsed))
     return results
 
 
+def _candidates(module: GoModule, name: str, bin_dir: str | Path | None) -> list[Path]:
+    if bin_dir is not None:
+        return [Path(bin_dir) / name]
+    on_path = shutil.which(name)
+    return [module.cache_path() / name, *([Path(on_path)] if on_path else [])]
+
+
+def _first_executable(candidates: list[Path]) -> Path | None:
+    path = next((c for c in candidates if c.is_file() and os.access(c, os.X_OK)), None)
+    return path.resolve() if path is not None else None
+
+
 def locate(bin_dir: str | Path | None = None) -> dict[str, Path]:
-    """Paths of every lab binary: from ``bin_dir`` if given, else the build cache, else PATH."""
+    """Paths of every lab binary: from ``bin_dir`` if given, else the build cache, else PATH.
+
+    The optional binaries are in the result when found; only the control plane's are required.
+    """
     found: dict[str, Path] = {}
     missing: list[str] = []
     for module in MODULES:
         for name in module.commands:
-            candidates: list[Path] = []
-            if bin_dir is not None:
-                candidates.append(Path(bin_dir) / name)
-            else:
-                candidates.append(module.cache_path() / name)
-                on_path = shutil.which(name)
-                if on_path:
-                    candidates.append(Path(on_path))
-            path = next((c for c in candidates if c.is_file() and os.access(c, os.X_OK)), None)
-            if path is None:
+            path = _first_executable(_candidates(module, name, bin_dir))
+            if path is not None:
+                found[name] = path
+            elif not module.optional:
                 missing.append(name)
-            else:
-                found[name] = path.resolve()
     if missing:
         where = f"in {bin_dir}" if bin_dir is not None else "in the build cache or on PATH"
         raise NotFoundError(
@@ -188,6 +220,23 @@ def locate(bin_dir: str | Path | None = None) -> dict[str, Path]:
             f"{', '.join(BINARIES)} with --bin-dir",
         )
     return found
+
+
+def find_optional(name: str, beside: Path | None = None) -> Path:
+    """An optional binary, looked up when a pod needs it: next to the lab's own binaries
+    (``beside``: a ``--bin-dir`` may hold it too), else the build cache, else PATH."""
+    module = next(m for m in MODULES if name in m.commands and m.optional)
+    candidates = [beside / name] if beside is not None else []
+    path = _first_executable(candidates + _candidates(module, name, None))
+    if path is None:
+        raise NotFoundError(
+            f"{name} is not built: not in {module.cache_path()}"
+            + (f", {beside}" if beside is not None else "")
+            + " or on PATH",
+            hint=f"run `kschedctl lab build` (it builds {name} from "
+            f"kschedctl/lab/gomod/{module.key}), or put it next to the lab's binaries",
+        )
+    return path
 
 
 def versions() -> dict[str, str]:

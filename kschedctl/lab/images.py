@@ -12,6 +12,8 @@ from typing import Any
 
 KUBE_SCHEDULER = "kube-scheduler"
 KSCHEDCTL = "kschedctl"  # kschedctl's own scheduler (program: builtin), from the Dockerfile
+# kube-scheduler with kschedctl's example out-of-tree plugin (kschedctl/lab/gomod/custom-scheduler)
+CUSTOM_KUBE_SCHEDULER = "custom-kube-scheduler"
 
 
 def image_repository(image: str) -> str:
@@ -29,15 +31,24 @@ def image_tag(image: str) -> str:
 
 
 # The last path element of an image's repository -> the program the lab runs for it.
-PROGRAMS = {KUBE_SCHEDULER: KUBE_SCHEDULER, KSCHEDCTL: KSCHEDCTL}
+PROGRAMS = {
+    KUBE_SCHEDULER: KUBE_SCHEDULER,
+    KSCHEDCTL: KSCHEDCTL,
+    CUSTOM_KUBE_SCHEDULER: CUSTOM_KUBE_SCHEDULER,
+}
+# The image the lab runs as kube-scheduler + NodeLabelMatch: ``kschedctl.local`` is no
+# registry (the lab pulls nothing), the tag is the Kubernetes release the binary is built from.
+CUSTOM_KUBE_SCHEDULER_IMAGE = "kschedctl.local/custom-kube-scheduler:v1.36.3"
 
 
 def program_for(container: Mapping[str, Any]) -> str | None:
     """The program the lab runs for this container, or None (kwok keeps simulating it).
 
     Any image whose repository's last path element is ``kube-scheduler`` —
-    ``registry.k8s.io/kube-scheduler:*`` and mirrors or rebuilds of it — or ``kschedctl``
-    (the repository's Dockerfile; run from this checkout with the current Python).
+    ``registry.k8s.io/kube-scheduler:*`` and mirrors or rebuilds of it —, ``kschedctl``
+    (the repository's Dockerfile; run from this checkout with the current Python) or
+    ``custom-kube-scheduler`` (kube-scheduler with kschedctl's example plugin, built by
+    ``kschedctl lab build``; :data:`CUSTOM_KUBE_SCHEDULER_IMAGE` or any registry's copy).
     """
     repository = image_repository(str(container.get("image") or ""))
     return PROGRAMS.get(repository.rsplit("/", 1)[-1])

@@ -32,6 +32,8 @@ from kschedctl.lab.runner.probes import ProbeSpec, ProbeTracker, parse_probe
         ("", None),
         ("kschedctl:0.1.0", "kschedctl"),
         ("ghcr.io/example/kschedctl:v1", "kschedctl"),
+        (images.CUSTOM_KUBE_SCHEDULER_IMAGE, "custom-kube-scheduler"),
+        ("registry.example.com/team/custom-kube-scheduler:v2", "custom-kube-scheduler"),
     ],
     ids=[
         "release",
@@ -44,6 +46,8 @@ from kschedctl.lab.runner.probes import ProbeSpec, ProbeTracker, parse_probe
         "empty",
         "kschedctl",
         "kschedctl-registry",
+        "custom",
+        "custom-registry",
     ],
 )
 def test_program_for_matches_on_the_repository_last_element(image: str, program: str) -> None:
@@ -216,6 +220,45 @@ def test_kube_scheduler_image_with_another_command_is_refused(tmp_path: Path) ->
                         _ctx(tmp_path))  # fmt: skip
 
 
+def test_custom_kube_scheduler_runs_like_kube_scheduler_with_its_own_binary(
+    tmp_path: Path,
+) -> None:
+    custom = tmp_path / "bin" / "custom-kube-scheduler"
+    custom.parent.mkdir()
+    custom.write_text("")
+    custom.chmod(0o755)
+    ctx = programs.LaunchContext(
+        binaries={"kube-scheduler": custom.parent / "kube-scheduler"},  # a --bin-dir holding both
+        lab_version="v1.36.3",
+        kubeconfig=tmp_path / "sa.kubeconfig",
+        run_dir=tmp_path / "run",
+        mounts=[],
+        local_port=40001,
+    )
+    # scheduler-plugins-style images name their binary kube-scheduler: both names run it
+    for command in (["custom-kube-scheduler"], ["/bin/kube-scheduler"], []):
+        launch = programs.launch("custom-kube-scheduler", images.CUSTOM_KUBE_SCHEDULER_IMAGE,
+                                 command, ["--kubeconfig=/k"], ctx)  # fmt: skip
+        assert launch.argv[0] == launch.exe == str(custom.resolve())
+        assert launch.argv[1] == "--kubeconfig=/k" and launch.notes == []
+        assert launch.argv[-2:] == ["--secure-port=40001", "--bind-address=127.0.0.1"]
+    with pytest.raises(programs.LaunchError, match="'/bin/sh'"):
+        programs.launch("custom-kube-scheduler", "custom-kube-scheduler", ["/bin/sh"], [], ctx)
+
+
+def test_missing_custom_kube_scheduler_fails_only_its_container(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KSCHEDCTL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    with pytest.raises(programs.LaunchError) as caught:
+        programs.launch("custom-kube-scheduler", images.CUSTOM_KUBE_SCHEDULER_IMAGE, [], [],
+                        _ctx(tmp_path))  # fmt: skip
+    message = str(caught.value)
+    assert "custom-kube-scheduler is not built" in message and "/bin/ks" in message
+    assert "kschedctl lab build" in message
+
+
 # -- CRI logs -----------------------------------------------------------------------------------
 
 CRI_LINE = re.compile(rb"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z (stdout|stderr) [PF] .*$")
@@ -346,9 +389,10 @@ def test_kwok_selector_key_is_the_program_for_rule() -> None:
     key = images.kwok_selector_key()
     assert key == (
         '.spec.containers.[].image | split("@") | .[0] | split("/") | .[-1] | split(":") '
-        '| .[0] | select(. == "kube-scheduler" or . == "kschedctl")'
+        '| .[0] | select(. == "kube-scheduler" or . == "kschedctl" or . == "custom-kube-scheduler")'
     )
-    assert set(images.PROGRAMS) == {"kube-scheduler", "kschedctl"}  # a new program changes both
+    # a new program changes both
+    assert set(images.PROGRAMS) == {"kube-scheduler", "kschedctl", "custom-kube-scheduler"}
 
 
 # -- volumes ----------------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """Which containers the lab really runs, and the command line each one gets.
 
 :func:`program_for` (:mod:`kschedctl.lab.images`) is the one place images are matched:
-kube-scheduler images run the lab's kube-scheduler binary, kschedctl images (kschedctl's own
+kube-scheduler images run the lab's kube-scheduler binary, custom-kube-scheduler images the
+custom one built beside it (kube-scheduler + NodeLabelMatch), kschedctl images (kschedctl's own
 scheduler) run ``python -m kschedctl`` with the lab's interpreter. To run another program, add
 its rule there and a launch function to ``LAUNCHERS``.
 """
@@ -16,7 +17,9 @@ from pathlib import Path
 
 import yaml
 
-from kschedctl.lab.images import KSCHEDCTL, KUBE_SCHEDULER, image_tag
+from kschedctl.errors import NotFoundError
+from kschedctl.lab.binaries import find_optional
+from kschedctl.lab.images import CUSTOM_KUBE_SCHEDULER, KSCHEDCTL, KUBE_SCHEDULER, image_tag
 from kschedctl.lab.private import private_dir, write_private
 from kschedctl.lab.runner.podenv import flag_values, replace_flag, rewrite_path
 
@@ -52,19 +55,48 @@ class Launch:
 def _kube_scheduler(
     image: str, command: Sequence[str], args: Sequence[str], ctx: LaunchContext
 ) -> Launch:
-    binary = ctx.binaries[KUBE_SCHEDULER]
+    return _scheduler_binary(
+        KUBE_SCHEDULER, ctx.binaries[KUBE_SCHEDULER], image, command, args, ctx
+    )
+
+
+def _custom_kube_scheduler(
+    image: str, command: Sequence[str], args: Sequence[str], ctx: LaunchContext
+) -> Launch:
+    """kube-scheduler with NodeLabelMatch compiled in: looked up when a pod runs it (next to
+    the lab's kube-scheduler, else the build cache), so the lab starts without it."""
+    try:
+        binary = ctx.binaries.get(CUSTOM_KUBE_SCHEDULER) or find_optional(
+            CUSTOM_KUBE_SCHEDULER, beside=ctx.binaries[KUBE_SCHEDULER].parent
+        )
+    except NotFoundError as err:
+        raise LaunchError(f"{err.message}; {err.hint}") from err
+    return _scheduler_binary(CUSTOM_KUBE_SCHEDULER, binary, image, command, args, ctx)
+
+
+def _scheduler_binary(
+    name: str,
+    binary: Path,
+    image: str,
+    command: Sequence[str],
+    args: Sequence[str],
+    ctx: LaunchContext,
+) -> Launch:
+    """A kube-scheduler build: the upstream one or one with plugins compiled in; both take
+    kube-scheduler's flags and KubeSchedulerConfiguration."""
     notes = []
     tag = image_tag(image)
     if tag and tag != ctx.lab_version:
         notes.append(
-            f"image tag {tag} differs from the lab's kube-scheduler {ctx.lab_version}; "
+            f"image tag {tag} differs from the lab's {name} {ctx.lab_version}; "
             "running the lab's binary"
         )
-    # Without a command the image's entrypoint runs: kube-scheduler, for these images.
-    command = list(command) or [KUBE_SCHEDULER]
-    if Path(command[0]).name != KUBE_SCHEDULER:
+    # Without a command the image's entrypoint runs: the scheduler. Images of custom builds
+    # often name their binary kube-scheduler (scheduler-plugins' do), so both names run it.
+    command = list(command) or [name]
+    if Path(command[0]).name not in (name, KUBE_SCHEDULER):
         raise LaunchError(
-            f"the lab runs kube-scheduler images by their kube-scheduler binary only, "
+            f"the lab runs {name} images by their {name} binary only, "
             f"but the command is {command[0]!r}"
         )
     args = [*command[1:], *args]
@@ -152,6 +184,7 @@ Launcher = Callable[[str, Sequence[str], Sequence[str], LaunchContext], Launch]
 LAUNCHERS: dict[str, Launcher] = {
     KUBE_SCHEDULER: _kube_scheduler,
     KSCHEDCTL: _kschedctl,
+    CUSTOM_KUBE_SCHEDULER: _custom_kube_scheduler,
 }
 
 
