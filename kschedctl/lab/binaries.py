@@ -16,9 +16,9 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from kschedctl.errors import KschedError, NotFoundError
 from kschedctl.lab.images import CUSTOM_KUBE_SCHEDULER
@@ -140,48 +140,58 @@ def is_built(module: GoModule) -> bool:
     return all((target / name).is_file() for name in module.commands)
 
 
+class BuildProgress(Protocol):
+    """How ``build`` reports: a line per step, and a beat about once a second while Go works."""
+
+    def step(self, message: str) -> None: ...
+
+    def waiting(self, what: str, elapsed: float) -> None: ...
+
+
+class _Quiet:
+    def step(self, message: str) -> None:
+        pass
+
+    def waiting(self, what: str, elapsed: float) -> None:
+        pass
+
+
 def build(
-    *, force: bool = False, progress: Callable[[str], None] = lambda _msg: None
+    *, force: bool = False, progress: BuildProgress | None = None
 ) -> list[tuple[GoModule, Path, float | None]]:
-    """Build every module not yet in the cache; returns (module, dir, seconds or None if cached)."""
+    """Build every module not yet in the cache; returns (module, dir, seconds or None if cached).
+
+    Each binary is its own ``go build`` (they share Go's build cache, so this costs no more
+    than one command) so that progress can name the binary being built.
+    """
+    report = progress or _Quiet()
     results: list[tuple[GoModule, Path, float | None]] = []
     for module in MODULES:
         target = module.cache_path()
+        label = module.title()
         if is_built(module) and not force:
-            progress(f"{module.title()}: cached in {target}")
+            report.step(f"{label}: cached in {target}")
             results.append((module, target, None))
             continue
         go = find_go()
-        progress(f"{module.title()}: building {', '.join(module.commands)}")
         started = time.monotonic()
         target.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{module.key}-", dir=target.parent))
         try:
-            # One command: name the output; several: `-o dir/` names each after its package
-            # (the k8s commands' package names are their binary names).
-            out = (
-                f"{staging}/{next(iter(module.commands))}"
-                if len(module.commands) == 1
-                else f"{staging}/"
-            )
-            cmd = [go, "build", "-trimpath", "-ldflags", _ldflags(module), "-o", out]
-            cmd += list(module.commands.values())
-            proc = subprocess.run(
-                cmd, cwd=module.path, env=go_environment(), capture_output=True, text=True
-            )
-            if proc.returncode != 0:
-                raise KschedError(
-                    f"building {module.title()} failed:\n" + proc.stderr.strip()[-4000:],
-                    hint="check that Go >= 1.26 is installed and the Go module proxy is "
-                    "reachable (GOPROXY), then run `kschedctl lab build` again",
-                )
+            for index, (name, package) in enumerate(module.commands.items(), 1):
+                what = f"{name} ({index}/{len(module.commands)} of {label})"
+                report.step(f"building {what}")
+                began = time.monotonic()
+                cmd = [go, "build", "-trimpath", "-ldflags", _ldflags(module)]
+                _run_go(cmd + ["-o", str(staging / name), package], module, what, report)
+                report.step(f"built {name} in {_elapsed(time.monotonic() - began)}")
             if target.exists():
                 shutil.rmtree(target)
             staging.rename(target)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
         elapsed = time.monotonic() - started
-        progress(f"{module.title()}: built in {elapsed:.0f}s")
+        report.step(f"{label}: built in {_elapsed(elapsed)} into {target}")
         results.append((module, target, elapsed))
     return results
 
@@ -196,6 +206,39 @@ def _candidates(module: GoModule, name: str, bin_dir: str | Path | None) -> list
 def _first_executable(candidates: list[Path]) -> Path | None:
     path = next((c for c in candidates if c.is_file() and os.access(c, os.X_OK)), None)
     return path.resolve() if path is not None else None
+
+
+def _run_go(cmd: list[str], module: GoModule, what: str, report: BuildProgress) -> None:
+    """Run one ``go build``, beating ``report.waiting`` until it ends; its errors, bounded."""
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(
+            cmd, cwd=module.path, env=go_environment(), stdout=subprocess.DEVNULL, stderr=err
+        )
+        began = time.monotonic()
+        try:
+            while proc.poll() is None:
+                report.waiting(what, time.monotonic() - began)
+                try:
+                    proc.wait(timeout=1)
+                except subprocess.TimeoutExpired:
+                    pass
+        finally:
+            if proc.poll() is None:  # interrupted (Ctrl-C): stop the compiler too
+                proc.kill()
+                proc.wait()
+        if proc.returncode != 0:
+            err.seek(0)
+            detail = err.read().decode(errors="replace").strip()[-4000:]
+            raise KschedError(
+                f"building {what} failed:\n{detail}",
+                hint="check that Go >= 1.26 is installed and the Go module proxy is "
+                "reachable (GOPROXY), then run `kschedctl lab build` again",
+            )
+
+
+def _elapsed(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
 
 
 def locate(bin_dir: str | Path | None = None) -> dict[str, Path]:
