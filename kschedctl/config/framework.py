@@ -219,9 +219,11 @@ class _Builder:
     def _report(self, entry: _Entry, message: str) -> None:
         self.out.append(Problem(entry.path or f"{self.plugins_path}.multiPoint", message))
 
-    def _missing(self, entry: _Entry, point: str) -> None:
-        if entry.name in invalid_plugins(self.version):
-            return  # validation.go refuses it by name first ("was invalid in version …")
+    def _missing(self, entry: _Entry, point: str, multi: bool = False) -> None:
+        if not multi and entry.name in invalid_plugins(self.version):
+            # validation.go refuses it by name first ("was invalid in version …"); it reads
+            # every extension point but multiPoint.
+            return
         hint = missing_plugin_hint(entry.name, self.version)
         self._report(entry, f"{point}Plugin {_go_quote(entry.name)} does not exist ({hint})")
 
@@ -264,7 +266,7 @@ class _Builder:
                 if entry.name not in self.registry:
                     if index not in reported:
                         reported.add(index)
-                        self._missing(entry, point)
+                        self._missing(entry, point, multi=True)
                     continue
                 if point not in self.registry[entry.name] or entry.name in disabled:
                     continue

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from kschedctl.config import registry_data
 from kschedctl.config.shapes import shown
 
 CONFIG_GROUP = "kubescheduler.config.k8s.io"
@@ -156,13 +157,13 @@ def probes(version: KubeVersion) -> Probes:
 
 
 def removed_plugins(version: KubeVersion) -> tuple[str, ...]:
-    """In-tree plugins kube-scheduler refuses for this version (not in its plugin registry)."""
-    # Not in v1 (GA 1.25): kube-scheduler fails to build the framework with it.
-    removed = ["SelectorSpread"]
-    if version.at_least(32):
-        # Deprecated and out of the defaults in 1.31 (PR #124500), rejected since (PR #124003).
-        removed += ["AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits"]
-    return tuple(removed)
+    """Plugins kube-scheduler's validation refuses by name in a v1 config.
+
+    validation.go's invalidPluginsByVersion, read from each version's source into
+    :mod:`registry_data` (SelectorSpread until 1.28, the cloud volume-limit plugins since 1.31).
+    Plugins that are simply absent from the registry are build_profiles' business.
+    """
+    return registry_data.INVALID_PLUGINS[version.minor_version]
 
 
 def extension_points(version: KubeVersion) -> tuple[str, ...]:

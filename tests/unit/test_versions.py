@@ -63,9 +63,14 @@ def test_probe_paths_follow_kubeadm(minor: str, liveness: str, readiness: str, n
     assert probes.named_port is named
 
 
-def test_volume_limit_plugins_are_invalid_from_1_32() -> None:
-    assert "EBSLimits" not in versions.removed_plugins(parse_version("1.31"))
-    assert "EBSLimits" in versions.removed_plugins(parse_version("1.32"))
+def test_invalid_plugins_follow_validation_go() -> None:
+    # invalidPluginsByVersion for v1: SelectorSpread until 1.28 (then gone from the registry),
+    # nothing in 1.29–1.30, the cloud volume-limit plugins from 1.31 on.
+    assert versions.removed_plugins(parse_version("1.28")) == ("SelectorSpread",)
+    assert versions.removed_plugins(parse_version("1.30")) == ()
+    assert "EBSLimits" not in versions.removed_plugins(parse_version("1.30"))
+    assert "EBSLimits" in versions.removed_plugins(parse_version("1.31"))
+    assert "EBSLimits" in versions.removed_plugins(parse_version("1.36"))
 
 
 def test_lease_verbs_follow_the_builtin_role() -> None:
