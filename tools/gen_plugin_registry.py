@@ -76,6 +76,8 @@ class Source:
         self.version = match.group(1)
         self.minor = ".".join(self.version.split(".")[:2])
         self._zip: zipfile.ZipFile | None = None
+        self._names: list[str] | None = None
+        self._cache: dict[str, str] = {}
         self._prefix = ""
         if os.path.isfile(path):
             self._zip = zipfile.ZipFile(path)
@@ -84,6 +86,11 @@ class Source:
             raise SourceError(f"{path}: no such directory or zip")
 
     def read(self, rel: str) -> str:
+        if rel not in self._cache:  # plugin packages are read once per plugin
+            self._cache[rel] = self._read(rel)
+        return self._cache[rel]
+
+    def _read(self, rel: str) -> str:
         if self._zip is not None:
             try:
                 return self._zip.read(self._prefix + rel).decode()
@@ -98,9 +105,11 @@ class Source:
         """Non-test .go files directly in rel_dir, sorted."""
         if self._zip is not None:
             base = self._prefix + rel_dir.rstrip("/") + "/"
+            if self._names is None:
+                self._names = self._zip.namelist()
             names = [
                 n[len(self._prefix) :]
-                for n in self._zip.namelist()
+                for n in self._names
                 if n.startswith(base) and "/" not in n[len(base) :]
             ]
         else:
