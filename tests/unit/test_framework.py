@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from kschedctl.config import registry_data
+from kschedctl.config import framework, registry_data
 from kschedctl.config.framework import (
     build_profiles,
     default_plugins,
@@ -519,3 +519,47 @@ def test_generator_refuses_an_unknown_source(tmp_path: Path) -> None:
     empty.mkdir()
     with pytest.raises(gen.SourceError, match="no pkg/scheduler"):
         gen.extract(str(empty))
+
+
+def test_built_lists_follow_kube_schedulers_order() -> None:
+    # The lists kube-scheduler v1.36.3 logged ("the scheduler starts to work with those
+    # plugins", --v=2) for this profile: point overrides first, then multiPoint, then the rest.
+    version = parse_version("1.36")
+    plugins = {
+        "multiPoint": {
+            "enabled": [{"name": "GangScheduling"}, {"name": "NodeName"}],
+            "disabled": [{"name": "TaintToleration"}],
+        },
+        "preFilter": _off("*"),
+        "filter": _on("NodePorts", "NodeName"),
+    }
+    merged = framework._merged_plugins(plugins, version, "p")
+    builder = framework._Builder(in_tree_plugins(version), version, "p", [])
+    builder.update_plugin_lists(merged)
+    builder.expand_multi_point(merged)
+    fits = ["NodeAffinity", "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits"]
+    fits += ["VolumeBinding", "VolumeZone", "PodTopologySpread", "InterPodAffinity"]
+    scores = ["NodeAffinity", "NodeResourcesFit", "VolumeBinding", "PodTopologySpread"]
+    assert builder.lists == {
+        "PreFilter": [],
+        "Filter": ["NodePorts", "NodeName", "NodeUnschedulable", *fits]
+        + ["DynamicResources", "NodeDeclaredFeatures"],
+        "PostFilter": ["DynamicResources", "DefaultPreemption"],
+        "Reserve": ["VolumeBinding", "DynamicResources"],
+        "PreScore": [*scores, "InterPodAffinity", "NodeResourcesBalancedAllocation"],
+        "Score": [*scores, "InterPodAffinity", "DynamicResources"]
+        + ["NodeResourcesBalancedAllocation", "ImageLocality"],
+        "PreBind": ["VolumeBinding", "DynamicResources"],
+        "Bind": ["DefaultBinder"],
+        "PostBind": [],
+        "Permit": ["GangScheduling"],
+        "PreEnqueue": [
+            "SchedulingGates",
+            "DynamicResources",
+            "DefaultPreemption",
+            "GangScheduling",
+        ],
+        "QueueSort": ["PrioritySort"],
+        "PlacementGenerate": [],
+        "PlacementScore": ["NodeResourcesFit"],
+    }
