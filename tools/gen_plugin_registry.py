@@ -49,6 +49,7 @@ FRAMEWORK_GO = "pkg/scheduler/framework/runtime/framework.go"
 DEFAULTS_GO = "pkg/scheduler/apis/config/v1/default_plugins.go"
 FEATURES_GO = "pkg/features/*.go"
 VALIDATION_GO = "pkg/scheduler/apis/config/validation/validation.go"
+TYPES_GO = "pkg/scheduler/apis/config/types.go"
 SOURCE_FILES = (
     REGISTRY_GO,
     f"{PLUGINS_DIR}/*/*.go",
@@ -56,6 +57,7 @@ SOURCE_FILES = (
     DEFAULTS_GO,
     FEATURES_GO,
     VALIDATION_GO,
+    TYPES_GO,
 )
 
 
@@ -126,6 +128,7 @@ class VersionData:
     default_plugins: tuple[tuple[str, int | None], ...]  # multiPoint enabled: (name, weight)
     gates: dict[str, bool] = field(default_factory=dict)  # gates the defaults consulted
     invalid: tuple[str, ...] = ()  # plugins validation refuses for a v1 config
+    config_points: tuple[str, ...] = ()  # the Plugins fields of the config, in their order
 
 
 def _block(text: str, start: int) -> str:
@@ -394,6 +397,18 @@ def _invalid_plugins(src: Source) -> tuple[str, ...]:
     raise SourceError(f"{VALIDATION_GO}: invalidPluginsByVersion has no v1 entry")
 
 
+def _config_points(src: Source) -> tuple[str, ...]:
+    """The PluginSet fields of the config's Plugins struct (internal types mirror v1's)."""
+    text = _strip_comments(src.read(TYPES_GO))
+    match = re.search(r"^type Plugins struct \{", text, re.M)
+    if not match:
+        raise SourceError(f"{TYPES_GO}: no type Plugins")
+    fields = re.findall(r"^\s*(\w+)\s+PluginSet\s*$", _block(text, match.end() - 1), re.M)
+    if "MultiPoint" not in fields:
+        raise SourceError(f"{TYPES_GO}: Plugins has no MultiPoint")
+    return tuple(fields)
+
+
 def extract(path: str) -> VersionData:
     src = Source(path)
     names = _names(src)
@@ -403,7 +418,15 @@ def extract(path: str) -> VersionData:
     for name, _ in defaults:
         if name not in plugins:
             raise SourceError(f"{src.version}: default plugin {name} is not in the registry")
-    return VersionData(src.version, points, plugins, defaults, gates, _invalid_plugins(src))
+    config_points = _config_points(src)
+    for point in points:
+        if point not in config_points:
+            raise SourceError(
+                f"{src.version}: the framework builds {point}, the config has no field"
+            )
+    return VersionData(
+        src.version, points, plugins, defaults, gates, _invalid_plugins(src), config_points
+    )
 
 
 def render(datas: list[VersionData]) -> str:
@@ -475,6 +498,16 @@ def render(datas: list[VersionData]) -> str:
     for d in datas:
         inner = ", ".join(f'"{n}"' for n in d.invalid)
         lines.append(f'    "{_minor(d)}": ({inner}{"," if len(d.invalid) == 1 else ""}),')
+    lines += [
+        "}",
+        "",
+        "# minor → the config's plugins fields (PluginSets of type Plugins), in their order.",
+        "CONFIG_POINTS: dict[str, tuple[str, ...]] = {",
+    ]
+    for d in datas:
+        lines.append(f'    "{_minor(d)}": (')
+        lines += [f'        "{p}",' for p in d.config_points]
+        lines.append("    ),")
     lines += ["}", ""]
     return "\n".join(lines)
 

@@ -167,30 +167,14 @@ def removed_plugins(version: KubeVersion) -> tuple[str, ...]:
 
 
 def extension_points(version: KubeVersion) -> tuple[str, ...]:
-    points = [
-        "queueSort",
-        "preFilter",
-        "filter",
-        "postFilter",
-        "preScore",
-        "score",
-        "reserve",
-        "permit",
-        "preBind",
-        "bind",
-        "postBind",
-        "multiPoint",
-    ]
-    if version.at_least(26):
-        points.insert(0, "preEnqueue")
-    if version.at_least(36):
-        # Workload-aware scheduling: in kube-scheduler/config/v1 of v0.36.3.
-        points += ["placementGenerate", "placementScore"]
-    if version.at_least(37):
-        # staging/src/k8s.io/kube-scheduler/config/v1/types.go on upstream master after 1.36;
-        # unchecked against a 1.37 release.
-        points += ["placementFeasible", "podGroupPostFilter"]
-    return tuple(points)
+    """The config's plugins fields (``preEnqueue`` from 1.26, ``placementGenerate`` and
+    ``placementScore`` from 1.36, ``podGroupPostFilter`` from 1.37), in upstream's order.
+
+    Read from each version's ``pkg/scheduler/apis/config/types.go`` (type Plugins) into
+    :mod:`registry_data`.
+    """
+    points = registry_data.CONFIG_POINTS[version.minor_version]
+    return tuple(point[0].lower() + point[1:] for point in points)
 
 
 def config_fields(version: KubeVersion) -> tuple[str, ...]:

@@ -488,6 +488,7 @@ def _committed(minor: str) -> dict[str, Any]:
         "default_plugins": registry_data.DEFAULT_PLUGINS[minor],
         "gates": registry_data.DEFAULT_GATES[minor],
         "invalid": registry_data.INVALID_PLUGINS[minor],
+        "config_points": registry_data.CONFIG_POINTS[minor],
     }
 
 

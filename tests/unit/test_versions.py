@@ -76,3 +76,16 @@ def test_invalid_plugins_follow_validation_go() -> None:
 def test_lease_verbs_follow_the_builtin_role() -> None:
     assert versions.lease_verbs(parse_version("1.30")) == ("get", "update")
     assert versions.lease_verbs(parse_version("1.36")) == ("get", "update", "list", "watch")
+
+
+def test_extension_points_are_the_config_fields_of_each_release() -> None:
+    # pkg/scheduler/apis/config/types.go (type Plugins) of each release, via registry_data.
+    assert "preEnqueue" not in versions.extension_points(parse_version("1.25"))
+    assert versions.extension_points(parse_version("1.26"))[0] == "preEnqueue"
+    assert versions.extension_points(parse_version("1.36"))[-2:] == (
+        "placementGenerate",
+        "placementScore",
+    )
+    v137 = versions.extension_points(parse_version("1.37"))
+    assert "podGroupPostFilter" in v137
+    assert "placementFeasible" not in v137  # on upstream master, not in v1.37.2
