@@ -11,10 +11,11 @@ field; nothing stops at the first one, like kube-scheduler's own aggregate.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kschedctl.config.durations import parse_go_duration
+from kschedctl.config.framework import build_profiles
 from kschedctl.config.plugin_args import check_args
 from kschedctl.config.schema import NUMBER, check_fields, check_list, join, type_ok
 from kschedctl.config.shapes import (
@@ -124,12 +125,14 @@ def check_config(
     prefix: str = "",
     source: str = "",
     type_meta: bool = True,
+    extra_plugins: Mapping[str, frozenset[str]] | None = None,
 ) -> list[Problem]:
     """Every problem kube-scheduler (for ``version``) would refuse, plus multi-scheduler traps.
 
     ``prefix`` is prepended to field paths (``spec.`` when the config was derived from a spec,
     whose apiVersion/kind kschedctl sets itself: ``type_meta=False``);
-    ``replaces_default`` allows ``default-scheduler`` and the ``kube-scheduler`` lease.
+    ``replaces_default`` allows ``default-scheduler`` and the ``kube-scheduler`` lease;
+    ``extra_plugins``: out-of-tree plugins of a custom image (see framework.build_profiles).
     """
     out: list[Problem] = []
     if not isinstance(doc, dict):
@@ -147,6 +150,8 @@ def check_config(
     _check_leader_election(doc.get("leaderElection"), replaces_default, out, prefix)
     _check_profiles(doc, version, replaces_default, out, prefix)
     _check_extenders(doc.get("extenders"), out, join(prefix.rstrip("."), "extenders"))
+    # What kube-scheduler refuses when it builds each profile's framework (after validation).
+    out += build_profiles(doc, version, extra_plugins=extra_plugins, prefix=prefix)
     return [Problem(p.path, p.message, source) for p in out]
 
 
@@ -418,7 +423,8 @@ def _check_plugins(raw: Any, version: KubeVersion, path: str, out: list[Problem]
                 plugin = check_fields(entry, PLUGIN, epath, out)
                 if isinstance(entry, dict) and not plugin.get("name"):
                     out.append(Problem(f"{epath}.name", "is required"))
-                if kind == "enabled" and plugin.get("name") in removed:
+                # validation.go reads every point but multiPoint (build_profiles reports that).
+                if kind == "enabled" and point != "multiPoint" and plugin.get("name") in removed:
                     out.append(Problem(f"{epath}.name", _removed_message(plugin["name"], version)))
                 weight = plugin.get("weight")
                 if isinstance(weight, int) and weight < 0:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from kschedctl.config import registry_data
 from kschedctl.config.shapes import shown
 
 CONFIG_GROUP = "kubescheduler.config.k8s.io"
@@ -156,40 +157,24 @@ def probes(version: KubeVersion) -> Probes:
 
 
 def removed_plugins(version: KubeVersion) -> tuple[str, ...]:
-    """In-tree plugins kube-scheduler refuses for this version (not in its plugin registry)."""
-    # Not in v1 (GA 1.25): kube-scheduler fails to build the framework with it.
-    removed = ["SelectorSpread"]
-    if version.at_least(32):
-        # Deprecated and out of the defaults in 1.31 (PR #124500), rejected since (PR #124003).
-        removed += ["AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits"]
-    return tuple(removed)
+    """Plugins kube-scheduler's validation refuses by name in a v1 config.
+
+    validation.go's invalidPluginsByVersion, read from each version's source into
+    :mod:`registry_data` (SelectorSpread until 1.28, the cloud volume-limit plugins since 1.31).
+    Plugins that are simply absent from the registry are build_profiles' business.
+    """
+    return registry_data.INVALID_PLUGINS[version.minor_version]
 
 
 def extension_points(version: KubeVersion) -> tuple[str, ...]:
-    points = [
-        "queueSort",
-        "preFilter",
-        "filter",
-        "postFilter",
-        "preScore",
-        "score",
-        "reserve",
-        "permit",
-        "preBind",
-        "bind",
-        "postBind",
-        "multiPoint",
-    ]
-    if version.at_least(26):
-        points.insert(0, "preEnqueue")
-    if version.at_least(36):
-        # Workload-aware scheduling: in kube-scheduler/config/v1 of v0.36.3.
-        points += ["placementGenerate", "placementScore"]
-    if version.at_least(37):
-        # staging/src/k8s.io/kube-scheduler/config/v1/types.go on upstream master after 1.36;
-        # unchecked against a 1.37 release.
-        points += ["placementFeasible", "podGroupPostFilter"]
-    return tuple(points)
+    """The config's plugins fields (``preEnqueue`` from 1.26, ``placementGenerate`` and
+    ``placementScore`` from 1.36, ``podGroupPostFilter`` from 1.37), in upstream's order.
+
+    Read from each version's ``pkg/scheduler/apis/config/types.go`` (type Plugins) into
+    :mod:`registry_data`.
+    """
+    points = registry_data.CONFIG_POINTS[version.minor_version]
+    return tuple(point[0].lower() + point[1:] for point in points)
 
 
 def config_fields(version: KubeVersion) -> tuple[str, ...]:

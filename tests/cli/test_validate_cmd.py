@@ -164,8 +164,9 @@ def test_kubernetes_version_selects_the_rules(run, tmp_path: Path) -> None:
         "- schedulerName: my-scheduler\n  plugins: {filter: {enabled: [{name: EBSLimits}]}}",
     )
     _write(tmp_path, "e.yaml", ebs)
-    assert run("validate", "e.yaml", "--kubernetes-version", "1.31").exit_code == 0
-    assert run("validate", "e.yaml", "--kubernetes-version", "1.32").exit_code == 3
+    # validation.go refuses the cloud volume-limit plugins in v1 from 1.31.0 on.
+    assert run("validate", "e.yaml", "--kubernetes-version", "1.30").exit_code == 0
+    assert run("validate", "e.yaml", "--kubernetes-version", "1.31").exit_code == 3
 
 
 def test_kubernetes_version_applies_to_specs(run, tmp_path: Path) -> None:
@@ -178,7 +179,7 @@ def test_kubernetes_version_applies_to_specs(run, tmp_path: Path) -> None:
     result = run("validate", "s.yaml")  # the spec's own version: 1.36
     assert result.exit_code == 3
     assert "s.yaml: spec.profiles[0].plugins.filter.enabled[0].name" in result.stdout
-    assert run("validate", "s.yaml", "--kubernetes-version", "1.31").exit_code == 0
+    assert run("validate", "s.yaml", "--kubernetes-version", "1.30").exit_code == 0
     result = run("validate", "s.yaml", "--kubernetes-version", "1.1")
     assert result.exit_code == 2
     assert "--kubernetes-version 1.1" in result.stderr

@@ -63,11 +63,29 @@ def test_probe_paths_follow_kubeadm(minor: str, liveness: str, readiness: str, n
     assert probes.named_port is named
 
 
-def test_volume_limit_plugins_are_invalid_from_1_32() -> None:
-    assert "EBSLimits" not in versions.removed_plugins(parse_version("1.31"))
-    assert "EBSLimits" in versions.removed_plugins(parse_version("1.32"))
+def test_invalid_plugins_follow_validation_go() -> None:
+    # invalidPluginsByVersion for v1: SelectorSpread until 1.28 (then gone from the registry),
+    # nothing in 1.29–1.30, the cloud volume-limit plugins from 1.31 on.
+    assert versions.removed_plugins(parse_version("1.28")) == ("SelectorSpread",)
+    assert versions.removed_plugins(parse_version("1.30")) == ()
+    assert "EBSLimits" not in versions.removed_plugins(parse_version("1.30"))
+    assert "EBSLimits" in versions.removed_plugins(parse_version("1.31"))
+    assert "EBSLimits" in versions.removed_plugins(parse_version("1.36"))
 
 
 def test_lease_verbs_follow_the_builtin_role() -> None:
     assert versions.lease_verbs(parse_version("1.30")) == ("get", "update")
     assert versions.lease_verbs(parse_version("1.36")) == ("get", "update", "list", "watch")
+
+
+def test_extension_points_are_the_config_fields_of_each_release() -> None:
+    # pkg/scheduler/apis/config/types.go (type Plugins) of each release, via registry_data.
+    assert "preEnqueue" not in versions.extension_points(parse_version("1.25"))
+    assert versions.extension_points(parse_version("1.26"))[0] == "preEnqueue"
+    assert versions.extension_points(parse_version("1.36"))[-2:] == (
+        "placementGenerate",
+        "placementScore",
+    )
+    v137 = versions.extension_points(parse_version("1.37"))
+    assert "podGroupPostFilter" in v137
+    assert "placementFeasible" not in v137  # on upstream master, not in v1.37.2
