@@ -11,9 +11,10 @@ field; nothing stops at the first one, like kube-scheduler's own aggregate.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kschedctl.config.distributions import out_of_tree_problems
 from kschedctl.config.durations import parse_go_duration
 from kschedctl.config.plugin_args import check_args
 from kschedctl.config.schema import NUMBER, check_fields, check_list, join, type_ok
@@ -124,8 +125,12 @@ def check_config(
     prefix: str = "",
     source: str = "",
     type_meta: bool = True,
+    extra_plugins: Mapping[str, frozenset[str]] | None = None,
 ) -> list[Problem]:
     """Every problem kube-scheduler (for ``version``) would refuse, plus multi-scheduler traps.
+
+    ``extra_plugins``: the out-of-tree plugins (name → extension points) of the image that
+    reads the config (``program: custom``; kschedctl.config.distributions.plugins_for).
 
     ``prefix`` is prepended to field paths (``spec.`` when the config was derived from a spec,
     whose apiVersion/kind kschedctl sets itself: ``type_meta=False``);
@@ -146,6 +151,7 @@ def check_config(
     _check_top(doc, out, prefix)
     _check_leader_election(doc.get("leaderElection"), replaces_default, out, prefix)
     _check_profiles(doc, version, replaces_default, out, prefix)
+    out.extend(out_of_tree_problems(doc, version, extra_plugins or {}, prefix))
     _check_extenders(doc.get("extenders"), out, join(prefix.rstrip("."), "extenders"))
     return [Problem(p.path, p.message, source) for p in out]
 
