@@ -57,17 +57,16 @@ def create(
         str | None,
         typer.Option(
             "--program",
-            help="kube-scheduler (default), builtin (kschedctl's own) or custom (an image with "
-            "plugins of its own: give --image, and --custom-plugin unless it is scheduler-plugins).",
+            help="kube-scheduler (default), builtin or custom: a kube-scheduler image with "
+            "plugins of its own (--image; --custom-plugin unless it is scheduler-plugins).",
         ),
     ] = None,
     custom_plugins: Annotated[
         list[str] | None,
         typer.Option(
             "--custom-plugin",
-            help="With --program custom: a plugin the image adds, NAME:Point[,Point…] "
+            help="With --program custom: a plugin the image adds, as NAME:Point[,Point…] "
             "(e.g. NodeLabelMatch:Filter); repeatable.",
-            metavar="NAME:POINTS",
         ),
     ] = None,
     force: Annotated[
@@ -80,9 +79,11 @@ def create(
     """Write a scheduler workspace PARENT/NAME/ (see HELP)."""
     # Imported here so that --help and shell completion do not pay for the spec model.
     from kschedctl.render.workspace import write_workspace
-    from kschedctl.spec import SPEC_FILE, CustomSettings, default_spec, ensure_valid
+    from kschedctl.spec import PROGRAMS, SPEC_FILE, CustomSettings, default_spec, ensure_valid
 
     check_version_option(kubernetes_version)
+    if program is not None and program not in PROGRAMS:
+        raise UsageError(f"--program {printable(program)}: expected one of {', '.join(PROGRAMS)}")
     if custom_plugins and program != "custom":
         raise UsageError("--custom-plugin needs --program custom")
     custom = None

@@ -154,7 +154,8 @@ def test_vanilla_image_refuses_the_plugin_with_a_hint() -> None:
     _, problems = spec_from_dict(doc)
     messages = [p.message for p in problems]
     assert any(
-        'plugin "Coscheduling" does not exist' in m and "scheduler-plugins/kube-scheduler:v0.33.5" in m
+        'plugin "Coscheduling" does not exist' in m
+        and "scheduler-plugins/kube-scheduler:v0.33.5" in m
         for m in messages
     ), messages
 
