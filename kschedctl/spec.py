@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import re
 import typing
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kschedctl import __version__
-from kschedctl.config import shapes, userfile, versions
+from kschedctl.config import distributions, shapes, userfile, versions
 from kschedctl.config import validation as validate
 from kschedctl.config.rbac import BUILTIN_ROLES, DEFAULT_RBAC, RBAC_MODES
 from kschedctl.config.schema import (
@@ -76,6 +78,22 @@ BUILTIN_BINARY = "/usr/local/bin/kschedctl"
 
 
 @dataclass
+class CustomSettings:
+    """``program: custom``: a kube-scheduler image with plugins of its own
+    (kschedctl.config.distributions)."""
+
+    # A known distribution (scheduler-plugins), its release read from the image tag; "" → read
+    # from the image when it is a known one.
+    distribution: str = ""
+    # The scheduler's path inside the image; "" → the release's (scheduler-plugins:
+    # /bin/kube-scheduler), else kube-scheduler on the image's PATH.
+    binary: str = ""
+    # The plugins the image adds (an image that is not a known distribution): name,
+    # extensionPoints, and the extra PolicyRules (rbac) they need.
+    plugins: list[Any] = field(default_factory=list)
+
+
+@dataclass
 class BuiltinSettings:
     """``program: builtin`` (kschedctl's own scheduler): ranking and fallback policy."""
 
@@ -111,6 +129,7 @@ class Spec:
     service: ServiceSettings = field(default_factory=ServiceSettings)
     pod: PodSettings = field(default_factory=PodSettings)
     builtin: BuiltinSettings = field(default_factory=BuiltinSettings)
+    custom: CustomSettings = field(default_factory=CustomSettings)
 
     @property
     def version(self) -> versions.KubeVersion:
@@ -119,6 +138,34 @@ class Spec:
     @property
     def scheduler_names(self) -> list[str]:
         return [p.get("schedulerName") or "" for p in self.profiles if isinstance(p, dict)]
+
+    @property
+    def release(self) -> distributions.Release | None:
+        """The known distribution release a ``program: custom`` image runs, else None."""
+        if self.program != "custom":
+            return None
+        return distributions.release_of(self.image, self.custom.distribution)
+
+    def extra_plugins(self) -> Mapping[str, frozenset[str]]:
+        """Out-of-tree plugin → extension points its image adds ({} but for program custom)."""
+        if self.program != "custom":
+            return {}
+        return distributions.plugins_for(self.image, self.custom.distribution, self.custom.plugins)
+
+    def plugin_rules(self) -> list[dict[str, Any]]:
+        """The extra PolicyRules of the out-of-tree plugins its profiles enable."""
+        if self.program != "custom":
+            return []
+        enabled = distributions.enabled_plugins(self.profiles)
+        return distributions.plugin_rules(enabled, self.release, self.custom.plugins)
+
+    @property
+    def container_binary(self) -> str:
+        """The scheduler's command inside its image (in-cluster forms and the static pod)."""
+        if self.program == "custom":
+            release = self.release
+            return self.custom.binary or (release.binary if release else "kube-scheduler")
+        return "kube-scheduler"
 
     @property
     def host_config_path(self) -> str:
@@ -185,6 +232,10 @@ def _section_to_dict(obj: Any) -> dict[str, Any]:
         value = getattr(obj, f.name)
         if key == "builtin" and getattr(obj, "program", "builtin") != "builtin":
             continue  # only kschedctl's own scheduler reads it
+        if key == "custom" and getattr(obj, "program", "custom") != "custom":
+            continue  # only program custom reads it
+        if isinstance(obj, CustomSettings) and not value:
+            continue  # unset: read from the image
         if dataclasses.is_dataclass(value):
             out[key] = _section_to_dict(value)
         elif value is None or (key in ("extenders", "extraArgs") and not value):
@@ -280,12 +331,20 @@ def spec_from_dict(doc: Any, source: str = "") -> tuple[Spec | None, list[Proble
         name = ""
     values = _load_section(Spec, doc.get("spec"), "spec", out)  # absent: all defaults
     spec = Spec(name=name, **values)
-    apply_defaults(spec, explicit_profiles="profiles" in values)
+    apply_defaults(
+        spec,
+        explicit_profiles="profiles" in values,
+        explicit_version="kubernetes_version" in values,
+    )
     out.extend(check_spec(spec))
     return spec, [Problem(p.path, p.message, source) for p in out]
 
 
-def apply_defaults(spec: Spec, *, explicit_profiles: bool = False) -> Spec:
+def apply_defaults(
+    spec: Spec, *, explicit_profiles: bool = False, explicit_version: bool = True
+) -> Spec:
+    """Fill what the spec leaves to defaults. ``explicit_version``: kubernetesVersion was
+    chosen; otherwise a ``program: custom`` spec of a known release follows that release."""
     le = spec.leader_election
     le.resource_name = le.resource_name or spec.name
     le.resource_namespace = le.resource_namespace or spec.namespace
@@ -296,6 +355,12 @@ def apply_defaults(spec: Spec, *, explicit_profiles: bool = False) -> Spec:
             spec.image = versions.default_image(spec.version)
         except ValueError:
             pass  # reported by check_spec on spec.kubernetesVersion
+    if spec.program == "custom":
+        if not spec.custom.distribution:
+            spec.custom.distribution = distributions.distribution_of_image(spec.image)
+        release = spec.release
+        if release is not None and not explicit_version:
+            spec.kubernetes_version = f"1.{release.minor}"
     if spec.program == "builtin":
         if not spec.image:
             spec.image = builtin_image()
@@ -322,7 +387,7 @@ def with_program(spec: Spec, program: str) -> Spec:
     if spec.service.binary in (ServiceSettings.binary, BUILTIN_BINARY):
         spec.service.binary = ServiceSettings.binary
     spec.program = program
-    return apply_defaults(spec)
+    return apply_defaults(spec, explicit_version=False)
 
 
 def default_spec(name: str, **overrides: Any) -> Spec:
@@ -339,7 +404,7 @@ def default_spec(name: str, **overrides: Any) -> Spec:
             setattr(spec, key, value)
     if leader_elect is not None:
         spec.leader_election.leader_elect = leader_elect
-    return apply_defaults(spec)
+    return apply_defaults(spec, explicit_version=overrides.get("kubernetes_version") is not None)
 
 
 def with_version(spec: Spec, kubernetes_version: str) -> Spec:
@@ -394,15 +459,6 @@ def check_spec(spec: Spec) -> list[Problem]:
             Problem(
                 "spec.program",
                 f"{shapes.shown(spec.program)}: must be one of {', '.join(PROGRAMS)}",
-            )
-        )
-    elif spec.program == "custom":
-        # Refused here, not only by the renderer: validate says what render would.
-        out.append(
-            Problem(
-                "spec.program",
-                "rendering program 'custom' is not supported yet; "
-                "kube-scheduler and builtin render in this release",
             )
         )
     out.extend(_check_rbac(spec))
@@ -463,6 +519,10 @@ def check_spec(spec: Spec) -> list[Problem]:
         out.extend(validate.check_extra_args(spec.extra_args, "spec.extraArgs"))
         if spec.builtin != BuiltinSettings():
             out.append(Problem("spec.builtin", "applies to program builtin only"))
+    if spec.program == "custom":
+        out.extend(check_custom(spec, version))
+    elif spec.custom != CustomSettings():
+        out.append(Problem("spec.custom", "applies to program custom only"))
     out.extend(_check_service(spec))
     out.extend(_check_pod(spec.pod))
     if version is not None:
@@ -473,6 +533,7 @@ def check_spec(spec: Spec) -> list[Problem]:
                 replaces_default=spec.replaces_default,
                 prefix="spec.",
                 type_meta=False,
+                extra_plugins=spec.extra_plugins(),
             )
         )
     return out
@@ -562,6 +623,147 @@ def _check_image(spec: Spec, version: versions.KubeVersion) -> list[Problem]:
             )
         ]
     return []
+
+
+_PLUGIN_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{0,62}")
+_RULE_FIELDS = {"apiGroups": list, "resources": list, "verbs": list, "resourceNames": list}
+_VERBS = ("get", "list", "watch", "create", "update", "patch", "delete", "deletecollection")
+_RESOURCE = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?(/[a-z0-9]([-a-z0-9]*[a-z0-9])?)?")
+
+
+def check_custom(spec: Spec, version: versions.KubeVersion | None) -> list[Problem]:
+    """``program: custom``: a known distribution release, or the plugins the image adds, and
+    the args of the release's plugins (kschedctl.config.distributions)."""
+    out: list[Problem] = []
+    custom, path = spec.custom, "spec.custom"
+    if custom.binary:
+        problem = shapes.absolute_path_problem(custom.binary)
+        if problem:
+            out.append(Problem(f"{path}.binary", problem))
+    release = spec.release
+    if custom.distribution and custom.distribution not in distributions.DISTRIBUTIONS:
+        out.append(
+            Problem(
+                f"{path}.distribution",
+                f"{shapes.shown(custom.distribution)} is not a distribution kschedctl knows "
+                f"({', '.join(distributions.DISTRIBUTIONS)}): leave it out and list the "
+                "plugins the image adds in spec.custom.plugins",
+            )
+        )
+    elif custom.distribution and release is None and spec.image:
+        tag = distributions.image_tag(spec.image)
+        known = list(distributions.RELEASES)
+        out.append(
+            Problem(
+                "spec.image",
+                f"{shapes.shown(tag or '(no tag)')} is not a {custom.distribution} release "
+                f"kschedctl knows ({known[0]} … {known[-1]}): tag the image with its release, "
+                "or leave spec.custom.distribution out and list its plugins in "
+                "spec.custom.plugins",
+            )
+        )
+    if release is not None and version is not None:
+        if release.minor > version.minor or release.minor < version.minor - 1:
+            out.append(
+                Problem(
+                    "spec.image",
+                    f"{release.distribution} {release.tag} is built on Kubernetes "
+                    f"{release.kubernetes}, which does not fit kubernetesVersion "
+                    f"{spec.kubernetes_version}: the scheduler may be at most one minor older "
+                    "than the API server, never newer (remove spec.kubernetesVersion to follow "
+                    "the image)",
+                )
+            )
+    out.extend(_check_custom_plugins(custom.plugins, f"{path}.plugins"))
+    if release is not None:
+        for i, profile in enumerate(spec.profiles):
+            configs = profile.get("pluginConfig") if isinstance(profile, dict) else None
+            for j, entry in enumerate(configs if isinstance(configs, list) else []):
+                name = entry.get("name") if isinstance(entry, dict) else None
+                plugin = release.plugins.get(name) if isinstance(name, str) else None
+                if plugin is not None:
+                    out.extend(
+                        distributions.check_plugin_args(
+                            plugin, entry.get("args"), f"spec.profiles[{i}].pluginConfig[{j}].args"
+                        )
+                    )
+    return out
+
+
+def _check_custom_plugins(plugins: list[Any], path: str) -> list[Problem]:
+    out: list[Problem] = []
+    seen: set[str] = set()
+    for i, entry in enumerate(plugins):
+        epath = f"{path}[{i}]"
+        fields = check_fields(
+            entry, {"name": str, "extensionPoints": list, "rbac": list}, epath, out
+        )
+        if not isinstance(entry, dict):
+            continue
+        name = fields.get("name")
+        if not isinstance(name, str) or not _PLUGIN_NAME.fullmatch(name):
+            out.append(
+                Problem(
+                    f"{epath}.name",
+                    "is required: the plugin's registered name (a letter, then letters, digits, "
+                    "'.', '_' or '-', at most 63)",
+                )
+            )
+        elif name in seen:
+            out.append(Problem(f"{epath}.name", f"{name} is listed twice"))
+        else:
+            seen.add(name)
+        points = fields.get("extensionPoints")
+        if not points:
+            out.append(
+                Problem(
+                    f"{epath}.extensionPoints",
+                    "is required: the extension points the plugin implements "
+                    f"({', '.join(distributions.EXTENSION_POINTS)})",
+                )
+            )
+        for j, point in enumerate(points or []):
+            if point not in distributions.EXTENSION_POINTS:
+                out.append(
+                    Problem(
+                        f"{epath}.extensionPoints[{j}]",
+                        f"{shapes.shown(point)}: must be one of "
+                        f"{', '.join(distributions.EXTENSION_POINTS)}",
+                    )
+                )
+        for j, rule in enumerate(fields.get("rbac") or []):
+            out.extend(_check_rule(rule, f"{epath}.rbac[{j}]"))
+    return out
+
+
+def _check_rule(rule: Any, path: str) -> list[Problem]:
+    """A PolicyRule a custom plugin needs: named groups, resources and verbs, no wildcard."""
+    out: list[Problem] = []
+    fields = check_fields(rule, _RULE_FIELDS, path, out)
+    for key in ("apiGroups", "resources", "verbs"):
+        if not fields.get(key) and isinstance(rule, dict):
+            out.append(Problem(f"{path}.{key}", "is required (wildcards are not granted)"))
+    for key, values in fields.items():
+        for k, value in enumerate(values if isinstance(values, list) else []):
+            vpath = f"{path}.{key}[{k}]"
+            if not isinstance(value, str):
+                out.append(Problem(vpath, f"must be a string, not {shapes.shown(value)}"))
+            elif key == "verbs" and value not in _VERBS:
+                out.append(
+                    Problem(vpath, f"{shapes.shown(value)}: must be one of {', '.join(_VERBS)}")
+                )
+            elif key == "resources" and not _RESOURCE.fullmatch(value):
+                out.append(
+                    Problem(
+                        vpath,
+                        f"{shapes.shown(value)} is not a resource (e.g. podgroups/status)",
+                    )
+                )
+            elif key == "apiGroups" and value and (problem := shapes.dns_subdomain_problem(value)):
+                out.append(Problem(vpath, f"API group {problem}"))
+            elif key == "resourceNames" and (problem := shapes.dns_subdomain_problem(value)):
+                out.append(Problem(vpath, f"resource name {problem}"))
+    return out
 
 
 def _check_builtin(spec: Spec) -> list[Problem]:

@@ -11,6 +11,7 @@ import typer
 from kschedctl import output
 from kschedctl.cli.options import KubernetesVersion, check_version_option
 from kschedctl.cli.paths import guard_paths
+from kschedctl.errors import UsageError, printable
 from kschedctl.render import forms
 
 
@@ -52,6 +53,22 @@ def create(
             "--image", help="Scheduler image (default: registry.k8s.io/kube-scheduler:vX.Y.Z)."
         ),
     ] = None,
+    program: Annotated[
+        str | None,
+        typer.Option(
+            "--program",
+            help="kube-scheduler (default), builtin or custom: a kube-scheduler image with "
+            "plugins of its own (--image; --custom-plugin unless it is scheduler-plugins).",
+        ),
+    ] = None,
+    custom_plugins: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--custom-plugin",
+            help="With --program custom: a plugin the image adds, as NAME:Point[,Point…] "
+            "(e.g. NodeLabelMatch:Filter); repeatable.",
+        ),
+    ] = None,
     force: Annotated[
         bool,
         typer.Option(
@@ -62,11 +79,20 @@ def create(
     """Write a scheduler workspace PARENT/NAME/ (see HELP)."""
     # Imported here so that --help and shell completion do not pay for the spec model.
     from kschedctl.render.workspace import write_workspace
-    from kschedctl.spec import SPEC_FILE, default_spec, ensure_valid
+    from kschedctl.spec import PROGRAMS, SPEC_FILE, CustomSettings, default_spec, ensure_valid
 
     check_version_option(kubernetes_version)
+    if program is not None and program not in PROGRAMS:
+        raise UsageError(f"--program {printable(program)}: expected one of {', '.join(PROGRAMS)}")
+    if custom_plugins and program != "custom":
+        raise UsageError("--custom-plugin needs --program custom")
+    custom = None
+    if program == "custom":
+        custom = CustomSettings(plugins=[_custom_plugin(text) for text in custom_plugins or []])
     spec = default_spec(
         name,
+        program=program,
+        custom=custom,
         kubernetes_version=kubernetes_version,
         namespace=namespace,
         replicas=replicas,
@@ -92,6 +118,17 @@ def create(
         f"Other forms: {host_forms}. "
         f"After editing {target / SPEC_FILE}: kschedctl render {target} --as deployment"
     )
+
+
+def _custom_plugin(text: str) -> dict[str, object]:
+    """``NAME:Point,Point`` → a spec.custom.plugins entry (checked with the spec)."""
+    name, sep, points = text.partition(":")
+    if not sep or not name or not points:
+        raise UsageError(
+            f"--custom-plugin {printable(text)}: expected NAME:Point[,Point…], "
+            "e.g. NodeLabelMatch:Filter"
+        )
+    return {"name": name, "extensionPoints": [p.strip() for p in points.split(",")]}
 
 
 HELP = (

@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kschedctl.config.distributions import out_of_tree_problems
 from kschedctl.config.durations import parse_go_duration
 from kschedctl.config.framework import build_profiles
 from kschedctl.config.plugin_args import check_args
@@ -129,6 +130,9 @@ def check_config(
 ) -> list[Problem]:
     """Every problem kube-scheduler (for ``version``) would refuse, plus multi-scheduler traps.
 
+    ``extra_plugins``: the out-of-tree plugins (name → extension points) of the image that
+    reads the config (``program: custom``; kschedctl.config.distributions.plugins_for).
+
     ``prefix`` is prepended to field paths (``spec.`` when the config was derived from a spec,
     whose apiVersion/kind kschedctl sets itself: ``type_meta=False``);
     ``replaces_default`` allows ``default-scheduler`` and the ``kube-scheduler`` lease;
@@ -149,6 +153,7 @@ def check_config(
     _check_top(doc, out, prefix)
     _check_leader_election(doc.get("leaderElection"), replaces_default, out, prefix)
     _check_profiles(doc, version, replaces_default, out, prefix)
+    out.extend(out_of_tree_problems(doc, version, extra_plugins or {}, prefix))
     _check_extenders(doc.get("extenders"), out, join(prefix.rstrip("."), "extenders"))
     # What kube-scheduler refuses when it builds each profile's framework (after validation).
     out += build_profiles(doc, version, extra_plugins=extra_plugins, prefix=prefix)

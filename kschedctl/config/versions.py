@@ -127,6 +127,22 @@ def parse_git_version(text: str) -> tuple[int, ...] | None:
     return tuple(int(g) for g in match.groups() if g is not None)
 
 
+def image_kubernetes_version(image: str) -> tuple[int, int] | None:
+    """(major, minor) of the Kubernetes release a scheduler image's tag stands for, else None.
+
+    ``v1.33.5`` is 1.33; a scheduler-plugins tag ``v0.X.Y`` is built on Kubernetes 1.X (its
+    go.mod requires k8s.io/kubernetes v1.X: kschedctl.config.distributions), not release 0.X.
+    """
+    name = image.split("@", 1)[0].rsplit("/", 1)[-1]
+    tag = name.rsplit(":", 1)[1] if ":" in name else ""
+    parsed = parse_git_version(tag)
+    if parsed is None or len(parsed) < 2:
+        return None
+    if parsed[0] == 0:
+        return (1, parsed[1])
+    return (parsed[0], parsed[1])
+
+
 def supported_minors() -> list[str]:
     return [f"1.{m}" for m in range(OLDEST_MINOR, NEWEST_MINOR + 1)]
 

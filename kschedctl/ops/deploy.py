@@ -38,7 +38,13 @@ from kschedctl.observe.schedulers import (
 from kschedctl.ops import rollout
 from kschedctl.ops.reporter import QUIET, Reporter
 from kschedctl.render.forms import DEPLOY_FORMS, HOST_FORMS, applied, render
-from kschedctl.render.objects import ObjectKey, check_objects, expected_objects, stale_rbac
+from kschedctl.render.objects import (
+    ObjectKey,
+    check_objects,
+    expected_objects,
+    host_rbac,
+    stale_rbac,
+)
 from kschedctl.render.templates import content_hash
 from kschedctl.spec import (
     Spec,
@@ -156,7 +162,7 @@ def client_dry_run(request: DeployRequest, host: Host) -> str:
     if form not in HOST_FORMS:
         return _yaml_stream(cluster_objects(spec, form))
     text = "".join(f"# file: {path}\n{body}" for path, body in host.files(spec, form).items())
-    if spec.leader_election.leader_elect:
+    if host_rbac(spec):
         text += "---\n" + _yaml_stream(cluster_objects(spec, form))
     return text
 
@@ -208,9 +214,7 @@ def deploy(
         spec = host.prepare(spec, form)
     started = time.monotonic()
     until = started + request.timeout
-    objects = (
-        cluster_objects(spec, form) if not on_host or spec.leader_election.leader_elect else []
-    )
+    objects = cluster_objects(spec, form) if not on_host or host_rbac(spec) else []
     files = host.files(spec, form) if on_host else {}
     if on_host:
         recorded = {HOST_FILES_ANNOTATION: json.dumps(sorted(str(p) for p in files))}

@@ -3,12 +3,11 @@ recent events, Pending pods and the multi-scheduler traps."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, TypedDict
 
-from kschedctl.config.versions import parse_git_version
+from kschedctl.config.versions import image_kubernetes_version, parse_git_version
 from kschedctl.errors import NotFoundError
 from kschedctl.k8s import access
 from kschedctl.k8s.apply import managed_objects
@@ -170,11 +169,11 @@ def _container(
 
 
 def _skew(image: str | None, server: str) -> str:
-    ours = re.search(r":v?(\d+)\.(\d+)", image or "")
+    o = image_kubernetes_version(image or "")
     theirs = parse_git_version(server)
-    if not ours or not theirs:
+    if not o or not theirs:
         return "unknown"
-    o, t = (int(ours.group(1)), int(ours.group(2))), theirs[:2]
+    t = theirs[:2]
     if o > t:
         return "NEWER than the API server (unsupported)"
     if o[1] < t[1] - 1:

@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 from kschedctl.config import rbac, versions
-from kschedctl.errors import SpecError
 from kschedctl.render.builtin import builtin_context
 from kschedctl.render.escape import comment, exec_start_line
 from kschedctl.render.templates import content_hash
@@ -23,15 +22,8 @@ MANAGED_BY = "kschedctl"
 
 
 def require_renderable(spec: Spec) -> Spec:
-    """``spec``, once it is valid and of a program kschedctl can render."""
-    ensure_valid(spec)
-    if spec.program == "custom":
-        raise SpecError(
-            "spec.program",
-            "rendering program 'custom' is not supported yet; "
-            "kube-scheduler and builtin render in this release",
-        )
-    return spec
+    """``spec``, once it is valid (every program renders)."""
+    return ensure_valid(spec)
 
 
 def config_file(spec: Spec, config: dict[str, Any]) -> str:
@@ -67,6 +59,7 @@ def kube_scheduler_context(spec: Spec) -> dict[str, Any]:
     host_config = spec.scheduler_config(kubeconfig=spec.service.kubeconfig)
     host_config_text = config_file(spec, host_config)
     svc = spec.service
+    plugin_rules = spec.plugin_rules()
     host_flags = [
         f"--config={spec.host_config_path}",
         f"--authentication-kubeconfig={svc.kubeconfig}",
@@ -94,14 +87,14 @@ def kube_scheduler_context(spec: Spec) -> dict[str, Any]:
         "config_text": config_text,
         "config_hash": content_hash(config_text),
         "command": [
-            "kube-scheduler",
+            spec.container_binary,
             f"--config={config_dir}/config.yaml",
             f"--v={spec.pod.verbosity}",
             *spec.extra_args,
         ],
         "host_config_text": host_config_text,
         "host_config_hash": content_hash(host_config_text),
-        "host_command": ["kube-scheduler", *host_flags],
+        "host_command": [spec.container_binary, *host_flags],
         "exec_start": exec_start_line([svc.binary, *host_flags]),
         "probe_host": probe_host,
         "example_pod": {
@@ -115,11 +108,22 @@ def kube_scheduler_context(spec: Spec) -> dict[str, Any]:
         "probe_scheme": "HTTPS",
         "config_key": "config.yaml",
         "config_what": "KubeSchedulerConfiguration",
-        "program_what": "kube-scheduler",
         "runs": "kube-scheduler --config",
         "rbac_template": "_rbac.yaml.j2",
         # spec.rbac: the explicit ClusterRole NAME-scheduler (least privilege) or the built-in
         # roles; program builtin always has its own rules (kschedctl.render.builtin).
         "rbac": spec.rbac,
-        "rbac_rules": rbac.scheduler_rules(version),
+        "rbac_rules": rbac.scheduler_rules(version) + plugin_rules,
+        # program custom: what the out-of-tree plugins its profiles enable need beyond
+        # kube-scheduler's own rules (with builtinRoles, a ClusterRole of these alone).
+        "plugin_rules": plugin_rules,
+        "program_what": "kube-scheduler" if spec.program != "custom" else custom_what(spec),
     }
+
+
+def custom_what(spec: Spec) -> str:
+    """A custom kube-scheduler, in one line: its release when it is a known one."""
+    release = spec.release
+    if release is None:
+        return "a custom kube-scheduler"
+    return f"kube-scheduler of {release.distribution} {release.tag}"

@@ -29,6 +29,7 @@ from kschedctl.render.objects import (
     HOST_RBAC_OBJECTS,
     POD_OBJECTS,
     Expected,
+    host_rbac,
 )
 
 if TYPE_CHECKING:
@@ -69,7 +70,8 @@ class Form:
     host_helper: bool = False
     """A file the host forms need besides their unit or manifest (``render`` lists these last)."""
     needs_leader_election: bool = False
-    """Only rendered into a workspace whose scheduler uses leader election."""
+    """Only rendered into a workspace whose host forms need RBAC (leader election, or
+    program custom plugins that read more: render.objects.host_rbac)."""
     help: str = ""
     """A few words for ``render --as`` help, when the name does not say it."""
     objects: tuple[Expected, ...] = ()
@@ -204,7 +206,7 @@ def render_workspace(spec: Spec) -> dict[str, str]:
     ctx = form_context(require_renderable(spec))
     files = {SPEC_FILE: render_template("scheduler.yaml.j2", spec=spec, data=spec.to_dict())}
     for form in FORMS:
-        if form.needs_leader_election and not spec.leader_election.leader_elect:
+        if form.needs_leader_election and not host_rbac(spec):
             continue
         files[form.file_name(spec.name)] = _text(form, ctx)
     files[WORKSPACE_README] = render_template("workspace-README.md.j2", files=list(files), **ctx)

@@ -61,8 +61,18 @@ def _always(spec: Spec) -> bool:
 
 
 def kube_scheduler(spec: Spec) -> bool:
-    """Program kube-scheduler (kube-scheduler's own RBAC)."""
-    return spec.program == "kube-scheduler"
+    """Program kube-scheduler or custom (a kube-scheduler: kube-scheduler's own RBAC)."""
+    return spec.program in ("kube-scheduler", "custom")
+
+
+def plugin_rbac(spec: Spec) -> bool:
+    """Program custom whose enabled out-of-tree plugins need rules of their own."""
+    return bool(spec.plugin_rules())
+
+
+def host_rbac(spec: Spec) -> bool:
+    """The host forms send RBAC: the Lease's (leader election), the plugins' (program custom)."""
+    return leader_elect(spec) or plugin_rbac(spec)
 
 
 def builtin(spec: Spec) -> bool:
@@ -78,9 +88,14 @@ def builtin_roles(spec: Spec) -> bool:
 
 
 def own_cluster_role(spec: Spec) -> bool:
-    """A ClusterRole ``NAME-scheduler`` of its own: program builtin, or kube-scheduler with
-    least privilege (``spec.rbac: leastPrivilege``, the default)."""
-    return builtin(spec) or (kube_scheduler(spec) and not builtin_roles(spec))
+    """A ClusterRole ``NAME-scheduler`` of its own: program builtin, kube-scheduler (or custom)
+    with least privilege (``spec.rbac: leastPrivilege``, the default), or custom with the
+    built-in roles and plugins that need more (then it holds those rules only)."""
+    return (
+        builtin(spec)
+        or (kube_scheduler(spec) and not builtin_roles(spec))
+        or (builtin_roles(spec) and plugin_rbac(spec))
+    )
 
 
 def leader_elect(spec: Spec) -> bool:
@@ -156,7 +171,15 @@ DEPLOYMENT_OBJECTS = (
 )  # fmt: skip
 # The host forms (service, static-pod) send only this to the API server: their unit or
 # manifest goes to the host.
-HOST_RBAC_OBJECTS = _lease_rbac("{name}-host-leader-election", HOST_USER)
+HOST_RBAC_OBJECTS = (
+    *_lease_rbac("{name}-host-leader-election", HOST_USER),
+    # Program custom: what its enabled out-of-tree plugins read, granted to the host user.
+    Expected(RBAC, "ClusterRole", CLUSTER, "{name}-host-plugins", when=plugin_rbac),
+    Expected(
+        RBAC, "ClusterRoleBinding", CLUSTER, "{name}-host-plugins", when=plugin_rbac,
+        role_ref="ClusterRole/{name}-host-plugins", subject=HOST_USER,
+    ),
+)  # fmt: skip
 
 
 def expected_objects(spec: Spec, rows: Iterable[Expected]) -> dict[ObjectKey, Expected]:

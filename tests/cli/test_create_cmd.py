@@ -156,6 +156,51 @@ def test_help(run) -> None:
         "--leader-elect",
         "--no-leader-elect",
         "--image",
+        "--program",
+        "--custom-plugin",
         "--force",
     ):
         assert flag in result.stdout
+
+
+def test_create_program_custom_of_a_scheduler_plugins_release(run, tmp_path: Path) -> None:
+    image = "registry.k8s.io/scheduler-plugins/kube-scheduler:v0.33.5"
+    result = run("create", "gang", "--program", "custom", "--image", image)
+    assert result.exit_code == 0, result.stderr
+    spec = load_spec(tmp_path / "gang" / "scheduler.yaml")
+    assert (spec.program, spec.kubernetes_version) == ("custom", "1.33")  # follows the release
+    assert spec.custom.distribution == "scheduler-plugins"
+    pod = (tmp_path / "gang" / "pod.yaml").read_text()
+    assert "- /bin/kube-scheduler\n" in pod
+
+
+def test_create_program_custom_with_its_own_plugins(run, tmp_path: Path) -> None:
+    result = run(
+        "create", "lbl", "--program", "custom", "--image", "example.com/s:v1",
+        "--custom-plugin", "NodeLabelMatch:Filter,Score", "--custom-plugin", "Gate:PreEnqueue",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    spec = load_spec(tmp_path / "lbl" / "scheduler.yaml")
+    assert spec.custom.plugins == [
+        {"name": "NodeLabelMatch", "extensionPoints": ["Filter", "Score"]},
+        {"name": "Gate", "extensionPoints": ["PreEnqueue"]},
+    ]
+    assert spec.kubernetes_version == "1.36"  # an unknown image: the default version
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "words"),
+    [
+        (["--custom-plugin", "A:Filter"], 2, "--custom-plugin needs --program custom"),
+        (["--program", "custom", "--image", "e.io/s:1", "--custom-plugin", "A"], 2, "NAME:Point"),
+        (["--program", "nope"], 2, "expected one of kube-scheduler, builtin, custom"),
+        (["--program", "custom", "--image", "e.io/s:1", "--custom-plugin", "A:Filtr"], 3,
+         "spec.custom.plugins[0].extensionPoints[0]"),
+        (["--program", "custom"], 3, "spec.image: is required"),
+    ],
+)  # fmt: skip
+def test_create_program_custom_refusals(run, tmp_path: Path, args, code, words) -> None:
+    result = run("create", "x", *args)
+    assert result.exit_code == code
+    assert words in result.stderr
+    assert not (tmp_path / "x").exists()

@@ -133,13 +133,21 @@ def test_builtin_program_renders_kschedctls_scheduler(run, tmp_path: Path) -> No
     assert "image: example.com/s:1" in result.stdout
 
 
-def test_custom_program_is_not_rendered_yet(run, tmp_path: Path) -> None:
+def test_custom_program_renders_the_image_binary(run, tmp_path: Path) -> None:
     (tmp_path / "s.yaml").write_text(
-        SPEC_HEADER + "spec:\n  program: custom\n  image: example.com/s:1\n"
+        SPEC_HEADER + "spec:\n  program: custom\n"
+        "  image: registry.k8s.io/scheduler-plugins/kube-scheduler:v0.33.5\n"
     )
     result = run("render", "s.yaml", "--as", "deployment")
+    assert result.exit_code == 0, result.stderr
+    assert "- /bin/kube-scheduler\n" in result.stdout
+
+
+def test_custom_program_needs_an_image(run, tmp_path: Path) -> None:
+    (tmp_path / "s.yaml").write_text(SPEC_HEADER + "spec:\n  program: custom\n")
+    result = run("render", "s.yaml", "--as", "deployment")
     assert result.exit_code == 3
-    assert "spec.program: rendering program 'custom' is not supported yet" in result.stderr
+    assert "spec.image: is required when spec.program is not kube-scheduler" in result.stderr
 
 
 def test_help(run) -> None:

@@ -15,10 +15,14 @@ import yaml
 from kschedctl import spec as spec_module
 from kschedctl.render.context import form_context
 from kschedctl.render.forms import FORMS, render
+from kschedctl.render.objects import host_rbac
 from kschedctl.spec import Spec, default_spec
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 YAML_FORMS = [f.name for f in FORMS if f.name != "service"]
+
+
+REFERENCE_CUSTOM_IMAGE = "registry.k8s.io/scheduler-plugins/kube-scheduler:v0.33.5"
 
 
 def spec_fields(cls: type = Spec, prefix: tuple[str, ...] = ("spec",)) -> list[tuple[str, ...]]:
@@ -93,14 +97,23 @@ def objects(text: str) -> list[tuple[str, str, str]]:
 
 @functools.lru_cache(maxsize=512)
 def _reference_objects(identity: tuple[Any, ...], form: str) -> list[tuple[str, str, str]]:
-    name, namespace, program, leader_elect, lease_ns, lease_name, replaces, port = identity
+    name, namespace, program, leader_elect, lease_ns, lease_name, replaces, port = identity[:8]
+    plugin_rbac = identity[8]
     ref = default_spec(
         name,
         namespace=namespace,
         program=program,
         leader_elect=leader_elect,
         replaces_default=replaces or None,
+        image=REFERENCE_CUSTOM_IMAGE if program == "custom" else None,
     )
+    if plugin_rbac:  # program custom: a plugin that needs RBAC of its own (ElasticQuotas)
+        ref.profiles = [
+            {
+                "schedulerName": name,
+                "plugins": {"multiPoint": {"enabled": [{"name": "CapacityScheduling"}]}},
+            }
+        ]
     ref.leader_election.resource_namespace = lease_ns
     ref.leader_election.resource_name = lease_name
     if replaces:
@@ -121,16 +134,17 @@ def check_rendered(spec: Spec) -> int:
         le.resource_name,
         spec.replaces_default,
         spec.service.secure_port,
+        bool(spec.plugin_rules()),
     )
     checked = 0
     for form in YAML_FORMS:
-        if form == "host-rbac" and not spec.leader_election.leader_elect:
+        if form == "host-rbac" and not host_rbac(spec):
             continue
         text = render(spec, form)
         if form in ("config", "host-config"):
             doc = _load(text)
             assert isinstance(doc, dict)
-            if spec.program == "kube-scheduler":
+            if spec.program in ("kube-scheduler", "custom"):
                 kubeconfig = spec.service.kubeconfig if form == "host-config" else ""
                 assert doc == spec.scheduler_config(kubeconfig)
         else:

@@ -140,6 +140,18 @@ accepted_changes = st.one_of(
         st.from_regex(r"(/[a-z0-9._+@:,=~-]{1,8}){1,4}/?", fullmatch=True),
     ),
     st.tuples(
+        st.just(("spec", "custom", "plugins", 0, "name")),
+        st.from_regex(r"[A-Za-z][A-Za-z0-9_.-]{0,20}", fullmatch=True),
+    ),
+    st.tuples(
+        st.just(("spec", "custom", "binary")),
+        st.from_regex(r"(/[a-z0-9._+@:,=~-]{1,8}){1,4}", fullmatch=True),
+    ),
+    st.tuples(
+        st.just(("spec", "custom", "plugins", 0, "rbac", 0, "resources", 0)),
+        st.from_regex(r"[a-z0-9]{1,8}(/status)?", fullmatch=True),
+    ),
+    st.tuples(
         st.just(("spec", "image")),
         st.from_regex(r"[a-z0-9]{1,5}(/[a-z]{1,5}){0,2}(:[A-Za-z0-9_.-]{1,8})?", fullmatch=True),
     ),
@@ -159,12 +171,23 @@ NESTED = [
     ("spec", "clientConnection", "qps"),
     ("spec", "clientConnection", "burst"),
     ("spec", "builtin", "policy", "fallbacks"),
+    ("spec", "custom", "plugins", 0, "name"),
+    ("spec", "custom", "plugins", 0, "extensionPoints", 0),
+    ("spec", "custom", "plugins", 0, "rbac", 0, "apiGroups", 0),
+    ("spec", "custom", "plugins", 0, "rbac", 0, "resources", 0),
+    ("spec", "custom", "plugins", 0, "rbac", 0, "verbs", 0),
+    ("spec", "custom", "plugins", 0, "rbac", 0, "resourceNames"),
+    ("spec", "profiles", 0, "plugins", "multiPoint", "enabled", 0, "name"),
+    ("spec", "profiles", 0, "pluginConfig", 1, "args", "permitWaitingTimeSeconds"),
 ]
 PATHS: list[tuple[Any, ...]] = [*FIELDS, *NESTED]
 
 
+CUSTOM_IMAGE = "registry.k8s.io/scheduler-plugins/kube-scheduler:v0.33.5"
+
+
 def _base(program: str) -> dict[str, Any]:
-    spec = default_spec("s", program=program)
+    spec = default_spec("s", program=program, image=CUSTOM_IMAGE if program == "custom" else None)
     doc = spec.to_dict()
     doc["spec"]["profiles"] = [
         {
@@ -178,6 +201,22 @@ def _base(program: str) -> dict[str, Any]:
     if program == "builtin":
         doc["spec"]["profiles"] = [{"schedulerName": "s"}]
         doc["spec"].pop("image", None)
+    if program == "custom":
+        # scheduler-plugins' CapacityScheduling (ElasticQuotas RBAC) and a plugin of the spec's
+        # own (its rbac a PolicyRule the renderer writes out).
+        doc["spec"]["custom"]["plugins"] = [
+            {
+                "name": "LabelMatch",
+                "extensionPoints": ["Filter"],
+                "rbac": [{"apiGroups": ["example.io"], "resources": ["labels"], "verbs": ["get"]}],
+            }
+        ]
+        doc["spec"]["profiles"][0]["plugins"] = {
+            "multiPoint": {"enabled": [{"name": "CapacityScheduling"}, {"name": "LabelMatch"}]}
+        }
+        doc["spec"]["profiles"][0]["pluginConfig"].append(
+            {"name": "Coscheduling", "args": {"permitWaitingTimeSeconds": 5}}
+        )
     return doc
 
 
@@ -199,7 +238,7 @@ def _set(doc: dict[str, Any], path: tuple[Any, ...], value: Any) -> None:
     node[last] = value
 
 
-BASES = {p: _base(p) for p in ("kube-scheduler", "builtin")}
+BASES = {p: _base(p) for p in ("kube-scheduler", "builtin", "custom")}
 STATS = {"cases": 0, "accepted": 0, "forms": 0}
 
 
@@ -222,6 +261,8 @@ def test_hostile_values_are_refused_or_rendered_safely(
     doc = copy.deepcopy(BASES[program])
     for path, value in changes:
         if path[:2] == ("spec", "builtin") and program != "builtin":
+            continue
+        if path[:2] == ("spec", "custom") and program != "custom":
             continue
         _set(doc, path, copy.deepcopy(value))
     STATS["cases"] += 1
@@ -250,5 +291,6 @@ def test_the_property_test_covers_every_spec_field_and_accepts_some() -> None:
         assert STATS["accepted"] >= STATS["cases"] // 5, STATS
     assert ("spec", "service", "user") in FIELDS
     assert ("spec", "builtin", "metricsPort") in FIELDS
+    assert ("spec", "custom", "plugins") in FIELDS
     assert ("metadata", "name") in FIELDS
     assert len(FIELDS) >= 30

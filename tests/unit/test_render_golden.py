@@ -18,7 +18,17 @@ from kschedctl.spec import load_spec
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 SPECS = GOLDEN / "specs"
-CASES = ["single", "multi-profile", "ha", "custom-plugins", "host-service", "builtin"]
+CASES = [
+    "single",
+    "multi-profile",
+    "ha",
+    "custom-plugins",
+    "host-service",
+    "builtin",
+    "custom-coscheduling",
+    "custom-quota",
+    "custom-image",
+]
 UPDATE = os.environ.get("KSCHEDCTL_UPDATE_GOLDEN") == "1"
 
 

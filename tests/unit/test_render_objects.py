@@ -247,4 +247,7 @@ def test_deploy_prunes_exactly_the_rbac_the_spec_no_longer_renders() -> None:
     assert host == {
         ("Role", "kube-system", "s-leader-election"),
         ("RoleBinding", "kube-system", "s-host-leader-election"),
+        # program custom's plugin RBAC for the host user: not rendered for this spec
+        ("ClusterRole", "", "s-host-plugins"),
+        ("ClusterRoleBinding", "", "s-host-plugins"),
     }

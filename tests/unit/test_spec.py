@@ -188,11 +188,11 @@ def test_replacing_the_default_scheduler_is_explicit() -> None:
     assert spec.to_dict()["spec"]["replacesDefault"] is True
 
 
-def test_builtin_is_valid_and_custom_is_refused_as_render_would() -> None:
+def test_builtin_and_custom_are_valid_and_custom_needs_an_image() -> None:
     assert check_spec(default_spec("x", program="builtin", image="example.com/x:1")) == []
+    assert check_spec(default_spec("x", program="custom", image="example.com/x:1")) == []
     problems = check_spec(default_spec("x", program="custom"))
-    assert [p.path for p in problems] == ["spec.program", "spec.image"]
-    assert "rendering program 'custom' is not supported yet" in problems[0].message
+    assert [p.path for p in problems] == ["spec.image"]
 
 
 def test_top_level_shape() -> None:
