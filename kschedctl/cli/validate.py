@@ -18,6 +18,7 @@ from kschedctl.errors import SpecError, printable
 class ValidateOutput(str, Enum):
     text = "text"
     json = "json"
+    yaml = "yaml"
 
 
 @guard_paths
@@ -42,8 +43,17 @@ def validate(
     ] = False,
     fmt: Annotated[
         ValidateOutput,
-        typer.Option("-o", "--output", help="text: FILE: field.path: message lines; json."),
+        typer.Option(
+            "-o",
+            "--output",
+            help="text: FILE: field.path: message lines (warnings as FILE: field.path: "
+            "warning: message); json or yaml: a list of files, each problem with its severity.",
+        ),
     ] = ValidateOutput.text,
+    strict: Annotated[
+        bool,
+        typer.Option("--strict", help="Warnings fail too (exit 3), not only errors."),
+    ] = False,
 ) -> None:
     """Check specs and KubeSchedulerConfigurations (see HELP)."""
     # Imported here so that --help and shell completion do not pay for yaml.
@@ -53,6 +63,8 @@ def validate(
     result = validate_files(files, kubernetes_version, replaces_default=replaces_default)
     if fmt is ValidateOutput.json:
         typer.echo(json.dumps([r.to_dict() for r in result.reports], indent=2))
+    elif fmt is ValidateOutput.yaml:
+        typer.echo(output.to_yaml([r.to_dict() for r in result.reports]), nl=False)
     else:
         for report in result.reports:
             for problem in report.problems:
@@ -65,13 +77,20 @@ def validate(
                 "checked",
                 err=True,
             )
+    warned = f", {result.warning_count} warning(s)" if result.warning_count else ""
     if result.invalid:
         raise SpecError(
             "",
             f"{len(result.invalid)} of {len(result.reports)} file(s) invalid "
-            f"({result.problem_count} problem(s), {result.rules})",
+            f"({result.problem_count} problem(s){warned}, {result.rules})",
         )
-    output.info(f"{len(result.reports)} file(s) valid ({result.rules})")
+    if strict and result.warning_count:
+        raise SpecError(
+            "",
+            f"{result.warning_count} warning(s) and --strict ({len(result.reports)} file(s) "
+            f"otherwise valid, {result.rules})",
+        )
+    output.info(f"{len(result.reports)} file(s) valid ({result.rules}{warned})")
 
 
 HELP = (
@@ -79,8 +98,12 @@ HELP = (
     "rules for the target version, plus the traps of running several schedulers.\n\n"
     "Traps: a profile named (or defaulting to) default-scheduler, the shared Lease "
     "kube-scheduler, replicas without leader election, removed flags and ports. Problems "
-    "go to stdout as FILE: field.path: message, the summary to stderr. Exit 0 when every "
-    "file is valid, 3 otherwise. Works offline."
+    "go to stdout as FILE: field.path: message, the summary to stderr. A configuration "
+    "is judged as kube-scheduler judges it: decoded (JSON if it starts with '{', else YAML, "
+    "first document only), defaulted, then validated. Warnings (FILE: field.path: warning: "
+    "message) are what kube-scheduler runs but probably not as meant, such as documents "
+    "after the first. Exit 0 when no file has errors (--strict: nor warnings), 3 otherwise. "
+    "Works offline."
 )
 
 

@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from kschedctl.config import userfile, versions
+from kschedctl.config.decode import Decoded, decode_config_text, is_json
 from kschedctl.config.schema import AliasBudget, YamlError, key_segment, key_text, parse_yaml
 from kschedctl.config.validation import check_config
-from kschedctl.errors import NotFoundError, Problem, SpecError, quote
+from kschedctl.errors import NotFoundError, Problem, SpecError, errors_in, quote
 from kschedctl.spec import API_VERSION, KIND, SPEC_FILE, spec_from_dict
 
 _WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job")
@@ -32,15 +33,23 @@ class FileReport:
 
     @property
     def valid(self) -> bool:
-        return not self.problems
+        """No errors (warnings allowed: kube-scheduler runs such a config)."""
+        return not errors_in(self.problems)
+
+    @property
+    def warnings(self) -> list[Problem]:
+        return [p for p in self.problems if not p.is_error]
 
     def to_dict(self) -> dict[str, Any]:
-        """One entry of ``validate -o json`` (its keys are a contract)."""
+        """One entry of ``validate -o json|yaml`` (its keys are a contract)."""
         return {
             "file": self.path,
             "valid": self.valid,
             "checked": self.checked,
-            "problems": [{"path": p.path, "message": p.message} for p in self.problems],
+            "problems": [
+                {"path": p.path, "message": p.message, "severity": p.severity}
+                for p in self.problems
+            ],
         }
 
 
@@ -57,7 +66,12 @@ class Validation:
 
     @property
     def problem_count(self) -> int:
-        return sum(len(r.problems) for r in self.reports)
+        """Errors, all files together."""
+        return sum(len(errors_in(r.problems)) for r in self.reports)
+
+    @property
+    def warning_count(self) -> int:
+        return sum(len(r.warnings) for r in self.reports)
 
     @property
     def rules(self) -> str:
@@ -97,6 +111,14 @@ def check_path(
     report.path = str(target)
     budget = AliasBudget()  # one for the file and the configs inside its ConfigMaps
     try:
+        # kube-scheduler's own reading first: a config file is decoded as it decodes it
+        # (JSON or go-yaml, the first document only). Anything else is a YAML stream of specs
+        # or manifests, read like every kschedctl file.
+        decoded = _decode_probe(text)
+        if decoded is not None and (decoded.is_json or _is_config(decoded.doc)):
+            report.problems += [p.moved(source=report.path) for p in decoded.problems]
+            _check_document(decoded.doc, "", version, replaces_default, report, budget)
+            return report
         docs = parse_yaml(text, budget)
     except YamlError as err:
         report.problems.append(Problem("", str(err), report.path))
@@ -137,7 +159,7 @@ def _check_document(
         if version is not None:
             doc = _retarget(doc, version)
         _, problems = spec_from_dict(doc, source)
-        report.problems += [Problem(where + p.path, p.message, source) for p in problems]
+        report.problems += [p.moved(where + p.path, source) for p in problems]
         return
     if not isinstance(kind, str) or not isinstance(doc.get("apiVersion", ""), str):
         report.problems.append(
@@ -162,6 +184,26 @@ def _check_document(
 
 
 _SPEC_GROUP = API_VERSION.partition("/")[0]
+
+
+def _decode_probe(text: str) -> Decoded | None:
+    """``text`` as kube-scheduler decodes it; None if that fails on a YAML file (which may be
+    a spec or manifests, read the kschedctl way next). A JSON file is decoded the one way."""
+    try:
+        return decode_config_text(text)
+    except YamlError:
+        if is_json(text):
+            raise
+        return None
+
+
+def _is_config(doc: Any) -> bool:
+    """Whether ``doc`` is (meant as) a KubeSchedulerConfiguration."""
+    if not isinstance(doc, dict):
+        return False
+    api_version = doc.get("apiVersion")
+    group = api_version.partition("/")[0] if isinstance(api_version, str) else ""
+    return group == versions.CONFIG_GROUP or doc.get("kind") == "KubeSchedulerConfiguration"
 
 
 def _is_spec(doc: dict[str, Any]) -> bool:
@@ -225,18 +267,19 @@ def _check_configmap(
         path = f"{_object_path(doc, where)}.data[{key_text(key)}]"
         report.checked.append(f"KubeSchedulerConfiguration in {path}")
         try:
-            docs = parse_yaml(value, budget)
+            # Mounted as a file, the value is what kube-scheduler decodes.
+            decoded = decode_config_text(value, budget)
         except YamlError as err:
             report.problems.append(Problem(path, str(err), report.path))
             continue
-        for config in docs:
-            report.problems += check_config(
-                config,
-                version,
-                replaces_default=replaces_default,
-                prefix=f"{path}.",
-                source=report.path,
-            )
+        report.problems += [p.moved(path, report.path) for p in decoded.problems]
+        report.problems += check_config(
+            decoded.doc,
+            version,
+            replaces_default=replaces_default,
+            prefix=f"{path}.",
+            source=report.path,
+        )
 
 
 def _pod_spec(doc: dict[str, Any]) -> tuple[dict[str, Any], str]:

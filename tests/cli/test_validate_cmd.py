@@ -203,7 +203,11 @@ def test_json_output(run, tmp_path: Path) -> None:
         "problems": [],
     }
     assert data[1]["problems"] == [
-        {"path": "parallelism", "message": "should be an integer value greater than zero"}
+        {
+            "path": "parallelism",
+            "message": "should be an integer value greater than zero",
+            "severity": "error",
+        }
     ]
 
 
