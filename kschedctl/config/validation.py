@@ -574,7 +574,12 @@ def _check_plugin_config(
         entries.append(cfg)
         name = cfg.get("name")
         if not name:
-            out.append(Problem(f"{epath}.name", "is required"))
+            # kube-scheduler accepts it (nothing looks the entry up): it has no effect.
+            out.append(
+                Problem(
+                    f"{epath}.name", "is empty: these args apply to no plugin", severity=WARNING
+                )
+            )
             continue
         if name in seen:
             out.append(Problem(f"{epath}.name", f"Duplicate value: {quote(name)}"))
@@ -624,7 +629,7 @@ def _check_extenders(raw: Any, out: list[Problem], path: str) -> None:
             out.append(
                 Problem(
                     f"{epath}.weight",
-                    f"{weight or 0}: must have a positive weight applied to it",
+                    f"must have a positive weight applied to it (got {weight or 0})",
                 )
             )
         if ext.get("bindVerb"):
