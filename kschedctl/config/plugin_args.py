@@ -11,6 +11,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from kschedctl.config.durations import parse_go_duration
 from kschedctl.config.schema import GO_INT32, GO_INT64, check_fields, check_list
 from kschedctl.config.shapes import label_value_problems, qualified_name_problems
 from kschedctl.config.versions import CONFIG_API_VERSION
@@ -30,6 +31,12 @@ MAX_CUSTOM_PRIORITY_SCORE = 10  # config.MaxCustomPriorityScore
 SHAPE_GATE = {25: "VolumeCapacityPriority", 33: "StorageCapacityScoring"}
 RTCR_REQUIRED_SINCE = 36
 SHAPE_SORTED_WORDING_SINCE = 33
+
+# DynamicResourcesArgs (types_pluginargs.go): its fields by version, and since when the feature
+# gates bindingTimeout needs (DRADeviceBindingConditions, DRAResourceClaimDeviceStatus) are on
+# by default. filterTimeout's gate (DRASchedulerFilterTimeout) is on since the field exists.
+DRA_FIELDS = {34: ("filterTimeout",), 35: ("filterTimeout", "bindingTimeout")}
+DRA_BINDING_TIMEOUT_SINCE = 36
 
 _NODE_SELECTOR_REQUIREMENT = {"key": str, "operator": str, "values": list}
 _NODE_SELECTOR_TERM = {"matchExpressions": list, "matchFields": list}
@@ -66,6 +73,8 @@ def check_args(
     api_version = args.get("apiVersion")
     if api_version is not None and api_version != CONFIG_API_VERSION:
         out.append(Problem(f"{path}.apiVersion", f"must be {CONFIG_API_VERSION}"))
+    if plugin == "DynamicResources" and minor >= min(DRA_FIELDS):
+        fields = dict.fromkeys(DRA_FIELDS[max(k for k in DRA_FIELDS if k <= minor)], str)
     if fields is None:
         return
     check_fields(args, {"apiVersion": str, "kind": str, **fields}, path, out)
@@ -381,6 +390,34 @@ def _volume_binding(args: dict[str, Any], path: str, out: list[Problem], minor: 
         )
 
 
+def _dynamic_resources(args: dict[str, Any], path: str, out: list[Problem], minor: int) -> None:
+    """ValidateDynamicResourcesArgs with each version's default feature gates."""
+    if minor < min(DRA_FIELDS):
+        return
+    timeouts: dict[str, float] = {}
+    for key in ("filterTimeout", "bindingTimeout"):
+        value = args.get(key)
+        if isinstance(value, str):
+            try:
+                timeouts[key] = parse_go_duration(value)
+            except ValueError as err:
+                out.append(Problem(f"{path}.{key}", str(err)))
+    if timeouts.get("filterTimeout", 0) < 0:
+        out.append(Problem(f"{path}.filterTimeout", "must be zero or positive"))
+    if "bindingTimeout" not in args or args["bindingTimeout"] is None:
+        return
+    if minor < DRA_BINDING_TIMEOUT_SINCE:
+        out.append(
+            Problem(
+                f"{path}.bindingTimeout",
+                "Forbidden: DRADeviceBindingConditions or DRAResourceClaimDeviceStatus feature "
+                "gate is disabled",
+            )
+        )
+    elif timeouts.get("bindingTimeout", 1) < 1:
+        out.append(Problem(f"{path}.bindingTimeout", "must be at least 1 second"))
+
+
 _RULES = {
     "DefaultPreemption": _default_preemption,
     "InterPodAffinity": _inter_pod_affinity,
@@ -389,4 +426,5 @@ _RULES = {
     "NodeResourcesFit": _node_resources_fit,
     "PodTopologySpread": _pod_topology_spread,
     "VolumeBinding": _volume_binding,
+    "DynamicResources": _dynamic_resources,
 }
