@@ -49,7 +49,7 @@ from kschedctl.config.versions import (
     extension_points,
     removed_plugins,
 )
-from kschedctl.errors import WARNING, Problem, quote
+from kschedctl.errors import ERROR, WARNING, Problem, quote
 
 __all__ = ["check_config", "check_extra_args"]
 
@@ -171,7 +171,7 @@ def check_config(
         # The default scheduler's own file, most likely: one finding, not one per trap.
         out[:] = [p for p in out if not _is_default_trap(p)]
         out.append(_own_file_problem(prefix, own_file))
-    _check_profiles(defaulted, doc, version, replaces_default, own_file, out, prefix)
+    _check_profiles(defaulted, doc, version, replaces_default, own_file, type_meta, out, prefix)
     _check_extenders(defaulted.get("extenders"), out, join(prefix.rstrip("."), "extenders"))
     return [p.moved(source=source) for p in out]
 
@@ -352,6 +352,7 @@ def _check_profiles(
     version: KubeVersion,
     replaces_default: bool,
     own_file: int | None,
+    from_file: bool,
     out: list[Problem],
     prefix: str,
 ) -> None:
@@ -414,13 +415,14 @@ def _check_profiles(
             seen.setdefault(name, i)
             problem = dns_subdomain_problem(name)
             if problem:
-                # kube-scheduler runs it, but a pod's spec.schedulerName must be a DNS-1123
-                # subdomain: no pod can ever ask for this profile.
+                # kube-scheduler runs it (a warning in a config file), but a pod's
+                # spec.schedulerName must be a DNS-1123 subdomain: no pod can ever ask for this
+                # profile, so a spec (kschedctl deploys it) refuses it.
                 out.append(
                     Problem(
                         f"{ppath}.schedulerName",
                         f"scheduler name {problem}: no pod can name it in spec.schedulerName",
-                        severity=WARNING,
+                        severity=WARNING if from_file else ERROR,
                     )
                 )
         pct = _int(profile.get("percentageOfNodesToScore"))
