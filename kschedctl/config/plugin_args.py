@@ -267,8 +267,10 @@ def _node_selector_term(raw: Any, path: str, out: list[Problem]) -> None:
     term = check_fields(raw, _NODE_SELECTOR_TERM, path, out)
     epath = f"{where}.matchExpressions"
     for i, raw_req in enumerate(check_list(term.get("matchExpressions"), epath, out)):
+        before = len(out)
         req = check_fields(raw_req, _NODE_SELECTOR_REQUIREMENT, f"{epath}[{i}]", out)
-        _label_requirement(req, f"{epath}[{i}]", out)
+        if len(out) == before:  # (a value that does not decode stops kube-scheduler there)
+            _label_requirement(req, f"{epath}[{i}]", out)
     fpath = f"{where}.matchFields"
     for i, raw_req in enumerate(check_list(term.get("matchFields"), fpath, out)):
         req = check_fields(raw_req, _NODE_SELECTOR_REQUIREMENT, f"{fpath}[{i}]", out)

@@ -461,3 +461,24 @@ spec:
     assert spec is not None
     assert [p.severity for p in problems] == [WARNING]
     assert load_spec(path).name == "my-scheduler"
+
+
+def test_a_go_yaml_boolean_label_key_is_one_decoding_error() -> None:
+    # kube-scheduler: decoding args for plugin NodeAffinity: json: cannot unmarshal bool into
+    # Go struct field NodeSelectorRequirement…matchExpressions.key of type string
+    text = (
+        HEAD
+        + """\
+profiles:
+- schedulerName: a
+  pluginConfig:
+  - name: NodeAffinity
+    args:
+      addedAffinity:
+        requiredDuringSchedulingIgnoredDuringExecution:
+          nodeSelectorTerms:
+          - matchExpressions: [{key: n, operator: Exists}]
+"""
+    )
+    [message] = _errors(text)
+    assert message.endswith("matchExpressions[0].key: must be a string, not False")
