@@ -84,19 +84,47 @@ def quote(value: object, limit: int = QUOTE_LIMIT) -> str:
     return printable(shown, 2 * limit)
 
 
+ERROR = "error"
+WARNING = "warning"
+SEVERITIES = (ERROR, WARNING)
+
+
 @dataclass(frozen=True)
 class Problem:
     """One thing wrong with a spec or config: ``FILE: field.path: message``.
 
+    ``severity`` is ``error`` (kube-scheduler would refuse it, or it is a multi-scheduler
+    trap) or ``warning`` (it runs, but probably not as meant: printed as
+    ``FILE: field.path: warning: message``). Only errors make a spec or config invalid.
     Printed, each part is :func:`printable`: one problem is always exactly one line.
     """
 
     path: str
     message: str
     source: str = ""
+    severity: str = ERROR
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity != WARNING
+
+    def moved(self, path: str | None = None, source: str | None = None) -> Problem:
+        """The same finding (severity kept) at another field path or in another file."""
+        return Problem(
+            self.path if path is None else path,
+            self.message,
+            self.source if source is None else source,
+            self.severity,
+        )
 
     def __str__(self) -> str:
-        return ": ".join(printable(p) for p in (self.source, self.path, self.message) if p)
+        tag = "warning" if self.severity == WARNING else ""
+        return ": ".join(printable(p) for p in (self.source, self.path, tag, self.message) if p)
+
+
+def errors_in(problems: Sequence[Problem]) -> list[Problem]:
+    """The problems that refuse a spec or config (warnings left out)."""
+    return [p for p in problems if p.is_error]
 
 
 class SpecError(KschedError):

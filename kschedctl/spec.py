@@ -30,7 +30,7 @@ from kschedctl.config.schema import (
     type_ok,
     unknown_field_message,
 )
-from kschedctl.errors import NotFoundError, Problem, SpecError, printable, quote
+from kschedctl.errors import NotFoundError, Problem, SpecError, errors_in, printable, quote
 
 API_VERSION = "kschedctl.io/v1alpha1"
 KIND = "Scheduler"
@@ -312,7 +312,7 @@ def spec_from_dict(doc: Any, source: str = "") -> tuple[Spec | None, list[Proble
     # later check, message or renderer ever sees such a value.
     hostile = shapes.hostile_problems(doc)
     if hostile:
-        return None, [Problem(p.path, p.message, source) for p in hostile]
+        return None, [p.moved(source=source) for p in hostile]
     check_fields(doc, {"apiVersion": str, "kind": str, "metadata": dict, "spec": dict}, "", out)
     if doc.get("apiVersion") != API_VERSION:
         out.append(
@@ -337,7 +337,7 @@ def spec_from_dict(doc: Any, source: str = "") -> tuple[Spec | None, list[Proble
         explicit_version="kubernetes_version" in values,
     )
     out.extend(check_spec(spec))
-    return spec, [Problem(p.path, p.message, source) for p in out]
+    return spec, [p.moved(source=source) for p in out]
 
 
 def apply_defaults(
@@ -792,7 +792,7 @@ def _check_builtin(spec: Spec) -> list[Problem]:
     try:
         parse_policy(b.policy, "", type_meta=False)
     except PolicyError as err:
-        out.extend(Problem(f"{path}.policy.{p.path}".rstrip("."), p.message) for p in err.problems)
+        out.extend(p.moved(f"{path}.policy.{p.path}".rstrip("."), "") for p in err.problems)
     profiles = [p for p in spec.profiles if isinstance(p, dict)]
     if len(profiles) != 1:
         out.append(
@@ -872,7 +872,8 @@ def _check_pod(pod: PodSettings) -> list[Problem]:
 
 
 def ensure_valid(spec: Spec, source: str = "") -> Spec:
-    problems = [Problem(p.path, p.message, source) for p in check_spec(spec)]
+    # Warnings (kube-scheduler runs it, probably not as meant) never refuse a spec.
+    problems = errors_in([p.moved(source=source) for p in check_spec(spec)])
     if problems:
         raise SpecError.from_problems(problems)
     return spec
@@ -901,6 +902,7 @@ def load_spec(path: str | Path) -> Spec:
     """Load and validate a ``scheduler.yaml``; SpecError lists every problem."""
     path = Path(path)
     spec, problems = spec_problems(read_text(path), str(path))
+    problems = errors_in(problems)
     if problems or spec is None:
         raise SpecError.from_problems(problems)
     return spec

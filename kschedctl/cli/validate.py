@@ -5,7 +5,7 @@
 
 import json
 from enum import Enum
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -14,10 +14,14 @@ from kschedctl.cli.options import KubernetesVersion, check_version_option
 from kschedctl.cli.paths import guard_paths
 from kschedctl.errors import SpecError, printable
 
+if TYPE_CHECKING:
+    from kschedctl.ops.validate import FileReport
+
 
 class ValidateOutput(str, Enum):
     text = "text"
     json = "json"
+    yaml = "yaml"
 
 
 @guard_paths
@@ -42,8 +46,17 @@ def validate(
     ] = False,
     fmt: Annotated[
         ValidateOutput,
-        typer.Option("-o", "--output", help="text: FILE: field.path: message lines; json."),
+        typer.Option(
+            "-o",
+            "--output",
+            help="text: FILE: field.path: message lines (warnings as FILE: field.path: "
+            "warning: message); json or yaml: a list of files, each problem with its severity.",
+        ),
     ] = ValidateOutput.text,
+    strict: Annotated[
+        bool,
+        typer.Option("--strict", help="Warnings fail too (exit 3), not only errors."),
+    ] = False,
     kube_scheduler: Annotated[
         str | None,
         typer.Option(
@@ -60,16 +73,18 @@ def validate(
     from kschedctl.ops.validate import validate_files
 
     check_version_option(kubernetes_version)
-    judged = _judge_check(kube_scheduler)
-    result = validate_files(files, kubernetes_version, replaces_default=replaces_default)
-    verdicts = _judge(judged, result.reports)
+    result = validate_files(
+        files, kubernetes_version, replaces_default=replaces_default, kube_scheduler=kube_scheduler
+    )
     if fmt is ValidateOutput.json:
-        typer.echo(json.dumps([_with_verdict(r, verdicts) for r in result.reports], indent=2))
+        typer.echo(json.dumps([r.to_dict() for r in result.reports], indent=2))
+    elif fmt is ValidateOutput.yaml:
+        typer.echo(output.to_yaml([r.to_dict() for r in result.reports]), nl=False)
     else:
         for report in result.reports:
             for problem in report.problems:
                 typer.echo(str(problem))
-        _print_verdicts(result.reports, verdicts)
+    _print_verdicts(result.reports)
     for report in result.reports:
         if report.valid and not report.checked:
             # Plain text: a file name is the user's, never markup or escape sequences.
@@ -78,57 +93,35 @@ def validate(
                 "checked",
                 err=True,
             )
+    warned = f", {result.warning_count} warning(s)" if result.warning_count else ""
     if result.invalid:
         raise SpecError(
             "",
             f"{len(result.invalid)} of {len(result.reports)} file(s) invalid "
-            f"({result.problem_count} problem(s), {result.rules})",
+            f"({result.problem_count} problem(s){warned}, {result.rules})",
         )
-    output.info(f"{len(result.reports)} file(s) valid ({result.rules})")
+    if strict and result.warning_count:
+        raise SpecError(
+            "",
+            f"{result.warning_count} warning(s) and --strict ({len(result.reports)} file(s) "
+            f"otherwise valid, {result.rules})",
+        )
+    output.info(f"{len(result.reports)} file(s) valid ({result.rules}{warned})")
 
 
-def _judge_check(path: str | None) -> str | None:
-    """The binary of --kube-scheduler, checked before any file is read (exit 5 if unusable)."""
-    if path is None:
-        return None
-    from kschedctl.ops.judge import check_binary
-
-    return str(check_binary(path))
-
-
-def _judge(binary: str | None, reports: list[Any]) -> dict[str, Any]:
-    if binary is None:
-        return {}
-    from kschedctl.ops.judge import judge_file
-
-    return {r.path: judge_file(binary, r.path) for r in reports}
-
-
-def _with_verdict(report: Any, verdicts: dict[str, Any]) -> dict[str, Any]:
-    entry: dict[str, Any] = report.to_dict()
-    if report.path in verdicts:
-        from kschedctl.ops.judge import agrees
-
-        verdict = verdicts[report.path]
-        entry["kubeScheduler"] = verdict.to_dict() if verdict else None
-        entry["agrees"] = agrees(report.problems, verdict) if verdict else None
-    return entry
-
-
-def _print_verdicts(reports: list[Any], verdicts: dict[str, Any]) -> None:
-    """kube-scheduler's verdict per file: a note when it agrees, its messages when it does not."""
-    from kschedctl.ops.judge import agrees
-
+def _print_verdicts(reports: "list[FileReport]") -> None:
+    """kube-scheduler's verdict per file (--kube-scheduler): a note on stderr when it agrees,
+    a stdout line and its own messages when it does not."""
     for report in reports:
-        verdict = verdicts.get(report.path)
+        verdict = report.verdict
         if verdict is None:
             continue
         said = "accepted" if verdict.accepted else "refused"
         name = printable(report.path)
-        if agrees(report.problems, verdict):
+        if report.agrees:
             typer.echo(f"note: {name}: kube-scheduler: {said}", err=True)
             continue
-        ours = "valid" if verdict.accepted is False else "invalid"
+        ours = "valid" if report.valid else "invalid"
         typer.echo(f"{name}: kube-scheduler {said} it, validate says {ours}: disagreement")
         for message in verdict.messages:
             typer.echo(f"{name}: kube-scheduler: {printable(message)}")
@@ -139,8 +132,12 @@ HELP = (
     "rules for the target version, plus the traps of running several schedulers.\n\n"
     "Traps: a profile named (or defaulting to) default-scheduler, the shared Lease "
     "kube-scheduler, replicas without leader election, removed flags and ports. Problems "
-    "go to stdout as FILE: field.path: message, the summary to stderr. Exit 0 when every "
-    "file is valid, 3 otherwise. Works offline."
+    "go to stdout as FILE: field.path: message, the summary to stderr. A configuration "
+    "is judged as kube-scheduler judges it: decoded (JSON if it starts with '{', else YAML, "
+    "first document only), defaulted, then validated. Warnings (FILE: field.path: warning: "
+    "message) are what kube-scheduler runs but probably not as meant, such as documents "
+    "after the first. Exit 0 when no file has errors (--strict: nor warnings), 3 otherwise. "
+    "Works offline."
 )
 
 

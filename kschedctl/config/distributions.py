@@ -24,7 +24,6 @@ from typing import Any
 from kschedctl.config.scheduler_plugins import RELEASES as _SCHEDULER_PLUGINS_TABLE
 from kschedctl.config.schema import NUMBER, type_name, type_ok, unknown_field_message
 from kschedctl.config.shapes import shown
-from kschedctl.config.versions import KubeVersion
 from kschedctl.errors import Problem
 
 SCHEDULER_PLUGINS = "scheduler-plugins"
@@ -259,46 +258,6 @@ def check_plugin_args(plugin: Plugin, args: Any, path: str) -> list[Problem]:
                     fpath,
                     f"{value}: {plugin.non_negative[str(key)]} "
                     f"({plugin.name} refuses a negative value)",
-                )
-            )
-    return out
-
-
-def out_of_tree_problems(
-    doc: Mapping[str, Any],
-    version: KubeVersion,
-    extra_plugins: Mapping[str, frozenset[str]],
-    prefix: str = "",
-) -> list[Problem]:
-    """Known out-of-tree plugins a config enables or configures that the image reading it
-    does not register (``extra_plugins``: none for the vanilla kube-scheduler): kube-scheduler
-    refuses them at start-up (``plugin "X" does not exist``); the hint names the release that
-    has them."""
-    out: list[Problem] = []
-    profiles = doc.get("profiles")
-    for i, profile in enumerate(profiles if isinstance(profiles, list) else []):
-        if not isinstance(profile, Mapping):
-            continue
-        ppath = f"{prefix}profiles[{i}]"
-        named: list[tuple[str, str]] = []
-        plugins = profile.get("plugins")
-        for point, pset in plugins.items() if isinstance(plugins, Mapping) else []:
-            enabled = pset.get("enabled") if isinstance(pset, Mapping) else None
-            for j, entry in enumerate(enabled if isinstance(enabled, list) else []):
-                if isinstance(entry, Mapping) and isinstance(entry.get("name"), str):
-                    named.append((f"{ppath}.plugins.{point}.enabled[{j}].name", entry["name"]))
-        configs = profile.get("pluginConfig")
-        for j, entry in enumerate(configs if isinstance(configs, list) else []):
-            if isinstance(entry, Mapping) and isinstance(entry.get("name"), str):
-                named.append((f"{ppath}.pluginConfig[{j}].name", entry["name"]))
-        for path, name in named:
-            if name in extra_plugins or not distributions_with(name):
-                continue
-            out.append(
-                Problem(
-                    path,
-                    f'plugin "{name}" does not exist in kube-scheduler {version.minor_version}: '
-                    + unknown_plugin_hint(name, version.minor),
                 )
             )
     return out

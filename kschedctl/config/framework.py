@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kschedctl.config import registry_data
+from kschedctl.config.distributions import unknown_plugin_hint
 from kschedctl.config.versions import DEFAULT_SCHEDULER_NAME, KubeVersion
 from kschedctl.errors import QUOTE_LIMIT, Problem
 
@@ -122,9 +123,9 @@ def missing_plugin_hint(name: str, version: KubeVersion) -> str:
         return f"in-tree from Kubernetes {newer[0]} on: target that version or newer"
     if name in _REPLACED_BEFORE_DATA:
         return f"removed before Kubernetes 1.25: {_REPLACED_BEFORE_DATA[name]}"
-    return (
-        f"not an in-tree plugin of kube-scheduler {version.minor_version}: an out-of-tree "
-        "plugin needs a scheduler image built with it"
+    elsewhere = unknown_plugin_hint(name, version.minor)  # e.g. scheduler-plugins' Coscheduling
+    return f"not an in-tree plugin of kube-scheduler {version.minor_version}: " + (
+        elsewhere or "an out-of-tree plugin needs a scheduler image built with it"
     )
 
 
@@ -137,9 +138,8 @@ def _normalized_extra(extra: Mapping[str, frozenset[str]]) -> dict[str, frozense
             canonical = point[:1].upper() + point[1:]
             if canonical.endswith("Plugin"):
                 canonical = canonical[: -len("Plugin")]
-            if canonical not in known:
-                raise ValueError(f"{point!r} is not a kube-scheduler extension point")
-            normalized.add(canonical)
+            if canonical in known:  # anything else is the caller's to report (spec.custom)
+                normalized.add(canonical)
         out[name] = frozenset(normalized)
     return out
 

@@ -21,9 +21,25 @@ _TYPE_NAMES[list] = "a list"
 NUMBER = (int, float)
 
 
+@dataclass(frozen=True)
+class GoInt:
+    """A Go integer field (int32 or int64): an integer within its range, not a boolean."""
+
+    bits: int
+
+    def fits(self, value: int) -> bool:
+        return bool(-(2 ** (self.bits - 1)) <= value < 2 ** (self.bits - 1))
+
+
+GO_INT32 = GoInt(32)
+GO_INT64 = GoInt(64)
+
+
 def type_ok(value: Any, expected: Any) -> bool:
     if value is None or expected is None:
         return True  # null decodes to the zero value in Go
+    if isinstance(expected, GoInt):
+        return isinstance(value, int) and not isinstance(value, bool) and expected.fits(value)
     types = expected if isinstance(expected, tuple) else (expected,)
     if isinstance(value, bool) and bool not in types:
         return False  # YAML true is not a number
@@ -31,9 +47,21 @@ def type_ok(value: Any, expected: Any) -> bool:
 
 
 def type_name(expected: Any) -> str:
+    if isinstance(expected, GoInt):
+        return f"an integer (int{expected.bits})"
     if isinstance(expected, tuple):
         return "a number"
     return _TYPE_NAMES.get(expected, str(expected))
+
+
+def type_message(value: Any, expected: Any) -> str:
+    """Why ``value`` does not decode into a field of type ``expected``."""
+    if isinstance(expected, GoInt) and isinstance(value, int) and not isinstance(value, bool):
+        return (
+            f"{quote(value)} does not fit in an int{expected.bits} (kube-scheduler: cannot "
+            f"unmarshal number {quote(value)} into Go struct field of type int{expected.bits})"
+        )
+    return f"must be {type_name(expected)}, not {quote(value)}"
 
 
 def unknown_field_message(key: str, allowed: Sequence[str]) -> str:
@@ -64,7 +92,7 @@ def check_fields(
         if key not in schema:
             out.append(Problem(child, unknown_field_message(key, list(schema))))
         elif not type_ok(value, schema[key]):
-            out.append(Problem(child, f"must be {type_name(schema[key])}, not {quote(value)}"))
+            out.append(Problem(child, type_message(value, schema[key])))
             wrong.append(key)
     return {k: v for k, v in obj.items() if k not in wrong} if wrong else obj
 
@@ -192,6 +220,8 @@ def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode) -> Any:
     for key_node, _ in node.value:
         if key_node.tag == _MERGE_TAG:
             continue
+        if key_node.tag == _GO_TAG:
+            _go_key(key_node)
         key = loader.construct_object(key_node) if isinstance(key_node, yaml.ScalarNode) else None
         if not isinstance(key, str):
             shown = f"a {key_node.id}" if not isinstance(key_node, yaml.ScalarNode) else quote(key)
@@ -233,6 +263,92 @@ for _tag in _NOT_JSON_TAGS:
     _StrictLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _refuse_tag)
 
 
+# How go-yaml v2 (go.yaml.in/yaml/v2 resolve.go, behind sigs.k8s.io/yaml: what kube-scheduler
+# reads its config with) types a plain scalar. YAML 1.1 like PyYAML, but not the same: y/Y/n/N
+# are booleans, 1e3 is a float, 0o17 an octal integer, 1:30 a string (no base 60).
+_GO_MAP = {
+    **dict.fromkeys(("y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On"), True),
+    **dict.fromkeys(("ON", "n", "N", "no", "No", "NO", "false", "False", "FALSE"), False),
+    **dict.fromkeys(("off", "Off", "OFF"), False),
+    **dict.fromkeys(("", "~", "null", "Null", "NULL"), None),
+    **dict.fromkeys((".nan", ".NaN", ".NAN"), float("nan")),
+    **dict.fromkeys((".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF"), float("inf")),
+    **dict.fromkeys(("-.inf", "-.Inf", "-.INF"), float("-inf")),
+}
+_GO_INT = re.compile(r"([-+]?)(0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)")
+_GO_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
+_GO_BASES = {"x": 16, "o": 8, "b": 2}
+_TAG = "tag:yaml.org,2002:"
+_UINT64_MAX = 2**64 - 1
+
+
+def go_scalar(text: str) -> Any:
+    """A plain (unquoted) YAML scalar as go-yaml v2 resolves it (its ``resolve``)."""
+    if text in _GO_MAP:
+        return _GO_MAP[text]
+    if text[:1] == ".":
+        return float(text) if _GO_FLOAT.fullmatch(text) else text
+    if text[:1] not in "+-0123456789" or not text:
+        return text
+    # strconv.ParseInt(s without "_", 0, 64), then ParseUint, then a YAML-style float.
+    plain = text.replace("_", "")
+    match = _GO_INT.fullmatch(plain)
+    if match:
+        sign, body = match.groups()
+        prefix = body[1:2].lower() if body[:1] == "0" else ""
+        if prefix in _GO_BASES:
+            value = int(body[2:], _GO_BASES[prefix])
+        elif prefix:
+            value = int(body[1:], 8)  # a leading 0: octal, as in Go
+        else:
+            value = int(body)
+        value = -value if sign == "-" else value
+        if INT64[0] <= value <= _UINT64_MAX:
+            return value
+    if _GO_FLOAT.fullmatch(plain):
+        return float(plain)
+    return text  # a timestamp too: Kubernetes reads dates as strings
+
+
+_GO_TAG = _TAG + "go"
+
+
+def _go_key(node: yaml.ScalarNode) -> None:
+    """A plain mapping key as sigs.k8s.io/yaml makes it a JSON key (yaml.go
+    convertToJSONableObject): 1 is "1", y is "true", 1.0 is "1"; null stays null (refused)."""
+    value = go_scalar(str(node.value))
+    if value is None:
+        return
+    if isinstance(value, bool):
+        text = "true" if value else "false"
+    elif isinstance(value, float):
+        text = {"inf": ".inf", "-inf": "-.inf", "nan": ".nan"}.get(str(value), f"{value:.8g}")
+    else:
+        text = str(value)
+    node.tag, node.value = _TAG + "str", text
+
+
+class _GoScalarLoader(_StrictLoader):
+    """The strict loader with go-yaml v2's plain scalars (:func:`go_scalar`)."""
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
+        if kind is yaml.ScalarNode and implicit[0] and value != "<<":
+            return _GO_TAG
+        return str(super().resolve(kind, value, implicit))
+
+    def construct_go_scalar(self, node: yaml.ScalarNode) -> Any:
+        value = go_scalar(str(node.value))
+        if isinstance(value, int) and not isinstance(value, bool) and value > INT64[1]:
+            raise YamlError(
+                f"integer out of range ({_at(node.start_mark)}): {quote(node.value, 24)}; "
+                "Kubernetes integers are 64-bit at most"
+            )
+        return value
+
+
+_GoScalarLoader.add_constructor(_GO_TAG, _GoScalarLoader.construct_go_scalar)
+
+
 def _code(character: str | int) -> str:
     return f"U+{character if isinstance(character, int) else ord(character[:1] or ' '):04X}"
 
@@ -245,13 +361,22 @@ class AliasBudget:
     nodes: int = MAX_ALIAS_NODES
 
 
-def parse_yaml(text: str, budget: AliasBudget | None = None) -> list[Any]:
-    """All documents of ``text`` (empty ones dropped); YamlError says where it broke."""
+def parse_yaml(
+    text: str, budget: AliasBudget | None = None, *, go_yaml: bool = False, first_only: bool = False
+) -> list[Any]:
+    """All documents of ``text`` (empty ones dropped); YamlError says where it broke.
+
+    ``go_yaml``: plain scalars typed as go-yaml v2 types them (:func:`go_scalar`), for files
+    a Kubernetes component reads. ``first_only``: the first document only, as
+    ``yaml.Unmarshal`` reads it (what follows is not even parsed); empty, it is kept (None).
+    """
     budget = budget or AliasBudget()
-    loader = _StrictLoader(text)
+    loader = (_GoScalarLoader if go_yaml else _StrictLoader)(text)
     loader._budget = budget.nodes
     docs: list[Any] = []
     try:
+        if first_only:
+            return [loader.get_data() if loader.check_data() else None]
         while loader.check_data():
             docs.append(loader.get_data())
     except yaml.MarkedYAMLError as err:

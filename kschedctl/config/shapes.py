@@ -179,6 +179,57 @@ def dns_subdomain_problem(value: str) -> str | None:
     return None
 
 
+_QUALIFIED_PART = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]", re.ASCII)
+_QUALIFIED_CHARS = (
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+    "alphanumeric character"
+)
+
+
+def qualified_name_problems(value: str) -> list[str]:
+    """Why ``value`` is not a qualified name (a label key, a resource name), in
+    apimachinery's words (``pkg/util/validation/validation.go`` IsQualifiedName)."""
+    parts = value.split("/")
+    if len(parts) == 1:
+        name = parts[0]
+    elif len(parts) == 2:
+        prefix, name = parts
+        if not prefix:
+            return ["prefix part must be non-empty"]
+        if len(prefix) > 253 or not _DNS_SUBDOMAIN.fullmatch(prefix):
+            return [
+                "prefix part a lowercase RFC 1123 subdomain must consist of lower case "
+                "alphanumeric characters, '-' or '.', and must start and end with an "
+                "alphanumeric character"
+            ]
+    else:
+        return [
+            f"a qualified name {_QUALIFIED_CHARS}, with an optional DNS subdomain prefix and "
+            "'/' (e.g. 'example.com/MyName')"
+        ]
+    if not name:
+        return ["name part must be non-empty"]
+    out = []
+    if len(name) > 63:
+        out.append("name part must be no more than 63 characters")
+    if not _QUALIFIED_PART.fullmatch(name):
+        out.append(f"name part {_QUALIFIED_CHARS}")
+    return out
+
+
+_LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?", re.ASCII)
+
+
+def label_value_problems(value: str) -> list[str]:
+    """Why ``value`` is not a label value (apimachinery IsValidLabelValue's words)."""
+    out = []
+    if len(value) > 63:
+        out.append("must be no more than 63 characters")
+    if not _LABEL_VALUE.fullmatch(value):
+        out.append(f"a valid label {_QUALIFIED_CHARS}")
+    return out
+
+
 # Characters a host path may hold: it is written into YAML, a systemd ExecStart line and a
 # kubelet hostPath; quotes, spaces, %, $ and \ are refused to keep it readable everywhere.
 _PATH_CHARS = re.compile(r"[A-Za-z0-9._+@:,=~/-]+", re.ASCII)

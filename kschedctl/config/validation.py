@@ -11,20 +11,28 @@ field; nothing stops at the first one, like kube-scheduler's own aggregate.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from kschedctl.config.distributions import out_of_tree_problems
+from kschedctl.config.defaults import default_config
 from kschedctl.config.durations import parse_go_duration
 from kschedctl.config.framework import build_profiles
 from kschedctl.config.plugin_args import check_args
-from kschedctl.config.schema import NUMBER, check_fields, check_list, join, type_ok
+from kschedctl.config.schema import (
+    GO_INT32,
+    GO_INT64,
+    NUMBER,
+    check_fields,
+    check_list,
+    join,
+    type_message,
+    type_ok,
+)
 from kschedctl.config.shapes import (
-    INT32_MAX,
     dns_subdomain_problem,
     flag_problem,
     hostile_problems,
-    int_range_problem,
     plain,
     shown,
 )
@@ -42,7 +50,7 @@ from kschedctl.config.versions import (
     extension_points,
     removed_plugins,
 )
-from kschedctl.errors import Problem, quote
+from kschedctl.errors import ERROR, WARNING, Problem, quote
 
 __all__ = ["check_config", "check_extra_args"]
 
@@ -70,19 +78,19 @@ CLIENT_CONNECTION = {
     "acceptContentTypes": str,
     "contentType": str,
     "qps": NUMBER,
-    "burst": int,
+    "burst": GO_INT32,
 }
-PROFILE = {"schedulerName": str, "percentageOfNodesToScore": int, "plugins": dict}
+PROFILE = {"schedulerName": str, "percentageOfNodesToScore": GO_INT32, "plugins": dict}
 PROFILE["pluginConfig"] = list
 PLUGIN_SET = {"enabled": list, "disabled": list}
-PLUGIN = {"name": str, "weight": int}
+PLUGIN = {"name": str, "weight": GO_INT32}
 PLUGIN_CONFIG = {"name": str, "args": dict}
 EXTENDER = {
     "urlPrefix": str,
     "filterVerb": str,
     "preemptVerb": str,
     "prioritizeVerb": str,
-    "weight": int,
+    "weight": GO_INT64,
     "bindVerb": str,
     "enableHTTPS": bool,
     "tlsConfig": dict,
@@ -100,8 +108,14 @@ MANAGED_RESOURCE = {"name": str, "ignoredByScheduler": bool}
 
 # Known fields of in-tree plugin args (kubescheduler.config.k8s.io/v1); None = not checked.
 ARGS_FIELDS: dict[str, dict[str, Any] | None] = {
-    "DefaultPreemption": {"minCandidateNodesPercentage": int, "minCandidateNodesAbsolute": int},
-    "InterPodAffinity": {"hardPodAffinityWeight": int, "ignorePreferredTermsOfExistingPods": bool},
+    "DefaultPreemption": {
+        "minCandidateNodesPercentage": GO_INT32,
+        "minCandidateNodesAbsolute": GO_INT32,
+    },
+    "InterPodAffinity": {
+        "hardPodAffinityWeight": GO_INT32,
+        "ignorePreferredTermsOfExistingPods": bool,
+    },
     "NodeAffinity": {"addedAffinity": dict},
     "NodeResourcesBalancedAllocation": {"resources": list},
     "NodeResourcesFit": {
@@ -110,7 +124,7 @@ ARGS_FIELDS: dict[str, dict[str, Any] | None] = {
         "scoringStrategy": dict,
     },
     "PodTopologySpread": {"defaultConstraints": list, "defaultingType": str},
-    "VolumeBinding": {"bindTimeoutSeconds": int, "shape": list},
+    "VolumeBinding": {"bindTimeoutSeconds": GO_INT64, "shape": list},
     "DynamicResources": None,
 }
 
@@ -150,14 +164,51 @@ def check_config(
     check_fields(doc, top, prefix.rstrip("."), out)
     if type_meta:
         _check_type_meta(doc, version, out, prefix)
-    _check_top(doc, out, prefix)
-    _check_leader_election(doc.get("leaderElection"), replaces_default, out, prefix)
-    _check_profiles(doc, version, replaces_default, out, prefix)
-    out.extend(out_of_tree_problems(doc, version, extra_plugins or {}, prefix))
-    _check_extenders(doc.get("extenders"), out, join(prefix.rstrip("."), "extenders"))
-    # What kube-scheduler refuses when it builds each profile's framework (after validation).
+    # kube-scheduler validates the defaulted config (decode → default → validate): what
+    # defaulting fills in (retryPeriod: 0s, resourceName: "", weight: 0) is valid.
+    defaulted = default_config(doc)
+    _check_top(defaulted, out, prefix)
+    # (a spec, type_meta=False, has its own replacesDefault field and its own Lease name)
+    own_file = _explicit_default_profile(doc) if type_meta and not replaces_default else None
+    _check_leader_election(
+        defaulted.get("leaderElection"), doc.get("leaderElection"), replaces_default, out, prefix
+    )
+    if own_file is not None:
+        # The default scheduler's own file, most likely: one finding, not one per trap.
+        out[:] = [p for p in out if not _is_default_trap(p)]
+        out.append(_own_file_problem(prefix, own_file))
+    _check_profiles(defaulted, doc, version, replaces_default, own_file, type_meta, out, prefix)
+    _check_extenders(defaulted.get("extenders"), out, join(prefix.rstrip("."), "extenders"))
+    # What kube-scheduler refuses when it builds each profile's framework (after validation);
+    # it merges the default plugins itself, so it reads the plugins as written.
     out += build_profiles(doc, version, extra_plugins=extra_plugins, prefix=prefix)
-    return [Problem(p.path, p.message, source) for p in out]
+    return [p.moved(source=source) for p in out]
+
+
+_TRAP = "the default scheduler's lock"
+
+
+def _is_default_trap(problem: Problem) -> bool:
+    return _TRAP in problem.message
+
+
+def _explicit_default_profile(doc: dict[str, Any]) -> int | None:
+    """The index of a profile that names default-scheduler explicitly, or None."""
+    profiles = doc.get("profiles")
+    for i, profile in enumerate(profiles if isinstance(profiles, list) else []):
+        if isinstance(profile, dict) and profile.get("schedulerName") == DEFAULT_SCHEDULER_NAME:
+            return i
+    return None
+
+
+def _own_file_problem(prefix: str, index: int) -> Problem:
+    return Problem(
+        f"{prefix}profiles[{index}].schedulerName",
+        f"{DEFAULT_SCHEDULER_NAME!r} is the cluster's own scheduler: this file looks like the "
+        "default scheduler's own configuration. If it is, validate it with --replaces-default "
+        f"(which also allows the {DEFAULT_LEASE_NAME!r} Lease); an additional scheduler needs "
+        "a profile name and a Lease of its own",
+    )
 
 
 def _check_type_meta(
@@ -189,157 +240,179 @@ def _check_type_meta(
         )
 
 
+_TOP_INTS = {
+    "parallelism": GO_INT32,
+    "percentageOfNodesToScore": GO_INT32,
+    "percentageOfPlacementsToScore": GO_INT32,
+    "podInitialBackoffSeconds": GO_INT64,
+    "podMaxBackoffSeconds": GO_INT64,
+}
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def _check_top(doc: dict[str, Any], out: list[Problem], prefix: str) -> None:
+    """validation.go ValidateKubeSchedulerConfiguration's top-level rules (on the defaulted
+    config) and component-base's ValidateClientConnectionConfiguration."""
     p = prefix
     cc = check_fields(doc.get("clientConnection"), CLIENT_CONNECTION, p + "clientConnection", out)
-    burst = cc.get("burst")
-    if isinstance(burst, int) and not isinstance(burst, bool):
-        if burst < 0:
-            out.append(Problem(p + "clientConnection.burst", "must be greater than or equal to 0"))
-        elif burst > INT32_MAX:
-            out.append(Problem(p + "clientConnection.burst", str(int_range_problem(burst, 0))))
+    burst = _int(cc.get("burst"))
+    if burst is not None and burst < 0:
+        out.append(Problem(p + "clientConnection.burst", "must be non-negative"))
     qps = cc.get("qps")
     if isinstance(qps, NUMBER) and not isinstance(qps, bool) and not abs(qps) <= _FLOAT32_MAX:
         out.append(Problem(p + "clientConnection.qps", f"{shown(qps)} is out of range (float32)"))
     for key in ("enableProfiling", "enableContentionProfiling", "delayCacheUntilActive"):
         if key in doc and not type_ok(doc[key], bool):
             out.append(Problem(p + key, f"must be a boolean, not {quote(doc[key])}"))
-    for key in (
-        "parallelism",
-        "percentageOfNodesToScore",
-        "percentageOfPlacementsToScore",
-        "podInitialBackoffSeconds",
-        "podMaxBackoffSeconds",
-    ):
-        if key in doc and not type_ok(doc[key], int):
-            out.append(Problem(p + key, f"must be an integer, not {quote(doc[key])}"))
-    value = doc.get("parallelism")
-    if isinstance(value, int) and value <= 0:
+    typed: dict[str, int] = {}
+    for key, kind in _TOP_INTS.items():
+        if key in doc and not type_ok(doc[key], kind):
+            out.append(Problem(p + key, type_message(doc[key], kind)))
+        elif _int(doc.get(key)) is not None:
+            typed[key] = doc[key]
+    if typed.get("parallelism", 1) <= 0:
         out.append(Problem(p + "parallelism", "should be an integer value greater than zero"))
-    for key in ("parallelism", "podInitialBackoffSeconds", "podMaxBackoffSeconds"):
-        # parallelism is an int32 upstream; the backoffs are int64 there, but a backoff past
-        # 68 years is a typo: int32 for them too.
-        value = doc.get(key)
-        if isinstance(value, int) and not isinstance(value, bool) and value > INT32_MAX:
-            out.append(Problem(p + key, str(int_range_problem(value, 1))))
     for key in ("percentageOfNodesToScore", "percentageOfPlacementsToScore"):
-        value = doc.get(key)
-        if isinstance(value, int) and not 0 <= value <= 100:
-            out.append(Problem(p + key, f"{value} not in valid range [0-100]"))
-    initial = doc.get("podInitialBackoffSeconds")
-    initial = initial if isinstance(initial, int) and not isinstance(initial, bool) else 1
-    maximum = doc.get("podMaxBackoffSeconds")
-    maximum = maximum if isinstance(maximum, int) and not isinstance(maximum, bool) else 10
+        value = typed.get(key)
+        if value is not None and not 0 <= value <= 100:
+            out.append(Problem(p + key, f"not in valid range [0-100] (got {value})"))
+    initial = typed.get("podInitialBackoffSeconds", 1)
+    maximum = typed.get("podMaxBackoffSeconds", 10)
     if initial <= 0:
-        out.append(Problem(p + "podInitialBackoffSeconds", "must be greater than 0"))
+        out.append(
+            Problem(p + "podInitialBackoffSeconds", f"must be greater than 0 (got {initial})")
+        )
     if maximum < initial:
         out.append(
             Problem(
                 p + "podMaxBackoffSeconds",
-                f"{maximum} must be greater than or equal to podInitialBackoffSeconds ({initial})",
+                f"must be greater than or equal to PodInitialBackoffSeconds (got {maximum}, "
+                f"podInitialBackoffSeconds is {initial})",
             )
         )
 
 
-def _duration(
-    le: dict[str, Any], key: str, default: float, path: str, out: list[Problem]
-) -> float | None:
-    if le.get(key) is None:
-        return default
+def _duration(le: dict[str, Any], key: str, path: str, out: list[Problem]) -> float | None:
     try:
         return parse_go_duration(le[key])
-    except ValueError as err:
-        out.append(Problem(f"{path}.{key}", str(err)))
+    except (ValueError, KeyError, TypeError) as err:
+        if isinstance(err, ValueError):
+            out.append(Problem(f"{path}.{key}", str(err)))
         return None
 
 
 def _check_leader_election(
-    raw: Any, replaces_default: bool, out: list[Problem], prefix: str
+    defaulted: Any, raw: Any, replaces_default: bool, out: list[Problem], prefix: str
 ) -> None:
+    """component-base ValidateLeaderElectionConfiguration on the defaulted values, the
+    resourceLock rule of validation.go, client-go's leader elector rules, and the Lease trap."""
     path = prefix + "leaderElection"
-    le = check_fields(raw, LEADER_ELECTION, path, out)
-    lease = _duration(le, "leaseDuration", 15.0, path, out)
-    renew = _duration(le, "renewDeadline", 10.0, path, out)
-    retry = _duration(le, "retryPeriod", 2.0, path, out)
+    le = check_fields(defaulted, LEADER_ELECTION, path, out)
+    lease = _duration(le, "leaseDuration", path, out)
+    renew = _duration(le, "renewDeadline", path, out)
+    retry = _duration(le, "retryPeriod", path, out)
     if le.get("leaderElect") is False:
         return  # kube-scheduler skips every leader-election rule then
     for key, value in (("leaseDuration", lease), ("renewDeadline", renew), ("retryPeriod", retry)):
         if value is not None and value <= 0:
-            out.append(Problem(f"{path}.{key}", "must be greater than zero"))
-    if lease is not None and renew is not None and 0 < lease <= renew:
+            out.append(Problem(f"{path}.{key}", f"must be greater than zero (got {le[key]})"))
+    if lease is not None and renew is not None and lease <= renew:
         out.append(
             Problem(
                 f"{path}.leaseDuration",
-                f"{le.get('leaseDuration', '15s')} must be greater than renewDeadline "
-                f"({le.get('renewDeadline', '10s')})",
+                f"{le['leaseDuration']} must be greater than renewDeadline "
+                f"({le['renewDeadline']}) (kube-scheduler: must be greater than `RenewDeadline`)",
             )
         )
-    if (
-        renew is not None
-        and retry is not None
-        and 0 < renew <= retry * _JITTER_FACTOR
-        and retry > 0
-    ):
+    if renew is not None and retry is not None and 0 < renew <= retry * _JITTER_FACTOR:
         out.append(
             Problem(
                 f"{path}.renewDeadline",
-                f"{le.get('renewDeadline', '10s')} must be greater than retryPeriod "
-                f"({le.get('retryPeriod', '2s')}) × 1.2: client-go's leader election refuses it",
+                f"{le['renewDeadline']} must be greater than retryPeriod ({le['retryPeriod']}) "
+                "× 1.2: client-go's leader election refuses it (renewDeadline must be greater "
+                "than retryPeriod*JitterFactor)",
             )
         )
-    lock = le.get("resourceLock") or "leases"
-    if lock != "leases":
-        out.append(Problem(f"{path}.resourceLock", 'resourceLock value must be "leases"'))
-    for key in ("resourceName", "resourceNamespace"):
-        if key in le and le[key] == "":
-            out.append(Problem(f"{path}.{key}", "must not be empty when leaderElect is true"))
-    name = le.get("resourceName") or DEFAULT_LEASE_NAME
-    if name == DEFAULT_LEASE_NAME and not replaces_default:
-        where = "is" if "resourceName" in le else "defaults to"
+    if le.get("resourceLock") != "leases":
+        out.append(
+            Problem(
+                f"{path}.resourceLock",
+                f'{quote(le.get("resourceLock"))}: resourceLock value must be "leases"',
+            )
+        )
+    given = raw if isinstance(raw, dict) else {}
+    if le.get("resourceName") == DEFAULT_LEASE_NAME and not replaces_default:
+        where = "is" if given.get("resourceName") else "defaults to"
         out.append(
             Problem(
                 f"{path}.resourceName",
-                f"{where} {DEFAULT_LEASE_NAME!r}, the default scheduler's lock: an additional "
-                "scheduler holding it only waits as a standby. Use a Lease of its own "
-                "(e.g. the scheduler name)",
+                f"{where} {DEFAULT_LEASE_NAME!r}, {_TRAP}: an additional scheduler holding it "
+                "only waits as a standby. Use a Lease of its own (e.g. the scheduler name)",
             )
         )
 
 
 def _check_profiles(
     doc: dict[str, Any],
+    raw: dict[str, Any],
     version: KubeVersion,
     replaces_default: bool,
+    own_file: int | None,
+    from_file: bool,
     out: list[Problem],
     prefix: str,
 ) -> None:
+    """validation.go: each profile (validateKubeSchedulerProfile), duplicate names,
+    validateCommonQueueSort; plus the default-scheduler trap. ``doc`` is defaulted, ``raw``
+    as written (defaulting gives a lone profile without a name default-scheduler)."""
     path = prefix + "profiles"
     profiles = check_list(doc.get("profiles"), path, out)
-    if not profiles:
-        if not replaces_default:
-            out.append(
-                Problem(
-                    path,
-                    f"no profiles: kube-scheduler adds one named {DEFAULT_SCHEDULER_NAME!r}, "
-                    "which collides with the cluster's scheduler; add a profile with an "
-                    "explicit schedulerName",
-                )
+    raw_profiles = raw.get("profiles")
+    if not raw_profiles and not replaces_default and isinstance(profiles, list):
+        out.append(
+            Problem(
+                path,
+                f"no profiles: kube-scheduler adds one named {DEFAULT_SCHEDULER_NAME!r}, "
+                "which collides with the cluster's scheduler; add a profile with an "
+                "explicit schedulerName",
             )
-        return
-    seen: set[str] = set()
-    first_queue_sort: tuple[Any, Any] | None = None
-    for i, raw in enumerate(profiles):
+        )
+    seen: dict[str, int] = {}
+    for i, rawp in enumerate(profiles):
         ppath = f"{path}[{i}]"
-        profile = check_fields(raw, PROFILE, ppath, out)
-        if not isinstance(raw, dict):
+        profile = check_fields(rawp, PROFILE, ppath, out)
+        if not isinstance(rawp, dict):
             continue
         name = profile.get("schedulerName")
-        if name is not None and not isinstance(name, str):
-            pass  # the wrong type is reported already (check_fields)
+        given = raw_profiles[i] if isinstance(raw_profiles, list) and i < len(raw_profiles) else {}
+        named = isinstance(given, dict) and given.get("schedulerName") is not None
+        if rawp.get("schedulerName") is not None and not isinstance(rawp["schedulerName"], str):
+            name = None  # the wrong type is reported already (check_fields)
         elif not name:
-            if len(profiles) > 1:
-                out.append(Problem(f"{ppath}.schedulerName", "is required"))
-            elif not replaces_default:
+            out.append(
+                Problem(f"{ppath}.schedulerName", "is required (kube-scheduler: Required value)")
+            )
+        elif name in seen:
+            out.append(
+                Problem(
+                    f"{ppath}.schedulerName",
+                    f"Duplicate value: {quote(name)} (as {path}[{seen[name]}].schedulerName)",
+                )
+            )
+        elif name == DEFAULT_SCHEDULER_NAME and not replaces_default and own_file is None:
+            if named:  # in a spec (a file gets _own_file_problem instead)
+                out.append(
+                    Problem(
+                        f"{ppath}.schedulerName",
+                        f"{DEFAULT_SCHEDULER_NAME!r} is the cluster's own scheduler; an "
+                        "additional scheduler needs a name of its own (set replacesDefault only "
+                        "when you replace the default scheduler)",
+                    )
+                )
+            elif raw_profiles:  # (no profiles at all is reported once, above)
                 out.append(
                     Problem(
                         f"{ppath}.schedulerName",
@@ -347,61 +420,85 @@ def _check_profiles(
                         "with the cluster's scheduler: name the profile explicitly",
                     )
                 )
-        elif name in seen:
-            out.append(Problem(f"{ppath}.schedulerName", f"Duplicate value: {quote(name)}"))
-        elif name == DEFAULT_SCHEDULER_NAME and not replaces_default:
-            out.append(
-                Problem(
-                    f"{ppath}.schedulerName",
-                    f"{DEFAULT_SCHEDULER_NAME!r} is the cluster's own scheduler; an additional "
-                    "scheduler needs a name of its own (set replacesDefault only when you "
-                    "replace the default scheduler)",
-                )
-            )
         if isinstance(name, str) and name:
-            seen.add(name)
+            seen.setdefault(name, i)
             problem = dns_subdomain_problem(name)
             if problem:
-                # Pods name their scheduler in spec.schedulerName, a DNS-1123 subdomain.
-                out.append(Problem(f"{ppath}.schedulerName", f"scheduler name {problem}"))
-        pct = profile.get("percentageOfNodesToScore")
-        if isinstance(pct, int) and not 0 <= pct <= 100:
+                # kube-scheduler runs it (a warning in a config file), but a pod's
+                # spec.schedulerName must be a DNS-1123 subdomain: no pod can ever ask for this
+                # profile, so a spec (kschedctl deploys it) refuses it.
+                out.append(
+                    Problem(
+                        f"{ppath}.schedulerName",
+                        f"scheduler name {problem}: no pod can name it in spec.schedulerName",
+                        severity=WARNING if from_file else ERROR,
+                    )
+                )
+        pct = _int(profile.get("percentageOfNodesToScore"))
+        if pct is not None and not 0 <= pct <= 100:
             out.append(
-                Problem(f"{ppath}.percentageOfNodesToScore", f"{pct} not in valid range [0-100]")
+                Problem(
+                    f"{ppath}.percentageOfNodesToScore", f"not in valid range [0-100] (got {pct})"
+                )
             )
-        plugins = _check_plugins(profile.get("plugins"), version, f"{ppath}.plugins", out)
-        configs = _check_plugin_config(
-            profile.get("pluginConfig"), version, f"{ppath}.pluginConfig", out
+        _check_plugins(profile.get("plugins"), version, f"{ppath}.plugins", out)
+        _check_plugin_config(
+            profile.get("pluginConfig"), version, f"{ppath}.pluginConfig", _not_built(rawp), out
         )
-        queue_sort = plugins.get("queueSort") or {}
-        sort_names = [
-            p.get("name") for p in (queue_sort.get("enabled") or []) if isinstance(p, dict)
-        ]
-        sort_args = [c.get("args") for c in configs if c.get("name") in sort_names]
-        if first_queue_sort is None:
-            first_queue_sort = (queue_sort, sort_args)
-            if len(sort_names) > 1:
-                out.append(
-                    Problem(
-                        f"{ppath}.plugins.queueSort", "only one queue sort plugin can be enabled"
-                    )
+    _check_common_queue_sort(profiles, path, out)
+
+
+def _queue_sort(profile: Any) -> tuple[Any, Any]:
+    """A profile's queueSort plugin set, and the args of its first enabled plugin."""
+    plugins = profile.get("plugins") if isinstance(profile, dict) else None
+    qs = plugins.get("queueSort") if isinstance(plugins, dict) else None
+    qs = qs if isinstance(qs, dict) else {}
+    enabled = qs.get("enabled") if isinstance(qs.get("enabled"), list) else []
+    first = enabled[0].get("name") if enabled and isinstance(enabled[0], dict) else None
+    configs = profile.get("pluginConfig") if isinstance(profile, dict) else None
+    args = [
+        c.get("args")
+        for c in (configs if isinstance(configs, list) else [])
+        if isinstance(c, dict) and first and c.get("name") == first
+    ]
+    # An empty set and an absent one are the same PluginSet once decoded.
+    canon = {k: v for k, v in qs.items() if v not in (None, [])}
+    return canon, (args[0] if args else None)
+
+
+def _check_common_queue_sort(profiles: list[Any], path: str, out: list[Problem]) -> None:
+    """validation.go validateCommonQueueSort: one queue, so one queueSort for all profiles."""
+    if not profiles:
+        return
+    canon, canon_args = _queue_sort(profiles[0])
+    enabled = canon.get("enabled") or []
+    if len(enabled) > 1:
+        out.append(
+            Problem(
+                f"{path}[0].plugins.queueSort.Enabled",
+                f"{len(enabled)}: only one queue sort plugin can be enabled",
+            )
+        )
+    first = enabled[0].get("name") if enabled and isinstance(enabled[0], dict) else None
+    for i in range(1, len(profiles)):
+        current, _ = _queue_sort(profiles[i])
+        if current != canon:
+            out.append(
+                Problem(
+                    f"{path}[{i}].plugins.queueSort",
+                    "must be the same for all profiles (one kube-scheduler has one queue)",
                 )
-        else:
-            if queue_sort != first_queue_sort[0]:
-                out.append(
-                    Problem(
-                        f"{ppath}.plugins.queueSort",
-                        "queueSort must be the same for all profiles (one kube-scheduler "
-                        "has one queue)",
+            )
+        configs = profiles[i].get("pluginConfig") if isinstance(profiles[i], dict) else None
+        for cfg in configs if isinstance(configs, list) else []:
+            if isinstance(cfg, dict) and first and cfg.get("name") == first:
+                if cfg.get("args") != canon_args:
+                    out.append(
+                        Problem(
+                            f"{path}[{i}].pluginConfig.args",
+                            "queueSort must be the same for all profiles",
+                        )
                     )
-                )
-            elif sort_args != first_queue_sort[1]:
-                out.append(
-                    Problem(
-                        f"{ppath}.pluginConfig",
-                        "queueSort plugin args must be the same for all profiles",
-                    )
-                )
 
 
 def _removed_message(name: str, version: KubeVersion) -> str:
@@ -431,16 +528,52 @@ def _check_plugins(raw: Any, version: KubeVersion, path: str, out: list[Problem]
                 # validation.go reads every point but multiPoint (build_profiles reports that).
                 if kind == "enabled" and point != "multiPoint" and plugin.get("name") in removed:
                     out.append(Problem(f"{epath}.name", _removed_message(plugin["name"], version)))
-                weight = plugin.get("weight")
-                if isinstance(weight, int) and weight < 0:
+                weight = _int(plugin.get("weight"))
+                if weight is not None and weight < 0:
                     out.append(Problem(f"{epath}.weight", "must not be negative"))
-                elif isinstance(weight, int) and weight > INT32_MAX:
-                    out.append(Problem(f"{epath}.weight", str(int_range_problem(weight, 0))))
     return plugins
 
 
+def _not_built(profile: dict[str, Any]) -> Container[str]:
+    """Plugins this profile disables in multiPoint and enables nowhere: kube-scheduler never
+    builds them (v1's defaults are all multiPoint ones, so this removes a default plugin)."""
+    plugins = profile.get("plugins")
+    plugins = plugins if isinstance(plugins, dict) else {}
+    enabled: set[str] = set()
+    for pset in plugins.values():
+        entries = pset.get("enabled") if isinstance(pset, dict) else None
+        for entry in entries if isinstance(entries, list) else []:
+            if isinstance(entry, dict) and isinstance(entry.get("name"), str):
+                enabled.add(entry["name"])
+    multi = plugins.get("multiPoint")
+    entries = multi.get("disabled") if isinstance(multi, dict) else None
+    disabled = {
+        e["name"]
+        for e in (entries if isinstance(entries, list) else [])
+        if isinstance(e, dict) and isinstance(e.get("name"), str)
+    }
+    if "*" in disabled:
+        return _AllBut(frozenset(enabled))
+    return disabled - enabled
+
+
+@dataclass(frozen=True)
+class _AllBut:
+    """Every plugin name except ``enabled`` (multiPoint disabled '*')."""
+
+    enabled: frozenset[str]
+
+    def __contains__(self, name: object) -> bool:
+        return name not in self.enabled
+
+
+# Plugins whose args kube-scheduler checks only when it builds the plugin (its New), not in
+# validation.go: args of such a plugin that is not built are never checked.
+_CHECKED_WHEN_BUILT = frozenset({"NodeResourcesFit"})
+
+
 def _check_plugin_config(
-    raw: Any, version: KubeVersion, path: str, out: list[Problem]
+    raw: Any, version: KubeVersion, path: str, not_built: Container[str], out: list[Problem]
 ) -> list[dict[str, Any]]:
     entries = []
     seen: set[str] = set()
@@ -453,15 +586,35 @@ def _check_plugin_config(
         entries.append(cfg)
         name = cfg.get("name")
         if not name:
-            out.append(Problem(f"{epath}.name", "is required"))
+            # kube-scheduler accepts it (nothing looks the entry up): it has no effect.
+            out.append(
+                Problem(
+                    f"{epath}.name", "is empty: these args apply to no plugin", severity=WARNING
+                )
+            )
             continue
         if name in seen:
             out.append(Problem(f"{epath}.name", f"Duplicate value: {quote(name)}"))
         seen.add(name)
         if name in removed:
             out.append(Problem(f"{epath}.name", _removed_message(name, version)))
+        if name in not_built:
+            out.append(
+                Problem(
+                    f"{epath}.name",
+                    f"{quote(name)} is disabled in this profile (plugins.multiPoint.disabled) and "
+                    "enabled nowhere: kube-scheduler never builds it, so these args have no "
+                    "effect",
+                    severity=WARNING,
+                )
+            )
         if isinstance(cfg.get("args"), dict) and name in ARGS_FIELDS:
-            check_args(name, cfg["args"], ARGS_FIELDS[name], f"{epath}.args", out)
+            fields = ARGS_FIELDS[name]
+            if name in not_built and name in _CHECKED_WHEN_BUILT:
+                schema = {"apiVersion": str, "kind": str, **(fields or {})}
+                check_fields(cfg["args"], schema, f"{epath}.args", out)
+            else:
+                check_args(name, cfg["args"], fields, f"{epath}.args", out, version.minor)
     return entries
 
 
@@ -471,14 +624,28 @@ def _check_extenders(raw: Any, out: list[Problem], path: str) -> None:
     for i, entry in enumerate(check_list(raw, path, out)):
         epath = f"{path}[{i}]"
         ext = check_fields(entry, EXTENDER, epath, out)
-        check_fields(ext.get("tlsConfig"), TLS_CONFIG, f"{epath}.tlsConfig", out)
-        weight = ext.get("weight")
-        if ext.get("prioritizeVerb") and (not isinstance(weight, int) or weight <= 0):
-            out.append(Problem(f"{epath}.weight", "must have a positive weight applied to it"))
+        tls = check_fields(ext.get("tlsConfig"), TLS_CONFIG, f"{epath}.tlsConfig", out)
+        if tls.get("insecure") is True and (tls.get("caFile") or tls.get("caData")):
+            # client-go rest.TLSConfigFor, when scheduler.New builds the extenders (with or
+            # without enableHTTPS): "couldn't build extenders: specifying a root certificates
+            # file with the insecure flag is not allowed".
+            out.append(
+                Problem(
+                    f"{epath}.tlsConfig.insecure",
+                    "specifying a root certificates file (caFile/caData) with the insecure flag "
+                    "is not allowed: drop one of them",
+                )
+            )
+        weight = _int(ext.get("weight"))
+        if ext.get("prioritizeVerb") and (weight is None or weight <= 0):
+            out.append(
+                Problem(
+                    f"{epath}.weight",
+                    f"must have a positive weight applied to it (got {weight or 0})",
+                )
+            )
         if ext.get("bindVerb"):
             binders += 1
-            if binders > 1:
-                out.append(Problem(f"{epath}.bindVerb", "only one extender can implement bind"))
         if ext.get("httpTimeout") is not None:
             try:
                 parse_go_duration(ext["httpTimeout"])
@@ -506,6 +673,15 @@ def _check_extenders(raw: Any, out: list[Problem], path: str) -> None:
                 )
             else:
                 managed.add(str(name))
+
+    if binders > 1:
+        out.append(
+            Problem(
+                path,
+                f"found {binders} extenders implementing bind: only one extender can implement "
+                "bind",
+            )
+        )
 
 
 _QUALIFIED = re.compile(

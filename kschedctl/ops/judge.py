@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kschedctl.errors import NotFoundError, Problem, SpecError, shown_path
+from kschedctl.errors import NotFoundError, Problem, SpecError, errors_in, shown_path
 
 # klog's text format: "E1203 06:11:59.146155   19216 run.go:72] message"
 _KLOG = re.compile(r"^[IWEF]\d{4} [\d:.]+\s+\d+ [^\]]+\] ")
@@ -351,11 +351,6 @@ def judge_file(binary: str | Path, path: str | Path) -> FileVerdict | None:
     return FileVerdict([(t.where, judge(binary, t.text)) for t in found])
 
 
-def agrees(problems: list[Problem], verdict: FileVerdict) -> bool:
-    """kschedctl's verdict (no error-severity problem) equals kube-scheduler's."""
-    return is_valid(problems) == verdict.accepted
-
-
 def is_valid(problems: list[Problem]) -> bool:
-    """No problem of severity error (a problem without a severity is an error)."""
-    return not any(getattr(p, "severity", "error") == "error" for p in problems)
+    """kschedctl's verdict: no problem of severity error."""
+    return not errors_in(problems)

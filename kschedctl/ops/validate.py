@@ -1,7 +1,8 @@
 """``validate FILE…``: which rules apply to which file, and what each file holds.
 
-Pure: it reads the files it is given (:func:`validate_files` is the use case). A file may be a
-kschedctl spec, a KubeSchedulerConfiguration, or Kubernetes manifests: ConfigMaps holding a
+It reads the files it is given (:func:`validate_files` is the use case) and, when asked, runs
+a kube-scheduler binary on their configs as a second judge (:mod:`kschedctl.ops.judge`). A file
+may be a kschedctl spec, a KubeSchedulerConfiguration, or Kubernetes manifests: ConfigMaps holding a
 config are checked like a config file, and pods/workloads running kube-scheduler are checked
 for the flags and ports of old tutorials (``--scheduler-name``, ``--address``, 10251,
 ``k8s.gcr.io``).
@@ -14,9 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from kschedctl.config import userfile, versions
+from kschedctl.config.decode import Decoded, decode_config_text, is_json
 from kschedctl.config.schema import AliasBudget, YamlError, key_segment, key_text, parse_yaml
 from kschedctl.config.validation import check_config
-from kschedctl.errors import NotFoundError, Problem, SpecError, quote
+from kschedctl.errors import NotFoundError, Problem, SpecError, errors_in, quote
+from kschedctl.ops import judge
+from kschedctl.ops.judge import FileVerdict
 from kschedctl.spec import API_VERSION, KIND, SPEC_FILE, spec_from_dict
 
 _WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job")
@@ -29,19 +33,38 @@ class FileReport:
     path: str
     problems: list[Problem] = field(default_factory=list)
     checked: list[str] = field(default_factory=list)  # what was recognised and checked
+    verdict: FileVerdict | None = None  # kube-scheduler's, with --kube-scheduler
+
+    @property
+    def agrees(self) -> bool | None:
+        """Whether kube-scheduler's verdict equals ours (None: not judged)."""
+        return None if self.verdict is None else self.valid == self.verdict.accepted
 
     @property
     def valid(self) -> bool:
-        return not self.problems
+        """No errors (warnings allowed: kube-scheduler runs such a config)."""
+        return not errors_in(self.problems)
+
+    @property
+    def warnings(self) -> list[Problem]:
+        return [p for p in self.problems if not p.is_error]
 
     def to_dict(self) -> dict[str, Any]:
-        """One entry of ``validate -o json`` (its keys are a contract)."""
-        return {
+        """One entry of ``validate -o json|yaml`` (its keys are a contract; ``kubeScheduler``
+        and ``agrees`` only with --kube-scheduler)."""
+        entry: dict[str, Any] = {
             "file": self.path,
             "valid": self.valid,
             "checked": self.checked,
-            "problems": [{"path": p.path, "message": p.message} for p in self.problems],
+            "problems": [
+                {"path": p.path, "message": p.message, "severity": p.severity}
+                for p in self.problems
+            ],
         }
+        if self.verdict is not None:
+            entry["kubeScheduler"] = self.verdict.to_dict()
+            entry["agrees"] = self.agrees
+        return entry
 
 
 @dataclass
@@ -57,7 +80,12 @@ class Validation:
 
     @property
     def problem_count(self) -> int:
-        return sum(len(r.problems) for r in self.reports)
+        """Errors, all files together."""
+        return sum(len(errors_in(r.problems)) for r in self.reports)
+
+    @property
+    def warning_count(self) -> int:
+        return sum(len(r.warnings) for r in self.reports)
 
     @property
     def rules(self) -> str:
@@ -67,11 +95,21 @@ class Validation:
 
 
 def validate_files(
-    files: list[str], kubernetes_version: str | None = None, *, replaces_default: bool = False
+    files: list[str],
+    kubernetes_version: str | None = None,
+    *,
+    replaces_default: bool = False,
+    kube_scheduler: str | None = None,
 ) -> Validation:
-    """Check each file for ``kubernetes_version`` (1.X or 1.X.Y; ValueError if unsupported)."""
+    """Check each file for ``kubernetes_version`` (1.X or 1.X.Y; ValueError if unsupported);
+    with ``kube_scheduler`` (a binary: NotFoundError before any file is read if unusable), that
+    binary judges each file's configs too."""
+    binary = judge.check_binary(kube_scheduler) if kube_scheduler is not None else None
     version = versions.parse_version(kubernetes_version) if kubernetes_version else None
     reports = [check_path(f, version, replaces_default=replaces_default) for f in files]
+    if binary is not None:
+        for report in reports:
+            report.verdict = judge.judge_file(binary, report.path)
     return Validation(reports, kubernetes_version)
 
 
@@ -97,6 +135,14 @@ def check_path(
     report.path = str(target)
     budget = AliasBudget()  # one for the file and the configs inside its ConfigMaps
     try:
+        # kube-scheduler's own reading first: a config file is decoded as it decodes it
+        # (JSON or go-yaml, the first document only). Anything else is a YAML stream of specs
+        # or manifests, read like every kschedctl file.
+        decoded = _decode_probe(text)
+        if decoded is not None and (decoded.is_json or _is_config(decoded.doc)):
+            report.problems += [p.moved(source=report.path) for p in decoded.problems]
+            _check_document(decoded.doc, "", version, replaces_default, report, budget)
+            return report
         docs = parse_yaml(text, budget)
     except YamlError as err:
         report.problems.append(Problem("", str(err), report.path))
@@ -137,7 +183,7 @@ def _check_document(
         if version is not None:
             doc = _retarget(doc, version)
         _, problems = spec_from_dict(doc, source)
-        report.problems += [Problem(where + p.path, p.message, source) for p in problems]
+        report.problems += [p.moved(where + p.path, source) for p in problems]
         return
     if not isinstance(kind, str) or not isinstance(doc.get("apiVersion", ""), str):
         report.problems.append(
@@ -162,6 +208,26 @@ def _check_document(
 
 
 _SPEC_GROUP = API_VERSION.partition("/")[0]
+
+
+def _decode_probe(text: str) -> Decoded | None:
+    """``text`` as kube-scheduler decodes it; None if that fails on a YAML file (which may be
+    a spec or manifests, read the kschedctl way next). A JSON file is decoded the one way."""
+    try:
+        return decode_config_text(text)
+    except YamlError:
+        if is_json(text):
+            raise
+        return None
+
+
+def _is_config(doc: Any) -> bool:
+    """Whether ``doc`` is (meant as) a KubeSchedulerConfiguration."""
+    if not isinstance(doc, dict):
+        return False
+    api_version = doc.get("apiVersion")
+    group = api_version.partition("/")[0] if isinstance(api_version, str) else ""
+    return group == versions.CONFIG_GROUP or doc.get("kind") == "KubeSchedulerConfiguration"
 
 
 def _is_spec(doc: dict[str, Any]) -> bool:
@@ -225,18 +291,19 @@ def _check_configmap(
         path = f"{_object_path(doc, where)}.data[{key_text(key)}]"
         report.checked.append(f"KubeSchedulerConfiguration in {path}")
         try:
-            docs = parse_yaml(value, budget)
+            # Mounted as a file, the value is what kube-scheduler decodes.
+            decoded = decode_config_text(value, budget)
         except YamlError as err:
             report.problems.append(Problem(path, str(err), report.path))
             continue
-        for config in docs:
-            report.problems += check_config(
-                config,
-                version,
-                replaces_default=replaces_default,
-                prefix=f"{path}.",
-                source=report.path,
-            )
+        report.problems += [p.moved(path, report.path) for p in decoded.problems]
+        report.problems += check_config(
+            decoded.doc,
+            version,
+            replaces_default=replaces_default,
+            prefix=f"{path}.",
+            source=report.path,
+        )
 
 
 def _pod_spec(doc: dict[str, Any]) -> tuple[dict[str, Any], str]:

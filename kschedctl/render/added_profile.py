@@ -10,7 +10,7 @@ import copy
 from kschedctl.config import versions
 from kschedctl.config.schema import YamlError, parse_yaml
 from kschedctl.config.validation import check_config
-from kschedctl.errors import SpecError, quote
+from kschedctl.errors import SpecError, errors_in, quote
 from kschedctl.render.context import require_renderable
 from kschedctl.render.templates import render_template
 from kschedctl.spec import Spec
@@ -58,7 +58,8 @@ def add_profile(existing_config_text: str, spec: Spec, source: str = "") -> str:
             )
     config["profiles"] = profiles + copy.deepcopy(spec.profiles)
     # The combined config runs as the cluster's scheduler: default names and lease are fine.
-    problems = check_config(config, spec.version, replaces_default=True, source=source)
+    # Errors only: a warning (kube-scheduler runs it) never stops rendering.
+    problems = errors_in(check_config(config, spec.version, replaces_default=True, source=source))
     if problems:
         raise SpecError.from_problems(problems)
     return render_template(

@@ -204,7 +204,11 @@ def test_json_output(run, tmp_path: Path) -> None:
         "problems": [],
     }
     assert data[1]["problems"] == [
-        {"path": "parallelism", "message": "should be an integer value greater than zero"}
+        {
+            "path": "parallelism",
+            "message": "should be an integer value greater than zero",
+            "severity": "error",
+        }
     ]
 
 
@@ -213,3 +217,90 @@ def test_usage(run) -> None:
     result = run("validate", "--help")
     assert result.exit_code == 0
     assert "--kubernetes-version" in result.stdout
+
+
+MULTI_DOC = CONFIG + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"
+
+
+def test_warnings_are_marked_and_exit_0(run, tmp_path: Path) -> None:
+    # kube-scheduler reads only the first document of its --config file (it runs this one).
+    _write(tmp_path, "multi.yaml", MULTI_DOC)
+    result = run("validate", "multi.yaml")
+    assert result.exit_code == 0
+    [line] = result.stdout.splitlines()
+    assert line.startswith("multi.yaml: warning: 1 more YAML document (from line 8): ")
+    assert "1 warning(s)" in result.stderr
+
+
+def test_strict_fails_on_warnings(run, tmp_path: Path) -> None:
+    _write(tmp_path, "multi.yaml", MULTI_DOC)
+    result = run("validate", "--strict", "multi.yaml")
+    assert result.exit_code == 3
+    assert "1 warning(s) and --strict" in result.stderr
+    _write(tmp_path, "good.yaml", CONFIG)
+    assert run("validate", "--strict", "good.yaml").exit_code == 0
+
+
+@pytest.mark.parametrize("fmt", ["json", "yaml"])
+def test_machine_output_carries_severity(run, tmp_path: Path, fmt: str) -> None:
+    import yaml
+
+    _write(tmp_path, "multi.yaml", MULTI_DOC)
+    _write(tmp_path, "bad.yaml", CONFIG + "parallelism: 99999999999\n")
+    result = run("validate", "-o", fmt, "multi.yaml", "bad.yaml")
+    assert result.exit_code == 3
+    data = json.loads(result.stdout) if fmt == "json" else yaml.safe_load(result.stdout)
+    assert [r["valid"] for r in data] == [True, False]
+    assert [p["severity"] for p in data[0]["problems"]] == ["warning"]
+    [problem] = data[1]["problems"]
+    assert list(problem) == ["path", "message", "severity"]
+    assert problem["path"] == "parallelism"
+    assert problem["severity"] == "error"
+    assert "does not fit in an int32" in problem["message"]
+
+
+def test_json_config_with_a_trailing_comma(run, tmp_path: Path) -> None:
+    # kube-scheduler: couldn't get version/kind; json parse error: invalid character '}'
+    # looking for beginning of object key string
+    text = (
+        '{"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",'
+        ' "profiles": [{"schedulerName": "a"}],}\n'
+    )
+    _write(tmp_path, "c.json", text)
+    result = run("validate", "c.json")
+    assert result.exit_code == 3
+    assert result.stdout.startswith("c.json: malformed JSON (line 1, column ")
+
+
+def test_the_default_schedulers_own_file(run, tmp_path: Path) -> None:
+    text = (
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+        "profiles:\n- schedulerName: default-scheduler\n"
+    )
+    _write(tmp_path, "own.yaml", text)
+    result = run("validate", "own.yaml")
+    assert result.exit_code == 3
+    [line] = result.stdout.splitlines()
+    assert "--replaces-default" in line
+    assert run("validate", "--replaces-default", "own.yaml").exit_code == 0
+
+
+def test_a_configmap_config_is_decoded_like_a_file(run, tmp_path: Path) -> None:
+    text = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: c}
+data:
+  config.yaml: |
+    apiVersion: kubescheduler.config.k8s.io/v1
+    kind: KubeSchedulerConfiguration
+    leaderElection: {leaderElect: false}
+    parallelism: 16.0
+    profiles: [{schedulerName: a}]
+    ---
+    ignored: by kube-scheduler
+"""
+    _write(tmp_path, "cm.yaml", text)
+    result = run("validate", "cm.yaml")
+    assert result.exit_code == 0, result.stdout
+    assert result.stdout.startswith("cm.yaml: ConfigMap/c.data[config.yaml]: warning: ")

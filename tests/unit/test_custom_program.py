@@ -104,7 +104,9 @@ def _custom_doc(image: str, **spec: object) -> dict[str, object]:
         "schedulerName": "gang",
         "plugins": {
             "multiPoint": {"enabled": [{"name": "Coscheduling"}]},
-            "queueSort": {"disabled": [{"name": "*"}]},
+            # As upstream's manifests/coscheduling/scheduler-config.yaml: multiPoint is not
+            # expanded into a point disabled with "*", so queueSort names it again.
+            "queueSort": {"enabled": [{"name": "Coscheduling"}], "disabled": [{"name": "*"}]},
         },
         "pluginConfig": [{"name": "Coscheduling", "args": {"permitWaitingTimeSeconds": 10}}],
     }
@@ -154,7 +156,7 @@ def test_vanilla_image_refuses_the_plugin_with_a_hint() -> None:
     _, problems = spec_from_dict(doc)
     messages = [p.message for p in problems]
     assert any(
-        'plugin "Coscheduling" does not exist' in m
+        'Plugin "Coscheduling" does not exist' in m
         and "scheduler-plugins/kube-scheduler:v0.33.5" in m
         for m in messages
     ), messages

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from kschedctl.config import framework, registry_data
+from kschedctl.config.distributions import unknown_plugin_hint
 from kschedctl.config.framework import (
     build_profiles,
     default_plugins,
@@ -48,6 +49,10 @@ def _problems(profiles: list[Any], minor: str = "1.36", **kw: Any) -> list[str]:
 
 NOT_IN_TREE = "not an in-tree plugin of kube-scheduler 1.36: an out-of-tree plugin needs a "
 NOT_IN_TREE += "scheduler image built with it"
+# A plugin of a known distribution: the hint names the release that has it.
+COSCHEDULING = "not an in-tree plugin of kube-scheduler 1.36: " + unknown_plugin_hint(
+    "Coscheduling", 36
+)
 
 # (name, profiles, expected problems) for 1.36; every one checked against the real binary.
 REAL_136: list[tuple[str, list[Any], list[str]]] = [
@@ -64,7 +69,7 @@ REAL_136: list[tuple[str, list[Any], list[str]]] = [
         [_profile({"multiPoint": _on("Coscheduling")})],
         [
             'profiles[0].plugins.multiPoint.enabled[0].name: PreFilterPlugin "Coscheduling" '
-            f"does not exist ({NOT_IN_TREE})"
+            f"does not exist ({COSCHEDULING})"
         ],
     ),
     (
@@ -353,8 +358,14 @@ def test_extra_plugins_are_accepted_where_they_extend() -> None:
         )
         == []
     )
-    with pytest.raises(ValueError, match="not a kube-scheduler extension point"):
-        build_profiles({}, parse_version("1.36"), extra_plugins={"X": frozenset({"Frobnicate"})})
+    # A name that is no extension point is the caller's to report (spec.custom): ignored here.
+    assert (
+        _problems(
+            [_profile({"filter": _on("X")})],
+            extra_plugins={"X": frozenset({"Frobnicate", "Filter"})},
+        )
+        == []
+    )
 
 
 def test_cross_profile_queue_sort_resolved_through_multi_point() -> None:
@@ -439,7 +450,7 @@ def test_check_config_reports_the_framework_refusals() -> None:
     problems = [str(p) for p in check_config(doc, parse_version("1.36"), source="c.yaml")]
     assert problems == [
         'c.yaml: profiles[0].plugins.multiPoint.enabled[0].name: PreFilterPlugin "Coscheduling" '
-        f"does not exist ({NOT_IN_TREE})"
+        f"does not exist ({COSCHEDULING})"
     ]
     extra = {"Coscheduling": frozenset({"PreFilter", "Permit"})}
     assert check_config(doc, parse_version("1.36"), extra_plugins=extra) == []

@@ -317,7 +317,7 @@ def test_add_profile_refusals() -> None:
         "- schedulerName: default-scheduler\n  plugins:\n    queueSort:\n"
         "      enabled:\n      - name: Other",
     )
-    with pytest.raises(SpecError, match="queueSort must be the same"):
+    with pytest.raises(SpecError, match="plugins.queueSort: must be the same for all profiles"):
         add_profile(sort, default_spec("s"))
 
 

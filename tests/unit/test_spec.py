@@ -152,7 +152,7 @@ def test_missing_fields_default_like_create() -> None:
         ({"image": "registry.k8s.io/kube-scheduler:v1.37.0"}, "never newer"),
         ({"image": "registry.k8s.io/kube-scheduler:v1.34.0"}, "at most one minor older"),
         ({"clientConnection": {"kubeconfig": "/k"}}, "set spec.service.kubeconfig instead"),
-        ({"clientConnection": {"burst": -1}}, "clientConnection.burst: must be greater than"),
+        ({"clientConnection": {"burst": -1}}, "clientConnection.burst: must be non-negative"),
         ({"parallelism": 0}, "spec.parallelism: should be an integer value greater than zero"),
         ({"percentageOfNodesToScore": 101}, "not in valid range [0-100]"),
         ({"podMaxBackoffSeconds": 1, "podInitialBackoffSeconds": 5}, "podMaxBackoffSeconds"),

