@@ -33,6 +33,8 @@ class GoModule:
     key: str  # directory under gomod/
     upstream: str  # the module whose version names the build
     commands: dict[str, str]  # binary name -> Go package
+    # `lab up` needs it; an optional tool (helm, for the chart tests) may be absent.
+    required: bool = True
 
     @property
     def path(self) -> Path:
@@ -68,13 +70,17 @@ MODULES = (
     ),
     GoModule("etcd", "go.etcd.io/etcd/server/v3", {"etcd": "go.etcd.io/etcd/server/v3"}),
     GoModule("kwok", "sigs.k8s.io/kwok", {"kwok": "sigs.k8s.io/kwok/cmd/kwok"}),
+    GoModule("helm", "helm.sh/helm/v4", {"helm": "helm.sh/helm/v4/cmd/helm"}, required=False),
 )
 
-BINARIES = tuple(name for module in MODULES for name in module.commands)
+BINARIES = tuple(name for module in MODULES if module.required for name in module.commands)
 
 
 def _ldflags(module: GoModule) -> str:
     """Version stamps upstream's hack/lib/version.sh sets, so /version reports the real release."""
+    if module.key == "helm":
+        # helm's Makefile stamps the release; unstamped, `helm version` says only "v4.3".
+        return f"-s -w -X helm.sh/helm/v4/internal/version.version={module.version()}"
     if module.key != "k8s":
         return "-s -w"  # etcd and kwok carry their version as a constant
     version = module.version()
@@ -162,7 +168,11 @@ def build(
 
 
 def locate(bin_dir: str | Path | None = None) -> dict[str, Path]:
-    """Paths of every lab binary: from ``bin_dir`` if given, else the build cache, else PATH."""
+    """Paths of every lab binary: from ``bin_dir`` if given, else the build cache, else PATH.
+
+    An optional binary (``GoModule.required`` false) is in the result only when found; its
+    absence is no error.
+    """
     found: dict[str, Path] = {}
     missing: list[str] = []
     for module in MODULES:
@@ -177,7 +187,8 @@ def locate(bin_dir: str | Path | None = None) -> dict[str, Path]:
                     candidates.append(Path(on_path))
             path = next((c for c in candidates if c.is_file() and os.access(c, os.X_OK)), None)
             if path is None:
-                missing.append(name)
+                if module.required:
+                    missing.append(name)
             else:
                 found[name] = path.resolve()
     if missing:
