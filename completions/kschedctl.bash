@@ -21,8 +21,9 @@ complete -o default -F _kschedctl_completion kschedctl
 #   kschedctl list --context --kubeconfig -o/--output
 #   kschedctl logs NAME --all-replicas/--leader-only --context --grep --kubeconfig --prefix/--no-prefix --since --tail --timestamps -f/--follow
 #   kschedctl remove NAME --context --dry-run --force --kubeconfig --timeout
-#   kschedctl render SRC --add-to --as --kubernetes-version
+#   kschedctl render SRC [DIR] --add-to --as --kubernetes-version
 #   kschedctl scheduler run --burst --context --kubeconfig --leader-elect/--no-leader-elect --lease-duration --lease-name --lease-namespace --metrics-address --metrics-port --name --percentage-of-nodes-to-score --pod-initial-backoff --pod-max-backoff --policy --qps --renew-deadline --retry-period --strategy -v/--v
+#   kschedctl schema SPEC|POLICY
 #   kschedctl status NAME --context --kubeconfig -o/--output
 #   kschedctl validate FILE... --kube-scheduler --kubernetes-version --replaces-default --strict -o/--output
 #   kschedctl why POD --all --all-reasons --context --kubeconfig -A/--all-namespaces -n/--namespace -o/--output

@@ -74,6 +74,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "create",
     "render",
     "validate",
+    "schema",
     "deploy",
     "remove",
     "inventory",

@@ -134,7 +134,8 @@ def _custom_plugin(text: str) -> dict[str, object]:
 HELP = (
     "Write a scheduler workspace PARENT/NAME/: scheduler.yaml and every rendered form.\n\n"
     "Files: scheduler.yaml (the spec, the one source of truth), "
-    + "".join(f"{f.file_name('NAME')}, " for f in forms.FORMS)
+    f"{forms.WORKSPACE_SCHEMA} (its JSON Schema), "
+    + "".join(f"{f.file_name('NAME')}, " for f in forms.FORMS if not f.directory)
     + f"{forms.WORKSPACE_README}. Prints the paths written (stdout) and the next steps "
     "(stderr). Refuses an existing PARENT/NAME without --force; --force replaces only a "
     "kschedctl workspace or an empty directory. Works offline."

@@ -23,13 +23,15 @@ Form = Enum("Form", {name: name for name in forms.RENDER_FORMS}, type=str)  # ty
 def _as_help() -> str:
     """``--as`` help: each form (with a note where its name does not say it), then the helpers."""
     listed = [
-        f"{f.name} ({f.help})" if f.help else f.name for f in forms.FORMS if not f.host_helper
+        f"{f.name} ({f.help})" if f.help else f.name
+        for f in forms.FORMS
+        if not f.host_helper and not f.directory
     ]
     helpers = [f for f in forms.FORMS if f.host_helper]
     return (
         f"What to print: {', '.join(listed)}; {' / '.join(f.name for f in helpers)}: "
         f"the {' and '.join(f.help for f in helpers)} the {' and '.join(forms.HOST_FORMS)} "
-        "forms need."
+        f"forms need; {' / '.join(forms.DIRECTORY_FORMS)}: GitOps exports, written to DIR."
     )
 
 
@@ -63,6 +65,14 @@ def render(
             show_default=False,
         ),
     ] = None,
+    directory: Annotated[
+        Path | None,
+        typer.Argument(
+            help=f"The directory {' and '.join(forms.DIRECTORY_FORMS)} write (new or empty).",
+            metavar="[DIR]",
+            show_default=False,
+        ),
+    ] = None,
     kubernetes_version: KubernetesVersion = None,
 ) -> None:
     """Print one rendered form of a scheduler (see HELP)."""
@@ -72,9 +82,22 @@ def render(
     check_version_option(kubernetes_version)
     if add_to is not None and form.value != "config":
         raise UsageError("--add-to works with --as config only")
+    exported = form.value in forms.DIRECTORY_FORMS
+    if exported and directory is None:
+        raise UsageError(f"--as {form.value} writes a directory: name it, e.g. "
+                         f"kschedctl render {src} --as {form.value} ./{form.value}")  # fmt: skip
+    if directory is not None and not exported:
+        raise UsageError(f"--as {form.value} prints to stdout; DIR is for "
+                         f"{' and '.join(forms.DIRECTORY_FORMS)} only")  # fmt: skip
     spec = specs.spec_from_source(src)
     if kubernetes_version is not None:
         spec = specs.ensure_valid(specs.with_version(spec, kubernetes_version), source=src)
+    if directory is not None:
+        from kschedctl.render.workspace import write_export
+
+        for path in write_export(directory, forms.render_directory(spec, form.value)):
+            typer.echo(str(path))
+        return
     if add_to is not None:
         text = specs.read_text(add_to)
         from kschedctl.render.added_profile import add_profile
@@ -86,7 +109,9 @@ def render(
 
 
 HELP = (
-    "Print one rendered form of a scheduler to stdout; bundles are multi-document YAML.\n\n"
+    "Print one rendered form of a scheduler to stdout; bundles are multi-document YAML. "
+    f"{' and '.join(forms.DIRECTORY_FORMS)} (GitOps exports) are directories: written to DIR, "
+    "their paths printed.\n\n"
     "SRC is a workspace directory (from create), a spec file, or a bare scheduler name "
     "(all defaults). Pipe it on: kschedctl render my-scheduler --as deployment | "
     "kubectl apply -f -. Works offline."

@@ -93,6 +93,8 @@ MODULES = (
         {CUSTOM_KUBE_SCHEDULER: "kschedctl.io/labbin/custom-scheduler"},
         optional=True,
     ),
+    # helm, for the chart tests (render --as helm-chart): a tool, not the control plane.
+    GoModule("helm", "helm.sh/helm/v4", {"helm": "helm.sh/helm/v4/cmd/helm"}, optional=True),
 )
 
 BINARIES = tuple(name for module in MODULES for name in module.commands if not module.optional)
@@ -101,6 +103,9 @@ OPTIONAL_BINARIES = tuple(name for module in MODULES for name in module.commands
 
 def _ldflags(module: GoModule) -> str:
     """Version stamps upstream's hack/lib/version.sh sets, so /version reports the real release."""
+    if module.key == "helm":
+        # helm's Makefile stamps the release; unstamped, `helm version` says only "v4.3".
+        return f"-s -w -X helm.sh/helm/v4/internal/version.version={module.version()}"
     if module.upstream != "k8s.io/kubernetes":
         return "-s -w"  # etcd and kwok carry their version as a constant
     version = module.version()

@@ -156,6 +156,32 @@ def _argv(container: dict[str, Any]) -> list[str]:
     return [part for arg in argv for part in (shlex.split(arg) if " --" in arg else [arg])]
 
 
+# $(VAR) in a container's command and args, as the kubelet expands them ($$ escapes a $).
+_VAR_REF = re.compile(r"\$\$|\$\(([-._a-zA-Z][-._a-zA-Z0-9]*)\)")
+
+
+def expanded_argv(container: dict[str, Any], namespace: str) -> list[str]:
+    """The container's argv with the ``$(VAR)`` references the kubelet would expand: env
+    values and the pod's namespace (``fieldRef: metadata.namespace``, as the kustomize form's
+    ``--leader-elect-resource-namespace=$(POD_NAMESPACE)``); other references stay as written."""
+    env: dict[str, str] = {}
+    for var in container.get("env") or []:
+        if not isinstance(var, dict) or not isinstance(var.get("name"), str):
+            continue
+        field_ref = (var.get("valueFrom") or {}).get("fieldRef") or {}
+        if isinstance(var.get("value"), str):
+            env[var["name"]] = var["value"]
+        elif field_ref.get("fieldPath") == "metadata.namespace" and namespace:
+            env[var["name"]] = namespace
+
+    def expand(match: re.Match[str]) -> str:
+        if match.group(0) == "$$":
+            return "$"
+        return env.get(match.group(1), match.group(0))
+
+    return [_VAR_REF.sub(expand, arg) if isinstance(arg, str) else arg for arg in _argv(container)]
+
+
 def _flag(argv: list[str], name: str) -> str | None:
     for index, arg in enumerate(argv):
         if arg.startswith(f"--{name}="):
@@ -319,7 +345,7 @@ def discover(snap: Snapshot) -> list[Scheduler]:
         if source:
             cm = snap.configmaps.get((namespace, source[0])) or {}
             text = (cm.get("data") or {}).get(source[1])
-        return config_facts(text, _argv(container))
+        return config_facts(text, expanded_argv(container, namespace))
 
     # Deployments running kube-scheduler.
     for dep in snap.deployments:

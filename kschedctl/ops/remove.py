@@ -20,6 +20,7 @@ from kschedctl.hosts import Host
 from kschedctl.k8s import apply
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.resources import describe
+from kschedctl.observe.appliers import appliers
 from kschedctl.observe.schedulers import (
     HOST_FILES_ANNOTATION,
     INSTANCE,
@@ -105,6 +106,13 @@ def remove(
     objects recorded (``hosts.for_record``). With ``dry_run`` nothing is deleted.
     """
     removal = find(cluster, name)
+    if applied := appliers(removal.objects):
+        report.warn(
+            f"{name} was not applied by `kschedctl deploy` but by {' and '.join(applied)}: if a "
+            "GitOps tool (Argo CD, Flux) applies it from a repository, it will re-create what "
+            "remove deletes; remove it from the repository (or its Application / Kustomization "
+            "/ HelmRelease) too"
+        )
     if removal.asking and not force and not dry_run:
         listing = ", ".join(removal.asking[:10]) + (" …" if len(removal.asking) > 10 else "")
         raise KschedError(

@@ -19,6 +19,10 @@ from kschedctl.yamltext import to_yaml
 
 IN_CLUSTER_CONFIG_DIR = "/etc/kubernetes/{name}"
 MANAGED_BY = "kschedctl"
+# The annotations `deploy` records and list/status/remove read (kschedctl.observe.schedulers
+# FORM_ANNOTATION and LEASE_ANNOTATION; render may not import observe, a test pins them equal).
+FORM_ANNOTATION = "kschedctl.io/form"
+LEASE_ANNOTATION = "kschedctl.io/lease"
 
 
 def require_renderable(spec: Spec) -> Spec:
@@ -41,6 +45,15 @@ def labels(spec: Spec, component: str = "scheduler") -> dict[str, str]:
         "app.kubernetes.io/component": component,
         "app.kubernetes.io/managed-by": MANAGED_BY,
     }
+
+
+def form_annotations(spec: Spec, form: str) -> dict[str, str]:
+    """The annotations of every object of ``form``: the form, and the Lease it holds."""
+    annotations = {FORM_ANNOTATION: form}
+    le = spec.leader_election
+    if le.leader_elect:
+        annotations[LEASE_ANNOTATION] = f"{le.resource_namespace}/{le.resource_name}"
+    return annotations
 
 
 def form_context(spec: Spec) -> dict[str, Any]:
@@ -77,6 +90,7 @@ def kube_scheduler_context(spec: Spec) -> dict[str, Any]:
         "namespace": spec.namespace,
         "version": version,
         "labels": labels(spec),
+        "form_annotations": lambda form: form_annotations(spec, form),
         "selector": {k: v for k, v in labels(spec).items() if k.endswith(("/name", "/instance"))},
         "le": spec.leader_election,
         "lease_verbs": list(versions.lease_verbs(version)),

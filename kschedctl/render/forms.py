@@ -5,6 +5,10 @@ the files ``create`` writes (:func:`render_workspace`, in row order) and its hel
 :data:`DEPLOY_FORMS` and :data:`HOST_FORMS` for ``deploy``. A drift test checks that the README
 and the completion scripts name exactly these forms.
 
+A directory form (``exporter`` set: the GitOps exports, a Helm chart and a kustomize base) is
+written by ``render --as NAME DIR`` as a directory of files, from the function of
+:mod:`kschedctl.render.export` it names; it is no file of a ``create`` workspace.
+
 How to add a rendered form: add one :class:`Form` row to :data:`FORMS` (its place is its place
 in the workspace; say whether ``deploy`` can deploy it and whether it runs on a host) and its
 template under ``templates/`` (rendered with the context of :mod:`kschedctl.render.context`);
@@ -21,6 +25,7 @@ is imported by the functions that render.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -37,15 +42,18 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEPLOY_FORMS",
+    "DIRECTORY_FORMS",
     "FORMS",
     "HOST_FORMS",
     "HOST_HELPERS",
     "RENDER_FORMS",
     "WORKSPACE_README",
+    "WORKSPACE_SCHEMA",
     "Form",
     "applied",
     "by_name",
     "render",
+    "render_directory",
     "render_workspace",
 ]
 
@@ -79,6 +87,14 @@ class Form:
     and nothing else."""
     applies: str = ""
     """A deployable form whose objects are another form's: that form (host forms: host-rbac)."""
+    exporter: str = ""
+    """A directory form: the function of :mod:`kschedctl.render.export` giving its files
+    (relative path → text); ``render --as NAME DIR`` writes them, ``create`` does not."""
+
+    @property
+    def directory(self) -> bool:
+        """Written as a directory (``render --as NAME DIR``), not printed."""
+        return bool(self.exporter)
 
     def file_name(self, scheduler: str) -> str:
         """Its workspace file name for scheduler ``scheduler``."""
@@ -154,6 +170,20 @@ FORMS: tuple[Form, ...] = (
         "a pod with schedulerName NAME, to try the scheduler",
         template="example-pod.yaml.j2",
     ),
+    Form(
+        "helm-chart",
+        "helm-chart/",
+        "a Helm chart of the deployment form, its values the spec's fields",
+        help="directory DIR",
+        exporter="helm_chart",
+    ),
+    Form(
+        "kustomize",
+        "kustomize/",
+        "a kustomize base of the deployment form (kube-system objects as a Component)",
+        help="directory DIR",
+        exporter="kustomize_base",
+    ),
 )
 
 # `render --as` choices: the forms, then the files the host forms need besides them.
@@ -167,8 +197,12 @@ DEPLOY_FORMS: tuple[str, ...] = tuple(
 )
 HOST_FORMS: tuple[str, ...] = tuple(f.name for f in FORMS if f.host)
 HOST_HELPERS: tuple[str, ...] = tuple(f.name for f in FORMS if f.host_helper)
+# `render --as NAME DIR`: the forms written as a directory.
+DIRECTORY_FORMS: tuple[str, ...] = tuple(f.name for f in FORMS if f.directory)
 # The workspace's own README, written after every form (it lists them).
 WORKSPACE_README = "README.md"
+# The spec's JSON Schema, written beside scheduler.yaml (kschedctl.render.schemas, "spec").
+WORKSPACE_SCHEMA = "scheduler.schema.json"
 
 
 def by_name(name: str) -> Form:
@@ -186,12 +220,28 @@ def applied(form: str) -> Form:
 
 
 def render(spec: Spec, form: str) -> str:
-    """One rendered form (a name of :data:`FORMS`) of ``spec`` as text."""
+    """One rendered form (a name of :data:`FORMS`) of ``spec`` as text; ValueError for a
+    directory form (:func:`render_directory`)."""
     row = by_name(form)
+    if row.directory:
+        raise ValueError(f"form {form!r} is a directory: render_directory() writes it")
     # the renderer on first render: the CLI reads only the table at start-up
     from kschedctl.render.context import form_context, require_renderable
 
     return _text(row, form_context(require_renderable(spec)))
+
+
+def render_directory(spec: Spec, form: str) -> dict[str, str]:
+    """The files of directory form ``form`` (relative path → text); ValueError for another."""
+    row = by_name(form)
+    if not row.directory:
+        raise ValueError(f"form {form!r} is a single document: render() prints it")
+    # the renderer on first render: the CLI reads only the table at start-up
+    from kschedctl.render import export
+    from kschedctl.render.context import require_renderable
+
+    exporter: Callable[[Spec], dict[str, str]] = getattr(export, row.exporter)
+    return exporter(require_renderable(spec))
 
 
 def render_workspace(spec: Spec) -> dict[str, str]:
@@ -200,16 +250,29 @@ def render_workspace(spec: Spec) -> dict[str, str]:
     from kschedctl.render.context import form_context, require_renderable
 
     # the renderer on first render: the CLI reads only the table at start-up
+    from kschedctl.render.schemas import schema_text
     from kschedctl.render.templates import render_template
     from kschedctl.spec import SPEC_FILE
 
     ctx = form_context(require_renderable(spec))
-    files = {SPEC_FILE: render_template("scheduler.yaml.j2", spec=spec, data=spec.to_dict())}
+    # The spec's JSON Schema beside it, named by its first line: editors check the spec
+    # offline, against the schema of the kschedctl that wrote it.
+    schema_file = WORKSPACE_SCHEMA
+    files = {
+        SPEC_FILE: render_template(
+            "scheduler.yaml.j2", spec=spec, data=spec.to_dict(), schema_file=schema_file
+        ),
+        schema_file: schema_text("spec"),
+    }
     for form in FORMS:
+        if form.directory:
+            continue  # exports, not workspace files: `render --as NAME DIR` writes them
         if form.needs_leader_election and not host_rbac(spec):
             continue
         files[form.file_name(spec.name)] = _text(form, ctx)
-    files[WORKSPACE_README] = render_template("workspace-README.md.j2", files=list(files), **ctx)
+    files[WORKSPACE_README] = render_template(
+        "workspace-README.md.j2", files=list(files), schema_file=schema_file, **ctx
+    )
     return files
 
 

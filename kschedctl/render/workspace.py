@@ -166,3 +166,18 @@ def path_error(err: OSError, doing: str) -> KschedError:
     """A file-system error as a kschedctl error: exit 5 when a file or directory is missing,
     1 otherwise (permission, read-only, full disk, name too long, symlink loop)."""
     return os_error(err, doing, _HINTS)
+
+
+def write_export(target: Path, files: dict[str, str]) -> list[Path]:
+    """Write a directory form (``render --as helm-chart|kustomize DIR``) as ``target``: a new
+    or empty directory only, all of it or nothing (as :func:`write_workspace`)."""
+    found = _lstat(target)
+    if found is not None:
+        empty_dir = stat.S_ISDIR(found.st_mode) and not os.listdir(target)
+        if stat.S_ISLNK(found.st_mode) or not empty_dir:
+            raise KschedError(
+                f"{shown_path(target)} already exists and is not an empty directory",
+                hint="pick a new DIR, or remove the old export first: render writes a whole "
+                "directory and never mixes its files with others",
+            )
+    return write_workspace(target, files, force=found is not None)

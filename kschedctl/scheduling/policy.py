@@ -52,6 +52,8 @@ __all__ = [
     "RELAXABLE",
     "FallbackStep",
     "FallbackPolicy",
+    "POLICY_FIELDS",
+    "STEP_FIELDS",
     "parse_policy",
     "load_policy",
     "policy_from_text",
@@ -87,7 +89,9 @@ _NEVER_RELAXED = {
     "unschedulable": "cordoned nodes are never a fallback target",
     "cordoned": "cordoned nodes are never a fallback target",
 }
-_STEP_SCHEMA: dict[str, Any] = {
+# The fields of a step and of a policy document and their types (kschedctl.render.schemas
+# derives the JSON Schema from these).
+STEP_FIELDS: dict[str, Any] = {
     "name": str,
     "nodeSelector": dict,
     "nodeSelectorTerms": list,
@@ -96,7 +100,7 @@ _STEP_SCHEMA: dict[str, Any] = {
     "dropPreferred": bool,
     "relax": list,
 }
-_POLICY_SCHEMA: dict[str, Any] = {
+POLICY_FIELDS: dict[str, Any] = {
     "apiVersion": str,
     "kind": str,
     "strictPreferences": bool,
@@ -378,7 +382,7 @@ def _check_step(raw: Any, path: str, strict: bool, out: list[Problem]) -> Fallba
     for key in raw:
         if key in _NEVER_RELAXED:
             out.append(Problem(join(path, str(key)), _NEVER_RELAXED[key]))
-    check_fields({k: v for k, v in raw.items() if k not in _NEVER_RELAXED}, _STEP_SCHEMA, path, out)
+    check_fields({k: v for k, v in raw.items() if k not in _NEVER_RELAXED}, STEP_FIELDS, path, out)
     name = raw.get("name")
     if not isinstance(name, str) or not name:
         out.append(Problem(join(path, "name"), "is required (it is recorded on the pod)"))
@@ -481,7 +485,7 @@ def parse_policy(doc: Any, source: str, *, type_meta: bool = True) -> FallbackPo
         raise PolicyError.from_problems(
             [Problem("", "a fallback policy must be a mapping with a fallbacks list", source)]
         )
-    check_fields(doc, _POLICY_SCHEMA, "", out)
+    check_fields(doc, POLICY_FIELDS, "", out)
     if type_meta or "apiVersion" in doc or "kind" in doc:
         if doc.get("apiVersion") != API_VERSION:
             out.append(

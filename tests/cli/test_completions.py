@@ -25,7 +25,8 @@ def test_completion_scripts_are_up_to_date() -> None:
 def test_command_tree_lists_the_offline_commands() -> None:
     tree = "\n".join(completion_scripts.command_tree())
     assert "kschedctl create NAME --custom-plugin --dir --force" in tree
-    assert "kschedctl render SRC --add-to --as --kubernetes-version" in tree
+    assert "kschedctl render SRC [DIR] --add-to --as --kubernetes-version" in tree
+    assert "kschedctl schema SPEC|POLICY" in tree
     assert "kschedctl validate FILE..." in tree
 
 

@@ -11,6 +11,7 @@ from kschedctl.spec import load_spec
 
 EXPECTED_FILES = {
     "scheduler.yaml",
+    "scheduler.schema.json",
     "config.yaml",
     "my-scheduler.service",
     "host-config.yaml",
@@ -36,6 +37,7 @@ def test_create_writes_the_workspace(run, tmp_path: Path) -> None:
         f"my-scheduler/{name}"
         for name in [
             "scheduler.yaml",
+            "scheduler.schema.json",
             "config.yaml",
             "my-scheduler.service",
             "host-config.yaml",

@@ -51,6 +51,10 @@ def _loaded(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> st
         ["render", "my-scheduler", "--as", "deployment"],
         ["render", "my-scheduler", "--as", "config"],
         ["validate", "spec.yaml"],
+        ["schema", "spec"],
+        ["schema", "policy"],
+        ["render", "my-scheduler", "--as", "helm-chart", "chart"],
+        ["render", "my-scheduler", "--as", "kustomize", "base"],
     ],
     ids=" ".join,
 )

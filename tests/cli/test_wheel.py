@@ -41,6 +41,17 @@ def test_wheel_contains_templates_and_completions(wheel: Path) -> None:
         assert f"kschedctl/_data/templates/{template.name}" in names
     for script in ("kschedctl.bash", "_kschedctl", "kschedctl.fish"):
         assert f"kschedctl/_data/completions/{script}" in names
+    # The Helm chart's Go templates (copied verbatim by render --as helm-chart).
+    for template in (ROOT / "templates" / "helm-chart").iterdir():
+        assert f"kschedctl/_data/templates/helm-chart/{template.name}" in names
+
+
+def test_wheel_ships_the_json_schemas(wheel: Path) -> None:
+    """``kschedctl schema`` prints these, and editors or CI jobs may read them directly."""
+    archive = zipfile.ZipFile(wheel)
+    for name in ("scheduler.schema.json", "policy.schema.json"):
+        shipped = archive.read(f"kschedctl/schemas/{name}").decode()
+        assert shipped == (ROOT / "kschedctl" / "schemas" / name).read_text()
 
 
 def test_wheel_marks_the_package_typed(wheel: Path) -> None:

@@ -34,6 +34,7 @@ def test_rows_are_consistent() -> None:
     names = [f.name for f in forms.FORMS]
     assert len(set(names)) == len(names)
     files = [f.file_name("s") for f in forms.FORMS]
+    assert forms.WORKSPACE_SCHEMA not in files
     assert len(set(files)) == len(files)
     assert SPEC_FILE not in files and forms.WORKSPACE_README not in files
     for form in forms.FORMS:
@@ -48,7 +49,8 @@ def test_rows_are_consistent() -> None:
 def test_readme_create_table_lists_the_workspace_files() -> None:
     section = _section("`kschedctl create NAME`")
     listed = re.findall(r"^\| `([^`]+)` \|", section, flags=re.MULTILINE)
-    expected = [SPEC_FILE, *(f.file_name("NAME") for f in forms.FORMS), forms.WORKSPACE_README]
+    workspace = [f.file_name("NAME") for f in forms.FORMS if not f.directory]
+    expected = [SPEC_FILE, forms.WORKSPACE_SCHEMA, *workspace, forms.WORKSPACE_README]
     assert listed == expected
 
 
@@ -95,12 +97,14 @@ def test_derived_help_texts_are_unchanged() -> None:
     assert render_cmd._as_help() == (
         "What to print: config, service (systemd unit), pod, deployment, static-pod, "
         "example-pod; host-config / host-rbac: the config file and Lease RBAC the "
-        "service and static-pod forms need."
+        "service and static-pod forms need; helm-chart / kustomize: GitOps exports, written "
+        "to DIR."
     )
     assert [f.value for f in render_cmd.Form] == list(forms.RENDER_FORMS)
     assert create_cmd.HELP == (
         "Write a scheduler workspace PARENT/NAME/: scheduler.yaml and every rendered form.\n\n"
-        "Files: scheduler.yaml (the spec, the one source of truth), config.yaml, NAME.service, "
+        "Files: scheduler.yaml (the spec, the one source of truth), scheduler.schema.json (its "
+        "JSON Schema), config.yaml, NAME.service, "
         "host-config.yaml, host-rbac.yaml, pod.yaml, deployment.yaml, static-pod.yaml, "
         "example-pod.yaml, README.md. Prints the paths written (stdout) and the next steps "
         "(stderr). Refuses an existing PARENT/NAME without --force; --force replaces only a "

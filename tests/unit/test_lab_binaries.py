@@ -112,3 +112,11 @@ def test_the_custom_module_pins_what_the_k8s_module_pins() -> None:
     assert replaces(custom) == replaces(k8s)
     for name, version in pins(custom).items():
         assert pins(k8s).get(name) == version, name
+
+
+def test_helm_is_a_pinned_optional_module() -> None:
+    (helm,) = [m for m in binaries.MODULES if "helm" in m.commands]
+    assert helm.upstream == "helm.sh/helm/v4" and helm.version().startswith("v4.")
+    assert helm.optional and "helm" in binaries.OPTIONAL_BINARIES
+    assert "helm" not in binaries.BINARIES  # what `lab up` needs
+    assert f"version={helm.version()}" in binaries._ldflags(helm)

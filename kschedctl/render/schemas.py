@@ -1,0 +1,153 @@
+"""JSON Schemas (draft 2020-12) of kschedctl's own files: ``scheduler.yaml`` and a FallbackPolicy.
+
+Generated from the shapes the loaders check, so they cannot drift: the spec's from the
+:class:`kschedctl.spec.Spec` dataclasses (their fields and types, as
+:func:`kschedctl.spec.spec_from_dict` reads them), the policy's from the field tables of
+:mod:`kschedctl.scheduling.policy`. The schemas state shapes (names, types, enums); the
+loaders check more (values, combinations), so a file the schema accepts may still be refused
+with a message, never the other way round.
+
+The wheel ships the generated files (``kschedctl/schemas/*.schema.json``, package data, for
+editors and CI jobs without kschedctl); a test keeps them equal to :func:`schema`. Offline and
+pure: no template, no kubernetes client.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import typing
+from pathlib import Path
+from typing import Any
+
+from kschedctl.config.rbac import RBAC_MODES
+from kschedctl.scheduling import policy
+from kschedctl.scheduling.strategies import STRATEGIES
+from kschedctl.spec import API_VERSION, KIND, PROGRAMS, SPEC_FILE, Spec
+
+__all__ = ["SCHEMAS", "SCHEMA_FILES", "schema", "schema_text", "shipped_path"]
+
+DRAFT = "https://json-schema.org/draft/2020-12/schema"
+SCHEMAS = ("spec", "policy")
+SCHEMA_FILES = {"spec": "scheduler.schema.json", "policy": "policy.schema.json"}
+SHIPPED_DIR = Path(__file__).resolve().parents[1] / "schemas"
+
+# Values the loaders accept for these fields (spec.check_spec says so with a message).
+_ENUMS: dict[str, list[str]] = {
+    "program": list(PROGRAMS),
+    "rbac": list(RBAC_MODES),
+    "strategy": list(STRATEGIES),
+}
+_JSON_TYPES = {bool: "boolean", int: "integer", str: "string", dict: "object", list: "array"}
+
+
+def shipped_path(name: str) -> Path:
+    """The file the wheel ships for schema ``name``."""
+    return SHIPPED_DIR / SCHEMA_FILES[name]
+
+
+def schema(name: str) -> dict[str, Any]:
+    """Schema ``name`` (one of :data:`SCHEMAS`) as a JSON document."""
+    if name == "spec":
+        return _spec_schema()
+    if name == "policy":
+        return _policy_schema()
+    raise ValueError(f"unknown schema {name!r}; expected one of {', '.join(SCHEMAS)}")
+
+
+def schema_text(name: str) -> str:
+    """Schema ``name`` as the text shipped and printed (stable: sorted keys, 2 spaces)."""
+    return json.dumps(schema(name), indent=2, sort_keys=True) + "\n"
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def _field_schema(name: str, hint: Any) -> dict[str, Any]:
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return _object_schema(hint)
+    nullable = type(None) in typing.get_args(hint)
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    base = (args[0] if args else hint) if nullable else hint
+    origin = typing.get_origin(base) or base
+    json_type = _JSON_TYPES[origin]
+    out: dict[str, Any] = {"type": [json_type, "null"] if nullable else json_type}
+    if name in _ENUMS:
+        out["enum"] = list(_ENUMS[name])
+    return out
+
+
+def _object_schema(cls: type) -> dict[str, Any]:
+    hints = typing.get_type_hints(cls)
+    properties = {
+        _camel(f.name): _field_schema(f.name, hints[f.name])
+        for f in dataclasses.fields(cls)
+        if f.metadata.get("yaml", True)
+    }
+    out: dict[str, Any] = {"type": "object", "properties": properties}
+    out["additionalProperties"] = False  # the loader refuses unknown fields
+    if cls.__doc__:
+        out["description"] = " ".join(cls.__doc__.split())
+    return out
+
+
+def _spec_schema() -> dict[str, Any]:
+    spec = _object_schema(Spec)
+    spec["description"] = "The scheduler's settings; every field is optional."
+    return {
+        "$schema": DRAFT,
+        "$id": SCHEMA_FILES["spec"],
+        "title": f"kschedctl scheduler spec ({SPEC_FILE})",
+        "type": "object",
+        "required": ["apiVersion", "kind", "metadata"],
+        "additionalProperties": False,
+        "properties": {
+            "apiVersion": {"const": API_VERSION},
+            "kind": {"const": KIND},
+            "metadata": {
+                "type": "object",
+                "required": ["name"],
+                "additionalProperties": False,
+                "properties": {
+                    "name": {
+                        "type": "string",
+                        "minLength": 1,
+                        "description": "The scheduler name: a DNS-1123 label.",
+                    }
+                },
+            },
+            "spec": spec,
+        },
+    }
+
+
+def _table_schema(table: dict[str, Any]) -> dict[str, Any]:
+    # null is the zero value there, as in Go (kschedctl.config.schema.type_ok)
+    return {key: {"type": [_JSON_TYPES[kind], "null"]} for key, kind in table.items()}
+
+
+def _policy_schema() -> dict[str, Any]:
+    step: dict[str, Any] = {
+        "type": "object",
+        "required": ["name"],
+        "additionalProperties": False,
+        "properties": _table_schema(policy.STEP_FIELDS),
+    }
+    step["properties"]["name"] = {"type": "string", "minLength": 1}
+    step["properties"]["relax"]["items"] = {"enum": list(policy.RELAXABLE)}
+    properties = _table_schema(policy.POLICY_FIELDS)
+    properties["apiVersion"] = {"const": policy.API_VERSION}
+    properties["kind"] = {"const": policy.KIND}
+    properties["fallbacks"]["items"] = step
+    return {
+        "$schema": DRAFT,
+        "$id": SCHEMA_FILES["policy"],
+        "title": "kschedctl fallback policy (kschedctl scheduler run --policy FILE, "
+        "spec.builtin.policy)",
+        "type": "object",
+        "required": ["apiVersion", "kind"],
+        "additionalProperties": False,
+        "properties": properties,
+    }

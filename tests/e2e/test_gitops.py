@@ -1,0 +1,88 @@
+"""GitOps: a scheduler applied from exported files (kubectl apply -k, helm install) serves on a
+real control plane, and list/status/remove recognise it as kschedctl's."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from e2e_helpers import pod_manifest, wait_for
+from test_deploy import managed_leftovers, run, scheduled_by, scheduler_entry
+
+from kschedctl.k8s.client import Cluster
+from kschedctl.lab import binaries
+from kschedctl.lab.cluster import Lab
+
+Kubectl = Callable[..., subprocess.CompletedProcess[str]]
+
+
+def test_a_kustomize_base_applied_with_kubectl_is_recognised_and_removed(
+    lab: Lab, cluster: Cluster, namespace: str, kubectl: Kubectl, tmp_path: Path
+) -> None:
+    name = "gitops-kz"
+    rendered = run(lab, "render", name, "--as", "kustomize", "base", cwd=tmp_path)
+    assert rendered.returncode == 0, rendered.stderr
+    try:
+        kubectl("apply", "-k", str(tmp_path / "base"))
+        cluster.create(
+            f"/api/v1/namespaces/{namespace}/pods", pod_manifest("app", schedulerName=name)
+        )
+        assert wait_for(lambda: scheduled_by(cluster, namespace, "app"), 180, "app") == name
+
+        entry = wait_for(
+            lambda: (e := scheduler_entry(lab, name, tmp_path))["healthy"] and e, 60, "healthy"
+        )
+        assert (entry["form"], entry["managed"]) == ("deployment", True)
+        assert entry["lease"] == {**entry["lease"], "namespace": "kube-system", "name": name}
+        status = run(lab, "status", name, "-o", "json", cwd=tmp_path)
+        assert status.returncode == 0, status.stderr
+        assert json.loads(status.stdout)["scheduler"]["form"] == "deployment"
+
+        cluster.delete(f"/api/v1/namespaces/{namespace}/pods/app")
+        wait_for(lambda: not cluster.list(f"/api/v1/namespaces/{namespace}/pods"), 30, "app gone")
+        removed = run(lab, "remove", name, cwd=tmp_path)
+        assert removed.returncode == 0, removed.stderr
+        assert "not applied by `kschedctl deploy`" in removed.stderr
+        assert "GitOps tool" in removed.stderr and "re-create" in removed.stderr
+    finally:
+        run(lab, "remove", name, "--force", cwd=tmp_path)
+    assert managed_leftovers(cluster, name) == []
+
+
+def test_helm_install_of_the_chart_serves(
+    lab: Lab, cluster: Cluster, namespace: str, tmp_path: Path
+) -> None:
+    helm = binaries.locate().get("helm")
+    if helm is None:
+        pytest.skip("helm is not built: run `kschedctl lab build` to test the chart with it")
+    name = "gitops-helm"
+    assert run(lab, "render", name, "--as", "helm-chart", "chart", cwd=tmp_path).returncode == 0
+    kubeconfig = f"--kubeconfig={lab.kubeconfig}"
+
+    def helm_run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(helm), kubeconfig, *args], capture_output=True, text=True, timeout=180,
+            env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
+        )  # fmt: skip
+
+    try:
+        # The release lives in the test namespace; the scheduler's objects in kube-system
+        # (values.yaml's namespace), the authentication RoleBinding there too.
+        installed = helm_run("install", name, str(tmp_path / "chart"), "-n", namespace)
+        assert installed.returncode == 0, installed.stderr
+        binding = cluster.get(
+            "/apis/rbac.authorization.k8s.io/v1/namespaces/kube-system/rolebindings/"
+            f"{name}-extension-apiserver-authentication-reader"
+        )
+        assert binding["metadata"]["annotations"]["meta.helm.sh/release-name"] == name
+        cluster.create(
+            f"/api/v1/namespaces/{namespace}/pods", pod_manifest("app", schedulerName=name)
+        )
+        assert wait_for(lambda: scheduled_by(cluster, namespace, "app"), 180, "app") == name
+        entry = scheduler_entry(lab, name, tmp_path)
+        assert entry["form"] == "deployment" and entry["served"]
+    finally:
+        helm_run("uninstall", name, "-n", namespace, "--wait", "--timeout", "120s")
