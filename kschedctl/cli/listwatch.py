@@ -26,6 +26,12 @@ if TYPE_CHECKING:
 
 POLL_SECONDS = 2.0
 
+
+def pause(seconds: float) -> None:
+    """The wait between two lists (tests replace it)."""
+    time.sleep(seconds)
+
+
 Columns = Callable[["OutputFormat"], list[str]]
 Rows = Callable[["SchedulerList", "OutputFormat"], list[list[Any]]]
 
@@ -38,11 +44,11 @@ def watch_list(
     rows: Rows,
     *,
     poll: float = POLL_SECONDS,
-    sleep: Callable[[float], None] = time.sleep,
     rounds: int | None = None,
 ) -> None:
-    """Until Ctrl-C (or ``rounds`` polls, for tests)."""
+    """Until Ctrl-C (or ``rounds`` polls)."""
     console = output.stdout_console()
+    sleep = pause
     try:
         if fmt.is_table and console.is_terminal:
             _live(console, fetch, fmt, no_headers, columns, rows, poll, sleep, rounds)

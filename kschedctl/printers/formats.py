@@ -58,7 +58,7 @@ def spelled(formats: Sequence[str]) -> str:
         JSONPATH_AS_JSON: "jsonpath-as-json=TEMPLATE",
         CUSTOM_COLUMNS: "custom-columns=SPEC",
     }
-    return "|".join(shown.get(f, f) for f in formats)
+    return ", ".join(shown.get(f, f) for f in formats)
 
 
 def parse_output(value: str, offered: Sequence[str]) -> OutputFormat:
