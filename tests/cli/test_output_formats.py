@@ -442,3 +442,28 @@ def test_every_command_offers_o_the_same_way(
     assert "yaml, json, " in option  # lab status has no name form: it lists no objects
     assert "jsonpath=TEMPLATE, jsonpath-as-json=TEMPLATE, custom-columns=SPEC" in option
     assert any("--no-headers" in line for line in lines)
+
+
+def test_list_watch_on_a_terminal_is_a_live_table(
+    run: Run, cluster: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    from rich.console import Console
+
+    screen = io.StringIO()
+    terminal = Console(file=screen, force_terminal=True, width=120)
+    monkeypatch.setattr("kschedctl.output.stdout_console", lambda: terminal)
+    pauses: list[float] = []
+
+    def pause(seconds: float) -> None:
+        pauses.append(seconds)
+        if len(pauses) == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr("kschedctl.cli.listwatch.pause", pause)
+    result = run("list", "-w")
+    assert result.exit_code == 0, result.stderr
+    shown = screen.getvalue()
+    assert "NAME" in shown and "default-scheduler" in shown and "ghost" in shown
+    assert pauses == [2.0, 2.0]  # listed again after each pause, until Ctrl-C
