@@ -13,6 +13,8 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from kschedctl import yamltext
+from kschedctl.printers import formats
+from kschedctl.printers.formats import OutputFormat
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -48,8 +50,41 @@ def emit_data(data: Any, fmt: str) -> None:
     sys.stdout.flush()
 
 
+def emit(
+    data: Any,
+    fmt: OutputFormat,
+    *,
+    no_headers: bool = False,
+    names: Sequence[str] | None = None,
+) -> None:
+    """Print ``data`` in one of the data formats (``fmt`` is not a table): yaml, json, name,
+    jsonpath, jsonpath-as-json, custom-columns. Every command prints through here, so each
+    format reads the same data ``-o json`` shows.
+
+    ``names`` replaces the ``kind/name`` lines ``-o name`` derives from ``data`` where the
+    rows are not objects (``why``: the pods it explains).
+    """
+    if fmt.kind in (formats.YAML, formats.JSON):
+        text = to_yaml(data) if fmt.kind == formats.YAML else to_json(data)
+    elif fmt.kind == formats.NAME:
+        lines = list(names) if names is not None else formats.names(data)
+        text = "".join(f"{line}\n" for line in lines)
+    elif fmt.kind in (formats.JSONPATH, formats.JSONPATH_AS_JSON):
+        text = formats.run_template(fmt, data)
+    elif fmt.kind == formats.CUSTOM_COLUMNS:
+        text = formats.custom_columns(fmt.argument, data, headers=not no_headers)
+    else:
+        raise ValueError(f"{fmt} is a table format: the command prints its table")
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
 def print_table(
-    columns: Sequence[str], rows: Iterable[Sequence[Any]], *, title: str | None = None
+    columns: Sequence[str],
+    rows: Iterable[Sequence[Any]],
+    *,
+    title: str | None = None,
+    headers: bool = True,
 ) -> None:
     """A kubectl-like plain table on stdout (data, so it stays pipeable).
 
@@ -65,6 +100,7 @@ def print_table(
         title=Text(title) if title else None,
         box=None,
         header_style="bold",
+        show_header=headers,
         pad_edge=False,
         show_edge=False,
     )

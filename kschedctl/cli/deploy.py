@@ -13,18 +13,13 @@ import typer
 
 from kschedctl import output
 from kschedctl.cli.common import connect
-from kschedctl.cli.options import Context, Kubeconfig
+from kschedctl.cli.options import Context, DryRun, DryRunCommand, Kubeconfig, dry_run_mode
 from kschedctl.cli.paths import guard_paths
 from kschedctl.errors import UsageError
+from kschedctl.render import forms
 
 if TYPE_CHECKING:
     from kschedctl.ops.deploy import DeployResult
-
-
-class DryRun(str, Enum):
-    none = "none"
-    client = "client"
-    server = "server"
 
 
 class Program(str, Enum):
@@ -32,13 +27,28 @@ class Program(str, Enum):
     builtin = "builtin"
 
 
-def _form(forms: tuple[str, ...], flags: dict[str, bool]) -> str:
-    chosen = [form for form in forms if flags[form]]
-    if len(chosen) != 1:
+# --as choices: the deployable forms of the one forms table (new forms appear by themselves).
+DeployForm = Enum("DeployForm", {name: name for name in forms.DEPLOY_FORMS}, type=str)  # type: ignore[misc]
+
+
+def _form(as_form: str | None, aliases: dict[str, bool]) -> str:
+    """The form from ``--as FORM`` or its documented aliases ``--as-FORM``: one form, named
+    once or consistently; two different ones are a usage error (exit 2)."""
+    named = {f"--as-{form}": form for form, on in aliases.items() if on}
+    if as_form is not None:
+        named[f"--as {as_form}"] = as_form
+    chosen = set(named.values())
+    if len(chosen) > 1:
         raise UsageError(
-            "choose exactly one form: --as-pod, --as-deployment, --as-service or --as-static-pod"
+            f"{' and '.join(sorted(named))} name different forms: choose one",
+            hint=f"kschedctl deploy SRC --as {'|'.join(forms.DEPLOY_FORMS)}",
         )
-    return chosen[0]
+    if not chosen:
+        raise UsageError(
+            "choose a form: --as " + "|".join(forms.DEPLOY_FORMS),
+            hint="--as-pod, --as-deployment, --as-service and --as-static-pod are aliases",
+        )
+    return chosen.pop()
 
 
 @guard_paths
@@ -47,18 +57,40 @@ def deploy_command(
         str,
         typer.Argument(help="Workspace directory, spec file, or a scheduler name (all defaults)."),
     ],
+    as_form: Annotated[
+        DeployForm | None,
+        typer.Option(
+            "--as",
+            help="The form: "
+            + "; ".join(f"{f.name}: {f.holds}" for f in forms.FORMS if f.deploy)
+            + ".",
+            case_sensitive=False,
+            show_default=False,
+        ),
+    ] = None,
     as_pod: Annotated[
-        bool, typer.Option("--as-pod", help="A bare Pod (plus its ConfigMap and RBAC).")
+        bool,
+        typer.Option("--as-pod", help="Same as --as pod (a bare Pod, its ConfigMap and RBAC)."),
     ] = False,
     as_deployment: Annotated[
         bool,
-        typer.Option("--as-deployment", help="ServiceAccount, RBAC, ConfigMap and a Deployment."),
+        typer.Option(
+            "--as-deployment",
+            help="Same as --as deployment (ServiceAccount, RBAC, ConfigMap, Deployment).",
+        ),
     ] = False,
     as_service: Annotated[
-        bool, typer.Option("--as-service", help="A systemd unit on this host (plus Lease RBAC).")
+        bool,
+        typer.Option(
+            "--as-service", help="Same as --as service (a systemd unit on this host, Lease RBAC)."
+        ),
     ] = False,
     as_static_pod: Annotated[
-        bool, typer.Option("--as-static-pod", help="A kubeadm static pod manifest on this host.")
+        bool,
+        typer.Option(
+            "--as-static-pod",
+            help="Same as --as static-pod (a kubeadm static pod manifest on this host).",
+        ),
     ] = False,
     kubeconfig: Kubeconfig = None,
     context: Context = None,
@@ -95,12 +127,7 @@ def deploy_command(
     replicas: Annotated[
         int | None, typer.Option("--replicas", min=1, help="Replicas of the deployment form.")
     ] = None,
-    dry_run: Annotated[
-        DryRun,
-        typer.Option(
-            "--dry-run", help="client: print what would be applied; server: check it on the server."
-        ),
-    ] = DryRun.none,
+    dry_run: DryRun = "none",
     wait: Annotated[
         bool, typer.Option("--wait/--no-wait", help="Wait until the scheduler serves.")
     ] = True,
@@ -134,18 +161,22 @@ def deploy_command(
     from kschedctl.ops import deploy as use_case
     from kschedctl.ops.reporter import Reporter
 
-    flags = {"pod": as_pod, "deployment": as_deployment, "service": as_service}
-    form = _form(use_case.DEPLOY_FORMS, {**flags, "static-pod": as_static_pod})
+    aliases = {"pod": as_pod, "deployment": as_deployment, "service": as_service,
+               "static-pod": as_static_pod}  # fmt: skip
+    form = _form(as_form.value if as_form is not None else None, aliases)
+    mode, deprecated = dry_run_mode(dry_run)
+    if deprecated:
+        output.warn(deprecated)
     spec = use_case.load_target(
         src, namespace=namespace, image=image, replicas=replicas,
         program=program.value if program else None, kubernetes_version=kubernetes_version,
     )  # fmt: skip
     request = use_case.DeployRequest(
-        spec, form, server_dry_run=dry_run is DryRun.server, wait=wait, verify=verify,
+        spec, form, server_dry_run=mode == "server", wait=wait, verify=verify,
         timeout=timeout, canary_namespace=canary_namespace,
         follow_server_version=not kubernetes_version and use_case.is_bare_name(src),
     )  # fmt: skip
-    if dry_run is DryRun.client:
+    if mode == "client":
         # The files as they would be on a real host under --root: a client dry run looks
         # nothing up, not even whether the kubeconfig is a lab's.
         on_machine = hosts.SystemdHost(root, manifests_dir)
@@ -170,4 +201,4 @@ def _print_summary(result: DeployResult) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    app.command("deploy")(deploy_command)
+    app.command("deploy", cls=DryRunCommand)(deploy_command)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from kschedctl import output
-from kschedctl.cli.common import age, check_output, connect
+from kschedctl.cli.common import age, connect
 from kschedctl.cli.options import (
     WIDE_FORMATS,
     AllNamespaces,
@@ -18,8 +18,11 @@ from kschedctl.cli.options import (
     EventsSince,
     Kubeconfig,
     Namespace,
+    NoHeaders,
     WideOutput,
+    check_output,
 )
+from kschedctl.printers import formats
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -29,6 +32,7 @@ if TYPE_CHECKING:
 
     from kschedctl.observe.events import Event
     from kschedctl.ops.events import SchedulerEvents
+    from kschedctl.printers.formats import OutputFormat
 
 
 def events(
@@ -62,7 +66,8 @@ def events(
             "-w", "--watch", help="After the current events, stream new ones until interrupted."
         ),
     ] = False,
-    out: WideOutput = "table",
+    out: WideOutput = None,
+    no_headers: NoHeaders = False,
     kubeconfig: Kubeconfig = None,
     context: Context = None,
 ) -> None:
@@ -71,7 +76,7 @@ def events(
     Filtered on the server (scheduler name, object, type) where it can; events.k8s.io/v1, or
     core/v1 on servers without it.
     """
-    check_output(out, WIDE_FORMATS)
+    fmt = check_output(out, WIDE_FORMATS)
     # Imported here: --help and the offline commands must not pay for the cluster layers.
     from kschedctl.ops.events import event_filter, open_events
 
@@ -79,11 +84,11 @@ def events(
     with connect(kubeconfig, context) as cluster:
         source = open_events(cluster, wanted, namespace=namespace, all_namespaces=all_namespaces)
         if watch:
-            _watch(source, out)
+            _watch(source, fmt, no_headers)
             return
         found = source.current()
-    if out in ("yaml", "json"):
-        output.emit_data(found.to_dict(), out)
+    if not fmt.is_table:
+        output.emit(found.to_dict(), fmt, no_headers=no_headers)
         return
     all_ns = found.namespace is None
     if not found.events:
@@ -91,8 +96,11 @@ def events(
         output.info(f"no scheduler events {where}" + (f" from {name}" if name else ""))
         return
     now = datetime.now(timezone.utc)
+    out = fmt.kind
     output.print_table(
-        _columns(out, all_ns), [_row(e, out, all_ns, now, _color()) for e in found.events]
+        _columns(out, all_ns),
+        [_row(e, out, all_ns, now, _color()) for e in found.events],
+        headers=not no_headers,
     )
 
 
@@ -125,17 +133,28 @@ def _row(e: Event, out: str, all_namespaces: bool, now: datetime, color: bool) -
     return row
 
 
-def _line(console: Console, e: Event, out: str, all_namespaces: bool) -> None:
-    """One event of a watch: a JSON/YAML document, or a table line with fixed columns."""
+def _line(console: Console, e: Event, fmt: OutputFormat, all_namespaces: bool) -> None:
+    """One event of a watch: a JSON line, a YAML document, a name, the template applied to the
+    event, a custom-columns row, or a table line with fixed columns."""
+    # the use case module is loaded by now (the watch runs through it)
+    from kschedctl.ops.events import event_item
 
-    if out == "json":
-        console.file.write(json.dumps(e.to_dict()) + "\n")
+    if not fmt.is_table:
+        item = event_item(e)
+        if fmt.kind == formats.JSON:
+            line = json.dumps(item) + "\n"
+        elif fmt.kind == formats.YAML:
+            line = "---\n" + output.to_yaml(item)
+        elif fmt.kind == formats.NAME:
+            line = formats.name_of(item) + "\n"
+        elif fmt.kind == formats.CUSTOM_COLUMNS:
+            line = formats.custom_columns(fmt.argument, item, headers=False)
+        else:
+            line = formats.run_template(fmt, item)
+        console.file.write(line)
         console.file.flush()
         return
-    if out == "yaml":
-        console.file.write("---\n" + output.to_yaml(e.to_dict()))
-        console.file.flush()
-        return
+    out = fmt.kind
     # rich.text when printing only (start-up)
     from rich.text import Text
 
@@ -155,19 +174,21 @@ _WIDTHS = {"namespace": 20, "last seen": 10, "type": 9, "reason": 18, "object": 
            "scheduler": 20, "count": 7, "first seen": 11}  # fmt: skip
 
 
-def _watch(source: SchedulerEvents, out: str) -> None:
+def _watch(source: SchedulerEvents, fmt: OutputFormat, no_headers: bool) -> None:
     """Print matching events as they come until Ctrl-C, which ends the command with exit 0."""
     all_namespaces = source.namespace is None
     console = output.stdout_console()
-    if out in ("table", "wide"):
-        header = _columns(out, all_namespaces)
+    if fmt.kind == formats.CUSTOM_COLUMNS and not no_headers:
+        console.file.write(formats.custom_columns(fmt.argument, formats.as_list([])))
+    if fmt.is_table and not no_headers:
+        header = _columns(fmt.kind, all_namespaces)
         console.print(
             "".join(c.upper().ljust(_WIDTHS.get(c, 0) or len(c)) for c in header), highlight=False
         )
     stop = threading.Event()
     try:
         for event in source.watch(stop, output.warn):
-            _line(console, event, out, all_namespaces)
+            _line(console, event, fmt, all_namespaces)
     except KeyboardInterrupt:
         stop.set()  # Ctrl-C is how a watch ends: exit 0, nothing more to say
 

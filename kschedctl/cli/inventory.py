@@ -2,45 +2,92 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from kschedctl import output
-from kschedctl.cli.common import age, check_output, connect
+from kschedctl.cli.common import age, connect, label_selector
+from kschedctl.cli.common import field_selector as field_selector_of
 from kschedctl.cli.options import (
     TABLE_FORMATS,
     WIDE_FORMATS,
     Context,
+    FieldSelector,
     Kubeconfig,
+    LabelSelector,
+    NoHeaders,
     TableOutput,
     WideOutput,
+    check_output,
 )
 
 if TYPE_CHECKING:
+    from kschedctl.ops.list import SchedulerList
     from kschedctl.ops.status import SchedulerStatus
+    from kschedctl.printers.formats import OutputFormat
 
 
 def list_schedulers(
-    kubeconfig: Kubeconfig = None, context: Context = None, out: WideOutput = "table"
+    kubeconfig: Kubeconfig = None,
+    context: Context = None,
+    out: WideOutput = None,
+    no_headers: NoHeaders = False,
+    selector: LabelSelector = None,
+    field_selector: FieldSelector = None,
+    watch: Annotated[
+        bool,
+        typer.Option(
+            "-w",
+            "--watch",
+            help="After the list, keep showing changes until interrupted (a live table on a "
+            "terminal, appended rows otherwise); Ctrl-C ends it with exit 0.",
+        ),
+    ] = False,
 ) -> None:
     """Every scheduler in the cluster, with health, leader and Pending pods.
 
     default-scheduler, those kschedctl deployed, kube-scheduler Deployments, Pods and static pods
-    it did not deploy, and names pods request that nothing serves.
+    it did not deploy, and names pods request that nothing serves. -l matches the labels of the
+    object serving a scheduler; --field-selector metadata.name, metadata.namespace, form, managed,
+    healthy, served, leader ….
     """
-    check_output(out, WIDE_FORMATS)
+    fmt = check_output(out, WIDE_FORMATS)
+    labels, fields = label_selector(selector), field_selector_of(field_selector)
     # Imported here: --help and the offline commands must not pay for the cluster layers.
     from kschedctl.ops.list import scheduler_list
 
     with connect(kubeconfig, context) as cluster:
-        found = scheduler_list(cluster)
-    if out in ("yaml", "json"):
-        output.emit_data(found.to_dict(), out)
+        if watch:
+            from kschedctl.cli.listwatch import watch_list  # on use (start-up)
+
+            fetch = lambda: scheduler_list(cluster, labels, fields)  # noqa: E731
+            watch_list(fetch, fmt, no_headers, list_columns, list_rows)
+            return
+        found = scheduler_list(cluster, labels, fields)
+    if not fmt.is_table:
+        output.emit(found.to_dict(), fmt, no_headers=no_headers)
         return
+    if not found.schedulers:
+        output.info("no scheduler matches" if selector or field_selector else "no scheduler found")
+    else:
+        output.print_table(list_columns(fmt), list_rows(found, fmt), headers=not no_headers)
+    for s in found.unserved:
+        output.warn(
+            f"{s.pending} pod(s) ask for scheduler {s.name!r} but nothing serves it: they "
+            f"stay Pending with no events. Deploy it: kschedctl create {s.name} && "
+            f"kschedctl deploy {s.name} --as deployment"
+        )
+
+
+def list_columns(fmt: OutputFormat) -> list[str]:
     columns = ["name", "form", "namespace", "ready", "leader", "renewed", "pending", "health"]
-    if out == "wide":
+    if fmt.kind == "wide":
         columns += ["managed", "instance", "lease", "found-by"]
+    return columns
+
+
+def list_rows(found: SchedulerList, fmt: OutputFormat) -> list[list[Any]]:
     rows = []
     for s in found.schedulers:
         ready = "-" if s.desired is None else f"{s.ready or 0}/{s.desired}"
@@ -49,40 +96,38 @@ def list_schedulers(
             s.name, s.form, s.namespace or "-", ready, s.leader or "-",
             age(s.lease.renew_age) if s.lease else "-", s.pending, health,
         ]  # fmt: skip
-        if out == "wide":
+        if fmt.kind == "wide":
             row += [
                 "yes" if s.managed else "no", s.instance or "-",
                 s.lease.ref if s.lease else "-", ",".join(s.sources),
             ]  # fmt: skip
         rows.append(row)
-    output.print_table(columns, rows)
-    for s in found.unserved:
-        output.warn(
-            f"{s.pending} pod(s) ask for scheduler {s.name!r} but nothing serves it: they "
-            f"stay Pending with no events. Deploy it: kschedctl create {s.name} && "
-            f"kschedctl deploy {s.name} --as-deployment"
-        )
+    return rows
 
 
 def status(
     name: Annotated[str, typer.Argument(help="Scheduler name (a profile's schedulerName).")],
     kubeconfig: Kubeconfig = None,
     context: Context = None,
-    out: TableOutput = "table",
+    out: TableOutput = None,
+    no_headers: NoHeaders = False,
 ) -> None:
     """One scheduler in depth: objects, leader, RBAC, version, events, Pending pods, warnings.
 
     The RBAC check is a SubjectAccessReview of the identity it runs as for every permission a
     scheduler needs; warnings cover the multi-scheduler traps (double-booking, shared Lease).
     """
-    check_output(out, TABLE_FORMATS)
+    fmt = check_output(out, TABLE_FORMATS)
     # the use case loads the cluster layers: not at start-up
     from kschedctl.ops.status import scheduler_status
 
     with connect(kubeconfig, context) as cluster:
         report = scheduler_status(cluster, name)
-    if out != "table":
-        output.emit_data(report.to_dict(), out)
+    if not fmt.is_table:
+        # -o name: the scheduler, as `list -o name` names it
+        output.emit(
+            report.to_dict(), fmt, no_headers=no_headers, names=[f"scheduler/{report.name}"]
+        )
         return
     _print_status(report)
 

@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from kschedctl import output
-from kschedctl.cli.options import TABLE_FORMATS, TableOutput
-from kschedctl.errors import EXIT_ERROR, LabError, UsageError
+from kschedctl.cli.options import NoHeaders, check_output, output_option
+from kschedctl.errors import EXIT_ERROR, LabError
+from kschedctl.printers import formats
 
 if TYPE_CHECKING:
     from kschedctl.lab.cluster import Lab
@@ -19,6 +20,10 @@ lab_app = typer.Typer(
     "kube-scheduler) with simulated kwok nodes, built from Go modules.",
     no_args_is_help=True,
 )
+
+# `lab status` reports components, not objects: every -o value but name (and wide).
+STATUS_FORMATS = tuple(f for f in formats.ALL_FORMATS if f not in (formats.NAME, formats.WIDE))
+StatusOutput = Annotated[str | None, output_option(STATUS_FORMATS, " (default table)")]
 
 LabDir = Annotated[
     Path | None,
@@ -153,21 +158,23 @@ def down(directory: LabDir = None) -> None:
 @lab_app.command("status")
 def status(
     directory: LabDir = None,
-    out: TableOutput = "table",
+    out: StatusOutput = None,
+    no_headers: NoHeaders = False,
 ) -> None:
     """Health of each component and the node count. Exits 1 when the lab is not running."""
-    if out not in TABLE_FORMATS:
-        raise UsageError(f"unknown output format {out!r}", hint="use -o table, yaml or json")
+    fmt = check_output(out, STATUS_FORMATS)
     lab = _lab(directory)
     report = lab.status()
-    if out != "table":
-        output.emit_data(report, out)
+    if not fmt.is_table:
+        output.emit(report, fmt, no_headers=no_headers)
     else:
         rows = [
             (name, c["state"], c.get("pid", ""), c.get("port", ""), c.get("log", ""))
             for name, c in report["components"].items()
         ]
-        output.print_table(("component", "state", "pid", "port", "log"), rows)
+        output.print_table(
+            ("component", "state", "pid", "port", "log"), rows, headers=not no_headers
+        )
         nodes = report["nodes"]
         if nodes is not None:
             typer.echo(f"\nnodes: {nodes['ready']}/{nodes['total']} Ready")

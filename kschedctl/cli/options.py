@@ -8,12 +8,14 @@ of aliases costs nothing more than several.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from typer.core import TyperCommand
 
 from kschedctl.config.versions import DEFAULT_VERSION, parse_version, supported_minors
 from kschedctl.errors import UsageError
+from kschedctl.printers import formats
 
 Kubeconfig = Annotated[
     str | None,
@@ -29,19 +31,59 @@ AllNamespaces = Annotated[
     bool, typer.Option("-A", "--all-namespaces", help="Across all namespaces.")
 ]
 
-# -o values, per command: `check_output` (cli/common.py) refuses others with exit 2.
-TABLE_FORMATS = ("table", "yaml", "json")
-WIDE_FORMATS = ("table", "wide", "yaml", "json")
+# -o: one definition for every command; each offers a subset of kubectl's values
+# (kschedctl.printers.formats), listed in its help the same way, checked by `check_output`
+# (cli/common.py), which refuses the others with exit 2.
+TABLE_FORMATS = (formats.TABLE, *formats.DATA_FORMATS)
+WIDE_FORMATS = (formats.TABLE, formats.WIDE, *formats.DATA_FORMATS)
+DATA_FORMATS = formats.DATA_FORMATS
 
 
-def _listed(formats: tuple[str, ...]) -> str:
-    return f"{', '.join(formats[:-1])} or {formats[-1]}."
+def output_option(offered: tuple[str, ...], default_help: str = "") -> Any:
+    """The ``-o/--output`` option offering ``offered``: the same flags and help everywhere."""
+    return typer.Option(
+        "-o",
+        "--output",
+        help=f"Output format: {formats.spelled(offered)}{default_help}. jsonpath and "
+        "custom-columns use kubectl's syntax and read the data -o json prints.",
+        metavar="FORMAT",
+        show_default=False,
+    )
 
 
-# Plain strings, not an Enum: an unknown value is reported by check_output, which names the
-# formats this command accepts.
-TableOutput = Annotated[str, typer.Option("-o", "--output", help=_listed(TABLE_FORMATS))]
-WideOutput = Annotated[str, typer.Option("-o", "--output", help=_listed(WIDE_FORMATS))]
+TableOutput = Annotated[str | None, output_option(TABLE_FORMATS, " (default table)")]
+WideOutput = Annotated[str | None, output_option(WIDE_FORMATS, " (default table)")]
+DataOutput = Annotated[str | None, output_option(DATA_FORMATS)]
+
+
+def check_output(value: str | None, offered: tuple[str, ...]) -> formats.OutputFormat:
+    """``-o`` parsed (a usage error, exit 2, if this command does not offer it); no ``-o`` is
+    the first offered format (the table)."""
+    return formats.parse_output(value or offered[0], offered)
+
+
+NoHeaders = Annotated[
+    bool,
+    typer.Option("--no-headers", help="Tables and custom-columns: leave out the header row."),
+]
+LabelSelector = Annotated[
+    str | None,
+    typer.Option(
+        "-l",
+        "--selector",
+        help="Label selector, kubectl's syntax: key=value, key!=value, 'key in (a,b)', "
+        "'key notin (a)', key, !key (comma: and).",
+        show_default=False,
+    ),
+]
+FieldSelector = Annotated[
+    str | None,
+    typer.Option(
+        "--field-selector",
+        help="Field selector, kubectl's syntax: field=value, field!=value (comma: and).",
+        show_default=False,
+    ),
+]
 
 # --since DURATION (parsed by config.durations.parse_duration); the help says what it bounds.
 Since = Annotated[
@@ -81,3 +123,69 @@ def check_version_option(value: str | None) -> None:
             f"--kubernetes-version {value}: {err}",
             hint=f"supported: {', '.join(supported_minors())}",
         ) from err
+
+
+# --dry-run=none|client|server, kubectl's flag (k8s.io/kubectl pkg/cmd/util/helpers.go
+# AddDryRunFlag / GetDryRunStrategy): a bare --dry-run is pflag's NoOptDefVal "unchanged",
+# which current kubectl still takes as client, with a deprecation warning (as it takes
+# --dry-run=true; --dry-run=false is none).
+DRY_RUN_MODES = ("none", "client", "server")
+_DRY_RUN_BARE = "unchanged"
+
+DryRun = Annotated[
+    str,
+    typer.Option(
+        "--dry-run",
+        metavar="[none|client|server]",
+        help="client: print what would be done, send nothing; server: the API server checks "
+        "every request and changes nothing; none (default): do it. --dry-run alone is client.",
+    ),
+]
+
+
+class DryRunCommand(TyperCommand):
+    """A command whose --dry-run may stand alone, as with kubectl. click wants a value after an
+    option that takes one, so a bare ``--dry-run`` becomes pflag's ``--dry-run=unchanged``,
+    unless the next word is a mode: ``--dry-run client`` (deploy's spelling before) still
+    means ``--dry-run=client``."""
+
+    # typer.Context narrows click's Context; click always passes typer's here.
+    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:  # type: ignore[override]
+        cut = args.index("--") if "--" in args else len(args)
+        head: list[str] = []
+        i = 0
+        while i < cut:
+            if args[i] == "--dry-run":
+                following = args[i + 1] if i + 1 < cut else None
+                if following in DRY_RUN_MODES:
+                    head.append(f"--dry-run={following}")
+                    i += 2
+                    continue
+                head.append(f"--dry-run={_DRY_RUN_BARE}")
+            else:
+                head.append(args[i])
+            i += 1
+        return super().parse_args(ctx, head + args[cut:])
+
+
+def dry_run_mode(value: str) -> tuple[str, str | None]:
+    """(none|client|server, a deprecation warning or None) for a --dry-run value; exit 2 for
+    anything else (kubectl's message)."""
+    if value in DRY_RUN_MODES:
+        return value, None
+    if value == _DRY_RUN_BARE:
+        return "client", "--dry-run is deprecated and can be replaced with --dry-run=client."
+    # strconv.ParseBool's spellings
+    boolean = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True": True,
+               "0": False, "f": False, "F": False, "FALSE": False, "false": False,
+               "False": False}.get(value)  # fmt: skip
+    if boolean is not None:
+        mode = "client" if boolean else "none"
+        return (
+            mode,
+            f"--dry-run={value} is deprecated (boolean value) and can be replaced with --dry-run={mode}.",
+        )
+    raise UsageError(
+        f'Invalid dry-run value ({value}). Must be "none", "server", or "client".',
+        hint="--dry-run=client or --dry-run=server",
+    )

@@ -11,7 +11,7 @@ import typer
 
 from kschedctl import output
 from kschedctl.cli.common import connect
-from kschedctl.cli.options import Context, Kubeconfig
+from kschedctl.cli.options import Context, DryRun, DryRunCommand, Kubeconfig, dry_run_mode
 
 if TYPE_CHECKING:
     from kschedctl.ops.remove import RemoveResult
@@ -21,7 +21,7 @@ def remove_command(
     name: Annotated[str, typer.Argument(help="The scheduler name kschedctl deployed.")],
     kubeconfig: Kubeconfig = None,
     context: Context = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Only list what would be removed.")] = False,
+    dry_run: DryRun = "none",
     force: Annotated[bool, typer.Option("--force", help="Remove even if pods still ask for this scheduler.")] = False,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds to wait for its pods to stop.")] = 120.0,
 ) -> None:  # fmt: skip
@@ -29,8 +29,12 @@ def remove_command(
 
     Namespaced and cluster-scoped objects, and for the service and static-pod forms the host
     files (stopping the unit). Refuses while pods still ask for it (--force overrides); exits 5
-    if nothing is there.
+    if nothing is there. --dry-run=client lists what would go; --dry-run=server sends every
+    DELETE with dryRun=All.
     """
+    mode, deprecated = dry_run_mode(dry_run)
+    if deprecated:
+        output.warn(deprecated)
     # Imported here, not at the top: the use case pulls in the cluster and host layers, which
     # `kschedctl --help` and the offline commands must not pay for.
     from kschedctl.ops.remove import remove
@@ -38,7 +42,14 @@ def remove_command(
 
     report = Reporter(done=typer.echo, info=output.info, warn=output.warn)
     with connect(kubeconfig, context) as cluster:
-        result = remove(cluster, name, force=force, dry_run=dry_run, timeout=timeout, report=report)
+        result = remove(cluster, name, force=force, dry_run=mode == "client",
+                        server_dry_run=mode == "server", timeout=timeout, report=report)  # fmt: skip
+    if result.server_dry_run:
+        output.info(
+            f"server dry run: the API server accepts deleting {len(result.deleted)} object(s) "
+            f"of {name}; nothing was deleted, host files were left alone"
+        )
+        return
     if result.dry_run:
         _print_plan(result, force)
         return
@@ -64,4 +75,4 @@ def _print_plan(result: RemoveResult, force: bool) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    app.command("remove")(remove_command)
+    app.command("remove", cls=DryRunCommand)(remove_command)

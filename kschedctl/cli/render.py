@@ -10,7 +10,14 @@ from typing import Annotated
 
 import typer
 
-from kschedctl.cli.options import KubernetesVersion, check_version_option
+from kschedctl.cli.options import (
+    DATA_FORMATS,
+    DataOutput,
+    KubernetesVersion,
+    NoHeaders,
+    check_output,
+    check_version_option,
+)
 from kschedctl.cli.paths import guard_paths
 from kschedctl.errors import UsageError
 from kschedctl.render import forms
@@ -74,11 +81,14 @@ def render(
         ),
     ] = None,
     kubernetes_version: KubernetesVersion = None,
+    out: DataOutput = None,
+    no_headers: NoHeaders = False,
 ) -> None:
     """Print one rendered form of a scheduler (see HELP)."""
     # Imported here so that --help and shell completion do not pay for the spec model.
     from kschedctl import spec as specs
 
+    fmt = check_output(out, DATA_FORMATS) if out is not None else None
     check_version_option(kubernetes_version)
     if add_to is not None and form.value != "config":
         raise UsageError("--add-to works with --as config only")
@@ -102,10 +112,37 @@ def render(
         text = specs.read_text(add_to)
         from kschedctl.render.added_profile import add_profile
 
-        sys.stdout.write(add_profile(text, spec, source=str(add_to)))
+        rendered = add_profile(text, spec, source=str(add_to))
     else:
-        sys.stdout.write(forms.render(spec, form.value))
-    sys.stdout.flush()
+        rendered = forms.render(spec, form.value)
+    if fmt is None or fmt.kind == "yaml":
+        # -o yaml: the documents as rendered (comments kept), what kubectl apply -f - reads
+        sys.stdout.write(rendered)
+        sys.stdout.flush()
+        return
+    from kschedctl import output  # on use: rich and the printers (start-up)
+
+    output.emit(rendered_objects(rendered, form.value), fmt, no_headers=no_headers)
+
+
+def rendered_objects(text: str, form: str) -> object:
+    """The rendered documents as ``-o json`` and the templates read them: the object for one
+    document, a kubectl ``List`` for several. A form that is not Kubernetes objects (the
+    systemd unit) is refused with exit 2."""
+    import yaml  # on use (start-up)
+
+    from kschedctl.printers.formats import as_list
+
+    try:
+        documents = [d for d in yaml.safe_load_all(text) if d is not None]
+    except yaml.YAMLError:
+        documents = []
+    if not documents or not all(isinstance(d, dict) and d.get("kind") for d in documents):
+        raise UsageError(
+            f"--as {form} is not Kubernetes objects: only the text form prints it",
+            hint=f"kschedctl render SRC --as {form} (without -o)",
+        )
+    return documents[0] if len(documents) == 1 else as_list(documents)
 
 
 HELP = (

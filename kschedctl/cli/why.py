@@ -8,14 +8,19 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from kschedctl import output
-from kschedctl.cli.common import check_output, connect
+from kschedctl.cli.common import connect, label_selector
+from kschedctl.cli.common import field_selector as field_selector_of
 from kschedctl.cli.options import (
     TABLE_FORMATS,
     AllNamespaces,
     Context,
+    FieldSelector,
     Kubeconfig,
+    LabelSelector,
     Namespace,
+    NoHeaders,
     TableOutput,
+    check_output,
 )
 from kschedctl.errors import EXIT_FINDINGS, UsageError
 
@@ -42,7 +47,10 @@ def why(
             help="Every failing filter per node, not only the first (the one kube-scheduler reports).",
         ),
     ] = False,
-    out: TableOutput = "table",
+    out: TableOutput = None,
+    no_headers: NoHeaders = False,
+    selector: LabelSelector = None,
+    field_selector: FieldSelector = None,
     kubeconfig: Kubeconfig = None,
     context: Context = None,
 ) -> None:
@@ -52,7 +60,7 @@ def why(
     the summary is the FailedScheduling message kube-scheduler writes. Exit 0 if it can be
     scheduled.
     """
-    check_output(out, TABLE_FORMATS)
+    fmt = check_output(out, TABLE_FORMATS)
     if all_pods == (pod is not None):
         raise UsageError(
             "name one pod, or pass --all",
@@ -60,18 +68,27 @@ def why(
         )
     if all_namespaces and not all_pods:
         raise UsageError("-A/--all-namespaces goes with --all", hint="kschedctl why --all -A")
+    if (selector is not None or field_selector is not None) and not all_pods:
+        # kubectl's rule: a name and a selector together are refused
+        raise UsageError(
+            "-l/--field-selector select among the Pending pods: they go with --all",
+            hint="kschedctl why --all -l app=web",
+        )
+    label_selector(selector)  # a malformed selector is a usage error before any request
+    field_selector_of(field_selector)
     # Imported here: --help and the offline commands must not pay for the cluster layers.
     from kschedctl.ops.why import explain
 
     with connect(kubeconfig, context) as cluster:
         found = explain(cluster, pod, namespace=namespace, all_namespaces=all_namespaces,
-                        all_reasons=all_reasons, kubeconfig=kubeconfig)  # fmt: skip
-    if out != "table":
-        output.emit_data(found.to_dict(), out)
+                        all_reasons=all_reasons, kubeconfig=kubeconfig,
+                        label_selector=selector, field_selector=field_selector)  # fmt: skip
+    if not fmt.is_table:
+        output.emit(found.to_dict(), fmt, no_headers=no_headers, names=found.names())
     elif found.one_pod:
-        print_diagnosis(found.diagnoses[0], all_reasons)
+        print_diagnosis(found.diagnoses[0], all_reasons, headers=not no_headers)
     elif found.diagnoses:
-        print_pending(found.diagnoses, all_namespaces)
+        print_pending(found.diagnoses, all_namespaces, headers=not no_headers)
     else:
         where = "in any namespace" if all_namespaces else f"in namespace {found.namespace}"
         output.info(f"no pod is waiting for a scheduler {where}")
@@ -95,7 +112,7 @@ def _scheduler_line(s: Mapping[str, Any]) -> str:
     return f"{s['name']} ({', '.join(parts)})"
 
 
-def print_diagnosis(d: Diagnosis, all_reasons: bool) -> None:
+def print_diagnosis(d: Diagnosis, all_reasons: bool, *, headers: bool = True) -> None:
     # rich.markup when printing only (start-up)
     from rich.markup import escape
 
@@ -133,10 +150,12 @@ def print_diagnosis(d: Diagnosis, all_reasons: bool) -> None:
         for index, r in enumerate(v.reasons if all_reasons else v.scheduler_reasons):
             rows.append((v.name if index == 0 else "", "no" if index == 0 else "",
                          r.plugin, r.message, r.detail))  # fmt: skip
-    output.print_table(("node", "fits", "filter", "reason", "detail"), rows)
+    output.print_table(("node", "fits", "filter", "reason", "detail"), rows, headers=headers)
 
 
-def print_pending(diagnoses: list[Diagnosis], all_namespaces: bool) -> None:
+def print_pending(
+    diagnoses: list[Diagnosis], all_namespaces: bool, *, headers: bool = True
+) -> None:
     columns = ["namespace"] if all_namespaces else []
     columns += ["pod", "scheduler", "verdict", "why"]
     rows = []
@@ -150,7 +169,7 @@ def print_pending(diagnoses: list[Diagnosis], all_namespaces: bool) -> None:
                 "schedulable" if d.schedulable else (blocking.code if blocking else "blocked"),
                 reason]  # fmt: skip
         rows.append(row)
-    output.print_table(columns, rows)
+    output.print_table(columns, rows, headers=headers)
 
 
 def register(app: typer.Typer) -> None:

@@ -246,3 +246,221 @@ def node_selector_terms(raw_terms: Sequence[Mapping[str, Any]]) -> list[NodeSele
         if parsed is not None:
             out.append(parsed)
     return out
+
+
+# -- the string forms: kubectl's -l and --field-selector ------------------------------------------
+
+# apimachinery/pkg/util/validation: qualified names (label keys) and label values.
+_NAME_PART = r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_DNS_SUBDOMAIN = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
+_QUALIFIED = re.compile(rf"^(?:({_DNS_SUBDOMAIN})/)?({_NAME_PART})$")
+_LABEL_VALUE = re.compile(rf"^(?:{_NAME_PART})?$")
+# labels/selector.go's lexer: these characters end an identifier.
+_SPECIAL = set(" \t\r\n,()=!<>")
+
+
+def _check_key(key: str) -> str:
+    if not _QUALIFIED.match(key):
+        raise SelectorError(
+            f"invalid label key {key!r}: a qualified name, [prefix/]name, name at most 63 "
+            "characters of alphanumerics, '-', '_' or '.' starting and ending alphanumeric"
+        )
+    prefix = key.rpartition("/")[0]
+    if len(prefix) > 253 or len(key.rpartition("/")[2]) > 63:
+        raise SelectorError(f"invalid label key {key!r}: too long")
+    return key
+
+
+def _check_value(value: str) -> str:
+    if len(value) > 63 or not _LABEL_VALUE.match(value):
+        raise SelectorError(
+            f"invalid label value {value!r}: at most 63 characters of alphanumerics, '-', '_' "
+            "or '.' starting and ending alphanumeric"
+        )
+    return value
+
+
+def _tokens(text: str) -> list[tuple[str, str, int]]:
+    """(kind, text, position): identifier, operator, or punctuation, as labels.Lexer reads."""
+    tokens: list[tuple[str, str, int]] = []
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch in " \t\r\n":
+            i += 1
+            continue
+        if text.startswith(("==", "!="), i):
+            tokens.append(("op", text[i : i + 2], i))
+            i += 2
+        elif ch in "=!<>(),":
+            tokens.append(("op", ch, i))
+            i += 1
+        else:
+            start = i
+            while i < len(text) and text[i] not in _SPECIAL:
+                i += 1
+            word = text[start:i]
+            kind = "keyword" if word in ("in", "notin") else "id"
+            tokens.append((kind, word, start))
+    return tokens
+
+
+def parse_label_selector(text: str) -> Selector:
+    """kubectl's ``-l`` syntax (apimachinery ``labels.Parse``): requirements joined by commas:
+    ``key``, ``!key``, ``key=value``, ``key==value``, ``key!=value``, ``key in (a,b)``,
+    ``key notin (a,b)``, ``key>N``, ``key<N``. ``!=`` and ``notin`` also match objects without
+    the key. An empty string selects everything."""
+    tokens = _tokens(text)
+    pos = 0
+    requirements: list[Requirement] = []
+
+    def peek() -> tuple[str, str, int] | None:
+        return tokens[pos] if pos < len(tokens) else None
+
+    def fail(message: str) -> SelectorError:
+        where = tokens[pos][2] if pos < len(tokens) else len(text)
+        return SelectorError(f"{message} at position {where} of {text!r}")
+
+    while pos < len(tokens):
+        token = tokens[pos]
+        negated = token == ("op", "!", token[2])
+        if negated:
+            pos += 1
+        key_token = peek()
+        if key_token is None or key_token[0] != "id":
+            raise fail("expected a label key")
+        key = _check_key(key_token[1])
+        pos += 1
+        nxt = peek()
+        if negated:
+            requirements.append(Requirement(key, "DoesNotExist"))
+        elif nxt is None or nxt[1] == ",":
+            requirements.append(Requirement(key, "Exists"))
+        elif nxt[1] in ("=", "==", "!="):
+            pos += 1
+            value_token = peek()
+            value = ""
+            if value_token is not None and value_token[0] in ("id", "keyword"):
+                value = value_token[1]
+                pos += 1
+            op = "NotIn" if nxt[1] == "!=" else "In"
+            requirements.append(Requirement(key, op, (_check_value(value),)))
+        elif nxt[1] in ("in", "notin"):
+            pos += 1
+            if peek() is None or tokens[pos][1] != "(":
+                raise fail(f"expected '(' after {nxt[1]}")
+            pos += 1
+            values: list[str] = []
+            expect_value = True
+            while True:
+                current = peek()
+                if current is None:
+                    raise fail("expected ')'")
+                if current[1] == ")":
+                    if expect_value and values:
+                        values.append("")
+                    pos += 1
+                    break
+                if current[1] == ",":
+                    if expect_value:
+                        values.append("")
+                    expect_value = True
+                    pos += 1
+                    continue
+                if current[0] == "op" or not expect_value:
+                    raise fail(f"unexpected {current[1]!r} in the value list")
+                values.append(_check_value(current[1]))
+                expect_value = False
+                pos += 1
+            if not values:
+                raise fail(f"{nxt[1]} needs at least one value")
+            op = "In" if nxt[1] == "in" else "NotIn"
+            requirements.append(Requirement(key, op, tuple(sorted(set(values)))))
+        elif nxt[1] in ("<", ">"):
+            pos += 1
+            value_token = peek()
+            if value_token is None or parse_go_int(value_token[1]) is None:
+                raise fail(f"{nxt[1]} needs an integer value")
+            pos += 1
+            requirements.append(Requirement(key, "Gt" if nxt[1] == ">" else "Lt",
+                                            (value_token[1],)))  # fmt: skip
+        else:
+            raise fail(f"unexpected {nxt[1]!r} after key {key!r}")
+        if pos < len(tokens):
+            if tokens[pos][1] != ",":
+                raise fail(f"expected ',' not {tokens[pos][1]!r}")
+            pos += 1
+            if pos == len(tokens):
+                raise fail("expected a requirement after ','")
+    return Selector(tuple(requirements))
+
+
+@dataclass(frozen=True)
+class FieldRequirement:
+    field: str
+    value: str
+    equal: bool  # = and ==, or !=
+
+    def matches(self, fields: Mapping[str, str]) -> bool:
+        return (fields.get(self.field) == self.value) == self.equal
+
+
+def parse_field_selector(text: str) -> tuple[FieldRequirement, ...]:
+    """kubectl's ``--field-selector`` (apimachinery ``fields.ParseSelector``): ``f=v``,
+    ``f==v``, ``f!=v`` joined by commas; ``\\`` escapes ``,``, ``=``, ``!`` and itself."""
+    result: list[FieldRequirement] = []
+    for part in _split_unescaped(text, ","):
+        if part == "":
+            continue
+        for op in ("!=", "==", "="):
+            index = _find_unescaped(part, op)
+            if index >= 0:
+                key, value = part[:index], part[index + len(op) :]
+                if not key:
+                    raise SelectorError(f"invalid field selector {part!r}: no field name")
+                result.append(FieldRequirement(_unescape(key), _unescape(value), op != "!="))
+                break
+        else:
+            raise SelectorError(
+                f"invalid field selector {part!r}: expected field=value, field==value or "
+                "field!=value"
+            )
+    return tuple(result)
+
+
+def _find_unescaped(text: str, op: str) -> int:
+    i = 0
+    while i < len(text):
+        if text[i] == "\\":
+            i += 2
+            continue
+        if text.startswith(op, i):
+            return i
+        i += 1
+    return -1
+
+
+def _split_unescaped(text: str, sep: str) -> list[str]:
+    parts, current, i = [], [], 0
+    while i < len(text):
+        if text[i] == "\\" and i + 1 < len(text):
+            current.append(text[i : i + 2])
+            i += 2
+            continue
+        if text[i] == sep:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(text[i])
+        i += 1
+    parts.append("".join(current))
+    return parts
+
+
+def _unescape(text: str) -> str:
+    return re.sub(r"\\(.)", r"\1", text)
+
+
+def match_fields(requirements: Sequence[FieldRequirement], fields: Mapping[str, str]) -> bool:
+    """Every requirement holds; a field the object lacks is the empty string's."""
+    return all(r.matches(fields) for r in requirements)

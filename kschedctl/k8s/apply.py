@@ -102,10 +102,11 @@ def managed_objects(cluster: Cluster, instance: str) -> list[dict[str, Any]]:
     return found
 
 
-def delete_object(cluster: Cluster, obj: dict[str, Any]) -> bool:
-    """Delete (foreground for workloads, so their pods go first); False if already gone."""
+def delete_object(cluster: Cluster, obj: dict[str, Any], *, dry_run: bool = False) -> bool:
+    """Delete (foreground for workloads, so their pods go first); False if already gone.
+    ``dry_run``: the server checks the request (authorization, admission) and deletes nothing."""
     resource = resource_of(obj)
-    query: dict[str, Any] = {}
+    query: dict[str, Any] = {"dryRun": "All"} if dry_run else {}
     if obj.get("kind") in ("Deployment",):
         query["propagationPolicy"] = "Foreground"
     meta = obj["metadata"]

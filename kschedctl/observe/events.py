@@ -40,6 +40,7 @@ class Event:
     name: str
     uid: str  # the regarded object's uid
     event_uid: str
+    event_name: str = ""  # the Event object's own name (`events -o name`)
 
     @property
     def object(self) -> str:
@@ -110,6 +111,7 @@ def from_events_v1(obj: Mapping[str, Any]) -> Event:
         name=regarding.get("name") or "",
         uid=regarding.get("uid") or "",
         event_uid=meta.get("uid") or "",
+        event_name=meta.get("name") or "",
     )
 
 
@@ -140,6 +142,7 @@ def from_core_v1(obj: Mapping[str, Any]) -> Event:
         name=involved.get("name") or "",
         uid=involved.get("uid") or "",
         event_uid=meta.get("uid") or "",
+        event_name=meta.get("name") or "",
     )
 
 

@@ -73,6 +73,9 @@ class Scheduler:
     served: bool = True
     pods: list[str] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
+    # The labels of the object serving it (Deployment, Pod, kschedctl's RBAC for the host
+    # forms): what `list -l SELECTOR` matches. Not in to_dict: `list` shows them as metadata.
+    labels: dict[str, str] = field(default_factory=dict)
 
     @property
     def healthy(self) -> bool:
@@ -329,7 +332,7 @@ def discover(snap: Snapshot) -> list[Scheduler]:
             entry = found[name] = Scheduler(name=name, form=form, **facts)
         else:
             for key, value in facts.items():
-                if getattr(entry, key) in (None, False, [], 0) and value not in (None, False):
+                if getattr(entry, key) in (None, False, [], 0, {}) and value not in (None, False):
                     setattr(entry, key, value)
         if source not in entry.sources:
             entry.sources.append(source)
@@ -361,7 +364,7 @@ def discover(snap: Snapshot) -> list[Scheduler]:
         for name in facts.names:
             add(
                 name, "deployment", "deployment", managed=managed, namespace=ns,
-                instance=f"deployment/{meta.get('name')}",
+                instance=f"deployment/{meta.get('name')}", labels=dict(meta.get("labels") or {}),
                 desired=(dep.get("spec") or {}).get("replicas", 1),
                 ready=status.get("readyReplicas", 0),
                 lease=leases.get(facts.lease) if facts.lease else None,
@@ -404,7 +407,7 @@ def discover(snap: Snapshot) -> list[Scheduler]:
         for name in names:
             entry = add(
                 name, form, form, managed=managed, namespace=ns, instance=f"pod/{meta.get('name')}",
-                lease=lease,
+                lease=lease, labels=dict(meta.get("labels") or {}),
             )  # fmt: skip
             entry.desired = (entry.desired or 0) + 1
             entry.ready = (entry.ready or 0) + (1 if _ready(pod) else 0)
@@ -424,6 +427,7 @@ def discover(snap: Snapshot) -> list[Scheduler]:
         add(
             managed_name, managed_form, "kschedctl", managed=True,
             namespace=_meta(obj).get("namespace"), lease=recorded_leases.get(managed_name),
+            labels=dict(_meta(obj).get("labels") or {}),
         )  # fmt: skip
 
     # kschedctl's own scheduler running as a plain process: its Lease names it.

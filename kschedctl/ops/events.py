@@ -26,6 +26,7 @@ from kschedctl.observe.events import (
     parse_types,
     select,
 )
+from kschedctl.printers.formats import as_item, as_list
 
 
 def _now() -> datetime:
@@ -103,8 +104,14 @@ class EventList:
     namespace: str | None  # None: all namespaces
 
     def to_dict(self) -> dict[str, Any]:
-        """``events -o json|yaml`` (its keys are a contract)."""
-        return {"events": [e.to_dict() for e in self.events]}
+        """``events -o json|yaml``: a kubectl ``List`` of ``Event`` items, each
+        ``kind``/``metadata`` then the event's keys (a contract)."""
+        return as_list([event_item(e) for e in self.events])
+
+
+def event_item(event: Event) -> dict[str, Any]:
+    """One event as ``events -o json`` (and, one document each, ``events -w -o json``) shows it."""
+    return as_item("Event", event.event_name, event.to_dict(), namespace=event.namespace or None)
 
 
 class SchedulerEvents:

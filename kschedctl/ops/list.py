@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from kschedctl.errors import UsageError
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.inventory import snapshot
 from kschedctl.observe.schedulers import Scheduler, discover
+from kschedctl.printers.formats import as_item, as_list
+
+if TYPE_CHECKING:
+    from kschedctl.filters.selectors import FieldRequirement, Selector
 
 
 @dataclass
@@ -20,9 +26,57 @@ class SchedulerList:
         return [s for s in self.schedulers if not s.served and s.pending]
 
     def to_dict(self) -> dict[str, Any]:
-        """``list -o json|yaml`` (its keys are a contract)."""
-        return {"schedulers": [s.to_dict() for s in self.schedulers]}
+        """``list -o json|yaml``: a kubectl ``List`` of ``Scheduler`` items (a contract)."""
+        return as_list([scheduler_item(s) for s in self.schedulers])
 
 
-def scheduler_list(cluster: Cluster) -> SchedulerList:
-    return SchedulerList(discover(snapshot(cluster)))
+def scheduler_item(s: Scheduler) -> dict[str, Any]:
+    """One scheduler as ``list -o json`` shows it: ``kind: Scheduler``, ``metadata`` (name,
+    namespace, the labels of the object serving it), then the keys ``status -o json`` shows
+    under ``scheduler``."""
+    return as_item("Scheduler", s.name, dict(s.to_dict()), namespace=s.namespace, labels=s.labels)
+
+
+def scheduler_fields(s: Scheduler) -> dict[str, str]:
+    """What ``list --field-selector`` matches: metadata.name, metadata.namespace and every
+    scalar key of the item (form, managed, healthy, leader, …), as strings."""
+    fields = {"metadata.name": s.name, "metadata.namespace": s.namespace or ""}
+    for key, value in s.to_dict().items():
+        if value is None:
+            fields[key] = ""
+        elif isinstance(value, bool):
+            fields[key] = "true" if value else "false"
+        elif isinstance(value, (str, int)):
+            fields[key] = str(value)
+    return fields
+
+
+def select(
+    schedulers: list[Scheduler],
+    labels: Selector | None = None,
+    fields: Sequence[FieldRequirement] = (),
+) -> list[Scheduler]:
+    """The schedulers ``-l`` and ``--field-selector`` select (computed here, not by a server:
+    a scheduler is assembled from several objects). An unknown field is a usage error."""
+    if fields:
+        known = scheduler_fields(Scheduler(name="", form=""))
+        unknown = [r.field for r in fields if r.field not in known]
+        if unknown:
+            raise UsageError(
+                f"field label not supported: {unknown[0]}",
+                hint=f"list selects on {', '.join(sorted(known))}",
+            )
+    return [
+        s
+        for s in schedulers
+        if (labels is None or labels.matches(s.labels))
+        and all(r.matches(scheduler_fields(s)) for r in fields)
+    ]
+
+
+def scheduler_list(
+    cluster: Cluster,
+    labels: Selector | None = None,
+    fields: Sequence[FieldRequirement] = (),
+) -> SchedulerList:
+    return SchedulerList(select(discover(snapshot(cluster)), labels, fields))

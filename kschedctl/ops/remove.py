@@ -56,6 +56,8 @@ class RemoveResult:
     dry_run: bool
     deleted: tuple[str, ...] = ()  # objects and leases deleted (already gone ones left out)
     removed_files: tuple[Path, ...] = ()
+    # deleted then lists what the API server accepted deleting (and deleted nothing)
+    server_dry_run: bool = False
 
 
 def find(cluster: Cluster, name: str) -> Removal:
@@ -94,6 +96,7 @@ def remove(
     *,
     force: bool = False,
     dry_run: bool = False,
+    server_dry_run: bool = False,
     timeout: float = 120.0,
     host: Host | None = None,
     report: Reporter = QUIET,
@@ -103,7 +106,9 @@ def remove(
 
     Refuses (KschedError) while live pods still name the scheduler, unless ``force``;
     NotFoundError if kschedctl deployed nothing by that name. ``host`` defaults to the one the
-    objects recorded (``hosts.for_record``). With ``dry_run`` nothing is deleted.
+    objects recorded (``hosts.for_record``). With ``dry_run`` nothing is deleted; with
+    ``server_dry_run`` every DELETE is sent with ``dryRun=All`` (the API server judges
+    authorization and admission, deletes nothing) and no host file is touched.
     """
     removal = find(cluster, name)
     if applied := appliers(removal.objects):
@@ -113,6 +118,8 @@ def remove(
             "remove deletes; remove it from the repository (or its Application / Kustomization "
             "/ HelmRelease) too"
         )
+    if server_dry_run:
+        return _server_dry_run(cluster, removal, report)
     if removal.asking and not force and not dry_run:
         listing = ", ".join(removal.asking[:10]) + (" …" if len(removal.asking) > 10 else "")
         raise KschedError(
@@ -158,6 +165,24 @@ def remove(
         deleted.append(f"lease/{lease} -n {namespace}")
         report.done(f"lease/{lease} -n {namespace} deleted")
     return RemoveResult(removal, False, tuple(deleted), tuple(removed_files))
+
+
+def _server_dry_run(cluster: Cluster, removal: Removal, report: Reporter) -> RemoveResult:
+    accepted: list[str] = []
+    for obj in removal.objects:
+        if apply.delete_object(cluster, obj, dry_run=True):
+            accepted.append(describe(obj))
+            report.done(f"{describe(obj)} deleted (server dry run)")
+    for namespace, lease in removal.leases:
+        ref = f"lease/{lease} -n {namespace}"
+        try:
+            path = f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/{lease}"
+            cluster.delete(path, dryRun="All")
+        except NotFoundError:
+            continue
+        accepted.append(ref)
+        report.done(f"{ref} deleted (server dry run)")
+    return RemoveResult(removal, True, tuple(accepted), server_dry_run=True)
 
 
 def _is_canary(obj: dict[str, Any]) -> bool:

@@ -25,6 +25,7 @@ from kschedctl.k8s.logs import recent_lines
 from kschedctl.observe.diagnosis import Diagnosis, Reported, diagnose, parse_version
 from kschedctl.observe.events import Event
 from kschedctl.observe.schedulers import Scheduler, discover, is_pending
+from kschedctl.printers.formats import as_list
 from kschedctl.scheduling.policy import POD_POLICY_ANNOTATION, FallbackPolicy, parse_policy
 
 PERMISSION_HINT = (
@@ -225,14 +226,20 @@ def why_pending(
     *,
     all_reasons: bool = False,
     kubeconfig: str | None = None,
+    label_selector: str | None = None,
+    field_selector: str | None = None,
 ) -> list[Diagnosis]:
-    """Every pod waiting for a scheduler in ``namespace`` (None: all namespaces)."""
+    """Every pod waiting for a scheduler in ``namespace`` (None: all namespaces), narrowed by
+    kubectl-style selectors the API server judges."""
     path = f"/api/v1/namespaces/{namespace}/pods" if namespace else "/api/v1/pods"
     where = f"in namespace {namespace}" if namespace else "in all namespaces"
-    listed = _required(
-        f"list pods {where}",
-        lambda: cluster.list(path, fieldSelector="status.phase=Pending,spec.nodeName="),
-    )
+    fields = "status.phase=Pending,spec.nodeName="
+    if field_selector:
+        fields += f",{field_selector}"
+    query: dict[str, str] = {"fieldSelector": fields}
+    if label_selector:
+        query["labelSelector"] = label_selector
+    listed = _required(f"list pods {where}", lambda: cluster.list(path, **query))
     pending = [p for p in listed if is_pending(p)]
     if not pending:
         return []
@@ -256,10 +263,15 @@ class Explanation:
         return all(d.schedulable for d in self.diagnoses)
 
     def to_dict(self) -> dict[str, Any]:
-        """``why -o json|yaml``: the diagnosis of the named pod, or ``{"pods": [...]}``."""
+        """``why -o json|yaml``: the diagnosis of the named pod, or (``--all``) a kubectl
+        ``List`` of diagnoses."""
         if self.one_pod:
             return self.diagnoses[0].to_dict()
-        return {"pods": [d.to_dict() for d in self.diagnoses]}
+        return as_list([d.to_dict() for d in self.diagnoses])
+
+    def names(self) -> list[str]:
+        """``why -o name``: the pods explained, as kubectl names them (``pod/NAME``)."""
+        return [f"pod/{d.pod['name']}" for d in self.diagnoses]
 
 
 def pod_name(argument: str) -> str:
@@ -280,6 +292,8 @@ def explain(
     all_namespaces: bool = False,
     all_reasons: bool = False,
     kubeconfig: str | None = None,
+    label_selector: str | None = None,
+    field_selector: str | None = None,
 ) -> Explanation:
     """Diagnose ``pod`` (NAME or pod/NAME), or with ``pod=None`` every Pending pod of
     ``namespace`` (default: the context's; ``all_namespaces``: the cluster's).
@@ -293,5 +307,8 @@ def explain(
             cluster, ns or "default", name, all_reasons=all_reasons, kubeconfig=kubeconfig
         )
         return Explanation([diagnosis], one_pod=True, namespace=ns)
-    diagnoses = why_pending(cluster, ns, all_reasons=all_reasons, kubeconfig=kubeconfig)
+    diagnoses = why_pending(
+        cluster, ns, all_reasons=all_reasons, kubeconfig=kubeconfig,
+        label_selector=label_selector, field_selector=field_selector,
+    )  # fmt: skip
     return Explanation(diagnoses, one_pod=False, namespace=ns)

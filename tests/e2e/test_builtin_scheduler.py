@@ -478,7 +478,7 @@ def test_deploy_builtin_as_deployment(
         )
         assert node.startswith("lab-node-")
         listed = kschedctl("list", "-o", "json")
-        entry = next(s for s in json.loads(listed.stdout)["schedulers"] if s["name"] == "own-sched")
+        entry = next(s for s in json.loads(listed.stdout)["items"] if s["name"] == "own-sched")
         assert (
             entry["form"] == "deployment"
             and entry["healthy"]

@@ -68,7 +68,7 @@ def scheduled_by(cluster: Cluster, namespace: str, pod: str) -> str | None:
 def scheduler_entry(lab: Lab, name: str, tmp_path: Path) -> dict[str, Any]:
     listing = run(lab, "list", "-o", "json", cwd=tmp_path)
     assert listing.returncode == 0, listing.stderr
-    return next(s for s in json.loads(listing.stdout)["schedulers"] if s["name"] == name)
+    return next(s for s in json.loads(listing.stdout)["items"] if s["name"] == name)
 
 
 @pytest.mark.parametrize("form", ["service", "pod", "deployment", "static-pod"])
@@ -194,7 +194,7 @@ def test_two_schedulers_side_by_side(
             )
         listing = {
             s["name"]: s
-            for s in json.loads(run(lab, "list", "-o", "json", cwd=tmp_path).stdout)["schedulers"]
+            for s in json.loads(run(lab, "list", "-o", "json", cwd=tmp_path).stdout)["items"]
         }
         assert (
             listing["left-sched"]["form"] == "pod"

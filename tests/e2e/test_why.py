@@ -178,7 +178,7 @@ def test_untolerated_taint(why_lab: Lab, why_cluster: Cluster, ns: str) -> None:
     events = kschedctl(why_lab, "events", "default-scheduler", "-n", ns, "--types", "Warning",
                        "-o", "json")  # fmt: skip
     assert events.exit_code == 0, events.stderr
-    listed = json.loads(events.stdout)["events"]
+    listed = json.loads(events.stdout)["items"]
     assert [(e["reason"], e["regarding"]["name"]) for e in listed][-1] == (
         "FailedScheduling", "target",
     )  # fmt: skip
@@ -379,7 +379,7 @@ def test_all_lists_every_pending_pod(why_lab: Lab, why_cluster: Cluster, ns: str
              60, "fine to be bound")  # fmt: skip
     result = kschedctl(why_lab, "why", "--all", "-n", ns, "-o", "json")
     assert result.exit_code == 6, result.stderr
-    pods = {p["pod"]["name"]: p for p in json.loads(result.stdout)["pods"]}
+    pods = {p["pod"]["name"]: p for p in json.loads(result.stdout)["items"]}
     assert set(pods) == {"gated", "nowhere"}  # the bound one is not waiting
     assert pods["gated"]["findings"][0]["code"] == "scheduling-gated"
     table = kschedctl(why_lab, "why", "--all", "-n", ns)

@@ -42,7 +42,9 @@ def test_pod_argument_of_another_kind_is_a_usage_error() -> None:
 def test_no_pending_pod_is_schedulable_and_an_empty_list() -> None:
     found = Explanation([], one_pod=False, namespace="team-a")
     assert found.schedulable
-    assert found.to_dict() == {"pods": []}
+    assert found.to_dict() == {
+        "apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": []
+    }  # fmt: skip
 
 
 # --- events ------------------------------------------------------------------------------
@@ -116,7 +118,7 @@ def test_list_flags_names_nothing_serves_that_pods_wait_for() -> None:
     asked_by_nobody = Scheduler("idle", "none", served=False, pending=0)
     found = SchedulerList([served, unserved, asked_by_nobody])
     assert found.unserved == [unserved]
-    assert [s["name"] for s in found.to_dict()["schedulers"]] == ["mine", "ghost", "idle"]
+    assert [s["name"] for s in found.to_dict()["items"]] == ["mine", "ghost", "idle"]
 
 
 def test_status_keys_and_their_order_are_the_json_contract() -> None:

@@ -1,0 +1,167 @@
+"""`kschedctl list -w`: the list, then its changes, until Ctrl-C (exit 0, as `events -w`).
+
+A scheduler is assembled from several kinds of objects (Deployments, Pods, Leases, ConfigMaps,
+kschedctl's own objects), so no single API watch shows its changes: the list is taken again
+every POLL_SECONDS and a scheduler is printed again when it changed. On a terminal the table is
+a rich Live view; piped, changed rows are appended (kubectl's `get -w`), and the data formats
+print one object per change (a JSON/YAML document, a name line, the jsonpath template applied
+to the object, a custom-columns row).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from kschedctl import output
+from kschedctl.printers import formats
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from kschedctl.ops.list import SchedulerList
+    from kschedctl.printers.formats import OutputFormat
+
+POLL_SECONDS = 2.0
+
+
+def pause(seconds: float) -> None:
+    """The wait between two lists (tests replace it)."""
+    time.sleep(seconds)
+
+
+Columns = Callable[["OutputFormat"], list[str]]
+Rows = Callable[["SchedulerList", "OutputFormat"], list[list[Any]]]
+
+
+def watch_list(
+    fetch: Callable[[], SchedulerList],
+    fmt: OutputFormat,
+    no_headers: bool,
+    columns: Columns,
+    rows: Rows,
+    *,
+    poll: float = POLL_SECONDS,
+    rounds: int | None = None,
+) -> None:
+    """Until Ctrl-C (or ``rounds`` polls)."""
+    console = output.stdout_console()
+    sleep = pause
+    try:
+        if fmt.is_table and console.is_terminal:
+            _live(console, fetch, fmt, no_headers, columns, rows, poll, sleep, rounds)
+        else:
+            _appended(console, fetch, fmt, no_headers, columns, rows, poll, sleep, rounds)
+    except KeyboardInterrupt:
+        return  # Ctrl-C is how a watch ends: exit 0, nothing more to say
+
+
+def _stable(item: dict[str, Any]) -> str:
+    """An item without what changes at every poll (the Lease's renew age)."""
+    lease = item.get("lease")
+    if isinstance(lease, dict):
+        item = {**item, "lease": {k: v for k, v in lease.items() if k != "renewAgeSeconds"}}
+    return json.dumps(item, sort_keys=True)
+
+
+def _live(
+    console: Console,
+    fetch: Callable[[], SchedulerList],
+    fmt: OutputFormat,
+    no_headers: bool,
+    columns: Columns,
+    rows: Rows,
+    poll: float,
+    sleep: Callable[[float], None],
+    rounds: int | None,
+) -> None:
+    # rich's live display and table only for a terminal watch (start-up)
+    from rich.live import Live
+    from rich.table import Table
+    from rich.text import Text
+
+    def table(found: SchedulerList) -> Table:
+        grid = Table(box=None, header_style="bold", show_header=not no_headers, pad_edge=False)
+        for col in columns(fmt):
+            grid.add_column(col.upper(), no_wrap=True)
+        for row in rows(found, fmt):
+            grid.add_row(*(Text("" if v is None else str(v)) for v in row))
+        return grid
+
+    with Live(table(fetch()), console=console, auto_refresh=False) as live:
+        done = 0
+        while rounds is None or done < rounds:
+            sleep(poll)
+            live.update(table(fetch()), refresh=True)
+            done += 1
+
+
+def _appended(
+    console: Console,
+    fetch: Callable[[], SchedulerList],
+    fmt: OutputFormat,
+    no_headers: bool,
+    columns: Columns,
+    rows: Rows,
+    poll: float,
+    sleep: Callable[[float], None],
+    rounds: int | None,
+) -> None:
+    from kschedctl.ops.list import SchedulerList, scheduler_item
+
+    seen: dict[str, str] = {}
+    first = True
+    done = 0
+    while True:
+        found = fetch()
+        changed = []
+        for s in found.schedulers:
+            key = _stable(dict(s.to_dict()))
+            if seen.get(s.name) != key:
+                changed.append(s)
+            seen[s.name] = key
+        gone = [name for name in seen if name not in {s.name for s in found.schedulers}]
+        for name in gone:
+            del seen[name]
+            output.info(f"scheduler {name} is gone")
+        if changed or first:
+            _print_batch(console, SchedulerList(changed), fmt, first and not no_headers,
+                         columns, rows, scheduler_item)  # fmt: skip
+        first = False
+        if rounds is not None and done >= rounds:
+            return
+        sleep(poll)
+        done += 1
+
+
+def _print_batch(
+    console: Console,
+    batch: SchedulerList,
+    fmt: OutputFormat,
+    header: bool,
+    columns: Columns,
+    rows: Rows,
+    item: Callable[[Any], dict[str, Any]],
+) -> None:
+    out = console.file
+    if fmt.is_table:
+        table: list[Sequence[str]] = [[c.upper() for c in columns(fmt)]] if header else []
+        table += [["" if v is None else str(v) for v in row] for row in rows(batch, fmt)]
+        out.write(formats.tabwriter(table))
+    elif fmt.kind == formats.CUSTOM_COLUMNS:
+        objects = formats.as_list([item(s) for s in batch.schedulers])
+        out.write(formats.custom_columns(fmt.argument, objects, headers=header))
+    else:
+        for s in batch.schedulers:
+            obj = item(s)
+            if fmt.kind == formats.JSON:
+                out.write(output.to_json(obj))
+            elif fmt.kind == formats.YAML:
+                out.write("---\n" + output.to_yaml(obj))
+            elif fmt.kind == formats.NAME:
+                out.write(formats.name_of(obj) + "\n")
+            else:
+                out.write(formats.run_template(fmt, obj))
+    out.flush()

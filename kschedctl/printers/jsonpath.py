@@ -1,0 +1,652 @@
+"""kubectl's JSONPath template dialect (``-o jsonpath=…``, custom-columns expressions).
+
+A port of k8s.io/client-go/util/jsonpath (parser.go, jsonpath.go, v0.36.3) working on plain
+JSON data (dicts, lists, str, int, float, bool, None): text outside ``{…}`` is printed as is;
+inside, ``$``/``@`` (the current object), ``.field`` (``\\.`` escapes a dot in a key),
+``['key']``, ``[i]``, ``[start:end:step]``, ``[*]``, unions ``[a,b]``, ``..`` (recursive
+descent), ``*``, filters ``[?(@.x=="y")]`` (``== != < > <= >=``, or existence),
+quoted strings with Go escapes (``{"\\t"}``), and ``{range …}…{end}``.
+
+No maintained PyPI library implements this dialect (jsonpath-ng has no range/end and no
+text templates), hence this module. Errors are :class:`JSONPathError` with the position.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["JSONPathError", "Template", "parse", "go_text", "go_json"]
+
+
+class JSONPathError(ValueError):
+    """A template that does not parse (``position`` set), or one that fails on the data."""
+
+    def __init__(self, message: str, position: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.position = position
+
+    def __str__(self) -> str:
+        return self.message if self.position is None else f"{self.message} at {self.position}"
+
+
+# -- nodes ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Text:
+    text: str
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+
+
+@dataclass(frozen=True)
+class Wildcard:
+    pass
+
+
+@dataclass(frozen=True)
+class Recursive:
+    pass
+
+
+@dataclass(frozen=True)
+class Slice:
+    """``[start:end:step]``; ``None`` is an unknown bound. ``derived``: ``[i]``, end = i + 1."""
+
+    start: int | None
+    end: int | None
+    step: int | None
+    derived: bool = False
+
+
+@dataclass(frozen=True)
+class Literal:
+    value: int | float | bool
+
+
+@dataclass(frozen=True)
+class Identifier:
+    name: str  # range / end (anything else fails when evaluated, as in client-go)
+
+
+@dataclass(frozen=True)
+class Union_:
+    branches: tuple[tuple[Node, ...], ...]
+
+
+@dataclass(frozen=True)
+class Filter:
+    left: tuple[Node, ...]
+    right: tuple[Node, ...]
+    operator: str  # "exists" when the filter is a path alone
+
+
+Node = Text | Field | Wildcard | Recursive | Slice | Literal | Identifier | Union_ | Filter
+
+# One action: the nodes between `{` and `}`; a template is text and actions in order.
+Action = tuple[Node, ...]
+
+
+# -- parser -----------------------------------------------------------------------------------
+
+_DICT_KEY = re.compile(r"^'([^']*)'$")
+_SLICE = re.compile(r"^(-?\d*)(:-?\d*)?(:-?\d*)?$")
+_FILTER = re.compile(r"^([^!<>=]+)([!<>=]+)(.+?)$", re.DOTALL)
+_TERMINATORS = set(" \t\r\n.,[]$@{}")
+
+
+def _is_alnum(ch: str) -> bool:
+    return ch == "_" or ch.isalpha() or ch.isdigit()
+
+
+class _Parser:
+    def __init__(self, text: str, offset: int = 0) -> None:
+        self.text = text
+        self.pos = 0
+        self.offset = offset  # where `text` starts in the user's template (for positions)
+
+    def error(self, message: str, at: int | None = None) -> JSONPathError:
+        return JSONPathError(message, self.offset + (self.pos if at is None else at))
+
+    def template(self) -> list[Text | Action]:
+        parts: list[Text | Action] = []
+        text = self.text
+        while self.pos < len(text):
+            brace = text.find("{", self.pos)
+            if brace < 0:
+                parts.append(Text(text[self.pos :]))
+                break
+            if brace > self.pos:
+                parts.append(Text(text[self.pos : brace]))
+            self.pos = brace + 1
+            parts.append(tuple(self.action()))
+        return parts
+
+    def action(self) -> list[Node]:
+        """Nodes up to the closing ``}`` (consumed)."""
+        nodes: list[Node] = []
+        text = self.text
+        while True:
+            rest = text[self.pos :]
+            if rest.startswith("}"):
+                self.pos += 1
+                return nodes
+            if rest.startswith("[?("):
+                nodes.append(self.filter())
+                continue
+            if rest.startswith(".."):
+                if nodes and isinstance(nodes[-1], Recursive):
+                    raise self.error("invalid multiple recursive descent")
+                self.pos += 2
+                nodes.append(Recursive())
+                if self.pos < len(text) and _is_alnum(text[self.pos]):
+                    nodes.append(self.field())
+                continue
+            if not rest or rest[0] in "\r\n":
+                raise self.error("unclosed action")
+            ch = rest[0]
+            if ch in " @$":
+                self.pos += 1
+            elif ch == "[":
+                nodes.extend(self.array())
+            elif ch in "\"'":
+                nodes.append(self.quote(ch))
+            elif ch == ".":
+                self.pos += 1
+                nodes.append(self.field())
+            elif ch in "+-" or ch.isdigit():
+                nodes.append(self.number())
+            elif _is_alnum(ch):
+                nodes.append(self.identifier())
+            else:
+                raise self.error(f"unrecognized character in action: {ch!r}")
+
+    def _word(self) -> str:
+        start = self.pos
+        text = self.text
+        while self.pos < len(text):
+            ch = text[self.pos]
+            if ch == "\\" and self.pos + 1 < len(text):
+                self.pos += 2
+                continue
+            if ch in _TERMINATORS:
+                break
+            self.pos += 1
+        return text[start : self.pos]
+
+    def field(self) -> Node:
+        word = self._word()
+        return Wildcard() if word == "*" else Field(word.replace("\\", ""))
+
+    def identifier(self) -> Node:
+        start = self.pos
+        while self.pos < len(self.text) and self.text[self.pos] not in _TERMINATORS:
+            self.pos += 1
+        word = self.text[start : self.pos]
+        if word in ("true", "false"):
+            return Literal(word == "true")
+        return Identifier(word)
+
+    def number(self) -> Node:
+        start = self.pos
+        if self.text[self.pos] in "+-":
+            self.pos += 1
+        while self.pos < len(self.text) and (
+            self.text[self.pos].isdigit() or self.text[self.pos] == "."
+        ):
+            self.pos += 1
+        word = self.text[start : self.pos]
+        if re.fullmatch(r"[+-]?\d+", word):
+            return Literal(int(word))
+        try:
+            return Literal(float(word))
+        except ValueError:
+            raise self.error(f"cannot parse number {word}", start) from None
+
+    def array(self) -> list[Node]:
+        start = self.pos
+        end = self.pos
+        while True:
+            end += 1
+            if end >= len(self.text) or self.text[end] == "\n":
+                raise self.error("unterminated array", start)
+            if self.text[end] == "]":
+                break
+        inner = self.text[start + 1 : end]
+        self.pos = end + 1
+        if inner == "*":
+            inner = ":"
+        pieces = inner.split(",")
+        if len(pieces) > 1:
+            branches = []
+            for piece in pieces:
+                sub = _Parser(f"[{piece.strip(' ')}]}}", self.offset + start)
+                branches.append(tuple(sub.action()))
+            return [Union_(tuple(branches))]
+        key = _DICT_KEY.match(inner)
+        if key:
+            # client-go re-parses the key as `.key`: ['a.b'] is .a.b
+            return _Parser(f".{key.group(1)}}}", self.offset + start + 1).action()
+        bounds = _SLICE.match(inner)
+        if bounds is None:
+            raise self.error(f"invalid array index {inner}", start)
+        first, second, third = bounds.groups()
+        start_v = int(first) if first not in ("", "-") else None
+        if first == "-":
+            raise self.error("array index - is not a number", start)
+        if second is None:
+            return [Slice(start_v, (start_v or 0) + 1, None, derived=True)]
+        end_v = _bound(second[1:], self.error)
+        step_v = _bound(third[1:], self.error) if third is not None else None
+        return [Slice(start_v, end_v, step_v)]
+
+    def filter(self) -> Node:
+        start = self.pos
+        self.pos += 3
+        begin = end = False
+        pair = ""
+        text = self.text
+        while True:
+            if self.pos >= len(text) or text[self.pos] == "\n":
+                raise self.error("unterminated filter", start)
+            ch = text[self.pos]
+            self.pos += 1
+            if ch in "\"'":
+                if not begin:
+                    begin, pair = True, ch
+                    continue
+                if text[self.pos - 2] != "\\" and ch == pair:
+                    end = True
+            elif ch == ")" and begin == end:
+                break
+        if self.pos >= len(text) or text[self.pos] != "]":
+            raise self.error("unclosed array expect ]")
+        self.pos += 1
+        body = text[start + 3 : self.pos - 2]
+        found = _FILTER.match(body)
+        if found is None:
+            left = _Parser(body + "}", self.offset + start + 3).action()
+            return Filter(tuple(left), (), "exists")
+        left = _Parser(found.group(1) + "}", self.offset + start + 3).action()
+        right_at = self.offset + start + 3 + found.start(3)
+        right = _Parser(found.group(3) + "}", right_at).action()
+        return Filter(tuple(left), tuple(right), found.group(2))
+
+    def quote(self, quote: str) -> Node:
+        start = self.pos
+        end = self.pos
+        while True:
+            end += 1
+            if end >= len(self.text) or self.text[end] == "\n":
+                raise self.error("unterminated quoted string", start)
+            if self.text[end] == quote and self.text[end - 1] != "\\":
+                break
+        self.pos = end + 1
+        return Text(_unquote(self.text[start + 1 : end], quote, lambda m: self.error(m, start)))
+
+
+def _bound(word: str, error: Callable[[str], JSONPathError]) -> int | None:
+    if word == "":
+        return None
+    try:
+        return int(word)
+    except ValueError:
+        raise error(f"array index {word} is not a number") from None
+
+
+_SIMPLE_ESCAPES = {
+    "a": "\a",
+    "b": "\b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+    "\\": "\\",
+}
+
+
+def _unquote(body: str, quote: str, error: Callable[[str], JSONPathError]) -> str:
+    """Go's ``strconv.UnquoteChar`` loop (client-go's UnquoteExtend) for one quoted string."""
+    out: list[str] = []
+    i = 0
+    while i < len(body):
+        ch = body[i]
+        if ch != "\\":
+            out.append(ch)
+            i += 1
+            continue
+        if i + 1 >= len(body):
+            raise error("invalid syntax in quoted string")
+        esc = body[i + 1]
+        if esc in _SIMPLE_ESCAPES:
+            out.append(_SIMPLE_ESCAPES[esc])
+            i += 2
+        elif esc == quote:
+            out.append(quote)
+            i += 2
+        elif esc in "xuU":
+            size = {"x": 2, "u": 4, "U": 8}[esc]
+            digits = body[i + 2 : i + 2 + size]
+            if len(digits) != size or not re.fullmatch(r"[0-9a-fA-F]+", digits):
+                raise error("invalid syntax in quoted string")
+            out.append(chr(int(digits, 16)))
+            i += 2 + size
+        elif esc in "01234567":
+            digits = body[i + 1 : i + 4]
+            if not re.fullmatch(r"[0-7]{3}", digits) or int(digits, 8) > 255:
+                raise error("invalid syntax in quoted string")
+            out.append(chr(int(digits, 8)))
+            i += 4
+        else:
+            raise error(f"invalid escape \\{esc} in quoted string")
+    return "".join(out)
+
+
+# -- evaluation -------------------------------------------------------------------------------
+
+
+@dataclass
+class _Range:
+    over: Action
+    body: list[Any] = field(default_factory=list)  # Text | Action | _Range
+
+
+def _structure(parts: Sequence[Text | Action]) -> list[Any]:
+    """Nest ``{range X}…{end}`` into :class:`_Range` blocks (an unclosed range runs to the end,
+    as in client-go; a stray ``{end}`` fails when evaluated)."""
+    root: list[Any] = []
+    stack: list[list[Any]] = [root]
+    for part in parts:
+        if isinstance(part, tuple) and part and part[0] == Identifier("range"):
+            block = _Range(part[1:])
+            stack[-1].append(block)
+            stack.append(block.body)
+        elif isinstance(part, tuple) and part and part[0] == Identifier("end"):
+            if len(stack) == 1:
+                raise JSONPathError("not in range, nothing to end")
+            stack.pop()
+        else:
+            stack[-1].append(part)
+    return root
+
+
+class Template:
+    """A parsed template: :meth:`execute` gives the text kubectl prints for ``data``."""
+
+    def __init__(self, text: str, *, allow_missing_keys: bool = True) -> None:
+        self.source = text
+        self.allow_missing_keys = allow_missing_keys
+        self._parts = _Parser(text).template()
+        self._tree: list[Any] | None = None
+
+    def _blocks(self) -> list[Any]:
+        if self._tree is None:
+            self._tree = _structure(self._parts)
+        return self._tree
+
+    def find(self, data: Any) -> list[list[Any]]:
+        """The results of each action (client-go's ``FindResults``), ranges flattened."""
+        found: list[list[Any]] = []
+        self._run(self._blocks(), data, found)
+        return found
+
+    def execute(self, data: Any) -> str:
+        return "".join(_print(results) for results in self.find(data))
+
+    def execute_json(self, data: Any) -> str:
+        """``-o jsonpath-as-json``: every result as one indented JSON array per action."""
+        return "".join(
+            go_json([v for v in results], indent=True) + "\n" for results in self.find(data)
+        )
+
+    def _run(self, blocks: Sequence[Any], data: Any, found: list[list[Any]]) -> None:
+        for block in blocks:
+            if isinstance(block, Text):
+                found.append([block.text])
+            elif isinstance(block, _Range):
+                for item in self._walk_list([data], block.over):
+                    self._run(block.body, item, found)
+            else:
+                found.append(self._walk_list([data], block))
+
+    def _walk_list(self, values: list[Any], nodes: Sequence[Node]) -> list[Any]:
+        for node in nodes:
+            values = self._walk(values, node)
+        return values
+
+    def _walk(self, values: list[Any], node: Node) -> list[Any]:
+        if isinstance(node, Text):
+            return [node.text]
+        if isinstance(node, Literal):
+            return [node.value for _ in values]
+        if isinstance(node, Field):
+            return self._field(values, node.name)
+        if isinstance(node, Slice):
+            return _slice(values, node)
+        if isinstance(node, Wildcard):
+            return [child for v in values for child in _children(v)]
+        if isinstance(node, Recursive):
+            return _recursive(values)
+        if isinstance(node, Union_):
+            return [r for branch in node.branches for r in self._walk_list(values, branch)]
+        if isinstance(node, Filter):
+            return self._filter(values, node)
+        if node.name == "end":
+            raise JSONPathError("not in range, nothing to end")
+        raise JSONPathError(f"unrecognized identifier {node.name}")
+
+    def _field(self, values: list[Any], name: str) -> list[Any]:
+        if not values:
+            return []
+        results = [v[name] for v in values if isinstance(v, dict) and name in v]
+        if not results and not self.allow_missing_keys:
+            raise JSONPathError(f"{name} is not found")
+        return results
+
+    def _filter(self, values: list[Any], node: Filter) -> list[Any]:
+        results = []
+        for value in values:
+            if not isinstance(value, list):
+                raise JSONPathError(
+                    f"{go_text(value)} is not array or slice and cannot be filtered"
+                )
+            for item in value:
+                if node.operator == "exists":
+                    try:
+                        if self._walk_list([item], node.left):
+                            results.append(item)
+                    except JSONPathError:
+                        pass  # client-go ignores the error of an existence test
+                    continue
+                lefts = self._walk_list([item], node.left)
+                if not lefts:
+                    continue
+                if len(lefts) > 1:
+                    raise JSONPathError("can only compare one element at a time")
+                rights = self._walk_list([item], node.right)
+                if not rights:
+                    continue
+                if len(rights) > 1:
+                    raise JSONPathError("can only compare one element at a time")
+                if _compare(lefts[0], rights[0], node.operator):
+                    results.append(item)
+        return results
+
+
+def parse(text: str, *, allow_missing_keys: bool = True) -> Template:
+    """Parse a template; kubectl's ``-o jsonpath`` allows missing keys (prints nothing)."""
+    return Template(text, allow_missing_keys=allow_missing_keys)
+
+
+def _children(value: Any) -> list[Any]:
+    if isinstance(value, dict):
+        return list(value.values())
+    if isinstance(value, list):
+        return list(value)
+    if isinstance(value, str):
+        return list(value.encode())  # Go indexes a string's bytes (uint8 values)
+    return []
+
+
+def _recursive(values: list[Any]) -> list[Any]:
+    result: list[Any] = []
+    for value in values:
+        children = _children(value)
+        if children:
+            result.append(value)
+            result.extend(_recursive(children))
+    return result
+
+
+def _slice(values: list[Any], node: Slice) -> list[Any]:
+    result: list[Any] = []
+    for value in values:
+        if value is None:
+            continue
+        if not isinstance(value, list):
+            raise JSONPathError(f"{_go_type(value)} is not array or slice")
+        length = len(value)
+        start = node.start if node.start is not None else 0
+        if start < 0:
+            start += length
+        end = node.end if node.end is not None else length
+        if end < 0 or (end == 0 and node.derived):
+            end += length
+        if end == start:
+            return result  # client-go: zero elements asked, nothing more is evaluated
+        if start >= length or start < 0:
+            raise JSONPathError(f"array index out of bounds: index {start}, length {length}")
+        if end > length or end < 0:
+            raise JSONPathError(f"array index out of bounds: index {end - 1}, length {length}")
+        if start > end:
+            raise JSONPathError(f"starting index {start} is greater than ending index {end}")
+        step = 1
+        if node.step is not None:
+            if node.step <= 0:
+                raise JSONPathError("step must be > 0")
+            step = node.step
+        result.extend(value[start:end:step])
+    return result
+
+
+def _go_type(value: Any) -> str:
+    if isinstance(value, dict):
+        return "map[string]interface {}"
+    return {bool: "bool", int: "int64", float: "float64", str: "string"}.get(
+        type(value), type(value).__name__
+    )
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _compare(left: Any, right: Any, op: str) -> bool:
+    """text/template's eq/ne/lt/… on basic values: numbers with numbers, strings with strings,
+    bools only for equality; other pairs are an error."""
+    if op not in ("==", "!=", "<", ">", "<=", ">="):
+        raise JSONPathError(f"unrecognized filter operator {op}")
+    same = (_number(left) and _number(right)) or (
+        type(left) is type(right) and isinstance(left, (str, bool))
+    )
+    if not same:
+        if op in ("==", "!=") and (left is None or right is None):
+            return (left is right) == (op == "==")
+        raise JSONPathError("incompatible types for comparison")
+    if op == "==":
+        return bool(left == right)
+    if op == "!=":
+        return bool(left != right)
+    if isinstance(left, bool):
+        raise JSONPathError("invalid type for comparison")
+    return bool(
+        {"<": left < right, ">": left > right, "<=": left <= right, ">=": left >= right}[op]
+    )
+
+
+# -- printing ---------------------------------------------------------------------------------
+
+
+def _go_float(value: float) -> str:
+    """Go's ``%v`` of a float64: shortest digits, exponent form below 1e-4 and from 1e6 on
+    (strconv.FormatFloat 'g', -1: "if precision was the shortest possible, use precision 6")."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    if value == 0:
+        return "-0" if math.copysign(1.0, value) < 0 else "0"
+    # decimal on use: only a float printed by jsonpath needs it (start-up)
+    from decimal import Decimal
+
+    sign, digit_tuple, exponent = Decimal(repr(value)).as_tuple()
+    assert isinstance(exponent, int)  # finite: not 'n'/'F'
+    exp = len(digit_tuple) + exponent - 1  # decimal exponent of the first digit
+    digits = "".join(map(str, digit_tuple)).rstrip("0") or "0"
+    minus = "-" if sign else ""
+    if exp < -4 or exp >= 6:
+        mantissa = digits[0] + (f".{digits[1:]}" if digits[1:] else "")
+        return f"{minus}{mantissa}e{'+' if exp >= 0 else '-'}{abs(exp):02d}"
+    if exp >= 0:
+        whole, frac = digits[: exp + 1].ljust(exp + 1, "0"), digits[exp + 1 :]
+    else:
+        whole, frac = "0", "0" * (-exp - 1) + digits
+    return f"{minus}{whole}{f'.{frac}' if frac else ''}"
+
+
+def go_json(value: Any, *, indent: bool = False) -> str:
+    """Go's ``json.Marshal``: map keys sorted, HTML characters escaped, UTF-8 kept."""
+    text = json.dumps(
+        _integral(value),
+        sort_keys=True,
+        ensure_ascii=False,
+        indent=4 if indent else None,
+        separators=(",", ": ") if indent else (",", ":"),
+    )
+    for raw, escaped in (
+        ("<", "\\u003c"),
+        (">", "\\u003e"),
+        ("&", "\\u0026"),
+        ("\u2028", "\\u2028"),
+        ("\u2029", "\\u2029"),
+    ):
+        text = text.replace(raw, escaped)
+    return text
+
+
+def _integral(value: Any) -> Any:
+    """Whole floats as ints: Go's encoder writes 1.0 as 1 (Python's as 1.0)."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _integral(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_integral(v) for v in value]
+    return value
+
+
+def go_text(value: Any) -> str:
+    """One scalar as client-go prints it (``fmt.Fprint``); maps and lists as compact JSON."""
+    if isinstance(value, (dict, list)):
+        return go_json(value)
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return _go_float(value)
+    return str(value)
+
+
+def _print(results: list[Any]) -> str:
+    return " ".join(go_text(v) for v in results)
