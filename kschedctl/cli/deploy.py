@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from kschedctl import output
+from kschedctl.cli import cluster_completers
 from kschedctl.cli.common import connect
-from kschedctl.cli.options import Context, Kubeconfig
+from kschedctl.cli.options import ClusterName, Context, Kubeconfig, User
 from kschedctl.cli.paths import guard_paths
 from kschedctl.errors import UsageError
 
@@ -45,7 +46,10 @@ def _form(forms: tuple[str, ...], flags: dict[str, bool]) -> str:
 def deploy_command(
     src: Annotated[
         str,
-        typer.Argument(help="Workspace directory, spec file, or a scheduler name (all defaults)."),
+        typer.Argument(
+            help="Workspace directory, spec file, or a scheduler name (all defaults).",
+            autocompletion=cluster_completers.deploy_sources,
+        ),
     ],
     as_pod: Annotated[
         bool, typer.Option("--as-pod", help="A bare Pod (plus its ConfigMap and RBAC).")
@@ -62,6 +66,8 @@ def deploy_command(
     ] = False,
     kubeconfig: Kubeconfig = None,
     context: Context = None,
+    cluster_name: ClusterName = None,
+    user: User = None,
     namespace: Annotated[
         str | None,
         typer.Option(
@@ -153,7 +159,7 @@ def deploy_command(
         return
     host = hosts.for_target(kubeconfig, root, manifests_dir)
     report = Reporter(done=typer.echo, info=output.info, warn=output.warn)
-    with connect(kubeconfig, context) as cluster:
+    with connect(kubeconfig, context, cluster_name, user) as cluster:
         _print_summary(use_case.deploy(cluster, host, request, report))
 
 

@@ -10,14 +10,17 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from kschedctl import output
+from kschedctl.cli import cluster_completers
 from kschedctl.cli.common import age, check_output, connect
 from kschedctl.cli.options import (
     WIDE_FORMATS,
     AllNamespaces,
+    ClusterName,
     Context,
     EventsSince,
     Kubeconfig,
     Namespace,
+    User,
     WideOutput,
 )
 
@@ -37,6 +40,7 @@ def events(
         typer.Argument(
             help="Scheduler name (the events' reportingController); every scheduler's events when left out.",
             show_default=False,
+            autocompletion=cluster_completers.schedulers,
         ),
     ] = None,
     namespace: Namespace = None,
@@ -65,6 +69,8 @@ def events(
     out: WideOutput = "table",
     kubeconfig: Kubeconfig = None,
     context: Context = None,
+    cluster_name: ClusterName = None,
+    user: User = None,
 ) -> None:
     """The events a scheduler reported, oldest to newest, failures highlighted.
 
@@ -76,7 +82,7 @@ def events(
     from kschedctl.ops.events import event_filter, open_events
 
     wanted = event_filter(name, for_object, types, since)
-    with connect(kubeconfig, context) as cluster:
+    with connect(kubeconfig, context, cluster_name, user) as cluster:
         source = open_events(cluster, wanted, namespace=namespace, all_namespaces=all_namespaces)
         if watch:
             _watch(source, out)

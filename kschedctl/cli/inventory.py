@@ -7,13 +7,16 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from kschedctl import output
+from kschedctl.cli import cluster_completers
 from kschedctl.cli.common import age, check_output, connect
 from kschedctl.cli.options import (
     TABLE_FORMATS,
     WIDE_FORMATS,
+    ClusterName,
     Context,
     Kubeconfig,
     TableOutput,
+    User,
     WideOutput,
 )
 
@@ -22,7 +25,11 @@ if TYPE_CHECKING:
 
 
 def list_schedulers(
-    kubeconfig: Kubeconfig = None, context: Context = None, out: WideOutput = "table"
+    kubeconfig: Kubeconfig = None,
+    context: Context = None,
+    cluster_name: ClusterName = None,
+    user: User = None,
+    out: WideOutput = "table",
 ) -> None:
     """Every scheduler in the cluster, with health, leader and Pending pods.
 
@@ -33,7 +40,7 @@ def list_schedulers(
     # Imported here: --help and the offline commands must not pay for the cluster layers.
     from kschedctl.ops.list import scheduler_list
 
-    with connect(kubeconfig, context) as cluster:
+    with connect(kubeconfig, context, cluster_name, user) as cluster:
         found = scheduler_list(cluster)
     if out in ("yaml", "json"):
         output.emit_data(found.to_dict(), out)
@@ -65,9 +72,17 @@ def list_schedulers(
 
 
 def status(
-    name: Annotated[str, typer.Argument(help="Scheduler name (a profile's schedulerName).")],
+    name: Annotated[
+        str,
+        typer.Argument(
+            help="Scheduler name (a profile's schedulerName).",
+            autocompletion=cluster_completers.schedulers,
+        ),
+    ],
     kubeconfig: Kubeconfig = None,
     context: Context = None,
+    cluster_name: ClusterName = None,
+    user: User = None,
     out: TableOutput = "table",
 ) -> None:
     """One scheduler in depth: objects, leader, RBAC, version, events, Pending pods, warnings.
@@ -79,7 +94,7 @@ def status(
     # the use case loads the cluster layers: not at start-up
     from kschedctl.ops.status import scheduler_status
 
-    with connect(kubeconfig, context) as cluster:
+    with connect(kubeconfig, context, cluster_name, user) as cluster:
         report = scheduler_status(cluster, name)
     if out != "table":
         output.emit_data(report.to_dict(), out)

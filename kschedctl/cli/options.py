@@ -1,7 +1,7 @@
 """Options shared by several commands, declared once (typer ``Annotated`` aliases).
 
 kubectl's flags for the cluster-facing commands (``--kubeconfig``, ``--context``,
-``-n/--namespace``, ``-A``, ``-o``, ``--since``) and ``--kubernetes-version`` for the offline
+``--cluster``, ``--user``, ``-n/--namespace``, ``-A``, ``-o``, ``--since``) and ``--kubernetes-version`` for the offline
 ones. Every command module is imported at start-up (they register themselves), so one module
 of aliases costs nothing more than several.
 """
@@ -12,6 +12,7 @@ from typing import Annotated
 
 import typer
 
+from kschedctl.cli import completers
 from kschedctl.config.versions import DEFAULT_VERSION, parse_version, supported_minors
 from kschedctl.errors import UsageError
 
@@ -21,9 +22,36 @@ Kubeconfig = Annotated[
         "--kubeconfig", help="Path to the kubeconfig file (default: $KUBECONFIG or ~/.kube/config)."
     ),
 ]
-Context = Annotated[str | None, typer.Option("--context", help="The kubeconfig context to use.")]
+Context = Annotated[
+    str | None,
+    typer.Option(
+        "--context", help="The kubeconfig context to use.", autocompletion=completers.contexts
+    ),
+]
+ClusterName = Annotated[
+    str | None,
+    typer.Option(
+        "--cluster",
+        help="The kubeconfig cluster to use (instead of the context's).",
+        autocompletion=completers.clusters,
+    ),
+]
+User = Annotated[
+    str | None,
+    typer.Option(
+        "--user",
+        help="The kubeconfig user to use (instead of the context's).",
+        autocompletion=completers.users,
+    ),
+]
 Namespace = Annotated[
-    str | None, typer.Option("-n", "--namespace", help="Namespace (default: the context's).")
+    str | None,
+    typer.Option(
+        "-n",
+        "--namespace",
+        help="Namespace (default: the context's, else default).",
+        autocompletion=completers.namespaces,
+    ),
 ]
 AllNamespaces = Annotated[
     bool, typer.Option("-A", "--all-namespaces", help="Across all namespaces.")
@@ -40,8 +68,24 @@ def _listed(formats: tuple[str, ...]) -> str:
 
 # Plain strings, not an Enum: an unknown value is reported by check_output, which names the
 # formats this command accepts.
-TableOutput = Annotated[str, typer.Option("-o", "--output", help=_listed(TABLE_FORMATS))]
-WideOutput = Annotated[str, typer.Option("-o", "--output", help=_listed(WIDE_FORMATS))]
+TableOutput = Annotated[
+    str,
+    typer.Option(
+        "-o",
+        "--output",
+        help=_listed(TABLE_FORMATS),
+        autocompletion=completers.choices(TABLE_FORMATS),
+    ),
+]
+WideOutput = Annotated[
+    str,
+    typer.Option(
+        "-o",
+        "--output",
+        help=_listed(WIDE_FORMATS),
+        autocompletion=completers.choices(WIDE_FORMATS),
+    ),
+]
 
 # --since DURATION (parsed by config.durations.parse_duration); the help says what it bounds.
 Since = Annotated[

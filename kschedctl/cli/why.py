@@ -8,14 +8,17 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from kschedctl import output
+from kschedctl.cli import cluster_completers
 from kschedctl.cli.common import check_output, connect
 from kschedctl.cli.options import (
     TABLE_FORMATS,
     AllNamespaces,
+    ClusterName,
     Context,
     Kubeconfig,
     Namespace,
     TableOutput,
+    User,
 )
 from kschedctl.errors import EXIT_FINDINGS, UsageError
 
@@ -27,7 +30,12 @@ _MARK = {"error": "[red]✗[/red]", "warning": "[yellow]![/yellow]", "info": "[d
 
 def why(
     pod: Annotated[
-        str | None, typer.Argument(help="The pod (NAME or pod/NAME).", show_default=False)
+        str | None,
+        typer.Argument(
+            help="The pod (NAME or pod/NAME).",
+            show_default=False,
+            autocompletion=cluster_completers.pending_pods,
+        ),
     ] = None,
     all_pods: Annotated[
         bool,
@@ -45,6 +53,8 @@ def why(
     out: TableOutput = "table",
     kubeconfig: Kubeconfig = None,
     context: Context = None,
+    cluster_name: ClusterName = None,
+    user: User = None,
 ) -> None:
     """Explain why a pod is Pending, node by node, and what to change. Exit 6 if it cannot run.
 
@@ -63,7 +73,7 @@ def why(
     # Imported here: --help and the offline commands must not pay for the cluster layers.
     from kschedctl.ops.why import explain
 
-    with connect(kubeconfig, context) as cluster:
+    with connect(kubeconfig, context, cluster_name, user) as cluster:
         found = explain(cluster, pod, namespace=namespace, all_namespaces=all_namespaces,
                         all_reasons=all_reasons, kubeconfig=kubeconfig)  # fmt: skip
     if out != "table":
