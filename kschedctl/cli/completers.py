@@ -16,6 +16,15 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+# cheap (yaml is imported when a file is read): every command imports this module
+from kschedctl.config.kubeconfig import (
+    kubeconfig_paths,
+    merge_kubeconfigs,
+    names,
+    read_kubeconfigs,
+    select,
+)
+
 if TYPE_CHECKING:
     from kschedctl.k8s.client import Cluster
 
@@ -44,6 +53,9 @@ def choices(values: tuple[str, ...]) -> Callable[[str], list[str]]:
     def complete(incomplete: str) -> list[str]:
         return matching(values, incomplete)
 
+    # read by completion_scripts.completion_table: the values go in the table that
+    # kschedctl/quick_complete.py answers from without loading typer
+    complete.choices = values  # type: ignore[attr-defined]
     return complete
 
 
@@ -54,13 +66,6 @@ def param(ctx: typer.Context, name: str) -> Any:
 
 
 def _kubeconfig_names(ctx: typer.Context, section: str) -> list[str]:
-    from kschedctl.config.kubeconfig import (
-        kubeconfig_paths,
-        merge_kubeconfigs,
-        names,
-        read_kubeconfigs,
-    )
-
     explicit = param(ctx, "kubeconfig")
     try:
         files = read_kubeconfigs(kubeconfig_paths(explicit), explicit=explicit is not None)
@@ -87,6 +92,8 @@ def from_cluster(ctx: typer.Context, lookup: Callable[[Cluster], Iterable[str]])
     A daemon thread, abandoned on timeout: a socket stuck on a dead server cannot keep the
     shell waiting, and the process ends as soon as the candidates are printed.
     """
+    if not _kubeconfig_usable(ctx):
+        return []  # no kubeconfig or no such context: no need to load the client and wait
     found: list[str] = []
 
     def run() -> None:
@@ -108,6 +115,24 @@ def from_cluster(ctx: typer.Context, lookup: Callable[[Cluster], Iterable[str]])
     worker.start()
     worker.join(budget())
     return [] if worker.is_alive() else list(found)
+
+
+def _kubeconfig_usable(ctx: typer.Context) -> bool:
+    """True if the kubeconfig names a cluster to ask (in-cluster: the service account's)."""
+    explicit = param(ctx, "kubeconfig")
+    try:
+        files = read_kubeconfigs(kubeconfig_paths(explicit), explicit=explicit is not None)
+        if not files:
+            return bool(os.environ.get("KUBERNETES_SERVICE_HOST")) and explicit is None
+        select(
+            merge_kubeconfigs(files),
+            context=param(ctx, "context"),
+            cluster=param(ctx, "cluster_name"),
+            user=param(ctx, "user"),
+        )
+    except Exception:  # nowhere to report it: no candidates
+        return False
+    return True
 
 
 def names_of(items: Iterable[dict[str, Any]]) -> list[str]:

@@ -36,6 +36,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_wheel_contains_templates_and_completions(wheel: Path) -> None:
+    assert "kschedctl/_data/completions/table.json" in zipfile.ZipFile(wheel).namelist()
     names = set(zipfile.ZipFile(wheel).namelist())
     for template in (ROOT / "templates").glob("*.j2"):
         assert f"kschedctl/_data/templates/{template.name}" in names
@@ -76,6 +77,6 @@ def test_wheel_installs_the_kubectl_plugin_executables(wheel: Path) -> None:
     archive = zipfile.ZipFile(wheel)
     (entry_points,) = [n for n in archive.namelist() if n.endswith(".dist-info/entry_points.txt")]
     scripts = archive.read(entry_points).decode()
-    assert "kschedctl = kschedctl.cli:main" in scripts
+    assert "kschedctl = kschedctl.quick_complete:main" in scripts
     assert "kubectl-sched = kschedctl.cli.plugin:kubectl_sched" in scripts
     assert "kubectl_complete-sched = kschedctl.cli.plugin:kubectl_complete_sched" in scripts
