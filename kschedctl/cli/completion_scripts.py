@@ -78,14 +78,20 @@ def completion_table() -> dict[str, Any]:
 
     Per command path (words joined by spaces, "" for the root): its visible subcommands and
     its parameters in click's order, each with the help texts already formatted the way
-    typer's zsh and fish classes show them, static values (choices, ``completers.choices``),
+    typer's zsh and fish classes show them (on one line: typer wraps them at the width of
+    the terminal the TAB came from, newlines included), static values (choices, ``completers.choices``),
     or the name of the completer that computes them at TAB time.
     """
     import re
 
-    from typer._completion_classes import _sanitize_help_text
+    from rich.text import Text
 
     from kschedctl.cli import app
+
+    def _sanitize_help_text(text: str) -> str:
+        # typer renders help markup with rich (_completion_classes._sanitize_help_text),
+        # wrapped at the terminal's width; here on one line, whatever the terminal
+        return Text.from_markup(text).plain.rstrip("\n")
 
     def helps(text: str | None) -> dict[str, str]:
         if not text:
@@ -102,11 +108,16 @@ def completion_table() -> dict[str, Any]:
     commands: dict[str, Any] = {}
 
     def param_entry(param: Any, ctx: Any) -> dict[str, Any]:
+        opts = list(param.opts)
+        if param.name == "help":
+            # click builds the help option from a set (in hash order, new each process):
+            # written in the order the app configures (-h, --help), so the table is stable
+            opts.sort(key=lambda n: [*ctx.help_option_names, n].index(n))
         entry: dict[str, Any] = {
             "kind": param.param_type_name,
             "name": param.name,
-            "opts": list(param.opts),
-            "all_opts": [*param.opts, *param.secondary_opts],
+            "opts": opts,
+            "all_opts": [*opts, *param.secondary_opts],
             "flag": bool(getattr(param, "is_flag", False) or getattr(param, "count", False)),
             "multiple": bool(getattr(param, "multiple", False)),
             "nargs": param.nargs,

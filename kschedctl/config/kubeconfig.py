@@ -70,7 +70,7 @@ def read_kubeconfigs(paths: Sequence[str], explicit: bool) -> list[tuple[str, di
     """``(path, parsed dict)`` for each file of ``paths`` that exists, in order.
 
     A missing file is skipped, unless ``explicit`` (``--kubeconfig``): then it is an error
-    (exit 5). A file that cannot be read or parsed is an error (exit 4) naming it.
+    (exit 4). A file that cannot be read or parsed is an error (exit 4) naming it.
     """
     # here: yaml costs ~15 ms, and only the commands that read a kubeconfig need it
     import yaml
@@ -82,8 +82,8 @@ def read_kubeconfigs(paths: Sequence[str], explicit: bool) -> list[tuple[str, di
         try:
             text = read_user_file(path, MAX_KUBECONFIG_BYTES)
         except NotFoundError as err:
-            if explicit:
-                raise NotFoundError(
+            if explicit:  # exit 4 like every "no cluster to talk to" (README "Exit codes")
+                raise ClusterError(
                     f"kubeconfig {shown_path(path)} does not exist", hint=_HINT
                 ) from err
             continue

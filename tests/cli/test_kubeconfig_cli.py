@@ -86,7 +86,7 @@ def test_explicit_kubeconfig_is_the_only_file_and_must_exist(
     run: Run, split_kubeconfig: list[str], tmp_path: Path
 ) -> None:
     result = run("list", "--kubeconfig", str(tmp_path / "absent"))
-    assert result.exit_code == 5
+    assert result.exit_code == 4
     assert "does not exist" in result.stderr
     # the first file alone has no cluster "c": the other files are not read
     result = run("list", "--kubeconfig", split_kubeconfig[0])

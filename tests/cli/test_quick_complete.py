@@ -1,7 +1,9 @@
 """quick_complete answers a TAB exactly as typer does, or leaves it to typer.
 
 Every command, option name, option value and argument position of the table is completed
-by both, for bash, zsh and fish, and compared byte for byte.
+by both, for bash, zsh and fish, and compared byte for byte — with typer's wrapping of zsh
+and fish descriptions at the terminal's width turned off (quick_complete keeps each one on
+one line, whatever the terminal).
 """
 
 from __future__ import annotations
@@ -17,18 +19,33 @@ from kschedctl.cli import app, completion_scripts
 
 TABLE = json.loads(completion_scripts.table_text())
 COMMAND_PATHS = sorted(TABLE["commands"])
-CLI = typer.main.get_command(app)  # built once: typer builds it anew on each call
 
 
-def typer_answer(shell: str, env: dict[str, str], monkeypatch, capsys) -> tuple[str | None, int]:
+def _configured_order(self, ctx) -> list[str]:
+    # click orders -h/--help by a set (hash order, per process); the table by the app's list
+    names = [n for n in ctx.help_option_names if n not in {o for p in self.params for o in p.opts}]
+    return names
+
+
+@pytest.fixture(scope="module")
+def cli():
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("typer._click.core.Command.get_help_option_names", _configured_order)
+        yield typer.main.get_command(app)  # built once: typer builds it anew on each call
+
+
+def typer_answer(
+    cli, shell: str, env: dict[str, str], monkeypatch, capsys
+) -> tuple[str | None, int]:
     from typer._completion_classes import completion_init
     from typer.completion import shell_complete
 
     completion_init()
+    monkeypatch.setattr("typer.rich_utils.MAX_WIDTH", 1_000_000)  # no wrapping
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     try:
-        code = shell_complete(CLI, {}, "kschedctl", "_KSCHEDCTL_COMPLETE", f"complete_{shell}")
+        code = shell_complete(cli, {}, "kschedctl", "_KSCHEDCTL_COMPLETE", f"complete_{shell}")
     except SystemExit as stop:  # fish's is-args answers with its exit status
         code = int(stop.code or 0)
         return None, code
@@ -90,7 +107,7 @@ def kubeconfig(tmp_path: Path, monkeypatch) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
-def test_quick_answers_equal_typers(shell: str, kubeconfig, monkeypatch, capsys) -> None:
+def test_quick_answers_equal_typers(cli, shell: str, kubeconfig, monkeypatch, capsys) -> None:
     answered = 0
     for line in LINES:
         env = {**kubeconfig, **shell_env(shell, line)}
@@ -98,15 +115,15 @@ def test_quick_answers_equal_typers(shell: str, kubeconfig, monkeypatch, capsys)
         if quick is None:
             continue
         answered += 1
-        assert quick == typer_answer(shell, env, monkeypatch, capsys), line
+        assert quick == typer_answer(cli, shell, env, monkeypatch, capsys), line
     assert answered > len(LINES) * 0.8  # the fast path answers nearly every static TAB
 
 
-def test_fish_is_args_exit_status(kubeconfig, monkeypatch, capsys) -> None:
+def test_fish_is_args_exit_status(cli, kubeconfig, monkeypatch, capsys) -> None:
     for line in ["kschedctl list -o ", "kschedctl validate ", "kschedctl render x --as "]:
         env = {**kubeconfig, **shell_env("fish", line, "is-args")}
         assert quick_complete.answer("fish", env, TABLE) == typer_answer(
-            "fish", env, monkeypatch, capsys
+            cli, "fish", env, monkeypatch, capsys
         )
 
 

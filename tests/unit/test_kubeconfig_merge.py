@@ -159,7 +159,7 @@ def test_missing_files_in_the_list_are_ignored_but_explicit_is_an_error(tmp_path
     empty.write_text("")
     loaded = read_kubeconfigs([str(tmp_path / "missing"), str(present), str(empty)], explicit=False)
     assert loaded == [(str(present), {"current-context": "x"}), (str(empty), {})]
-    with pytest.raises(NotFoundError, match="does not exist"):
+    with pytest.raises(ClusterError, match="does not exist"):
         read_kubeconfigs([str(tmp_path / "missing")], explicit=True)
 
 
