@@ -54,7 +54,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
     args = parser.parse_args()
-    kschedctl = [sys.executable, "-m", "kschedctl"]
+    # what the `kschedctl` console script runs (python -m would add runpy's start-up)
+    kschedctl = [sys.executable, "-c", "from kschedctl.quick_complete import main; main()"]
     commands = {"python -c pass": (BASELINE, ENV)}
     for name, (words, _kind) in CASES.items():
         commands[name] = (kschedctl, complete_env(words))

@@ -21,7 +21,7 @@ def test_completion_scripts_are_up_to_date() -> None:
         current = path.read_text(encoding="utf-8") if path.exists() else ""
         if current != completion_scripts.completion_script(shell):
             stale.append(str(path))
-    table = completion_scripts.source_dir() / completion_scripts.TABLE
+    table = completion_scripts.table_path()
     if not table.exists() or table.read_text(encoding="utf-8") != completion_scripts.table_text():
         stale.append(str(table))
     assert not stale, (
@@ -62,9 +62,7 @@ def test_bash_completion_offers_commands_and_forms() -> None:
 def test_check_mode_reports_drift(tmp_path) -> None:
     assert completion_scripts.main(["--check", str(tmp_path)]) == 1
     assert completion_scripts.main([str(tmp_path)]) == 0
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
-        [*completion_scripts.FILES.values(), completion_scripts.TABLE]
-    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(completion_scripts.FILES.values())
     assert completion_scripts.main(["--check", str(tmp_path)]) == 0
 
 

@@ -8,7 +8,6 @@ one line, whatever the terminal).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,7 @@ import typer
 from kschedctl import quick_complete
 from kschedctl.cli import app, completion_scripts
 
-TABLE = json.loads(completion_scripts.table_text())
+TABLE = completion_scripts.completion_table()
 COMMAND_PATHS = sorted(TABLE["commands"])
 
 
@@ -64,6 +63,10 @@ def shell_env(shell: str, line: str, action: str = "get-args") -> dict[str, str]
 
 def lines() -> list[str]:
     found = [
+        "kschedctl render 'my spec.yaml' --as d",  # quotes: split like shlex
+        'kschedctl list --context "la',
+        "kschedctl render x\\ y --as ",
+        "kschedctl  list   -o\ty",  # shlex's other whitespace
         "kschedctl ",
         "kschedctl c",
         "kschedctl -",

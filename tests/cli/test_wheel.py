@@ -36,7 +36,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_wheel_contains_templates_and_completions(wheel: Path) -> None:
-    assert "kschedctl/_data/completions/table.json" in zipfile.ZipFile(wheel).namelist()
+    assert "kschedctl/completion_table.py" in zipfile.ZipFile(wheel).namelist()
     names = set(zipfile.ZipFile(wheel).namelist())
     for template in (ROOT / "templates").glob("*.j2"):
         assert f"kschedctl/_data/templates/{template.name}" in names
