@@ -46,6 +46,7 @@ def main() -> None:
                 sys.stdout.write(text + "\n")
                 sys.stdout.flush()
             raise SystemExit(code)
+    # the CLI (typer, every command) only when the TAB was not answered here, or no TAB
     from kschedctl.cli import main as cli_main
 
     cli_main()
@@ -58,6 +59,7 @@ def answer(
     if shell not in ("bash", "zsh", "fish"):
         return None
     if table is None:
+        # the table only on a TAB: a command run never loads it
         from kschedctl.completion_table import TABLE
 
         table = TABLE
