@@ -11,15 +11,21 @@ if TYPE_CHECKING:
     from kschedctl.k8s.client import Cluster
 
 
-def connect(kubeconfig: str | None, context: str | None) -> Cluster:
-    """A Cluster, to use as ``with connect(kubeconfig, context) as cluster:``.
+def connect(
+    kubeconfig: str | None,
+    context: str | None,
+    cluster: str | None = None,
+    user: str | None = None,
+) -> Cluster:
+    """A Cluster, to use as ``with connect(kubeconfig, context, cluster, user) as cluster:``
+    (kubectl's --kubeconfig, --context, --cluster and --user).
 
     Imported on use: offline commands never load the client layer (the kubernetes client
     alone costs ~0.25–0.45 s of start-up).
     """
     from kschedctl.k8s.client import Cluster
 
-    return Cluster.connect(kubeconfig, context)
+    return Cluster.connect(kubeconfig, context, cluster=cluster, user=user)
 
 
 def label_selector(text: str | None) -> Selector | None:

@@ -22,6 +22,9 @@ PROG = "kschedctl"
 COMPLETE_VAR = "_KSCHEDCTL_COMPLETE"
 # shell → file name, following each shell's convention for completion files.
 FILES = {"bash": "kschedctl.bash", "zsh": "_kschedctl", "fish": "kschedctl.fish"}
+# The command tree as data, for kschedctl/quick_complete.py (answers a TAB without typer):
+# a Python module, loaded from its bytecode cache (JSON would cost json's and re's imports).
+TABLE_MODULE = "completion_table.py"
 REGENERATE = "python -m kschedctl.cli.completion_scripts"
 
 
@@ -71,6 +74,130 @@ def command_tree() -> list[str]:
     return lines
 
 
+def completion_table() -> dict[str, Any]:
+    """What quick_complete needs to answer a TAB exactly as typer would, without loading it.
+
+    Per command path (words joined by spaces, "" for the root): its visible subcommands and
+    its parameters in click's order, each with the help texts already formatted the way
+    typer's zsh and fish classes show them (on one line: typer wraps them at the width of
+    the terminal the TAB came from, newlines included), static values (choices, ``completers.choices``),
+    or the name of the completer that computes them at TAB time.
+    """
+    import re
+
+    from rich.text import Text
+
+    from kschedctl.cli import app
+
+    def _sanitize_help_text(text: str) -> str:
+        # typer renders help markup with rich (_completion_classes._sanitize_help_text),
+        # wrapped at the terminal's width; here on one line, whatever the terminal
+        return Text.from_markup(text).plain.rstrip("\n")
+
+    def helps(text: str | None) -> dict[str, str]:
+        if not text:
+            return {}
+        zsh = (
+            text.replace('"', '""').replace("'", "''").replace("$", "\\$")
+            .replace("`", "\\`").replace(":", r"\\:")
+        )  # fmt: skip
+        return {
+            "zsh": _sanitize_help_text(zsh),
+            "fish": _sanitize_help_text(re.sub(r"\s", " ", text)),
+        }
+
+    commands: dict[str, Any] = {}
+
+    def param_entry(param: Any, ctx: Any) -> dict[str, Any]:
+        opts = list(param.opts)
+        if param.name == "help":
+            # click builds the help option from a set (in hash order, new each process):
+            # written in the order the app configures (-h, --help), so the table is stable
+            opts.sort(key=lambda n: [*ctx.help_option_names, n].index(n))
+        entry: dict[str, Any] = {
+            "kind": param.param_type_name,
+            "name": param.name,
+            "opts": opts,
+            "all_opts": [*opts, *param.secondary_opts],
+            "flag": bool(getattr(param, "is_flag", False) or getattr(param, "count", False)),
+            "multiple": bool(getattr(param, "multiple", False)),
+            "nargs": param.nargs,
+            "hidden": bool(getattr(param, "hidden", False)),
+            # click runs callbacks while it parses a TAB's words (--version prints): a given
+            # option with one is left to typer
+            "callback": param.callback is not None and param.name != "help",
+            **helps(getattr(param, "help", None)),
+        }
+        custom = getattr(param, "_custom_shell_complete", None)
+        if custom is not None:
+            callback = _autocompletion_of(custom)
+            static = getattr(callback, "choices", None)
+            if static is not None:
+                entry["values"], entry["icase"] = list(static), False
+            else:
+                entry["completer"] = f"{callback.__module__}:{callback.__qualname__}"
+        else:
+            values = [item.value for item in param.type.shell_complete(ctx, param, "")]
+            if any(not isinstance(v, str) for v in values) or any(
+                item.type != "plain" for item in param.type.shell_complete(ctx, param, "")
+            ):
+                entry["completer"] = "typer"  # not a plain list: answered by typer itself
+            elif values:
+                entry["values"] = values
+                entry["icase"] = not getattr(param.type, "case_sensitive", True)
+        return entry
+
+    # Duck-typed click objects: typer >= 0.20 vendors its own copy of click.
+    def walk(cmd: Any, ctx: Any, path: list[str]) -> None:
+        subcommands = getattr(cmd, "commands", None)
+        node: dict[str, Any] = {
+            "params": [param_entry(p, ctx) for p in cmd.get_params(ctx)],
+            "commands": [],
+        }
+        commands[" ".join(path)] = node
+        if subcommands is None:
+            return
+        for name in cmd.list_commands(ctx):
+            sub = cmd.get_command(ctx, name)
+            if sub is None:
+                continue
+            if not sub.hidden:
+                node["commands"].append({"name": name, **helps(sub.get_short_help_str())})
+            sub_ctx = sub.context_class(sub, info_name=name, parent=ctx, **sub.context_settings)
+            walk(sub, sub_ctx, [*path, name])
+
+    root = typer.main.get_command(app)
+    walk(root, root.context_class(root, info_name=PROG, **root.context_settings), [])
+    return {"prog": PROG, "commands": commands}
+
+
+def _autocompletion_of(custom: Any) -> Any:
+    """The function given as ``autocompletion=``: typer wraps it twice (a compat closure over
+    a ``functools.update_wrapper`` wrapper of it)."""
+    for cell in getattr(custom, "__closure__", None) or ():
+        wrapped = getattr(cell.cell_contents, "__wrapped__", None)
+        if wrapped is not None:
+            return wrapped
+    return custom
+
+
+def table_path() -> Path:
+    return Path(__file__).resolve().parents[1] / TABLE_MODULE
+
+
+def table_text() -> str:
+    import pprint
+
+    body = pprint.pformat(completion_table(), width=100, sort_dicts=True)
+    return (
+        f'"""The command tree for shell completion. Generated by: {REGENERATE} (do not edit)."""\n'
+        "\n"
+        "from typing import Any\n"
+        "\n"
+        f"TABLE: dict[str, Any] = {body}\n"
+    )
+
+
 def completion_script(shell: str) -> str:
     tree = "\n".join(f"#   {line}" for line in command_tree())
     return (
@@ -87,15 +214,18 @@ def main(argv: list[str] | None = None) -> int:
     args = [a for a in args if a != "--check"]
     target = Path(args[0]) if args else source_dir()
     stale = []
-    for shell, name in FILES.items():
-        path = target / name
-        script = completion_script(shell)
+    outputs = [
+        (target / name, lambda shell=shell: completion_script(shell))
+        for shell, name in FILES.items()
+    ]
+    for path, make in [*outputs, (table_path(), table_text)]:
+        script = make()
         current = path.read_text(encoding="utf-8") if path.exists() else None
         if current == script:
             continue
         stale.append(str(path))
         if not check:
-            target.mkdir(parents=True, exist_ok=True)
+            path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(script, encoding="utf-8")
     if check and stale:
         print(f"stale completion scripts: {', '.join(stale)}; run: {REGENERATE}", file=sys.stderr)

@@ -12,8 +12,17 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from kschedctl import output
+from kschedctl.cli import cluster_completers
 from kschedctl.cli.common import connect
-from kschedctl.cli.options import Context, DryRun, DryRunCommand, Kubeconfig, dry_run_mode
+from kschedctl.cli.options import (
+    ClusterName,
+    Context,
+    DryRun,
+    DryRunCommand,
+    Kubeconfig,
+    User,
+    dry_run_mode,
+)
 from kschedctl.cli.paths import guard_paths
 from kschedctl.errors import UsageError
 from kschedctl.render import forms
@@ -55,7 +64,10 @@ def _form(as_form: str | None, aliases: dict[str, bool]) -> str:
 def deploy_command(
     src: Annotated[
         str,
-        typer.Argument(help="Workspace directory, spec file, or a scheduler name (all defaults)."),
+        typer.Argument(
+            help="Workspace directory, spec file, or a scheduler name (all defaults).",
+            autocompletion=cluster_completers.deploy_sources,
+        ),
     ],
     as_form: Annotated[
         DeployForm | None,
@@ -94,6 +106,8 @@ def deploy_command(
     ] = False,
     kubeconfig: Kubeconfig = None,
     context: Context = None,
+    cluster_name: ClusterName = None,
+    user: User = None,
     namespace: Annotated[
         str | None,
         typer.Option(
@@ -184,7 +198,7 @@ def deploy_command(
         return
     host = hosts.for_target(kubeconfig, root, manifests_dir)
     report = Reporter(done=typer.echo, info=output.info, warn=output.warn)
-    with connect(kubeconfig, context) as cluster:
+    with connect(kubeconfig, context, cluster_name, user) as cluster:
         _print_summary(use_case.deploy(cluster, host, request, report))
 
 

@@ -10,15 +10,18 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from kschedctl import output
+from kschedctl.cli import cluster_completers
 from kschedctl.cli.common import age, connect
 from kschedctl.cli.options import (
     WIDE_FORMATS,
     AllNamespaces,
+    ClusterName,
     Context,
     EventsSince,
     Kubeconfig,
     Namespace,
     NoHeaders,
+    User,
     WideOutput,
     check_output,
 )
@@ -41,6 +44,7 @@ def events(
         typer.Argument(
             help="Scheduler name (the events' reportingController); every scheduler's events when left out.",
             show_default=False,
+            autocompletion=cluster_completers.schedulers,
         ),
     ] = None,
     namespace: Namespace = None,
@@ -70,6 +74,8 @@ def events(
     no_headers: NoHeaders = False,
     kubeconfig: Kubeconfig = None,
     context: Context = None,
+    cluster_name: ClusterName = None,
+    user: User = None,
 ) -> None:
     """The events a scheduler reported, oldest to newest, failures highlighted.
 
@@ -81,7 +87,7 @@ def events(
     from kschedctl.ops.events import event_filter, open_events
 
     wanted = event_filter(name, for_object, types, since)
-    with connect(kubeconfig, context) as cluster:
+    with connect(kubeconfig, context, cluster_name, user) as cluster:
         source = open_events(cluster, wanted, namespace=namespace, all_namespaces=all_namespaces)
         if watch:
             _watch(source, fmt, no_headers)

@@ -7,17 +7,20 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from kschedctl import output
+from kschedctl.cli import cluster_completers
 from kschedctl.cli.common import age, connect, label_selector
 from kschedctl.cli.common import field_selector as field_selector_of
 from kschedctl.cli.options import (
     TABLE_FORMATS,
     WIDE_FORMATS,
+    ClusterName,
     Context,
     FieldSelector,
     Kubeconfig,
     LabelSelector,
     NoHeaders,
     TableOutput,
+    User,
     WideOutput,
     check_output,
 )
@@ -31,6 +34,8 @@ if TYPE_CHECKING:
 def list_schedulers(
     kubeconfig: Kubeconfig = None,
     context: Context = None,
+    cluster_name: ClusterName = None,
+    user: User = None,
     out: WideOutput = None,
     no_headers: NoHeaders = False,
     selector: LabelSelector = None,
@@ -57,7 +62,7 @@ def list_schedulers(
     # Imported here: --help and the offline commands must not pay for the cluster layers.
     from kschedctl.ops.list import scheduler_list
 
-    with connect(kubeconfig, context) as cluster:
+    with connect(kubeconfig, context, cluster_name, user) as cluster:
         if watch:
             from kschedctl.cli.listwatch import watch_list  # on use (start-up)
 
@@ -106,9 +111,17 @@ def list_rows(found: SchedulerList, fmt: OutputFormat) -> list[list[Any]]:
 
 
 def status(
-    name: Annotated[str, typer.Argument(help="Scheduler name (a profile's schedulerName).")],
+    name: Annotated[
+        str,
+        typer.Argument(
+            help="Scheduler name (a profile's schedulerName).",
+            autocompletion=cluster_completers.schedulers,
+        ),
+    ],
     kubeconfig: Kubeconfig = None,
     context: Context = None,
+    cluster_name: ClusterName = None,
+    user: User = None,
     out: TableOutput = None,
     no_headers: NoHeaders = False,
 ) -> None:
@@ -121,7 +134,7 @@ def status(
     # the use case loads the cluster layers: not at start-up
     from kschedctl.ops.status import scheduler_status
 
-    with connect(kubeconfig, context) as cluster:
+    with connect(kubeconfig, context, cluster_name, user) as cluster:
         report = scheduler_status(cluster, name)
     if not fmt.is_table:
         # -o name: the scheduler, as `list -o name` names it

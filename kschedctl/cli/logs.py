@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from kschedctl import output
+from kschedctl.cli import cluster_completers
 from kschedctl.cli.common import connect
-from kschedctl.cli.options import Context, Kubeconfig, Since
+from kschedctl.cli.options import ClusterName, Context, Kubeconfig, Since, User
 from kschedctl.errors import UsageError
 
 if TYPE_CHECKING:
@@ -19,7 +20,13 @@ if TYPE_CHECKING:
 
 
 def logs(
-    name: Annotated[str, typer.Argument(help="Scheduler name (a profile's schedulerName).")],
+    name: Annotated[
+        str,
+        typer.Argument(
+            help="Scheduler name (a profile's schedulerName).",
+            autocompletion=cluster_completers.schedulers,
+        ),
+    ],
     follow: Annotated[
         bool,
         typer.Option(
@@ -61,6 +68,8 @@ def logs(
     ] = False,
     kubeconfig: Kubeconfig = None,
     context: Context = None,
+    cluster_name: ClusterName = None,
+    user: User = None,
 ) -> None:
     """The scheduler's logs: every replica, merged in time order, the leader marked.
 
@@ -82,7 +91,7 @@ def logs(
     from kschedctl.ops.logs import LogsRequest, open_logs
 
     request = LogsRequest(name, follow, since_seconds, tail, all_replicas)
-    with connect(kubeconfig, context) as cluster:
+    with connect(kubeconfig, context, cluster_name, user) as cluster:
         try:
             with open_logs(cluster, hosts.for_target(kubeconfig), request, output.warn) as stream:
                 Printer(prefix, timestamps, keep)(stream.lines, stream.sources)

@@ -1,7 +1,7 @@
 """Options shared by several commands, declared once (typer ``Annotated`` aliases).
 
 kubectl's flags for the cluster-facing commands (``--kubeconfig``, ``--context``,
-``-n/--namespace``, ``-A``, ``-o``, ``--since``) and ``--kubernetes-version`` for the offline
+``--cluster``, ``--user``, ``-n/--namespace``, ``-A``, ``-o``, ``--since``) and ``--kubernetes-version`` for the offline
 ones. Every command module is imported at start-up (they register themselves), so one module
 of aliases costs nothing more than several.
 """
@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperCommand
 
+from kschedctl.cli import completers
 from kschedctl.config.versions import DEFAULT_VERSION, parse_version, supported_minors
 from kschedctl.errors import UsageError
 from kschedctl.printers import formats
@@ -23,9 +24,36 @@ Kubeconfig = Annotated[
         "--kubeconfig", help="Path to the kubeconfig file (default: $KUBECONFIG or ~/.kube/config)."
     ),
 ]
-Context = Annotated[str | None, typer.Option("--context", help="The kubeconfig context to use.")]
+Context = Annotated[
+    str | None,
+    typer.Option(
+        "--context", help="The kubeconfig context to use.", autocompletion=completers.contexts
+    ),
+]
+ClusterName = Annotated[
+    str | None,
+    typer.Option(
+        "--cluster",
+        help="The kubeconfig cluster to use (instead of the context's).",
+        autocompletion=completers.clusters,
+    ),
+]
+User = Annotated[
+    str | None,
+    typer.Option(
+        "--user",
+        help="The kubeconfig user to use (instead of the context's).",
+        autocompletion=completers.users,
+    ),
+]
 Namespace = Annotated[
-    str | None, typer.Option("-n", "--namespace", help="Namespace (default: the context's).")
+    str | None,
+    typer.Option(
+        "-n",
+        "--namespace",
+        help="Namespace (default: the context's, else default).",
+        autocompletion=completers.namespaces,
+    ),
 ]
 AllNamespaces = Annotated[
     bool, typer.Option("-A", "--all-namespaces", help="Across all namespaces.")
@@ -48,6 +76,7 @@ def output_option(offered: tuple[str, ...], default_help: str = "") -> Any:
         "custom-columns use kubectl's syntax and read the data -o json prints.",
         metavar="FORMAT",
         show_default=False,
+        autocompletion=completers.choices(offered),
     )
 
 

@@ -10,17 +10,30 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from kschedctl import output
+from kschedctl.cli import cluster_completers
 from kschedctl.cli.common import connect
-from kschedctl.cli.options import Context, DryRun, DryRunCommand, Kubeconfig, dry_run_mode
+from kschedctl.cli.options import (
+    ClusterName,
+    Context,
+    DryRun,
+    DryRunCommand,
+    Kubeconfig,
+    User,
+    dry_run_mode,
+)
 
 if TYPE_CHECKING:
     from kschedctl.ops.remove import RemoveResult
 
 
 def remove_command(
-    name: Annotated[str, typer.Argument(help="The scheduler name kschedctl deployed.")],
+    name: Annotated[str, typer.Argument(
+            help="The scheduler name kschedctl deployed.", autocompletion=cluster_completers.schedulers
+        )],
     kubeconfig: Kubeconfig = None,
     context: Context = None,
+    cluster_name: ClusterName = None,
+    user: User = None,
     dry_run: DryRun = "none",
     force: Annotated[bool, typer.Option("--force", help="Remove even if pods still ask for this scheduler.")] = False,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds to wait for its pods to stop.")] = 120.0,
@@ -41,7 +54,7 @@ def remove_command(
     from kschedctl.ops.reporter import Reporter
 
     report = Reporter(done=typer.echo, info=output.info, warn=output.warn)
-    with connect(kubeconfig, context) as cluster:
+    with connect(kubeconfig, context, cluster_name, user) as cluster:
         result = remove(cluster, name, force=force, dry_run=mode == "client",
                         server_dry_run=mode == "server", timeout=timeout, report=report)  # fmt: skip
     if result.server_dry_run:

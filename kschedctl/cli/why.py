@@ -8,11 +8,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from kschedctl import output
+from kschedctl.cli import cluster_completers
 from kschedctl.cli.common import connect, label_selector
 from kschedctl.cli.common import field_selector as field_selector_of
 from kschedctl.cli.options import (
     TABLE_FORMATS,
     AllNamespaces,
+    ClusterName,
     Context,
     FieldSelector,
     Kubeconfig,
@@ -20,6 +22,7 @@ from kschedctl.cli.options import (
     Namespace,
     NoHeaders,
     TableOutput,
+    User,
     check_output,
 )
 from kschedctl.errors import EXIT_FINDINGS, UsageError
@@ -32,7 +35,12 @@ _MARK = {"error": "[red]✗[/red]", "warning": "[yellow]![/yellow]", "info": "[d
 
 def why(
     pod: Annotated[
-        str | None, typer.Argument(help="The pod (NAME or pod/NAME).", show_default=False)
+        str | None,
+        typer.Argument(
+            help="The pod (NAME or pod/NAME).",
+            show_default=False,
+            autocompletion=cluster_completers.pending_pods,
+        ),
     ] = None,
     all_pods: Annotated[
         bool,
@@ -53,6 +61,8 @@ def why(
     field_selector: FieldSelector = None,
     kubeconfig: Kubeconfig = None,
     context: Context = None,
+    cluster_name: ClusterName = None,
+    user: User = None,
 ) -> None:
     """Explain why a pod is Pending, node by node, and what to change. Exit 6 if it cannot run.
 
@@ -79,7 +89,7 @@ def why(
     # Imported here: --help and the offline commands must not pay for the cluster layers.
     from kschedctl.ops.why import explain
 
-    with connect(kubeconfig, context) as cluster:
+    with connect(kubeconfig, context, cluster_name, user) as cluster:
         found = explain(cluster, pod, namespace=namespace, all_namespaces=all_namespaces,
                         all_reasons=all_reasons, kubeconfig=kubeconfig,
                         label_selector=selector, field_selector=field_selector)  # fmt: skip

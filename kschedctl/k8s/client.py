@@ -16,6 +16,12 @@ from typing import Any
 from urllib.parse import urlencode
 
 from kschedctl import __version__
+from kschedctl.config.kubeconfig import (
+    kubeconfig_paths,
+    merge_kubeconfigs,
+    read_kubeconfigs,
+    select,
+)
 from kschedctl.errors import (
     ApiError,
     ClusterError,
@@ -23,6 +29,7 @@ from kschedctl.errors import (
     ForbiddenError,
     KschedError,
     NotFoundError,
+    shown_path,
 )
 
 DEFAULT_TIMEOUT = 30.0
@@ -46,36 +53,49 @@ class Cluster:
         self.namespace = namespace  # the context's namespace: kubectl's default for -n
 
     @classmethod
-    def connect(cls, kubeconfig: str | None = None, context: str | None = None) -> Cluster:
+    def connect(
+        cls,
+        kubeconfig: str | None = None,
+        context: str | None = None,
+        *,
+        cluster: str | None = None,
+        user: str | None = None,
+    ) -> Cluster:
+        """Connect as kubectl would: ``--kubeconfig`` alone, else every file of
+        ``$KUBECONFIG`` (or ``~/.kube/config``) merged with kubectl's rules
+        (:mod:`kschedctl.config.kubeconfig`), then the ``--context``/``--cluster``/``--user``
+        overrides; with no kubeconfig at all, the pod's service account (in-cluster)."""
         # the kubernetes client costs ~0.3 s: loaded on the first connection
         from kubernetes import client, config
         from kubernetes.config.config_exception import ConfigException
 
-        path = (
-            kubeconfig
-            or os.environ.get("KUBECONFIG", "").split(os.pathsep)[0]
-            or str(Path.home() / ".kube" / "config")
-        )
+        paths = kubeconfig_paths(kubeconfig)
+        files = read_kubeconfigs(paths, explicit=kubeconfig is not None)
         configuration = client.Configuration()
         try:
-            if not Path(path).is_file():
-                if kubeconfig is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
-                    config.load_incluster_config(client_configuration=configuration)
-                    return cls(client.ApiClient(configuration), None, _incluster_namespace())
-                raise ClusterError(f"kubeconfig {path} does not exist", hint=_kubeconfig_hint())
-            config.load_kube_config(
-                config_file=path, context=context, client_configuration=configuration
+            if not files and not kubeconfig and _incluster_possible():
+                # client-go's DeferredLoadingClientConfig: an empty config falls back to
+                # the service account (KUBERNETES_SERVICE_HOST/PORT and its token file)
+                config.load_incluster_config(client_configuration=configuration)
+                return cls(client.ApiClient(configuration), None, _incluster_namespace())
+            if not files:
+                raise ClusterError(
+                    f"no kubeconfig found (looked for {', '.join(shown_path(p) for p in paths)})",
+                    hint=_kubeconfig_hint(),
+                )
+            chosen = select(merge_kubeconfigs(files), context=context, cluster=cluster, user=user)
+            config.load_kube_config_from_dict(
+                chosen.config,
+                context=chosen.context,
+                client_configuration=configuration,
+                persist_config=False,
             )
-            contexts, active = config.list_kube_config_contexts(config_file=path)
         except ConfigException as err:
+            where = ", ".join(shown_path(path) for path, _ in files) or "in-cluster"
             raise ClusterError(
-                f"cannot use kubeconfig {path}: {err}", hint=_kubeconfig_hint()
+                f"cannot use kubeconfig {where}: {err}", hint=_kubeconfig_hint()
             ) from err
-        chosen = (
-            next((c for c in contexts if c.get("name") == context), None) if context else active
-        )
-        namespace = ((chosen or {}).get("context") or {}).get("namespace") or "default"
-        return cls(client.ApiClient(configuration), context, namespace)
+        return cls(client.ApiClient(configuration), chosen.context, chosen.namespace)
 
     # -- raw requests -------------------------------------------------------------------------
 
@@ -228,6 +248,15 @@ class Cluster:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _incluster_possible() -> bool:
+    # rest.InClusterConfig's conditions (client-go rest/config.go)
+    return bool(
+        os.environ.get("KUBERNETES_SERVICE_HOST")
+        and os.environ.get("KUBERNETES_SERVICE_PORT")
+        and Path("/var/run/secrets/kubernetes.io/serviceaccount/token").is_file()
+    )
 
 
 def _incluster_namespace() -> str:

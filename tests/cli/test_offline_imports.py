@@ -68,3 +68,21 @@ def test_offline_commands_do_not_import_kubernetes(args: list[str], tmp_path: Pa
 def test_completion_does_not_import_kubernetes(tmp_path: Path) -> None:
     env = {"_KSCHEDCTL_COMPLETE": "complete_bash", "COMP_WORDS": "kschedctl cr", "COMP_CWORD": "1"}
     assert _loaded([], tmp_path, env) == ""
+
+
+@pytest.mark.parametrize(
+    "words",
+    ["kschedctl list -o ", "kschedctl why --context ", "kschedctl render x --as "],
+    ids=["output-values", "contexts", "forms"],
+)
+def test_static_and_kubeconfig_completion_do_not_import_kubernetes(
+    words: str, tmp_path: Path
+) -> None:
+    (tmp_path / "config").write_text("contexts: [{name: lab, context: {cluster: c}}]\n")
+    env = {
+        "_KSCHEDCTL_COMPLETE": "complete_bash",
+        "COMP_WORDS": words,
+        "COMP_CWORD": str(len(words.split(" ")) - 1),
+        "KUBECONFIG": str(tmp_path / "config"),
+    }
+    assert _loaded([], tmp_path, env) == ""

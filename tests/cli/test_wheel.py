@@ -36,6 +36,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_wheel_contains_templates_and_completions(wheel: Path) -> None:
+    assert "kschedctl/completion_table.py" in zipfile.ZipFile(wheel).namelist()
     names = set(zipfile.ZipFile(wheel).namelist())
     for template in (ROOT / "templates").glob("*.j2"):
         assert f"kschedctl/_data/templates/{template.name}" in names
@@ -79,3 +80,14 @@ def test_installed_layout_renders_from_packaged_templates(wheel: Path, tmp_path:
     where, _, text = result.stdout.partition("\n")
     assert where == str(tmp_path / "site" / "kschedctl" / "_data" / "templates")
     assert "schedulerName: s" in text
+
+
+def test_wheel_installs_the_kubectl_plugin_executables(wheel: Path) -> None:
+    # kubectl finds plugins by executable name on PATH: kubectl-sched runs `kubectl sched`,
+    # kubectl_complete-sched answers its completion requests.
+    archive = zipfile.ZipFile(wheel)
+    (entry_points,) = [n for n in archive.namelist() if n.endswith(".dist-info/entry_points.txt")]
+    scripts = archive.read(entry_points).decode()
+    assert "kschedctl = kschedctl.quick_complete:main" in scripts
+    assert "kubectl-sched = kschedctl.cli.plugin:kubectl_sched" in scripts
+    assert "kubectl_complete-sched = kschedctl.cli.plugin:kubectl_complete_sched" in scripts
