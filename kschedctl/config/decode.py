@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +43,19 @@ class Decoded:
     doc: Any
     problems: list[Problem] = field(default_factory=list)
     is_json: bool = False
+
+
+# A ConfigMap value that is a scheduler config: it names the kind or group, or (written
+# without apiVersion/kind, which kube-scheduler refuses: "Object 'Kind' is missing") starts with
+# the profiles a config holds.
+_SCHEDULER_CONFIG = re.compile(
+    r"KubeSchedulerConfiguration|kubescheduler\.config\.k8s\.io|^profiles:", re.M
+)
+
+
+def holds_config(text: str) -> bool:
+    """Whether ``text`` (a ConfigMap value) is meant as a KubeSchedulerConfiguration."""
+    return bool(_SCHEDULER_CONFIG.search(text))
 
 
 def is_json(text: str) -> bool:

@@ -67,7 +67,7 @@ def default_config(doc: dict[str, Any]) -> dict[str, Any]:
                 if isinstance(entry, dict) and isinstance(entry.get("args"), dict):
                     entry["args"] = default_args(str(entry.get("name")), entry["args"])
     _fill(out, "percentageOfNodesToScore", 0, zero=False)
-    le = out.setdefault("leaderElection", {})
+    le = _section(out, "leaderElection")
     if isinstance(le, dict):
         for key, value in (
             ("resourceLock", "leases"),
@@ -80,7 +80,7 @@ def default_config(doc: dict[str, Any]) -> dict[str, Any]:
             if _zero_duration(le.get(key)):
                 le[key] = value
         _fill(le, "leaderElect", True, zero=False)
-    cc = out.setdefault("clientConnection", {})
+    cc = _section(out, "clientConnection")
     if isinstance(cc, dict):
         if cc.get("contentType") in (None, ""):
             cc["contentType"] = "application/vnd.kubernetes.protobuf"
@@ -130,3 +130,11 @@ def _weights_zero_to_one(resources: Any) -> None:
         if isinstance(res, dict) and (res.get("weight") is None or res.get("weight") == 0):
             if not isinstance(res.get("weight"), bool):
                 res["weight"] = 1
+
+
+def _section(doc: dict[str, Any], key: str) -> Any:
+    """The struct at ``key``, an absent or null one as {}: Go decodes null into a struct's zero
+    value, which defaulting then fills (``leaderElection:`` alone is a default Lease)."""
+    if doc.get(key) is None:
+        doc[key] = {}
+    return doc[key]

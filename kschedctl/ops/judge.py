@@ -230,11 +230,6 @@ def _outside_quotes(text: str) -> bool:
 
 # A ConfigMap value kube-scheduler would be pointed at: it names the kind or the group, or it
 # has the top-level profiles key of a config that forgot both (kube-scheduler refuses that one).
-_SCHEDULER_CONFIG = re.compile(
-    r"KubeSchedulerConfiguration|kubescheduler\.config\.k8s\.io|^profiles:", re.M
-)
-
-
 @dataclass(frozen=True)
 class Target:
     """One config kube-scheduler can be asked about: where it is, and its text."""
@@ -252,6 +247,7 @@ def targets(text: str, source: str) -> list[Target]:
     kube-scheduler may well read it (a JSON document is JSON to it).
     """
     # the YAML reader and renderer only for this option: plain `validate` does not pay
+    from kschedctl.config.decode import holds_config
     from kschedctl.config.schema import AliasBudget, YamlError, parse_yaml
 
     try:
@@ -274,7 +270,7 @@ def targets(text: str, source: str) -> list[Target]:
                 else None
             )
             for key, value in (data if isinstance(data, dict) else {}).items():
-                if isinstance(value, str) and _SCHEDULER_CONFIG.search(value):
+                if isinstance(value, str) and holds_config(value):
                     label = (
                         f"{where}ConfigMap/{name}.data[{key}]"
                         if name

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from kschedctl.config import userfile, versions
-from kschedctl.config.decode import Decoded, decode_config_text, is_json
+from kschedctl.config.decode import Decoded, decode_config_text, holds_config, is_json
 from kschedctl.config.schema import AliasBudget, YamlError, key_segment, key_text, parse_yaml
 from kschedctl.config.validation import check_config
 from kschedctl.errors import NotFoundError, Problem, SpecError, errors_in, quote
@@ -286,7 +286,7 @@ def _check_configmap(
     budget: AliasBudget,
 ) -> None:
     for key, value in _mapping(doc.get("data")).items():
-        if not isinstance(value, str) or "KubeSchedulerConfiguration" not in value:
+        if not isinstance(value, str) or not holds_config(value):
             continue
         path = f"{_object_path(doc, where)}.data[{key_text(key)}]"
         report.checked.append(f"KubeSchedulerConfiguration in {path}")

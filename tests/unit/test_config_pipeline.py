@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from kschedctl.config.decode import decode_config_text, is_json, json_numbers
+from kschedctl.config.decode import decode_config_text, holds_config, is_json, json_numbers
 from kschedctl.config.defaults import default_args, default_config
 from kschedctl.config.schema import YamlError, go_scalar, parse_yaml
 from kschedctl.config.validation import check_config
@@ -483,3 +483,26 @@ profiles:
     )
     [message] = _errors(text)
     assert message.endswith("matchExpressions[0].key: must be a string, not False")
+
+
+@pytest.mark.parametrize("section", ["leaderElection", "clientConnection"])
+def test_a_null_section_is_defaulted_like_an_absent_one(section: str) -> None:
+    # Go decodes `leaderElection:` (null) into the zero struct, then defaults it.
+    text = (
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+        f"{section}:\nprofiles:\n- schedulerName: my-scheduler\n"
+    )
+    assert _errors(text, replaces_default=True) == []  # (kube-scheduler's own Lease, then)
+    assert default_config({section: None})[section] == default_config({})[section]
+
+
+@pytest.mark.parametrize(
+    ("value", "meant"),
+    [
+        ("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n", True),
+        ("profiles:\n- schedulerName: gpu\n", True),  # kube-scheduler: Object 'Kind' is missing
+        ("log-level: 2\n", False),
+    ],
+)
+def test_configmap_values_meant_as_a_config(value: str, meant: bool) -> None:
+    assert holds_config(value) is meant
