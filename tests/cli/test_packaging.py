@@ -99,5 +99,6 @@ def test_pipx_installs_the_cli_and_the_kubectl_plugin(tmp_path: Path) -> None:
     }
     _run(tools / "bin" / "pipx", "install", "--python", sys.executable, str(ROOT), env=env)
     bins = {p.name for p in (tmp_path / "bin").iterdir()}
-    assert "kschedctl" in bins
+    assert {"kschedctl", "kubectl-sched", "kubectl_complete-sched"} <= bins
+    assert "kubectl sched" in _run(tmp_path / "bin" / "kubectl-sched", "--help", env=env)
     assert "kschedctl" in _run(tmp_path / "bin" / "kschedctl", "--version", env=env)
