@@ -84,7 +84,8 @@ def validate(
         for report in result.reports:
             for problem in report.problems:
                 typer.echo(str(problem))
-    _print_verdicts(result.reports)
+    # -o json/yaml carry the verdicts in the document: stdout stays one parseable document.
+    _print_verdicts(result.reports, to_stdout=fmt is ValidateOutput.text)
     for report in result.reports:
         if report.valid and not report.checked:
             # Plain text: a file name is the user's, never markup or escape sequences.
@@ -109,9 +110,10 @@ def validate(
     output.info(f"{len(result.reports)} file(s) valid ({result.rules}{warned})")
 
 
-def _print_verdicts(reports: "list[FileReport]") -> None:
+def _print_verdicts(reports: "list[FileReport]", *, to_stdout: bool) -> None:
     """kube-scheduler's verdict per file (--kube-scheduler): a note on stderr when it agrees,
-    a stdout line and its own messages when it does not."""
+    a line and its own messages when it does not (stdout in text mode, beside the problems;
+    stderr when stdout holds a JSON or YAML document)."""
     for report in reports:
         verdict = report.verdict
         if verdict is None:
@@ -122,9 +124,12 @@ def _print_verdicts(reports: "list[FileReport]") -> None:
             typer.echo(f"note: {name}: kube-scheduler: {said}", err=True)
             continue
         ours = "valid" if report.valid else "invalid"
-        typer.echo(f"{name}: kube-scheduler {said} it, validate says {ours}: disagreement")
+        typer.echo(
+            f"{name}: kube-scheduler {said} it, validate says {ours}: disagreement",
+            err=not to_stdout,
+        )
         for message in verdict.messages:
-            typer.echo(f"{name}: kube-scheduler: {printable(message)}")
+            typer.echo(f"{name}: kube-scheduler: {printable(message)}", err=not to_stdout)
 
 
 HELP = (

@@ -127,9 +127,23 @@ def is_managed(obj: dict[str, Any]) -> bool:
 
 
 def is_kube_scheduler_image(image: str) -> bool:
-    """The image's repository ends in ``kube-scheduler`` (any registry, tag or digest)."""
+    """The image's repository ends in ``kube-scheduler`` (any registry, tag or digest): the
+    upstream image, scheduler-plugins' ``scheduler-plugins/kube-scheduler`` and builds named
+    like ``custom-kube-scheduler``."""
     last = image.split("@", 1)[0].rsplit("/", 1)[-1]
-    return last.split(":", 1)[0] == "kube-scheduler"
+    return last.split(":", 1)[0].endswith("kube-scheduler")
+
+
+def is_kube_scheduler_container(container: dict[str, Any]) -> bool:
+    """A container running a kube-scheduler build: by its image, its command, or — for a
+    ``program: custom`` image and binary of any name — the container name kschedctl (and
+    kubeadm) give it, ``kube-scheduler``, with the ``--config`` every such scheduler reads."""
+    argv = [str(a) for a in [*(container.get("command") or []), *(container.get("args") or [])]]
+    if is_kube_scheduler_image(str(container.get("image", ""))):
+        return True
+    if argv and argv[0].rsplit("/", 1)[-1].endswith("kube-scheduler"):
+        return True
+    return container.get("name") == "kube-scheduler" and _flag(argv, "config") is not None
 
 
 def is_builtin_container(container: dict[str, Any]) -> bool:
@@ -143,10 +157,7 @@ def is_builtin_container(container: dict[str, Any]) -> bool:
 def scheduler_container(pod_spec: dict[str, Any]) -> dict[str, Any] | None:
     containers: list[dict[str, Any]] = pod_spec.get("containers") or []
     for container in containers:
-        argv = [*(container.get("command") or []), *(container.get("args") or [])]
-        if is_kube_scheduler_image(container.get("image", "")) or (
-            argv and argv[0].rsplit("/", 1)[-1] == "kube-scheduler"
-        ):
+        if is_kube_scheduler_container(container):
             return container
         if is_builtin_container(container):
             return container
@@ -154,7 +165,8 @@ def scheduler_container(pod_spec: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _argv(container: dict[str, Any]) -> list[str]:
-    argv = [*(container.get("command") or []), *(container.get("args") or [])]
+    # The API server keeps only strings here; a hand-written manifest may not.
+    argv = [str(a) for a in [*(container.get("command") or []), *(container.get("args") or [])]]
     # `sh -c "kube-scheduler --config=..."` forms: split the script too.
     return [part for arg in argv for part in (shlex.split(arg) if " --" in arg else [arg])]
 

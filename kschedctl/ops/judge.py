@@ -295,12 +295,12 @@ def targets(text: str, source: str) -> list[Target]:
 
 def _rendered_config(doc: dict[str, Any], source: str) -> str | None:
     """The config ``render`` writes for a spec; None if the spec is invalid or runs no
-    kube-scheduler (``program: builtin``)."""
+    kube-scheduler build (``program: builtin``; ``custom`` runs one with plugins of its own)."""
     from kschedctl.render.context import config_file
     from kschedctl.spec import spec_from_dict
 
     spec, problems = spec_from_dict(doc, source)
-    if spec is None or problems or spec.program != "kube-scheduler":
+    if spec is None or problems or spec.program == "builtin":
         return None
     return config_file(spec, spec.scheduler_config())
 

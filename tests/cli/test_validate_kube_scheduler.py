@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 from conftest import Run
 
 from kschedctl.lab import binaries
@@ -92,6 +93,23 @@ def test_json_carries_the_verdict_and_agreement(run: Run, fake: Path, tmp_path: 
         'FilterPlugin "NodeNames" does not exist'
     ]
     assert entries["b.yaml"]["agrees"] is (not entries["b.yaml"]["valid"])
+
+
+@pytest.mark.parametrize("fmt", ["json", "yaml"])
+def test_disagreement_keeps_machine_output_parseable(run: Run, tmp_path: Path, fmt: str) -> None:
+    # A kube-scheduler build that refuses every config (as a vanilla binary refuses a custom
+    # image's plugins): the disagreement goes to stderr, stdout stays one document.
+    script = tmp_path / "kube-scheduler"
+    script.write_text(f"#!/bin/sh\necho '{REFUSAL}' >&2; exit 1\n")
+    script.chmod(0o755)
+    (tmp_path / "c.yaml").write_text(VALID)
+    result = run("validate", "--kube-scheduler", str(script), "c.yaml", "-o", fmt)
+    assert result.exit_code == 0, result.output
+    (entry,) = json.loads(result.stdout) if fmt == "json" else yaml.safe_load(result.stdout)
+    assert (entry["valid"], entry["agrees"]) == (True, False)
+    assert entry["kubeScheduler"]["accepted"] is False
+    assert "c.yaml: kube-scheduler refused it, validate says valid: disagreement" in result.stderr
+    assert 'FilterPlugin "NodeNames" does not exist' in result.stderr
 
 
 def test_configmap_hands_over_its_config(run: Run, fake: Path, tmp_path: Path) -> None:

@@ -90,3 +90,37 @@ def test_targets_configmap_values_and_no_other_manifests() -> None:
 def test_a_problem_without_severity_is_an_error() -> None:
     assert not is_valid([Problem("x", "bad", "f")])
     assert is_valid([])
+
+
+@pytest.mark.parametrize(
+    ("program", "extra", "judged"),
+    [
+        ("kube-scheduler", "", True),
+        (
+            "custom",
+            "  image: kschedctl.local/custom-kube-scheduler:v1.36.3\n"
+            "  custom: {plugins: [{name: NodeLabelMatch, extensionPoints: [Filter]}]}\n",
+            True,
+        ),
+        (
+            "custom",
+            "  image: registry.k8s.io/scheduler-plugins/kube-scheduler:v0.34.7\n",
+            True,
+        ),
+        ("builtin", "", False),
+    ],
+    ids=["kube-scheduler", "custom-own-plugins", "custom-scheduler-plugins", "builtin"],
+)
+def test_targets_spec_is_judged_by_its_rendered_config_when_it_runs_kube_scheduler(
+    program: str, extra: str, judged: bool
+) -> None:
+    # program custom runs a kube-scheduler build too: its rendered config is what it reads
+    text = (
+        "apiVersion: kschedctl.io/v1alpha1\nkind: Scheduler\nmetadata: {name: s}\n"
+        f"spec:\n  program: {program}\n{extra}"
+    )
+    found = targets(text, "s.yaml")
+    assert [t.where for t in found] == (["rendered config"] if judged else [])
+    if judged:
+        assert "kind: KubeSchedulerConfiguration" in found[0].text
+        assert "schedulerName: s" in found[0].text

@@ -12,8 +12,10 @@ from kschedctl.observe.schedulers import (
     config_facts,
     config_source,
     discover,
+    is_kube_scheduler_container,
     is_kube_scheduler_image,
     parse_time,
+    scheduler_container,
 )
 
 NOW = datetime(2026, 12, 2, 12, 0, 0, tzinfo=timezone.utc)
@@ -209,10 +211,42 @@ def test_config_source_follows_mounts_and_items() -> None:
         ("kube-scheduler", True),
         ("registry.k8s.io/kube-controller-manager:v1.36.3", False),
         ("example.com/kube-scheduler-extender:1", False),
+        ("registry.k8s.io/scheduler-plugins/kube-scheduler:v0.34.7", True),
+        ("kschedctl.local/custom-kube-scheduler:v1.36.3", True),
+        ("example.com/kube-scheduler-custom:1", False),
     ],
 )
 def test_kube_scheduler_images(image: str, expected: bool) -> None:
     assert is_kube_scheduler_image(image) is expected
+
+
+@pytest.mark.parametrize(
+    ("container", "expected"),
+    [
+        ({"name": "s", "image": "registry.k8s.io/kube-scheduler:v1.36.3"}, True),
+        ({"name": "s", "image": "example.com/sched:1", "command": ["/bin/kube-scheduler"]}, True),
+        # program: custom with custom.binary: its own command name, kschedctl's container name
+        (
+            {"name": "kube-scheduler", "image": "example.com/sched:1",
+             "command": ["/usr/local/bin/my-sched", "--config=/etc/kubernetes/s/config.yaml"]},
+            True,
+        ),
+        (
+            {"name": "s", "image": "example.com/sched:1",
+             "command": ["/usr/local/bin/custom-kube-scheduler", "--config=/c.yaml"]},
+            True,
+        ),
+        # the container name alone is no kube-scheduler: it reads no --config
+        ({"name": "kube-scheduler", "image": "example.com/app:1", "command": ["app"]}, False),
+        ({"name": "app", "image": "example.com/app:1", "args": ["--config=/c.yaml"]}, False),
+        ({"name": "kube-scheduler", "image": "example.com/app:1", "args": [1, "--config", 2]}, True),
+    ],
+    ids=["image", "command", "custom-binary", "custom-command", "name-only", "config-only",
+         "non-string-args"],
+)  # fmt: skip
+def test_kube_scheduler_containers(container: dict[str, Any], expected: bool) -> None:
+    assert is_kube_scheduler_container(container) is expected
+    assert (scheduler_container({"containers": [container]}) is container) is expected
 
 
 @pytest.mark.parametrize(
