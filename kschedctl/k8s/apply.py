@@ -9,7 +9,7 @@ from typing import Any
 from kschedctl.errors import ApplyError, KschedError, NotFoundError, SpecError
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.resources import DELETE_ORDER, RESOURCES, describe, object_path, resource_of
-from kschedctl.observe.schedulers import INSTANCE, MANAGED_BY
+from kschedctl.observe.schedulers import owned, owner, owner_selectors
 from kschedctl.render.objects import ObjectKey, describe_key, object_key
 
 
@@ -21,8 +21,20 @@ class Outcome:
 
 
 def owned_by(obj: dict[str, Any], instance: str) -> bool:
-    labels = (obj.get("metadata") or {}).get("labels") or {}
-    return labels.get(MANAGED_BY) == "kschedctl" and labels.get(INSTANCE) == instance
+    """``obj`` carries kschedctl's mark for scheduler ``instance`` (observe.schedulers.owner)."""
+    return owner(obj) == instance
+
+
+def list_owned(
+    cluster: Cluster, collection: str, instance: str | None = None, extra: str = ""
+) -> list[dict[str, Any]]:
+    """The objects of ``collection`` kschedctl marked (for scheduler ``instance``), each once;
+    ``extra``: more label requirements (``key=value,…``) every one must meet too."""
+    suffix = f",{extra}" if extra else ""
+    selectors = owner_selectors(instance)
+    return owned(
+        (cluster.list(collection, labelSelector=f"{sel}{suffix}") for sel in selectors), instance
+    )
 
 
 def current(cluster: Cluster, obj: dict[str, Any]) -> dict[str, Any] | None:
@@ -32,12 +44,19 @@ def current(cluster: Cluster, obj: dict[str, Any]) -> dict[str, Any] | None:
         return None
 
 
+def live_objects(
+    cluster: Cluster, objects: list[dict[str, Any]]
+) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(rendered, live) for each of ``objects`` that exists in the cluster."""
+    return [(obj, live) for obj in objects if (live := current(cluster, obj)) is not None]
+
+
 def foreign_objects(cluster: Cluster, objects: list[dict[str, Any]], instance: str) -> list[str]:
     """Objects that exist under our names but are not kschedctl's ``instance``: never overwrite."""
     return [
         describe(obj)
-        for obj in objects
-        if (live := current(cluster, obj)) is not None and not owned_by(live, instance)
+        for obj, live in live_objects(cluster, objects)
+        if not owned_by(live, instance)
     ]
 
 
@@ -91,11 +110,10 @@ def apply_objects(
 
 def managed_objects(cluster: Cluster, instance: str) -> list[dict[str, Any]]:
     """Every object kschedctl created for ``instance``, in deletion order (with kind set)."""
-    selector = f"{MANAGED_BY}=kschedctl,{INSTANCE}={instance}"
     found: list[dict[str, Any]] = []
     for kind in DELETE_ORDER:
         resource = RESOURCES[kind]
-        for item in cluster.list(resource.collection(), labelSelector=selector):
+        for item in list_owned(cluster, resource.collection(), instance):
             item.setdefault("kind", kind)
             item.setdefault("apiVersion", resource.api_version)
             found.append(item)

@@ -8,13 +8,14 @@ from typing import Any
 from kschedctl.errors import NotFoundError
 from kschedctl.k8s.client import Cluster
 from kschedctl.observe.schedulers import (
-    MANAGED_BY,
     Snapshot,
     config_source,
+    owned,
+    owner_selectors,
     scheduler_container,
 )
 
-MANAGED_SELECTOR = f"{MANAGED_BY}=kschedctl"
+ROLES = "/apis/rbac.authorization.k8s.io/v1/roles"
 
 
 def snapshot(cluster: Cluster, pods: list[dict[str, Any]] | None = None) -> Snapshot:
@@ -28,15 +29,16 @@ def snapshot(cluster: Cluster, pods: list[dict[str, Any]] | None = None) -> Snap
             "/apis/coordination.k8s.io/v1/leases",
             fieldSelector="metadata.namespace!=kube-node-lease",
         )
-        managed_roles = pool.submit(
-            cluster.list, "/apis/rbac.authorization.k8s.io/v1/roles", labelSelector=MANAGED_SELECTOR
-        )
+        managed_roles = [
+            pool.submit(cluster.list, ROLES, labelSelector=selector)
+            for selector in owner_selectors()
+        ]
         snap = Snapshot(
             pods=all_pods.result(),
             deployments=deployments.result(),
             configmaps={},
             leases=leases.result(),
-            managed=managed_roles.result(),
+            managed=owned(future.result() for future in managed_roles),
         )
         wanted = set()
         for obj in [*snap.deployments, *snap.pods]:

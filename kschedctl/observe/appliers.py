@@ -12,7 +12,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["KSCHEDCTL_MANAGER", "applied_by", "appliers"]
+__all__ = [
+    "KSCHEDCTL_MANAGER",
+    "GITOPS_TOOLS",
+    "applied_by",
+    "appliers",
+    "helm_command",
+    "helm_releases",
+]
 
 # kschedctl.k8s.client.FIELD_MANAGER (observe sits below k8s and may not import it).
 KSCHEDCTL_MANAGER = "kschedctl"
@@ -24,6 +31,11 @@ _MARKS = (
     ("helm.toolkit.fluxcd.io/", "Flux"),
     ("meta.helm.sh/", "Helm"),
 )
+# The tools that apply objects again after they changed or went: deploy must not fight them.
+GITOPS_TOOLS = frozenset({"Argo CD", "Flux", "Helm"})
+# Where Helm records the release an object belongs to (helm.sh/helm/v4 pkg/action/validate.go).
+HELM_RELEASE_NAME = "meta.helm.sh/release-name"
+HELM_RELEASE_NAMESPACE = "meta.helm.sh/release-namespace"
 # Field managers of the same tools, for objects without their marks.
 _MANAGERS = {
     "argocd-controller": "Argo CD",
@@ -63,3 +75,25 @@ def appliers(objects: Iterable[dict[str, Any]]) -> list[str]:
         if who and who not in found:
             found.append(who)
     return found
+
+
+def helm_releases(objects: Iterable[dict[str, Any]]) -> list[tuple[str, str]]:
+    """The Helm releases (name, namespace) ``objects`` belong to, in first-seen order; the
+    namespace is empty when an object does not record it."""
+    found: list[tuple[str, str]] = []
+    for obj in objects:
+        annotations = (obj.get("metadata") or {}).get("annotations") or {}
+        name = annotations.get(HELM_RELEASE_NAME)
+        if not isinstance(name, str) or not name:
+            continue
+        namespace = annotations.get(HELM_RELEASE_NAMESPACE)
+        release = (name, namespace if isinstance(namespace, str) else "")
+        if release not in found:
+            found.append(release)
+    return found
+
+
+def helm_command(verb: str, release: tuple[str, str]) -> str:
+    """``helm VERB RELEASE -n NAMESPACE`` for a release of :func:`helm_releases`."""
+    name, namespace = release
+    return f"helm {verb} {name}" + (f" -n {namespace}" if namespace else "")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -22,6 +23,11 @@ from kschedctl.observe.bodies import SchedulerEntry
 
 MANAGED_BY = "app.kubernetes.io/managed-by"
 INSTANCE = "app.kubernetes.io/instance"
+# kschedctl's own mark on every object it renders: the scheduler's name. The recommended labels
+# above are not kschedctl's to keep: `helm install` sets managed-by to Helm on every object it
+# creates (helm.sh/helm/v4 pkg/action setMetadataVisitor) and Argo CD's default tracking label
+# is app.kubernetes.io/instance, so kschedctl finds its objects by this label first.
+SCHEDULER_LABEL = "kschedctl.io/scheduler"
 FORM_ANNOTATION = "kschedctl.io/form"
 LEASE_ANNOTATION = "kschedctl.io/lease"
 # On the pod template: a changed config rolls the pods (written by the templates).
@@ -122,8 +128,54 @@ def _meta(obj: dict[str, Any]) -> dict[str, Any]:
     return obj.get("metadata") or {}
 
 
+def owner(obj: dict[str, Any]) -> str | None:
+    """The scheduler kschedctl marked ``obj`` as part of, None when it is not kschedctl's.
+
+    Its own label first; objects deployed before kschedctl wrote it carry only
+    ``managed-by: kschedctl`` and the instance label, and are recognised by those."""
+    labels = _meta(obj).get("labels") or {}
+    marked = labels.get(SCHEDULER_LABEL)
+    if isinstance(marked, str) and marked:
+        return marked
+    instance = labels.get(INSTANCE)
+    if labels.get(MANAGED_BY) == "kschedctl" and isinstance(instance, str) and instance:
+        return instance
+    return None
+
+
 def is_managed(obj: dict[str, Any]) -> bool:
-    return (_meta(obj).get("labels") or {}).get(MANAGED_BY) == "kschedctl"
+    return owner(obj) is not None
+
+
+def owner_selectors(name: str | None = None) -> tuple[str, str]:
+    """Label selectors whose results, together and filtered by :func:`owner`, are every object
+    kschedctl marked (as part of scheduler ``name``): a selector cannot say "either label"."""
+    if name is None:
+        return SCHEDULER_LABEL, f"{MANAGED_BY}=kschedctl"
+    return f"{SCHEDULER_LABEL}={name}", f"{MANAGED_BY}=kschedctl,{INSTANCE}={name}"
+
+
+def owned(batches: Iterable[list[dict[str, Any]]], name: str | None = None) -> list[dict[str, Any]]:
+    """The objects of ``batches`` (the answers to :func:`owner_selectors`) that are kschedctl's
+    (of scheduler ``name`` when given), each once, in first-seen order. An object whose
+    kschedctl label names another scheduler is not ``name``'s, whatever its instance label."""
+    seen: set[tuple[str, str, str, str]] = set()
+    found: list[dict[str, Any]] = []
+    for batch in batches:
+        for obj in batch:
+            meta = _meta(obj)
+            key = (
+                str(obj.get("kind", "")),
+                str(meta.get("namespace", "")),
+                str(meta.get("name", "")),
+                str(meta.get("uid", "")),
+            )
+            who = owner(obj)
+            if key in seen or who is None or (name is not None and who != name):
+                continue
+            seen.add(key)
+            found.append(obj)
+    return found
 
 
 def is_kube_scheduler_image(image: str) -> bool:
@@ -276,6 +328,47 @@ def builtin_facts(argv: list[str]) -> ConfigFacts:
     return ConfigFacts([name] if name else [], (namespace, _flag(argv, "lease-name") or name))
 
 
+def workload_leases(objects: Iterable[dict[str, Any]]) -> set[tuple[str, str]] | None:
+    """The Leases (namespace, name) the scheduler workloads among ``objects`` hold, from what
+    they run: flags with ``$(VAR)`` expanded for the namespace they are in now, and the config
+    of a ConfigMap among ``objects``. None when no workload states it (host forms, a static
+    pod whose config is on its node, a ConfigMap gone): then only the ``kschedctl.io/lease``
+    annotation tells, and it says where the Lease was when the objects were rendered, which a
+    kustomize overlay moving the namespace does not rewrite."""
+    objects = list(objects)
+    configmaps = {
+        (_meta(o).get("namespace", ""), _meta(o).get("name", "")): o
+        for o in objects
+        if o.get("kind") == "ConfigMap"
+    }
+    found: set[tuple[str, str]] | None = None
+    for obj in objects:
+        meta = _meta(obj)
+        if obj.get("kind") not in ("Deployment", "Pod"):
+            continue
+        if MIRROR_ANNOTATION in (meta.get("annotations") or {}):
+            continue  # a static pod: its config is a file on the node
+        spec = obj.get("spec") or {}
+        pod_spec = (spec.get("template") or {}).get("spec") or {} if "template" in spec else spec
+        container = scheduler_container(pod_spec)
+        if container is None:
+            continue
+        namespace = str(meta.get("namespace", ""))
+        argv = expanded_argv(container, namespace)
+        if is_builtin_container(container):
+            facts = builtin_facts(argv)
+        else:
+            source = config_source(pod_spec, container)
+            cm = configmaps.get((namespace, source[0])) if source else None
+            if source is None or cm is None:
+                continue
+            facts = config_facts((cm.get("data") or {}).get(source[1]), argv)
+        found = found or set()
+        if facts.lease is not None:
+            found.add(facts.lease)
+    return found
+
+
 def parse_lease(obj: dict[str, Any], now: datetime) -> Lease:
     meta, spec = _meta(obj), obj.get("spec") or {}
     renew = spec.get("renewTime") or spec.get("acquireTime")
@@ -387,7 +480,7 @@ def discover(snap: Snapshot) -> list[Scheduler]:
     recorded_leases: dict[str, Lease] = {}
     for obj in snap.managed:
         annotations = _meta(obj).get("annotations") or {}
-        instance = (_meta(obj).get("labels") or {}).get(INSTANCE)
+        instance = owner(obj)
         if instance and LEASE_ANNOTATION in annotations:
             ns, _, lease_name = annotations[LEASE_ANNOTATION].partition("/")
             recorded_leases[instance] = leases.get((ns, lease_name)) or Lease(ns, lease_name)
@@ -414,7 +507,7 @@ def discover(snap: Snapshot) -> list[Scheduler]:
         if managed and static and not (facts.names and facts.names != [DEFAULT_SCHEDULER_NAME]):
             # A static pod reads its config from the host: kschedctl's instance label names it,
             # and its Lease is the one recorded on its managed RBAC.
-            instance = (meta.get("labels") or {}).get(INSTANCE, DEFAULT_SCHEDULER_NAME)
+            instance = owner(pod) or DEFAULT_SCHEDULER_NAME
             names, lease = [instance], recorded_leases.get(instance)
         for name in names:
             entry = add(
@@ -429,7 +522,7 @@ def discover(snap: Snapshot) -> list[Scheduler]:
     for obj in snap.managed:
         annotations = _meta(obj).get("annotations") or {}
         managed_form: str | None = annotations.get(FORM_ANNOTATION)
-        managed_name: str | None = (_meta(obj).get("labels") or {}).get(INSTANCE)
+        managed_name = owner(obj)
         if (
             not managed_name
             or managed_form not in ("service", "static-pod")

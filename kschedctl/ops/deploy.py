@@ -27,6 +27,7 @@ from kschedctl.k8s.apply import Outcome
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.inventory import snapshot
 from kschedctl.k8s.resources import describe
+from kschedctl.observe.appliers import GITOPS_TOOLS, appliers, helm_command, helm_releases
 from kschedctl.observe.schedulers import (
     CONFIG_HASH,
     FORM_ANNOTATION,
@@ -224,12 +225,14 @@ def deploy(
         _refuse_taken_name(discover(snapshot(cluster)), spec, form)
     except ClusterError as err:  # a user who may deploy need not be allowed to list everything
         report.warn(f"cannot check that no other scheduler serves {spec.name!r}: {err.message}")
-    foreign = apply.foreign_objects(cluster, objects, spec.name)
+    live = apply.live_objects(cluster, objects)
+    foreign = [describe(obj) for obj, now in live if not apply.owned_by(now, spec.name)]
     if foreign:
         raise KschedError(
             f"refusing to overwrite objects kschedctl did not create: {', '.join(foreign)}",
             hint="pick another scheduler name, or delete those objects yourself if they are stale",
         )
+    refuse_tool_managed(spec.name, [now for _, now in live])
     dry_run = request.server_dry_run
     if form == "pod" and not dry_run:
         _replace_changed_pod(cluster, objects, until, report)
@@ -309,6 +312,33 @@ def _apply(
     for outcome in outcomes:
         report.done(f"{outcome.ref} {outcome.action}{suffix}")
     return outcomes
+
+
+def refuse_tool_managed(name: str, live: list[dict[str, Any]]) -> None:
+    """Refuse to deploy over a scheduler that Helm or a GitOps tool applied: each would take
+    its objects back from the other at its next sync or upgrade (a silent tug of war)."""
+    tools = [tool for tool in appliers(live) if tool in GITOPS_TOOLS]
+    if not tools:
+        return
+    releases = helm_releases(live)
+    if releases:
+        release = releases[0]
+        where = f" in namespace {release[1]}" if release[1] else ""
+        raise KschedError(
+            f"scheduler {name} is installed by Helm release {release[0]}{where}: deploying "
+            "over it would take its objects from Helm, and Helm would take them back at its "
+            "next upgrade",
+            hint=f"change it through Helm (`kschedctl render {name} --as helm-chart DIR`, then "
+            f"`{helm_command('upgrade', release)} DIR`), or `{helm_command('uninstall', release)}`"
+            " first to hand it over to `kschedctl deploy`",
+        )
+    raise KschedError(
+        f"scheduler {name} is applied by {' and '.join(tools)}: it would put back what deploy "
+        "changes at its next sync",
+        hint=f"change the files it applies (`kschedctl render {name} --as kustomize DIR` or "
+        "`--as helm-chart DIR`), or remove the scheduler from its repository and run "
+        f"`kschedctl remove {name}` first to hand it over to `kschedctl deploy`",
+    )
 
 
 def _refuse_taken_name(schedulers: list[Scheduler], spec: Spec, form: str) -> None:

@@ -20,13 +20,12 @@ from kschedctl.hosts import Host
 from kschedctl.k8s import apply
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.resources import describe
-from kschedctl.observe.appliers import appliers
+from kschedctl.observe.appliers import appliers, helm_command, helm_releases
 from kschedctl.observe.schedulers import (
     HOST_FILES_ANNOTATION,
-    INSTANCE,
     LAB_ANNOTATION,
     LEASE_ANNOTATION,
-    MANAGED_BY,
+    workload_leases,
 )
 from kschedctl.ops import rollout
 from kschedctl.ops.reporter import QUIET, Reporter
@@ -69,17 +68,21 @@ def find(cluster: Cluster, name: str) -> Removal:
             f"nothing kschedctl deployed is named {name!r}",
             hint="`kschedctl list` shows the schedulers in this cluster",
         )
-    leases: set[tuple[str, str]] = set()
+    recorded: set[tuple[str, str]] = set()
     files: set[str] = set()
     labs: set[str] = set()
     for obj in objects:
         annotations = obj["metadata"].get("annotations") or {}
         if LEASE_ANNOTATION in annotations:
             namespace, _, lease = annotations[LEASE_ANNOTATION].partition("/")
-            leases.add((namespace, lease))
+            recorded.add((namespace, lease))
         files.update(json.loads(annotations.get(HOST_FILES_ANNOTATION, "[]")))
         if LAB_ANNOTATION in annotations:
             labs.add(annotations[LAB_ANNOTATION])
+    # What the workloads run says where their Lease is now (a kustomize overlay may have moved
+    # it with the namespace); the annotation only when no workload tells (the host forms).
+    running = workload_leases(objects)
+    leases = running if running is not None else recorded
     return Removal(
         name,
         tuple(objects),
@@ -117,6 +120,14 @@ def remove(
             "GitOps tool (Argo CD, Flux) applies it from a repository, it will re-create what "
             "remove deletes; remove it from the repository (or its Application / Kustomization "
             "/ HelmRelease) too"
+        )
+    for release in helm_releases(removal.objects):
+        report.warn(
+            f"{name} belongs to Helm release {release[0]}"
+            + (f" in namespace {release[1]}" if release[1] else "")
+            + f": `{helm_command('uninstall', release)}` is the right tool (it removes the "
+            "release record too; after `kschedctl remove` Helm still lists the release, and "
+            "`helm upgrade` or a Flux HelmRelease installs the scheduler again)"
         )
     if server_dry_run:
         return _server_dry_run(cluster, removal, report)
@@ -202,8 +213,4 @@ def _pods_asking_for(cluster: Cluster, name: str) -> list[str]:
 
 
 def _scheduler_pods(cluster: Cluster, name: str) -> list[dict[str, Any]]:
-    return cluster.list(
-        "/api/v1/pods",
-        labelSelector=f"{MANAGED_BY}=kschedctl,{INSTANCE}={name},"
-        "app.kubernetes.io/component=scheduler",
-    )
+    return apply.list_owned(cluster, "/api/v1/pods", name, "app.kubernetes.io/component=scheduler")

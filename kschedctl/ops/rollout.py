@@ -9,8 +9,15 @@ from typing import Any
 
 from kschedctl.config.versions import PAUSE_IMAGE
 from kschedctl.errors import KschedError, NotFoundError, WaitTimeout
+from kschedctl.k8s.apply import list_owned
 from kschedctl.k8s.client import Cluster
-from kschedctl.observe.schedulers import CONFIG_HASH, INSTANCE, MANAGED_BY, parse_lease
+from kschedctl.observe.schedulers import (
+    CONFIG_HASH,
+    INSTANCE,
+    MANAGED_BY,
+    SCHEDULER_LABEL,
+    parse_lease,
+)
 
 Progress = Callable[[str], None]
 
@@ -47,10 +54,10 @@ def scheduler_pods(
     cluster: Cluster, namespace: str, name: str, config_hash: str | None
 ) -> list[dict[str, Any]]:
     """The scheduler's live pods, only those running the current config when a hash is given."""
-    pods = cluster.list(
-        f"/api/v1/namespaces/{namespace}/pods",
-        labelSelector=f"{MANAGED_BY}=kschedctl,{INSTANCE}={name},app.kubernetes.io/component=scheduler",
-    )
+    pods = list_owned(
+        cluster, f"/api/v1/namespaces/{namespace}/pods", name,
+        "app.kubernetes.io/component=scheduler",
+    )  # fmt: skip
     live = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
     if config_hash:
         live = [
@@ -112,7 +119,7 @@ def canary(
         "kind": "Pod",
         "metadata": {
             "name": name,
-            "labels": {MANAGED_BY: "kschedctl", INSTANCE: scheduler,
+            "labels": {MANAGED_BY: "kschedctl", INSTANCE: scheduler, SCHEDULER_LABEL: scheduler,
                        "app.kubernetes.io/component": "canary"},
         },
         "spec": {

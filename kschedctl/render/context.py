@@ -23,6 +23,8 @@ MANAGED_BY = "kschedctl"
 # FORM_ANNOTATION and LEASE_ANNOTATION; render may not import observe, a test pins them equal).
 FORM_ANNOTATION = "kschedctl.io/form"
 LEASE_ANNOTATION = "kschedctl.io/lease"
+# kschedctl's own mark, which no deployment tool rewrites (observe.schedulers SCHEDULER_LABEL).
+SCHEDULER_LABEL = "kschedctl.io/scheduler"
 
 
 def require_renderable(spec: Spec) -> Spec:
@@ -44,6 +46,7 @@ def labels(spec: Spec, component: str = "scheduler") -> dict[str, str]:
         "app.kubernetes.io/instance": spec.name,
         "app.kubernetes.io/component": component,
         "app.kubernetes.io/managed-by": MANAGED_BY,
+        SCHEDULER_LABEL: spec.name,
     }
 
 

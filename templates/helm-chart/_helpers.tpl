@@ -28,6 +28,8 @@ app.kubernetes.io/name: {{ .Values.name | toJson }}
 app.kubernetes.io/instance: {{ .Values.name | toJson }}
 app.kubernetes.io/component: scheduler
 app.kubernetes.io/managed-by: kschedctl
+{{- /* kschedctl's own mark: Helm rewrites managed-by to Helm on the objects it installs */}}
+kschedctl.io/scheduler: {{ .Values.name | toJson }}
 {{- end -}}
 
 {{- /* metadata.labels and .annotations of every object (what `kschedctl deploy` records) */ -}}

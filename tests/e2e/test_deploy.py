@@ -36,8 +36,14 @@ def run(lab: Lab, *args: str, cwd: Path, timeout: float = 240) -> subprocess.Com
     )  # fmt: skip
 
 
-def managed_leftovers(cluster: Cluster, name: str) -> list[str]:
-    selector = f"app.kubernetes.io/managed-by=kschedctl,app.kubernetes.io/instance={name}"
+def managed_leftovers(
+    cluster: Cluster, name: str, lease_namespace: str = "kube-system"
+) -> list[str]:
+    # kschedctl's own label, and the recommended labels of objects older kschedctl deployed.
+    selectors = [
+        f"kschedctl.io/scheduler={name}",
+        f"app.kubernetes.io/managed-by=kschedctl,app.kubernetes.io/instance={name}",
+    ]
     paths = [
         "/api/v1/pods", "/api/v1/configmaps", "/api/v1/serviceaccounts",
         "/apis/apps/v1/deployments", "/apis/rbac.authorization.k8s.io/v1/roles",
@@ -45,13 +51,16 @@ def managed_leftovers(cluster: Cluster, name: str) -> list[str]:
         "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
         "/apis/rbac.authorization.k8s.io/v1/clusterroles",
     ]  # fmt: skip
-    left = [
-        f"{path.rsplit('/', 1)[-1]}/{item['metadata']['name']}"
-        for path in paths
-        for item in cluster.list(path, labelSelector=selector)
-    ]
+    left = sorted(
+        {
+            f"{path.rsplit('/', 1)[-1]}/{item['metadata']['name']}"
+            for path in paths
+            for selector in selectors
+            for item in cluster.list(path, labelSelector=selector)
+        }
+    )
     try:
-        cluster.get(f"/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/{name}")
+        cluster.get(f"/apis/coordination.k8s.io/v1/namespaces/{lease_namespace}/leases/{name}")
         left.append(f"lease/{name}")
     except NotFoundError:
         pass

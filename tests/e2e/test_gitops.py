@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from e2e_helpers import pod_manifest, wait_for
+from e2e_helpers import exists, pod_manifest, wait_for
 from test_deploy import managed_leftovers, run, scheduled_by, scheduler_entry
 
 from kschedctl.k8s.client import Cluster
@@ -52,9 +52,11 @@ def test_a_kustomize_base_applied_with_kubectl_is_recognised_and_removed(
     assert managed_leftovers(cluster, name) == []
 
 
-def test_helm_install_of_the_chart_serves(
+def test_helm_install_of_the_chart_is_recognised_and_removed(
     lab: Lab, cluster: Cluster, namespace: str, tmp_path: Path
 ) -> None:
+    """Helm sets app.kubernetes.io/managed-by=Helm on every object it installs: kschedctl's own
+    label still marks them as the scheduler's."""
     helm = binaries.locate().get("helm")
     if helm is None:
         pytest.skip("helm is not built: run `kschedctl lab build` to test the chart with it")
@@ -78,11 +80,85 @@ def test_helm_install_of_the_chart_serves(
             f"{name}-extension-apiserver-authentication-reader"
         )
         assert binding["metadata"]["annotations"]["meta.helm.sh/release-name"] == name
+        assert binding["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "Helm"
         cluster.create(
             f"/api/v1/namespaces/{namespace}/pods", pod_manifest("app", schedulerName=name)
         )
         assert wait_for(lambda: scheduled_by(cluster, namespace, "app"), 180, "app") == name
-        entry = scheduler_entry(lab, name, tmp_path)
-        assert entry["form"] == "deployment" and entry["served"]
+        entry = wait_for(
+            lambda: (e := scheduler_entry(lab, name, tmp_path))["healthy"] and e, 60, "healthy"
+        )
+        assert (entry["form"], entry["managed"], entry["served"]) == ("deployment", True, True)
+        status = run(lab, "status", name, "-o", "json", cwd=tmp_path)
+        assert status.returncode == 0, status.stderr
+        report = json.loads(status.stdout)
+        assert report["scheduler"]["healthy"] and report["scheduler"]["form"] == "deployment"
+        assert {o["kind"] for o in report["objects"]} >= {"Deployment", "ConfigMap", "Role"}
+
+        # deploy does not fight Helm for the objects: it says which release holds them.
+        (tmp_path / "w").mkdir()
+        deployed = run(lab, "deploy", name, "--as", "deployment", "--no-wait", cwd=tmp_path / "w")
+        assert deployed.returncode == 1, deployed.stderr
+        assert f"Helm release {name} in namespace {namespace}" in deployed.stderr
+        assert f"helm uninstall {name} -n {namespace}" in deployed.stderr
+
+        cluster.delete(f"/api/v1/namespaces/{namespace}/pods/app")
+        wait_for(lambda: not cluster.list(f"/api/v1/namespaces/{namespace}/pods"), 30, "app gone")
+        removed = run(lab, "remove", name, cwd=tmp_path)
+        assert removed.returncode == 0, removed.stderr
+        assert f"`helm uninstall {name} -n {namespace}` is the right tool" in " ".join(
+            removed.stderr.split()
+        )
+        assert managed_leftovers(cluster, name) == []
     finally:
         helm_run("uninstall", name, "-n", namespace, "--wait", "--timeout", "120s")
+        run(lab, "remove", name, "--force", cwd=tmp_path)
+    assert managed_leftovers(cluster, name) == []
+
+
+def test_a_kustomize_overlay_moving_the_namespace_moves_the_lease_status_and_remove_follow(
+    lab: Lab, cluster: Cluster, namespace: str, kubectl: Kubectl, tmp_path: Path
+) -> None:
+    """The kschedctl.io/lease annotation keeps the rendered namespace; the scheduler holds its
+    Lease where its pod runs: status and remove go by what it runs."""
+    name = "gitops-moved"
+    rendered = run(lab, "render", name, "--as", "kustomize", "base", cwd=tmp_path)
+    assert rendered.returncode == 0, rendered.stderr
+    overlay = tmp_path / "overlay"
+    (overlay / "scheduler").mkdir(parents=True)
+    (overlay / "kustomization.yaml").write_text(
+        "resources: [scheduler]\ncomponents: [../base/kube-system]\n"
+    )
+    (overlay / "scheduler" / "kustomization.yaml").write_text(
+        f"namespace: {namespace}\nresources: [../../base/scheduler]\n"
+    )
+    try:
+        kubectl("apply", "-k", str(overlay))
+        deployment = cluster.get(f"/apis/apps/v1/namespaces/{namespace}/deployments/{name}")
+        assert deployment["metadata"]["annotations"]["kschedctl.io/lease"] == f"kube-system/{name}"
+        cluster.create(
+            f"/api/v1/namespaces/{namespace}/pods", pod_manifest("app", schedulerName=name)
+        )
+        assert wait_for(lambda: scheduled_by(cluster, namespace, "app"), 180, "app") == name
+        held = cluster.get(f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/{name}")
+        holder = held["spec"]["holderIdentity"]
+        assert holder.startswith(f"{name}-")  # one of its pods
+
+        status = run(lab, "status", name, "-o", "json", cwd=tmp_path)
+        assert status.returncode == 0, status.stderr
+        scheduler = json.loads(status.stdout)["scheduler"]
+        assert scheduler["lease"]["namespace"] == namespace
+        assert scheduler["lease"]["holder"] == holder and scheduler["healthy"]
+
+        cluster.delete(f"/api/v1/namespaces/{namespace}/pods/app")
+        # (the scheduler's own pods run in this namespace too)
+        wait_for(
+            lambda: not exists(cluster, f"/api/v1/namespaces/{namespace}/pods/app"), 30, "app gone"
+        )
+        removed = run(lab, "remove", name, cwd=tmp_path)
+        assert removed.returncode == 0, removed.stderr
+        assert f"lease/{name} -n {namespace} deleted" in removed.stdout + removed.stderr
+        assert managed_leftovers(cluster, name, lease_namespace=namespace) == []
+    finally:
+        run(lab, "remove", name, "--force", cwd=tmp_path)
+    assert managed_leftovers(cluster, name, lease_namespace=namespace) == []
