@@ -16,6 +16,7 @@ import pytest
 import yaml
 from e2e_helpers import pod_manifest
 
+from kschedctl.cli.options import WIDE_FORMATS
 from kschedctl.k8s.client import Cluster
 from kschedctl.lab.cluster import Lab
 
@@ -88,7 +89,7 @@ def test_list_with_a_kubeconfig_split_over_four_files(
 ) -> None:
     result = kschedctl("list", "-o", "json", env=split_kubeconfig, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    names = [s["name"] for s in json.loads(result.stdout)["schedulers"]]
+    names = [s["metadata"]["name"] for s in json.loads(result.stdout)["items"]]
     assert "default-scheduler" in names
     result = kschedctl("list", "--context", "second-only", env=split_kubeconfig, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
@@ -166,7 +167,9 @@ def lab_kubectl(
 def test_kubectl_sched_list_through_the_labs_kubectl(lab_kubectl) -> None:
     result = lab_kubectl("sched", "list", "-o", "json")
     assert result.returncode == 0, result.stderr
-    assert "default-scheduler" in [s["name"] for s in json.loads(result.stdout)["schedulers"]]
+    assert "default-scheduler" in [
+        s["metadata"]["name"] for s in json.loads(result.stdout)["items"]
+    ]
     helped = lab_kubectl("sched", "list", "--help")
     assert "Usage: kubectl sched list" in helped.stdout
     assert "sched" in lab_kubectl("plugin", "list").stdout
@@ -183,7 +186,7 @@ def test_kubectl_completes_the_plugin(lab_kubectl, namespace: str, pending_pod: 
     words, directive = candidates(lab_kubectl("__complete", "sched", "li"))
     assert words == ["list"] and directive == ":4"
     words, _ = candidates(lab_kubectl("__complete", "sched", "list", "-o", ""))
-    assert words == ["table", "wide", "yaml", "json"]
+    assert words == list(WIDE_FORMATS)  # list's -o values
     words, _ = candidates(lab_kubectl("__complete", "sched", "status", ""))
     assert "default-scheduler" in words
     words, _ = candidates(lab_kubectl("__complete", "sched", "why", "-n", namespace, ""))
