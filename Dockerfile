@@ -5,16 +5,18 @@
 #
 # Reproducible: every Python package is installed from requirements/*.txt with
 # --require-hashes (regenerate with requirements/lock), bytecode is compiled with hash-based
-# invalidation (no timestamps), and the base image is pinned by digest for releases:
-#
-#   docker build --build-arg PYTHON_DIGEST=sha256:... -t kschedctl:0.1.0 .
+# invalidation (no timestamps), and the base image is pinned by its index digest (multi-arch).
+# To move to a newer base: `docker buildx imagetools inspect python:3.12-slim` prints the
+# current digest; pass it with --build-arg PYTHON_DIGEST=sha256:... or update the default.
 #
 # The rendered forms run `kschedctl scheduler run --name=NAME ...` in it, as user 65532 with
 # a read-only root filesystem.
 
 ARG PYTHON_IMAGE=python:3.12-slim
-# The digest of PYTHON_IMAGE to build on (empty: the tag as it is today).
-ARG PYTHON_DIGEST=""
+# The index digest of PYTHON_IMAGE to build on (empty: the tag as it is that day). This one is
+# the python:3.12-slim index of August 2026 as other public Dockerfiles pin it; this project's
+# CI has no container registry to re-resolve it against.
+ARG PYTHON_DIGEST=sha256:78387bc3881b8273120a12ebe6c1ab22b018ccc2c9adf565ae1ac9b536e184ea
 
 FROM ${PYTHON_IMAGE}${PYTHON_DIGEST:+@}${PYTHON_DIGEST} AS build
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1

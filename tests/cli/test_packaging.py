@@ -55,6 +55,7 @@ def test_the_lock_pins_every_dependency_within_pyproject_bounds() -> None:
 def test_the_dockerfile_installs_only_locked_hashes_as_a_non_root_user() -> None:
     froms = re.findall(r"^FROM (\S+)", DOCKERFILE, re.M)
     assert froms and all(f == "${PYTHON_IMAGE}${PYTHON_DIGEST:+@}${PYTHON_DIGEST}" for f in froms)
+    assert re.search(r"^ARG PYTHON_DIGEST=sha256:[0-9a-f]{64}$", DOCKERFILE, re.M)  # pinned
     installs = re.findall(r"pip install ([^\n\\&]+)", DOCKERFILE)
     assert installs, "no pip install in the Dockerfile"
     for args in installs:
