@@ -167,11 +167,13 @@ def _node_resources_fit(args: dict[str, Any], path: str, out: list[Problem], min
     for i, res in enumerate(
         check_list(args.get("ignoredResources"), f"{path}.ignoredResources", out)
     ):
+        res = "" if res is None else res  # a null item of a []string decodes as ""
         if isinstance(res, str):
             for msg in qualified_name_problems(res):
                 out.append(Problem(f"{path}.ignoredResources[{i}]", f"{quote(res)}: {msg}"))
     gpath = f"{path}.ignoredResourceGroups"
     for i, group in enumerate(check_list(args.get("ignoredResourceGroups"), gpath, out)):
+        group = "" if group is None else group
         if not isinstance(group, str):
             continue
         if "/" in group:

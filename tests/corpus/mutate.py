@@ -606,6 +606,7 @@ MUTATIONS: dict[str, Callable[[Doc], Doc]] = {
     "edge-le-duration-greek-mu": le(leaseDuration="15000000\u03bcs"),
     "mut-extender-httptimeout-null": extenders(ext(httpTimeout=None)),
     # --- null list items decode into the zero struct ---
+    "mut-fit-ignoredresources-null-item": fit({"ignoredResources": [None]}),
     "edge-plugin-disabled-empty-name": lambda d: plugins(d, "filter", disabled=[{"name": ""}]),
     # --- score weights (framework.go getValidScoreWeights: int64 sum, wraps on negatives) ---
     "edge-multipoint-weight-negative": lambda d: plugins(
