@@ -461,9 +461,27 @@ def _queue_sort(profile: Any) -> tuple[Any, Any]:
         for c in (configs if isinstance(configs, list) else [])
         if isinstance(c, dict) and first and c.get("name") == first
     ]
-    # An empty set and an absent one are the same PluginSet once decoded.
-    canon = {k: v for k, v in qs.items() if v not in (None, [])}
+    # Compared as decoded Go structs (reflect.DeepEqual): an empty set and an absent one are
+    # the same PluginSet, and a null item, a null name or weight are Plugin's zero values.
+    canon = {
+        k: [_plugin_value(e) for e in v] if isinstance(v, list) else v
+        for k, v in qs.items()
+        if v not in (None, [])
+    }
     return canon, (args[0] if args else None)
+
+
+def _plugin_value(entry: Any) -> Any:
+    """A config.Plugin as Go holds it: name "" and weight 0 when null or absent."""
+    if entry is None:
+        entry = {}
+    if not isinstance(entry, dict):
+        return entry
+    return {
+        "name": entry.get("name") or "",
+        "weight": entry.get("weight") or 0,
+        **{k: v for k, v in entry.items() if k not in ("name", "weight")},
+    }
 
 
 def _check_common_queue_sort(profiles: list[Any], path: str, out: list[Problem]) -> None:

@@ -607,6 +607,20 @@ MUTATIONS: dict[str, Callable[[Doc], Doc]] = {
     "mut-extender-httptimeout-null": extenders(ext(httpTimeout=None)),
     # --- null list items decode into the zero struct ---
     "mut-fit-ignoredresources-null-item": fit({"ignoredResources": [None]}),
+    "edge-affinity-values-null-item": affinity(
+        required({"key": "zone", "operator": "In", "values": [None]})
+    ),
+    "mut-affinity-gt-int64-overflow": affinity(
+        required({"key": "cores", "operator": "Gt", "values": ["9223372036854775808"]})
+    ),
+    "edge-queuesort-weight-zero-vs-absent": chain(
+        lambda d: plugins(d, "queueSort", enabled=[{"name": "PrioritySort", "weight": 0}]),
+        second_profile(plugins={"queueSort": {"enabled": [{"name": "PrioritySort"}]}}),
+    ),
+    "edge-queuesort-null-vs-empty-name": chain(
+        lambda d: plugins(d, "queueSort", disabled=[{"name": None}]),
+        second_profile(plugins={"queueSort": {"disabled": [{"name": ""}]}}),
+    ),
     "edge-plugin-disabled-empty-name": lambda d: plugins(d, "filter", disabled=[{"name": ""}]),
     # --- score weights (framework.go getValidScoreWeights: int64 sum, wraps on negatives) ---
     "edge-multipoint-weight-negative": lambda d: plugins(
