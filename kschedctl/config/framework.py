@@ -442,20 +442,24 @@ def _check_score_weights(
             continue
         seen: set[str] = set()
         total = 0
+        negative: _Entry | None = None  # the cause when the sum "overflows"
         for entry in merged[_field(point)].enabled + merged["multiPoint"].enabled:
             if point not in registry.get(entry.name, frozenset()) or entry.name in seen:
                 continue
             seen.add(entry.name)
             score = (entry.weight or 1) * _MAX_NODE_SCORE
             if score > _wrap64(_INT64_MAX - total):
+                cause = negative or entry
                 out.append(
                     Problem(
-                        entry.path or f"{path}.{_field(point)}",
+                        cause.path or f"{path}.{_field(point)}",
                         f"{label} plugins: total score of Score plugins could overflow "
-                        f"(weight {entry.weight} of {_go_quote(entry.name)}: a negative weight "
+                        f"(weight {cause.weight} of {_go_quote(cause.name)}: a negative weight "
                         "followed by another scoring plugin overflows kube-scheduler's sum; "
                         "use 0 or more, or disable the plugin)",
                     )
                 )
                 return
+            if score < 0 and negative is None:
+                negative = entry
             total = _wrap64(total + score)

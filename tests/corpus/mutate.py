@@ -626,6 +626,9 @@ MUTATIONS: dict[str, Callable[[Doc], Doc]] = {
     "edge-multipoint-weight-negative": lambda d: plugins(
         d, "multiPoint", enabled=[{"name": "ImageLocality", "weight": -5}]
     ),
+    "mut-multipoint-weight-negative-not-last": lambda d: plugins(
+        d, "multiPoint", enabled=[{"name": "TaintToleration", "weight": -5}]
+    ),
     "edge-score-weight-negative-last": chain(
         lambda d: plugins(
             d, "multiPoint", enabled=["PrioritySort", "DefaultBinder"], disabled=["*"]

@@ -464,12 +464,18 @@ def test_score_weights_overflow_as_go_sums_them() -> None:
         [_profile({"score": {"enabled": [{"name": "ImageLocality", "weight": -5}]}})]
     )
     assert overflow in problem
-    # a multiPoint weight replaces the default one in place (mergePluginSet): the plugins
-    # after ImageLocality in the default list overflow it
-    [problem] = _problems(
-        [_profile({"multiPoint": {"enabled": [{"name": "ImageLocality", "weight": -5}]}})]
+    # a multiPoint weight replaces the default one in place (mergePluginSet): ImageLocality is
+    # the last default scoring plugin, TaintToleration is followed by others
+    assert (
+        _problems(
+            [_profile({"multiPoint": {"enabled": [{"name": "ImageLocality", "weight": -5}]}})]
+        )
+        == []
     )
-    assert overflow in problem
+    [problem] = _problems(
+        [_profile({"multiPoint": {"enabled": [{"name": "TaintToleration", "weight": -5}]}})]
+    )
+    assert overflow in problem and "multiPoint.enabled[0]" in problem
 
 
 def test_names_are_bounded_and_escaped_like_go() -> None:
