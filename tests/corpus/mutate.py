@@ -685,6 +685,8 @@ RAW: dict[str, str] = {
     "mut-yaml-directive-1.2.yaml": f"%YAML 1.2\n---\napiVersion: {API}\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: my-scheduler\n",
     "edge-yaml-directive-1.1.yaml": f"%YAML 1.1\n---\napiVersion: {API}\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: my-scheduler\n",
     "mut-empty-first-document.yaml": f"---\n---\napiVersion: {API}\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: my-scheduler\n",
+    "mut-yaml-merge-key-overridden.yaml": f"apiVersion: {API}\nkind: KubeSchedulerConfiguration\nprofiles:\n- &a\n  schedulerName: a\n- <<: *a\n  schedulerName: b\n",
+    "edge-yaml-merge-key.yaml": f"apiVersion: {API}\nkind: KubeSchedulerConfiguration\nprofiles:\n- &a\n  schedulerName: a\n  percentageOfNodesToScore: 50\n- <<: {{percentageOfNodesToScore: 50}}\n  schedulerName: b\n",
     "edge-bom.yaml": f"\ufeffapiVersion: {API}\nkind: KubeSchedulerConfiguration\n",
 }
 

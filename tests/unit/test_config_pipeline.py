@@ -604,3 +604,19 @@ def test_queue_sort_sets_compare_as_go_structs() -> None:
     assert _messages(doc) == []
     qs["enabled"][0]["weight"] = 1
     assert any("must be the same for all profiles" in m for m in _messages(doc))
+
+
+def test_a_key_a_merge_sets_too_is_refused_like_go_yaml_strict() -> None:
+    # go-yaml v2 strict (decode.go setMapIndex): key "parallelism" already set in map
+    for text in (
+        "<<: {parallelism: 4}\nparallelism: 5\n",
+        "parallelism: 5\n<<: {parallelism: 4}\n",
+        "<<: [{parallelism: 4}, {parallelism: 5}]\n",
+        "leaderElection:\n  <<: {<<: {leaderElect: false}, leaderElect: true}\n",
+    ):
+        head = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+        with pytest.raises(YamlError, match="'(parallelism|leaderElect)' already set in map"):
+            decode_config_text(head + text)
+    assert decode_config_text(HEAD + "<<: {parallelism: 4}\n").doc["parallelism"] == 4
+    # a kschedctl spec keeps YAML's own merge semantics: the explicit key wins
+    assert parse_yaml("<<: {a: 1}\na: 2\n") == [{"a": 2}]
