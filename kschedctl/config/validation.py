@@ -34,6 +34,7 @@ from kschedctl.config.shapes import (
     flag_problem,
     hostile_problems,
     plain,
+    qualified_name_problems,
     shown,
 )
 from kschedctl.config.versions import (
@@ -680,7 +681,11 @@ def _check_extenders(raw: Any, out: list[Problem], path: str) -> None:
             rpath = f"{epath}.managedResources[{j}]"
             resource = check_fields(res, MANAGED_RESOURCE, rpath, out)
             name = resource.get("name")
-            if not _is_extended_resource(name):
+            name = "" if name is None else name  # Go's zero value
+            qualified = qualified_name_problems(name) if isinstance(name, str) else []
+            if qualified:
+                out += [Problem(f"{rpath}.name", f"{quote(name)}: {m}") for m in qualified]
+            elif not _is_extended_resource(name):
                 out.append(
                     Problem(
                         f"{rpath}.name",
@@ -767,18 +772,13 @@ def _check_pem(pem: dict[str, bytes], path: str, out: list[Problem]) -> None:
             )
 
 
-_QUALIFIED = re.compile(
-    r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
-)
-
-
 def _is_extended_resource(name: Any) -> bool:
-    # A qualified name with a domain prefix outside kubernetes.io, not "requests.*".
-    if not isinstance(name, str) or not _QUALIFIED.match(name) or len(name) > 316:
+    """pkg/apis/core/v1/helper IsExtendedResourceName: not native (it has a '/' and does not
+    contain "kubernetes.io/"), not "requests."-prefixed, and "requests." + name is still a
+    qualified name (so its prefix is at most 244 characters)."""
+    if not isinstance(name, str) or "/" not in name or "kubernetes.io/" in name:
         return False
-    domain = name.split("/", 1)[0]
-    native = domain == "kubernetes.io" or domain.endswith(".kubernetes.io")
-    return not native and not name.startswith("requests.")
+    return not name.startswith("requests.") and not qualified_name_problems("requests." + name)
 
 
 def check_extra_args(args: Sequence[Any], path: str) -> list[Problem]:

@@ -530,6 +530,12 @@ MUTATIONS: dict[str, Callable[[Doc], Doc]] = {
     "mut-extender-managed-resource-invalid": extenders(
         ext(managedResources=[{"name": "example.com/foo bar"}])
     ),
+    "mut-extender-managed-resource-name-too-long": extenders(
+        ext(managedResources=[{"name": "example.com/" + "a" * 64}])
+    ),
+    "mut-extender-managed-resource-contains-kubernetes-io": extenders(
+        ext(managedResources=[{"name": "notkubernetes.io/foo"}])
+    ),
     "mut-extender-tls-insecure-and-cafile": extenders(
         ext(tlsConfig={"insecure": True, "caFile": "/etc/ca.crt"})
     ),

@@ -620,3 +620,19 @@ def test_a_key_a_merge_sets_too_is_refused_like_go_yaml_strict() -> None:
     assert decode_config_text(HEAD + "<<: {parallelism: 4}\n").doc["parallelism"] == 4
     # a kschedctl spec keeps YAML's own merge semantics: the explicit key wins
     assert parse_yaml("<<: {a: 1}\na: 2\n") == [{"a": 2}]
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("example.com/" + "a" * 64, "name part must be no more than 63"),
+        ("notkubernetes.io/foo", "is an invalid extended resource name"),  # contains it
+        ("a" * 250 + "/x", "is an invalid extended resource name"),  # requests.+name too long
+        ("example.com/foo", None),
+    ],
+)
+def test_extender_managed_resource_names(name: str, expected: str | None) -> None:
+    doc = copy.deepcopy(BASE)
+    doc["extenders"] = [{"urlPrefix": "http://x", "managedResources": [{"name": name}]}]
+    messages = _messages(doc)
+    assert (messages == []) if expected is None else any(expected in m for m in messages)
