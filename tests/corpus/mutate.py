@@ -693,6 +693,7 @@ RAW: dict[str, str] = {
     "mut-empty-first-document.yaml": f"---\n---\napiVersion: {API}\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: my-scheduler\n",
     "mut-yaml-merge-key-overridden.yaml": f"apiVersion: {API}\nkind: KubeSchedulerConfiguration\nprofiles:\n- &a\n  schedulerName: a\n- <<: *a\n  schedulerName: b\n",
     "edge-yaml-merge-key.yaml": f"apiVersion: {API}\nkind: KubeSchedulerConfiguration\nprofiles:\n- &a\n  schedulerName: a\n  percentageOfNodesToScore: 50\n- <<: {{percentageOfNodesToScore: 50}}\n  schedulerName: b\n",
+    "mut-config-after-other-document.yaml": f"apiVersion: v1\nkind: Namespace\nmetadata:\n  name: scheduling\n---\napiVersion: {API}\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: my-scheduler\n",
     "edge-bom.yaml": f"\ufeffapiVersion: {API}\nkind: KubeSchedulerConfiguration\n",
 }
 

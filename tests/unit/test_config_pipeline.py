@@ -636,3 +636,16 @@ def test_extender_managed_resource_names(name: str, expected: str | None) -> Non
     doc["extenders"] = [{"urlPrefix": "http://x", "managedResources": [{"name": name}]}]
     messages = _messages(doc)
     assert (messages == []) if expected is None else any(expected in m for m in messages)
+
+
+def test_a_config_after_another_document_is_not_the_one_read(tmp_path: Path) -> None:
+    from kschedctl.ops.judge import targets
+    from kschedctl.ops.validate import check_path  # the file-level reading lives in ops
+
+    text = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: x\n---\n" + HEAD
+    path = tmp_path / "config.yaml"
+    path.write_text(text, encoding="utf-8")
+    messages = [p.message for p in errors_in(check_path(str(path)).problems)]
+    assert any("not the first YAML document" in m for m in messages)
+    # the judge hands kube-scheduler the whole file, as --config would get it
+    assert [t.where for t in targets(text, str(path))] == [""]
