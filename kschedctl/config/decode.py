@@ -80,6 +80,7 @@ def decode_config_text(text: str, budget: AliasBudget | None = None) -> Decoded:
     if is_json(text):
         return Decoded(_decode_json(text), is_json=True)
     budget = budget or AliasBudget()
+    _check_yaml_directive(text)
     docs = parse_yaml(text, budget, go_yaml=True, first_only=True)
     decoded = Decoded(json_numbers(docs[0]))
     rest = _rest_of_stream(text)
@@ -93,6 +94,23 @@ def decode_config_text(text: str, budget: AliasBudget | None = None) -> Decoded:
             )
         )
     return decoded
+
+
+def _check_yaml_directive(text: str) -> None:
+    """go-yaml v2 (parserc.go yaml_parser_process_directives) reads YAML 1.1 only: a
+    ``%YAML`` directive naming any other version (1.2 too, which PyYAML reads) is refused."""
+    for line in text.lstrip("\ufeff").splitlines():
+        stripped = line.strip()
+        if stripped.startswith("%YAML"):
+            version = stripped[len("%YAML") :].split("#", 1)[0].strip()
+            if version != "1.1":
+                raise YamlError(
+                    f"%YAML {quote(version)}: kube-scheduler's YAML reader (go-yaml v2) reads "
+                    "YAML 1.1 documents only (yaml: found incompatible YAML document); remove "
+                    "the directive or write %YAML 1.1"
+                )
+        elif stripped and not stripped.startswith(("#", "%")):
+            return  # the directives end where the first document starts
 
 
 def _rest_of_stream(text: str) -> str:

@@ -34,8 +34,8 @@ def _zero(value: Any) -> bool:
 
 
 def _zero_duration(value: Any) -> bool:
-    if value is None:
-        return True
+    """A zero Go duration ("0s", "0"). A null one is not: metav1.Duration's UnmarshalJSON
+    parses it as "", which kube-scheduler refuses (validation reports it)."""
     try:
         return isinstance(value, str) and parse_go_duration(value) == 0
     except ValueError:
@@ -58,6 +58,8 @@ def default_config(doc: dict[str, Any]) -> dict[str, Any]:
     if profiles is None or profiles == []:
         out["profiles"] = profiles = [{}]
     if isinstance(profiles, list):
+        # A null item decodes into the zero KubeSchedulerProfile, like an empty mapping.
+        profiles[:] = [{} if p is None else p for p in profiles]
         # Only a single profile gets a default name: an absent or null one, never "".
         if len(profiles) == 1 and isinstance(profiles[0], dict):
             _fill(profiles[0], "schedulerName", DEFAULT_SCHEDULER_NAME, zero=False)
@@ -77,7 +79,7 @@ def default_config(doc: dict[str, Any]) -> dict[str, Any]:
             if le.get(key) in (None, ""):
                 le[key] = value
         for key, value in _LEASE_DURATIONS.items():
-            if _zero_duration(le.get(key)):
+            if key not in le or _zero_duration(le[key]):
                 le[key] = value
         _fill(le, "leaderElect", True, zero=False)
     cc = _section(out, "clientConnection")

@@ -32,8 +32,18 @@ class DurationSyntax:
         object.__setattr__(self, "part", re.compile(f"({self.number})({units})"))
 
 
+# Go's unitMap spells microseconds three ways: us, U+00B5 (micro sign), U+03BC (Greek mu).
 GO = DurationSyntax(
-    units={"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0},
+    units={
+        "ns": 1e-9,
+        "us": 1e-6,
+        "\u00b5s": 1e-6,
+        "\u03bcs": 1e-6,
+        "ms": 1e-3,
+        "s": 1.0,
+        "m": 60.0,
+        "h": 3600.0,
+    },
     number=r"\d+(?:\.\d*)?|\.\d+",
     signed=True,
 )
@@ -42,6 +52,10 @@ SINCE = DurationSyntax(
     number=r"\d+(?:\.\d+)?",
     signed=False,
 )
+
+
+# The longest time.Duration (1<<63 - 1 ns), in seconds: ParseDuration refuses more.
+_GO_MAX_SECONDS = (2**63 - 1) / 1e9
 
 
 def seconds(text: str, syntax: DurationSyntax = GO) -> float:
@@ -59,16 +73,27 @@ def seconds(text: str, syntax: DurationSyntax = GO) -> float:
         pos = match.end()
     if pos == 0 or pos != len(body):
         raise ValueError
+    if syntax is GO and total > _GO_MAX_SECONDS:
+        raise ValueError  # time.ParseDuration: a time.Duration is int64 nanoseconds
     return sign * total
 
 
 def parse_go_duration(value: Any) -> float:
-    """A config field's Go duration (``15s``, ``1m30s``, ``500ms``) in seconds; ValueError."""
+    """A config field's Go duration (``15s``, ``1m30s``, ``500ms``) in seconds; ValueError.
+
+    A null is no duration either: metav1.Duration's UnmarshalJSON reads it as "" and
+    time.ParseDuration refuses that (kube-scheduler: time: invalid duration "")."""
     try:
         if isinstance(value, str):
             return seconds(value, GO)
     except ValueError:
         pass
+    if value is None or isinstance(value, str):
+        go = quote("" if value is None else value).replace("'", '"')
+        raise ValueError(
+            f"{quote(value)} is not a duration (write it like 15s, 1m30s or 500ms; "
+            f"kube-scheduler: time: invalid duration {go})"
+        )
     raise ValueError(f"{quote(value)} is not a duration (write it like 15s, 1m30s or 500ms)")
 
 

@@ -13,8 +13,12 @@ the Kubernetes source of each version by ``tools/gen_plugin_registry.py``.
 kube-scheduler stops at the first refusal; this reports each one it would reach in turn (the
 checks on the built lists, which make sense only once every plugin resolved, only then).
 
-Not checked here, because nothing in a config can trip them: the score-weight overflow
-(weights are int32, the sum is an int64) and a plugin constructor's own errors (each in-tree
+The score-weight check (framework.go getValidScoreWeights) is reproduced with Go's int64
+wrap-around: weights are int32, so only a negative weight followed by another score plugin
+trips it ("total score of Score plugins could overflow").
+
+Not checked here, because nothing in a config can trip them: a plugin constructor's own
+errors (each in-tree
 ``New`` either re-runs the args validation that validation.go already does, or fails on an
 args type that decoding fixes, or on a missing informer/lister that kube-scheduler wires).
 """
@@ -152,8 +156,12 @@ def _read_set(raw: Any, path: str) -> _Set:
         return _Set(enabled, disabled)
     items = raw.get("enabled")
     for j, entry in enumerate(items if isinstance(items, list) else []):
+        if entry is None:
+            entry = {}  # a null item decodes into the zero Plugin
         name = entry.get("name") if isinstance(entry, dict) else None
-        if isinstance(name, str) and name:
+        if isinstance(entry, dict) and name is None:
+            name = ""  # an absent or null name is Go's "": "FilterPlugin \"\" does not exist"
+        if isinstance(name, str):
             weight = entry.get("weight")
             ok = isinstance(weight, int) and not isinstance(weight, bool)
             enabled.append(_Entry(name, weight if ok else None, f"{path}.enabled[{j}].name"))
@@ -335,6 +343,8 @@ def build_profiles(
     out: list[Problem] = []
     first: tuple[str, Any, Any] | None = None  # (queue sort plugin, its args, raw queueSort)
     for i, profile in enumerate(profiles):
+        if profile is None:
+            profile = {}  # a null item decodes into the zero profile
         if not isinstance(profile, dict):
             continue
         ppath = f"{prefix}profiles[{i}]"
@@ -347,6 +357,8 @@ def build_profiles(
         builder.expand_multi_point(merged)
         if not problems:
             _check_counts(builder.lists, name, f"{ppath}.plugins", problems)
+        if not problems:
+            _check_score_weights(merged, registry, version, f"{ppath}.plugins", problems)
         out += problems
         if problems:
             continue
@@ -403,3 +415,51 @@ def _check_counts(lists: dict[str, list[str]], name: str, path: str, out: list[P
                 f"name {quoted}",
             )
         )
+
+
+# k8s.io/kube-scheduler/framework interface.go: MaxNodeScore, MaxTotalScore (math.MaxInt64).
+_MAX_NODE_SCORE = 100
+_INT64_MAX = 2**63 - 1
+
+
+def _wrap64(value: int) -> int:
+    """``value`` as Go's int64 arithmetic leaves it (two's complement wrap-around)."""
+    return (value + 2**63) % 2**64 - 2**63
+
+
+def _check_score_weights(
+    merged: dict[str, _Set],
+    registry: Mapping[str, frozenset[str]],
+    version: KubeVersion,
+    path: str,
+    out: list[Problem],
+) -> None:
+    """framework.go getValidScoreWeights, for Score and (where it exists) PlacementScore: the
+    point's own enabled plugins, then multiPoint's, first setting wins, 0 counts as 1."""
+    points = registry_data.EXTENSION_POINTS[_minor(version)]
+    for point, label in (("Score", "score"), ("PlacementScore", "placement score")):
+        if point not in points:
+            continue
+        seen: set[str] = set()
+        total = 0
+        negative: _Entry | None = None  # the cause when the sum "overflows"
+        for entry in merged[_field(point)].enabled + merged["multiPoint"].enabled:
+            if point not in registry.get(entry.name, frozenset()) or entry.name in seen:
+                continue
+            seen.add(entry.name)
+            score = (entry.weight or 1) * _MAX_NODE_SCORE
+            if score > _wrap64(_INT64_MAX - total):
+                cause = negative or entry
+                out.append(
+                    Problem(
+                        cause.path or f"{path}.{_field(point)}",
+                        f"{label} plugins: total score of Score plugins could overflow "
+                        f"(weight {cause.weight} of {_go_quote(cause.name)}: a negative weight "
+                        "followed by another scoring plugin overflows kube-scheduler's sum; "
+                        "use 0 or more, or disable the plugin)",
+                    )
+                )
+                return
+            if score < 0 and negative is None:
+                negative = entry
+            total = _wrap64(total + score)

@@ -167,11 +167,13 @@ def _node_resources_fit(args: dict[str, Any], path: str, out: list[Problem], min
     for i, res in enumerate(
         check_list(args.get("ignoredResources"), f"{path}.ignoredResources", out)
     ):
+        res = "" if res is None else res  # a null item of a []string decodes as ""
         if isinstance(res, str):
             for msg in qualified_name_problems(res):
                 out.append(Problem(f"{path}.ignoredResources[{i}]", f"{quote(res)}: {msg}"))
     gpath = f"{path}.ignoredResourceGroups"
     for i, group in enumerate(check_list(args.get("ignoredResourceGroups"), gpath, out)):
+        group = "" if group is None else group
         if not isinstance(group, str):
             continue
         if "/" in group:
@@ -282,6 +284,11 @@ def _node_selector_term(raw: Any, path: str, out: list[Problem]) -> None:
             out.append(Problem(f"{fpath}[{i}].values", "must have one element"))
 
 
+def _go_int64(text: str) -> bool:
+    """Whether strconv.ParseInt(text, 10, 64) reads ``text`` (sign, digits, within int64)."""
+    return bool(re.fullmatch(r"[-+]?[0-9]+", text)) and -(2**63) <= int(text) < 2**63
+
+
 def _label_requirement(req: dict[str, Any], path: str, out: list[Problem]) -> None:
     """labels.NewRequirement's rules (apimachinery pkg/labels/selector.go)."""
     op = req.get("operator") or ""
@@ -291,7 +298,9 @@ def _label_requirement(req: dict[str, Any], path: str, out: list[Problem]) -> No
     key = req.get("key") or ""
     for msg in qualified_name_problems(key):
         out.append(Problem(f"{path}.key", f"{quote(key)}: {msg}"))
-    values = [v for v in req.get("values") or [] if isinstance(v, str)]
+    # a null item of a []string decodes as ""; other types are strict decoding's to report
+    values = ["" if v is None else v for v in req.get("values") or []]
+    values = [v for v in values if isinstance(v, str)]
     if op in ("In", "NotIn") and not values:
         out.append(
             Problem(f"{path}.values", "for 'in', 'notin' operators, values set can't be empty")
@@ -305,7 +314,7 @@ def _label_requirement(req: dict[str, Any], path: str, out: list[Problem]) -> No
             out.append(
                 Problem(f"{path}.values", "for 'Gt', 'Lt' operators, exactly one value is required")
             )
-        elif not re.fullmatch(r"[-+]?[0-9]+", values[0]):
+        elif not _go_int64(values[0]):
             out.append(
                 Problem(
                     f"{path}.values[0]", "for 'Gt', 'Lt' operators, the value must be an integer"

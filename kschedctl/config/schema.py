@@ -233,6 +233,8 @@ def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode) -> Any:
         if key in seen:
             raise YamlError(f"duplicate key {quote(key)} ({_at(key_node.start_mark)})")
         seen.add(key)
+    if isinstance(loader, _GoScalarLoader):
+        _go_merge_keys(loader, node, seen)
     data: dict[str, Any] = {}
     yield data
     data.update(loader.construct_mapping(node))
@@ -347,6 +349,47 @@ class _GoScalarLoader(_StrictLoader):
 
 
 _GoScalarLoader.add_constructor(_GO_TAG, _GoScalarLoader.construct_go_scalar)
+
+
+def _go_merge_keys(loader: _StrictLoader, node: yaml.MappingNode, explicit: set[str]) -> None:
+    """go-yaml v2's strict mode (decode.go setMapIndex) refuses a key set twice in one map,
+    merges included: a ``<<`` key that an explicit key, or another merged mapping, sets too
+    ("key ... already set in map"). PyYAML would let the explicit key win."""
+    seen = set(explicit)
+    for key_node, value_node in node.value:
+        if key_node.tag != _MERGE_TAG:
+            continue
+        sources = value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
+        for source in sources:
+            for key in _mapping_keys(loader, source):
+                if key in seen:
+                    raise YamlError(
+                        f"key {quote(key)} already set in map ({_at(key_node.start_mark)}): "
+                        "kube-scheduler's strict YAML reader refuses a key that a '<<' merge "
+                        "sets too; write each key once"
+                    )
+                seen.add(key)
+
+
+def _mapping_keys(loader: _StrictLoader, node: yaml.Node) -> list[str]:
+    """The string keys a merged mapping node contributes (its own merges included)."""
+    if not isinstance(node, yaml.MappingNode):
+        return []  # PyYAML's flatten_mapping reports what cannot be merged
+    keys: list[str] = []
+    for key_node, value_node in node.value:
+        if key_node.tag == _MERGE_TAG:
+            sources = (
+                value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
+            )
+            for source in sources:
+                keys += _mapping_keys(loader, source)
+        elif isinstance(key_node, yaml.ScalarNode):
+            if key_node.tag == _GO_TAG:
+                _go_key(key_node)
+            key = loader.construct_object(key_node)
+            if isinstance(key, str):
+                keys.append(key)
+    return keys
 
 
 def _code(character: str | int) -> str:

@@ -34,6 +34,7 @@ from kschedctl.config.shapes import (
     flag_problem,
     hostile_problems,
     plain,
+    qualified_name_problems,
     shown,
 )
 from kschedctl.config.versions import (
@@ -461,9 +462,27 @@ def _queue_sort(profile: Any) -> tuple[Any, Any]:
         for c in (configs if isinstance(configs, list) else [])
         if isinstance(c, dict) and first and c.get("name") == first
     ]
-    # An empty set and an absent one are the same PluginSet once decoded.
-    canon = {k: v for k, v in qs.items() if v not in (None, [])}
+    # Compared as decoded Go structs (reflect.DeepEqual): an empty set and an absent one are
+    # the same PluginSet, and a null item, a null name or weight are Plugin's zero values.
+    canon = {
+        k: [_plugin_value(e) for e in v] if isinstance(v, list) else v
+        for k, v in qs.items()
+        if v not in (None, [])
+    }
     return canon, (args[0] if args else None)
+
+
+def _plugin_value(entry: Any) -> Any:
+    """A config.Plugin as Go holds it: name "" and weight 0 when null or absent."""
+    if entry is None:
+        entry = {}
+    if not isinstance(entry, dict):
+        return entry
+    return {
+        "name": entry.get("name") or "",
+        "weight": entry.get("weight") or 0,
+        **{k: v for k, v in entry.items() if k not in ("name", "weight")},
+    }
 
 
 def _check_common_queue_sort(profiles: list[Any], path: str, out: list[Problem]) -> None:
@@ -523,14 +542,11 @@ def _check_plugins(raw: Any, version: KubeVersion, path: str, out: list[Problem]
             for j, entry in enumerate(check_list(pset.get(kind), f"{path}.{point}.{kind}", out)):
                 epath = f"{path}.{point}.{kind}[{j}]"
                 plugin = check_fields(entry, PLUGIN, epath, out)
-                if isinstance(entry, dict) and not plugin.get("name"):
-                    out.append(Problem(f"{epath}.name", "is required"))
+                # An empty name is no error of validation.go: an enabled one is a plugin that
+                # does not exist (build_profiles), a disabled one disables nothing.
                 # validation.go reads every point but multiPoint (build_profiles reports that).
                 if kind == "enabled" and point != "multiPoint" and plugin.get("name") in removed:
                     out.append(Problem(f"{epath}.name", _removed_message(plugin["name"], version)))
-                weight = _int(plugin.get("weight"))
-                if weight is not None and weight < 0:
-                    out.append(Problem(f"{epath}.weight", "must not be negative"))
     return plugins
 
 
@@ -625,6 +641,14 @@ def _check_extenders(raw: Any, out: list[Problem], path: str) -> None:
         epath = f"{path}[{i}]"
         ext = check_fields(entry, EXTENDER, epath, out)
         tls = check_fields(ext.get("tlsConfig"), TLS_CONFIG, f"{epath}.tlsConfig", out)
+        pem: dict[str, bytes] = {}
+        for key in ("certData", "keyData", "caData"):
+            problem = _base64_problem(tls.get(key))
+            if problem:
+                out.append(Problem(f"{epath}.tlsConfig.{key}", problem))
+            elif tls.get(key):
+                pem[key] = _base64_bytes(tls[key])
+        _check_pem(pem, f"{epath}.tlsConfig", out)
         if tls.get("insecure") is True and (tls.get("caFile") or tls.get("caData")):
             # client-go rest.TLSConfigFor, when scheduler.New builds the extenders (with or
             # without enableHTTPS): "couldn't build extenders: specifying a root certificates
@@ -646,7 +670,7 @@ def _check_extenders(raw: Any, out: list[Problem], path: str) -> None:
             )
         if ext.get("bindVerb"):
             binders += 1
-        if ext.get("httpTimeout") is not None:
+        if "httpTimeout" in ext:  # a null too: metav1.Duration refuses it
             try:
                 parse_go_duration(ext["httpTimeout"])
             except ValueError as err:
@@ -657,7 +681,11 @@ def _check_extenders(raw: Any, out: list[Problem], path: str) -> None:
             rpath = f"{epath}.managedResources[{j}]"
             resource = check_fields(res, MANAGED_RESOURCE, rpath, out)
             name = resource.get("name")
-            if not _is_extended_resource(name):
+            name = "" if name is None else name  # Go's zero value
+            qualified = qualified_name_problems(name) if isinstance(name, str) else []
+            if qualified:
+                out += [Problem(f"{rpath}.name", f"{quote(name)}: {m}") for m in qualified]
+            elif not _is_extended_resource(name):
                 out.append(
                     Problem(
                         f"{rpath}.name",
@@ -684,18 +712,73 @@ def _check_extenders(raw: Any, out: list[Problem], path: str) -> None:
         )
 
 
-_QUALIFIED = re.compile(
-    r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
-)
+def _base64_problem(value: Any) -> str | None:
+    """Why a ``[]byte`` field's string is not what encoding/json decodes it from: standard,
+    padded base64 (\r and \n ignored), or None."""
+    if not isinstance(value, str) or not value:
+        return None
+    import base64  # only for extenders with inline TLS data
+    import binascii
+
+    text = value.replace("\r", "").replace("\n", "")
+    try:
+        base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        return (
+            "is not base64: certData, keyData and caData hold the PEM file base64-encoded "
+            "(kube-scheduler: illegal base64 data)"
+        )
+    return None
+
+
+def _base64_bytes(value: str) -> bytes:
+    import base64  # only for extenders with inline TLS data
+
+    return base64.b64decode(value.replace("\r", "").replace("\n", ""))
+
+
+_PEM_BLOCK = re.compile(rb"-----BEGIN ([A-Z0-9 ]+)-----\r?\n")
+
+
+def _check_pem(pem: dict[str, bytes], path: str, out: list[Problem]) -> None:
+    """What client-go (transport.TLSConfigFor, when scheduler.New builds the extenders) refuses
+    in inline TLS data: a caData with no CERTIFICATE PEM block, a certData/keyData pair
+    without PEM blocks (tls.X509KeyPair). Block contents are not parsed here."""
+    types = {key: {m.group(1) for m in _PEM_BLOCK.finditer(data)} for key, data in pem.items()}
+    if "caData" in types and b"CERTIFICATE" not in types["caData"]:
+        out.append(
+            Problem(
+                f"{path}.caData",
+                "holds no PEM certificate (-----BEGIN CERTIFICATE-----): kube-scheduler: "
+                "unable to load root certificates: unable to parse bytes as PEM block",
+            )
+        )
+    if "certData" in types and "keyData" in types:
+        if b"CERTIFICATE" not in types["certData"]:
+            out.append(
+                Problem(
+                    f"{path}.certData",
+                    "holds no PEM certificate: kube-scheduler: tls: failed to find any PEM data "
+                    "in certificate input",
+                )
+            )
+        elif not any(t.endswith(b"PRIVATE KEY") for t in types["keyData"]):
+            out.append(
+                Problem(
+                    f"{path}.keyData",
+                    "holds no PEM private key: kube-scheduler: tls: failed to find any PEM "
+                    "data in key input",
+                )
+            )
 
 
 def _is_extended_resource(name: Any) -> bool:
-    # A qualified name with a domain prefix outside kubernetes.io, not "requests.*".
-    if not isinstance(name, str) or not _QUALIFIED.match(name) or len(name) > 316:
+    """pkg/apis/core/v1/helper IsExtendedResourceName: not native (it has a '/' and does not
+    contain "kubernetes.io/"), not "requests."-prefixed, and "requests." + name is still a
+    qualified name (so its prefix is at most 244 characters)."""
+    if not isinstance(name, str) or "/" not in name or "kubernetes.io/" in name:
         return False
-    domain = name.split("/", 1)[0]
-    native = domain == "kubernetes.io" or domain.endswith(".kubernetes.io")
-    return not native and not name.startswith("requests.")
+    return not name.startswith("requests.") and not qualified_name_problems("requests." + name)
 
 
 def check_extra_args(args: Sequence[Any], path: str) -> list[Problem]:

@@ -256,10 +256,13 @@ def targets(text: str, source: str) -> list[Target]:
         return [Target("", text)]
     found: list[Target] = []
     manifests = False
+    late_config = False  # a config after another document: kube-scheduler reads the first
     for index, doc in enumerate(docs):
         if not isinstance(doc, dict):
             continue
         kind, api = doc.get("kind"), str(doc.get("apiVersion", ""))
+        if index and (kind == "KubeSchedulerConfiguration" or "kubescheduler.config.k8s.io" in api):
+            late_config = True
         where = f"[{index}]." if len(docs) > 1 else ""
         if kind == "ConfigMap":
             manifests = True
@@ -288,6 +291,8 @@ def targets(text: str, source: str) -> list[Target]:
             and kind
         ):
             manifests = True
+    if late_config:
+        found.insert(0, Target("", text))
     if found or manifests:
         return found
     return [Target("", text)]

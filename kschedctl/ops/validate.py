@@ -144,6 +144,35 @@ def check_path(
             _check_document(decoded.doc, "", version, replaces_default, report, budget)
             return report
         docs = parse_yaml(text, budget)
+        if decoded is not None and decoded.doc is None and any(_is_config(d) for d in docs):
+            # An empty first document (a stray '---' or 'null' before the config): it is the
+            # one kube-scheduler reads, and it holds no Kind.
+            report.problems.append(
+                Problem(
+                    "",
+                    "the first YAML document is empty: kube-scheduler reads only the first "
+                    "document of its --config file (Object 'Kind' is missing); remove what "
+                    "precedes the configuration's own '---'",
+                    report.path,
+                )
+            )
+            return report
+        if decoded is not None and any(_is_config(d) for d in docs):
+            # A KubeSchedulerConfiguration after another document: kube-scheduler reads the
+            # first one only (e.g. no kind "Namespace" is registered for version "v1"), and
+            # kubectl cannot apply it (it is no API object).
+            report.problems.append(
+                Problem(
+                    "",
+                    "a KubeSchedulerConfiguration that is not the first YAML document: "
+                    "kube-scheduler reads only the first document of its --config file, and "
+                    "it is no object kubectl can apply; put the configuration in a file of its "
+                    "own (or in a ConfigMap's data)",
+                    report.path,
+                )
+            )
+        if decoded is None and docs and _is_config(docs[0]):
+            decode_config_text(text)  # kube-scheduler's reader refuses it: raises why
     except YamlError as err:
         report.problems.append(Problem("", str(err), report.path))
         return report

@@ -530,6 +530,12 @@ MUTATIONS: dict[str, Callable[[Doc], Doc]] = {
     "mut-extender-managed-resource-invalid": extenders(
         ext(managedResources=[{"name": "example.com/foo bar"}])
     ),
+    "mut-extender-managed-resource-name-too-long": extenders(
+        ext(managedResources=[{"name": "example.com/" + "a" * 64}])
+    ),
+    "mut-extender-managed-resource-contains-kubernetes-io": extenders(
+        ext(managedResources=[{"name": "notkubernetes.io/foo"}])
+    ),
     "mut-extender-tls-insecure-and-cafile": extenders(
         ext(tlsConfig={"insecure": True, "caFile": "/etc/ca.crt"})
     ),
@@ -600,6 +606,47 @@ MUTATIONS: dict[str, Callable[[Doc], Doc]] = {
     "edge-volumebinding-timeout-zero": lambda d: args(
         d, "VolumeBinding", {"bindTimeoutSeconds": 0}
     ),
+    # --- durations (metav1.Duration: time.ParseDuration; a null is "", never zero) ---
+    "mut-le-duration-null": le(leaseDuration=None),
+    "mut-le-duration-overflow": le(leaseDuration="2562048h"),
+    "edge-le-duration-greek-mu": le(leaseDuration="15000000\u03bcs"),
+    "mut-extender-httptimeout-null": extenders(ext(httpTimeout=None)),
+    # --- null list items decode into the zero struct ---
+    "mut-fit-ignoredresources-null-item": fit({"ignoredResources": [None]}),
+    "edge-affinity-values-null-item": affinity(
+        required({"key": "zone", "operator": "In", "values": [None]})
+    ),
+    "mut-affinity-gt-int64-overflow": affinity(
+        required({"key": "cores", "operator": "Gt", "values": ["9223372036854775808"]})
+    ),
+    "edge-queuesort-weight-zero-vs-absent": chain(
+        lambda d: plugins(d, "queueSort", enabled=[{"name": "PrioritySort", "weight": 0}]),
+        second_profile(plugins={"queueSort": {"enabled": [{"name": "PrioritySort"}]}}),
+    ),
+    "edge-queuesort-null-vs-empty-name": chain(
+        lambda d: plugins(d, "queueSort", disabled=[{"name": None}]),
+        second_profile(plugins={"queueSort": {"disabled": [{"name": ""}]}}),
+    ),
+    "edge-plugin-disabled-empty-name": lambda d: plugins(d, "filter", disabled=[{"name": ""}]),
+    # --- score weights (framework.go getValidScoreWeights: int64 sum, wraps on negatives) ---
+    "edge-multipoint-weight-negative": lambda d: plugins(
+        d, "multiPoint", enabled=[{"name": "ImageLocality", "weight": -5}]
+    ),
+    "mut-multipoint-weight-negative-not-last": lambda d: plugins(
+        d, "multiPoint", enabled=[{"name": "TaintToleration", "weight": -5}]
+    ),
+    "edge-score-weight-negative-last": chain(
+        lambda d: plugins(
+            d, "multiPoint", enabled=["PrioritySort", "DefaultBinder"], disabled=["*"]
+        ),
+        lambda d: plugins(d, "score", enabled=[{"name": "ImageLocality", "weight": -1}]),
+    ),
+    # --- extender TLS data ([]byte: base64 of a PEM file, loaded when extenders are built) ---
+    "mut-extender-cadata-not-base64": extenders(ext(tlsConfig={"caData": "not base64!"})),
+    "mut-extender-cadata-not-pem": extenders(ext(tlsConfig={"caData": "YWJj"})),
+    "mut-extender-certdata-not-pem": extenders(
+        ext(tlsConfig={"certData": "YWJj", "keyData": "YWJj"})
+    ),
 }
 
 BAD_JSON_HEAD = (
@@ -639,6 +686,14 @@ RAW: dict[str, str] = {
     "edge-null-sections.yaml": f"apiVersion: {API}\nkind: KubeSchedulerConfiguration\nleaderElection:\nclientConnection:\nextenders:\nprofiles:\n- schedulerName: my-scheduler\n  plugins:\n  pluginConfig:\n",
     "edge-leaderelect-quoted-true-lease.yaml": f"apiVersion: {API}\nkind: KubeSchedulerConfiguration\nleaderElection:\n  leaderElect: true\n  leaseDuration: 1m\n  renewDeadline: 45s\n  retryPeriod: 500ms\n",
     "edge-crlf-line-endings.yaml": f"apiVersion: {API}\r\nkind: KubeSchedulerConfiguration\r\nprofiles:\r\n- schedulerName: my-scheduler\r\n",
+    "mut-profiles-null-item.yaml": f"apiVersion: {API}\nkind: KubeSchedulerConfiguration\nprofiles:\n-\n- schedulerName: my-scheduler\n",
+    "mut-plugin-enabled-null-item.yaml": f"apiVersion: {API}\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: my-scheduler\n  plugins:\n    filter:\n      enabled:\n      -\n",
+    "mut-yaml-directive-1.2.yaml": f"%YAML 1.2\n---\napiVersion: {API}\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: my-scheduler\n",
+    "edge-yaml-directive-1.1.yaml": f"%YAML 1.1\n---\napiVersion: {API}\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: my-scheduler\n",
+    "mut-empty-first-document.yaml": f"---\n---\napiVersion: {API}\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: my-scheduler\n",
+    "mut-yaml-merge-key-overridden.yaml": f"apiVersion: {API}\nkind: KubeSchedulerConfiguration\nprofiles:\n- &a\n  schedulerName: a\n- <<: *a\n  schedulerName: b\n",
+    "edge-yaml-merge-key.yaml": f"apiVersion: {API}\nkind: KubeSchedulerConfiguration\nprofiles:\n- &a\n  schedulerName: a\n  percentageOfNodesToScore: 50\n- <<: {{percentageOfNodesToScore: 50}}\n  schedulerName: b\n",
+    "mut-config-after-other-document.yaml": f"apiVersion: v1\nkind: Namespace\nmetadata:\n  name: scheduling\n---\napiVersion: {API}\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: my-scheduler\n",
     "edge-bom.yaml": f"\ufeffapiVersion: {API}\nkind: KubeSchedulerConfiguration\n",
 }
 

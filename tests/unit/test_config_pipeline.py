@@ -506,3 +506,146 @@ def test_a_null_section_is_defaulted_like_an_absent_one(section: str) -> None:
 )
 def test_configmap_values_meant_as_a_config(value: str, meant: bool) -> None:
     assert holds_config(value) is meant
+
+
+# --- classes found by probing against kube-scheduler v1.36.3 ----------------------------------
+
+
+@pytest.mark.parametrize("version", ["1.2", "1.0", "2.0"])
+def test_go_yaml_reads_yaml_1_1_only(version: str) -> None:
+    # go-yaml v2: yaml: found incompatible YAML document (PyYAML reads 1.2)
+    with pytest.raises(YamlError, match="found incompatible YAML document"):
+        decode_config_text(f"%YAML {version}\n---\n" + HEAD)
+    assert decode_config_text("%YAML 1.1\n---\n" + HEAD).doc["kind"] == (
+        "KubeSchedulerConfiguration"
+    )
+
+
+def test_an_empty_first_document_is_the_one_read(tmp_path: Path) -> None:
+    from kschedctl.ops.validate import check_path  # the file-level reading lives in ops
+
+    for text in ("---\n---\n" + HEAD, "--- null\n---\n" + HEAD, "# c\n---\n---\n" + HEAD):
+        path = tmp_path / "config.yaml"
+        path.write_text(text, encoding="utf-8")
+        [problem] = errors_in(check_path(str(path), replaces_default=True).problems)
+        assert "the first YAML document is empty" in problem.message, text
+    path.write_text("---\n" + HEAD, encoding="utf-8")  # a leading '---' starts the first one
+    assert errors_in(check_path(str(path), replaces_default=True).problems) == []
+
+
+@pytest.mark.parametrize(
+    ("section", "key"),
+    [("leaderElection", "leaseDuration"), ("leaderElection", "retryPeriod")],
+)
+def test_a_null_duration_is_refused_not_defaulted(section: str, key: str) -> None:
+    doc = copy.deepcopy(BASE)
+    doc[section] = {"leaderElect": False, key: None}
+    [message] = _messages(doc)
+    assert f"{section}.{key}" in message and 'time: invalid duration ""' in message
+    doc[section] = {"leaderElect": False, key: "0s"}  # a zero one is defaulted
+    assert _messages(doc) == []
+
+
+def test_extender_duration_and_tls_data() -> None:
+    doc = copy.deepcopy(BASE)
+    ext: dict[str, Any] = {"urlPrefix": "http://x", "filterVerb": "f", "httpTimeout": None}
+    doc["extenders"] = [ext]
+    assert ['time: invalid duration ""' in m for m in _messages(doc)] == [True]
+    del ext["httpTimeout"]
+    ext["tlsConfig"] = {"caData": "not base64!"}
+    assert ["illegal base64 data" in m for m in _messages(doc)] == [True]
+    ext["tlsConfig"] = {"caData": "YWJj"}  # base64 of "abc": no PEM block
+    assert ["unable to parse bytes as PEM block" in m for m in _messages(doc)] == [True]
+    ext["tlsConfig"] = {"certData": "YWJj", "keyData": "YWJj"}
+    assert ["failed to find any PEM data in certificate input" in m for m in _messages(doc)] == [
+        True
+    ]
+    pem = "-----BEGIN CERTIFICATE-----\nYWJj\n-----END CERTIFICATE-----\n"
+    import base64
+
+    ext["tlsConfig"] = {"caData": base64.b64encode(pem.encode()).decode()}
+    assert _messages(doc) == []  # the block's contents are not parsed here
+
+
+def test_null_list_items_decode_into_zero_values() -> None:
+    doc = copy.deepcopy(BASE)
+    doc["profiles"] = [None, {"schedulerName": "b"}]
+    assert ["profiles[0].schedulerName: is required" in m for m in _messages(doc)] == [True]
+    doc = _args("NodeResourcesFit", {"ignoredResources": [None]})
+    assert any(
+        "ignoredResources[0]" in m and "name part must be non-empty" in m for m in _messages(doc)
+    )
+    affinity = {"key": "zone", "operator": "In", "values": [None]}
+    terms = {"nodeSelectorTerms": [{"matchExpressions": [affinity]}]}
+    doc = _args(
+        "NodeAffinity", {"addedAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": terms}}
+    )
+    assert _messages(doc) == []  # In [""]: "" is a valid label value
+
+
+def test_gt_lt_values_are_int64() -> None:
+    for value, ok in (("9223372036854775807", True), ("9223372036854775808", False)):
+        req = {"key": "cores", "operator": "Gt", "values": [value]}
+        terms = {"nodeSelectorTerms": [{"matchExpressions": [req]}]}
+        doc = _args(
+            "NodeAffinity",
+            {"addedAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": terms}},
+        )
+        assert (_messages(doc) == []) is ok, value
+
+
+def test_queue_sort_sets_compare_as_go_structs() -> None:
+    doc = copy.deepcopy(BASE)
+    qs = {"enabled": [{"name": "PrioritySort", "weight": 0}]}
+    doc["profiles"] = [
+        {"schedulerName": "a", "plugins": {"queueSort": qs}},
+        {"schedulerName": "b", "plugins": {"queueSort": {"enabled": [{"name": "PrioritySort"}]}}},
+    ]
+    assert _messages(doc) == []
+    qs["enabled"][0]["weight"] = 1
+    assert any("must be the same for all profiles" in m for m in _messages(doc))
+
+
+def test_a_key_a_merge_sets_too_is_refused_like_go_yaml_strict() -> None:
+    # go-yaml v2 strict (decode.go setMapIndex): key "parallelism" already set in map
+    for text in (
+        "<<: {parallelism: 4}\nparallelism: 5\n",
+        "parallelism: 5\n<<: {parallelism: 4}\n",
+        "<<: [{parallelism: 4}, {parallelism: 5}]\n",
+        "leaderElection:\n  <<: {<<: {leaderElect: false}, leaderElect: true}\n",
+    ):
+        head = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+        with pytest.raises(YamlError, match="'(parallelism|leaderElect)' already set in map"):
+            decode_config_text(head + text)
+    assert decode_config_text(HEAD + "<<: {parallelism: 4}\n").doc["parallelism"] == 4
+    # a kschedctl spec keeps YAML's own merge semantics: the explicit key wins
+    assert parse_yaml("<<: {a: 1}\na: 2\n") == [{"a": 2}]
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("example.com/" + "a" * 64, "name part must be no more than 63"),
+        ("notkubernetes.io/foo", "is an invalid extended resource name"),  # contains it
+        ("a" * 250 + "/x", "is an invalid extended resource name"),  # requests.+name too long
+        ("example.com/foo", None),
+    ],
+)
+def test_extender_managed_resource_names(name: str, expected: str | None) -> None:
+    doc = copy.deepcopy(BASE)
+    doc["extenders"] = [{"urlPrefix": "http://x", "managedResources": [{"name": name}]}]
+    messages = _messages(doc)
+    assert (messages == []) if expected is None else any(expected in m for m in messages)
+
+
+def test_a_config_after_another_document_is_not_the_one_read(tmp_path: Path) -> None:
+    from kschedctl.ops.judge import targets
+    from kschedctl.ops.validate import check_path  # the file-level reading lives in ops
+
+    text = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: x\n---\n" + HEAD
+    path = tmp_path / "config.yaml"
+    path.write_text(text, encoding="utf-8")
+    messages = [p.message for p in errors_in(check_path(str(path)).problems)]
+    assert any("not the first YAML document" in m for m in messages)
+    # the judge hands kube-scheduler the whole file, as --config would get it
+    assert [t.where for t in targets(text, str(path))] == [""]

@@ -73,10 +73,44 @@ PIECES = [t + u for t in TOKENS for u in UNITS]
 CORPUS = sorted({"".join(p) for n in (1, 2) for p in itertools.product(PIECES, repeat=n)})
 
 
+def _same(new: tuple[str, Any], old: tuple[str, Any]) -> bool:
+    """The same outcome; an error message may add kube-scheduler's own wording at its end."""
+    if new[0] == old[0] == "value":
+        return bool(new[1] == old[1] or new[1].startswith(old[1][:-1] + "; kube-scheduler: "))
+    return new == old
+
+
 def test_config_durations_accept_exactly_what_they_did() -> None:
-    for value in [*CORPUS, None, 15, 1.5, [], "  15s"]:
-        assert outcome(parse_go_duration, value) == outcome(old_config, value), value
-        assert outcome(config_parse_duration, value) == outcome(old_config, value), value
+    for value in [*CORPUS, 15, 1.5, [], "  15s"]:
+        assert _same(outcome(parse_go_duration, value), outcome(old_config, value)), value
+        assert _same(outcome(config_parse_duration, value), outcome(old_config, value)), value
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [
+        ("15000000\u03bcs", 15.0),  # Go's unitMap: Greek mu too
+        ("15000000\u00b5s", 15.0),  # and the micro sign
+        ("2562047h", 2562047 * 3600.0),  # the longest time.Duration fits
+        ("-2562047h", -2562047 * 3600.0),
+    ],
+)
+def test_go_durations_time_parse_duration_accepts(value: str, seconds: float) -> None:
+    assert parse_go_duration(value) == seconds
+
+
+@pytest.mark.parametrize(
+    ("value", "go_says"),
+    [
+        (None, 'time: invalid duration ""'),  # metav1.Duration reads null as ""
+        ("", 'time: invalid duration ""'),
+        ("2562048h", 'time: invalid duration "2562048h"'),  # past int64 nanoseconds
+        ("9999999999h", 'time: invalid duration "9999999999h"'),
+    ],
+)
+def test_go_durations_time_parse_duration_refuses(value: Any, go_says: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(go_says)):
+        parse_go_duration(value)
 
 
 def test_since_durations_accept_exactly_what_they_did() -> None:

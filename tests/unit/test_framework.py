@@ -412,13 +412,70 @@ def test_cross_profile_queue_sort_resolved_through_multi_point() -> None:
 def test_malformed_values_are_left_to_validation() -> None:
     for profiles in (
         [_profile({"filter": {"enabled": "NodeName"}})],
-        [_profile({"filter": {"enabled": [{"weight": 1}, "x", {"name": 3}]}})],
+        [_profile({"filter": {"enabled": ["x", {"name": 3}]}})],
         [_profile("nope")],  # type: ignore[arg-type]
         ["nope"],
     ):
         assert _problems(profiles) == []
     assert build_profiles("nope", parse_version("1.36")) == []
     assert build_profiles({"profiles": "x"}, parse_version("1.36")) == []
+
+
+def test_a_nameless_or_null_plugin_is_named_empty_like_go() -> None:
+    # Go decodes a null item, or one without name, into Plugin{Name: ""}: a plugin that
+    # does not exist (kube-scheduler: FilterPlugin "" does not exist).
+    for entry in (None, {"weight": 1}, {"name": None}):
+        [problem] = _problems([_profile({"filter": {"enabled": [entry]}})])
+        assert 'FilterPlugin "" does not exist' in problem, entry
+    assert _problems([_profile({"filter": {"disabled": [None, {"name": ""}]}})]) == []
+
+
+def _score_only(*entries: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        _profile(
+            {
+                "multiPoint": {
+                    "enabled": [{"name": "PrioritySort"}, {"name": "DefaultBinder"}],
+                    "disabled": [{"name": "*"}],
+                },
+                "score": {"enabled": list(entries)},
+            }
+        )
+    ]
+
+
+def test_score_weights_overflow_as_go_sums_them() -> None:
+    # framework.go getValidScoreWeights: int64 arithmetic that wraps, so a negative weight is
+    # refused only when another scoring plugin follows it.
+    overflow = "score plugins: total score of Score plugins could overflow"
+    problems = _problems(
+        _score_only({"name": "ImageLocality", "weight": -1}, {"name": "TaintToleration"})
+    )
+    assert len(problems) == 1 and overflow in problems[0]
+    assert problems[0].startswith("profiles[0].plugins.score.enabled[0].name")
+    assert _problems(_score_only({"name": "ImageLocality", "weight": -1})) == []
+    big = {"weight": 2**31 - 1}
+    assert (
+        _problems(_score_only({"name": "ImageLocality", **big}, {"name": "TaintToleration", **big}))
+        == []
+    )
+    # the default multiPoint plugins follow a score-point plugin: they overflow it too
+    [problem] = _problems(
+        [_profile({"score": {"enabled": [{"name": "ImageLocality", "weight": -5}]}})]
+    )
+    assert overflow in problem
+    # a multiPoint weight replaces the default one in place (mergePluginSet): ImageLocality is
+    # the last default scoring plugin, TaintToleration is followed by others
+    assert (
+        _problems(
+            [_profile({"multiPoint": {"enabled": [{"name": "ImageLocality", "weight": -5}]}})]
+        )
+        == []
+    )
+    [problem] = _problems(
+        [_profile({"multiPoint": {"enabled": [{"name": "TaintToleration", "weight": -5}]}})]
+    )
+    assert overflow in problem and "multiPoint.enabled[0]" in problem
 
 
 def test_names_are_bounded_and_escaped_like_go() -> None:

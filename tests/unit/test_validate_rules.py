@@ -92,7 +92,11 @@ def test_good_config_is_valid() -> None:
             {"queueSort": {"enabled": [{"name": "A"}, {"name": "B"}]}},
             "only one queue sort plugin can be enabled",
         ),
-        ("profiles.0.plugins", {"score": {"enabled": [{}]}}, "enabled[0].name: is required"),
+        (
+            "profiles.0.plugins",
+            {"score": {"enabled": [{}]}},
+            'enabled[0].name: ScorePlugin "" does not exist',
+        ),
         (
             "profiles.0.pluginConfig",
             [{"name": "X"}, {"name": "X"}],
