@@ -702,10 +702,11 @@ def _check_custom_plugins(plugins: list[Any], path: str) -> list[Problem]:
             continue
         name = fields.get("name")
         if not isinstance(name, str) or not _PLUGIN_NAME.fullmatch(name):
+            said = "is required" if name in (None, "") else f"{quote(name)} is not a plugin name"
             out.append(
                 Problem(
                     f"{epath}.name",
-                    "is required: the plugin's registered name (a letter, then letters, digits, "
+                    f"{said}: the plugin's registered name (a letter, then letters, digits, "
                     "'.', '_' or '-', at most 63)",
                 )
             )

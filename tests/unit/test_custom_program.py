@@ -227,3 +227,15 @@ def test_status_skew_reads_scheduler_plugins_tags() -> None:
     assert _skew(f"{IMAGE}:v0.35.4", "v1.36.3") == "one minor older (supported)"
     assert _skew(f"{IMAGE}:v0.37.1", "v1.36.3") == "NEWER than the API server (unsupported)"
     assert _skew(f"{IMAGE}:v0.33.5", "v1.36.3").startswith("more than one minor older")
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [("Bad Name", "'Bad Name' is not a plugin name"), ("", "is required"), (None, "is required")],
+)
+def test_a_custom_plugin_name_is_checked_and_quoted(name: object, said: str) -> None:
+    plugin = {"name": name, "extensionPoints": ["Filter"]}
+    doc = _custom_doc("example.com/mine:v1", custom={"plugins": [plugin]})
+    _, problems = spec_from_dict(doc)
+    [problem] = [p for p in problems if p.path == "spec.custom.plugins[0].name"]
+    assert problem.message.startswith(said + ": the plugin's registered name")
