@@ -10,7 +10,8 @@ and ``remove`` recognise it by.
   every object from them; what kschedctl derives from the Kubernetes version (the RBAC rules,
   the probes) is in ``files/kschedctl.yaml``. With its default values ``helm template`` gives
   the deployment form's objects (the config text is Helm's YAML of the same document, so its
-  hash differs). Program kube-scheduler only: kschedctl's own scheduler has no chart yet.
+  hash differs). kube-scheduler images only (programs kube-scheduler and custom): kschedctl's
+  own scheduler has no chart yet.
 - kustomize: the deployment form's objects, one file each, in a base ``scheduler/``; the
   RoleBinding that must stay in kube-system is a Component ``kube-system/`` whose replacement
   makes its subject follow the ServiceAccount wherever an overlay moves it (kustomize's
@@ -88,10 +89,11 @@ def chart_values(spec: Spec) -> dict[str, Any]:
 
 def helm_chart(spec: Spec) -> dict[str, str]:
     """The chart's files: relative path → content."""
-    if spec.program != "kube-scheduler":
+    if spec.program == "builtin":
         raise SpecError(
             "spec.program",
-            f"the helm-chart form renders program kube-scheduler only, not {spec.program!r}",
+            "the helm-chart form renders kube-scheduler images only (program kube-scheduler or "
+            "custom), not kschedctl's own scheduler",
             hint="export kschedctl's own scheduler with --as kustomize, or print its objects "
             "with --as deployment",
         )
@@ -107,6 +109,10 @@ def helm_chart(spec: Spec) -> dict[str, str]:
         "appVersion": spec.version.tag,
     }
     derived = {
+        # The image's binary (program custom: the release's, or spec.custom.binary) and, for
+        # spec.rbac builtinRoles, the rules its out-of-tree plugins need beyond the built-ins.
+        "binary": spec.container_binary,
+        "pluginRules": ctx["plugin_rules"],
         "rbacRules": ctx["rbac_rules"],
         "leaseVerbs": ctx["lease_verbs"],
         "securePort": ctx["secure_port"],

@@ -20,6 +20,8 @@ from kschedctl.spec import default_spec, load_spec
 
 GOLDEN_SPECS = Path(__file__).resolve().parent.parent / "golden" / "specs"
 KUBE_SCHEDULER_CASES = ["single", "multi-profile", "ha", "custom-plugins", "host-service"]
+# program custom: scheduler-plugins releases (one with spec.rbac builtinRoles) and an own image
+CUSTOM_CASES = ["custom-coscheduling", "custom-quota", "custom-image"]
 
 
 def _tool(name: str) -> str:
@@ -58,7 +60,7 @@ def _write(files: dict[str, str], target: Path) -> Path:
 # -- Helm ------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("case", KUBE_SCHEDULER_CASES)
+@pytest.mark.parametrize("case", KUBE_SCHEDULER_CASES + CUSTOM_CASES)
 def test_helm_template_with_default_values_is_the_deployment_form(
     case: str, tmp_path: Path
 ) -> None:
@@ -149,7 +151,7 @@ def _strings(value: Any) -> set[str]:
 
 
 def test_helm_chart_refuses_kschedctls_own_scheduler() -> None:
-    with pytest.raises(SpecError, match="kube-scheduler only"):
+    with pytest.raises(SpecError, match="kube-scheduler images only"):
         render_directory(default_spec("s", program="builtin"), "helm-chart")
 
 
