@@ -7,6 +7,7 @@ exit code (see :class:`KschedGroup`).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import typer
@@ -16,15 +17,22 @@ from kschedctl import __version__
 from kschedctl.errors import EXIT_INTERRUPTED, KschedError, printable
 
 
-def report_error(err: KschedError) -> None:
+# A command line quoted in a message: `kschedctl …` or $(kschedctl …).
+_QUOTED_COMMAND = re.compile(r"(`|\$\()kschedctl ")
+
+
+def report_error(err: KschedError, prog: str = "kschedctl") -> None:
     # Messages may quote user text: each of their lines is printed without control characters
-    # (no terminal escape sequences, no carriage return overwriting the line).
-    typer.echo(f"error: {_lines(err.message)}", err=True)
+    # (no terminal escape sequences, no carriage return overwriting the line). The commands
+    # they suggest are spelled the way the user called us (`kubectl sched …` as a plugin).
+    typer.echo(f"error: {_lines(err.message, prog)}", err=True)
     if err.hint:
-        typer.echo(f"hint: {_lines(err.hint)}", err=True)
+        typer.echo(f"hint: {_lines(err.hint, prog)}", err=True)
 
 
-def _lines(text: str) -> str:
+def _lines(text: str, prog: str) -> str:
+    if prog != "kschedctl":
+        text = _QUOTED_COMMAND.sub(lambda m: f"{m.group(1)}{prog} ", text)
     return "\n".join(printable(line) for line in text.split("\n"))
 
 
@@ -36,7 +44,7 @@ class KschedGroup(TyperGroup):
         try:
             return super().invoke(ctx)
         except KschedError as err:
-            report_error(err)
+            report_error(err, ctx.find_root().info_name or "kschedctl")
             ctx.exit(err.exit_code)
         except KeyboardInterrupt:
             typer.echo("interrupted", err=True)
