@@ -16,7 +16,6 @@ from typer.core import TyperGroup
 from kschedctl import __version__
 from kschedctl.errors import EXIT_INTERRUPTED, KschedError, printable
 
-
 # A command line quoted in a message: `kschedctl …` or $(kschedctl …).
 _QUOTED_COMMAND = re.compile(r"(`|\$\()kschedctl ")
 

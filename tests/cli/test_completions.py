@@ -197,7 +197,7 @@ def test_kubectl_plugin_errors_suggest_kubectl_sched_commands() -> None:
     code = "from kschedctl.cli.plugin import kubectl_sched as k; k()"
     result = _run(["-c", code, "list", "--kubeconfig", "/dev/null/none"], {})
     assert result.returncode in (4, 5), result.stderr
-    assert '$(kubectl sched lab env)' in result.stderr
+    assert "$(kubectl sched lab env)" in result.stderr
     assert "kschedctl " not in result.stderr.replace("kschedctl.io", "")
     direct = _run(["-m", "kschedctl", "list", "--kubeconfig", "/dev/null/none"], {})
-    assert '$(kschedctl lab env)' in direct.stderr
+    assert "$(kschedctl lab env)" in direct.stderr
