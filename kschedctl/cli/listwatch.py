@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kschedctl import output
@@ -36,6 +37,20 @@ Columns = Callable[["OutputFormat"], list[str]]
 Rows = Callable[["SchedulerList", "OutputFormat"], list[list[Any]]]
 
 
+@dataclass(frozen=True)
+class _Watch:
+    """What a watch shows, where, and how often."""
+
+    console: Console
+    fetch: Callable[[], SchedulerList]
+    fmt: OutputFormat
+    no_headers: bool
+    columns: Columns
+    rows: Rows
+    poll: float
+    rounds: int | None  # None: until Ctrl-C
+
+
 def watch_list(
     fetch: Callable[[], SchedulerList],
     fmt: OutputFormat,
@@ -47,13 +62,12 @@ def watch_list(
     rounds: int | None = None,
 ) -> None:
     """Until Ctrl-C (or ``rounds`` polls)."""
-    console = output.stdout_console()
-    sleep = pause
+    watch = _Watch(output.stdout_console(), fetch, fmt, no_headers, columns, rows, poll, rounds)
     try:
-        if fmt.is_table and console.is_terminal:
-            _live(console, fetch, fmt, no_headers, columns, rows, poll, sleep, rounds)
+        if fmt.is_table and watch.console.is_terminal:
+            _live(watch)
         else:
-            _appended(console, fetch, fmt, no_headers, columns, rows, poll, sleep, rounds)
+            _appended(watch)
     except KeyboardInterrupt:
         return  # Ctrl-C is how a watch ends: exit 0, nothing more to say
 
@@ -66,56 +80,38 @@ def _stable(item: dict[str, Any]) -> str:
     return json.dumps(item, sort_keys=True)
 
 
-def _live(
-    console: Console,
-    fetch: Callable[[], SchedulerList],
-    fmt: OutputFormat,
-    no_headers: bool,
-    columns: Columns,
-    rows: Rows,
-    poll: float,
-    sleep: Callable[[float], None],
-    rounds: int | None,
-) -> None:
+def _live(watch: _Watch) -> None:
     # rich's live display and table only for a terminal watch (start-up)
     from rich.live import Live
     from rich.table import Table
     from rich.text import Text
 
     def table(found: SchedulerList) -> Table:
-        grid = Table(box=None, header_style="bold", show_header=not no_headers, pad_edge=False)
-        for col in columns(fmt):
+        grid = Table(
+            box=None, header_style="bold", show_header=not watch.no_headers, pad_edge=False
+        )
+        for col in watch.columns(watch.fmt):
             grid.add_column(col.upper(), no_wrap=True)
-        for row in rows(found, fmt):
+        for row in watch.rows(found, watch.fmt):
             grid.add_row(*(Text("" if v is None else str(v)) for v in row))
         return grid
 
-    with Live(table(fetch()), console=console, auto_refresh=False) as live:
+    with Live(table(watch.fetch()), console=watch.console, auto_refresh=False) as live:
         done = 0
-        while rounds is None or done < rounds:
-            sleep(poll)
-            live.update(table(fetch()), refresh=True)
+        while watch.rounds is None or done < watch.rounds:
+            pause(watch.poll)
+            live.update(table(watch.fetch()), refresh=True)
             done += 1
 
 
-def _appended(
-    console: Console,
-    fetch: Callable[[], SchedulerList],
-    fmt: OutputFormat,
-    no_headers: bool,
-    columns: Columns,
-    rows: Rows,
-    poll: float,
-    sleep: Callable[[float], None],
-    rounds: int | None,
-) -> None:
+def _appended(watch: _Watch) -> None:
     from kschedctl.ops.list import SchedulerList, scheduler_item
 
     seen: dict[str, str] = {}
     first = True
     done = 0
     while True:
-        found = fetch()
+        found = watch.fetch()
         changed = []
         for s in found.schedulers:
             key = _stable(dict(s.to_dict()))
@@ -127,25 +123,19 @@ def _appended(
             del seen[name]
             output.info(f"scheduler {name} is gone")
         if changed or first:
-            _print_batch(console, SchedulerList(changed), fmt, first and not no_headers,
-                         columns, rows, scheduler_item)  # fmt: skip
+            _print_batch(watch, SchedulerList(changed), first and not watch.no_headers,
+                         scheduler_item)  # fmt: skip
         first = False
-        if rounds is not None and done >= rounds:
+        if watch.rounds is not None and done >= watch.rounds:
             return
-        sleep(poll)
+        pause(watch.poll)
         done += 1
 
 
 def _print_batch(
-    console: Console,
-    batch: SchedulerList,
-    fmt: OutputFormat,
-    header: bool,
-    columns: Columns,
-    rows: Rows,
-    item: Callable[[Any], dict[str, Any]],
+    watch: _Watch, batch: SchedulerList, header: bool, item: Callable[[Any], dict[str, Any]]
 ) -> None:
-    out = console.file
+    out, fmt, columns, rows = watch.console.file, watch.fmt, watch.columns, watch.rows
     if fmt.is_table:
         table: list[Sequence[str]] = [[c.upper() for c in columns(fmt)]] if header else []
         table += [["" if v is None else str(v) for v in row] for row in rows(batch, fmt)]

@@ -12,16 +12,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kschedctl.config import userfile, versions
 from kschedctl.config.decode import Decoded, decode_config_text, holds_config, is_json
 from kschedctl.config.schema import AliasBudget, YamlError, key_segment, key_text, parse_yaml
 from kschedctl.config.validation import check_config
 from kschedctl.errors import NotFoundError, Problem, SpecError, errors_in, quote
-from kschedctl.ops import judge
-from kschedctl.ops.judge import FileVerdict
 from kschedctl.spec import API_VERSION, KIND, SPEC_FILE, spec_from_dict
+
+if TYPE_CHECKING:
+    from kschedctl.ops.judge import FileVerdict
 
 _WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job")
 
@@ -104,7 +105,11 @@ def validate_files(
     """Check each file for ``kubernetes_version`` (1.X or 1.X.Y; ValueError if unsupported);
     with ``kube_scheduler`` (a binary: NotFoundError before any file is read if unusable), that
     binary judges each file's configs too."""
-    binary = judge.check_binary(kube_scheduler) if kube_scheduler is not None else None
+    binary = None
+    if kube_scheduler is not None:
+        from kschedctl.ops import judge  # subprocess and friends only for this option
+
+        binary = judge.check_binary(kube_scheduler)
     version = versions.parse_version(kubernetes_version) if kubernetes_version else None
     reports = [check_path(f, version, replaces_default=replaces_default) for f in files]
     if binary is not None:

@@ -34,6 +34,27 @@ def wait_for(
         time.sleep(interval)
 
 
+def create_and_bind(
+    cluster: Cluster, namespace: str, names: list[str], scheduler: str, timeout: float = 120
+) -> dict[str, str]:
+    """Create a pod per name asking for ``scheduler``; wait until all are bound: name -> node."""
+    for name in names:
+        cluster.create(
+            f"/api/v1/namespaces/{namespace}/pods", pod_manifest(name, schedulerName=scheduler)
+        )
+
+    def placed() -> dict[str, str] | None:
+        pods = cluster.list(f"/api/v1/namespaces/{namespace}/pods")
+        nodes = {
+            p["metadata"]["name"]: p["spec"].get("nodeName")
+            for p in pods
+            if p["metadata"]["name"] in names
+        }
+        return nodes if len(nodes) == len(names) and all(nodes.values()) else None
+
+    return dict(wait_for(placed, timeout, f"{len(names)} pods bound by {scheduler}"))
+
+
 def pod_manifest(name: str, **spec: Any) -> dict[str, Any]:
     return {
         "apiVersion": "v1",

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 import yaml
-from e2e_helpers import pod_events, pod_manifest, wait_for
+from e2e_helpers import create_and_bind, pod_events, pod_manifest, wait_for
 
 from kschedctl.errors import KschedError, NotFoundError
 from kschedctl.k8s.client import Cluster
@@ -117,21 +117,7 @@ def test_custom_scheduler_deployment_places_pods_only_on_labelled_nodes(
     objects = _deploy_custom_scheduler(cluster, namespace, SCHEDULER, config)
     try:
         names = [f"app-{i}" for i in range(6)]
-        for name in names:
-            cluster.create(
-                f"/api/v1/namespaces/{namespace}/pods", pod_manifest(name, schedulerName=SCHEDULER)
-            )
-
-        def placed() -> dict[str, str] | None:
-            pods = cluster.list(f"/api/v1/namespaces/{namespace}/pods")
-            nodes = {
-                p["metadata"]["name"]: p["spec"].get("nodeName")
-                for p in pods
-                if p["metadata"]["name"] in names
-            }
-            return nodes if all(nodes.values()) else None
-
-        nodes = wait_for(placed, 120, f"{len(names)} pods bound by {SCHEDULER}")
+        nodes = create_and_bind(cluster, namespace, names, SCHEDULER)
         fitting = {node for node, rack in racks.items() if rack in ARGS["values"]}
         assert set(nodes.values()) <= fitting, nodes
         for name in names:

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 import yaml
-from e2e_helpers import pod_events, pod_manifest, wait_for
+from e2e_helpers import create_and_bind, pod_events, pod_manifest, wait_for
 
 from kschedctl.errors import KschedError, NotFoundError
 from kschedctl.k8s.client import Cluster
@@ -208,21 +208,7 @@ def test_custom_program_deployed_schedules_with_its_plugin(
         assert f"canary pod was scheduled by {name}" in deployed.stderr, deployed.stderr
 
         apps = [f"app-{i}" for i in range(6)]
-        for app in apps:
-            cluster.create(
-                f"/api/v1/namespaces/{namespace}/pods", pod_manifest(app, schedulerName=name)
-            )
-
-        def placed() -> dict[str, str] | None:
-            pods = cluster.list(f"/api/v1/namespaces/{namespace}/pods")
-            nodes = {
-                p["metadata"]["name"]: p["spec"].get("nodeName")
-                for p in pods
-                if p["metadata"]["name"] in apps
-            }
-            return nodes if len(nodes) == len(apps) and all(nodes.values()) else None
-
-        nodes = wait_for(placed, 120, f"{len(apps)} pods bound by {name}")
+        nodes = create_and_bind(cluster, namespace, apps, name)
         assert set(nodes.values()) <= fitting, (nodes, zones)
         for app in apps:
             scheduled = [
