@@ -87,6 +87,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "inventory",
     "why",
     "events",
+    "top",
     "logs",
     "scheduler",
     "lab",

@@ -70,6 +70,33 @@ def events(
             "-w", "--watch", help="After the current events, stream new ones until interrupted."
         ),
     ] = False,
+    timeline: Annotated[
+        bool,
+        typer.Option(
+            "--timeline",
+            help="Decisions per minute instead of events: scheduled, failed, preempted, with "
+            "bars (-o json|yaml: one item per minute).",
+        ),
+    ] = False,
+    limit: Annotated[
+        int | None,
+        typer.Option(
+            "--limit",
+            min=0,
+            help="With --timeline: only the last this many minutes (0: all; default 60 in the "
+            "table and the picture, all with -o).",
+            show_default=False,
+        ),
+    ] = None,
+    export_to: Annotated[
+        str | None,
+        typer.Option(
+            "--export",
+            help="With --timeline: also write the picture to FILE.svg or FILE.html.",
+            metavar="FILE",
+            show_default=False,
+        ),
+    ] = None,
     out: WideOutput = None,
     no_headers: NoHeaders = False,
     kubeconfig: Kubeconfig = None,
@@ -87,6 +114,15 @@ def events(
     from kschedctl.ops.events import event_filter, open_events
 
     wanted = event_filter(name, for_object, types, since)
+    if timeline or export_to is not None or limit is not None:
+        # the timeline's own module (rich, for the picture): only when asked for
+        from kschedctl.cli.events_timeline import run_timeline
+
+        run_timeline(wanted, namespace=namespace, all_namespaces=all_namespaces,
+                     kubeconfig=kubeconfig, context=context, cluster_name=cluster_name, user=user,
+                     timeline=timeline, watch=watch, limit=limit, export_to=export_to, out=out,
+                     no_headers=no_headers)  # fmt: skip
+        return
     with connect(kubeconfig, context, cluster_name, user) as cluster:
         source = open_events(cluster, wanted, namespace=namespace, all_namespaces=all_namespaces)
         if watch:

@@ -1,0 +1,117 @@
+"""`kschedctl top nodes`: per node, the requests of the pods on it as bars split by scheduler."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from kschedctl import output
+from kschedctl.cli import completers
+from kschedctl.cli.common import connect, label_selector
+from kschedctl.cli.options import (
+    TABLE_FORMATS,
+    ClusterName,
+    Context,
+    Kubeconfig,
+    LabelSelector,
+    NoHeaders,
+    TableOutput,
+    User,
+    check_output,
+)
+from kschedctl.errors import UsageError, shown_path
+
+# The table's default number of nodes: a screenful an operator reads; data formats give all.
+TABLE_LIMIT = 50
+SORT_KEYS = ("name", "cpu", "memory", "pods")  # kschedctl.observe.placement.SORT_KEYS
+
+top_app = typer.Typer(
+    help="What the pods on each node request, split by the scheduler that placed them.",
+    no_args_is_help=True,
+)
+
+Export = Annotated[
+    str | None,
+    typer.Option(
+        "--export",
+        help="Also write the picture to FILE.svg or FILE.html (fixed width, for a README or "
+        "an issue).",
+        metavar="FILE",
+        show_default=False,
+    ),
+]
+
+
+@top_app.command("nodes")
+def nodes(
+    selector: LabelSelector = None,
+    scheduler: Annotated[
+        str | None,
+        typer.Option(
+            "--scheduler",
+            help="Only the nodes where this scheduler placed pods; its share drawn in colour, "
+            "the others shaded.",
+            show_default=False,
+        ),
+    ] = None,
+    sort_by: Annotated[
+        str,
+        typer.Option(
+            "--sort-by",
+            help="name, or cpu, memory or pods: the busiest nodes (requested/allocatable) first.",
+            autocompletion=completers.choices(SORT_KEYS),
+        ),
+    ] = "name",
+    limit: Annotated[
+        int | None,
+        typer.Option(
+            "--limit",
+            min=0,
+            help=f"At most this many nodes (0: all). Default: {TABLE_LIMIT} in the table and "
+            "the picture, all with -o.",
+            show_default=False,
+        ),
+    ] = None,
+    export_to: Export = None,
+    out: TableOutput = None,
+    no_headers: NoHeaders = False,
+    kubeconfig: Kubeconfig = None,
+    context: Context = None,
+    cluster_name: ClusterName = None,
+    user: User = None,
+) -> None:
+    """Per node: allocatable cpu, memory and pods, and what the bound, non-terminal pods on it
+    request (effective requests: init containers, sidecars, overhead), as bars stacked by the
+    scheduler responsible (spec.schedulerName; "(none)" for pods given a node by hand and
+    static pods). Over-commit (requested beyond allocatable) is drawn in red with ⚠.
+    """
+    fmt = check_output(out, TABLE_FORMATS)
+    if sort_by not in SORT_KEYS:
+        raise UsageError(f"--sort-by {sort_by!r}: use one of {', '.join(SORT_KEYS)}")
+    label_selector(selector)  # exit 2 on a malformed selector, before connecting
+    # the picture module loads rich (start-up): only when drawing
+    from kschedctl.cli import pictures
+
+    target = pictures.check_export(export_to)
+    # Imported here: --help and the offline commands must not pay for the cluster layers.
+    from kschedctl.ops.top import placement_dict, top_nodes
+
+    with connect(kubeconfig, context, cluster_name, user) as cluster:
+        found = top_nodes(cluster, selector=selector, scheduler=scheduler, sort_by=sort_by)
+    drawn = found.first(TABLE_LIMIT if limit is None else limit)
+    if target is not None:
+        pictures.export(pictures.nodes_picture(drawn), target, "kschedctl top nodes")
+        output.info(f"wrote {shown_path(target)}")
+    if not fmt.is_table:
+        output.emit(placement_dict(found.first(limit)), fmt, no_headers=no_headers)
+        return
+    if not found.total_nodes:
+        output.info("no nodes" + (f" with pods from {scheduler}" if scheduler else ""))
+        return
+    picture = pictures.nodes_picture(drawn, headers=not no_headers)
+    output.stdout_console().print(picture, highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(top_app, name="top")
