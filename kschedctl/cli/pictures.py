@@ -86,9 +86,9 @@ def nodes_picture(shown: Placement, *, headers: bool = True) -> RenderableType:
         legend.append(char * 2, style=style)
         legend.append(f" {comment(name)} ")
         legend.append(f"{pods} pod{'s' if pods != 1 else ''}", style="dim")
-        legend.append("   ")
+        legend.append("  ")
     legend.append(LIGHT * 2, style=FREE_STYLE)
-    legend.append(" free   ")
+    legend.append(" free  ")
     legend.append(OVER * 2, style=OVER_STYLE)
     legend.append(f" over-commit {WARNING}")
     table = Table(
