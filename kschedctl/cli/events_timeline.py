@@ -54,5 +54,10 @@ def run_timeline(
     if not fmt.is_table:
         output.emit(timeline_dict(found.last(limit)), fmt, no_headers=no_headers)
         return
+    if not drawn.minutes:  # as `events` says it: a note on stderr, stdout stays empty
+        where = "in any namespace" if all_namespaces else f"in namespace {source.namespace}"
+        who = f" from {wanted.scheduler}" if wanted.scheduler else ""
+        output.info(f"no scheduling decisions {where}{who}")
+        return
     picture = pictures.timeline_picture(drawn, wanted.scheduler, headers=not no_headers)
     output.stdout_console().print(picture, highlight=False)

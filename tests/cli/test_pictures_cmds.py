@@ -156,3 +156,20 @@ def test_timeline_table_json_and_export(
     page = (tmp_path / "t.html").read_text(encoding="utf-8")
     assert "<title>kschedctl events spread --timeline</title>" in page
     assert "2 earlier minutes not shown" in page
+
+
+def test_timeline_without_decisions_says_so_on_stderr(
+    run: Run, fake_cluster: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kschedctl.cli import events_timeline
+
+    class Source:
+        namespace = "shop"
+
+    monkeypatch.setattr(events_timeline, "open_events", lambda *a, **k: Source())
+    monkeypatch.setattr(events_timeline, "event_timeline", lambda source: timeline([]))
+    result = run("events", "ghost", "--timeline")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == ""
+    assert "no scheduling decisions in namespace shop from ghost" in result.stderr
+    assert json.loads(run("events", "ghost", "--timeline", "-o", "json").stdout)["items"] == []

@@ -154,3 +154,13 @@ def test_export_into_a_read_only_directory_is_an_error(tmp_path: Path) -> None:
         pictures.export(pictures.timeline_picture(timeline([]), None), locked / "t.svg", "t")
     assert caught.value.exit_code == 1
     assert caught.value.hint == "choose a directory you can write to"
+
+
+def test_export_under_a_file_is_not_found(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(
+        NotFoundError, match="writing the picture to .*file/t.svg failed: Not a directory"
+    ):
+        pictures.export(
+            pictures.timeline_picture(timeline([]), None), tmp_path / "file" / "t.svg", "t"
+        )
