@@ -25,16 +25,21 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypedDict
+from typing import Any, TypedDict
 
+from kschedctl.observe.schedulers import expanded_argv, is_builtin_container
 from kschedctl.scheduling.metrics import quantile
 
 __all__ = [
     "ATTEMPT_RESULTS",
+    "DEFAULT_PORT",
     "PENDING_QUEUES",
+    "Endpoint",
     "MetricsFormatError",
     "MetricsSummary",
+    "SUMMARY_PREFIXES",
     "Sample",
+    "metrics_endpoint",
     "parse_text",
     "summarize",
 ]
@@ -44,6 +49,11 @@ PENDING_QUEUES = ("active", "backoff", "unschedulable", "gated")
 
 KUBE = "scheduler_"
 OWN = "kschedctl_scheduler_"
+# The metric names :func:`summarize` reads: parse_text(text, SUMMARY_PREFIXES).
+SUMMARY_PREFIXES = (KUBE, OWN, "leader_election_master_status")
+# kube-scheduler's --secure-port default (cmd/kube-scheduler/app/options: KubeSchedulerPort);
+# kschedctl's scheduler's --metrics-port default is the same number.
+DEFAULT_PORT = 10259
 
 
 class MetricsFormatError(ValueError):
@@ -79,12 +89,14 @@ _LABEL = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"\s*(,
 _UNESCAPE = {"\\\\": "\\", '\\"': '"', "\\n": "\n"}
 
 
-def parse_text(text: str) -> list[Sample]:
+def parse_text(text: str, prefixes: tuple[str, ...] = ("",)) -> list[Sample]:
     """The samples of a Prometheus text-format (0.0.4) exposition, in order; comments (HELP,
-    TYPE) are skipped. MetricsFormatError names the first line that is not a sample."""
+    TYPE) are skipped, and so are lines that start with none of ``prefixes`` (a metric-name
+    filter: kube-scheduler exposes ~2,500 samples, the summary reads ~100).
+    MetricsFormatError names the first line that is not a sample."""
     samples = []
     for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip() or line.lstrip().startswith("#"):
+        if not line.startswith(prefixes) or not line.strip() or line.lstrip().startswith("#"):
             continue
         match = _SAMPLE.match(line.strip())
         if match is None:
@@ -205,3 +217,37 @@ def _latency(samples: Sequence[Sample], histogram: str) -> Latency:
         "p50": quantile(0.5, cumulative) if count else None,
         "p99": quantile(0.99, cumulative) if count else None,
     }
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where a scheduler container serves ``/metrics`` inside its pod."""
+
+    port: int | None  # None: it serves none (``problem`` says why)
+    https: bool  # kube-scheduler: its secure port; kschedctl's scheduler: plain HTTP
+    problem: str = ""
+
+
+def metrics_endpoint(container: Mapping[str, Any], namespace: str) -> Endpoint:
+    """The port ``container`` (a kube-scheduler's or kschedctl's scheduler's) serves
+    ``/metrics`` on, from its flags (the last one wins, as pflag reads them)."""
+    builtin = is_builtin_container(dict(container))
+    flag = "metrics-port" if builtin else "secure-port"
+    value: str | None = None
+    argv = expanded_argv(dict(container), namespace)
+    for index, arg in enumerate(argv):
+        if arg.startswith(f"--{flag}="):
+            value = arg.split("=", 1)[1]
+        elif arg == f"--{flag}" and index + 1 < len(argv):
+            value = argv[index + 1]
+    if value is None:
+        return Endpoint(DEFAULT_PORT, not builtin)
+    try:
+        port = int(value)
+    except ValueError:
+        return Endpoint(None, not builtin, f"--{flag}={value[:40]!r} is not a port number")
+    if port == 0:
+        return Endpoint(None, not builtin, f"--{flag}=0 turns its serving off: no /metrics")
+    if not 0 < port < 65536:
+        return Endpoint(None, not builtin, f"--{flag}={port} is not a port number")
+    return Endpoint(port, not builtin)

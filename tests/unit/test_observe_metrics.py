@@ -5,10 +5,18 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from kschedctl.observe.metrics import MetricsFormatError, Sample, parse_text, summarize
+from kschedctl.observe.metrics import (
+    SUMMARY_PREFIXES,
+    MetricsFormatError,
+    Sample,
+    metrics_endpoint,
+    parse_text,
+    summarize,
+)
 from kschedctl.scheduling.metrics import DECISION_BUCKETS, Metrics
 
 FIXTURE = Path(__file__).parent / "fixtures" / "metrics" / "kube-scheduler-v1.36.3.txt"
@@ -127,8 +135,13 @@ def test_another_program_is_not_summarized() -> None:
         ('m{le="+Inf"} +Inf', {"le": "+Inf"}, math.inf),
         ('m{a="{,}"} -2.5', {"a": "{,}"}, -2.5),
     ],
-    ids=["escaped-quote-and-backslash", "newline-trailing-comma-timestamp", "exponent", "inf",
-         "braces-in-value"],  # fmt: skip
+    ids=[
+        "escaped-quote-and-backslash",
+        "newline-trailing-comma-timestamp",
+        "exponent",
+        "inf",
+        "braces-in-value",
+    ],  # fmt: skip
 )
 def test_sample_syntax(line: str, labels: dict[str, str], value: float) -> None:
     (sample,) = parse_text(line)
@@ -145,9 +158,41 @@ def test_nan_counts_as_nothing() -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["<html>forbidden</html>", 'm{a=unquoted} 1', "m one", 'm{a="x" b="y"} 1'],
+    ["<html>forbidden</html>", "m{a=unquoted} 1", "m one", 'm{a="x" b="y"} 1'],
     ids=["html", "unquoted-label", "not-a-number", "missing-comma"],
 )
 def test_malformed_text_names_the_line(text: str) -> None:
     with pytest.raises(MetricsFormatError, match="line 2"):
         parse_text("# HELP m a metric\n" + text)
+
+
+def test_prefix_filter_reads_what_the_summary_needs(kube_samples: list[Sample]) -> None:
+    text = FIXTURE.read_text() + "\ngo_goroutines 12\nsome_other_family{x=broken\n"
+    filtered = parse_text(text, SUMMARY_PREFIXES)
+    assert summarize(filtered) == summarize(kube_samples)
+    assert all(s.name.startswith(SUMMARY_PREFIXES) for s in filtered)
+
+
+@pytest.mark.parametrize(
+    ("container", "port", "https", "problem"),
+    [
+        ({"command": ["kube-scheduler", "--config=/etc/c.yaml"]}, 10259, True, ""),
+        ({"command": ["kube-scheduler", "--secure-port=10260", "--secure-port", "10261"]},
+         10261, True, ""),
+        ({"command": ["kube-scheduler"], "args": ["--secure-port=0"]}, None, True, "turns"),
+        ({"command": ["kube-scheduler", "--secure-port=$(PORT)"],
+          "env": [{"name": "PORT", "value": "10270"}]}, 10270, True, ""),
+        ({"command": ["kube-scheduler", "--secure-port=http"]}, None, True, "not a port"),
+        ({"command": ["kschedctl", "scheduler", "run"]}, 10259, False, ""),
+        ({"args": ["scheduler", "run", "--metrics-port=9100"], "image": "kschedctl:0.1.0"},
+         9100, False, ""),
+    ],
+    ids=["default", "last-wins", "off", "env-expanded", "not-a-number", "builtin-default",
+         "builtin-port"],
+)  # fmt: skip
+def test_metrics_endpoint(
+    container: dict[str, Any], port: int | None, https: bool, problem: str
+) -> None:
+    endpoint = metrics_endpoint(container, "kube-system")
+    assert (endpoint.port, endpoint.https) == (port, https)
+    assert problem in endpoint.problem and bool(problem) == bool(endpoint.problem)
