@@ -19,7 +19,14 @@ from kschedctl.render.forms import render, render_directory
 from kschedctl.spec import default_spec, load_spec
 
 GOLDEN_SPECS = Path(__file__).resolve().parent.parent / "golden" / "specs"
-KUBE_SCHEDULER_CASES = ["single", "multi-profile", "ha", "custom-plugins", "host-service", "metrics"]
+KUBE_SCHEDULER_CASES = [
+    "single",
+    "multi-profile",
+    "ha",
+    "custom-plugins",
+    "host-service",
+    "metrics",
+]
 # program custom: scheduler-plugins releases (one with spec.rbac builtinRoles) and an own image
 CUSTOM_CASES = ["custom-coscheduling", "custom-quota", "custom-image"]
 
