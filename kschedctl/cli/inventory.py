@@ -140,7 +140,7 @@ def status(
     scheduler needs; warnings cover the multi-scheduler traps (double-booking, shared Lease).
     Metrics (scheduling attempts by result, pending pods per queue, attempt latency p50/p99) are
     read from each replica's /metrics through pods/portforward with your credentials: you need
-    `create` on pods/portforward and `get` on the non-resource URL /metrics.
+    `get` and `create` on pods/portforward and `get` on the non-resource URL /metrics.
     """
     fmt = check_output(out, TABLE_FORMATS)
     # the use case loads the cluster layers: not at start-up

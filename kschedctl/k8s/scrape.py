@@ -98,7 +98,9 @@ def _get(cluster: Cluster, target: Target, path: str, timeout: float) -> str:
         if "403" in reason:
             raise ForbiddenError(
                 f"{_where(target)}: the API server refused the port-forward",
-                hint="it needs `create` on pods/portforward in that namespace",
+                hint="it needs `get` and `create` on pods/portforward in that namespace (a "
+                "websocket port-forward is a GET, and since 1.35 the API server checks create "
+                "too: pkg/registry/core/pod/rest/subresources.go)",
             ) from err
         raise ClusterError(f"{_where(target)}: cannot open a port-forward: {reason[:300]}") from err
     try:

@@ -45,7 +45,7 @@ def _port_forward_role(cluster: Cluster, account: str, namespace: str) -> list[s
         f"{RBAC}/namespaces/kube-system/roles",
         {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
          "metadata": {"name": role},
-         "rules": [{"apiGroups": [""], "resources": ["pods/portforward"], "verbs": ["create"]}]},
+         "rules": [{"apiGroups": [""], "resources": ["pods/portforward"], "verbs": ["get", "create"]}]},
     )  # fmt: skip
     cluster.create(
         f"{RBAC}/namespaces/kube-system/rolebindings",
@@ -133,7 +133,7 @@ def test_status_shows_a_kube_schedulers_attempts_and_latency_from_its_real_metri
     finally:
         for path in cleanup:
             cluster.delete(path)
-        removed = run(lab, "remove", name, cwd=tmp_path)
+        removed = run(lab, "remove", name, "--force", cwd=tmp_path)  # its pods still name it
     assert removed.returncode == 0, removed.stderr
     assert not exists(cluster, f"/api/v1/namespaces/kube-system/services/{name}-metrics")
     assert not exists(cluster, f"{RBAC}/clusterroles/{name}-metrics-reader")
