@@ -2068,6 +2068,19 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                      'opts': ['--no-headers'],
                                      'zsh': 'Tables and custom-columns\\\\: leave out the header '
                                             'row.'},
+                                    {'all_opts': ['--no-metrics'],
+                                     'callback': False,
+                                     'fish': "Do not read each replica's /metrics (through "
+                                             'pods/portforward).',
+                                     'flag': True,
+                                     'hidden': False,
+                                     'kind': 'option',
+                                     'multiple': False,
+                                     'name': 'no_metrics',
+                                     'nargs': 1,
+                                     'opts': ['--no-metrics'],
+                                     'zsh': "Do not read each replica''s /metrics (through "
+                                            'pods/portforward).'},
                                     {'all_opts': ['-h', '--help'],
                                      'callback': False,
                                      'fish': 'Show this message and exit.',

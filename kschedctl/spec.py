@@ -104,6 +104,29 @@ class BuiltinSettings:
 
 
 @dataclass
+class MetricsScraper:
+    """Who scrapes the scheduler's /metrics: the ServiceAccount a ClusterRole granting ``get`` on
+    the non-resource URL /metrics is bound to (kube-prometheus' Prometheus by default)."""
+
+    namespace: str = "monitoring"
+    service_account: str = "prometheus-k8s"  # "" → no RBAC (the scraper has it already)
+
+
+@dataclass
+class MetricsSettings:
+    """Scraping the scheduler (in-cluster forms: pod, deployment)."""
+
+    service: bool = False  # a headless Service NAME-metrics on the metrics port
+    service_monitor: bool = False  # a Prometheus Operator ServiceMonitor selecting it
+    scraper: MetricsScraper = field(default_factory=MetricsScraper)
+
+    @property
+    def scraper_rbac(self) -> bool:
+        """Render the scraper's ClusterRole and binding (the Service asked, a scraper named)."""
+        return self.service and bool(self.scraper.service_account)
+
+
+@dataclass
 class Spec:
     """A scheduler: ``metadata.name`` plus the fields of ``spec`` (camelCase in YAML)."""
 
@@ -130,6 +153,7 @@ class Spec:
     pod: PodSettings = field(default_factory=PodSettings)
     builtin: BuiltinSettings = field(default_factory=BuiltinSettings)
     custom: CustomSettings = field(default_factory=CustomSettings)
+    metrics: MetricsSettings = field(default_factory=MetricsSettings)
 
     @property
     def version(self) -> versions.KubeVersion:
@@ -236,6 +260,8 @@ def _section_to_dict(obj: Any) -> dict[str, Any]:
             continue  # only program custom reads it
         if isinstance(obj, CustomSettings) and not value:
             continue  # unset: read from the image
+        if key == "metrics" and value == MetricsSettings():
+            continue  # nothing asked: no metrics objects
         if dataclasses.is_dataclass(value):
             out[key] = _section_to_dict(value)
         elif value is None or (key in ("extenders", "extraArgs") and not value):
@@ -525,6 +551,7 @@ def check_spec(spec: Spec) -> list[Problem]:
         out.append(Problem("spec.custom", "applies to program custom only"))
     out.extend(_check_service(spec))
     out.extend(_check_pod(spec.pod))
+    out.extend(_check_metrics(spec.metrics))
     if version is not None:
         out.extend(
             validate.check_config(
@@ -869,6 +896,28 @@ def _check_pod(pod: PodSettings) -> list[Problem]:
         problem = shapes.dns_subdomain_problem(pod.priority_class_name)
         if problem:
             out.append(Problem(f"{path}.priorityClassName", f"PriorityClass name {problem}"))
+    return out
+
+
+def _check_metrics(metrics: MetricsSettings) -> list[Problem]:
+    out: list[Problem] = []
+    path = "spec.metrics"
+    if metrics.service_monitor and not metrics.service:
+        out.append(
+            Problem(
+                f"{path}.serviceMonitor",
+                "a ServiceMonitor scrapes through the metrics Service: set "
+                "spec.metrics.service: true too",
+            )
+        )
+    scraper = metrics.scraper
+    problem = shapes.dns_label_problem(scraper.namespace)
+    if problem:
+        out.append(Problem(f"{path}.scraper.namespace", f"namespace {problem}"))
+    if scraper.service_account:
+        problem = shapes.dns_subdomain_problem(scraper.service_account)
+        if problem:
+            out.append(Problem(f"{path}.scraper.serviceAccount", f"ServiceAccount name {problem}"))
     return out
 
 

@@ -28,6 +28,7 @@ from kschedctl.cli.options import (
 if TYPE_CHECKING:
     from kschedctl.ops.list import SchedulerList
     from kschedctl.ops.status import SchedulerStatus
+    from kschedctl.ops.status_metrics import MetricsReport
     from kschedctl.printers.formats import OutputFormat
 
 
@@ -124,18 +125,29 @@ def status(
     user: User = None,
     out: TableOutput = None,
     no_headers: NoHeaders = False,
+    no_metrics: Annotated[
+        bool,
+        typer.Option(
+            "--no-metrics",
+            help="Do not read each replica's /metrics (through pods/portforward).",
+        ),
+    ] = False,
 ) -> None:
-    """One scheduler in depth: objects, leader, RBAC, version, events, Pending pods, warnings.
+    """One scheduler in depth: objects, leader, RBAC, version, events, Pending pods, warnings,
+    and each replica's own metrics.
 
     The RBAC check is a SubjectAccessReview of the identity it runs as for every permission a
     scheduler needs; warnings cover the multi-scheduler traps (double-booking, shared Lease).
+    Metrics (scheduling attempts by result, pending pods per queue, attempt latency p50/p99) are
+    read from each replica's /metrics through pods/portforward with your credentials: you need
+    `get` and `create` on pods/portforward and `get` on the non-resource URL /metrics.
     """
     fmt = check_output(out, TABLE_FORMATS)
     # the use case loads the cluster layers: not at start-up
     from kschedctl.ops.status import scheduler_status
 
     with connect(kubeconfig, context, cluster_name, user) as cluster:
-        report = scheduler_status(cluster, name)
+        report = scheduler_status(cluster, name, metrics=not no_metrics)
     if not fmt.is_table:
         # -o name: the scheduler, as `list -o name` names it
         output.emit(
@@ -188,8 +200,46 @@ def _print_status(report: SchedulerStatus) -> None:
             ("last seen", "type", "reason", "object", "message"),
             [(e["time"], e["type"], e["reason"], e["object"], e["message"]) for e in report.events],
         )
+    if report.metrics is not None:
+        _print_metrics(report.metrics)
     for warning in report.warnings:
         output.warn(warning)
+
+
+def _millis(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds * 1000:.1f}ms"
+
+
+def _print_metrics(metrics: MetricsReport) -> None:
+    """The Metrics section: one row per replica read, then why any could not be read."""
+    typer.echo("\nMetrics (each replica's /metrics, since it started):")
+    if metrics["problem"]:
+        typer.echo(f"  not read: {metrics['problem']}")
+        return
+    rows = []
+    problems = []
+    for replica in metrics["replicas"]:
+        leader = {True: "yes", False: "no", None: "-"}[replica["leader"]]
+        summary = replica["summary"]
+        if summary is None:
+            problems.append(f"  {replica['pod']}: not read: {replica['problem']}")
+            continue
+        attempts, pending = summary["attempts"], summary["pending"]
+        latency = summary["attemptLatency"]
+        rows.append([
+            replica["pod"], leader, attempts["scheduled"], attempts["unschedulable"],
+            attempts["error"],
+            " ".join(f"{queue}={n}" for queue, n in pending.items()) or "-",
+            _millis(latency["p50"]), _millis(latency["p99"]),
+        ])  # fmt: skip
+    if rows:
+        output.print_table(
+            ("replica", "leader", "scheduled", "unschedulable", "error", "pending",
+             "attempt p50", "attempt p99"),
+            rows,
+        )  # fmt: skip
+    for line in problems:
+        typer.echo(line)
 
 
 def _rbac_line(report: SchedulerStatus) -> str:

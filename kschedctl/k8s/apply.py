@@ -6,9 +6,16 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
-from kschedctl.errors import ApplyError, KschedError, NotFoundError, SpecError
+from kschedctl.errors import ApplyError, ClusterError, KschedError, NotFoundError, SpecError
 from kschedctl.k8s.client import Cluster
-from kschedctl.k8s.resources import DELETE_ORDER, RESOURCES, describe, object_path, resource_of
+from kschedctl.k8s.resources import (
+    DELETE_ORDER,
+    OPTIONAL_KINDS,
+    RESOURCES,
+    describe,
+    object_path,
+    resource_of,
+)
 from kschedctl.observe.schedulers import owned, owner, owner_selectors
 from kschedctl.render.objects import ObjectKey, describe_key, object_key
 
@@ -58,6 +65,25 @@ def foreign_objects(cluster: Cluster, objects: list[dict[str, Any]], instance: s
         for obj, live in live_objects(cluster, objects)
         if not owned_by(live, instance)
     ]
+
+
+def require_served(cluster: Cluster, objects: list[dict[str, Any]]) -> None:
+    """ClusterError (before anything is sent) when ``objects`` hold a kind whose
+    CustomResourceDefinition the cluster does not serve (a ServiceMonitor without the
+    Prometheus Operator): applying would stop midway, after the scheduler itself."""
+    for kind in sorted({str(o.get("kind")) for o in objects} & set(OPTIONAL_KINDS)):
+        resource = RESOURCES[kind]
+        try:
+            served = cluster.get(resource.base())
+        except NotFoundError:
+            served = {}
+        if not any(r.get("name") == resource.plural for r in served.get("resources") or []):
+            raise ClusterError(
+                f"the cluster does not serve {resource.api_version} {kind} (its "
+                "CustomResourceDefinition is not installed); nothing was sent",
+                hint="install the Prometheus Operator (its CRDs), or set "
+                "spec.metrics.serviceMonitor: false and scrape the metrics Service another way",
+            )
 
 
 def apply_objects(
@@ -113,7 +139,13 @@ def managed_objects(cluster: Cluster, instance: str) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = []
     for kind in DELETE_ORDER:
         resource = RESOURCES[kind]
-        for item in list_owned(cluster, resource.collection(), instance):
+        try:
+            items = list_owned(cluster, resource.collection(), instance)
+        except NotFoundError:
+            if kind in OPTIONAL_KINDS:
+                continue  # its CRD is not installed: none exist
+            raise
+        for item in items:
             item.setdefault("kind", kind)
             item.setdefault("apiVersion", resource.api_version)
             found.append(item)

@@ -42,12 +42,17 @@ RESOURCES = {
             "rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "clusterrolebindings", False
         ),
         Resource("coordination.k8s.io/v1", "Lease", "leases", True),
+        Resource("v1", "Service", "services", True),
+        # The Prometheus Operator's CRD (spec.metrics.serviceMonitor): may not be served.
+        Resource("monitoring.coreos.com/v1", "ServiceMonitor", "servicemonitors", True),
     )
 }
+# Kinds of CustomResourceDefinitions a cluster may not serve: listing them may answer 404.
+OPTIONAL_KINDS = ("ServiceMonitor",)
 # Deletion order: workloads first so nothing runs without its RBAC, bindings before roles.
 DELETE_ORDER = (
-    "Deployment", "Pod", "ConfigMap", "RoleBinding", "ClusterRoleBinding", "Role",
-    "ClusterRole", "ServiceAccount", "Secret",
+    "Deployment", "Pod", "ServiceMonitor", "Service", "ConfigMap", "RoleBinding",
+    "ClusterRoleBinding", "Role", "ClusterRole", "ServiceAccount", "Secret",
 )  # fmt: skip
 
 

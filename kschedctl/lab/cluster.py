@@ -45,6 +45,7 @@ COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-schedul
               "runner")  # fmt: skip
 KWOK_STAGES = Path(__file__).parent / "kwok-stages.yaml"
 KWOK_LOGS_CRD = Path(__file__).parent / "kwok-logs-crd.yaml"
+KWOK_PORT_FORWARD_CRD = Path(__file__).parent / "kwok-portforward-crd.yaml"
 SERVICE_CIDR = "10.96.0.0/16"
 POD_CIDR = "10.244.0.0/16"
 NODE_LEASE_SECONDS = 40
@@ -371,9 +372,11 @@ class Lab:
             f"--secure-port={sched_port}",
         ])  # fmt: skip
 
-        # kwok watches Logs objects only if their CRD exists; it does not install it.
-        progress("installing kwok's Logs CustomResourceDefinition")
+        # kwok watches Logs and PortForward objects only if their CRDs exist; it does not
+        # install them.
+        progress("installing kwok's Logs and PortForward CustomResourceDefinitions")
         api.install_crds(cluster, KWOK_LOGS_CRD, timeout)
+        api.install_crds(cluster, KWOK_PORT_FORWARD_CRD, timeout)
         kwok_port = free_port()
         kwok_env = {"HOME": str(self.dir / "kwok-home")}
         (self.dir / "kwok-home").mkdir(exist_ok=True)
@@ -384,7 +387,7 @@ class Lab:
             "--node-ip=127.0.0.1", "--node-name=localhost", f"--node-port={kwok_port}",
             f"--server-address=127.0.0.1:{kwok_port}",
             f"--node-lease-duration-seconds={NODE_LEASE_SECONDS}", f"--cidr={POD_CIDR}",
-            "--enable-crds=Logs",
+            "--enable-crds=Logs", "--enable-crds=PortForward",
         ])  # fmt: skip
         runner_port = self._start_runner(state, env)  # its start-up overlaps the waits below
         self._wait(state, "kube-controller-manager", f"https://127.0.0.1:{kcm_port}/healthz",

@@ -233,6 +233,7 @@ def deploy(
             hint="pick another scheduler name, or delete those objects yourself if they are stale",
         )
     refuse_tool_managed(spec.name, [now for _, now in live])
+    apply.require_served(cluster, objects)
     dry_run = request.server_dry_run
     if form == "pod" and not dry_run:
         _replace_changed_pod(cluster, objects, until, report)

@@ -22,6 +22,7 @@ from kschedctl.observe.schedulers import (
     is_builtin_container,
     scheduler_container,
 )
+from kschedctl.ops.status_metrics import MetricsReport, read_metrics
 
 
 class ObjectState(TypedDict):
@@ -73,6 +74,7 @@ class SchedulerStatus:
     events: list[EventLine]
     pending_pods: list[str]  # namespace/name
     warnings: list[str]
+    metrics: MetricsReport | None = None  # None: not asked (--no-metrics)
 
     def to_dict(self) -> dict[str, Any]:
         """``status -o json|yaml``: its keys, and their order, are a contract."""
@@ -86,10 +88,11 @@ class SchedulerStatus:
             "events": self.events,
             "pendingPods": self.pending_pods,
             "warnings": self.warnings,
+            "metrics": self.metrics,
         }
 
 
-def scheduler_status(cluster: Cluster, name: str) -> SchedulerStatus:
+def scheduler_status(cluster: Cluster, name: str, *, metrics: bool = True) -> SchedulerStatus:
     snap = snapshot(cluster)
     schedulers = discover(snap)
     entry = next((s for s in schedulers if s.name == name), None)
@@ -126,6 +129,7 @@ def scheduler_status(cluster: Cluster, name: str) -> SchedulerStatus:
             if not p["spec"].get("nodeName")
         ],
         warnings=warnings(entry, schedulers, objects) + rbac_warnings(objects),
+        metrics=read_metrics(cluster, entry, snap.pods) if metrics else None,
     )
 
 

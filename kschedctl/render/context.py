@@ -18,6 +18,8 @@ from kschedctl.spec import Spec, ensure_valid
 from kschedctl.yamltext import to_yaml
 
 IN_CLUSTER_CONFIG_DIR = "/etc/kubernetes/{name}"
+# The metrics Service's port name (kube-prometheus names kube-scheduler's the same).
+METRICS_PORT_NAME = "https-metrics"
 MANAGED_BY = "kschedctl"
 # The annotations `deploy` records and list/status/remove read (kschedctl.observe.schedulers
 # FORM_ANNOTATION and LEASE_ANNOTATION; render may not import observe, a test pins them equal).
@@ -135,6 +137,26 @@ def kube_scheduler_context(spec: Spec) -> dict[str, Any]:
         # kube-scheduler's own rules (with builtinRoles, a ClusterRole of these alone).
         "plugin_rules": plugin_rules,
         "program_what": "kube-scheduler" if spec.program != "custom" else custom_what(spec),
+        # spec.metrics (templates/_metrics.yaml.j2): the Service, ServiceMonitor and scraper
+        # RBAC of the in-cluster forms. The Service selects the scheduler's pods only (the
+        # example pod shares their name and instance labels).
+        "metrics": spec.metrics,
+        "metrics_labels": labels(spec, component="metrics"),
+        "metrics_selector": _component_selector(spec, "scheduler"),
+        "metrics_match": _component_selector(spec, "metrics"),
+        "metrics_port_name": "http-metrics" if spec.program == "builtin" else METRICS_PORT_NAME,
+        # program builtin serves plain HTTP without authorization: no RBAC to grant.
+        "metrics_rbac": spec.metrics.scraper_rbac and spec.program != "builtin",
+    }
+
+
+def _component_selector(spec: Spec, component: str) -> dict[str, str]:
+    """The labels that pick the scheduler's objects of ``component`` (the ones no deployment
+    tool rewrites: not managed-by)."""
+    return {
+        k: v
+        for k, v in labels(spec, component=component).items()
+        if k.endswith(("/name", "/instance", "/component"))
     }
 
 

@@ -75,6 +75,16 @@ def chart_values(spec: Spec) -> dict[str, Any]:
     values["rbac"] = spec.rbac
     values["extenders"] = list(spec.extenders)
     values["extraArgs"] = list(spec.extra_args)
+    # Every spec.metrics field, defaults too: `--set metrics.service=true` turns it on.
+    metrics = spec.metrics
+    values["metrics"] = {
+        "service": metrics.service,
+        "serviceMonitor": metrics.service_monitor,
+        "scraper": {
+            "namespace": metrics.scraper.namespace,
+            "serviceAccount": metrics.scraper.service_account,
+        },
+    }
     le = dict(values["leaderElection"])
     if le.get("resourceName") == spec.name:
         le["resourceName"] = ""
@@ -117,6 +127,7 @@ def helm_chart(spec: Spec) -> dict[str, str]:
         "leaseVerbs": ctx["lease_verbs"],
         "securePort": ctx["secure_port"],
         "probePortName": ctx["probe_port_name"],
+        "metricsPortName": ctx["metrics_port_name"],
         "probes": {
             "liveness": probes.liveness,
             "readiness": probes.readiness,

@@ -52,6 +52,7 @@ CLUSTER = ""  # cluster-scoped
 # Whom a binding grants its role to.
 SERVICE_ACCOUNT = "ServiceAccount"  # the scheduler's ServiceAccount NAME in its namespace
 HOST_USER = "User"  # the host kubeconfig's user (spec.service.user)
+SCRAPER = "Scraper"  # the metrics scraper's ServiceAccount (spec.metrics.scraper)
 
 Condition = Callable[["Spec"], bool]
 
@@ -100,6 +101,20 @@ def own_cluster_role(spec: Spec) -> bool:
 
 def leader_elect(spec: Spec) -> bool:
     return spec.leader_election.leader_elect
+
+
+def metrics_service(spec: Spec) -> bool:
+    """``spec.metrics.service``: the metrics Service of the in-cluster forms."""
+    return spec.metrics.service
+
+
+def service_monitor(spec: Spec) -> bool:
+    return spec.metrics.service and spec.metrics.service_monitor
+
+
+def scraper_rbac(spec: Spec) -> bool:
+    """The scraper's ``get`` on /metrics: a kube-scheduler's (program builtin authorizes no one)."""
+    return spec.metrics.scraper_rbac and not builtin(spec)
 
 
 @dataclass(frozen=True)
@@ -165,9 +180,25 @@ SERVICE_ACCOUNT_RBAC: tuple[Expected, ...] = (
 )  # fmt: skip
 
 CONFIGMAP = Expected("v1", "ConfigMap", NAMESPACE, "{name}-config")
-POD_OBJECTS = (*SERVICE_ACCOUNT_RBAC, CONFIGMAP, Expected("v1", "Pod", NAMESPACE, "{name}"))
+# spec.metrics (templates/_metrics.yaml.j2), after the workload in both in-cluster forms.
+METRICS_OBJECTS = (
+    Expected("v1", "Service", NAMESPACE, "{name}-metrics", when=metrics_service),
+    Expected(
+        "monitoring.coreos.com/v1", "ServiceMonitor", NAMESPACE, "{name}", when=service_monitor
+    ),
+    Expected(RBAC, "ClusterRole", CLUSTER, "{name}-metrics-reader", when=scraper_rbac),
+    Expected(
+        RBAC, "ClusterRoleBinding", CLUSTER, "{name}-metrics-reader", when=scraper_rbac,
+        role_ref="ClusterRole/{name}-metrics-reader", subject=SCRAPER,
+    ),
+)  # fmt: skip
+POD_OBJECTS = (
+    *SERVICE_ACCOUNT_RBAC, CONFIGMAP, Expected("v1", "Pod", NAMESPACE, "{name}"),
+    *METRICS_OBJECTS,
+)  # fmt: skip
 DEPLOYMENT_OBJECTS = (
-    *SERVICE_ACCOUNT_RBAC, CONFIGMAP, Expected("apps/v1", "Deployment", NAMESPACE, "{name}")
+    *SERVICE_ACCOUNT_RBAC, CONFIGMAP, Expected("apps/v1", "Deployment", NAMESPACE, "{name}"),
+    *METRICS_OBJECTS,
 )  # fmt: skip
 # The host forms (service, static-pod) send only this to the API server: their unit or
 # manifest goes to the host.
@@ -188,15 +219,18 @@ def expected_objects(spec: Spec, rows: Iterable[Expected]) -> dict[ObjectKey, Ex
 
 
 RBAC_KINDS = ("Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding")
+# Besides RBAC, the optional objects a spec may stop asking for (spec.metrics).
+PRUNABLE_KINDS = (*RBAC_KINDS, "Service", "ServiceMonitor")
 
 
 def stale_rbac(spec: Spec, rows: Iterable[Expected]) -> set[tuple[str, str, str]]:
     """(kind, namespace, name) of the RBAC objects of ``rows`` that ``spec`` does not render
-    (the other ``spec.rbac`` mode's, the Lease RBAC with leader election off): what deploy
-    deletes if kschedctl created them for this scheduler, so no right outlives the spec."""
+    (the other ``spec.rbac`` mode's, the Lease RBAC with leader election off), and of the
+    metrics objects it no longer asks for: what deploy deletes if kschedctl created them for
+    this scheduler, so no right (nor scrape target) outlives the spec."""
     rows = tuple(rows)
     wanted = {key[1:] for key in expected_objects(spec, rows)}
-    return {row.key(spec)[1:] for row in rows if row.kind in RBAC_KINDS} - wanted
+    return {row.key(spec)[1:] for row in rows if row.kind in PRUNABLE_KINDS} - wanted
 
 
 def object_key(doc: Mapping[str, Any]) -> ObjectKey:
@@ -259,6 +293,12 @@ def _binding_problem(doc: dict[str, Any], row: Expected, spec: Spec) -> str:
     if row.subject == SERVICE_ACCOUNT:
         want: dict[str, Any] = {
             "kind": "ServiceAccount", "name": spec.name, "namespace": spec.namespace,
+        }  # fmt: skip
+    elif row.subject == SCRAPER:
+        scraper = spec.metrics.scraper
+        want = {
+            "kind": "ServiceAccount", "name": scraper.service_account,
+            "namespace": scraper.namespace,
         }  # fmt: skip
     else:
         want = {"apiGroup": RBAC_GROUP, "kind": "User", "name": spec.service.user}

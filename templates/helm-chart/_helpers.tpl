@@ -43,6 +43,11 @@ annotations:
   {{- end }}
 {{- end -}}
 
+{{- /* The same for the metrics objects (component metrics, as kschedctl labels them) */ -}}
+{{- define "kschedctl.metricsMeta" -}}
+{{- include "kschedctl.meta" . | replace "app.kubernetes.io/component: scheduler" "app.kubernetes.io/component: metrics" }}
+{{- end -}}
+
 {{- define "kschedctl.subject" -}}
 - kind: ServiceAccount
   name: {{ .Values.name | toJson }}

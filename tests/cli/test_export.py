@@ -19,7 +19,14 @@ from kschedctl.render.forms import render, render_directory
 from kschedctl.spec import default_spec, load_spec
 
 GOLDEN_SPECS = Path(__file__).resolve().parent.parent / "golden" / "specs"
-KUBE_SCHEDULER_CASES = ["single", "multi-profile", "ha", "custom-plugins", "host-service"]
+KUBE_SCHEDULER_CASES = [
+    "single",
+    "multi-profile",
+    "ha",
+    "custom-plugins",
+    "host-service",
+    "metrics",
+]
 # program custom: scheduler-plugins releases (one with spec.rbac builtinRoles) and an own image
 CUSTOM_CASES = ["custom-coscheduling", "custom-quota", "custom-image"]
 
@@ -71,6 +78,19 @@ def test_helm_template_with_default_values_is_the_deployment_form(
     assert _objects(rendered) == _objects(render(spec, "deployment"))
     lint = _run(helm, "lint", "--strict", str(chart))
     assert "0 chart(s) failed" in lint and "[WARNING]" not in lint and "[ERROR]" not in lint
+
+
+def test_helm_metrics_values_give_the_metrics_objects_of_the_spec(tmp_path: Path) -> None:
+    helm = _tool("helm")
+    chart = _write(render_directory(default_spec("s"), "helm-chart"), tmp_path / "chart")
+    rendered = _run(
+        helm, "template", "r", str(chart), "-n", "kube-system",
+        "--set", "metrics.service=true,metrics.serviceMonitor=true",
+    )  # fmt: skip
+    spec = default_spec("s")
+    spec.metrics.service = spec.metrics.service_monitor = True
+    assert _objects(rendered) == _objects(render(spec, "deployment"))
+    assert ("ServiceMonitor", "kube-system", "s") in _objects(rendered)
 
 
 def test_helm_values_override_the_spec_fields(tmp_path: Path) -> None:
@@ -164,7 +184,7 @@ def test_chart_files(tmp_path: Path) -> None:
     assert values["leaderElection"]["resourceNamespace"] == ""  # follows namespace
     assert sorted(f for f in files if f.startswith("templates/")) == [
         "templates/_helpers.tpl", "templates/configmap.yaml", "templates/deployment.yaml",
-        "templates/rbac.yaml",
+        "templates/metrics.yaml", "templates/rbac.yaml",
     ]  # fmt: skip
 
 

@@ -243,16 +243,24 @@ def test_list_watch_json_prints_one_document_per_change(
     assert [d["metadata"]["name"] for d in documents] == ["default-scheduler", "gpu", "ghost"]
 
 
-def _status(monkeypatch: pytest.MonkeyPatch) -> None:
+def _status(monkeypatch: pytest.MonkeyPatch, metrics: Any = None) -> list[bool]:
+    """Fake the status use case; the list it returns records each call's ``metrics`` flag."""
     from kschedctl.ops.status import SchedulerStatus
 
     report = SchedulerStatus(
         name="gpu", scheduler=_schedulers()[1], objects=[], access=None,
         rbac={"mode": None, "clusterRoles": [], "defaultLeaseUpdate": None},
         version={"server": "v1.36.3", "image": "k8s/kube-scheduler:v1.36.3", "skew": "ok"},
-        events=[], pending_pods=[], warnings=[],
+        events=[], pending_pods=[], warnings=[], metrics=metrics,
     )  # fmt: skip
-    monkeypatch.setattr("kschedctl.ops.status.scheduler_status", lambda cluster, name: report)
+    asked: list[bool] = []
+
+    def scheduler_status(cluster: object, name: str, *, metrics: bool = True) -> Any:
+        asked.append(metrics)
+        return report
+
+    monkeypatch.setattr("kschedctl.ops.status.scheduler_status", scheduler_status)
+    return asked
 
 
 @pytest.mark.parametrize(
@@ -279,6 +287,39 @@ def test_status_json_and_yaml_agree(
     data = json.loads(run("status", "gpu", "-o", "json").stdout)
     assert data["scheduler"]["name"] == "gpu"
     assert yaml.safe_load(run("status", "gpu", "-o", "yaml").stdout) == data
+
+
+def test_status_table_shows_each_replicas_metrics_and_why_one_is_unread(
+    run: Run, cluster: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    summary = {
+        "program": "kube-scheduler",
+        "attempts": {"scheduled": 40, "unschedulable": 2, "error": 0},
+        "attemptsByProfile": {"gpu": {"scheduled": 40, "unschedulable": 2, "error": 0}},
+        "pending": {"active": 1, "backoff": 0, "unschedulable": 2, "gated": 0},
+        "attemptLatency": {"count": 42, "p50": 0.0042, "p99": 0.0311},
+        "podSchedulingLatency": None,
+        "leader": True,
+    }
+    metrics = {
+        "replicas": [
+            {"pod": "kube-system/gpu-a", "port": 10259, "leader": True, "summary": summary,
+             "problem": None},
+            {"pod": "kube-system/gpu-b", "port": 10259, "leader": False, "summary": None,
+             "problem": "answered 403 Forbidden for /metrics; your user needs get"},
+        ],
+        "problem": None,
+    }  # fmt: skip
+    asked = _status(monkeypatch, metrics)
+    result = run("status", "gpu")
+    assert result.exit_code == 0, result.stderr
+    assert "Metrics (each replica's /metrics, since it started):" in result.stdout
+    row = next(line for line in result.stdout.splitlines() if "gpu-a" in line).split()
+    assert row == ["kube-system/gpu-a", "yes", "40", "2", "0", "active=1", "backoff=0",
+                   "unschedulable=2", "gated=0", "4.2ms", "31.1ms"]  # fmt: skip
+    assert "  kube-system/gpu-b: not read: answered 403 Forbidden for /metrics" in result.stdout
+    run("status", "gpu", "--no-metrics")
+    assert asked == [True, False]
 
 
 # -- why and events (faked cluster) -----------------------------------------------------------

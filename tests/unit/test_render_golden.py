@@ -28,6 +28,7 @@ CASES = [
     "custom-coscheduling",
     "custom-quota",
     "custom-image",
+    "metrics",
 ]
 UPDATE = os.environ.get("KSCHEDCTL_UPDATE_GOLDEN") == "1"
 

@@ -227,21 +227,36 @@ def test_apply_objects_refuses_a_stray_object_before_the_first_request(dry_run: 
     assert cluster.calls == []
 
 
+# spec.metrics off: its Service, ServiceMonitor and scraper RBAC are pruned if kschedctl made them.
+NO_METRICS = {
+    ("Service", "kube-system", "s-metrics"),
+    ("ServiceMonitor", "kube-system", "s"),
+    ("ClusterRole", "", "s-metrics-reader"),
+    ("ClusterRoleBinding", "", "s-metrics-reader"),
+}
+
+
 def test_deploy_prunes_exactly_the_rbac_the_spec_no_longer_renders() -> None:
     spec = load_target("s")  # least privilege, leader election on
     rows = forms.applied("deployment").objects
     assert stale_rbac(spec, rows) == {
         ("ClusterRoleBinding", "", "s-as-kube-scheduler"),
         ("ClusterRoleBinding", "", "s-as-volume-scheduler"),
+        *NO_METRICS,
     }
     spec.rbac = "builtinRoles"
     assert stale_rbac(spec, rows) == {
         ("ClusterRole", "", "s-scheduler"),
         ("ClusterRoleBinding", "", "s-scheduler"),
+        *NO_METRICS,
     }
     spec.leader_election.leader_elect = False
     assert ("Role", "kube-system", "s-leader-election") in stale_rbac(spec, rows)
     assert ("RoleBinding", "kube-system", "s-leader-election") in stale_rbac(spec, rows)
+    spec.metrics.service = spec.metrics.service_monitor = True
+    assert not NO_METRICS & stale_rbac(spec, rows)  # asked for: kept
+    spec.metrics.scraper.service_account = ""  # the scraper has its RBAC already
+    assert {k for k in NO_METRICS if "metrics-reader" in k[2]} <= stale_rbac(spec, rows)
     # The host forms' table holds only the host Lease RBAC: nothing in-cluster is touched.
     host = stale_rbac(spec, forms.applied("service").objects)
     assert host == {

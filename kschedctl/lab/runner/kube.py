@@ -28,6 +28,25 @@ def logs_path(pod: Mapping[str, Any]) -> str:
     return f"{LOGS_API}/namespaces/{meta['namespace']}/logs/{meta['name']}"
 
 
+def port_forward_path(pod: Mapping[str, Any]) -> str:
+    meta = pod["metadata"]
+    return f"{LOGS_API}/namespaces/{meta['namespace']}/portforwards/{meta['name']}"
+
+
+def _owned_by(pod: Mapping[str, Any]) -> dict[str, Any]:
+    """Metadata of a kwok object for the pod, garbage-collected with it even if no runner is
+    there to delete it."""
+    meta = pod["metadata"]
+    return {
+        "name": meta["name"],
+        "namespace": meta["namespace"],
+        "labels": MANAGED_BY,
+        "ownerReferences": [
+            {"apiVersion": "v1", "kind": "Pod", "name": meta["name"], "uid": meta["uid"]}
+        ],
+    }
+
+
 class LabApi:
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
@@ -145,22 +164,30 @@ class LabApi:
 
     def apply_logs(self, pod: Mapping[str, Any], logs: list[dict[str, Any]]) -> None:
         """kwok's ``Logs`` for the pod: where ``kubectl logs`` finds each container's file."""
-        meta = pod["metadata"]
         body = {
             "apiVersion": "kwok.x-k8s.io/v1alpha1",
             "kind": "Logs",
-            "metadata": {
-                "name": meta["name"],
-                "namespace": meta["namespace"],
-                "labels": MANAGED_BY,
-                # Garbage-collected with the pod even if no runner is there to delete it.
-                "ownerReferences": [
-                    {"apiVersion": "v1", "kind": "Pod", "name": meta["name"], "uid": meta["uid"]}
-                ],
-            },
+            "metadata": _owned_by(pod),
             "spec": {"logs": logs},
         }
         self.cluster.apply(logs_path(pod), body)
+
+    def apply_port_forward(self, pod: Mapping[str, Any], ports: Mapping[int, int]) -> None:
+        """kwok's ``PortForward`` for the pod: each pod port (a program's serving port) to
+        127.0.0.1:<the port the process really listens on>, so pods/portforward (``kubectl
+        port-forward``) reaches the process as it would reach a container."""
+        body = {
+            "apiVersion": "kwok.x-k8s.io/v1alpha1",
+            "kind": "PortForward",
+            "metadata": _owned_by(pod),
+            "spec": {
+                "forwards": [
+                    {"ports": [serving], "target": {"address": "127.0.0.1", "port": local}}
+                    for serving, local in sorted(ports.items())
+                ]
+            },
+        }
+        self.cluster.apply(port_forward_path(pod), body)
 
     def delete_logs(self, pod: Mapping[str, Any], pod_dir: Path) -> None:
         """Delete the pod's ``Logs`` unless it now belongs to a newer pod of the same name."""

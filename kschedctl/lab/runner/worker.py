@@ -87,6 +87,7 @@ class PodWorker(threading.Thread):
         self.volume_retry = 0.0
         self.own_tokens: dict[str, volumes.TokenFile] = {}
         self.logs_applied = False
+        self.forwarded: dict[int, int] = {}  # serving port -> local port, as last applied
         self.patch_retry = 0.0
         self.containers = [
             ContainerRunner(
@@ -177,6 +178,7 @@ class PodWorker(threading.Thread):
         now = time.time()
         for container in self.containers:
             container.step(now, terminating=False)
+        self._ensure_port_forward()
         self._refresh_tokens()
         self._sync_status()
 
@@ -230,6 +232,22 @@ class PodWorker(threading.Thread):
             self.logs_applied = True
         except KschedError as err:
             self._log(f"cannot create the kwok Logs object yet: {err.message}")
+
+    def _ensure_port_forward(self) -> None:
+        """Keep kwok's PortForward on the ports the containers listen on now (a restarted
+        process gets a new local port)."""
+        ports = {
+            c.launch.serving_port: c.launch.local_port
+            for c in self.containers
+            if c.launch and c.launch.serving_port and c.launch.local_port
+        }
+        if not ports or ports == self.forwarded:
+            return
+        try:
+            self.api.apply_port_forward(self.pod, ports)
+            self.forwarded = ports
+        except KschedError as err:
+            self._log(f"cannot apply the kwok PortForward object yet: {err.message}")
 
     def _refresh_tokens(self) -> None:
         if self.volumes is None:

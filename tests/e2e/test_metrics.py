@@ -1,0 +1,153 @@
+"""Scheduler metrics on the lab: `status` reads a kube-scheduler's real /metrics through
+pods/portforward (the lab runner maps the pod's port 10259 to the process with kwok's
+PortForward), and the rendered metrics Service and scraper RBAC are what a scraper needs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from e2e_helpers import create_and_bind, exists
+from test_deploy import run
+from test_rendered_forms import _token_kubeconfig
+
+from kschedctl.errors import ForbiddenError
+from kschedctl.k8s.client import Cluster
+from kschedctl.k8s.scrape import Target, get_via_port_forward
+from kschedctl.lab.cluster import Lab
+
+RBAC = "/apis/rbac.authorization.k8s.io/v1"
+
+
+def _spec(tmp_path: Path, name: str, metrics: dict[str, object]) -> Path:
+    workspace = tmp_path / name
+    workspace.mkdir()
+    (workspace / "scheduler.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "kschedctl.io/v1alpha1",
+                "kind": "Scheduler",
+                "metadata": {"name": name},
+                "spec": {"metrics": metrics},
+            }
+        )
+    )
+    return workspace
+
+
+def _port_forward_role(cluster: Cluster, account: str, namespace: str) -> list[str]:
+    """Let ``account`` open port-forwards to kube-system pods (what a scraper outside the
+    cluster, or `kschedctl status`, needs besides get on /metrics)."""
+    role = f"{namespace}-{account}-portforward"
+    cluster.create(
+        f"{RBAC}/namespaces/kube-system/roles",
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+         "metadata": {"name": role},
+         "rules": [{"apiGroups": [""], "resources": ["pods/portforward"], "verbs": ["get", "create"]}]},
+    )  # fmt: skip
+    cluster.create(
+        f"{RBAC}/namespaces/kube-system/rolebindings",
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+         "metadata": {"name": role},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role},
+         "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": namespace}]},
+    )  # fmt: skip
+    return [f"{RBAC}/namespaces/kube-system/rolebindings/{role}",
+            f"{RBAC}/namespaces/kube-system/roles/{role}"]  # fmt: skip
+
+
+def test_status_shows_a_kube_schedulers_attempts_and_latency_from_its_real_metrics(
+    lab: Lab, cluster: Cluster, namespace: str, tmp_path: Path
+) -> None:
+    name = "metrics-sched"
+    cluster.create(
+        f"/api/v1/namespaces/{namespace}/serviceaccounts",
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "scraper"}},
+    )
+    workspace = _spec(
+        tmp_path, name,
+        {"service": True, "scraper": {"namespace": namespace, "serviceAccount": "scraper"}},
+    )  # fmt: skip
+    cleanup: list[str] = []
+    deployed = run(lab, "deploy", str(workspace), "--as-pod", cwd=tmp_path)
+    try:
+        assert deployed.returncode == 0, deployed.stderr
+        pods = [f"m{i}" for i in range(4)]
+        create_and_bind(cluster, namespace, pods, name)
+
+        status = run(lab, "status", name, "-o", "json", cwd=tmp_path)
+        assert status.returncode == 0, status.stderr
+        metrics = json.loads(status.stdout)["metrics"]
+        assert metrics["problem"] is None
+        (replica,) = metrics["replicas"]
+        assert replica["pod"] == f"kube-system/{name}" and replica["port"] == 10259
+        assert replica["problem"] is None, replica["problem"]
+        summary = replica["summary"]
+        assert summary["program"] == "kube-scheduler"
+        # The four pods and deploy's canary, all scheduled by this scheduler's only profile.
+        assert summary["attempts"]["scheduled"] >= len(pods) + 1
+        assert summary["attemptsByProfile"][name]["scheduled"] == summary["attempts"]["scheduled"]
+        latency = summary["attemptLatency"]
+        assert latency["count"] >= len(pods) + 1
+        assert 0 < latency["p50"] <= latency["p99"] < 10
+        assert set(summary["pending"]) == {"active", "backoff", "unschedulable", "gated"}
+        assert replica["leader"] is True
+
+        table = run(lab, "status", name, cwd=tmp_path)
+        assert table.returncode == 0, table.stderr
+        assert "Metrics (each replica's /metrics" in table.stdout
+        assert f"kube-system/{name}" in table.stdout and "ATTEMPT P99" in table.stdout
+        skipped = run(lab, "status", name, "-o", "json", "--no-metrics", cwd=tmp_path)
+        assert json.loads(skipped.stdout)["metrics"] is None
+
+        # The rendered Service selects the scheduler's pod (only it) on its metrics port. (No
+        # EndpointSlice to look at: the lab runner's pods have the loopback IP, which
+        # endpoints may not hold.)
+        service = cluster.get(f"/api/v1/namespaces/kube-system/services/{name}-metrics")
+        assert [p["targetPort"] for p in service["spec"]["ports"]] == [10259]
+        selector = ",".join(f"{k}={v}" for k, v in service["spec"]["selector"].items())
+        selected = cluster.list("/api/v1/pods", labelSelector=selector)
+        assert [p["metadata"]["name"] for p in selected] == [name]
+
+        # The rendered scraper RBAC is exactly what /metrics needs: the scraper reads it, a
+        # ServiceAccount with the same port-forward right but without it is refused by
+        # kube-scheduler itself.
+        cluster.create(
+            f"/api/v1/namespaces/{namespace}/serviceaccounts",
+            {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "nobody"}},
+        )
+        target = Target("kube-system", name, 10259, https=True)
+        for account in ("scraper", "nobody"):
+            cleanup += _port_forward_role(cluster, account, namespace)
+        _token_kubeconfig(lab, cluster, namespace, "scraper", tmp_path / "scraper.kubeconfig")
+        _token_kubeconfig(lab, cluster, namespace, "nobody", tmp_path / "nobody.kubeconfig")
+        with Cluster.connect(str(tmp_path / "scraper.kubeconfig")) as scraper:
+            text = get_via_port_forward(scraper, target)
+        assert f'scheduler_schedule_attempts_total{{profile="{name}",result="scheduled"}}' in text
+        with Cluster.connect(str(tmp_path / "nobody.kubeconfig")) as nobody:
+            with pytest.raises(ForbiddenError, match="answered 403") as refused:
+                get_via_port_forward(nobody, target)
+        assert "nonResourceURLs: [/metrics]" in (refused.value.hint or "")
+    finally:
+        for path in cleanup:
+            cluster.delete(path)
+        removed = run(lab, "remove", name, "--force", cwd=tmp_path)  # its pods still name it
+    assert removed.returncode == 0, removed.stderr
+    assert not exists(cluster, f"/api/v1/namespaces/kube-system/services/{name}-metrics")
+    assert not exists(cluster, f"{RBAC}/clusterroles/{name}-metrics-reader")
+    assert not exists(cluster, f"{RBAC}/clusterrolebindings/{name}-metrics-reader")
+
+
+def test_a_service_monitor_without_its_crd_is_refused_before_anything_is_sent(
+    lab: Lab, cluster: Cluster, tmp_path: Path
+) -> None:
+    name = "metrics-monitor"
+    workspace = _spec(tmp_path, name, {"service": True, "serviceMonitor": True})
+    deployed = run(lab, "deploy", str(workspace), "--as-pod", cwd=tmp_path)
+    assert deployed.returncode == 4, deployed.stderr
+    assert "monitoring.coreos.com/v1 ServiceMonitor" in deployed.stderr
+    assert "nothing was sent" in deployed.stderr
+    assert not exists(cluster, f"/api/v1/namespaces/kube-system/pods/{name}")
+    assert not exists(cluster, f"/api/v1/namespaces/kube-system/serviceaccounts/{name}")
