@@ -21,6 +21,7 @@ from typing import Any
 from kschedctl.config.versions import DEFAULT_SCHEDULER_NAME, parse_git_version
 from kschedctl.filters import Evaluation, Snapshot, evaluate, failed_scheduling_message
 from kschedctl.observe.bodies import SchedulerEntry, UnknownScheduler
+from kschedctl.observe.nodegroups import NodeGroup, group_nodes
 from kschedctl.observe.schedulers import Scheduler
 from kschedctl.scheduling.algorithm import Algorithm, explain
 from kschedctl.scheduling.policy import FallbackPolicy, pod_policy
@@ -81,6 +82,7 @@ class Diagnosis:
     evaluation: Evaluation | None = None
     reported: Reported | None = None
     fallback: dict[str, Any] | None = None  # kschedctl's own scheduler: every policy stage
+    node_groups: tuple[NodeGroup, ...] = ()  # the evaluation's nodes grouped by verdict
 
     @property
     def blocking(self) -> Finding | None:
@@ -101,6 +103,7 @@ class Diagnosis:
             "notEvaluated": [n.to_dict() for n in ev.not_evaluated] if ev else [],
             "notes": list(ev.notes) if ev else [],
             "nodes": [v.to_dict() for v in ev.nodes] if ev else [],
+            "nodeGroups": [g.to_dict() for g in self.node_groups],
             "fallback": self.fallback,
         }
 
@@ -160,6 +163,7 @@ def diagnose(
 
     ev = evaluate(pod, snapshot, all_reasons=all_reasons)
     diag.evaluation = ev
+    diag.node_groups = group_nodes(ev.nodes, server_version, all_reasons=all_reasons)
     would = failed_scheduling_message(ev, server_version)
     fallback_found: list[Finding] = []
     placed = False
