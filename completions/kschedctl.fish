@@ -17,4 +17,4 @@ complete --command kschedctl --no-files --arguments "(env _KSCHEDCTL_COMPLETE=co
 #   kschedctl schema SPEC|POLICY
 #   kschedctl status NAME --cluster --context --kubeconfig --no-headers --user -o/--output
 #   kschedctl validate FILE... --kube-scheduler --kubernetes-version --replaces-default --strict -o/--output
-#   kschedctl why POD --all --all-reasons --cluster --context --field-selector --kubeconfig --no-headers --user -A/--all-namespaces -l/--selector -n/--namespace -o/--output
+#   kschedctl why POD --all --all-reasons --cluster --context --field-selector --kubeconfig --no-headers --nodes --pods --user -A/--all-namespaces -l/--selector -n/--namespace -o/--output

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from kschedctl import output
-from kschedctl.cli import cluster_completers
+from kschedctl.cli import cluster_completers, completers
 from kschedctl.cli.common import connect, label_selector
 from kschedctl.cli.common import field_selector as field_selector_of
 from kschedctl.cli.options import (
@@ -61,6 +61,7 @@ def why(
         typer.Option(
             "--nodes",
             metavar="grouped|all|N",
+            autocompletion=completers.choices(("grouped", "all")),
             help="The node table of POD: 'grouped' (one row per distinct reason with the node "
             "count and a few example nodes), 'all' (one row per node) or N (one row per node, "
             "the first N in the cluster's order). Default: one row per node up to 10 nodes, "

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kschedctl.filters import NodeVerdict, reason_text
+from kschedctl.filters import NodeVerdict, Reason, reason_text
 
 EXAMPLES = 3  # example names per group: enough to find the nodes, short enough for a row
 
@@ -74,10 +74,6 @@ class NodeGroup:
         }
 
 
-def _shown(verdict: NodeVerdict, all_reasons: bool) -> Sequence[Any]:
-    return verdict.reasons if all_reasons else verdict.scheduler_reasons
-
-
 def group_nodes(
     verdicts: Iterable[NodeVerdict],
     server_version: Sequence[int] = (1, 36),
@@ -89,20 +85,24 @@ def group_nodes(
     (older servers name the taint, so different taints make different groups there, as in
     their FailedScheduling message). Nodes that fit form one group. Ordered by node count,
     largest first, then by reason text."""
-    members: dict[tuple[tuple[str, str], ...], list[NodeVerdict]] = {}
+    # One pass, no per-node allocation beyond the key: `why --all` runs this once per pod.
+    members: dict[tuple[tuple[str, str], ...], list[tuple[str, tuple[Reason, ...]]]] = {}
     for v in verdicts:
-        shown = () if v.fits else _shown(v, all_reasons)
-        key = tuple((r.plugin, reason_text(r, server_version)) for r in shown)
-        members.setdefault(key, []).append(v)
+        shown = () if v.fits else v.reasons if all_reasons else v.scheduler_reasons
+        key = tuple(
+            (r.plugin, r.message if r.taint is None else reason_text(r, server_version))
+            for r in shown
+        )
+        members.setdefault(key, []).append((v.name, shown))
     groups = []
     for key, nodes in members.items():
-        nodes.sort(key=lambda v: v.name)
+        nodes.sort(key=lambda member: member[0])
         reasons = []
         for index, (plugin, message) in enumerate(key):
-            details = [_shown(v, all_reasons)[index].detail for v in nodes]
-            reasons.append(GroupReason(plugin, message, details[0], len(set(details))))
+            details = {shown[index].detail for _name, shown in nodes}
+            reasons.append(GroupReason(plugin, message, nodes[0][1][index].detail, len(details)))
         groups.append(
-            NodeGroup(fits=not key, reasons=tuple(reasons), names=tuple(v.name for v in nodes))
+            NodeGroup(fits=not key, reasons=tuple(reasons), names=tuple(n for n, _ in nodes))
         )
     groups.sort(key=lambda g: (-g.count, [r.message for r in g.reasons], g.fits))
     return tuple(groups)
