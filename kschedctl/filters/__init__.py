@@ -92,7 +92,7 @@ scheduler-enforced ``addedAffinity`` and non-default profiles; such pods are fla
 
 from __future__ import annotations
 
-from .engine import evaluate
+from .engine import evaluate, evaluation_key
 from .feasible import Feasible, feasible_nodes, nodes_to_find
 from .messages import failed_scheduling_message, fit_error_message, histogram, reason_text
 from .nodefilters import RequiredNodeAffinity, matches_node_affinity
@@ -134,6 +134,7 @@ __all__ = [
     "SelectorError",
     "Snapshot",
     "evaluate",
+    "evaluation_key",
     "failed_scheduling_message",
     "feasible_nodes",
     "find_untolerated_taint",

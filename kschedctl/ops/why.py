@@ -184,6 +184,7 @@ def _diagnose(
     kubeconfig: str | None,
     log_cache: dict[str, list[str]],
     failures: dict[str, tuple[Event, int]],
+    evaluations: dict[str, Any] | None = None,
 ) -> Diagnosis:
     wanted = (pod.get("spec") or {}).get("schedulerName") or "default-scheduler"
     entry = next((s for s in state.schedulers or () if s.name == wanted), None)
@@ -200,6 +201,7 @@ def _diagnose(
         reported=_reported(pod, failures),
         all_reasons=all_reasons,
         fallback=state.policies[wanted],
+        evaluations=evaluations,
     )
 
 
@@ -247,7 +249,12 @@ def why_pending(
     state = cluster_state(cluster, pending)
     failures = _optional(lambda: failed_scheduling(cluster, namespace), {})
     cache: dict[str, list[str]] = {}
-    return [_diagnose(cluster, p, state, all_reasons, kubeconfig, cache, failures) for p in pending]
+    # One snapshot for every pod, and one evaluation per shape of pod (replicas share it).
+    shapes: dict[str, Any] = {}
+    return [
+        _diagnose(cluster, p, state, all_reasons, kubeconfig, cache, failures, shapes)
+        for p in pending
+    ]
 
 
 @dataclass

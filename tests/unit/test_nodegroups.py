@@ -234,3 +234,58 @@ def test_summary_rows_name_their_pods_sorted() -> None:
 
 def test_summary_of_no_pods_is_empty() -> None:
     assert summarize([]) == ()
+
+
+# -- why --all evaluates each shape of pod once -----------------------------------------------------
+
+
+def _replica(name: str, base: dict[str, Any], **status: Any) -> dict[str, Any]:
+    p = json.loads(json.dumps(base))
+    p["metadata"].update(name=name, uid=f"uid-{name}")
+    p["status"] = {"phase": "Pending", **status}
+    return p
+
+
+SHAPES = {
+    "fits": wants(),
+    "no-fit": wants(cpu="8"),
+    "tolerates": wants(tolerations=[{"key": "dedicated", "operator": "Exists"}]),
+    "anti-affinity": pod("a", labels={"app": "x"}, affinity={"podAntiAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"app": "x"}},
+             "topologyKey": "kubernetes.io/hostname"}]}}),
+    "gated": pod("g", schedulingGates=[{"name": "example.com/hold"}]),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_replicas_share_one_evaluation_and_say_the_same(shape: str) -> None:
+    snap = lab()
+    snap.upsert_pod(pod("x-1", node_name="fit-00", labels={"app": "x"}))
+    scheds = [default_scheduler()]
+    cache: dict[str, Any] = {}
+    condition = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}
+    first = _replica("r-1", SHAPES[shape], conditions=[{**condition, "message": "a"}])
+    second = _replica("r-2", SHAPES[shape], conditions=[
+        {**condition, "message": "b", "lastTransitionTime": "2026-01-01T00:00:00Z"}])  # fmt: skip
+    one = diagnose(first, snap, scheds, evaluations=cache)
+    two = diagnose(second, snap, scheds, evaluations=cache)
+    assert len(cache) == 1 and two.evaluation is not None
+    assert two.evaluation.pod["name"] == "r-2"
+    alone = diagnose(second, snap, scheds)
+    assert two.to_dict() == alone.to_dict()  # the shared evaluation changes nothing
+    assert one.to_dict()["nodeGroups"] == alone.to_dict()["nodeGroups"]
+
+
+def test_pods_whose_verdicts_depend_on_their_identity_are_evaluated_alone() -> None:
+    cache: dict[str, Any] = {}
+    nominated = _replica("n", wants(), nominatedNodeName="fit-00")
+    ephemeral = _replica("e", wants(volumes=[{"name": "scratch", "ephemeral": {}}]))
+    for p in (nominated, ephemeral):
+        diagnose(p, lab(), [default_scheduler()], evaluations=cache)
+    assert cache == {}
+    # A different resize state is a different shape: it changes the requests counted.
+    resize = {"type": "PodResizePending", "status": "True", "reason": "Infeasible"}
+    diagnose(_replica("a", wants()), lab(), None, evaluations=cache)
+    diagnose(_replica("b", wants(), conditions=[resize]), lab(), None, evaluations=cache)
+    assert len(cache) == 2
