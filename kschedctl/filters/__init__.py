@@ -40,6 +40,10 @@ storage_classes=None)``
     dry run is computed (``Evaluation.preemption``). Filters the engine cannot evaluate (volumes
     with PVCs, DRA claims) are listed in ``Evaluation.not_evaluated``; ``fits`` then means
     "passes every evaluated filter".
+``evaluation_key(pod)`` -> str | None
+    What ``evaluate`` reads of the pod: pods with the same key get the same verdicts against one
+    snapshot (``why --all`` evaluates replicas once); None for nominated pods and pods with
+    ephemeral volumes (their verdicts depend on their own identity).
 ``FILTERS`` (``table``)
     kube-scheduler's Filter plugins in order, one row each: how ``evaluate`` explains it and
     how ``feasible_nodes`` checks it. ``FILTER_ORDER`` is the plugin names. Adding a filter is
