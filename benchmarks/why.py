@@ -4,10 +4,14 @@ One pending pod evaluated against synthetic snapshots of 500, 5,000 and 20,000 n
 pods per node. For each size it prints the snapshot build time, the evaluation time of each
 pod below (best of ``--repeat``), the FailedScheduling message time, the whole `why` decision
 tree for the no-fit pod (``diagnose`` plus its JSON, what ``why -o json`` computes once the
-cluster is read) and the peak RSS. Each size runs in a fresh process, so the peak memory is
-that size's own. Target: evaluation under 1 s at 5,000 nodes / 50,000 pods.
+cluster is read), the grouping of its nodes by reason (``why``'s default table on large
+clusters), ``why --all`` over ``--pending`` Pending pods (one snapshot for all, one evaluation
+per shape of pod: replicas of the four pods below, then as many distinct pods; then the table
+by scheduler and reason) and the peak RSS. Each size runs in
+a fresh process, so the peak memory is that size's own. Target: evaluation under 1 s at
+5,000 nodes / 50,000 pods.
 
-    python benchmarks/why.py [--sizes 500,5000,20000] [--repeat 3] [--tracemalloc]
+    python benchmarks/why.py [--sizes 500,5000,20000] [--repeat 3] [--pending 200] [--tracemalloc]
 
 The three pods:
 - ``simple``: cpu/memory requests, a nodeSelector and a toleration (fits somewhere);
@@ -36,6 +40,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from kschedctl.filters import Snapshot, evaluate, failed_scheduling_message  # noqa: E402
 from kschedctl.observe.diagnosis import diagnose  # noqa: E402
+from kschedctl.observe.nodegroups import group_nodes  # noqa: E402
+from kschedctl.observe.pending import summarize  # noqa: E402
 from kschedctl.observe.schedulers import Lease, Scheduler  # noqa: E402
 
 PODS_PER_NODE = 10
@@ -165,7 +171,7 @@ def peak_rss_mib() -> float:
     return rss / 1024 if sys.platform != "darwin" else rss / 1024 / 1024
 
 
-def run(size: int, repeat: int, trace: bool) -> None:
+def run(size: int, repeat: int, trace: bool, pending_pods: int = 200) -> None:
     nodes = make_nodes(size)
     pods = make_pods(nodes)
     gc.collect()
@@ -206,6 +212,39 @@ def run(size: int, repeat: int, trace: bool) -> None:
         size_json = len(json.dumps(diag.to_dict()))
         best = min(best, time.perf_counter() - t0)
     print(f"        why no-fit (diagnose + JSON, {size_json / 2**20:.1f} MiB) {best:6.3f} s")
+    best = float("inf")
+    groups: tuple[Any, ...] = ()
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        groups = group_nodes(diag.evaluation.nodes if diag.evaluation else (), (1, 36, 3))
+        best = min(best, time.perf_counter() - t0)
+    print(f"        group no-fit's nodes by reason ({len(groups)} groups) {best * 1000:6.1f} ms")
+    if pending_pods:
+        # why --all: every Pending pod against the one snapshot (as ops.why does: one
+        # evaluation per shape of pod), then the summary table. Replicas: the four pods above
+        # in turn; distinct: each pod asks for a different cpu request, so none is shared.
+        shapes = list(PODS.values())
+        for label, distinct in (("replicas", False), ("distinct", True)):
+            batch = []
+            for i in range(pending_pods):
+                p = json.loads(json.dumps(shapes[i % len(shapes)]))
+                p["metadata"].update(name=f"pending-{i:04d}", uid=f"uid-pending-{i}")
+                if distinct:
+                    p["spec"]["containers"][0]["resources"]["requests"]["cpu"] = f"{7000 + i}m"
+                batch.append(p)
+            cache: dict[str, Any] = {}
+            t0 = time.perf_counter()
+            diagnoses = [
+                diagnose(p, snap, schedulers, server_version=(1, 36, 3), evaluations=cache)
+                for p in batch
+            ]
+            took = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            rows = summarize(diagnoses)
+            summed = time.perf_counter() - t0
+            print(f"        why --all, {pending_pods} {label} pods ({len(cache)} evaluated): "
+                  f"diagnose {took:6.2f} s ({took / pending_pods * 1000:.0f} ms/pod), "
+                  f"summary {summed * 1000:.1f} ms ({len(rows)} rows)")  # fmt: skip
     print(f"        peak RSS {peak_rss_mib():7.0f} MiB")
     del snap, nodes, pods
     gc.collect()
@@ -215,18 +254,19 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="500,5000,20000")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--pending", type=int, default=200, help="Pending pods for why --all")
     ap.add_argument("--tracemalloc", action="store_true", help="trace the snapshot's memory")
     ap.add_argument("--in-process", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     if args.in_process:
         for size in sizes:
-            run(size, args.repeat, args.tracemalloc)
+            run(size, args.repeat, args.tracemalloc, args.pending)
         return
     print(f"python {sys.version.split()[0]}, {PODS_PER_NODE} pods per node")
     for size in sizes:  # a fresh process per size: its peak RSS is that size's alone
         argv = [sys.executable, __file__, "--in-process", "--sizes", str(size),
-                "--repeat", str(args.repeat)]  # fmt: skip
+                "--repeat", str(args.repeat), "--pending", str(args.pending)]  # fmt: skip
         if args.tracemalloc:
             argv.append("--tracemalloc")
         subprocess.run(argv, check=True)

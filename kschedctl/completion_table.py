@@ -2442,6 +2442,44 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                   'opts': ['--all-reasons'],
                                   'zsh': 'Every failing filter per node, not only the first (the '
                                          'one kube-scheduler reports).'},
+                                 {'all_opts': ['--nodes'],
+                                  'callback': False,
+                                  'fish': "The node table of POD: 'grouped' (one row per distinct "
+                                          'reason with the node count and a few example nodes), '
+                                          "'all' (one row per node) or N (one row per node, the "
+                                          "first N in the cluster's order). Default: one row per "
+                                          'node up to 10 nodes, grouped above. -o json|yaml always '
+                                          'has every node and the groups.',
+                                  'flag': False,
+                                  'hidden': False,
+                                  'icase': False,
+                                  'kind': 'option',
+                                  'multiple': False,
+                                  'name': 'nodes',
+                                  'nargs': 1,
+                                  'opts': ['--nodes'],
+                                  'values': ['grouped', 'all'],
+                                  'zsh': "The node table of POD\\\\: ''grouped'' (one row per "
+                                         'distinct reason with the node count and a few example '
+                                         "nodes), ''all'' (one row per node) or N (one row per "
+                                         "node, the first N in the cluster''s order). Default\\\\: "
+                                         'one row per node up to 10 nodes, grouped above. -o '
+                                         'json|yaml always has every node and the groups.'},
+                                 {'all_opts': ['--pods'],
+                                  'callback': False,
+                                  'fish': 'With --all: also one row per pod (its verdict and the '
+                                          'FailedScheduling summary) after the table by scheduler '
+                                          'and reason.',
+                                  'flag': True,
+                                  'hidden': False,
+                                  'kind': 'option',
+                                  'multiple': False,
+                                  'name': 'pods',
+                                  'nargs': 1,
+                                  'opts': ['--pods'],
+                                  'zsh': 'With --all\\\\: also one row per pod (its verdict and '
+                                         'the FailedScheduling summary) after the table by '
+                                         'scheduler and reason.'},
                                  {'all_opts': ['-o', '--output'],
                                   'callback': False,
                                   'fish': 'Output format: table, yaml, json, name, '

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from kschedctl import output
-from kschedctl.cli import cluster_completers
+from kschedctl.cli import cluster_completers, completers
 from kschedctl.cli.common import connect, label_selector
 from kschedctl.cli.common import field_selector as field_selector_of
 from kschedctl.cli.options import (
@@ -29,6 +29,7 @@ from kschedctl.errors import EXIT_FINDINGS, UsageError
 
 if TYPE_CHECKING:
     from kschedctl.observe.diagnosis import Diagnosis
+    from kschedctl.observe.pending import PendingReason
 
 _MARK = {"error": "[red]✗[/red]", "warning": "[yellow]![/yellow]", "info": "[dim]·[/dim]"}
 
@@ -55,6 +56,27 @@ def why(
             help="Every failing filter per node, not only the first (the one kube-scheduler reports).",
         ),
     ] = False,
+    nodes: Annotated[
+        str | None,
+        typer.Option(
+            "--nodes",
+            metavar="grouped|all|N",
+            autocompletion=completers.choices(("grouped", "all")),
+            help="The node table of POD: 'grouped' (one row per distinct reason with the node "
+            "count and a few example nodes), 'all' (one row per node) or N (one row per node, "
+            "the first N in the cluster's order). Default: one row per node up to 10 nodes, "
+            "grouped above. -o json|yaml always has every node and the groups.",
+            show_default=False,
+        ),
+    ] = None,
+    pods: Annotated[
+        bool,
+        typer.Option(
+            "--pods",
+            help="With --all: also one row per pod (its verdict and the FailedScheduling "
+            "summary) after the table by scheduler and reason.",
+        ),
+    ] = False,
     out: TableOutput = None,
     no_headers: NoHeaders = False,
     selector: LabelSelector = None,
@@ -66,9 +88,10 @@ def why(
 ) -> None:
     """Explain why a pod is Pending, node by node, and what to change. Exit 6 if it cannot run.
 
-    Scheduling gates, a missing or unhealthy scheduler, then which filter rejects each node;
-    the summary is the FailedScheduling message kube-scheduler writes. Exit 0 if it can be
-    scheduled.
+    Scheduling gates, a missing or unhealthy scheduler, then which filter rejects each node
+    (on more than 10 nodes grouped by reason: see --nodes); the summary is the
+    FailedScheduling message kube-scheduler writes. Exit 0 if it can be scheduled. --all:
+    every Pending pod, as one row per scheduler and reason (--pods: and per pod).
     """
     fmt = check_output(out, TABLE_FORMATS)
     if all_pods == (pod is not None):
@@ -84,6 +107,14 @@ def why(
             "-l/--field-selector select among the Pending pods: they go with --all",
             hint="kschedctl why --all -l app=web",
         )
+    if nodes is not None and all_pods:
+        raise UsageError(
+            "--nodes shapes the node table of one pod: it goes with POD",
+            hint="kschedctl why POD --nodes all; kschedctl why --all --pods lists each pod",
+        )
+    if pods and not all_pods:
+        raise UsageError("--pods goes with --all", hint="kschedctl why --all --pods")
+    layout = parse_nodes(nodes)
     label_selector(selector)  # a malformed selector is a usage error before any request
     field_selector_of(field_selector)
     # Imported here: --help and the offline commands must not pay for the cluster layers.
@@ -96,14 +127,32 @@ def why(
     if not fmt.is_table:
         output.emit(found.to_dict(), fmt, no_headers=no_headers, names=found.names())
     elif found.one_pod:
-        print_diagnosis(found.diagnoses[0], all_reasons, headers=not no_headers)
+        print_diagnosis(found.diagnoses[0], all_reasons, headers=not no_headers, nodes=layout)
     elif found.diagnoses:
-        print_pending(found.diagnoses, all_namespaces, headers=not no_headers)
+        print_summary(found.summary(), all_namespaces, headers=not no_headers)
+        if pods:
+            output.stdout_console().print("")
+            print_pending(found.diagnoses, all_namespaces, headers=not no_headers)
     else:
         where = "in any namespace" if all_namespaces else f"in namespace {found.namespace}"
         output.info(f"no pod is waiting for a scheduler {where}")
     if not found.schedulable:
         raise typer.Exit(EXIT_FINDINGS)
+
+
+def parse_nodes(value: str | None) -> str | int | None:
+    """``--nodes``: grouped, all, or a positive number of rows (None: the default)."""
+    if value is None:
+        return None
+    choice = value.strip().lower()
+    if choice in ("grouped", "all"):
+        return choice
+    if choice.isdigit() and int(choice) > 0:
+        return int(choice)
+    raise UsageError(
+        f"--nodes {value}: expected grouped, all or a positive number of nodes",
+        hint="kschedctl why POD --nodes all",
+    )
 
 
 def _scheduler_line(s: Mapping[str, Any]) -> str:
@@ -122,7 +171,9 @@ def _scheduler_line(s: Mapping[str, Any]) -> str:
     return f"{s['name']} ({', '.join(parts)})"
 
 
-def print_diagnosis(d: Diagnosis, all_reasons: bool, *, headers: bool = True) -> None:
+def print_diagnosis(
+    d: Diagnosis, all_reasons: bool, *, headers: bool = True, nodes: str | int | None = None
+) -> None:
     # rich.markup when printing only (start-up)
     from rich.markup import escape
 
@@ -152,8 +203,20 @@ def print_diagnosis(d: Diagnosis, all_reasons: bool, *, headers: bool = True) ->
     if ev is None or not ev.nodes:
         return
     console.print("", highlight=False)
+    # pure logic imported with the printing (start-up)
+    from kschedctl.observe.nodegroups import ALL, GROUPED, node_layout
+
+    shape = node_layout(nodes, len(ev.nodes))
+    if shape == GROUPED:
+        _print_groups(d, headers)
+        output.info(
+            f"{len(ev.nodes)} nodes in {len(d.node_groups)} group(s) by reason; "
+            "--nodes all shows one row per node"
+        )
+        return
+    shown = ev.nodes if shape == ALL else ev.nodes[: int(shape)]
     rows = []
-    for v in ev.nodes:
+    for v in shown:
         if v.fits:
             rows.append((v.name, "yes", "", "", ""))
             continue
@@ -161,6 +224,47 @@ def print_diagnosis(d: Diagnosis, all_reasons: bool, *, headers: bool = True) ->
             rows.append((v.name if index == 0 else "", "no" if index == 0 else "",
                          r.plugin, r.message, r.detail))  # fmt: skip
     output.print_table(("node", "fits", "filter", "reason", "detail"), rows, headers=headers)
+    if len(shown) < len(ev.nodes):
+        output.info(f"… {len(ev.nodes) - len(shown)} more node(s): --nodes all lists them")
+
+
+def _print_groups(d: Diagnosis, headers: bool) -> None:
+    """One row per distinct verdict (a row per reason when a node has several)."""
+    rows: list[tuple[object, ...]] = []
+    for g in d.node_groups:
+        examples = ", ".join(g.examples) + (", …" if g.count > len(g.examples) else "")
+        if g.fits:
+            rows.append((g.count, "yes", "", "", "", examples))
+            continue
+        for index, r in enumerate(g.reasons):
+            detail = (
+                r.detail
+                if r.details == 1
+                else f"e.g. {g.names[0]}: {r.detail} ({r.details} different)"
+            )
+            first = index == 0
+            rows.append((g.count if first else "", "no" if first else "", r.plugin, r.message,
+                         detail, examples if first else ""))  # fmt: skip
+    output.print_table(
+        ("nodes", "fits", "filter", "reason", "detail", "examples"), rows, headers=headers
+    )
+
+
+def print_summary(
+    summary: tuple[PendingReason, ...], all_namespaces: bool, *, headers: bool = True
+) -> None:
+    """``why --all``: one row per scheduler and reason."""
+    # pure logic imported with the printing (start-up)
+    from kschedctl.observe.nodegroups import EXAMPLES
+
+    rows: list[tuple[object, ...]] = []
+    for r in summary:
+        names = r.pods if all_namespaces else tuple(p.partition("/")[2] for p in r.pods)
+        shown = names[:EXAMPLES]
+        examples = ", ".join(shown) + (", …" if len(names) > len(shown) else "")
+        nodes = r.nodes if r.code.startswith("rejected-by-") or r.nodes else ""
+        rows.append((r.scheduler, r.reason, len(r.pods), nodes, examples))
+    output.print_table(("scheduler", "reason", "pods", "nodes", "examples"), rows, headers=headers)
 
 
 def print_pending(

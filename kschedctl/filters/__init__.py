@@ -40,6 +40,10 @@ storage_classes=None)``
     dry run is computed (``Evaluation.preemption``). Filters the engine cannot evaluate (volumes
     with PVCs, DRA claims) are listed in ``Evaluation.not_evaluated``; ``fits`` then means
     "passes every evaluated filter".
+``evaluation_key(pod)`` -> str | None
+    What ``evaluate`` reads of the pod: pods with the same key get the same verdicts against one
+    snapshot (``why --all`` evaluates replicas once); None for nominated pods and pods with
+    ephemeral volumes (their verdicts depend on their own identity).
 ``FILTERS`` (``table``)
     kube-scheduler's Filter plugins in order, one row each: how ``evaluate`` explains it and
     how ``feasible_nodes`` checks it. ``FILTER_ORDER`` is the plugin names. Adding a filter is
@@ -92,7 +96,7 @@ scheduler-enforced ``addedAffinity`` and non-default profiles; such pods are fla
 
 from __future__ import annotations
 
-from .engine import evaluate
+from .engine import evaluate, evaluation_key
 from .feasible import Feasible, feasible_nodes, nodes_to_find
 from .messages import failed_scheduling_message, fit_error_message, histogram, reason_text
 from .nodefilters import RequiredNodeAffinity, matches_node_affinity
@@ -134,6 +138,7 @@ __all__ = [
     "SelectorError",
     "Snapshot",
     "evaluate",
+    "evaluation_key",
     "failed_scheduling_message",
     "feasible_nodes",
     "find_untolerated_taint",

@@ -3,6 +3,7 @@ pod over every node of a snapshot, then DefaultPreemption's dry run when no node
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,7 +25,7 @@ from .verdicts import (
 )
 from .volumes import volume_prefilter
 
-__all__ = ["evaluate"]
+__all__ = ["evaluate", "evaluation_key"]
 
 
 def evaluate(
@@ -105,6 +106,32 @@ def evaluate(
     if preemption and out and not any(v.fits for v in out):
         pre = _preempt(cycle, out)
     return Evaluation(pod_ref, tuple(out), None, tuple(missing), pre, has_claims, tuple(notes))
+
+
+# Condition fields that vary from pod to pod without changing what the filters read.
+_CONDITION_NOISE = ("message", "lastTransitionTime", "lastProbeTime")
+
+
+def evaluation_key(pod: Mapping[str, Any]) -> str | None:
+    """What :func:`evaluate` reads of ``pod``, as a string: two pods with the same key get the
+    same verdicts against the same snapshot (only ``Evaluation.pod`` differs), so `why --all`
+    evaluates each shape of pod once (replicas of one template share it). None when the
+    verdicts depend on the pod's own identity: it is nominated (the nominated pods counted
+    exclude it by uid) or has ephemeral volumes (their claims are named after the pod)."""
+    spec = pod.get("spec") or {}
+    status = pod.get("status") or {}
+    if status.get("nominatedNodeName"):
+        return None
+    if any("ephemeral" in v for v in spec.get("volumes") or []):
+        return None
+    md = pod.get("metadata") or {}
+    conditions = [
+        {k: v for k, v in c.items() if k not in _CONDITION_NOISE}
+        for c in status.get("conditions") or []
+    ]
+    kept = {k: v for k, v in status.items() if k != "conditions"}
+    shape = [md.get("namespace") or "default", md.get("labels") or {}, spec, kept, conditions]
+    return json.dumps(shape, sort_keys=True, default=str)
 
 
 def _terminating_by_preemption(pod: Mapping[str, Any]) -> bool:

@@ -15,12 +15,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kschedctl.config.versions import DEFAULT_SCHEDULER_NAME, parse_git_version
-from kschedctl.filters import Evaluation, Snapshot, evaluate, failed_scheduling_message
+from kschedctl.filters import (
+    Evaluation,
+    Snapshot,
+    evaluate,
+    evaluation_key,
+    failed_scheduling_message,
+)
 from kschedctl.observe.bodies import SchedulerEntry, UnknownScheduler
+from kschedctl.observe.nodegroups import NodeGroup, group_nodes
 from kschedctl.observe.schedulers import Scheduler
 from kschedctl.scheduling.algorithm import Algorithm, explain
 from kschedctl.scheduling.policy import FallbackPolicy, pod_policy
@@ -81,6 +88,7 @@ class Diagnosis:
     evaluation: Evaluation | None = None
     reported: Reported | None = None
     fallback: dict[str, Any] | None = None  # kschedctl's own scheduler: every policy stage
+    node_groups: tuple[NodeGroup, ...] = ()  # the evaluation's nodes grouped by verdict
 
     @property
     def blocking(self) -> Finding | None:
@@ -101,6 +109,7 @@ class Diagnosis:
             "notEvaluated": [n.to_dict() for n in ev.not_evaluated] if ev else [],
             "notes": list(ev.notes) if ev else [],
             "nodes": [v.to_dict() for v in ev.nodes] if ev else [],
+            "nodeGroups": [g.to_dict() for g in self.node_groups],
             "fallback": self.fallback,
         }
 
@@ -132,6 +141,7 @@ def diagnose(
     reported: Reported | None = None,
     all_reasons: bool = False,
     fallback: FallbackPolicy | None = None,
+    evaluations: dict[str, tuple[Evaluation, tuple[NodeGroup, ...]]] | None = None,
 ) -> Diagnosis:
     """Walk the decision tree for ``pod``.
 
@@ -139,7 +149,9 @@ def diagnose(
     evaluated). ``schedulers`` is ``discover()``'s result, or None when it could not be read;
     ``scheduler_log`` holds recent lines of the pod's scheduler; ``reported`` what it last
     wrote about the pod. ``fallback`` is the policy of kschedctl's own scheduler when that is
-    the pod's scheduler (see :func:`fallback_outcome`).
+    the pod's scheduler (see :func:`fallback_outcome`). ``evaluations``, shared by the calls
+    for many pods over one snapshot (same ``server_version`` and ``all_reasons``), keeps each
+    shape of pod's verdicts and node groups (:func:`~kschedctl.filters.evaluation_key`).
     """
     ref = _pod_ref(pod)
     spec, status = pod.get("spec") or {}, pod.get("status") or {}
@@ -158,7 +170,15 @@ def diagnose(
     if snapshot is None:
         raise ValueError("a pending pod needs a snapshot to be evaluated")
 
-    ev = evaluate(pod, snapshot, all_reasons=all_reasons)
+    key = evaluation_key(pod) if evaluations is not None else None
+    if evaluations is not None and key is not None and key in evaluations:
+        shared, diag.node_groups = evaluations[key]
+        ev = replace(shared, pod={**shared.pod, "name": ref["name"]})
+    else:
+        ev = evaluate(pod, snapshot, all_reasons=all_reasons)
+        diag.node_groups = group_nodes(ev.nodes, server_version, all_reasons=all_reasons)
+        if evaluations is not None and key is not None:
+            evaluations[key] = (ev, diag.node_groups)
     diag.evaluation = ev
     would = failed_scheduling_message(ev, server_version)
     fallback_found: list[Finding] = []

@@ -24,6 +24,7 @@ from kschedctl.k8s.inventory import snapshot as inventory_snapshot
 from kschedctl.k8s.logs import recent_lines
 from kschedctl.observe.diagnosis import Diagnosis, Reported, diagnose, parse_version
 from kschedctl.observe.events import Event
+from kschedctl.observe.pending import PendingReason, summarize
 from kschedctl.observe.schedulers import Scheduler, discover, is_pending
 from kschedctl.printers.formats import as_list
 from kschedctl.scheduling.policy import POD_POLICY_ANNOTATION, FallbackPolicy, parse_policy
@@ -183,6 +184,7 @@ def _diagnose(
     kubeconfig: str | None,
     log_cache: dict[str, list[str]],
     failures: dict[str, tuple[Event, int]],
+    evaluations: dict[str, Any] | None = None,
 ) -> Diagnosis:
     wanted = (pod.get("spec") or {}).get("schedulerName") or "default-scheduler"
     entry = next((s for s in state.schedulers or () if s.name == wanted), None)
@@ -199,6 +201,7 @@ def _diagnose(
         reported=_reported(pod, failures),
         all_reasons=all_reasons,
         fallback=state.policies[wanted],
+        evaluations=evaluations,
     )
 
 
@@ -246,7 +249,12 @@ def why_pending(
     state = cluster_state(cluster, pending)
     failures = _optional(lambda: failed_scheduling(cluster, namespace), {})
     cache: dict[str, list[str]] = {}
-    return [_diagnose(cluster, p, state, all_reasons, kubeconfig, cache, failures) for p in pending]
+    # One snapshot for every pod, and one evaluation per shape of pod (replicas share it).
+    shapes: dict[str, Any] = {}
+    return [
+        _diagnose(cluster, p, state, all_reasons, kubeconfig, cache, failures, shapes)
+        for p in pending
+    ]
 
 
 @dataclass
@@ -262,12 +270,18 @@ class Explanation:
         """Every pod can run (exit 0); otherwise `why` exits 6."""
         return all(d.schedulable for d in self.diagnoses)
 
+    def summary(self) -> tuple[PendingReason, ...]:
+        """``--all``: the pods by scheduler and reason."""
+        return summarize(self.diagnoses)
+
     def to_dict(self) -> dict[str, Any]:
         """``why -o json|yaml``: the diagnosis of the named pod, or (``--all``) a kubectl
-        ``List`` of diagnoses."""
+        ``List`` of diagnoses with ``summary`` beside ``items`` (by scheduler and reason)."""
         if self.one_pod:
             return self.diagnoses[0].to_dict()
-        return as_list([d.to_dict() for d in self.diagnoses])
+        listed = as_list([d.to_dict() for d in self.diagnoses])
+        listed["summary"] = [r.to_dict() for r in self.summary()]
+        return listed
 
     def names(self) -> list[str]:
         """``why -o name``: the pods explained, as kubectl names them (``pod/NAME``)."""

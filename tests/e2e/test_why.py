@@ -383,7 +383,10 @@ def test_all_lists_every_pending_pod(why_lab: Lab, why_cluster: Cluster, ns: str
     assert set(pods) == {"gated", "nowhere"}  # the bound one is not waiting
     assert pods["gated"]["findings"][0]["code"] == "scheduling-gated"
     table = kschedctl(why_lab, "why", "--all", "-n", ns)
-    assert "scheduling-gated" in table.stdout and "0/4 nodes are available" in table.stdout
+    assert "scheduling-gated" in table.stdout and "node affinity/selector" in table.stdout
+    assert "0/4 nodes are available" not in table.stdout  # per pod only with --pods
+    per_pod = kschedctl(why_lab, "why", "--all", "-n", ns, "--pods")
+    assert "0/4 nodes are available" in per_pod.stdout
 
 
 def test_running_and_missing_pods(why_lab: Lab, why_cluster: Cluster, ns: str) -> None:

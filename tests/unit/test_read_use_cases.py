@@ -43,7 +43,8 @@ def test_no_pending_pod_is_schedulable_and_an_empty_list() -> None:
     found = Explanation([], one_pod=False, namespace="team-a")
     assert found.schedulable
     assert found.to_dict() == {
-        "apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": []
+        "apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": [],
+        "summary": [],
     }  # fmt: skip
 
 
