@@ -142,8 +142,9 @@ def test_status_keys_and_their_order_are_the_json_contract() -> None:
     data = status.to_dict()
     assert list(data) == [
         "name", "scheduler", "objects", "access", "rbac", "version", "events", "pendingPods",
-        "warnings",
+        "warnings", "problems",
     ]  # fmt: skip
+    assert data["problems"] == []  # its pods run
     assert list(data["rbac"]) == ["mode", "clusterRoles", "defaultLeaseUpdate"]
     assert data["scheduler"] == entry.to_dict()  # the entry `list -o json` shows
     assert data["scheduler"]["lease"]["renewAgeSeconds"] == 1.0
