@@ -30,10 +30,18 @@ def scheduler_pods(
     found = []
     for pod in pods:
         meta = pod.get("metadata") or {}
+        if meta.get("deletionTimestamp") or _replaced(pod):
+            continue
         ours = meta.get("namespace") == namespace and meta.get("name") in wanted
         if ours or owner(pod) == name:
             found.append(pod)
     return sorted(found, key=lambda p: (p["metadata"].get("namespace"), p["metadata"]["name"]))
+
+
+def _replaced(pod: dict[str, Any]) -> bool:
+    """A failed pod of a ReplicaSet (evicted, node lost): its Deployment runs another."""
+    owners = [r.get("kind") for r in (pod.get("metadata") or {}).get("ownerReferences") or []]
+    return "ReplicaSet" in owners and (pod.get("status") or {}).get("phase") == "Failed"
 
 
 def _mount_failures(cluster: Cluster, pod: dict[str, Any]) -> list[str]:

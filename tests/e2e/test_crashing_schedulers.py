@@ -167,3 +167,25 @@ def test_image_tag_no_registry_has_is_image_pull_back_off(
         assert not any("Started container" in (n or "") for n in notes), notes
     finally:
         run(lab, "remove", name, "--force", cwd=tmp_path)
+
+
+def test_over_its_memory_limit_is_oom_killed(
+    lab: Lab, cluster: Cluster, namespace: str, tmp_path: Path
+) -> None:
+    name = f"oom-{namespace[-5:]}"
+    # kube-scheduler needs tens of MiB: the runner kills it as the kernel would a cgroup.
+    resources = {"requests": {"cpu": "100m", "memory": "8Mi"}, "limits": {"memory": "8Mi"}}
+    try:
+        deploy(lab, name, namespace, tmp_path, "--as-pod", pod={"resources": resources})
+        problem = wait_for(
+            lambda: next(
+                (p for p in status(lab, name, tmp_path)["problems"]
+                 if p["lastTerminationReason"] == "OOMKilled"),
+                None,
+            ),
+            60, "an OOMKilled termination",
+        )  # fmt: skip
+        assert problem["exitCode"] == 137 and problem["reason"] in ("CrashLoopBackOff", "OOMKilled")
+        assert "resources.limits.memory (now 8Mi)" in problem["hint"], problem
+    finally:
+        run(lab, "remove", name, "--force", cwd=tmp_path)

@@ -267,3 +267,25 @@ def test_crash_report_json_keys_are_the_contract() -> None:
         "previousLogError",
     ]  # fmt: skip
     assert report.to_dict()["keyLine"] == "Error: bad config"
+
+
+def test_scheduler_pods_leave_out_deleted_and_replaced_pods() -> None:
+    from kschedctl.observe.schedulers import Scheduler
+    from kschedctl.ops.crash import scheduler_pods
+
+    def named(name: str, **meta: object) -> dict[str, object]:
+        return {"metadata": {"name": name, "namespace": "ns", **meta}, "status": {}}
+
+    rs = [{"kind": "ReplicaSet", "name": "s-6d4"}]
+    evicted = named("s-6d4-old", ownerReferences=rs)
+    evicted["status"] = {"phase": "Failed", "reason": "Evicted"}
+    pods = [
+        named("s-6d4-new", ownerReferences=rs),
+        evicted,
+        named("s-6d4-going", ownerReferences=rs, deletionTimestamp="2026-12-03T09:00:00Z"),
+        named("labelled", labels={"kschedctl.io/scheduler": "s"}),
+        named("other"),
+    ]
+    entry = Scheduler("s", "deployment", namespace="ns", pods=["s-6d4-new", "s-6d4-old"])
+    found = scheduler_pods(pods, "s", entry)  # type: ignore[arg-type]
+    assert [p["metadata"]["name"] for p in found] == ["labelled", "s-6d4-new"]
