@@ -1358,6 +1358,20 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                    'nargs': 1,
                                    'opts': ['--timestamps'],
                                    'zsh': "Show each line''s timestamp."},
+                                  {'all_opts': ['-p', '--previous'],
+                                   'callback': False,
+                                   'fish': 'The previous container of each replica: the one that '
+                                           'crashed or was restarted (pod and deployment forms).',
+                                   'flag': True,
+                                   'hidden': False,
+                                   'kind': 'option',
+                                   'multiple': False,
+                                   'name': 'previous',
+                                   'nargs': 1,
+                                   'opts': ['-p', '--previous'],
+                                   'zsh': 'The previous container of each replica\\\\: the one '
+                                          'that crashed or was restarted (pod and deployment '
+                                          'forms).'},
                                   {'all_opts': ['--kubeconfig'],
                                    'callback': False,
                                    'fish': 'Path to the kubeconfig file (default: $KUBECONFIG or '

@@ -26,6 +26,7 @@ from kschedctl.cli.options import (
 )
 
 if TYPE_CHECKING:
+    from kschedctl.observe.schedulers import Scheduler
     from kschedctl.ops.list import SchedulerList
     from kschedctl.ops.status import SchedulerStatus
     from kschedctl.ops.status_metrics import MetricsReport
@@ -97,10 +98,9 @@ def list_rows(found: SchedulerList, fmt: OutputFormat) -> list[list[Any]]:
     rows = []
     for s in found.schedulers:
         ready = "-" if s.desired is None else f"{s.ready or 0}/{s.desired}"
-        health = "ok" if s.healthy else ("NOT SERVED" if not s.served else "unhealthy")
         row = [
             s.name, s.form, s.namespace or "-", ready, s.leader or "-",
-            age(s.lease.renew_age) if s.lease else "-", s.pending, health,
+            age(s.lease.renew_age) if s.lease else "-", s.pending, health_text(s),
         ]  # fmt: skip
         if fmt.kind == "wide":
             row += [
@@ -109,6 +109,17 @@ def list_rows(found: SchedulerList, fmt: OutputFormat) -> list[list[Any]]:
             ]  # fmt: skip
         rows.append(row)
     return rows
+
+
+def health_text(s: Scheduler) -> str:
+    """list's HEALTH: ok, NOT SERVED, the kubelet's reason its pods do not run
+    (CrashLoopBackOff, ImagePullBackOff, FailedMount, …), or unhealthy; a scheduler that
+    serves while one of its pods does not run is ``degraded (REASON)``."""
+    if not s.served:
+        return "NOT SERVED"
+    if s.healthy:
+        return f"degraded ({s.problem})" if s.problem else "ok"
+    return s.problem or "unhealthy"
 
 
 def status(
@@ -165,7 +176,7 @@ def _print_status(report: SchedulerStatus) -> None:
         lines += [
             f"Form:       {s['form']}{' (managed by kschedctl)' if s['managed'] else ''}",
             f"Namespace:  {s['namespace'] or '-'}",
-            f"Health:     {'ok' if s['healthy'] else ('NOT SERVED' if not s['served'] else 'unhealthy')}",
+            f"Health:     {health_text(report.scheduler)}",
             f"Ready:      {ready}",
         ]
         lease = s["lease"]
@@ -181,6 +192,7 @@ def _print_status(report: SchedulerStatus) -> None:
         f"Version:    image {version['image'] or '-'} · server {version['server']} · {version['skew']}"
     )
     typer.echo("\n".join(lines))
+    _print_problems(report)
     if report.objects:
         typer.echo("\nObjects:")
         output.print_table(("object", "state"), [(o["ref"], o["state"]) for o in report.objects])
@@ -204,6 +216,29 @@ def _print_status(report: SchedulerStatus) -> None:
         _print_metrics(report.metrics)
     for warning in report.warnings:
         output.warn(warning)
+
+
+def _print_problems(report: SchedulerStatus) -> None:
+    """Why its pods do not run: the kubelet's reason, the last termination, what to do, and
+    the last lines of the container that crashed."""
+    if not report.problems:
+        return
+    typer.echo("\nProblems:")
+    for crash in report.problems:
+        p = crash.to_dict()
+        typer.echo(f"  pod/{p['pod'].split('/', 1)[-1]} container {p['container']}: "
+                   f"{crash.problem.headline}")  # fmt: skip
+        if p["message"]:
+            typer.echo(f"    message:  {p['message']}")
+        if p["finishedAt"]:
+            typer.echo(f"    finished: {p['finishedAt']}")
+        typer.echo(f"    fix:      {p['hint']}")
+        if p["previousLog"]:
+            typer.echo(f"    last {len(p['previousLog'])} line(s) of the previous container:")
+            for line in p["previousLog"]:
+                typer.echo(f"      {line}")
+        elif p["previousLogError"]:
+            typer.echo(f"    previous container's log: not readable ({p['previousLogError']})")
 
 
 def _millis(seconds: float | None) -> str:

@@ -66,6 +66,15 @@ def logs(
     timestamps: Annotated[
         bool, typer.Option("--timestamps", help="Show each line's timestamp.")
     ] = False,
+    previous: Annotated[
+        bool,
+        typer.Option(
+            "-p",
+            "--previous",
+            help="The previous container of each replica: the one that crashed or was "
+            "restarted (pod and deployment forms).",
+        ),
+    ] = False,
     kubeconfig: Kubeconfig = None,
     context: Context = None,
     cluster_name: ClusterName = None,
@@ -73,8 +82,9 @@ def logs(
 ) -> None:
     """The scheduler's logs: every replica, merged in time order, the leader marked.
 
-    pods/log for the pod and deployment forms, the journal for the service form; 'forbidden',
-    leader-Lease waits and scheduling failures are highlighted on a terminal.
+    pods/log for the pod and deployment forms (--previous: the container that crashed), the
+    journal for the service form; 'forbidden', leader-Lease waits and scheduling failures are
+    highlighted on a terminal.
     """
     from kschedctl.config.durations import parse_duration
     from kschedctl.observe.loglines import Grep
@@ -90,7 +100,7 @@ def logs(
     from kschedctl.cli.logview import Printer
     from kschedctl.ops.logs import LogsRequest, open_logs
 
-    request = LogsRequest(name, follow, since_seconds, tail, all_replicas)
+    request = LogsRequest(name, follow, since_seconds, tail, all_replicas, previous)
     with connect(kubeconfig, context, cluster_name, user) as cluster:
         try:
             with open_logs(cluster, hosts.for_target(kubeconfig), request, output.warn) as stream:

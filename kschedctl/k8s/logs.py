@@ -86,14 +86,17 @@ def read(
     tail: int | None = None,
     since_time: str | None = None,
     follow: bool = False,
+    previous: bool = False,
 ) -> Iterator[LogLine]:
-    """Lines of one replica's scheduler container (the current instance of it)."""
+    """Lines of one replica's scheduler container: the current instance of it, or with
+    ``previous`` the one that ended before it (kubectl logs --previous)."""
     lines = cluster.stream_lines(
         _log_path(replica),
         read_timeout=None if follow else 60,
         partial=not follow,
         container=replica.container,
         follow=follow or None,
+        previous=previous or None,
         timestamps=True,
         sinceSeconds=since_seconds if since_time is None else None,
         sinceTime=since_time,
@@ -118,6 +121,26 @@ def recent_lines(
     return out
 
 
+def previous_lines(
+    cluster: Cluster,
+    namespace: str,
+    pod: str,
+    container: str | None,
+    tail: int,
+    *,
+    previous: bool = True,
+) -> tuple[list[str], str | None]:
+    """The last ``tail`` lines of the container that ran before the current one (``previous``;
+    else of the current one), and None; or no lines and why they cannot be read (the API
+    server answers 400 "previous terminated container … not found" for a container that
+    never restarted)."""
+    try:
+        lines = read(cluster, Replica(namespace, pod, container), tail=tail, previous=previous)
+        return [line.text for line in lines], None
+    except KschedError as err:
+        return [], err.message
+
+
 def read_all(
     cluster: Cluster,
     chosen: list[Replica],
@@ -125,13 +148,17 @@ def read_all(
     since_seconds: int | None,
     tail: int | None,
     warn: Callable[[str], None] = lambda _m: None,
+    previous: bool = False,
 ) -> list[LogLine]:
     """Every chosen replica's lines, merged in time order; a replica that cannot be read
-    (its container is waiting to start) is reported through ``warn`` and skipped."""
+    (its container is waiting to start; with ``previous``, it never restarted) is reported
+    through ``warn`` and skipped."""
 
     def one(replica: Replica) -> list[LogLine]:
         try:
-            return list(read(cluster, replica, since_seconds=since_seconds, tail=tail))
+            return list(
+                read(cluster, replica, since_seconds=since_seconds, tail=tail, previous=previous)
+            )
         except KschedError as err:
             warn(f"{replica.pod}: {err.message}")
             return []

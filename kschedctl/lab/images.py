@@ -7,8 +7,12 @@ The lab (:mod:`kschedctl.lab.cluster`) keeps kwok's pod-ready stage off these po
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
+
+from kschedctl.config.distributions import RELEASES as SCHEDULER_PLUGINS_RELEASES
+from kschedctl.config.versions import NEWEST_MINOR, PATCH_RELEASES
 
 KUBE_SCHEDULER = "kube-scheduler"
 KSCHEDCTL = "kschedctl"  # kschedctl's own scheduler (program: builtin), from the Dockerfile
@@ -65,4 +69,58 @@ def kwok_selector_key() -> str:
     return (
         '.spec.containers.[].image | split("@") | .[0] | split("/") | .[-1] | split(":") '
         f"| .[0] | select({names})"
+    )
+
+
+# Registries whose kube-scheduler tags are known: what the Kubernetes project publishes.
+OFFICIAL_REGISTRIES = ("registry.k8s.io", "k8s.gcr.io")
+_RELEASE_TAG = re.compile(r"v(\d+)\.(\d+)\.(\d+)(-(?:alpha|beta|rc)\.\d+)?", re.ASCII)
+# Patch releases come out for the three newest minors (the Kubernetes support window), some
+# after kschedctl's table was written: a higher patch of those may exist.
+_PATCHED_MINORS = 3
+
+
+def _kubernetes_release(tag: str, plugins: bool) -> bool:
+    """``tag`` names a published release: of Kubernetes (``v1.X.Y``), or with ``plugins`` of
+    scheduler-plugins (``v0.X.Y``, built on Kubernetes 1.X)."""
+    if plugins and tag in SCHEDULER_PLUGINS_RELEASES:
+        return True
+    match = _RELEASE_TAG.fullmatch(tag)
+    if not match or int(match.group(1)) != (0 if plugins else 1):
+        return False
+    minor, patch = int(match.group(2)), int(match.group(3))
+    if minor > NEWEST_MINOR:
+        return False
+    if plugins or minor not in PATCH_RELEASES or minor > NEWEST_MINOR - _PATCHED_MINORS:
+        return True
+    return patch <= PATCH_RELEASES[minor]
+
+
+def pull_error(image: str) -> str | None:
+    """Why the lab cannot "pull" ``image``, in containerd's words; None when it can.
+
+    The lab runs its own binaries for scheduler images, so it pulls nothing — but an image that
+    no registry has must not run either: a kube-scheduler (or scheduler-plugins) image of the
+    Kubernetes project's registries whose tag is no release (a typo, a release not out yet, no
+    tag: there is no ``latest``) fails the way the registry would fail it. Other registries,
+    mirrors and digests cannot be checked from here and are run.
+    """
+    if "@" in image:
+        return None
+    repository, tag = image_repository(image), image_tag(image)
+    registry, _, path = repository.partition("/")
+    if registry not in OFFICIAL_REGISTRIES:
+        return None
+    if path == "kube-scheduler":
+        plugins = False
+    elif path == "scheduler-plugins/kube-scheduler":
+        plugins = True
+    else:
+        return None
+    if _kubernetes_release(tag, plugins):
+        return None
+    ref = f"{repository}:{tag or 'latest'}"
+    return (
+        f'rpc error: code = NotFound desc = failed to pull and unpack image "{ref}": '
+        f'failed to resolve reference "{ref}": {ref}: not found'
     )

@@ -38,6 +38,9 @@ class SchedulerEntry(TypedDict):
     pods: list[str]
     sources: list[str]
     healthy: bool
+    # Why its pods' scheduler container does not run (CrashLoopBackOff, ImagePullBackOff,
+    # CreateContainerConfigError, FailedMount, …), None while they run.
+    problem: str | None
     lease: LeaseEntry | None
 
 

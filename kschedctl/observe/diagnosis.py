@@ -27,6 +27,7 @@ from kschedctl.filters import (
     failed_scheduling_message,
 )
 from kschedctl.observe.bodies import SchedulerEntry, UnknownScheduler
+from kschedctl.observe.crash import CrashReport, pod_problems
 from kschedctl.observe.nodegroups import NodeGroup, group_nodes
 from kschedctl.observe.schedulers import Scheduler
 from kschedctl.scheduling.algorithm import Algorithm, explain
@@ -141,6 +142,7 @@ def diagnose(
     reported: Reported | None = None,
     all_reasons: bool = False,
     fallback: FallbackPolicy | None = None,
+    crashes: Sequence[CrashReport] = (),
     evaluations: dict[str, tuple[Evaluation, tuple[NodeGroup, ...]]] | None = None,
 ) -> Diagnosis:
     """Walk the decision tree for ``pod``.
@@ -149,7 +151,8 @@ def diagnose(
     evaluated). ``schedulers`` is ``discover()``'s result, or None when it could not be read;
     ``scheduler_log`` holds recent lines of the pod's scheduler; ``reported`` what it last
     wrote about the pod. ``fallback`` is the policy of kschedctl's own scheduler when that is
-    the pod's scheduler (see :func:`fallback_outcome`). ``evaluations``, shared by the calls
+    the pod's scheduler (see :func:`fallback_outcome`). ``crashes``: why the scheduler's own
+    pods do not run (:mod:`kschedctl.observe.crash`). ``evaluations``, shared by the calls
     for many pods over one snapshot (same ``server_version`` and ``all_reasons``), keeps each
     shape of pod's verdicts and node groups (:func:`~kschedctl.filters.evaluation_key`).
     """
@@ -165,6 +168,7 @@ def diagnose(
     done = _not_waiting(pod, phase, spec, snapshot)
     if done is not None:
         diag.findings.append(done)
+        diag.findings += _container_findings(pod)
         diag.schedulable = done.severity != ERROR
         return diag
     if snapshot is None:
@@ -215,6 +219,11 @@ def diagnose(
             )
         )
     scheduler_findings = _scheduler_findings(ref["schedulerName"], entry, schedulers, outcome)
+    crashed = crash_findings(entry, crashes)
+    if crashed:  # says why it has no Ready replica: the generic finding adds nothing
+        scheduler_findings = crashed + [
+            f for f in scheduler_findings if f.code not in ("scheduler-not-ready", "scheduler-ok")
+        ]
     scheduler_findings += _log_findings(entry, scheduler_log)
     blockers += [f for f in scheduler_findings if f.severity == ERROR]
     # Gates and a missing scheduler mean no scheduler tries the pod: it writes nothing.
@@ -364,6 +373,48 @@ def _scheduler_findings(
                 INFO,
                 f"scheduler {name} ({where}, deployed by kschedctl) is Ready"
                 + (f" and led by {entry.leader}" if entry.leader else ""),
+            )
+        )
+    return found
+
+
+def _container_findings(pod: Mapping[str, Any]) -> list[Finding]:
+    """A bound pod whose containers do not run: scheduling is done, the kubelet says why."""
+    return [
+        Finding(
+            "container-not-running",
+            WARNING,
+            f"container {p.container} is {p.headline}"
+            + (f": {p.message[:400]}" if p.message else ""),
+            p.hint,
+        )
+        for p in pod_problems(pod)
+    ]
+
+
+def crash_findings(entry: Scheduler | None, crashes: Sequence[CrashReport]) -> list[Finding]:
+    """One finding per scheduler container that does not run: the kubelet's reason, the last
+    termination, the log line that says why, and the fix. An error while no replica is Ready;
+    a warning when another replica serves."""
+    if entry is None or not entry.served:
+        return []
+    severity = WARNING if entry.healthy else ERROR
+    found = []
+    for crash in crashes:
+        problem = crash.problem
+        state = (
+            "is not running" if severity == ERROR else "serves, but one of its pods does not run"
+        )
+        said = f"; its log said: {crash.key_line[:400]}" if crash.key_line else ""
+        if not said and problem.message:
+            said = f"; the kubelet says: {problem.message[:400]}"
+        found.append(
+            Finding(
+                "scheduler-not-running",
+                severity,
+                f"scheduler {entry.name} {state}: pod {problem.namespace}/{problem.pod} "
+                f"container {problem.container} is {problem.headline}{said}",
+                problem.hint,
             )
         )
     return found

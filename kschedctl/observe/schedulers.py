@@ -20,6 +20,7 @@ from typing import Any
 from kschedctl.config.schema import YamlError, parse_yaml
 from kschedctl.config.versions import DEFAULT_LEASE_NAME, DEFAULT_SCHEDULER_NAME
 from kschedctl.observe.bodies import SchedulerEntry
+from kschedctl.observe.crash import pod_problems
 
 MANAGED_BY = "app.kubernetes.io/managed-by"
 INSTANCE = "app.kubernetes.io/instance"
@@ -79,6 +80,10 @@ class Scheduler:
     served: bool = True
     pods: list[str] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
+    # Why its pods' scheduler container does not run, as the kubelet says it
+    # (CrashLoopBackOff, ImagePullBackOff, CreateContainerConfigError, FailedMount, …);
+    # None while they run (kschedctl.observe.crash).
+    problem: str | None = None
     # The labels of the object serving it (Deployment, Pod, kschedctl's RBAC for the host
     # forms): what `list -l SELECTOR` matches. Not in to_dict: `list` shows them as metadata.
     labels: dict[str, str] = field(default_factory=dict)
@@ -109,6 +114,7 @@ class Scheduler:
             "pods": list(self.pods),
             "sources": list(self.sources),
             "healthy": self.healthy,
+            "problem": self.problem,
             "lease": None
             if lease is None
             else {
@@ -455,6 +461,28 @@ def discover(snap: Snapshot) -> list[Scheduler]:
             text = (cm.get("data") or {}).get(source[1])
         return config_facts(text, expanded_argv(container, namespace))
 
+    def names_of(obj: dict[str, Any], facts: ConfigFacts, missing: list[str]) -> list[str]:
+        # kschedctl's objects whose config cannot be read (its ConfigMap is missing) are still
+        # the scheduler kschedctl labelled them as, not the default kube-scheduler would take.
+        mine = owner(obj)
+        if missing and mine and facts.names == [DEFAULT_SCHEDULER_NAME]:
+            return [mine]
+        return facts.names
+
+    def missing_config(
+        namespace: str, pod_spec: dict[str, Any], container: dict[str, Any]
+    ) -> list[str]:
+        """The --config ConfigMap, when the snapshot looked for it and it is not there."""
+        if is_builtin_container(container):
+            return []
+        source = config_source(pod_spec, container)
+        return [source[0]] if source and (namespace, source[0]) not in snap.configmaps else []
+
+    def note_problem(entry: Scheduler, pod: dict[str, Any], missing: list[str]) -> None:
+        if entry.problem is None:
+            found_problems = pod_problems(pod, missing_configmaps=missing, scheduler=entry.name)
+            entry.problem = found_problems[0].reason if found_problems else None
+
     # Deployments running kube-scheduler.
     for dep in snap.deployments:
         template = ((dep.get("spec") or {}).get("template") or {}).get("spec") or {}
@@ -466,7 +494,7 @@ def discover(snap: Snapshot) -> list[Scheduler]:
         facts = facts_for(ns, template, container)
         status = dep.get("status") or {}
         managed = is_managed(dep)
-        for name in facts.names:
+        for name in names_of(dep, facts, missing_config(ns, template, container)):
             add(
                 name, "deployment", "deployment", managed=managed, namespace=ns,
                 instance=f"deployment/{meta.get('name')}", labels=dict(meta.get("labels") or {}),
@@ -494,15 +522,17 @@ def discover(snap: Snapshot) -> list[Scheduler]:
         ns = meta.get("namespace", "")
         owners = [r.get("kind") for r in meta.get("ownerReferences") or []]
         facts = facts_for(ns, spec, container)
+        missing = missing_config(ns, spec, container)
         if "ReplicaSet" in owners:
-            for name in facts.names:
+            for name in names_of(pod, facts, missing):
                 if name in found:
                     found[name].pods.append(meta.get("name", ""))
+                    note_problem(found[name], pod, missing)
             continue
         static = MIRROR_ANNOTATION in (meta.get("annotations") or {})
         form = "static-pod" if static else "pod"
         managed = is_managed(pod)
-        names = facts.names
+        names = names_of(pod, facts, missing)
         lease = leases.get(facts.lease) if facts.lease else None
         if managed and static and not (facts.names and facts.names != [DEFAULT_SCHEDULER_NAME]):
             # A static pod reads its config from the host: kschedctl's instance label names it,
@@ -517,6 +547,7 @@ def discover(snap: Snapshot) -> list[Scheduler]:
             entry.desired = (entry.desired or 0) + 1
             entry.ready = (entry.ready or 0) + (1 if _ready(pod) else 0)
             entry.pods.append(meta.get("name", ""))
+            note_problem(entry, pod, [] if static else missing)
 
     # kschedctl-managed schedulers without pods (service form): their objects carry the lease.
     for obj in snap.managed:

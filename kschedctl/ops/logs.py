@@ -10,11 +10,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from kschedctl.errors import KschedError, NotFoundError
+from kschedctl.errors import KschedError, NotFoundError, UsageError
 from kschedctl.hosts import Host
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.inventory import snapshot
-from kschedctl.k8s.logs import Follower, leader_pod, read_all, replicas
+from kschedctl.k8s.logs import Follower, Replica, leader_pod, read_all, replicas
 from kschedctl.observe.loglines import LogLine
 from kschedctl.observe.schedulers import Scheduler, discover
 
@@ -30,6 +30,7 @@ class LogsRequest:
     since_seconds: int | None = None
     tail: int | None = None  # lines per replica
     all_replicas: bool = True  # False: only the replica holding the leader Lease
+    previous: bool = False  # the container instance before the current one (kubectl -p)
 
 
 @dataclass
@@ -60,7 +61,23 @@ def open_logs(
             f"no scheduler named {request.name!r} is running",
             hint="`kschedctl list` shows the schedulers in this cluster",
         )
+    if request.previous and request.follow:
+        raise UsageError(
+            "--previous and --follow cannot be combined: the previous container has ended",
+            hint=f"kschedctl logs {request.name} --previous",
+        )
     if entry.form in ("service", "process"):
+        if request.previous:
+            where = (
+                f"journalctl -u {entry.name}.service keeps every run of it (--boot, --since)"
+                if entry.form == "service"
+                else "its earlier output is wherever that process wrote it"
+            )
+            raise UsageError(
+                f"--previous reads a pod's previous container, but {entry.name} runs as a "
+                f"{'systemd unit' if entry.form == 'service' else 'process'} on its host",
+                hint=f"drop --previous: {where}",
+            )
         return _host_logs(host, entry, request)
     return _pod_logs(cluster, entry, request, warn)
 
@@ -83,6 +100,8 @@ def _pod_logs(
             hint=f"`kschedctl status {entry.name}` shows its objects and pods",
         )
     sources = len(found) if request.all_replicas else 1
+    if request.previous:
+        return _previous_logs(cluster, entry, request, found, leader, warn)
     if not request.follow:
         read = read_all(
             cluster, found, since_seconds=request.since_seconds, tail=request.tail, warn=warn
@@ -96,6 +115,42 @@ def _pod_logs(
     if not request.all_replicas:
         stream = (line for line in stream if line.leader)
     return LogStream(stream, sources, follower.close)
+
+
+def _previous_logs(
+    cluster: Cluster,
+    entry: Scheduler,
+    request: LogsRequest,
+    found: list[Replica],
+    leader: str | None,
+    warn: Callable[[str], None],
+) -> LogStream:
+    """Each replica's previous container (the one that crashed or was restarted); replicas
+    that never restarted are named through ``warn``, and none having restarted is an error."""
+    unreadable: list[str] = []
+
+    def note(message: str) -> None:
+        unreadable.append(message)
+        warn(message)
+
+    read = read_all(
+        cluster,
+        found,
+        since_seconds=request.since_seconds,
+        tail=request.tail,
+        warn=note,
+        previous=True,
+    )
+    if found and len(unreadable) == len(found):
+        raise NotFoundError(
+            f"no previous container to read: {unreadable[0]}"
+            if len(found) == 1
+            else f"no previous container to read in any of {entry.name}'s {len(found)} pods",
+            hint=f"only a container that restarted has one; `kschedctl logs {entry.name}` "
+            "reads the current one",
+        )
+    lines = (LogLine(x.source, x.text, x.time, x.source == leader) for x in read)
+    return LogStream(lines, len(found))
 
 
 def _host_logs(host: Host, entry: Scheduler, request: LogsRequest) -> LogStream:

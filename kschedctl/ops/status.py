@@ -3,7 +3,7 @@ recent events, Pending pods and the multi-scheduler traps."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, TypedDict
 
@@ -15,6 +15,7 @@ from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.events import Query, list_events
 from kschedctl.k8s.inventory import snapshot
 from kschedctl.k8s.resources import describe
+from kschedctl.observe.crash import CrashReport
 from kschedctl.observe.permissions import DEFAULT_LEASE_UPDATE, rbac_mode, scheduler_access
 from kschedctl.observe.schedulers import (
     Scheduler,
@@ -22,6 +23,7 @@ from kschedctl.observe.schedulers import (
     is_builtin_container,
     scheduler_container,
 )
+from kschedctl.ops.crash import crash_reports, scheduler_pods
 from kschedctl.ops.status_metrics import MetricsReport, read_metrics
 
 
@@ -74,6 +76,9 @@ class SchedulerStatus:
     events: list[EventLine]
     pending_pods: list[str]  # namespace/name
     warnings: list[str]
+    # Why its pods do not run (CrashLoopBackOff, ImagePullBackOff, a missing ConfigMap, …),
+    # with each crashed container's last log lines (kschedctl.ops.crash).
+    problems: list[CrashReport] = field(default_factory=list)
     metrics: MetricsReport | None = None  # None: not asked (--no-metrics)
 
     def to_dict(self) -> dict[str, Any]:
@@ -88,6 +93,7 @@ class SchedulerStatus:
             "events": self.events,
             "pendingPods": self.pending_pods,
             "warnings": self.warnings,
+            "problems": [p.to_dict() for p in self.problems],
             "metrics": self.metrics,
         }
 
@@ -129,6 +135,7 @@ def scheduler_status(cluster: Cluster, name: str, *, metrics: bool = True) -> Sc
             if not p["spec"].get("nodeName")
         ],
         warnings=warnings(entry, schedulers, objects) + rbac_warnings(objects),
+        problems=crash_reports(cluster, scheduler_pods(snap.pods, name, entry), name),
         metrics=read_metrics(cluster, entry, snap.pods) if metrics else None,
     )
 

@@ -22,10 +22,12 @@ from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.events import failed_scheduling
 from kschedctl.k8s.inventory import snapshot as inventory_snapshot
 from kschedctl.k8s.logs import recent_lines
+from kschedctl.observe.crash import CrashReport
 from kschedctl.observe.diagnosis import Diagnosis, Reported, diagnose, parse_version
 from kschedctl.observe.events import Event
 from kschedctl.observe.pending import PendingReason, summarize
 from kschedctl.observe.schedulers import Scheduler, discover, is_pending
+from kschedctl.ops.crash import crash_reports, scheduler_pods
 from kschedctl.printers.formats import as_list
 from kschedctl.scheduling.policy import POD_POLICY_ANNOTATION, FallbackPolicy, parse_policy
 
@@ -65,6 +67,9 @@ class ClusterState:
     version: tuple[int, ...]
     # Scheduler name -> the fallback policy of kschedctl's own scheduler (None: another one).
     policies: dict[str, FallbackPolicy | None] = field(default_factory=dict)
+    # Scheduler name -> why its pods do not run (read once per scheduler).
+    crashes: dict[str, list[CrashReport]] = field(default_factory=dict)
+    pods: list[dict[str, Any]] = field(default_factory=list)  # every pod, as listed
 
 
 def _uses(pods: Iterable[dict[str, Any]], marker: str) -> bool:
@@ -108,7 +113,10 @@ def cluster_state(cluster: Cluster, pending: list[dict[str, Any]]) -> ClusterSta
             storage_classes=classes if pvcs is not None else None,
         )
         return ClusterState(
-            snap, found.result(), parse_version(version.result().get("gitVersion", ""))
+            snap,
+            found.result(),
+            parse_version(version.result().get("gitVersion", "")),
+            pods=all_pods,
         )
 
 
@@ -192,6 +200,8 @@ def _diagnose(
         log_cache[wanted] = _scheduler_log(cluster, entry, kubeconfig)
     if wanted not in state.policies:
         state.policies[wanted] = _fallback_policy(cluster, entry)
+    if wanted not in state.crashes:
+        state.crashes[wanted] = _crashes(cluster, state, wanted, entry)
     return diagnose(
         pod,
         state.snapshot,
@@ -201,8 +211,19 @@ def _diagnose(
         reported=_reported(pod, failures),
         all_reasons=all_reasons,
         fallback=state.policies[wanted],
+        crashes=state.crashes[wanted],
         evaluations=evaluations,
     )
+
+
+def _crashes(
+    cluster: Cluster, state: ClusterState, name: str, entry: Scheduler | None
+) -> list[CrashReport]:
+    """Why the scheduler's pods do not run, when discovery saw a problem (no request else)."""
+    if entry is None or entry.problem is None:
+        return []
+    pods = scheduler_pods(state.pods, name, entry)
+    return _optional(lambda: crash_reports(cluster, pods, name), []) or []
 
 
 def _fallback_policy(cluster: Cluster, entry: Scheduler | None) -> FallbackPolicy | None:

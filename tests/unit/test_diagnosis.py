@@ -390,3 +390,54 @@ def test_parse_failed_scheduling_rejects_other_text() -> None:
 )
 def test_parse_version(git: str, version: tuple[int, ...]) -> None:
     assert parse_version(git) == version
+
+
+# -- a scheduler whose pods do not run -------------------------------------------------------------
+
+
+def _crash(**facts: Any) -> Any:
+    from kschedctl.observe.crash import ContainerProblem, CrashReport
+
+    problem = ContainerProblem(
+        "kube-system", "mine-1", "kube-scheduler", "CrashLoopBackOff", "back-off 10s",
+        restarts=3, last_reason="Error", exit_code=1, hint="read its previous log", **facts,
+    )  # fmt: skip
+    return CrashReport(problem, ["I0101 starting", "Error: unknown flag: --bogus", "Usage:"])
+
+
+def test_a_crashing_scheduler_is_named_with_its_exit_code_and_key_log_line() -> None:
+    p = pod("p", schedulerName="mine", cpu="100m")
+    entry = _managed(desired=1, ready=0, problem="CrashLoopBackOff")
+    diag = diagnose(p, cluster(), [default_scheduler(), entry], crashes=[_crash()])
+    assert codes(diag)[0] == "scheduler-not-running"
+    assert "scheduler-not-ready" not in codes(diag)  # the generic finding adds nothing
+    finding = diag.findings[0]
+    assert finding.severity == "error" and not diag.schedulable
+    assert finding.message == (
+        "scheduler mine is not running: pod kube-system/mine-1 container kube-scheduler is "
+        "CrashLoopBackOff (last termination: Error, exit code 1; 3 restart(s)); its log said: "
+        "Error: unknown flag: --bogus"
+    )
+    assert finding.fix == "read its previous log"
+
+
+def test_a_crashing_replica_beside_a_ready_one_is_a_warning() -> None:
+    p = pod("p", schedulerName="mine", cpu="100m")
+    entry = _managed(desired=2, ready=1, problem="CrashLoopBackOff")
+    diag = diagnose(p, cluster(), [default_scheduler(), entry], crashes=[_crash()])
+    finding = next(f for f in diag.findings if f.code == "scheduler-not-running")
+    assert finding.severity == "warning" and "serves, but one of its pods" in finding.message
+    assert diag.schedulable
+
+
+def test_a_bound_pod_whose_container_crashes_says_so() -> None:
+    p = pod("p", node_name="big", phase="Running")
+    p["status"]["containerStatuses"] = [{
+        "name": "c", "restartCount": 1,
+        "state": {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 10s"}},
+        "lastState": {"terminated": {"exitCode": 137, "reason": "OOMKilled"}},
+    }]  # fmt: skip
+    diag = diagnose(p, cluster(), None)
+    assert codes(diag) == ["pod-running", "container-not-running"]
+    assert "OOMKilled, exit code 137" in diag.findings[1].message
+    assert "resources.limits.memory" in (diag.findings[1].fix or "")

@@ -143,8 +143,9 @@ def test_status_keys_and_their_order_are_the_json_contract() -> None:
     data = status.to_dict()
     assert list(data) == [
         "name", "scheduler", "objects", "access", "rbac", "version", "events", "pendingPods",
-        "warnings", "metrics",
+        "warnings", "problems", "metrics",
     ]  # fmt: skip
+    assert data["problems"] == []  # its pods run
     assert data["metrics"] is None  # not read (--no-metrics)
     assert list(data["rbac"]) == ["mode", "clusterRoles", "defaultLeaseUpdate"]
     assert data["scheduler"] == entry.to_dict()  # the entry `list -o json` shows

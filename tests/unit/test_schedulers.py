@@ -256,3 +256,57 @@ def test_kube_scheduler_containers(container: dict[str, Any], expected: bool) ->
 )  # fmt: skip
 def test_parse_time_accepts_time_and_microtime(text: str) -> None:
     assert abs((parse_time(text) - NOW).total_seconds()) < 1
+
+
+# -- why its pods do not run ----------------------------------------------------------------------
+
+
+def scheduler_pod(state: dict[str, Any], managed: bool = True) -> dict[str, Any]:
+    labels = {"kschedctl.io/scheduler": "my-scheduler"} if managed else {}
+    return {
+        "metadata": {"namespace": "kube-system", "name": "my-scheduler-6d4-x1", "labels": labels,
+                     "ownerReferences": [{"kind": "ReplicaSet", "name": "my-scheduler-6d4"}]},
+        "spec": {**SCHEDULER_TEMPLATE, "nodeName": "n1"},
+        "status": {"phase": "Running" if "running" in state else "Pending",
+                   "containerStatuses": [{"name": "kube-scheduler", "restartCount": 2,
+                                          "state": state,
+                                          "lastState": {"terminated": {"exitCode": 1}}}]},
+    }  # fmt: skip
+
+
+MY_CONFIG = {("kube-system", "my-scheduler-config"): {"data": {"config.yaml": CONFIG}}}
+
+
+def test_a_crash_looping_pod_is_its_schedulers_problem() -> None:
+    crashing = scheduler_pod({"waiting": {"reason": "CrashLoopBackOff"}})
+    found = by_name(
+        snapshot(deployments=[deployment(ready=0)], pods=[crashing], configmaps=MY_CONFIG)
+    )
+    mine = found["my-scheduler"]
+    assert (mine.problem, mine.healthy) == ("CrashLoopBackOff", False)
+    assert mine.to_dict()["problem"] == "CrashLoopBackOff"
+    assert found["my-other"].problem == "CrashLoopBackOff"  # the same pods serve both
+
+
+def test_running_pods_are_no_problem() -> None:
+    running = scheduler_pod({"running": {"startedAt": stamp(5)}})
+    found = by_name(snapshot(deployments=[deployment()], pods=[running], configmaps=MY_CONFIG))
+    assert (
+        found["my-scheduler"].problem is None and found["my-scheduler"].to_dict()["problem"] is None
+    )
+
+
+def test_a_managed_scheduler_whose_configmap_is_gone_keeps_its_name_and_says_why() -> None:
+    creating = scheduler_pod({"waiting": {"reason": "ContainerCreating"}})
+    found = by_name(snapshot(deployments=[deployment(ready=0)], pods=[creating]))
+    # Not the default scheduler its unreadable config implies (that one only bound the pod).
+    assert found["default-scheduler"].form == "unknown"
+    mine = found["my-scheduler"]
+    assert (mine.problem, mine.pods) == ("FailedMount", ["my-scheduler-6d4-x1"])
+
+
+def test_a_bare_managed_pod_whose_configmap_is_gone() -> None:
+    bare = scheduler_pod({"waiting": {"reason": "ContainerCreating"}})
+    bare["metadata"].pop("ownerReferences")
+    mine = by_name(snapshot(pods=[bare]))["my-scheduler"]
+    assert (mine.form, mine.problem, mine.ready) == ("pod", "FailedMount", 0)

@@ -16,12 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kschedctl.filters.quantity import QuantityError, parse_quantity, to_units
 from kschedctl.lab import processes
 from kschedctl.lab.runner import spawn
 from kschedctl.lab.runner.crilog import ContainerLog
 from kschedctl.lab.runner.podenv import ContainerConfigError
 from kschedctl.lab.runner.probes import ProbeTracker, check, parse_probe
-from kschedctl.lab.runner.programs import Launch, LaunchError
+from kschedctl.lab.runner.programs import ImagePullError, Launch, LaunchError
 from kschedctl.lab.runner.status import iso
 from kschedctl.lab.runner.volumes import VolumeError
 
@@ -71,6 +72,29 @@ class Backoff:
         self.last_update = now
 
 
+def memory_limit(container: Mapping[str, Any]) -> int | None:
+    """resources.limits.memory in bytes (None: no limit, or not a quantity)."""
+    limit = ((container.get("resources") or {}).get("limits") or {}).get("memory")
+    if limit is None:
+        return None
+    try:
+        return to_units(parse_quantity(limit))
+    except QuantityError:
+        return None
+
+
+def resident_bytes(pid: int) -> int | None:
+    """VmRSS of a process (/proc/PID/status), None if it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
 def exit_code(returncode: int) -> int:
     """Popen's -N (killed by signal N) as a runtime reports it: 128 + N."""
     return 128 - returncode if returncode < 0 else returncode
@@ -114,6 +138,7 @@ class ContainerRunner:
         }
         self.output = ContainerLog(pod_dir / "logs", pod_dir / "run", self.name)
         self.backoff = Backoff(options.restart_backoff, options.max_restart_backoff)
+        self.pull_backoff = Backoff(options.restart_backoff, options.max_restart_backoff)
 
         self.proc: subprocess.Popen[bytes] | None = None
         self.pid: int | None = None  # also set for a process adopted from an earlier runner
@@ -125,6 +150,7 @@ class ContainerRunner:
         self.ever_ran = False
         self.next_start: float | None = time.time()
         self.waiting = ("ContainerCreating", "")
+        self.wait_note = ""  # what the log said about the wait, beyond the waiting message
         self.terminated: dict[str, Any] | None = None  # final state (restartPolicy said no)
         self.last_state: dict[str, Any] = {}
         self.stopping_since: float | None = None
@@ -134,6 +160,8 @@ class ContainerRunner:
         self.ready = False
         self.trackers: dict[str, ProbeTracker] = {}
         self.warned: set[str] = set()
+        self.memory_limit = memory_limit(container)
+        self.oom_killed = False
 
     # -- adoption ------------------------------------------------------------------------------
 
@@ -173,6 +201,8 @@ class ContainerRunner:
         if self.pid is not None:
             self.output.pump()
             code = self._poll()
+            if code is False and self._over_memory_limit():
+                return  # SIGKILLed: its exit is seen on a later step, as OOMKilled
             if code is not False:
                 self._exited(code, now, self.stop_reason)
                 if terminating:
@@ -222,6 +252,23 @@ class ContainerRunner:
             return False if returncode is None else exit_code(returncode)
         return False if processes.is_running(self.pid, self.exe, self.ticks) else None
 
+    def _over_memory_limit(self) -> bool:
+        """The kernel's OOM killer for the container's cgroup, approximated: a process whose
+        resident memory exceeds resources.limits.memory is SIGKILLed and its termination
+        reported as OOMKilled, exit code 137 (what containerd reports for a cgroup OOM kill)."""
+        if self.memory_limit is None or self.oom_killed or self.pid is None:
+            return False
+        rss = resident_bytes(self.pid)
+        if rss is None or rss <= self.memory_limit:
+            return False
+        self.log(
+            f"{self.name} (pid {self.pid}) uses {rss // 2**20}Mi, over its memory limit "
+            f"{self.spec['resources']['limits']['memory']}: killed (OOMKilled)"
+        )
+        self.oom_killed = True
+        self._signal(signal.SIGKILL)
+        return True
+
     def _signal(self, sig: signal.Signals) -> None:
         assert self.pid is not None
         if self.proc is not None and self.proc.poll() is not None:
@@ -236,12 +283,18 @@ class ContainerRunner:
     def _start(self, now: float) -> None:
         try:
             prepared = self.prepare(self)
-        except (ContainerConfigError, VolumeError) as err:
-            config = isinstance(err, ContainerConfigError)
-            reason = "CreateContainerConfigError" if config else "ContainerCreating"
-            if config and self.waiting != (reason, str(err)):
+        except ContainerConfigError as err:
+            if self.waiting != ("CreateContainerConfigError", str(err)):
                 self.event("Warning", "Failed", f"Error: {err}")
-            self._wait_for(reason, str(err), now + CONFIG_RETRY)
+            self._wait_for("CreateContainerConfigError", str(err), now + CONFIG_RETRY)
+            return
+        except VolumeError as err:
+            # The kubelet leaves the container ContainerCreating with no message while a
+            # volume cannot be mounted: only its FailedMount events (the worker's) say why.
+            self._wait_for("ContainerCreating", "", now + CONFIG_RETRY, note=str(err))
+            return
+        except ImagePullError as err:
+            self._pull_failed(err, now)
             return
         except LaunchError as err:
             self._failed_start(str(err), now)
@@ -297,20 +350,44 @@ class ContainerRunner:
         self.backoff.restarted(now)
         self._wait_for("RunContainerError", message, now + (self.backoff.window or 0))
 
-    def _wait_for(self, reason: str, message: str, until: float) -> None:
-        if self.waiting != (reason, message):
-            self.log(f"{self.name}: {reason}: {message}")
-        self.waiting = (reason, message)
+    def _wait_for(self, reason: str, message: str, until: float, note: str = "") -> None:
+        if self.waiting != (reason, message) or (note and note != self.wait_note):
+            self.log(f"{self.name}: {reason}: {note or message}")
+        self.waiting, self.wait_note = (reason, message), note
         self.next_start = until
+
+    def _pull_failed(self, err: ImagePullError, now: float) -> None:
+        """The kubelet's image pull and its back-off (k8s.io/kubernetes pkg/kubelet/images
+        image_manager.go EnsureImageExists): a pull that fails is ErrImagePull, then
+        ImagePullBackOff while the back-off window (10 s doubling to 300 s) lasts, then a new
+        pull. The events and messages are the kubelet's."""
+        backoff = self.pull_backoff
+        window = backoff.window or 0
+        image = self.image
+        if backoff.window is not None and now - backoff.last_update < window:
+            message = f'Back-off pulling image "{image}": ErrImagePull: {err}'
+            if self.waiting[0] != "ImagePullBackOff":
+                self.event("Normal", "BackOff", f'Back-off pulling image "{image}"')
+                self.event("Warning", "Failed", "Error: ImagePullBackOff")
+            self._wait_for("ImagePullBackOff", message, backoff.last_update + window)
+            return
+        self.event("Normal", "Pulling", f'Pulling image "{image}"')
+        self.event("Warning", "Failed", f'Failed to pull image "{image}": {err}')
+        self.event("Warning", "Failed", "Error: ErrImagePull")
+        backoff.restarted(now)
+        # The pod worker syncs again soon and finds the image in back-off.
+        self._wait_for("ErrImagePull", str(err), now + CONFIG_RETRY)
 
     def _exited(self, code: int | None, now: float, why: str) -> None:
         self.output.finish()
         self.record_path.unlink(missing_ok=True)
+        if self.oom_killed:
+            code, why = 137, why or "over its memory limit"
         finished = {
             "exitCode": 137 if code is None else code,
             "reason": "ContainerStatusUnknown"
             if code is None
-            else ("Completed" if code == 0 else "Error"),
+            else ("OOMKilled" if self.oom_killed else "Completed" if code == 0 else "Error"),
             "startedAt": iso(self.started_at or now),
             "finishedAt": iso(now),
             "containerID": self._container_id(),
@@ -322,6 +399,7 @@ class ContainerRunner:
             + (f" ({why})" if why else "")
         )
         self.proc, self.pid = None, None
+        self.oom_killed = False
         self.started = self.ready = False
         self.trackers = {}
         self.stopping_since = None

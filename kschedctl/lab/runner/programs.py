@@ -30,6 +30,10 @@ class LaunchError(Exception):
     """The container cannot be run in the lab (what a kubelet reports as RunContainerError)."""
 
 
+class ImagePullError(Exception):
+    """The container's image cannot be pulled (ErrImagePull, then ImagePullBackOff)."""
+
+
 KSCHEDCTL_PORT = 10259  # `kschedctl scheduler run --metrics-port` default
 
 

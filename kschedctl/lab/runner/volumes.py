@@ -25,7 +25,19 @@ TOKEN_REFRESH_FRACTION = 0.8  # the kubelet renews a projected token at 80 % of 
 
 
 class VolumeError(Exception):
-    """A volume cannot be set up (what the kubelet reports as FailedMount)."""
+    """A volume cannot be set up (what the kubelet reports as FailedMount); ``volume`` names
+    it when the failure is one volume's."""
+
+    def __init__(self, message: str, volume: str | None = None) -> None:
+        super().__init__(message)
+        self.volume = volume
+
+    def event_message(self) -> str:
+        """The kubelet's FailedMount event text (k8s.io/kubernetes
+        pkg/volume/util/operationexecutor: generateVolumeMsg with errSuffix)."""
+        if self.volume is None:
+            return f"MountVolume.SetUp failed: {self}"
+        return f'MountVolume.SetUp failed for volume "{self.volume}" : {self}'
 
 
 class VolumeApi(Protocol):
@@ -132,57 +144,69 @@ def _downward(
 
 def materialise(pod: Mapping[str, Any], pod_dir: Path, lab_dir: Path, api: VolumeApi) -> Volumes:
     """Create every volume of ``pod``; raises VolumeError naming the first that cannot be."""
-    namespace = pod["metadata"]["namespace"]
     volumes = Volumes()
     for volume in (pod.get("spec") or {}).get("volumes") or []:
-        name = volume["name"]
-        directory = pod_dir / "volumes" / name
-        if "hostPath" in volume:
-            volumes.paths[name] = _host_path(lab_dir, volume["hostPath"])
-            continue
-        private_dir(directory)
-        volumes.paths[name] = directory
-        if "configMap" in volume:
-            spec = volume["configMap"]
-            mode = int(spec.get("defaultMode", 0o644))
-            optional = spec.get("optional", False)
-            data = _source(api, "ConfigMap", namespace, spec["name"], optional)
-            if data is not None:
-                _keyed(
-                    directory, data, spec.get("items"), mode, f"configmap {spec['name']}", optional
-                )
-        elif "secret" in volume:
-            spec = volume["secret"]
-            mode = int(spec.get("defaultMode", 0o644))
-            optional = spec.get("optional", False)
-            data = _source(api, "Secret", namespace, spec["secretName"], optional)
-            if data is not None:
-                _keyed(
-                    directory,
-                    data,
-                    spec.get("items"),
-                    mode,
-                    f"secret {spec['secretName']}",
-                    optional,
-                )
-        elif "projected" in volume:
-            _projected(directory, pod, volume["projected"], api, volumes)
-        elif "downwardAPI" in volume:
-            spec = volume["downwardAPI"]
-            _downward(
-                directory,
-                pod,
-                spec.get("items") or [],
-                int(spec.get("defaultMode", 0o644)),
-                volumes,
-            )
-        elif "emptyDir" not in volume:
-            kind = next((k for k in volume if k != "name"), "unknown")
-            volumes.notes.append(
-                f"volume {name}: {kind} volumes are not materialised in the lab; "
-                "an empty directory stands in"
-            )
+        try:
+            _materialise_one(volume, pod, pod_dir, lab_dir, api, volumes)
+        except VolumeError as err:
+            raise VolumeError(str(err), err.volume or volume["name"]) from err
     return volumes
+
+
+def _materialise_one(
+    volume: Mapping[str, Any],
+    pod: Mapping[str, Any],
+    pod_dir: Path,
+    lab_dir: Path,
+    api: VolumeApi,
+    volumes: Volumes,
+) -> None:
+    namespace = pod["metadata"]["namespace"]
+    name = volume["name"]
+    directory = pod_dir / "volumes" / name
+    if "hostPath" in volume:
+        volumes.paths[name] = _host_path(lab_dir, volume["hostPath"])
+        return
+    private_dir(directory)
+    volumes.paths[name] = directory
+    if "configMap" in volume:
+        spec = volume["configMap"]
+        mode = int(spec.get("defaultMode", 0o644))
+        optional = spec.get("optional", False)
+        data = _source(api, "ConfigMap", namespace, spec["name"], optional)
+        if data is not None:
+            _keyed(directory, data, spec.get("items"), mode, f"configmap {spec['name']}", optional)
+    elif "secret" in volume:
+        spec = volume["secret"]
+        mode = int(spec.get("defaultMode", 0o644))
+        optional = spec.get("optional", False)
+        data = _source(api, "Secret", namespace, spec["secretName"], optional)
+        if data is not None:
+            _keyed(
+                directory,
+                data,
+                spec.get("items"),
+                mode,
+                f"secret {spec['secretName']}",
+                optional,
+            )
+    elif "projected" in volume:
+        _projected(directory, pod, volume["projected"], api, volumes)
+    elif "downwardAPI" in volume:
+        spec = volume["downwardAPI"]
+        _downward(
+            directory,
+            pod,
+            spec.get("items") or [],
+            int(spec.get("defaultMode", 0o644)),
+            volumes,
+        )
+    elif "emptyDir" not in volume:
+        kind = next((k for k in volume if k != "name"), "unknown")
+        volumes.notes.append(
+            f"volume {name}: {kind} volumes are not materialised in the lab; "
+            "an empty directory stands in"
+        )
 
 
 def _host_path(lab_dir: Path, spec: Mapping[str, Any]) -> Path:

@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from kschedctl.errors import KschedError, NotFoundError
+from kschedctl.lab import images
 from kschedctl.lab.private import private_dir, write_private
 from kschedctl.lab.runner import podenv, programs, status, volumes
 from kschedctl.lab.runner.container import ContainerRunner, Options, Prepared
@@ -207,7 +208,8 @@ class PodWorker(threading.Thread):
             message = err.message if isinstance(err, KschedError) else str(err)
             if message != self.volume_error:
                 self._log(f"volumes: {message}")
-                self._event("", "Warning", "FailedMount", f"MountVolume.SetUp failed: {message}")
+                failed = err if isinstance(err, VolumeError) else VolumeError(message)
+                self._event("", "Warning", "FailedMount", failed.event_message())
             self.volume_error = message
             self.volume_retry = time.monotonic() + 2.0
             return
@@ -272,6 +274,11 @@ class PodWorker(threading.Thread):
     def _prepare_launch(self, container: ContainerRunner) -> Prepared:
         if self.volumes is None:
             raise VolumeError(self.volume_error)
+        # The kubelet pulls the image once the volumes are mounted, before it builds the
+        # container's environment (kuberuntime_container.go startContainer).
+        pull = images.pull_error(container.image)
+        if pull is not None:
+            raise programs.ImagePullError(pull)
         pod, spec = self.pod, container.spec
         mounts = self._mounts(spec, self.volumes)
         hostname = podenv.pod_hostname(pod)
