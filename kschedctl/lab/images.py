@@ -66,3 +66,17 @@ def kwok_selector_key() -> str:
         '.spec.containers.[].image | split("@") | .[0] | split("/") | .[-1] | split(":") '
         f"| .[0] | select({names})"
     )
+
+
+# Set by the runner's kubelet admission (kschedctl.lab.runner.admission) on every pod it admits.
+ADMITTED_ANNOTATION = "lab.kschedctl.io/admitted"
+
+
+def kwok_admitted_expression() -> dict[str, Any]:
+    """The matchExpression that keeps kwok's pod-ready stage off pods not admitted yet: kwok
+    cannot sum a node's pods, so without it an over-committed pod would still become Running."""
+    return {
+        "key": f'.metadata.annotations["{ADMITTED_ANNOTATION}"]',
+        "operator": "In",
+        "values": ["true"],
+    }
