@@ -3,7 +3,7 @@ recent events, Pending pods and the multi-scheduler traps."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, TypedDict
 
@@ -15,6 +15,7 @@ from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.events import Query, list_events
 from kschedctl.k8s.inventory import snapshot
 from kschedctl.k8s.resources import describe
+from kschedctl.observe.doublebooking import for_scheduler
 from kschedctl.observe.permissions import DEFAULT_LEASE_UPDATE, rbac_mode, scheduler_access
 from kschedctl.observe.schedulers import (
     Scheduler,
@@ -22,6 +23,7 @@ from kschedctl.observe.schedulers import (
     is_builtin_container,
     scheduler_container,
 )
+from kschedctl.ops.doublebooking import detect
 
 
 class ObjectState(TypedDict):
@@ -73,6 +75,9 @@ class SchedulerStatus:
     events: list[EventLine]
     pending_pods: list[str]  # namespace/name
     warnings: list[str]
+    # Nodes where this scheduler and another bound pods at once and the kubelet rejected some
+    # (observe.doublebooking.NodeRejections.to_dict each).
+    double_booking: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """``status -o json|yaml``: its keys, and their order, are a contract."""
@@ -86,6 +91,7 @@ class SchedulerStatus:
             "events": self.events,
             "pendingPods": self.pending_pods,
             "warnings": self.warnings,
+            "doubleBooking": self.double_booking,
         }
 
 
@@ -126,6 +132,7 @@ def scheduler_status(cluster: Cluster, name: str) -> SchedulerStatus:
             if not p["spec"].get("nodeName")
         ],
         warnings=warnings(entry, schedulers, objects) + rbac_warnings(objects),
+        double_booking=[n.to_dict() for n in for_scheduler(detect(cluster, snap.pods), name)],
     )
 
 

@@ -142,7 +142,7 @@ def test_status_keys_and_their_order_are_the_json_contract() -> None:
     data = status.to_dict()
     assert list(data) == [
         "name", "scheduler", "objects", "access", "rbac", "version", "events", "pendingPods",
-        "warnings",
+        "warnings", "doubleBooking",
     ]  # fmt: skip
     assert list(data["rbac"]) == ["mode", "clusterRoles", "defaultLeaseUpdate"]
     assert data["scheduler"] == entry.to_dict()  # the entry `list -o json` shows
