@@ -81,6 +81,9 @@ class Diagnosis:
     evaluation: Evaluation | None = None
     reported: Reported | None = None
     fallback: dict[str, Any] | None = None  # kschedctl's own scheduler: every policy stage
+    # A pod the kubelet rejected (OutOf*): its node's rejections and who collided there
+    # (observe.doublebooking.NodeRejections.to_dict).
+    double_booking: dict[str, Any] | None = None
 
     @property
     def blocking(self) -> Finding | None:
@@ -102,6 +105,7 @@ class Diagnosis:
             "notes": list(ev.notes) if ev else [],
             "nodes": [v.to_dict() for v in ev.nodes] if ev else [],
             "fallback": self.fallback,
+            "doubleBooking": self.double_booking,
         }
 
 

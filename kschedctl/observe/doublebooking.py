@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from kschedctl.observe.diagnosis import ERROR, WARNING, Finding
 from kschedctl.observe.events import Event
 from kschedctl.observe.schedulers import parse_time
 
@@ -302,3 +303,27 @@ def for_pod(found: Iterable[NodeRejections], namespace: str, name: str) -> NodeR
         (n for n in found if any((r.namespace, r.name) == (namespace, name) for r in n.rejected)),
         None,
     )
+
+
+def rejection_findings(pod: Mapping[str, Any], found: NodeRejections | None) -> list[Finding]:
+    """``why`` for a pod the kubelet rejected: that (not the scheduler) is what stopped it, and
+    whether two schedulers colliding on the node caused it."""
+    status, spec = pod.get("status") or {}, pod.get("spec") or {}
+    node = spec.get("nodeName") or "?"
+    reason = str(status.get("reason") or "")
+    out = [
+        Finding(
+            "kubelet-rejected",
+            ERROR,
+            f"the kubelet on node {node} rejected the pod after it was bound ({reason}): "
+            f"{status.get('message') or 'no message'}; it is Failed, not Pending, and no "
+            "scheduler tries it again",
+            "recreate the pod once the cause below is fixed (a controller replaces its "
+            "replicas by itself)",
+        )
+    ]
+    if found is not None and found.collision:
+        out.append(Finding("double-booked", ERROR, found.message, found.fix))
+    elif found is not None:
+        out.append(Finding("node-overcommitted", WARNING, found.message, found.fix))
+    return out

@@ -11,6 +11,7 @@ from kschedctl.errors import KschedError
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.events import scheduled_events
 from kschedctl.observe import doublebooking
+from kschedctl.observe.diagnosis import Diagnosis
 from kschedctl.observe.doublebooking import NodeRejections
 
 
@@ -25,3 +26,20 @@ def detect(cluster: Cluster, pods: Sequence[dict[str, Any]]) -> list[NodeRejecti
     except KschedError:
         events = []
     return doublebooking.find(pods, events)
+
+
+def explain_rejection(cluster: Cluster, pod: dict[str, Any], diagnosis: Diagnosis) -> None:
+    """`why` for a pod the kubelet rejected: replace "finished" by the rejection and who
+    collided on its node (every pod and the Scheduled events are read; optional)."""
+    try:
+        pods = cluster.list("/api/v1/pods")
+    except KschedError:
+        pods = [pod]
+    meta = pod.get("metadata") or {}
+    found = doublebooking.for_pod(
+        detect(cluster, pods), str(meta.get("namespace")), str(meta.get("name"))
+    )
+    findings = doublebooking.rejection_findings(pod, found)
+    diagnosis.findings = findings + [f for f in diagnosis.findings if f.code != "pod-finished"]
+    diagnosis.schedulable = False
+    diagnosis.double_booking = found.to_dict() if found is not None else None

@@ -107,3 +107,71 @@ def test_other_failures_are_not_admission_rejections() -> None:
     unbound = rejected("u", "", "alpha")
     assert doublebooking.find([evicted, unbound], []) == []
     assert doublebooking.is_rejected(rejected("b", "n1", "beta"))
+
+
+class FakeCluster:
+    """The API as why/status read it: pods, nodes, Scheduled events (events.k8s.io/v1)."""
+
+    def __init__(self, pods: list[dict[str, Any]], events: list[dict[str, Any]]) -> None:
+        self.pods, self.events = pods, events
+        self.asked: list[tuple[str, Any]] = []
+
+    def get(self, path: str, **_query: Any) -> dict[str, Any]:
+        if path.startswith("/api/v1/namespaces/shop/pods/"):
+            return next(p for p in self.pods if p["metadata"]["name"] == path.rsplit("/", 1)[1])
+        if path.startswith("/api/v1/nodes/"):
+            return {"metadata": {"name": path.rsplit("/", 1)[1]}, "status": {}}
+        return {}
+
+    def list(self, path: str, **query: Any) -> list[dict[str, Any]]:
+        self.asked.append((path, query.get("fieldSelector")))
+        return self.events if path.endswith("/events") else self.pods
+
+
+def _event_obj(name: str, node: str, controller: str, at: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "events.k8s.io/v1",
+        "metadata": {"namespace": "shop", "name": f"{name}.1", "uid": f"ev-{name}"},
+        "eventTime": at, "reason": "Scheduled", "type": "Normal",
+        "note": f"Successfully assigned shop/{name} to {node}", "reportingController": controller,
+        "regarding": {"kind": "Pod", "namespace": "shop", "name": name, "uid": f"uid-{name}"},
+    }  # fmt: skip
+
+
+def test_why_a_rejected_pod_names_the_kubelet_the_collision_and_the_fix() -> None:
+    from kschedctl.ops.why import why_pod
+
+    fake = FakeCluster(
+        [pod("a", "n1", "alpha"), rejected("b", "n1", "beta")],
+        [_event_obj("a", "n1", "alpha", "2026-12-03T10:00:01Z"),
+         _event_obj("b", "n1", "beta", "2026-12-03T10:00:01Z")],
+    )  # fmt: skip
+    diagnosis = why_pod(fake, "shop", "b")  # type: ignore[arg-type]
+    codes = [f.code for f in diagnosis.findings]
+    assert codes == ["kubelet-rejected", "double-booked"]
+    assert not diagnosis.schedulable
+    first, second = diagnosis.findings
+    assert "the kubelet on node n1 rejected the pod after it was bound (OutOfcpu)" in first.message
+    assert MESSAGE in first.message
+    assert "alpha and beta bound pods to it at the same time" in second.message
+    assert second.fix and "kschedctl render beta --as config --add-to" in second.fix
+    data = diagnosis.to_dict()
+    assert data["doubleBooking"]["schedulers"] == ["alpha", "beta"]
+    assert ("/apis/events.k8s.io/v1/events", "regarding.kind=Pod,reason=Scheduled") in fake.asked
+
+
+def test_status_lists_events_only_when_a_pod_was_rejected() -> None:
+    from kschedctl.ops.doublebooking import detect
+
+    fake = FakeCluster([pod("a", "n1", "alpha")], [])
+    assert detect(fake, fake.pods) == []  # type: ignore[arg-type]
+    assert fake.asked == []
+
+
+def test_a_running_pod_keeps_its_diagnosis() -> None:
+    from kschedctl.ops.why import why_pod
+
+    fake = FakeCluster([pod("a", "n1", "alpha")], [])
+    diagnosis = why_pod(fake, "shop", "a")  # type: ignore[arg-type]
+    assert [f.code for f in diagnosis.findings] == ["pod-running"]
+    assert diagnosis.to_dict()["doubleBooking"] is None
