@@ -134,14 +134,28 @@ def test_two_schedulers_double_book_and_status_and_why_say_so(
     try:
 
         def settled() -> list[dict[str, Any]] | None:
+            """Every pod decided: bound with the kubelet's verdict, or found unschedulable."""
             listed = cluster.list(path)
-            bound = [p for p in listed if p["spec"].get("nodeName")]
-            # Every node has its pod, and every bound pod has the kubelet's verdict.
-            done = all(p["status"].get("phase") in ("Running", "Failed") for p in bound)
-            used = {p["spec"]["nodeName"] for p in bound if p["status"].get("phase") == "Running"}
-            return listed if done and used == set(nodes) else None
+            for pod in listed:
+                status = pod["status"]
+                if pod["spec"].get("nodeName"):
+                    if status.get("phase") not in ("Running", "Failed"):
+                        return None
+                elif not any(c["type"] == "PodScheduled" and c["status"] == "False"
+                             for c in status.get("conditions") or []):  # fmt: skip
+                    return None
+            return listed
 
-        listed = wait_for(settled, 180, "both schedulers' pods bound and admitted or rejected")
+        bound = len(
+            [p for p in wait_for(settled, 180, "every pod decided") if p["spec"].get("nodeName")]
+        )
+        # The Scheduled events name who bound what (the event recorder is throttled too).
+        wait_for(
+            lambda: len(cluster.list(f"/apis/events.k8s.io/v1/namespaces/{namespace}/events",
+                                     fieldSelector="reason=Scheduled")) >= bound,
+            60, "the Scheduled events",
+        )  # fmt: skip
+        listed = wait_for(settled, 60, "every pod decided")
     finally:
         for proc in procs:
             proc.terminate()
@@ -165,13 +179,6 @@ def test_two_schedulers_double_book_and_status_and_why_say_so(
     )[0]  # fmt: skip
     assert warning["type"] == "Warning" and warning["source"]["component"] == "kubelet"
     assert warning["message"] == KUBELET_MESSAGE.removeprefix("Pod was rejected: ")
-    # The Scheduled events name who bound what (the event recorder is throttled too).
-    wait_for(
-        lambda: len([e for e in cluster.list(f"/apis/events.k8s.io/v1/namespaces/{namespace}"
-                                             "/events", fieldSelector="reason=Scheduled")])
-        >= len(running) + len(rejected),
-        60, "the Scheduled events",
-    )  # fmt: skip
 
     for name in SCHEDULERS:
         result = _kschedctl(lab, "status", name, "-o", "json")
