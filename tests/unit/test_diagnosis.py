@@ -323,7 +323,7 @@ def test_json_contract() -> None:
     json.dumps(data)  # serialisable as is
     assert list(data) == [
         "pod", "phase", "schedulable", "scheduler", "findings", "summary", "reported",
-        "preemption", "notEvaluated", "notes", "nodes", "fallback",
+        "preemption", "notEvaluated", "notes", "nodes", "fallback", "doubleBooking",
     ]  # fmt: skip
     assert data["pod"] == {
         "namespace": "default",

@@ -114,8 +114,8 @@ def test_a_relist_counts_admitted_and_running_pods_then_admits_the_rest_oldest_f
     assert admitter.admitted(running) and admitter.admitted(marked)
     flushed(admitter)
     assert sorted(p for p, _ in api.cluster.patches) == [
-        "/api/v1/namespaces/ns/pods/older",
         "/api/v1/namespaces/ns/pods/newer/status",
+        "/api/v1/namespaces/ns/pods/older",
     ]
 
 
@@ -141,3 +141,16 @@ def test_kwoks_pod_ready_stage_waits_for_the_mark() -> None:
         "operator": "In",
         "values": ["true"],
     }
+
+
+def test_a_static_pods_mirror_is_admitted_even_on_a_full_node() -> None:
+    api = FakeApi({"n1": {"cpu": "1", "pods": "10"}})
+    admitter = Admitter(api)  # type: ignore[arg-type]
+    assert admitter.admitted(pod("a", "1"))
+    mirror = pod("static-n1", "500m", annotations={"kubernetes.io/config.mirror": "h"})
+    assert admitter.admitted(mirror)
+    flushed(admitter)
+    assert sorted(p for p, _ in api.cluster.patches) == [
+        "/api/v1/namespaces/ns/pods/a",
+        "/api/v1/namespaces/ns/pods/static-n1",
+    ]

@@ -41,7 +41,7 @@ def _admitted_before(pod: Mapping[str, Any]) -> bool:
     """Admitted by an earlier runner (the mark), or already past Pending (it runs)."""
     meta = pod.get("metadata") or {}
     annotations = meta.get("annotations") or {}
-    if annotations.get(ADMITTED_ANNOTATION) == "true" or MIRROR_ANNOTATION in annotations:
+    if annotations.get(ADMITTED_ANNOTATION) == "true":
         return True
     return (pod.get("status") or {}).get("phase") not in (None, "", "Pending")
 
@@ -118,7 +118,13 @@ class Admitter:
                 state.add(uid, pod)
                 self._where[uid] = node
                 return True
-            rejection = state.try_admit(uid, pod)
+            if MIRROR_ANNOTATION in (meta.get("annotations") or {}):
+                # A static pod is critical: the kubelet makes room for it (evicting others),
+                # never rejects it; it still needs the mark so that kwok runs it.
+                state.add(uid, pod)
+                rejection = None
+            else:
+                rejection = state.try_admit(uid, pod)
             self._verdicts[uid] = rejection
             if rejection is None:
                 self._where[uid] = node
