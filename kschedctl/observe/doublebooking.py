@@ -158,8 +158,9 @@ def merge_fix(schedulers: Iterable[str]) -> str:
     commands = "; ".join(f"kschedctl render {n} --as config --add-to {where}" for n in added)
     return (
         f"serve {_names(names)} as profiles of one kube-scheduler, so one cache sees every "
-        f"binding: `{commands}`, run {host} with the result, then `kschedctl remove` "
-        f"{_names(added)}; or give each scheduler its own nodes (nodeSelector / taints)"
+        f"binding: `{commands}`, run {host} with the result, then stop the separate "
+        f"{_names(added)} (`kschedctl remove NAME` if kschedctl deployed it); or give each "
+        "scheduler its own nodes (nodeSelector / taints)"
     )
 
 
