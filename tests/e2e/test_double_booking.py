@@ -165,6 +165,7 @@ def test_two_schedulers_double_book_and_status_and_why_say_so(
     rejected = [p for p in listed if p["status"].get("phase") == "Failed"]
     running = [p for p in listed if p["status"].get("phase") == "Running"]
     assert rejected, "no collision: both schedulers saw each other's bindings in time"
+    print(f"\n{len(rejected)} of {len(pods)} pods rejected by the kubelet (OutOfcpu)")
     # The kubelet's admission: one pod per node runs, every other is rejected as a kubelet does.
     assert sorted(p["spec"]["nodeName"] for p in running) == sorted(nodes)
     for pod in rejected:
