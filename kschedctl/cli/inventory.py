@@ -214,6 +214,7 @@ def _print_status(report: SchedulerStatus) -> None:
         )
     if report.metrics is not None:
         _print_metrics(report.metrics)
+    _print_double_booking(report)
     for warning in report.warnings:
         output.warn(warning)
 
@@ -275,6 +276,18 @@ def _print_metrics(metrics: MetricsReport) -> None:
         )  # fmt: skip
     for line in problems:
         typer.echo(line)
+
+
+def _print_double_booking(report: SchedulerStatus) -> None:
+    """The nodes this scheduler double-booked with another: the kubelet rejected pods there."""
+    if not report.double_booking:
+        return
+    typer.echo(f"\nDouble booking: {len(report.double_booking)} node(s)")
+    for node in report.double_booking:
+        typer.echo(f"  ✗ {node['message']}")
+        for pod in node["rejected"]:
+            typer.echo(f"      {pod['pod']} (bound by {pod['scheduler'] or '?'}): {pod['message']}")
+        typer.echo(f"      fix: {node['fix']}")
 
 
 def _rbac_line(report: SchedulerStatus) -> str:

@@ -143,3 +143,11 @@ def failed_scheduling(
             latest = event
         out[key] = (latest, count + event.count)
     return out
+
+
+def scheduled_events(cluster: Cluster, namespace: str | None = None) -> list[Event]:
+    """Every ``Scheduled`` event about a pod: which scheduler bound which pod to which node
+    (double-booking detection). One request, the server filtering by reason."""
+    api = served_api(cluster)
+    selector = field_selector(api, Query(namespace, kind="Pod"), "Scheduled")
+    return [normalize(o) for o in cluster.list(_path(api, namespace), fieldSelector=selector)]

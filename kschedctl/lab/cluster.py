@@ -33,7 +33,7 @@ import yaml
 
 from kschedctl.errors import LabError, UsageError
 from kschedctl.lab import binaries, pki, processes
-from kschedctl.lab.images import kwok_selector_key
+from kschedctl.lab.images import kwok_admitted_expression, kwok_selector_key
 from kschedctl.lab.private import private_dir, write_private
 
 if TYPE_CHECKING:
@@ -430,17 +430,20 @@ class Lab:
         self._wait(state, "runner", f"http://127.0.0.1:{port}/healthz", timeout, progress)
 
     def _kwok_stages(self) -> Path:
-        """kwok's default stages, except that pod-ready leaves the runner's pods alone.
+        """kwok's default stages, except that pod-ready leaves the runner's pods alone and waits
+        for the runner's admission of every pod.
 
         kwok would mark them Running and Ready the moment they are bound, before their process
-        even started; the runner reports their status itself, as a kubelet would.
+        even started; the runner reports their status itself, as a kubelet would. And kwok
+        would run a pod the node has no room for; the runner rejects it as a kubelet does.
         """
         stages = list(yaml.safe_load_all(KWOK_STAGES.read_text()))
         for stage in stages:
             if stage and stage["metadata"]["name"] == "pod-ready":
-                stage["spec"]["selector"]["matchExpressions"].append(
-                    {"key": kwok_selector_key(), "operator": "DoesNotExist"}
-                )
+                stage["spec"]["selector"]["matchExpressions"] += [
+                    {"key": kwok_selector_key(), "operator": "DoesNotExist"},
+                    kwok_admitted_expression(),  # the runner's kubelet admission said yes
+                ]
         path = self.dir / "kwok-stages.yaml"
         path.write_text(yaml.dump_all(stages, Dumper=_BlockDumper, sort_keys=False))
         return path

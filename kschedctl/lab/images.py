@@ -124,3 +124,17 @@ def pull_error(image: str) -> str | None:
         f'rpc error: code = NotFound desc = failed to pull and unpack image "{ref}": '
         f'failed to resolve reference "{ref}": {ref}: not found'
     )
+
+
+# Set by the runner's kubelet admission (kschedctl.lab.runner.admission) on every pod it admits.
+ADMITTED_ANNOTATION = "lab.kschedctl.io/admitted"
+
+
+def kwok_admitted_expression() -> dict[str, Any]:
+    """The matchExpression that keeps kwok's pod-ready stage off pods not admitted yet: kwok
+    cannot sum a node's pods, so without it an over-committed pod would still become Running."""
+    return {
+        "key": f'.metadata.annotations["{ADMITTED_ANNOTATION}"]',
+        "operator": "In",
+        "values": ["true"],
+    }

@@ -90,6 +90,9 @@ class Diagnosis:
     reported: Reported | None = None
     fallback: dict[str, Any] | None = None  # kschedctl's own scheduler: every policy stage
     node_groups: tuple[NodeGroup, ...] = ()  # the evaluation's nodes grouped by verdict
+    # A pod the kubelet rejected (OutOf*): its node's rejections and who collided there
+    # (observe.doublebooking.NodeRejections.to_dict).
+    double_booking: dict[str, Any] | None = None
 
     @property
     def blocking(self) -> Finding | None:
@@ -112,6 +115,7 @@ class Diagnosis:
             "nodes": [v.to_dict() for v in ev.nodes] if ev else [],
             "nodeGroups": [g.to_dict() for g in self.node_groups],
             "fallback": self.fallback,
+            "doubleBooking": self.double_booking,
         }
 
 

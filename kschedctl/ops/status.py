@@ -16,6 +16,7 @@ from kschedctl.k8s.events import Query, list_events
 from kschedctl.k8s.inventory import snapshot
 from kschedctl.k8s.resources import describe
 from kschedctl.observe.crash import CrashReport
+from kschedctl.observe.doublebooking import for_scheduler
 from kschedctl.observe.permissions import DEFAULT_LEASE_UPDATE, rbac_mode, scheduler_access
 from kschedctl.observe.schedulers import (
     Scheduler,
@@ -24,6 +25,7 @@ from kschedctl.observe.schedulers import (
     scheduler_container,
 )
 from kschedctl.ops.crash import crash_reports, scheduler_pods
+from kschedctl.ops.doublebooking import detect
 from kschedctl.ops.status_metrics import MetricsReport, read_metrics
 
 
@@ -80,6 +82,9 @@ class SchedulerStatus:
     # with each crashed container's last log lines (kschedctl.ops.crash).
     problems: list[CrashReport] = field(default_factory=list)
     metrics: MetricsReport | None = None  # None: not asked (--no-metrics)
+    # Nodes where this scheduler and another bound pods at once and the kubelet rejected some
+    # (observe.doublebooking.NodeRejections.to_dict each).
+    double_booking: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """``status -o json|yaml``: its keys, and their order, are a contract."""
@@ -95,6 +100,7 @@ class SchedulerStatus:
             "warnings": self.warnings,
             "problems": [p.to_dict() for p in self.problems],
             "metrics": self.metrics,
+            "doubleBooking": self.double_booking,
         }
 
 
@@ -137,6 +143,7 @@ def scheduler_status(cluster: Cluster, name: str, *, metrics: bool = True) -> Sc
         warnings=warnings(entry, schedulers, objects) + rbac_warnings(objects),
         problems=crash_reports(cluster, scheduler_pods(snap.pods, name, entry), name),
         metrics=read_metrics(cluster, entry, snap.pods) if metrics else None,
+        double_booking=[n.to_dict() for n in for_scheduler(detect(cluster, snap.pods), name)],
     )
 
 

@@ -24,10 +24,12 @@ from kschedctl.k8s.inventory import snapshot as inventory_snapshot
 from kschedctl.k8s.logs import recent_lines
 from kschedctl.observe.crash import CrashReport
 from kschedctl.observe.diagnosis import Diagnosis, Reported, diagnose, parse_version
+from kschedctl.observe.doublebooking import is_rejected
 from kschedctl.observe.events import Event
 from kschedctl.observe.pending import PendingReason, summarize
 from kschedctl.observe.schedulers import Scheduler, discover, is_pending
 from kschedctl.ops.crash import crash_reports, scheduler_pods
+from kschedctl.ops.doublebooking import explain_rejection
 from kschedctl.printers.formats import as_list
 from kschedctl.scheduling.policy import POD_POLICY_ANNOTATION, FallbackPolicy, parse_policy
 
@@ -178,7 +180,10 @@ def why_pod(
         if node:
             found = _optional(lambda: cluster.get(f"/api/v1/nodes/{node}"))
             nodes = [found] if found else []
-        return diagnose(pod, Snapshot(nodes), None)
+        diagnosis = diagnose(pod, Snapshot(nodes), None)
+        if is_rejected(pod):
+            explain_rejection(cluster, pod, diagnosis)
+        return diagnosis
     state = cluster_state(cluster, [pod])
     failures = _optional(lambda: failed_scheduling(cluster, namespace, name), {})
     return _diagnose(cluster, pod, state, all_reasons, kubeconfig, {}, failures)

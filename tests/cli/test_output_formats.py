@@ -322,6 +322,44 @@ def test_status_table_shows_each_replicas_metrics_and_why_one_is_unread(
     assert asked == [True, False]
 
 
+def test_status_table_shows_the_double_booking_section(
+    run: Run, cluster: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kschedctl.observe import doublebooking
+    from kschedctl.ops.status import SchedulerStatus
+
+    rejected = doublebooking.RejectedPod(
+        "shop", "b", "u-b", "n1", "OutOfcpu", "Pod was rejected: Node didn't have enough "
+        "resource: cpu, requested: 600, used: 3700, capacity: 4000", "gpu", None,
+    )  # fmt: skip
+    bindings = (
+        doublebooking.Binding("shop", "a", "u-a", "n1", "default-scheduler", None),
+        doublebooking.Binding("shop", "b", "u-b", "n1", "gpu", None),
+    )
+    node = doublebooking.NodeRejections("n1", (rejected,), bindings)
+    report = SchedulerStatus(
+        name="gpu", scheduler=_schedulers()[1], objects=[], access=None,
+        rbac={"mode": None, "clusterRoles": [], "defaultLeaseUpdate": None},
+        version={"server": "v1.36.3", "image": "k8s/kube-scheduler:v1.36.3", "skew": "ok"},
+        events=[], pending_pods=[], warnings=[], double_booking=[node.to_dict()],
+    )  # fmt: skip
+    monkeypatch.setattr("kschedctl.ops.status.scheduler_status", lambda cluster, name, **_: report)
+    result = run("status", "gpu")
+    assert result.exit_code == 0, result.stderr
+    assert "Double booking: 1 node(s)" in result.stdout
+    assert "schedulers default-scheduler and gpu bound pods to it at the same time" in (
+        result.stdout
+    )
+    assert "shop/b (bound by gpu): Pod was rejected: Node didn't have enough" in result.stdout
+    assert (
+        "kschedctl render gpu --as config --add-to /etc/kubernetes/kube-scheduler-config.yaml"
+        in (result.stdout)
+    )
+    data = json.loads(run("status", "gpu", "-o", "json").stdout)
+    assert data["doubleBooking"][0]["schedulers"] == ["default-scheduler", "gpu"]
+    assert data["doubleBooking"][0]["rejected"][0]["reason"] == "OutOfcpu"
+
+
 # -- why and events (faked cluster) -----------------------------------------------------------
 
 

@@ -324,6 +324,7 @@ def test_json_contract() -> None:
     assert list(data) == [
         "pod", "phase", "schedulable", "scheduler", "findings", "summary", "reported",
         "preemption", "notEvaluated", "notes", "nodes", "nodeGroups", "fallback",
+        "doubleBooking",
     ]  # fmt: skip
     assert data["pod"] == {
         "namespace": "default",

@@ -50,29 +50,33 @@ def _owned_by(pod: Mapping[str, Any]) -> dict[str, Any]:
 class LabApi:
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
-        self._nodes: dict[str, tuple[bool, str, float]] = {}
+        self._nodes: dict[str, tuple[bool, str, float, dict[str, Any]]] = {}
 
     # -- nodes ---------------------------------------------------------------------------------
 
-    def _node(self, name: str) -> tuple[bool, str]:
-        """(managed by kwok, InternalIP), cached briefly: asked for every bound pod."""
+    def _node(self, name: str) -> tuple[bool, str, dict[str, Any]]:
+        """(managed by kwok, InternalIP, the node), cached briefly: asked for every bound pod."""
         cached = self._nodes.get(name)
         if cached and time.monotonic() - cached[2] < NODE_CACHE_SECONDS:
-            return cached[0], cached[1]
+            return cached[0], cached[1], cached[3]
         try:
             node = self.cluster.get(f"/api/v1/nodes/{name}")
         except NotFoundError:
-            return False, ""
+            return False, "", {}
         annotations = (node.get("metadata") or {}).get("annotations") or {}
         managed = annotations.get(KWOK_NODE_ANNOTATION) == "fake"
         addresses = (node.get("status") or {}).get("addresses") or []
         ip = next((a["address"] for a in addresses if a.get("type") == "InternalIP"), "")
         if ip:  # kwok fills the addresses in a moment after the node appears
-            self._nodes[name] = (managed, ip, time.monotonic())
-        return managed, ip
+            self._nodes[name] = (managed, ip, time.monotonic(), node)
+        return managed, ip, node
 
     def is_kwok_node(self, name: str) -> bool:
         return self._node(name)[0]
+
+    def node(self, name: str) -> dict[str, Any]:
+        """The node as last read (``{}`` if it does not exist)."""
+        return self._node(name)[2]
 
     def node_ip(self, name: str) -> str:
         return self._node(name)[1]

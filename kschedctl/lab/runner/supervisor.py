@@ -26,6 +26,7 @@ from kschedctl.lab import processes
 from kschedctl.lab.cluster import Lab, free_port
 from kschedctl.lab.images import KUBE_SCHEDULER, program_for
 from kschedctl.lab.runner import spawn
+from kschedctl.lab.runner.admission import Admitter
 from kschedctl.lab.runner.container import Options
 from kschedctl.lab.runner.kube import LabApi
 from kschedctl.lab.runner.static import StaticPods
@@ -93,6 +94,7 @@ class Runner:
                 how,
             )
         self.api = LabApi(Cluster.connect(str(self.lab.kubeconfig)))
+        self.admitter = Admitter(self.api)
         self.info = info
         for _path, record in spawn.read_records(self.lab.dir):
             self.adoptable.setdefault(record["uid"], {})[record.get("container", "")] = record
@@ -105,11 +107,13 @@ class Runner:
         static = StaticPods(self.api.cluster, self.lab.dir / STATIC_POD_DIR)
         while not self.stop.wait(RETRY_EVERY):
             self._retry()
+            self.admitter.retry()
             static.sync()
             for name in self.lab.revive():
                 log.warning("%s had exited; started it again (like systemd's Restart=always)", name)
         log.info("stopping; the processes keep running (a new runner adopts them)")
         server.shutdown()
+        self.admitter.close()
         with self.lock:
             workers = list(self.workers.values())
         for worker in workers:
@@ -140,6 +144,8 @@ class Runner:
             self.stop.set()
 
     def _resync(self, pods: list[dict[str, Any]]) -> None:
+        with self.lock:
+            self.admitter.resync(pods)
         seen = set()
         for pod in pods:
             seen.add(pod["metadata"]["uid"])
@@ -160,6 +166,13 @@ class Runner:
     def _sync_locked(self, pod: dict[str, Any]) -> None:
         meta = pod["metadata"]
         uid = meta["uid"]
+        try:
+            admitted = self.admitter.admitted(pod)  # the kubelet's admission, for every pod
+        except KschedError as err:
+            ref = f"{meta['namespace']}/{meta['name']}"
+            log.warning("%s: cannot admit it yet: %s", ref, err.message)
+            self.retry[uid] = pod
+            return
         with self.lock:
             worker = self.workers.get(uid)
         if worker is not None:
@@ -171,6 +184,9 @@ class Runner:
             "Succeeded",
             "Failed",
         ):
+            return
+        if not admitted:
+            self.retry.pop(uid, None)
             return
         runnable = runnable_containers(pod)
         if not runnable:
@@ -212,6 +228,7 @@ class Runner:
     def _gone(self, pod: dict[str, Any]) -> None:
         uid = pod["metadata"]["uid"]
         with self.lock:
+            self.admitter.gone(pod)
             self.retry.pop(uid, None)
             worker = self.workers.get(uid)
         if worker is not None:
