@@ -12,6 +12,7 @@ of every pod gives.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -51,7 +52,11 @@ def snapshot(cluster: Cluster, pods: list[dict[str, Any]] | None = None) -> Snap
         return snap
 
 
-def _read(cluster: Cluster, pool: ThreadPoolExecutor, every_pod: Any) -> Snapshot:
+def _read(
+    cluster: Cluster,
+    pool: ThreadPoolExecutor,
+    every_pod: Callable[[], list[dict[str, Any]]] | None,
+) -> Snapshot:
     """Every object discovery reads; the pods are ``every_pod()``, or the targeted reads when
     it is None."""
     all_pods = pool.submit(every_pod) if every_pod is not None else None
