@@ -10,8 +10,20 @@ named ``lab-node-1`` … ``lab-node-N`` instead of starting one (pods go to name
 
     python benchmarks/cluster_commands.py [--nodes 500] [--pods 5000,20000,50000] [--runs 5]
 
-On the 2-core development machine a full run (lab up, 50,000 pods, 3 sizes) takes about
-FILL_MINUTES minutes, most of it creating pods.
+Time goes into creating pods: the lab takes about 60 pods/s on the 2-core development machine
+when it is otherwise idle (5,000 in 81 s), down to 17 pods/s when other work shares it (15,000
+in 887 s), so the 50,000 pods take 14 to 50 minutes; each size then costs its kubectl runs
+(5,000 pods: 1-13 s a run, 20,000: up to 76 s a run under load). The run of 2026-12-03
+(43 min, on a machine shared with other labs: load average 7-18, so every wall time is
+inflated several times; the ratios are of interleaved runs):
+
+       pods   kubectl get pods,leases -A   kschedctl list    kschedctl status bench-sched
+       5000                     13138 ms   10173 ms 0.77x           10806 ms 0.82x
+      20000                     75947 ms   13015 ms 0.17x           23963 ms 0.32x
+      50000                     47995 ms    4515 ms 0.09x           10767 ms 0.22x
+
+`list` no longer grows with the pods: its CPU time at 50,000 pods was 1.26 s, 0.82 s of it
+importing kschedctl and the kubernetes client (kubectl: 16.2 s of CPU on its side alone).
 """
 
 from __future__ import annotations
