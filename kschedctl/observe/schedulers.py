@@ -421,12 +421,91 @@ def is_pending(pod: dict[str, Any]) -> bool:
 
 @dataclass
 class Snapshot:
+    """``pods``: every pod, or (with ``bound_names``) only the pods discovery looks at one by
+    one — the scheduler pods and the unbound ones — in the API's order (:func:`pod_order`)."""
+
     pods: list[dict[str, Any]]
     deployments: list[dict[str, Any]]
     configmaps: dict[tuple[str, str], dict[str, Any]]  # (namespace, name) -> ConfigMap
     leases: list[dict[str, Any]]
     managed: list[dict[str, Any]] = field(default_factory=list)  # kschedctl objects w/o pods
     now: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    # Every schedulerName bound pods carry, when ``pods`` holds only some of them.
+    bound_names: set[str] | None = None
+
+
+# -- what discovery needs to see of the pods ------------------------------------------------------
+
+# An object name as the API server accepts it (a DNS-1123 subdomain): a Lease holder identity
+# that is not one cannot be a pod's hostname.
+_OBJECT_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
+# kubeadm's label on its static kube-scheduler pod (cmd/kubeadm/app/util/staticpod/utils.go
+# ComponentPod), wherever the manifest put it.
+KUBEADM_COMPONENT_SELECTOR = "component=kube-scheduler"
+# Pods the scheduler has not bound and that can still be: what `pending` counts (is_pending).
+UNBOUND_PODS = "spec.nodeName=,status.phase!=Succeeded,status.phase!=Failed"
+
+
+def pod_order(pod: dict[str, Any]) -> str:
+    """A pod list's order: the API server returns items by storage key, ``namespace/name``
+    compared bytewise (not by the pair: ``a-b/x`` comes before ``a/x``)."""
+    meta = _meta(pod)
+    return f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+
+
+def merge_pods(batches: Iterable[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The pods of several lists, each once, in the order one list of them all would have."""
+    by_key: dict[str, dict[str, Any]] = {}
+    for batch in batches:
+        for pod in batch:
+            by_key.setdefault(pod_order(pod), pod)
+    return [by_key[key] for key in sorted(by_key)]
+
+
+def holder_pod_names(leases: Iterable[dict[str, Any]]) -> list[str]:
+    """Pod names the holders of ``leases`` may be: kube-scheduler (and kschedctl's scheduler)
+    hold their Lease as ``hostname_uuid`` (cmd/kube-scheduler/app/server.go), and a pod's
+    hostname is its name."""
+    names = set()
+    for obj in leases:
+        holder = str((obj.get("spec") or {}).get("holderIdentity") or "")
+        host = holder.split("_", 1)[0]
+        if _OBJECT_NAME.match(host):
+            names.add(host)
+    return sorted(names)
+
+
+def scheduler_workload_selectors(deployments: Iterable[dict[str, Any]]) -> list[tuple[str, str]]:
+    """(namespace, label selector) finding the pods of every Deployment that runs a scheduler:
+    its ``matchLabels`` only, a superset of its pods that discovery narrows down itself."""
+    found = set()
+    for dep in deployments:
+        spec = dep.get("spec") or {}
+        if scheduler_container(((spec.get("template") or {}).get("spec")) or {}) is None:
+            continue
+        match = (spec.get("selector") or {}).get("matchLabels") or {}
+        selector = ",".join(f"{k}={v}" for k, v in sorted(match.items()))
+        found.add((str(_meta(dep).get("namespace", "")), selector))
+    return sorted(found)
+
+
+def other_bound_pods(known: Iterable[str]) -> str:
+    """Field selector of the bound pods whose schedulerName is none of ``known``."""
+    return ",".join(
+        ["spec.nodeName!=", *(f"spec.schedulerName!={escape_field(n)}" for n in sorted(known))]
+    )
+
+
+def escape_field(value: str) -> str:
+    """A field selector value, escaped as apimachinery's fields.EscapeValue does."""
+    return value.replace("\\", "\\\\").replace(",", "\\,").replace("=", "\\=")
+
+
+def needs_every_pod(schedulers: Iterable[Scheduler]) -> bool:
+    """A name pods use that nothing found serves: only a scan of every pod can tell whether a
+    pod the targeted reads do not reach (a bare kube-scheduler pod outside kube-system that
+    holds no Lease) serves it."""
+    return any(not s.served for s in schedulers)
 
 
 def discover(snap: Snapshot) -> list[Scheduler]:
@@ -593,7 +672,7 @@ def discover(snap: Snapshot) -> list[Scheduler]:
 
     # Names pods were bound under or are waiting for.
     pending: dict[str, int] = {}
-    bound: set[str] = set()
+    bound: set[str] = set(snap.bound_names or ())
     for pod in snap.pods:
         name = (pod.get("spec") or {}).get("schedulerName") or DEFAULT_SCHEDULER_NAME
         if is_pending(pod):
