@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from e2e_helpers import create_and_bind, exists
+from e2e_helpers import create_and_bind, exists, token_kubeconfig
 from test_deploy import run
-from test_rendered_forms import _token_kubeconfig
 
 from kschedctl.errors import ForbiddenError
 from kschedctl.k8s.client import Cluster
@@ -121,8 +120,8 @@ def test_status_shows_a_kube_schedulers_attempts_and_latency_from_its_real_metri
         target = Target("kube-system", name, 10259, https=True)
         for account in ("scraper", "nobody"):
             cleanup += _port_forward_role(cluster, account, namespace)
-        _token_kubeconfig(lab, cluster, namespace, "scraper", tmp_path / "scraper.kubeconfig")
-        _token_kubeconfig(lab, cluster, namespace, "nobody", tmp_path / "nobody.kubeconfig")
+        token_kubeconfig(lab, cluster, namespace, "scraper", tmp_path / "scraper.kubeconfig")
+        token_kubeconfig(lab, cluster, namespace, "nobody", tmp_path / "nobody.kubeconfig")
         with Cluster.connect(str(tmp_path / "scraper.kubeconfig")) as scraper:
             text = get_via_port_forward(scraper, target)
         assert f'scheduler_schedule_attempts_total{{profile="{name}",result="scheduled"}}' in text
