@@ -161,6 +161,16 @@ def cluster_objects(spec: Spec, form: str) -> list[dict[str, Any]]:
     return objects
 
 
+def not_applied(spec: Spec, form: str) -> list[str]:
+    """One line per object the shared form ``form`` applies holds but ``form`` does not apply
+    (a systemd service's host-rbac: the static pods' metrics Service), saying why."""
+    notes = []
+    for key, row in not_for_form(spec, applied(form).objects, form).items():
+        only = " or ".join(f"--as-{name}" for name in row.forms)
+        notes.append(f"{describe_key(key)} not applied: only deploy {only} has pods it selects")
+    return notes
+
+
 def allowed_keys(spec: Spec, form: str) -> frozenset[ObjectKey]:
     """What ``deploy --as-FORM`` of ``spec`` may send to the API server."""
     return frozenset(expected_objects(spec, for_form(applied(form).objects, form)))
@@ -173,7 +183,8 @@ def client_dry_run(request: DeployRequest, host: Host) -> str:
         return _yaml_stream(cluster_objects(spec, form))
     text = "".join(f"# file: {path}\n{body}" for path, body in host.files(spec, form).items())
     if host_rbac(spec):
-        text += "---\n" + _yaml_stream(cluster_objects(spec, form))
+        notes = "".join(f"# {note}\n" for note in not_applied(spec, form))
+        text += "---\n" + notes + _yaml_stream(cluster_objects(spec, form))
     return text
 
 
@@ -225,9 +236,8 @@ def deploy(
     started = time.monotonic()
     until = started + request.timeout
     objects = cluster_objects(spec, form) if not on_host or host_rbac(spec) else []
-    for key, row in not_for_form(spec, applied(form).objects, form).items():
-        only = " or ".join(f"--as-{name}" for name in row.forms)
-        report.info(f"{describe_key(key)} not applied: only deploy {only} has pods it selects")
+    for note in not_applied(spec, form):
+        report.info(note)
     if on_host and not host.loopback_pod_ips and any(o["kind"] == "Service" for o in objects):
         _warn_loopback_metrics(spec, report)
     files = host.files(spec, form) if on_host else {}
