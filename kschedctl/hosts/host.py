@@ -27,6 +27,10 @@ RECENT_LINES = 300
 class Host(ABC):
     """Where a scheduler's host forms live: its files, its service, the service's output."""
 
+    # Its static pods' IPs are loopback ones (the lab's nodes), so a loopback --bind-address
+    # still serves their metrics Service; a real node's IP is not.
+    loopback_pod_ips = False
+
     def __init__(self, root: Path, manifests_dir: Path) -> None:
         self.root = root  # the spec's host paths are placed under it
         self.manifests_dir = manifests_dir  # kubelet's static-pod manifest directory

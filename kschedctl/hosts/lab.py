@@ -104,6 +104,8 @@ def lab_for_kubeconfig(kubeconfig: str | None) -> Lab | None:
 class LabHost(Host):
     """The lab whose API server the kubeconfig points at, standing in for a machine."""
 
+    loopback_pod_ips = True  # the lab runner's pods listen on 127.0.0.1
+
     def __init__(self, lab: Lab, manifests_dir: Path | None = None) -> None:
         super().__init__(lab.dir / "host", manifests_dir or lab.dir / "manifests")
         self.lab = lab

@@ -8,6 +8,7 @@ Ready pods running the current config, the leader Lease held, and a canary pod b
 from __future__ import annotations
 
 import copy
+import ipaddress
 import json
 import time
 from collections.abc import Callable
@@ -42,8 +43,12 @@ from kschedctl.render.forms import DEPLOY_FORMS, HOST_FORMS, applied, render
 from kschedctl.render.objects import (
     ObjectKey,
     check_objects,
+    describe_key,
     expected_objects,
+    for_form,
     host_rbac,
+    not_for_form,
+    object_key,
     stale_rbac,
 )
 from kschedctl.render.templates import content_hash
@@ -142,7 +147,11 @@ def cluster_objects(spec: Spec, form: str) -> list[dict[str, Any]]:
         raise SpecError(
             "", f"the rendered {row.name} form of {spec.name} is not valid YAML: {err}"
         ) from err
-    objects = check_objects(spec, row.name, row.objects, docs)
+    # A shared form's objects that another of its forms alone applies (the static pods' metrics
+    # Service in host-rbac, for the systemd form) are dropped by their table row, not refused.
+    others = not_for_form(spec, row.objects, form)
+    docs = [d for d in docs if not (isinstance(d, dict) and object_key(d) in others)]
+    objects = check_objects(spec, row.name, for_form(row.objects, form), docs)
     le = spec.leader_election
     for obj in objects:
         annotations = obj["metadata"].setdefault("annotations", {})
@@ -152,9 +161,19 @@ def cluster_objects(spec: Spec, form: str) -> list[dict[str, Any]]:
     return objects
 
 
+def not_applied(spec: Spec, form: str) -> list[str]:
+    """One line per object the shared form ``form`` applies holds but ``form`` does not apply
+    (a systemd service's host-rbac: the static pods' metrics Service), saying why."""
+    notes = []
+    for key, row in not_for_form(spec, applied(form).objects, form).items():
+        only = " or ".join(f"--as-{name}" for name in row.forms)
+        notes.append(f"{describe_key(key)} not applied: only deploy {only} has pods it selects")
+    return notes
+
+
 def allowed_keys(spec: Spec, form: str) -> frozenset[ObjectKey]:
     """What ``deploy --as-FORM`` of ``spec`` may send to the API server."""
-    return frozenset(expected_objects(spec, applied(form).objects))
+    return frozenset(expected_objects(spec, for_form(applied(form).objects, form)))
 
 
 def client_dry_run(request: DeployRequest, host: Host) -> str:
@@ -164,7 +183,8 @@ def client_dry_run(request: DeployRequest, host: Host) -> str:
         return _yaml_stream(cluster_objects(spec, form))
     text = "".join(f"# file: {path}\n{body}" for path, body in host.files(spec, form).items())
     if host_rbac(spec):
-        text += "---\n" + _yaml_stream(cluster_objects(spec, form))
+        notes = "".join(f"# {note}\n" for note in not_applied(spec, form))
+        text += "---\n" + notes + _yaml_stream(cluster_objects(spec, form))
     return text
 
 
@@ -216,6 +236,10 @@ def deploy(
     started = time.monotonic()
     until = started + request.timeout
     objects = cluster_objects(spec, form) if not on_host or host_rbac(spec) else []
+    for note in not_applied(spec, form):
+        report.info(note)
+    if on_host and not host.loopback_pod_ips and any(o["kind"] == "Service" for o in objects):
+        _warn_loopback_metrics(spec, report)
     files = host.files(spec, form) if on_host else {}
     if on_host:
         recorded = {HOST_FILES_ANNOTATION: json.dumps(sorted(str(p) for p in files))}
@@ -263,11 +287,26 @@ def deploy(
     )
 
 
+def _warn_loopback_metrics(spec: Spec, report: Reporter) -> None:
+    """The static pods' metrics Service reaches them at the nodes' IPs (host network): a
+    loopback ``--bind-address`` (kubeadm's default for kube-scheduler too) serves no scraper."""
+    try:
+        loopback = ipaddress.ip_address(spec.service.bind_address).is_loopback
+    except ValueError:
+        return  # spec validation names a bad address
+    if loopback:
+        report.warn(
+            f"{spec.name} binds {spec.service.bind_address}: its metrics Service's endpoints "
+            "are the nodes' IPs, where it does not listen; set spec.service.bindAddress: "
+            "0.0.0.0 (or the node's IP) for a scraper to reach it"
+        )
+
+
 def _prune_stale_rbac(cluster: Cluster, spec: Spec, form: str, report: Reporter) -> tuple[str, ...]:
     """Delete the RBAC objects of ``form``'s table that kschedctl created for this scheduler
     but that ``spec`` no longer renders; never anything outside the table or unlabelled."""
     # Rights a spec stops granting go too: the built-in roles include the default Lease.
-    stale = stale_rbac(spec, applied(form).objects)
+    stale = stale_rbac(spec, applied(form).objects, form)
     if not stale:
         return ()
     try:

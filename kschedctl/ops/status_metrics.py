@@ -76,7 +76,7 @@ def _replica(
 ) -> ReplicaMetrics:
     ref = f"{entry.namespace}/{name}"
     reading: ReplicaMetrics = {
-        "pod": ref, "port": None, "leader": _lease_leader(entry, name), "summary": None,
+        "pod": ref, "port": None, "leader": _lease_leader(entry, name, pod), "summary": None,
         "problem": None,
     }  # fmt: skip
     container = scheduler_container((pod or {}).get("spec") or {})
@@ -115,10 +115,13 @@ def _replica(
     return reading
 
 
-def _lease_leader(entry: Scheduler, pod: str) -> bool | None:
+def _lease_leader(entry: Scheduler, name: str, pod: dict[str, Any] | None) -> bool | None:
     """Does the Lease name this pod as its holder? (kube-scheduler's identity is
-    ``<hostname>_<uuid>``, and a pod's hostname is its name.)"""
+    ``<hostname>_<uuid>``: a pod's hostname is its name; a host-network pod, such as a static
+    pod, shares its node's UTS namespace: pkg/kubelet/kuberuntime/util/util.go NamespacesForPod.)"""
     holder = entry.lease.holder if entry.lease else None
     if not holder:
         return None
-    return holder.split("_", 1)[0] == pod
+    spec = (pod or {}).get("spec") or {}
+    hostname = spec.get("nodeName") if spec.get("hostNetwork") else None
+    return holder.split("_", 1)[0] == (hostname or name)

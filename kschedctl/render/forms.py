@@ -78,15 +78,16 @@ class Form:
     host_helper: bool = False
     """A file the host forms need besides their unit or manifest (``render`` lists these last)."""
     needs_leader_election: bool = False
-    """Only rendered into a workspace whose host forms need RBAC (leader election, or
-    program custom plugins that read more: render.objects.host_rbac)."""
+    """Only rendered into a workspace whose host forms send API objects (leader election,
+    program custom plugins that read more, spec.metrics: render.objects.host_rbac)."""
     help: str = ""
     """A few words for ``render --as`` help, when the name does not say it."""
     objects: tuple[Expected, ...] = ()
     """The API objects it holds (:mod:`kschedctl.render.objects`): ``deploy`` applies these
     and nothing else."""
     applies: str = ""
-    """A deployable form whose objects are another form's: that form (host forms: host-rbac)."""
+    """A deployable form whose objects are another form's: that form (host forms: host-rbac;
+    each applies the rows of its objects meant for it: render.objects.for_form)."""
     exporter: str = ""
     """A directory form: the function of :mod:`kschedctl.render.export` giving its files
     (relative path → text); ``render --as NAME DIR`` writes them, ``create`` does not."""
@@ -132,7 +133,7 @@ FORMS: tuple[Form, ...] = (
     Form(
         "host-rbac",
         "host-rbac.yaml",
-        "RBAC letting the host kubeconfig's user hold the scheduler's Lease",
+        "RBAC letting the host kubeconfig's user hold the scheduler's Lease; spec.metrics' objects",
         template="host-rbac.yaml.j2",
         host_helper=True,
         needs_leader_election=True,

@@ -10,7 +10,9 @@ form and fails until the two agree.
 
 How to extend it: an object of the ServiceAccount forms (pod, deployment) is one
 :class:`Expected` row in :data:`SERVICE_ACCOUNT_RBAC` (with a ``when`` condition for the
-program or a spec option); a new form's objects are a tuple here, named by its FORMS row.
+program or a spec option); a new form's objects are a tuple here, named by its FORMS row. A
+row shared by several forms (host-rbac: service and static-pod) marks an object only some of
+them apply with ``forms`` (the static pods' metrics Service): the others drop it.
 
 Imported at start-up by :mod:`kschedctl.render.forms`: the standard library only.
 """
@@ -35,6 +37,8 @@ __all__ = [
     "check_objects",
     "describe_key",
     "expected_objects",
+    "for_form",
+    "not_for_form",
     "object_key",
 ]
 
@@ -72,8 +76,9 @@ def plugin_rbac(spec: Spec) -> bool:
 
 
 def host_rbac(spec: Spec) -> bool:
-    """The host forms send RBAC: the Lease's (leader election), the plugins' (program custom)."""
-    return leader_elect(spec) or plugin_rbac(spec)
+    """The host forms send API objects (the host-rbac form): the Lease's RBAC (leader election),
+    the plugins' (program custom), the metrics objects (``spec.metrics.service``)."""
+    return leader_elect(spec) or plugin_rbac(spec) or metrics_service(spec)
 
 
 def builtin(spec: Spec) -> bool:
@@ -131,7 +136,11 @@ class Expected:
     role_ref: str = ""
     """A binding: ``Kind/name`` of the role it grants (nothing else is accepted)."""
     subject: str = ""
-    """A binding: :data:`SERVICE_ACCOUNT` or :data:`HOST_USER`, its only subject."""
+    """A binding: :data:`SERVICE_ACCOUNT`, :data:`HOST_USER` or :data:`SCRAPER`, its only
+    subject."""
+    forms: tuple[str, ...] = ()
+    """Of the forms applying its row, the only ones that apply it (none: all of them); the
+    others drop it from the rendered text (:func:`for_form`, :func:`not_for_form`)."""
 
     def key(self, spec: Spec) -> ObjectKey:
         namespace = self.namespace.format(
@@ -200,6 +209,17 @@ DEPLOYMENT_OBJECTS = (
     *SERVICE_ACCOUNT_RBAC, CONFIGMAP, Expected("apps/v1", "Deployment", NAMESPACE, "{name}"),
     *METRICS_OBJECTS,
 )  # fmt: skip
+# spec.metrics for the host forms (templates/host-rbac.yaml.j2): a Service selects the static
+# pods' mirror pods, as kube-prometheus scrapes kubeadm's kube-scheduler; a systemd service has
+# no pod to select (an EndpointSlice would need the host's IP): only the scraper's right to
+# /metrics, which its delegated authorization checks the same way.
+HOST_METRICS_OBJECTS = (
+    Expected("v1", "Service", NAMESPACE, "{name}-metrics", when=metrics_service,
+             forms=("static-pod",)),
+    Expected("monitoring.coreos.com/v1", "ServiceMonitor", NAMESPACE, "{name}",
+             when=service_monitor, forms=("static-pod",)),
+    *METRICS_OBJECTS[2:],  # the scraper's ClusterRole and binding
+)  # fmt: skip
 # The host forms (service, static-pod) send only this to the API server: their unit or
 # manifest goes to the host.
 HOST_RBAC_OBJECTS = (
@@ -210,7 +230,19 @@ HOST_RBAC_OBJECTS = (
         RBAC, "ClusterRoleBinding", CLUSTER, "{name}-host-plugins", when=plugin_rbac,
         role_ref="ClusterRole/{name}-host-plugins", subject=HOST_USER,
     ),
+    *HOST_METRICS_OBJECTS,
 )  # fmt: skip
+
+
+def for_form(rows: Iterable[Expected], form: str) -> tuple[Expected, ...]:
+    """The rows of a table that ``deploy --as-FORM`` applies (the others are another form's)."""
+    return tuple(row for row in rows if not row.forms or form in row.forms)
+
+
+def not_for_form(spec: Spec, rows: Iterable[Expected], form: str) -> dict[ObjectKey, Expected]:
+    """The objects the table's rendered text holds for ``spec`` that ``form`` does not apply."""
+    ours = for_form(rows, form)
+    return {k: r for k, r in expected_objects(spec, rows).items() if r not in ours}
 
 
 def expected_objects(spec: Spec, rows: Iterable[Expected]) -> dict[ObjectKey, Expected]:
@@ -223,13 +255,14 @@ RBAC_KINDS = ("Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding")
 PRUNABLE_KINDS = (*RBAC_KINDS, "Service", "ServiceMonitor")
 
 
-def stale_rbac(spec: Spec, rows: Iterable[Expected]) -> set[tuple[str, str, str]]:
+def stale_rbac(spec: Spec, rows: Iterable[Expected], form: str = "") -> set[tuple[str, str, str]]:
     """(kind, namespace, name) of the RBAC objects of ``rows`` that ``spec`` does not render
     (the other ``spec.rbac`` mode's, the Lease RBAC with leader election off), and of the
-    metrics objects it no longer asks for: what deploy deletes if kschedctl created them for
-    this scheduler, so no right (nor scrape target) outlives the spec."""
+    metrics objects it no longer asks for (or ``form`` does not apply: a static pod's metrics
+    Service once it runs as a systemd service): what deploy deletes if kschedctl created them
+    for this scheduler, so no right (nor scrape target) outlives the spec."""
     rows = tuple(rows)
-    wanted = {key[1:] for key in expected_objects(spec, rows)}
+    wanted = {key[1:] for key in expected_objects(spec, for_form(rows, form) if form else rows)}
     return {row.key(spec)[1:] for row in rows if row.kind in PRUNABLE_KINDS} - wanted
 
 

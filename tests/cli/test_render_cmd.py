@@ -155,3 +155,34 @@ def test_help(run) -> None:
     assert result.exit_code == 0
     for word in ("--as", "--add-to", "--kubernetes-version", "static-pod", "example-pod"):
         assert word in result.stdout
+
+
+METRICS_SPEC = """\
+apiVersion: kschedctl.io/v1alpha1
+kind: Scheduler
+metadata: {name: watched}
+spec:
+  leaderElection: {leaderElect: false}
+  metrics: {service: true}
+"""
+
+
+@pytest.mark.parametrize(
+    ("flag", "kinds", "note"),
+    [
+        ("--as-static-pod", ["Service", "ClusterRole", "ClusterRoleBinding"], False),
+        ("--as-service", ["ClusterRole", "ClusterRoleBinding"], True),
+    ],
+    ids=["static-pod", "service"],
+)
+def test_host_forms_client_dry_run_shows_the_metrics_objects_they_apply(
+    run, tmp_path: Path, flag: str, kinds: list[str], note: bool
+) -> None:
+    (tmp_path / "watched.yaml").write_text(METRICS_SPEC)
+    result = run("deploy", "watched.yaml", flag, "--dry-run", "client", "--root", "root")
+    assert result.exit_code == 0, result.stderr
+    objects = result.stdout.split("---\n", 1)[1]
+    assert [d["kind"] for d in yaml.safe_load_all(objects)] == kinds
+    said = "# Service kube-system/watched-metrics (v1) not applied: only deploy --as-static-pod"
+    assert (said in result.stdout) is note
+    assert not (tmp_path / "root").exists()  # a client dry run writes nothing

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from kschedctl.errors import NotFoundError
 from kschedctl.k8s.client import Cluster
+from kschedctl.lab.cluster import Lab
 
 
 def exists(cluster: Cluster, path: str) -> bool:
@@ -73,3 +76,24 @@ def pod_events(cluster: Cluster, namespace: str, pod: str) -> list[dict[str, Any
         f"/apis/events.k8s.io/v1/namespaces/{namespace}/events",
         fieldSelector=f"regarding.name={pod},regarding.kind=Pod",
     )
+
+
+def token_kubeconfig(lab: Lab, cluster: Cluster, namespace: str, account: str, path: Path) -> None:
+    """Write to ``path`` a kubeconfig for the lab that authenticates with a fresh token of
+    ServiceAccount ``namespace/account`` (what a scraper or a scheduler pod would hold)."""
+    answer = cluster.create(
+        f"/api/v1/namespaces/{namespace}/serviceaccounts/{account}/token",
+        {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+         "spec": {"expirationSeconds": 3600}},
+    )  # fmt: skip
+    state = lab.state()
+    assert state is not None
+    config = {
+        "apiVersion": "v1", "kind": "Config", "current-context": "sa",
+        "clusters": [{"name": "lab", "cluster": {
+            "server": f"https://127.0.0.1:{state.api_port}",
+            "certificate-authority": str(lab.pki / "ca.crt")}}],
+        "users": [{"name": account, "user": {"token": answer["status"]["token"]}}],
+        "contexts": [{"name": "sa", "context": {"cluster": "lab", "user": account}}],
+    }  # fmt: skip
+    path.write_text(yaml.safe_dump(config))

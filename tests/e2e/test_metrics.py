@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from e2e_helpers import create_and_bind, exists
-from test_deploy import run
-from test_rendered_forms import _token_kubeconfig
+from e2e_helpers import create_and_bind, exists, token_kubeconfig
+from test_deploy import managed_leftovers, run
 
 from kschedctl.errors import ForbiddenError
 from kschedctl.k8s.client import Cluster
@@ -121,8 +120,8 @@ def test_status_shows_a_kube_schedulers_attempts_and_latency_from_its_real_metri
         target = Target("kube-system", name, 10259, https=True)
         for account in ("scraper", "nobody"):
             cleanup += _port_forward_role(cluster, account, namespace)
-        _token_kubeconfig(lab, cluster, namespace, "scraper", tmp_path / "scraper.kubeconfig")
-        _token_kubeconfig(lab, cluster, namespace, "nobody", tmp_path / "nobody.kubeconfig")
+        token_kubeconfig(lab, cluster, namespace, "scraper", tmp_path / "scraper.kubeconfig")
+        token_kubeconfig(lab, cluster, namespace, "nobody", tmp_path / "nobody.kubeconfig")
         with Cluster.connect(str(tmp_path / "scraper.kubeconfig")) as scraper:
             text = get_via_port_forward(scraper, target)
         assert f'scheduler_schedule_attempts_total{{profile="{name}",result="scheduled"}}' in text
@@ -151,3 +150,88 @@ def test_a_service_monitor_without_its_crd_is_refused_before_anything_is_sent(
     assert "nothing was sent" in deployed.stderr
     assert not exists(cluster, f"/api/v1/namespaces/kube-system/pods/{name}")
     assert not exists(cluster, f"/api/v1/namespaces/kube-system/serviceaccounts/{name}")
+
+
+def test_a_static_pods_metrics_service_rbac_and_status_read_through_its_mirror_pod(
+    lab: Lab, cluster: Cluster, namespace: str, tmp_path: Path
+) -> None:
+    """deploy --as-static-pod applies the metrics Service over the mirror pod and the scraper
+    RBAC (from host-rbac); status reads the real /metrics through the mirror pod's
+    pods/portforward on the port the static pod serves; remove leaves nothing."""
+    name = "metrics-static"
+    cluster.create(
+        f"/api/v1/namespaces/{namespace}/serviceaccounts",
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "scraper"}},
+    )
+    workspace = _spec(
+        tmp_path, name,
+        {"service": True, "scraper": {"namespace": namespace, "serviceAccount": "scraper"}},
+    )  # fmt: skip
+    deployed = run(lab, "deploy", str(workspace), "--as-static-pod", cwd=tmp_path)
+    try:
+        assert deployed.returncode == 0, deployed.stderr
+        assert "bindAddress" not in deployed.stderr  # the lab's pods listen on loopback
+        (mirror,) = cluster.list(
+            "/api/v1/namespaces/kube-system/pods", labelSelector=f"kschedctl.io/scheduler={name}"
+        )
+        assert mirror["metadata"]["name"].startswith(f"{name}-")  # <name>-<node>
+        port = next(
+            int(arg.split("=", 1)[1])
+            for arg in mirror["spec"]["containers"][0]["command"]
+            if arg.startswith("--secure-port=")
+        )
+        create_and_bind(cluster, namespace, ["s0", "s1"], name)
+
+        service = cluster.get(f"/api/v1/namespaces/kube-system/services/{name}-metrics")
+        assert [p["targetPort"] for p in service["spec"]["ports"]] == [port]
+        selector = ",".join(f"{k}={v}" for k, v in service["spec"]["selector"].items())
+        selected = cluster.list("/api/v1/pods", labelSelector=selector)
+        assert [p["metadata"]["name"] for p in selected] == [mirror["metadata"]["name"]]
+        binding = cluster.get(f"{RBAC}/clusterrolebindings/{name}-metrics-reader")
+        assert binding["subjects"] == [
+            {"kind": "ServiceAccount", "name": "scraper", "namespace": namespace}
+        ]
+
+        status = run(lab, "status", name, "-o", "json", cwd=tmp_path)
+        assert status.returncode == 0, status.stderr
+        metrics = json.loads(status.stdout)["metrics"]
+        assert metrics["problem"] is None
+        (replica,) = metrics["replicas"]
+        assert replica["pod"] == f"kube-system/{mirror['metadata']['name']}"
+        assert replica["port"] == port and replica["problem"] is None, replica["problem"]
+        summary = replica["summary"]
+        assert summary["program"] == "kube-scheduler"
+        assert summary["attempts"]["scheduled"] >= 3  # s0, s1 and deploy's canary
+        assert replica["leader"] is True
+    finally:
+        removed = run(lab, "remove", name, "--force", cwd=tmp_path)  # its pods still name it
+    assert removed.returncode == 0, removed.stderr
+    assert managed_leftovers(cluster, name) == []
+    assert not exists(cluster, f"/api/v1/namespaces/kube-system/services/{name}-metrics")
+    assert not (lab.dir / "manifests" / f"{name}.yaml").exists()
+
+
+def test_a_systemd_service_gets_the_scraper_rbac_but_no_service(
+    lab: Lab, cluster: Cluster, tmp_path: Path
+) -> None:
+    """A systemd service has no pod for a Service to select: deploy --as-service says so and
+    applies only the scraper's right to /metrics; status says to read the host's port."""
+    name = "metrics-unit"
+    workspace = _spec(tmp_path, name, {"service": True})
+    deployed = run(lab, "deploy", str(workspace), "--as-service", "--no-verify", cwd=tmp_path)
+    try:
+        assert deployed.returncode == 0, deployed.stderr
+        assert (
+            f"Service kube-system/{name}-metrics (v1) not applied: only deploy --as-static-pod "
+            "has pods it selects" in deployed.stderr
+        )
+        assert not exists(cluster, f"/api/v1/namespaces/kube-system/services/{name}-metrics")
+        assert exists(cluster, f"{RBAC}/clusterrolebindings/{name}-metrics-reader")
+        status = run(lab, "status", name, "-o", "json", cwd=tmp_path)
+        assert status.returncode == 0, status.stderr
+        problem = json.loads(status.stdout)["metrics"]["problem"]
+        assert "systemd service on a host" in problem and "/metrics" in problem
+    finally:
+        removed = run(lab, "remove", name, "--force", cwd=tmp_path)
+    assert removed.returncode == 0, removed.stderr
+    assert managed_leftovers(cluster, name) == []

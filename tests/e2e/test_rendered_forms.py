@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 import yaml
-from e2e_helpers import exists, pod_events, pod_manifest, wait_for
+from e2e_helpers import exists, pod_events, pod_manifest, token_kubeconfig, wait_for
 
 from kschedctl.errors import NotFoundError
 from kschedctl.hosts import systemd as host
@@ -110,25 +110,6 @@ def test_systemd_unit_execstart_with_rendered_config_schedules_pods(
         cluster.delete(f"{LEASES}/{name}")
 
 
-def _token_kubeconfig(lab: Lab, cluster: Cluster, namespace: str, account: str, path: Path) -> None:
-    answer = cluster.create(
-        f"/api/v1/namespaces/{namespace}/serviceaccounts/{account}/token",
-        {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
-         "spec": {"expirationSeconds": 3600}},
-    )  # fmt: skip
-    state = lab.state()
-    assert state is not None
-    config = {
-        "apiVersion": "v1", "kind": "Config", "current-context": "sa",
-        "clusters": [{"name": "lab", "cluster": {
-            "server": f"https://127.0.0.1:{state.api_port}",
-            "certificate-authority": str(lab.pki / "ca.crt")}}],
-        "users": [{"name": account, "user": {"token": answer["status"]["token"]}}],
-        "contexts": [{"name": "sa", "context": {"cluster": "lab", "user": account}}],
-    }  # fmt: skip
-    path.write_text(yaml.safe_dump(config))
-
-
 def test_deployment_bundle_passes_server_dry_run_and_its_rbac_suffices(
     lab: Lab,
     cluster: Cluster,
@@ -153,7 +134,7 @@ def test_deployment_bundle_passes_server_dry_run_and_its_rbac_suffices(
         cluster.apply(object_path(obj), obj)
     try:
         kubeconfig = tmp_path / "sa.kubeconfig"
-        _token_kubeconfig(lab, cluster, spec.namespace, name, kubeconfig)
+        token_kubeconfig(lab, cluster, spec.namespace, name, kubeconfig)
         configmap = next(o for o in objects if o["kind"] == "ConfigMap")
         config = yaml.safe_load(next(iter(configmap["data"].values())))
         config = copy.deepcopy(config)

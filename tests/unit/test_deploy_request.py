@@ -12,6 +12,7 @@ from kschedctl.hosts import SystemdHost
 from kschedctl.observe.schedulers import FORM_ANNOTATION, LEASE_ANNOTATION
 from kschedctl.ops.deploy import (
     DeployRequest,
+    _warn_loopback_metrics,
     check_skew,
     client_dry_run,
     cluster_objects,
@@ -79,6 +80,41 @@ def test_client_dry_run_of_a_host_form_shows_files_then_lease_rbac(tmp_path: Pat
     assert files.startswith(f"# file: {tmp_path}/etc/kubernetes/config/s.yaml\n")
     assert f"# file: {tmp_path}/etc/kubernetes/manifests/s.yaml\n" in files
     assert all(d["metadata"]["annotations"] for d in yaml.safe_load_all(rbac))
+
+
+@pytest.mark.parametrize(
+    ("form", "kinds"),
+    [
+        ("static-pod", ["Service", "ClusterRole", "ClusterRoleBinding"]),
+        ("service", ["ClusterRole", "ClusterRoleBinding"]),
+    ],
+    ids=["static-pod", "service"],
+)
+def test_client_dry_run_of_a_host_form_with_metrics_and_no_lease(
+    tmp_path: Path, form: str, kinds: list[str]
+) -> None:
+    """spec.metrics alone makes the host forms send objects: the static pods' metrics Service
+    and the scraper RBAC; a systemd service, with no pod to select, the RBAC only."""
+    spec = load_target("s")
+    spec.leader_election.leader_elect = False
+    spec.metrics.service = True
+    text = client_dry_run(DeployRequest(spec, form), SystemdHost(tmp_path))
+    _, _, objects = text.partition("---\n")
+    assert [d["kind"] for d in yaml.safe_load_all(objects)] == kinds
+
+
+@pytest.mark.parametrize(
+    ("address", "warned"),
+    [("127.0.0.1", True), ("::1", True), ("0.0.0.0", False), ("10.0.0.5", False)],
+)
+def test_a_loopback_bind_serves_no_metrics_service_endpoint(address: str, warned: bool) -> None:
+    spec = load_target("s")
+    spec.service.bind_address = address
+    said: list[str] = []
+    _warn_loopback_metrics(spec, Reporter(warn=said.append))
+    assert bool(said) is warned
+    if warned:
+        assert "spec.service.bindAddress: 0.0.0.0" in said[0] and address in said[0]
 
 
 def test_the_quiet_reporter_says_nothing_and_a_stream_closes_once_used() -> None:

@@ -22,7 +22,14 @@ from kschedctl.ops.deploy import allowed_keys, cluster_objects, load_target
 from kschedctl.render import forms
 from kschedctl.render.context import require_renderable
 from kschedctl.render.forms import DEPLOY_FORMS as FORMS
-from kschedctl.render.objects import check_objects, expected_objects, object_key, stale_rbac
+from kschedctl.render.objects import (
+    check_objects,
+    expected_objects,
+    host_rbac,
+    not_for_form,
+    object_key,
+    stale_rbac,
+)
 from kschedctl.spec import Spec, load_spec, with_program
 
 GOLDEN_SPECS = sorted(
@@ -257,12 +264,53 @@ def test_deploy_prunes_exactly_the_rbac_the_spec_no_longer_renders() -> None:
     assert not NO_METRICS & stale_rbac(spec, rows)  # asked for: kept
     spec.metrics.scraper.service_account = ""  # the scraper has its RBAC already
     assert {k for k in NO_METRICS if "metrics-reader" in k[2]} <= stale_rbac(spec, rows)
-    # The host forms' table holds only the host Lease RBAC: nothing in-cluster is touched.
-    host = stale_rbac(spec, forms.applied("service").objects)
-    assert host == {
+    # The host forms' table holds the host Lease RBAC and the host metrics objects: nothing of
+    # the in-cluster forms is touched.
+    host_rows = forms.applied("static-pod").objects
+    host_lease_and_plugins = {
         ("Role", "kube-system", "s-leader-election"),
         ("RoleBinding", "kube-system", "s-host-leader-election"),
         # program custom's plugin RBAC for the host user: not rendered for this spec
         ("ClusterRole", "", "s-host-plugins"),
         ("ClusterRoleBinding", "", "s-host-plugins"),
     }
+    reader = {k for k in NO_METRICS if "metrics-reader" in k[2]}
+    assert stale_rbac(spec, host_rows, "static-pod") == host_lease_and_plugins | reader
+    # A systemd service has no pod for the static pods' Service to select: it goes too (a
+    # scheduler moved from --as-static-pod to --as-service keeps no dangling scrape target).
+    assert stale_rbac(spec, host_rows, "service") == host_lease_and_plugins | NO_METRICS
+
+
+@pytest.mark.parametrize(
+    ("form", "applied_kinds", "dropped_kinds"),
+    [
+        ("static-pod", ["Service", "ServiceMonitor", "ClusterRole", "ClusterRoleBinding"], []),
+        ("service", ["ClusterRole", "ClusterRoleBinding"], ["Service", "ServiceMonitor"]),
+    ],
+    ids=["static-pod", "service"],
+)
+def test_host_forms_apply_the_metrics_objects_their_scheduler_can_use(
+    form: str, applied_kinds: list[str], dropped_kinds: list[str]
+) -> None:
+    """spec.metrics with leader election off: host-rbac holds only the metrics objects; the
+    static pods get the Service over their mirror pods, a systemd service only the scraper's
+    right to /metrics (deploy drops what its form does not apply, refusing nothing)."""
+    spec = load_target("s")
+    spec.leader_election.leader_elect = False
+    spec.metrics.service = spec.metrics.service_monitor = True
+    assert host_rbac(spec)
+    objects = cluster_objects(spec, form)
+    assert [o["kind"] for o in objects] == applied_kinds
+    assert {key[1] for key in not_for_form(spec, forms.applied(form).objects, form)} == set(
+        dropped_kinds
+    )
+    assert {key[1] for key in allowed_keys(spec, form)} == set(applied_kinds)
+    if form == "static-pod":
+        service = objects[0]
+        # The static pod's own labels pick its mirror pods; it serves on service.securePort.
+        static_pod = yaml.safe_load(forms.render(spec, "static-pod"))
+        labels = static_pod["metadata"]["labels"]
+        assert service["spec"]["selector"].items() <= labels.items()
+        assert [p["targetPort"] for p in service["spec"]["ports"]] == [spec.service.secure_port]
+    spec.metrics = type(spec.metrics)()
+    assert not host_rbac(spec)

@@ -93,3 +93,26 @@ def test_nothing_to_forward_to_is_said_once(
     report = status_metrics.read_metrics(object(), entry, [])  # type: ignore[arg-type]
     assert report["replicas"] == [] and says in (report["problem"] or "")
     assert asked == []
+
+
+def test_a_static_pods_mirror_pods_are_matched_to_the_lease_by_their_node(
+    asked: list[Target],
+) -> None:
+    """A static pod shares its node's network and UTS namespace: kube-scheduler's Lease
+    identity is ``<node>_<uuid>``, not the mirror pod's name ``<name>-<node>``."""
+    names = ["s-node-a", "s-node-b"]
+    entry = Scheduler(
+        "s", "static-pod", namespace="kube-system", pods=names,
+        lease=Lease("kube-system", "s", "node-b_1234-5678"),
+    )  # fmt: skip
+    pods = []
+    for name in names:
+        pod = _pod(name, ["kube-scheduler", "--secure-port=10260"], phase="Pending")
+        pod["spec"].update(hostNetwork=True, nodeName=name.removeprefix("s-"))
+        pods.append(pod)
+    report = status_metrics.read_metrics(object(), entry, pods)  # type: ignore[arg-type]
+    assert [(r["pod"], r["port"], r["leader"]) for r in report["replicas"]] == [
+        ("kube-system/s-node-a", 10260, False),
+        ("kube-system/s-node-b", 10260, True),
+    ]
+    assert asked == []  # not Running: nothing read, the Lease alone says who leads
