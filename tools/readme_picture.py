@@ -33,7 +33,11 @@ WORKLOADS = [
     ("default-scheduler", None, 3, "200m", "512Mi"),
 ]
 WAVES = 3
-PINNED_CPU = "1500m"  # bound by hand next to binpack's pods: more than the node has left
+PINNED_CPU = "200m"  # bound by hand next to binpack's pods: "(none)" in the picture
+# Then the busiest node loses capacity (reserved for the system, say) below what its pods request:
+# over-commit as it happens on a real node. The lab's kubelet admission rejects pods that do not
+# fit when they arrive, as a kubelet does, so over-commit cannot be made by binding alone.
+SHRUNK_CPU = "2"
 
 
 def kschedctl(*args: str, env: dict[str, str]) -> str:
@@ -99,6 +103,10 @@ def main() -> int:
                 _wait_bound(cluster, pods, created)
             busiest = cluster.get(f"{pods}/binpack-0")["spec"]["nodeName"]
             cluster.create(pods, pod("pinned-0", PINNED_CPU, "256Mi", nodeName=busiest))
+            _wait_bound(cluster, pods, created + 1)
+            cluster.patch(
+                f"/api/v1/nodes/{busiest}/status", {"status": {"allocatable": {"cpu": SHRUNK_CPU}}}
+            )
         for target in (options.out, options.timeline_out):
             Path(ROOT / target).parent.mkdir(parents=True, exist_ok=True)
         sys.stdout.write(kschedctl("top", "nodes", "--export", options.out, env=env))
