@@ -85,6 +85,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "deploy",
     "remove",
     "inventory",
+    "status",
     "why",
     "events",
     "top",

@@ -1,4 +1,4 @@
-"""`kschedctl list` and `kschedctl status NAME`: the schedulers a cluster runs or pods ask for."""
+"""`kschedctl list`: the schedulers a cluster runs or pods ask for."""
 
 from __future__ import annotations
 
@@ -7,11 +7,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from kschedctl import output
-from kschedctl.cli import cluster_completers
 from kschedctl.cli.common import age, connect, label_selector
 from kschedctl.cli.common import field_selector as field_selector_of
 from kschedctl.cli.options import (
-    TABLE_FORMATS,
     WIDE_FORMATS,
     ClusterName,
     Context,
@@ -19,7 +17,6 @@ from kschedctl.cli.options import (
     Kubeconfig,
     LabelSelector,
     NoHeaders,
-    TableOutput,
     User,
     WideOutput,
     check_output,
@@ -28,8 +25,6 @@ from kschedctl.cli.options import (
 if TYPE_CHECKING:
     from kschedctl.observe.schedulers import Scheduler
     from kschedctl.ops.list import SchedulerList
-    from kschedctl.ops.status import SchedulerStatus
-    from kschedctl.ops.status_metrics import MetricsReport
     from kschedctl.printers.formats import OutputFormat
 
 
@@ -122,190 +117,5 @@ def health_text(s: Scheduler) -> str:
     return s.problem or "unhealthy"
 
 
-def status(
-    name: Annotated[
-        str,
-        typer.Argument(
-            help="Scheduler name (a profile's schedulerName).",
-            autocompletion=cluster_completers.schedulers,
-        ),
-    ],
-    kubeconfig: Kubeconfig = None,
-    context: Context = None,
-    cluster_name: ClusterName = None,
-    user: User = None,
-    out: TableOutput = None,
-    no_headers: NoHeaders = False,
-    no_metrics: Annotated[
-        bool,
-        typer.Option(
-            "--no-metrics",
-            help="Do not read each replica's /metrics (through pods/portforward).",
-        ),
-    ] = False,
-) -> None:
-    """One scheduler in depth: objects, leader, RBAC, version, events, Pending pods, warnings,
-    and each replica's own metrics.
-
-    The RBAC check is a SubjectAccessReview of the identity it runs as for every permission a
-    scheduler needs; warnings cover the multi-scheduler traps (double-booking, shared Lease).
-    Metrics (scheduling attempts by result, pending pods per queue, attempt latency p50/p99) are
-    read from each replica's /metrics through pods/portforward with your credentials: you need
-    `get` and `create` on pods/portforward and `get` on the non-resource URL /metrics.
-    """
-    fmt = check_output(out, TABLE_FORMATS)
-    # the use case loads the cluster layers: not at start-up
-    from kschedctl.ops.status import scheduler_status
-
-    with connect(kubeconfig, context, cluster_name, user) as cluster:
-        report = scheduler_status(cluster, name, metrics=not no_metrics)
-    if not fmt.is_table:
-        # -o name: the scheduler, as `list -o name` names it
-        output.emit(
-            report.to_dict(), fmt, no_headers=no_headers, names=[f"scheduler/{report.name}"]
-        )
-        return
-    _print_status(report)
-
-
-def _print_status(report: SchedulerStatus) -> None:
-    lines = [f"Name:       {report.name}"]
-    if report.scheduler:
-        s = report.scheduler.to_dict()  # the shape `-o json` shows, read as the table shows it
-        ready = "-" if s["desired"] is None else f"{s['ready'] or 0}/{s['desired']}"
-        lines += [
-            f"Form:       {s['form']}{' (managed by kschedctl)' if s['managed'] else ''}",
-            f"Namespace:  {s['namespace'] or '-'}",
-            f"Health:     {health_text(report.scheduler)}",
-            f"Ready:      {ready}",
-        ]
-        lease = s["lease"]
-        if lease:
-            lines.append(
-                f"Lease:      {lease['namespace']}/{lease['name']} held by {lease['holder'] or '-'}"
-                f", renewed {age(lease['renewAgeSeconds'])} ago"
-            )
-        else:
-            lines.append("Lease:      - (leader election off, or not visible)")
-    version = report.version
-    lines.append(
-        f"Version:    image {version['image'] or '-'} · server {version['server']} · {version['skew']}"
-    )
-    typer.echo("\n".join(lines))
-    _print_problems(report)
-    if report.objects:
-        typer.echo("\nObjects:")
-        output.print_table(("object", "state"), [(o["ref"], o["state"]) for o in report.objects])
-    access = report.access
-    rbac = [_rbac_line(report)]
-    if access:
-        missing = [c["access"] for c in access["checks"] if not c["allowed"]]
-        verdict = "all allowed" if not missing else f"MISSING: {'; '.join(missing)}"
-        rbac.insert(0, f"RBAC ({access['subject']}): {len(access['checks'])} checks, {verdict}")
-    typer.echo("\n" + "\n".join(rbac))
-    typer.echo(f"\nPending pods: {len(report.pending_pods)}")
-    for pod in report.pending_pods[:10]:
-        typer.echo(f"  {pod}")
-    if report.events:
-        typer.echo("\nRecent events:")
-        output.print_table(
-            ("last seen", "type", "reason", "object", "message"),
-            [(e["time"], e["type"], e["reason"], e["object"], e["message"]) for e in report.events],
-        )
-    if report.metrics is not None:
-        _print_metrics(report.metrics)
-    _print_double_booking(report)
-    for warning in report.warnings:
-        output.warn(warning)
-
-
-def _print_problems(report: SchedulerStatus) -> None:
-    """Why its pods do not run: the kubelet's reason, the last termination, what to do, and
-    the last lines of the container that crashed."""
-    if not report.problems:
-        return
-    typer.echo("\nProblems:")
-    for crash in report.problems:
-        p = crash.to_dict()
-        typer.echo(f"  pod/{p['pod'].split('/', 1)[-1]} container {p['container']}: "
-                   f"{crash.problem.headline}")  # fmt: skip
-        if p["message"]:
-            typer.echo(f"    message:  {p['message']}")
-        if p["finishedAt"]:
-            typer.echo(f"    finished: {p['finishedAt']}")
-        typer.echo(f"    fix:      {p['hint']}")
-        if p["previousLog"]:
-            typer.echo(f"    last {len(p['previousLog'])} line(s) of the previous container:")
-            for line in p["previousLog"]:
-                typer.echo(f"      {line}")
-        elif p["previousLogError"]:
-            typer.echo(f"    previous container's log: not readable ({p['previousLogError']})")
-
-
-def _millis(seconds: float | None) -> str:
-    return "-" if seconds is None else f"{seconds * 1000:.1f}ms"
-
-
-def _print_metrics(metrics: MetricsReport) -> None:
-    """The Metrics section: one row per replica read, then why any could not be read."""
-    typer.echo("\nMetrics (each replica's /metrics, since it started):")
-    if metrics["problem"]:
-        typer.echo(f"  not read: {metrics['problem']}")
-        return
-    rows = []
-    problems = []
-    for replica in metrics["replicas"]:
-        leader = {True: "yes", False: "no", None: "-"}[replica["leader"]]
-        summary = replica["summary"]
-        if summary is None:
-            problems.append(f"  {replica['pod']}: not read: {replica['problem']}")
-            continue
-        attempts, pending = summary["attempts"], summary["pending"]
-        latency = summary["attemptLatency"]
-        rows.append([
-            replica["pod"], leader, attempts["scheduled"], attempts["unschedulable"],
-            attempts["error"],
-            " ".join(f"{queue}={n}" for queue, n in pending.items()) or "-",
-            _millis(latency["p50"]), _millis(latency["p99"]),
-        ])  # fmt: skip
-    if rows:
-        output.print_table(
-            ("replica", "leader", "scheduled", "unschedulable", "error", "pending",
-             "attempt p50", "attempt p99"),
-            rows,
-        )  # fmt: skip
-    for line in problems:
-        typer.echo(line)
-
-
-def _print_double_booking(report: SchedulerStatus) -> None:
-    """The nodes this scheduler double-booked with another: the kubelet rejected pods there."""
-    if not report.double_booking:
-        return
-    typer.echo(f"\nDouble booking: {len(report.double_booking)} node(s)")
-    for node in report.double_booking:
-        typer.echo(f"  ✗ {node['message']}")
-        for pod in node["rejected"]:
-            typer.echo(f"      {pod['pod']} (bound by {pod['scheduler'] or '?'}): {pod['message']}")
-        typer.echo(f"      fix: {node['fix']}")
-
-
-def _rbac_line(report: SchedulerStatus) -> str:
-    rbac = report.rbac
-    if rbac["mode"] is None:
-        what = "- (no ClusterRoleBinding: a host form runs as its kubeconfig's user)"
-    else:
-        what = f"{rbac['mode']} (ClusterRole {', '.join(rbac['clusterRoles'])})"
-    lease = rbac["defaultLeaseUpdate"]
-    if lease is not None:
-        what += (
-            "; CAN update the default scheduler's Lease kube-system/kube-scheduler"
-            if lease
-            else "; cannot update the default scheduler's Lease"
-        )
-    return f"RBAC mode:  {what}"
-
-
 def register(app: typer.Typer) -> None:
     app.command("list")(list_schedulers)
-    app.command("status")(status)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kschedctl.cli.inventory import _print_problems, health_text
+from kschedctl.cli.inventory import health_text
+from kschedctl.cli.status import _print_problems
 from kschedctl.observe.crash import ContainerProblem, CrashReport
 from kschedctl.observe.schedulers import Scheduler
 from kschedctl.ops.status import SchedulerStatus

@@ -118,7 +118,7 @@ def _schedulers() -> list[Scheduler]:
 @pytest.fixture
 def cluster(monkeypatch: pytest.MonkeyPatch) -> None:
     """The cluster commands connect to nothing and list the schedulers above."""
-    for module in ("inventory", "why", "events"):
+    for module in ("inventory", "status", "why", "events"):
         monkeypatch.setattr(
             f"kschedctl.cli.{module}.connect", lambda *a: contextlib.nullcontext(object())
         )

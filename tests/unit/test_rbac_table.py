@@ -283,7 +283,7 @@ def test_the_default_lease_check_names_the_default_lock() -> None:
 
 
 def test_status_table_says_which_rbac() -> None:
-    from kschedctl.cli.inventory import _rbac_line
+    from kschedctl.cli.status import _rbac_line
     from kschedctl.ops.status import SchedulerStatus
 
     def line(rbac_report: dict[str, Any]) -> str:
