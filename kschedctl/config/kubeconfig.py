@@ -247,3 +247,108 @@ def _listed(found: list[str]) -> str:
         return "none"
     shown = ", ".join(quote(n) for n in found[:_LISTED])
     return shown + (f" and {len(found) - _LISTED} more" if len(found) > _LISTED else "")
+
+
+# -- the direct connection -----------------------------------------------------------------------
+
+# What the official client reads from a cluster entry besides these: `proxy-url`
+# (kubernetes/config/kube_config.py ``_load_cluster_info``), which sends us to the client.
+_DIRECT_USER_KEYS = frozenset(
+    {"client-certificate", "client-certificate-data", "client-key", "client-key-data"}
+    | {"token", "tokenFile", "extensions"}
+)
+
+
+@dataclass(frozen=True)
+class DirectPlan:
+    """A connection kschedctl can open with urllib3 alone (no kubernetes client): TLS from
+    files or base64 ``-data``, a bearer token or a client certificate. File paths are
+    absolute (resolved by :func:`merge_kubeconfigs`); ``*_data`` are still base64."""
+
+    server: str
+    verify: bool = True
+    ca_file: str | None = None
+    ca_data: str | None = None
+    tls_server_name: str | None = None
+    cert_file: str | None = None
+    cert_data: str | None = None
+    key_file: str | None = None
+    key_data: str | None = None
+    token: str | None = None
+    token_file: str | None = None
+
+
+def direct_plan(selection: Selection, proxies: Mapping[str, str]) -> DirectPlan | None:
+    """The :class:`DirectPlan` for ``selection``, or ``None`` when it needs the official client:
+    an exec plugin, an auth-provider, username/password, impersonation, any other user key, a
+    ``proxy-url``, or an environment proxy (``proxies``: :func:`urllib.request.getproxies`)
+    for the server's scheme, which the client honours (its ``Configuration._env_proxy``).
+    Values of unexpected types also go to the client, so its errors stay the same."""
+    config = selection.config
+    cluster = _body(config.get("clusters"), "cluster")
+    users = config.get("users") or []
+    user = _body(users, "user") if users else {}
+    if cluster is None or user is None:
+        return None
+    server = cluster.get("server")
+    if not isinstance(server, str) or not server.startswith(("https://", "http://")):
+        return None
+    if "proxy-url" in cluster or not set(user) <= _DIRECT_USER_KEYS:
+        return None
+    scheme = server.split(":", 1)[0]
+    if proxies.get(scheme) or proxies.get("all"):
+        return None
+    texts: dict[str, str | None] = {}
+    for source, key in (
+        (cluster, "certificate-authority"),
+        (cluster, "certificate-authority-data"),
+        (cluster, "tls-server-name"),
+        (user, "client-certificate"),
+        (user, "client-certificate-data"),
+        (user, "client-key"),
+        (user, "client-key-data"),
+        (user, "token"),
+        (user, "tokenFile"),
+    ):
+        value = source.get(key)
+        if value is not None and not isinstance(value, str):
+            return None
+        texts[key] = value or None
+    insecure = cluster.get("insecure-skip-tls-verify", False)
+    if not isinstance(insecure, bool):
+        return None
+    https = server.startswith("https://")
+
+    def file_or_data(body: Mapping[str, Any], key: str) -> tuple[str | None, str | None]:
+        # ``FileOrData``: a ``-data`` field, even empty, wins over its file; certificates
+        # are read only for an https server (``_load_cluster_info``)
+        if not https:
+            return None, None
+        if f"{key}-data" in body:
+            return None, texts[f"{key}-data"]
+        return texts[key], None
+
+    ca_file, ca_data = file_or_data(cluster, "certificate-authority")
+    cert_file, cert_data = file_or_data(user, "client-certificate")
+    key_file, key_data = file_or_data(user, "client-key")
+    return DirectPlan(
+        server=server.rstrip("/"),
+        verify=not insecure,
+        ca_file=ca_file,
+        ca_data=ca_data,
+        tls_server_name=texts["tls-server-name"],
+        cert_file=cert_file,
+        cert_data=cert_data,
+        key_file=key_file,
+        key_data=key_data,
+        token=texts["token"],
+        token_file=None if "token" in user else texts["tokenFile"],  # ``token`` wins
+    )
+
+
+def _body(entries: Any, field: str) -> dict[str, Any] | None:
+    """The body of the one entry a :class:`Selection` config holds in a section."""
+    if not isinstance(entries, list) or len(entries) != 1 or not isinstance(entries[0], dict):
+        return None
+    body = entries[0].get(field)
+    return body if isinstance(body, dict) else None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -134,18 +135,38 @@ def apply_objects(
     return outcomes
 
 
+# requests managed_objects keeps in flight: its ~22 lists one after the other were most of
+# `status`'s wall time on a big cluster
+MANAGED_READERS = 8
+
+
 def managed_objects(cluster: Cluster, instance: str) -> list[dict[str, Any]]:
-    """Every object kschedctl created for ``instance``, in deletion order (with kind set)."""
-    found: list[dict[str, Any]] = []
-    for kind in DELETE_ORDER:
-        resource = RESOURCES[kind]
+    """Every object kschedctl created for ``instance``, in deletion order (with kind set).
+
+    The lists (each kind, each of :func:`owner_selectors`) are read concurrently; the result
+    and the error raised (the first kind's, in deletion order) are those of reading them in
+    turn."""
+    selectors = owner_selectors(instance)
+
+    def read(task: tuple[str, str]) -> list[dict[str, Any]] | None:
+        kind, selector = task
         try:
-            items = list_owned(cluster, resource.collection(), instance)
+            return cluster.list(RESOURCES[kind].collection(), labelSelector=selector)
         except NotFoundError:
             if kind in OPTIONAL_KINDS:
-                continue  # its CRD is not installed: none exist
+                return None  # its CRD is not installed: none exist
             raise
-        for item in items:
+
+    tasks = [(kind, selector) for kind in DELETE_ORDER for selector in selectors]
+    with ThreadPoolExecutor(max_workers=MANAGED_READERS) as pool:
+        answers = iter(list(pool.map(read, tasks)))
+    found: list[dict[str, Any]] = []
+    for kind in DELETE_ORDER:
+        batches = [next(answers) for _ in selectors]
+        if any(batch is None for batch in batches):
+            continue
+        resource = RESOURCES[kind]
+        for item in owned((b for b in batches if b is not None), instance):
             item.setdefault("kind", kind)
             item.setdefault("apiVersion", resource.api_version)
             found.append(item)

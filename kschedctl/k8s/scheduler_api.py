@@ -39,7 +39,7 @@ class ThrottledCluster(Cluster):
     """The same connection, every request first taking a token from ``bucket``."""
 
     def __init__(self, base: Cluster, bucket: TokenBucket) -> None:
-        super().__init__(base.api_client, base.context)
+        super().__init__(base.transport, base.context, base.namespace)
         self.bucket = bucket
 
     def _call(self, *args: Any, **kwargs: Any) -> Any:

@@ -1,0 +1,58 @@
+"""managed_objects reads its lists concurrently but answers as reading them in turn would:
+deletion order, each object once, a missing optional CRD skipped, any other error raised."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+
+from kschedctl.errors import ClusterError, NotFoundError
+from kschedctl.k8s.apply import managed_objects
+from kschedctl.k8s.resources import DELETE_ORDER, RESOURCES
+from kschedctl.observe.schedulers import SCHEDULER_LABEL
+
+
+def obj(name: str, scheduler: str = "s1") -> dict[str, Any]:
+    return {"metadata": {"name": name, "namespace": "ns", "uid": name,
+                         "labels": {SCHEDULER_LABEL: scheduler}}}  # fmt: skip
+
+
+class FakeCluster:
+    def __init__(self, fail: dict[str, Exception] | None = None) -> None:
+        self.fail = fail or {}
+        self.calls: list[tuple[str, str]] = []
+        self.lock = threading.Lock()
+
+    def list(self, path: str, **query: Any) -> list[dict[str, Any]]:
+        with self.lock:
+            self.calls.append((path, query["labelSelector"]))
+        kind = next(k for k in DELETE_ORDER if RESOURCES[k].collection() == path)
+        if kind in self.fail:
+            raise self.fail[kind]
+        # both selectors find the same object: it is listed once
+        return [obj(f"{kind.lower()}-a"), obj(f"{kind.lower()}-other", "s2")]
+
+
+def test_every_kind_in_deletion_order_each_object_once() -> None:
+    cluster = FakeCluster()
+    found = managed_objects(cluster, "s1")  # type: ignore[arg-type]
+    assert [(o["kind"], o["metadata"]["name"]) for o in found] == [
+        (kind, f"{kind.lower()}-a") for kind in DELETE_ORDER
+    ]
+    assert all(o["apiVersion"] == RESOURCES[o["kind"]].api_version for o in found)
+    assert len(cluster.calls) == 2 * len(DELETE_ORDER)
+
+
+def test_a_missing_optional_crd_is_skipped() -> None:
+    cluster = FakeCluster({"ServiceMonitor": NotFoundError("the server could not find it")})
+    kinds = [o["kind"] for o in managed_objects(cluster, "s1")]  # type: ignore[arg-type]
+    assert kinds == [k for k in DELETE_ORDER if k != "ServiceMonitor"]
+
+
+def test_the_first_failing_kind_in_deletion_order_is_raised() -> None:
+    first, later = DELETE_ORDER[1], DELETE_ORDER[-1]
+    cluster = FakeCluster({later: ClusterError("later"), first: NotFoundError("gone")})
+    with pytest.raises(NotFoundError, match="gone"):
+        managed_objects(cluster, "s1")  # type: ignore[arg-type]
