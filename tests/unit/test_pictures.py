@@ -7,7 +7,6 @@ pytest tests/unit/test_pictures.py`` and look at them (they are pictures) before
 
 from __future__ import annotations
 
-import difflib
 import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
+from golden_compare import compare_golden
 
 from kschedctl.cli import pictures
 from kschedctl.errors import KschedError, NotFoundError, UsageError
@@ -24,7 +24,6 @@ from kschedctl.observe.timeline import timeline
 
 SNAPSHOT = Path(__file__).parent / "fixtures" / "pictures" / "snapshot.yaml"
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "pictures"
-UPDATE = os.environ.get("KSCHEDCTL_UPDATE_GOLDEN") == "1"
 
 
 @pytest.fixture(scope="module")
@@ -33,21 +32,7 @@ def snapshot() -> dict[str, Any]:
 
 
 def _compare(name: str, actual: str) -> None:
-    path = GOLDEN / name
-    if UPDATE:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(actual, encoding="utf-8")
-        return
-    if not path.exists():
-        pytest.fail(f"{path} is missing; create it with KSCHEDCTL_UPDATE_GOLDEN=1")
-    expected = path.read_text(encoding="utf-8")
-    if expected != actual:
-        diff = "".join(difflib.unified_diff(expected.splitlines(keepends=True),
-                                            actual.splitlines(keepends=True),
-                                            fromfile=f"{path} (golden)", tofile="drawn"))  # fmt: skip
-        pytest.fail(f"{name} differs from its golden file:\n{diff[:4000]}\nIf intended: "
-                    "KSCHEDCTL_UPDATE_GOLDEN=1 python -m pytest tests/unit/test_pictures.py",
-                    pytrace=False)  # fmt: skip
+    compare_golden(GOLDEN / name, actual, "tests/unit/test_pictures.py")
 
 
 def _nodes_svg(snapshot: dict[str, Any], **kwargs: Any) -> str:

@@ -6,11 +6,10 @@ tests/unit/test_render_golden.py`` and review the diff in git.
 
 from __future__ import annotations
 
-import difflib
-import os
 from pathlib import Path
 
 import pytest
+from golden_compare import UPDATE, compare_golden
 
 from kschedctl.render.added_profile import add_profile
 from kschedctl.render.forms import render_workspace
@@ -30,32 +29,10 @@ CASES = [
     "custom-image",
     "metrics",
 ]
-UPDATE = os.environ.get("KSCHEDCTL_UPDATE_GOLDEN") == "1"
 
 
 def _compare(path: Path, actual: str) -> None:
-    if UPDATE:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(actual, encoding="utf-8")
-        return
-    if not path.exists():
-        pytest.fail(f"{path} is missing; create it with KSCHEDCTL_UPDATE_GOLDEN=1")
-    expected = path.read_text(encoding="utf-8")
-    if expected != actual:
-        diff = "".join(
-            difflib.unified_diff(
-                expected.splitlines(keepends=True),
-                actual.splitlines(keepends=True),
-                fromfile=f"{path} (golden)",
-                tofile="rendered",
-            )
-        )
-        pytest.fail(
-            f"{path.name} differs from its golden file:\n{diff}\n"
-            "If the change is intended: KSCHEDCTL_UPDATE_GOLDEN=1 python -m pytest "
-            "tests/unit/test_render_golden.py",
-            pytrace=False,
-        )
+    compare_golden(path, actual, "tests/unit/test_render_golden.py")
 
 
 @pytest.mark.parametrize("case", CASES)
