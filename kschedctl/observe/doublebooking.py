@@ -25,8 +25,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from kschedctl.observe.diagnosis import ERROR, WARNING, Finding
-from kschedctl.observe.events import Event
-from kschedctl.observe.schedulers import parse_time
+from kschedctl.observe.events import Event, first_time, iso_time
 
 OUT_OF = "OutOf"  # lifecycle.InsufficientResourcePrefix
 DEFAULT_SCHEDULER = "default-scheduler"
@@ -53,7 +52,7 @@ class Binding:
         return {
             "pod": f"{self.namespace}/{self.name}",
             "scheduler": self.scheduler,
-            "time": _iso(self.time),
+            "time": iso_time(self.time),
         }
 
 
@@ -169,17 +168,6 @@ def _names(names: Iterable[str]) -> str:
     return " and ".join(items) if len(items) <= 2 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def _iso(moment: datetime | None) -> str | None:
-    return moment.isoformat().replace("+00:00", "Z") if moment else None
-
-
-def _time(value: Any) -> datetime | None:
-    try:
-        return parse_time(str(value)) if value else None
-    except ValueError:
-        return None
-
-
 def is_rejected(pod: Mapping[str, Any]) -> bool:
     """Failed by the kubelet's resource admission (``OutOf…``) on a node."""
     status = pod.get("status") or {}
@@ -228,7 +216,7 @@ def bindings_from(
         found[key] = Binding(
             str(meta.get("namespace") or ""), str(meta.get("name") or ""), uid, node,
             str(spec.get("schedulerName") or DEFAULT_SCHEDULER),
-            _time(scheduled.get("lastTransitionTime")),
+            first_time(scheduled.get("lastTransitionTime")),
         )  # fmt: skip
     per_node: dict[str, list[Binding]] = {}
     for binding in found.values():
@@ -264,7 +252,7 @@ def find(
                 reason=str(status.get("reason")),
                 message=str(status.get("message") or ""),
                 scheduler=own.scheduler if own else str(spec.get("schedulerName") or ""),
-                bound=own.time if own else _time(meta.get("creationTimestamp")),
+                bound=own.time if own else first_time(meta.get("creationTimestamp")),
             )
         )
     out = []

@@ -53,8 +53,8 @@ class Event:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "time": _iso(self.time),
-            "firstTime": _iso(self.first_time),
+            "time": iso_time(self.time),
+            "firstTime": iso_time(self.first_time),
             "type": self.type,
             "reason": self.reason,
             "message": self.message,
@@ -70,11 +70,12 @@ class Event:
         }
 
 
-def _iso(moment: datetime | None) -> str | None:
+def iso_time(moment: datetime | None) -> str | None:
     return moment.isoformat().replace("+00:00", "Z") if moment else None
 
 
-def _time(*candidates: Any) -> datetime | None:
+def first_time(*candidates: Any) -> datetime | None:
+    """The first of ``candidates`` that parses as an API timestamp (events and pods share it)."""
     for value in candidates:
         if value:
             try:
@@ -88,8 +89,8 @@ def from_events_v1(obj: Mapping[str, Any]) -> Event:
     meta = obj.get("metadata") or {}
     series = obj.get("series") or {}
     regarding = obj.get("regarding") or {}
-    first = _time(obj.get("eventTime"), obj.get("deprecatedFirstTimestamp"))
-    last = _time(
+    first = first_time(obj.get("eventTime"), obj.get("deprecatedFirstTimestamp"))
+    last = first_time(
         series.get("lastObservedTime"),
         obj.get("deprecatedLastTimestamp"),
         obj.get("eventTime"),
@@ -119,8 +120,8 @@ def from_core_v1(obj: Mapping[str, Any]) -> Event:
     meta = obj.get("metadata") or {}
     series = obj.get("series") or {}
     involved = obj.get("involvedObject") or {}
-    first = _time(obj.get("firstTimestamp"), obj.get("eventTime"))
-    last = _time(
+    first = first_time(obj.get("firstTimestamp"), obj.get("eventTime"))
+    last = first_time(
         series.get("lastObservedTime"),
         obj.get("lastTimestamp"),
         obj.get("eventTime"),
