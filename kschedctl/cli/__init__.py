@@ -7,7 +7,11 @@ exit code (see :class:`KschedGroup`).
 
 from __future__ import annotations
 
+import importlib
+import os
 import re
+import sys
+from collections.abc import Iterable
 from typing import Any
 
 import typer
@@ -50,24 +54,12 @@ class KschedGroup(TyperGroup):
             ctx.exit(EXIT_INTERRUPTED)
 
 
-app = typer.Typer(
-    name="kschedctl",
-    cls=KschedGroup,
-    help="Run more than one scheduler in a Kubernetes cluster: write, deploy, watch, debug.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-    rich_markup_mode="rich",
-)
-
-
 def _version(value: bool) -> None:
     if value:
         typer.echo(f"kschedctl {__version__}")
         raise typer.Exit()
 
 
-@app.callback()
 def _root(
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Show the version and exit."
@@ -76,39 +68,66 @@ def _root(
     """Run more than one scheduler in a Kubernetes cluster: write, deploy, watch, debug."""
 
 
-# In the order they appear in --help.
-COMMAND_MODULES: tuple[str, ...] = (
-    "create",
-    "render",
-    "validate",
-    "schema",
-    "deploy",
-    "remove",
-    "inventory",
-    "status",
-    "why",
-    "events",
-    "top",
-    "logs",
-    "scheduler",
-    "lab",
-)
+# Every command: its name → the module whose register(app) adds it, in the order of --help
+# (groups such as top, scheduler and lab come after the plain commands there; tests/cli/test_cli_registry.py checks it against what the modules register). Command
+# modules import heavy things (the kubernetes client above all) inside command bodies only.
+COMMANDS: dict[str, str] = {
+    "create": "create",
+    "render": "render",
+    "validate": "validate",
+    "schema": "schema",
+    "deploy": "deploy",
+    "remove": "remove",
+    "list": "inventory",
+    "status": "status",
+    "why": "why",
+    "events": "events",
+    "top": "top",
+    "logs": "logs",
+    "scheduler": "scheduler",
+    "lab": "lab",
+}
 
 
-def _register() -> None:
-    # Each command module exposes register(app). They import heavy things (the kubernetes
-    # client above all) inside command bodies only, so offline commands stay fast.
-    import importlib
+def build_app(modules: Iterable[str] | None = None) -> typer.Typer:
+    """The CLI with the commands of ``modules`` (default: all of them)."""
+    built = typer.Typer(
+        name="kschedctl",
+        cls=KschedGroup,
+        help="Run more than one scheduler in a Kubernetes cluster: write, deploy, watch, debug.",
+        no_args_is_help=True,
+        pretty_exceptions_enable=False,
+        context_settings={"help_option_names": ["-h", "--help"]},
+        rich_markup_mode="rich",
+    )
+    built.callback()(_root)
+    for module in dict.fromkeys(COMMANDS.values()) if modules is None else modules:
+        importlib.import_module(f"kschedctl.cli.{module}").register(built)
+    return built
 
-    for name in COMMAND_MODULES:
-        importlib.import_module(f"kschedctl.cli.{name}").register(app)
+
+app: typer.Typer  # the whole CLI, built on first use (tests, the kubectl plugin, completion)
 
 
-_register()
+def __getattr__(name: str) -> Any:
+    if name == "app":
+        globals()["app"] = built = build_app()
+        return built
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _modules_for(args: list[str]) -> tuple[str, ...] | None:
+    # A command line that names its command needs only that command's module: typer reads the
+    # signature of every registered function when it builds the group (about a third of an
+    # offline command's start-up with all of them). --help, --version, completion and an
+    # unknown name get the whole CLI, so their output lists every command.
+    if args and args[0] in COMMANDS and "_KSCHEDCTL_COMPLETE" not in os.environ:
+        return (COMMANDS[args[0]],)
+    return None
 
 
 def main() -> None:
-    app(prog_name="kschedctl")
+    build_app(_modules_for(sys.argv[1:]))(prog_name="kschedctl")
 
 
 if __name__ == "__main__":  # pragma: no cover
