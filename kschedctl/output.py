@@ -31,7 +31,7 @@ def stdout_console() -> Console:
 
 
 def stderr_console() -> Console:
-    from rich.console import Console
+    from rich.console import Console  # on first use (module docstring)
 
     return Console(file=sys.stderr, soft_wrap=True)
 
@@ -143,6 +143,7 @@ def _plain_lines(
     that fits ``width`` (columns padded to their widest cell, two spaces apart, the last one
     padded too); None when rich must do it: styled cells, control characters, too wide, no
     rows."""
+    # rich on first use (module docstring)
     from rich.cells import cell_len
     from rich.text import Text
 
@@ -175,7 +176,7 @@ def info(message: str) -> None:
 
 def warn(message: str) -> None:
     """A warning on stderr; ``message`` is literal text, as for :func:`info`."""
-    from rich.text import Text
+    from rich.text import Text  # on first use (module docstring)
 
     stderr_console().print(
         Text.assemble(("warning:", "yellow"), " ", message), highlight=False, markup=False

@@ -84,7 +84,7 @@ def _split(string: str) -> list[str]:
         plain = plain.replace(space, " ")
     if not any(c in plain for c in "'\"\\") and plain.replace(" ", "x").isprintable():
         return [word for word in plain.split(" ") if word]
-    import shlex
+    import shlex  # on use: the rare quoted word (see above)
 
     lex = shlex.shlex(string, posix=True)
     lex.whitespace_split = True

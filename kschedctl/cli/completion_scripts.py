@@ -83,6 +83,7 @@ def completion_table() -> dict[str, Any]:
     the terminal the TAB came from, newlines included), static values (choices, ``completers.choices``),
     or the name of the completer that computes them at TAB time.
     """
+    # on use: the generator runs at development time, not on a user's command line
     import re
 
     from rich.text import Text
@@ -186,7 +187,7 @@ def table_path() -> Path:
 
 
 def table_text() -> str:
-    import pprint
+    import pprint  # on use, like the generator above
 
     body = pprint.pformat(completion_table(), width=100, sort_dicts=True)
     return (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -122,8 +123,6 @@ def up(
     ] = 120.0,
 ) -> None:
     """Start the lab and print the `export KUBECONFIG=…` line (stdout) to use it."""
-    import time
-
     # lab modules load when a lab command runs, not at start-up
     from kschedctl.lab import nodes as lab_nodes
 

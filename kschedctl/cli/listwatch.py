@@ -105,6 +105,7 @@ def _live(watch: _Watch) -> None:
 
 
 def _appended(watch: _Watch) -> None:
+    # on use: ops.list loads the cluster layer, which `list` without -w does not need here
     from kschedctl.ops.list import SchedulerList, scheduler_item
 
     seen: dict[str, str] = {}

@@ -86,6 +86,7 @@ def logs(
     journal for the service form; 'forbidden', leader-Lease waits and scheduling failures are
     highlighted on a terminal.
     """
+    # on use: every command module is imported when the CLI starts
     from kschedctl.config.durations import parse_duration
     from kschedctl.observe.loglines import Grep
 

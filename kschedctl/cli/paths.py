@@ -26,6 +26,7 @@ def guard_paths(command: Callable[P, R]) -> Callable[P, R]:
         try:
             return command(*args, **kwargs)
         except OSError as err:
+            # on use: render.workspace is not needed by every command this guards
             from kschedctl.render.workspace import path_error
 
             raise path_error(err, "reading or writing a file") from err

@@ -13,6 +13,7 @@ ShellCompDirective (k8s.io/kubectl v0.36.3 pkg/cmd/plugin/plugin_completion.go,
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -27,16 +28,14 @@ DIRECTIVE_NO_FILE_COMP = 4
 
 def kubectl_sched() -> None:
     """The ``kubectl-sched`` executable."""
-    from kschedctl.cli import app
+    from kschedctl.cli import app  # built on use: the whole CLI, as completion needs it
 
     app(prog_name=PROG, complete_var=COMPLETE_VAR)
 
 
 def kubectl_complete_sched(argv: list[str] | None = None) -> None:
     """The ``kubectl_complete-sched`` executable."""
-    import os
-
-    from kschedctl.cli import app
+    from kschedctl.cli import app  # built on use, as above
 
     _register_completion_class(list(sys.argv[1:] if argv is None else argv))
     # typer's completion protocol: the instruction comes from the environment

@@ -103,14 +103,14 @@ def render(
     if kubernetes_version is not None:
         spec = specs.ensure_valid(specs.with_version(spec, kubernetes_version), source=src)
     if directory is not None:
-        from kschedctl.render.workspace import write_export
+        from kschedctl.render.workspace import write_export  # on use: exports only
 
         for path in write_export(directory, forms.render_directory(spec, form.value)):
             typer.echo(str(path))
         return
     if add_to is not None:
         text = specs.read_text(add_to)
-        from kschedctl.render.added_profile import add_profile
+        from kschedctl.render.added_profile import add_profile  # on use: --add-to only
 
         rendered = add_profile(text, spec, source=str(add_to))
     else:

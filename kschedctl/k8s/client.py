@@ -10,6 +10,8 @@ client's ``Configuration`` and pool manager (:class:`ClientTransport`), whose im
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import os
 import ssl
@@ -329,7 +331,7 @@ class DirectTransport:
     def __init__(
         self, plan: DirectPlan, where: str, client_factory: Callable[[], ClientTransport]
     ) -> None:
-        import urllib3
+        import urllib3  # on use: only a direct connection needs it before the client does
 
         self.server = plan.server
         self._plan = plan
@@ -387,7 +389,7 @@ def direct_ssl_context(plan: DirectPlan, where: str) -> ssl.SSLContext:
     """urllib3's default TLS context with the plan's CA (else the system's, as urllib3 loads
     them when given none) and client certificate; ``-data`` fields are base64 as in a
     kubeconfig. Problems are :class:`ClusterError` naming the field."""
-    from urllib3.util.ssl_ import create_urllib3_context
+    from urllib3.util.ssl_ import create_urllib3_context  # on use, as in DirectTransport
 
     context = create_urllib3_context(cert_reqs=ssl.CERT_REQUIRED if plan.verify else ssl.CERT_NONE)
 
@@ -440,9 +442,6 @@ def direct_ssl_context(plan: DirectPlan, where: str) -> ssl.SSLContext:
 
 
 def _decode(data: str) -> bytes:
-    import base64
-    import binascii
-
     try:
         return base64.b64decode(data, validate=False)
     except binascii.Error as err:

@@ -301,6 +301,7 @@ def targets(text: str, source: str) -> list[Target]:
 def _rendered_config(doc: dict[str, Any], source: str) -> str | None:
     """The config ``render`` writes for a spec; None if the spec is invalid or runs no
     kube-scheduler build (``program: builtin``; ``custom`` runs one with plugins of its own)."""
+    # on use: the renderer (Jinja) only for a spec file
     from kschedctl.render.context import config_file
     from kschedctl.spec import spec_from_dict
 
@@ -335,11 +336,12 @@ class FileVerdict:
 
 def judge_file(binary: str | Path, path: str | Path) -> FileVerdict | None:
     """kube-scheduler's verdict on the configs of ``path``; None if it holds none."""
+    # on use, like the renderer above
     from kschedctl.config import userfile
 
     target = Path(path)
     if userfile.path_kind(target) == "directory":
-        from kschedctl.spec import SPEC_FILE
+        from kschedctl.spec import SPEC_FILE  # on use (a workspace directory)
 
         target = target / SPEC_FILE
     try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable
+from datetime import datetime, timezone
 from typing import Any
 
 from kschedctl.config.versions import PAUSE_IMAGE
@@ -86,7 +87,6 @@ def wait_lease(
     alive: Callable[[], None] | None = None,
 ) -> str:  # fmt: skip
     """The holder identity once the Lease is held (by one of ``holders``' pods, if given)."""
-    from datetime import datetime, timezone
 
     def check() -> str | None:
         try:

@@ -24,6 +24,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from kschedctl.errors import SpecError
+
 if TYPE_CHECKING:
     from kschedctl.spec import Spec
 
@@ -341,8 +343,6 @@ def _binding_problem(doc: dict[str, Any], row: Expected, spec: Spec) -> str:
 
 
 def _refuse(spec: Spec, form: str, what: str) -> NoReturn:
-    from kschedctl.errors import SpecError
-
     raise SpecError(
         "",
         f"refusing to apply the rendered {form} form of {spec.name}: {what}; "

@@ -30,7 +30,7 @@ def templates_dir() -> Path:
 
 @functools.lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
-    import jinja2
+    import jinja2  # on use: render --as config and validate need no template
 
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir())),
