@@ -10,6 +10,7 @@ import typer
 
 from kschedctl import output
 from kschedctl.cli.options import NoHeaders, check_output, output_option
+from kschedctl.cli.progress import BuildProgress
 from kschedctl.errors import EXIT_ERROR, LabError
 from kschedctl.printers import formats
 
@@ -54,46 +55,10 @@ def build(
     # lab modules load when a lab command runs, not at start-up
     from kschedctl.lab import binaries
 
-    with _BuildReport() as report:
+    with BuildProgress() as report:
         results = binaries.build(force=force, progress=report)
     for module, path, _elapsed in results:
         typer.echo(f"{module.title()}\t{path}")
-
-
-class _BuildReport:
-    """``lab build``'s progress on stderr: a spinner with the elapsed time on a terminal; in a
-    log (CI), a line per step and one every 30 s while a binary compiles."""
-
-    BEAT = 30.0
-
-    def __init__(self) -> None:
-        self.console = output.stderr_console()
-        self.status = self.console.status("") if self.console.is_terminal else None
-        self.next_beat = self.BEAT
-
-    def __enter__(self) -> _BuildReport:
-        if self.status is not None:
-            self.status.start()
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        if self.status is not None:
-            self.status.stop()
-
-    def step(self, message: str) -> None:
-        output.info(message)
-        self.next_beat = self.BEAT
-
-    def waiting(self, what: str, elapsed: float) -> None:
-        from rich.text import Text  # rich is loaded already: output's console
-
-        minutes, seconds = divmod(int(elapsed), 60)
-        shown = f"still building {what}: {minutes}m{seconds:02d}s"
-        if self.status is not None:
-            self.status.update(Text(shown))  # Text: never read as markup
-        elif elapsed >= self.next_beat:
-            output.info(shown)
-            self.next_beat += self.BEAT
 
 
 @lab_app.command("up")
