@@ -414,3 +414,25 @@ def test_read_write_once_pod_claim_in_use() -> None:
     assert [(c.node, c.victims) for c in ev.preemption.candidates] == [("n1", ("default/user",))]
     free = snap([claim], [pv("pv1", phase="Bound", modes=("ReadWriteOncePod",))])
     assert evaluate(with_claims("p", "solo"), free).feasible == ["n1", "n2", "n3"]
+
+
+# --- `why` gives the scheduler's reasons ----------------------------------------------------------
+
+
+def test_why_uses_the_same_volume_reasons_as_each_scheduler() -> None:
+    from kschedctl.observe.diagnosis import diagnose
+    from kschedctl.scheduling.algorithm import Algorithm
+    from kschedctl.scheduling.policy import FallbackPolicy
+
+    s = snap([pvc("data", cls="fast"), pvc("local-data")], [pv("l", nodes=("n2",))])
+    provisioned = with_claims("p", "data", schedulerName="fb")
+    ours = diagnose(provisioned, s, None, fallback=FallbackPolicy())
+    decision = Algorithm().decide(provisioned, s)
+    assert decision.node is None and ours.summary == decision.message
+    assert ours.evaluation is not None and not ours.evaluation.schedulable
+    kube = diagnose(with_claims("p", "data"), s, None)
+    assert kube.evaluation is not None and kube.evaluation.feasible == ["n1", "n2", "n3"]
+    local = with_claims("q", "local-data", schedulerName="fb")
+    placed = diagnose(local, s, None, fallback=FallbackPolicy())
+    assert placed.evaluation is not None and placed.evaluation.feasible == ["n2"]
+    assert Algorithm().decide(local, s).node == "n2"
