@@ -413,7 +413,6 @@ class SchedulerLoop:
         node = decision.node
         assert node is not None
         annotations = {STEP_ANNOTATION: decision.step.name} if decision.step is not None else {}
-        began = time.perf_counter()
         if decision.bindings:
             failure = self._bind_volumes(pod, decision)
             if failure is not None:
@@ -424,12 +423,13 @@ class SchedulerLoop:
                     self.cache.forget(uid)
                     self.cache.forget_volumes(decision.bindings)
                     latest = self.cache.is_current(pod)
-                if latest is not None:
+                if latest is not None and not self.stop.is_set():
                     self.queue.add_backoff(latest)
                     self._reporters.submit(
                         self._report_failure, latest, Decision(None, message=failure)
                     )
                 return
+        began = time.perf_counter()
         try:
             self.api.bind(pod, node, annotations)
         except (ApiConflict, ApiNotFound) as err:
