@@ -19,18 +19,21 @@ Typical use::
 Public API
 ----------
 ``Snapshot(nodes, pods=(), namespaces=None, *, device_classes=(), persistent_volume_claims=None,
-storage_classes=None)``
+storage_classes=None, persistent_volumes=None)``
     Cluster state. ``pods`` may be all pods: terminal ones are ignored, bound ones
     (``spec.nodeName``) count on their node, pending ones with ``status.nominatedNodeName`` are
     treated as nominated. ``namespaces`` ({name: Namespace dict or labels}) is only needed for
     ``namespaceSelector`` in pod affinity; claims and classes enable the volume PreFilter checks
-    ("pod has unbound immediate PersistentVolumeClaims", missing claims). Updating:
+    ("pod has unbound immediate PersistentVolumeClaims", missing claims), with the
+    PersistentVolumes too the per-node volume filters (``volumebinding``: PV node affinity,
+    WaitForFirstConsumer matching, VolumeZone, ReadWriteOncePod). Updating:
     ``upsert_pod``, ``remove_pod``, ``upsert_node``, ``remove_node``, ``assume(pod, node_name)``
     (count a pod on a node the moment a scheduler decides, so decisions never double-book),
     ``forget(pod)``.
     ``snapshot.node(name)`` gives a ``NodeInfo`` (``allocatable``, ``requested``, ``pods``,
     ``non_zero_requested()`` for scoring).
-``evaluate(pod, snapshot, *, all_reasons=False, preemption=True, comparison_operators=False)``
+``evaluate(pod, snapshot, *, all_reasons=False, preemption=True, comparison_operators=False,
+dynamic_provisioning=True)``
     -> ``Evaluation``. Runs, per node and in kube-scheduler's order, the modelled filters of
     ``FILTERS`` (NodeUnschedulable … InterPodAffinity), stopping at the first failing filter
     unless ``all_reasons``. PreFilter
@@ -88,10 +91,10 @@ resources, topology spread (minDomains, node inclusion policies, matchLabelKeys,
 critical-paths bookkeeping), inter-pod (anti-)affinity incl. the first-replica exception,
 nominated pods, DefaultPreemption's eligibility and dry run (without PodDisruptionBudgets, which
 only order victims), and the FailedScheduling message with the DynamicResources PostFilter text.
-Not evaluated: the per-node volume filters (PV node affinity and capacity, zones, attach limits,
-disk conflicts), DynamicResources for pods with claims, NodeDeclaredFeatures, the
-scheduler-enforced ``addedAffinity`` and non-default profiles; such pods are flagged in
-``Evaluation.not_evaluated``.
+Not evaluated: CSI attach limits (NodeVolumeLimits, for pods with CSI volumes),
+CSIStorageCapacity for provisioning, inline disk conflicts, DynamicResources for pods with
+claims, NodeDeclaredFeatures, the scheduler-enforced ``addedAffinity`` and non-default
+profiles; such pods are flagged in ``Evaluation.not_evaluated``.
 """
 
 from __future__ import annotations

@@ -19,6 +19,8 @@ from .verdicts import (
     NotEvaluated,
     Reason,
 )
+from .volumebinding import claim_class, volume_class
+from .volumes import claim_names
 
 __all__ = ["CycleState", "not_evaluated"]
 
@@ -121,6 +123,26 @@ class CycleState:
         return self.run_filters(node, all_reasons)
 
 
+def _csi_volumes(inc: Incoming, snapshot: Snapshot) -> list[str]:
+    """The pod's claims whose PersistentVolume (bound, or a static candidate of an unbound
+    claim's class) is a CSI or CSI-migrated volume: NodeVolumeLimits counts them."""
+    pvcs, pvs = snapshot.pvcs or {}, snapshot.pvs or {}
+    out = []
+    for _vol, name, _eph in claim_names(inc.raw):
+        pvc = pvcs.get((inc.namespace, name))
+        if pvc is None:
+            continue
+        volume = (pvc.get("spec") or {}).get("volumeName")
+        if volume:
+            candidates = [pvs[volume]] if volume in pvs else []
+        else:
+            cls = claim_class(pvc)
+            candidates = [pv for pv in pvs.values() if volume_class(pv) == cls]
+        if any(k in (pv.get("spec") or {}) for pv in candidates for k in ("csi", *_MIGRATABLE)):
+            out.append(name)
+    return out
+
+
 def not_evaluated(inc: Incoming, snapshot: Snapshot) -> tuple[list[NotEvaluated], bool]:
     """The unmodelled filters (rows of ``FILTERS`` without ``explain``) this pod needs, in
     filter order, and whether the pod has (DRA) resource claims."""
@@ -138,7 +160,7 @@ def not_evaluated(inc: Incoming, snapshot: Snapshot) -> tuple[list[NotEvaluated]
             if kind in v:
                 inline.append(f"{v.get('name')} ({kind})")
         migratable = migratable or any(k in v for k in _MIGRATABLE)
-    if claims:
+    if claims and (snapshot.pvcs is None or snapshot.pvs is None):
         if snapshot.pvcs is None:
             why = (
                 f"the pod uses PersistentVolumeClaim(s) {', '.join(claims)}; volume filters "
@@ -147,7 +169,7 @@ def not_evaluated(inc: Incoming, snapshot: Snapshot) -> tuple[list[NotEvaluated]
         else:
             why = (
                 f"the pod uses PersistentVolumeClaim(s) {', '.join(claims)}; the claims were "
-                "checked, but the per-node volume filters need PVs and CSINodes"
+                "checked, but the per-node volume filters need the PersistentVolumes"
             )
         for plugin in (VOLUME_RESTRICTIONS, NODE_VOLUME_LIMITS, VOLUME_BINDING, VOLUME_ZONE):
             out.append(NotEvaluated(plugin, why))
@@ -160,11 +182,14 @@ def not_evaluated(inc: Incoming, snapshot: Snapshot) -> tuple[list[NotEvaluated]
                     "disks",
                 )
             )
-        if migratable:
+        csi = _csi_volumes(inc, snapshot) if claims else []
+        if migratable or csi:
+            what = ", ".join(f"claim {c}" for c in csi) or "in-tree disk volumes"
             out.append(
                 NotEvaluated(
                     NODE_VOLUME_LIMITS,
-                    "in-tree disk volumes count against the node's CSI attach limit",
+                    f"{what} count against the node's CSI attach limit (CSINode), which is "
+                    "not checked",
                 )
             )
     has_claims = bool(spec.get("resourceClaims"))

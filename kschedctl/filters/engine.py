@@ -35,9 +35,16 @@ def evaluate(
     all_reasons: bool = False,
     preemption: bool = True,
     comparison_operators: bool = False,
+    dynamic_provisioning: bool = True,
 ) -> Evaluation:
-    """Evaluate ``pod`` against every node of ``snapshot`` (see the package docstring)."""
-    inc = Incoming(pod, comparison_operators=comparison_operators)
+    """Evaluate ``pod`` against every node of ``snapshot`` (see the package docstring).
+    ``dynamic_provisioning``: whether the scheduler provisions volumes (False for kschedctl's
+    own scheduler: a node that would need it fails VolumeBinding)."""
+    inc = Incoming(
+        pod,
+        comparison_operators=comparison_operators,
+        dynamic_provisioning=dynamic_provisioning,
+    )
     notes: list[str] = []
     missing, has_claims = not_evaluated(inc, snapshot)
     spec = pod.get("spec") or {}
@@ -60,7 +67,9 @@ def evaluate(
             UNRESOLVABLE,
         )
     else:
-        rejected = volume_prefilter(pod, snapshot.pvcs, snapshot.storage_classes, notes)
+        rejected = volume_prefilter(
+            pod, snapshot.pvcs, snapshot.storage_classes, notes, snapshot.pvs
+        )
 
     cycle = CycleState(inc, snapshot, notes)
     if rejected is not None:

@@ -65,10 +65,15 @@ def feasible_nodes(
     limit: int = 0,
     start: int = 0,
     comparison_operators: bool = False,
+    dynamic_provisioning: bool = True,
 ) -> Feasible:
     """The nodes ``pod`` fits on, visiting ``snapshot.nodes`` from index ``start`` (wrapping)
     and stopping after ``limit`` feasible ones (0: visit every node)."""
-    inc = Incoming(pod, comparison_operators=comparison_operators)
+    inc = Incoming(
+        pod,
+        comparison_operators=comparison_operators,
+        dynamic_provisioning=dynamic_provisioning,
+    )
     missing, _claims = not_evaluated(inc, snapshot)
     nodes = snapshot.nodes
     total = len(nodes)
@@ -76,7 +81,7 @@ def feasible_nodes(
     if missing:
         return Feasible((), 0, start, True, tuple(m.plugin for m in missing))
     names, conflict = inc.prefilter_node_names()
-    if conflict or volume_prefilter(pod, snapshot.pvcs, snapshot.storage_classes, []):
+    if conflict or volume_prefilter(pod, snapshot.pvcs, snapshot.storage_classes, [], snapshot.pvs):
         return Feasible((), 0, start, True)
     cycle = CycleState(inc, snapshot)
     checks = cycle.node_checks()

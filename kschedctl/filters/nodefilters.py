@@ -113,7 +113,13 @@ def matches_node_affinity(pod: Mapping[str, Any], node: Mapping[str, Any]) -> bo
 class Incoming:
     """The pod being scheduled, with everything PreFilter computes once."""
 
-    def __init__(self, pod: Mapping[str, Any], *, comparison_operators: bool = False) -> None:
+    def __init__(
+        self,
+        pod: Mapping[str, Any],
+        *,
+        comparison_operators: bool = False,
+        dynamic_provisioning: bool = True,
+    ) -> None:
         md = pod.get("metadata") or {}
         spec = pod.get("spec") or {}
         self.raw = pod
@@ -126,6 +132,8 @@ class Incoming:
         self.tolerations: list[Mapping[str, Any]] = list(spec.get("tolerations") or [])
         self.node_name: str = spec.get("nodeName") or ""
         self.comparison_operators = comparison_operators
+        # Whether the scheduler provisions volumes (kube-scheduler does, kschedctl's does not).
+        self.dynamic_provisioning = dynamic_provisioning
         self.affinity = RequiredNodeAffinity.of(pod)
         self.request: dict[str, int] = pod_requests(pod)
         self.requests_nothing = (

@@ -289,8 +289,10 @@ class Snapshot:
     ``device_classes`` (resource.k8s.io DeviceClass dicts) lets NodeResourcesFit leave extended
     resources backed by DRA to the DynamicResources plugin, as kube-scheduler 1.36 does.
     ``persistent_volume_claims`` and ``storage_classes`` (API dicts) enable the volume
-    PreFilter checks (missing or unbound immediate claims); without them volume checks are
-    reported as not evaluated.
+    PreFilter checks (missing or unbound immediate claims); with ``persistent_volumes`` too,
+    the per-node volume filters run (PV node affinity, matching PVs for WaitForFirstConsumer
+    claims, zones); without them volume checks are reported as not evaluated.
+    ``set_volume_object`` / ``remove_volume_object`` keep them current (a scheduler's watches).
     """
 
     def __init__(
@@ -302,6 +304,7 @@ class Snapshot:
         device_classes: Iterable[Mapping[str, Any]] = (),
         persistent_volume_claims: Iterable[Mapping[str, Any]] | None = None,
         storage_classes: Iterable[Mapping[str, Any]] | None = None,
+        persistent_volumes: Iterable[Mapping[str, Any]] | None = None,
     ) -> None:
         self._nodes: dict[str, NodeInfo] = {}
         self._pods: dict[str, PodInfo] = {}
@@ -323,6 +326,9 @@ class Snapshot:
             self.storage_classes = {
                 (sc.get("metadata") or {}).get("name") or "": sc for sc in storage_classes
             }
+        self.pvs: dict[str, Mapping[str, Any]] | None = None
+        if persistent_volumes is not None:
+            self.pvs = {(v.get("metadata") or {}).get("name") or "": v for v in persistent_volumes}
         for n in nodes:
             self.upsert_node(n)
         for p in pods:
@@ -414,6 +420,36 @@ class Snapshot:
             lst = self._unplaced.get(info.node_name, [])
             if info in lst:
                 lst.remove(info)
+
+    def set_volume_object(self, kind: str, obj: Mapping[str, Any]) -> None:
+        """Add or replace a ``PersistentVolumeClaim``, ``PersistentVolume`` or
+        ``StorageClass`` (starting that kind's table if it was not given)."""
+        md = obj.get("metadata") or {}
+        name = md.get("name") or ""
+        if kind == "PersistentVolumeClaim":
+            if self.pvcs is None:
+                self.pvcs = {}
+            self.pvcs[(md.get("namespace") or "default", name)] = obj
+        elif kind == "PersistentVolume":
+            if self.pvs is None:
+                self.pvs = {}
+            self.pvs[name] = obj
+        elif kind == "StorageClass":
+            if self.storage_classes is None:
+                self.storage_classes = {}
+            self.storage_classes[name] = obj
+        else:
+            raise ValueError(f"not a volume kind: {kind}")
+
+    def remove_volume_object(self, kind: str, obj: Mapping[str, Any]) -> None:
+        md = obj.get("metadata") or {}
+        name = md.get("name") or ""
+        if kind == "PersistentVolumeClaim" and self.pvcs is not None:
+            self.pvcs.pop((md.get("namespace") or "default", name), None)
+        elif kind == "PersistentVolume" and self.pvs is not None:
+            self.pvs.pop(name, None)
+        elif kind == "StorageClass" and self.storage_classes is not None:
+            self.storage_classes.pop(name, None)
 
     def assume(self, pod: Mapping[str, Any], node_name: str) -> None:
         """Account for ``pod`` on ``node_name`` before the API confirms the binding.

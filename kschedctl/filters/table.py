@@ -71,6 +71,7 @@ from .verdicts import (
     VOLUME_ZONE,
     Reason,
 )
+from .volumes import binding_state, rwop_state, zone_state
 
 if TYPE_CHECKING:
     from .cycle import CycleState
@@ -169,10 +170,28 @@ FILTERS: tuple[Filter, ...] = (
         lambda c, node, _all: node_resources_fit(c.inc, node, c.snapshot.dra_resources),
         lambda c: node_resources_fit_check(c.inc, c.snapshot.dra_resources),
     ),
-    Filter(VOLUME_RESTRICTIONS),
-    Filter(NODE_VOLUME_LIMITS),
-    Filter(VOLUME_BINDING),
-    Filter(VOLUME_ZONE),
+    # VolumeRestrictions: the ReadWriteOncePod check (inline disk conflicts are not modelled:
+    # ``not_evaluated`` names them).
+    Filter(
+        VOLUME_RESTRICTIONS,
+        _stateful(VOLUME_RESTRICTIONS),
+        _stateful_check(VOLUME_RESTRICTIONS),
+        prefilter=rwop_state,
+    ),
+    Filter(NODE_VOLUME_LIMITS),  # CSI attach limits: ``not_evaluated`` for CSI volumes
+    Filter(
+        VOLUME_BINDING,
+        _stateful(VOLUME_BINDING),
+        _stateful_check(VOLUME_BINDING),
+        prefilter=binding_state,
+    ),
+    Filter(
+        VOLUME_ZONE,
+        _stateful(VOLUME_ZONE),
+        _stateful_check(VOLUME_ZONE),
+        prefilter=zone_state,
+        first_reason_only=True,
+    ),
     Filter(
         POD_TOPOLOGY_SPREAD,
         _stateful(POD_TOPOLOGY_SPREAD),

@@ -11,21 +11,46 @@ StorageClasses). In kube-scheduler's PreFilter order:
   binds immediately (or it is pre-bound to a volume): ``pod has unbound immediate
   PersistentVolumeClaims``.
 
-All are UnschedulableAndUnresolvable. The per-node volume filters (PV node affinity, free
-volumes, zones, attach limits) need PVs and CSINodes and stay "not evaluated".
+- VolumeZone (``getPVbyPod``, only when the PersistentVolumes were given too): a bound
+  claim whose PersistentVolume does not exist: ``persistentvolume "<name>" not found``.
+
+All are UnschedulableAndUnresolvable. With the PersistentVolumes, :func:`binding_state`,
+:func:`zone_state` and :func:`rwop_state` build the PreFilter states of the per-node filters
+(``volumebinding``); CSI attach limits (NodeVolumeLimits) need CSINodes and stay "not
+evaluated" for pods with CSI volumes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .verdicts import UNRESOLVABLE, VOLUME_BINDING, VOLUME_RESTRICTIONS, Reason
+from .nodefilters import Incoming
+from .verdicts import UNRESOLVABLE, VOLUME_BINDING, VOLUME_RESTRICTIONS, VOLUME_ZONE, Reason
+from .volumebinding import (
+    BIND_COMPLETED,
+    RWOP,
+    RwopState,
+    VolumeBindingState,
+    VolumeZoneState,
+    claim_class,
+    fully_bound,
+    is_delay_binding,
+    pv_topologies,
+    volume_class,
+)
 
-__all__ = ["volume_prefilter", "claim_names"]
+if TYPE_CHECKING:
+    from .snapshot import Snapshot
 
-BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
-BETA_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class"
+__all__ = [
+    "volume_prefilter",
+    "claim_names",
+    "binding_state",
+    "zone_state",
+    "rwop_state",
+    "volume_bindings",
+]
 
 
 def claim_names(pod: Mapping[str, Any]) -> list[tuple[str, str, bool]]:
@@ -52,11 +77,7 @@ def _owned_by(pvc: Mapping[str, Any], pod: Mapping[str, Any]) -> bool:
     return False
 
 
-def _class_name(pvc: Mapping[str, Any]) -> str:
-    ann = (pvc.get("metadata") or {}).get("annotations") or {}
-    if BETA_CLASS_ANNOTATION in ann:
-        return str(ann[BETA_CLASS_ANNOTATION])
-    return str((pvc.get("spec") or {}).get("storageClassName") or "")
+_class_name = claim_class
 
 
 def volume_prefilter(
@@ -64,6 +85,7 @@ def volume_prefilter(
     pvcs: Mapping[tuple[str, str], Mapping[str, Any]] | None,
     storage_classes: Mapping[str, Mapping[str, Any]] | None,
     notes: list[str],
+    pvs: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Reason | None:
     """The first PreFilter rejection caused by the pod's claims, or None."""
     if pvcs is None:
@@ -144,4 +166,125 @@ def volume_prefilter(
             "make a matching PersistentVolume available or fix the claim's StorageClass; "
             "kubectl describe pvc shows the provisioner's events",
         )
+    if pvs is None:
+        return None
+    # VolumeZone's PreFilter reads the PV of every bound persistentVolumeClaim volume.
+    for _vol, name, ephemeral in claims:
+        volume = ((pvcs[(ns, name)].get("spec") or {}).get("volumeName")) or ""
+        if not ephemeral and volume and volume not in pvs:
+            return _reject(
+                VOLUME_ZONE,
+                f'persistentvolume "{volume}" not found',
+                f"claim {ns}/{name} is bound to PersistentVolume {volume}, which does not exist",
+                "restore the PersistentVolume or recreate the claim",
+            )
     return None
+
+
+def _claims_of(inc: Incoming, snapshot: Snapshot) -> list[Mapping[str, Any]] | None:
+    """The pod's claims, each once, in volume order; None when the state is not known or a
+    claim is missing (the PreFilter rejected the pod)."""
+    if snapshot.pvcs is None or snapshot.pvs is None:
+        return None
+    out: dict[str, Mapping[str, Any]] = {}
+    for _vol, name, _eph in claim_names(inc.raw):
+        pvc = snapshot.pvcs.get((inc.namespace, name))
+        if pvc is None:
+            return None
+        out.setdefault(name, pvc)
+    return list(out.values())
+
+
+def binding_state(
+    inc: Incoming, snapshot: Snapshot, notes: list[str] | None
+) -> VolumeBindingState | None:
+    """VolumeBinding's PreFilter (``GetPodVolumeClaims``); None: Skip (no claims) or rejected."""
+    claims = _claims_of(inc, snapshot)
+    if not claims or snapshot.pvs is None:
+        return None
+    classes = snapshot.storage_classes or {}
+    bound: list[tuple[Mapping[str, Any], Mapping[str, Any] | None]] = []
+    delayed: list[Mapping[str, Any]] = []
+    for pvc in claims:
+        volume = (pvc.get("spec") or {}).get("volumeName") or ""
+        if fully_bound(pvc):
+            bound.append((pvc, snapshot.pvs.get(volume)))
+        elif is_delay_binding(pvc, classes) and not volume:
+            delayed.append(pvc)
+        else:
+            return None  # an unbound immediate claim: the PreFilter rejected the pod
+    by_class: dict[str, list[Mapping[str, Any]]] = {}
+    for pvc in delayed:
+        cls = claim_class(pvc)
+        if cls not in by_class:
+            by_class[cls] = [
+                pv for name, pv in sorted(snapshot.pvs.items()) if volume_class(pv) == cls
+            ]
+        sc = classes.get(cls) or {}
+        provisioner = sc.get("provisioner") or ""
+        if (
+            notes is not None
+            and inc.dynamic_provisioning
+            and provisioner not in ("", "kubernetes.io/no-provisioner")
+        ):
+            notes.append(
+                f"claim {inc.namespace}/{(pvc.get('metadata') or {}).get('name')}: where no "
+                f"static PersistentVolume fits, {provisioner} would provision one; its storage "
+                "capacity (CSIStorageCapacity) is not checked"
+            )
+    return VolumeBindingState(bound, delayed, by_class, classes, inc.dynamic_provisioning)
+
+
+def zone_state(
+    inc: Incoming, snapshot: Snapshot, notes: list[str] | None
+) -> VolumeZoneState | None:
+    """VolumeZone's PreFilter: the zone labels of the PVs of bound ``persistentVolumeClaim``
+    volumes (generic ephemeral ones are not read); None: Skip."""
+    if snapshot.pvcs is None or snapshot.pvs is None:
+        return None
+    topologies = []
+    for _vol, name, ephemeral in claim_names(inc.raw):
+        pvc = snapshot.pvcs.get((inc.namespace, name))
+        if ephemeral or pvc is None:
+            continue
+        pv = snapshot.pvs.get((pvc.get("spec") or {}).get("volumeName") or "")
+        if pv is not None:
+            topologies += pv_topologies(pv)
+    return VolumeZoneState(topologies) if topologies else None
+
+
+def rwop_state(inc: Incoming, snapshot: Snapshot, notes: list[str] | None) -> RwopState | None:
+    """VolumeRestrictions' PreFilter for ReadWriteOncePod claims; None: Skip (none)."""
+    if snapshot.pvcs is None:
+        return None
+    claims = set()
+    for _vol, name, _eph in claim_names(inc.raw):
+        pvc = snapshot.pvcs.get((inc.namespace, name))
+        if pvc is not None and RWOP in ((pvc.get("spec") or {}).get("accessModes") or []):
+            claims.add(name)
+    if not claims:
+        return None
+    state = RwopState(inc.namespace, claims)
+    used: set[str] = set()
+    for node in snapshot:
+        for p in node.pods:
+            if p.uid == inc.uid or p.namespace != inc.namespace:
+                continue
+            hit = claims.intersection(c for _v, c, _e in claim_names(p.raw))
+            if hit:
+                used |= hit
+                state.users.append(p.key)
+    state.conflicts = len(used)  # calPreFilterState: one per claim in use
+    return state
+
+
+def volume_bindings(
+    pod: Mapping[str, Any], snapshot: Snapshot, node_name: str
+) -> list[tuple[Mapping[str, Any], Mapping[str, Any]]]:
+    """The static bindings (claim, PersistentVolume) VolumeBinding's Reserve would make for
+    ``pod`` on ``node_name``: what a scheduler writes in PreBind. Empty when every claim is
+    bound (or the pod has none)."""
+    state = binding_state(Incoming(pod, dynamic_provisioning=False), snapshot, None)
+    if state is None or node_name not in snapshot:
+        return []
+    return state.find(snapshot.node(node_name)).bindings

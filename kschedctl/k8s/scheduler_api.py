@@ -1,7 +1,9 @@
 """What kschedctl's scheduler asks of the API server, on plain dicts.
 
-Implements :class:`kschedctl.scheduling.loop.SchedulerApi`: list+watch of nodes and
-non-terminal pods (slimmed as pages arrive), the ``pods/binding`` subresource with the pod's
+Implements :class:`kschedctl.scheduling.loop.SchedulerApi`: list+watch of nodes,
+non-terminal pods, PersistentVolumeClaims, PersistentVolumes and StorageClasses (slimmed as
+pages arrive), a PersistentVolume's claimRef for a WaitForFirstConsumer claim (read, then
+written with the read resourceVersion), the ``pods/binding`` subresource with the pod's
 uid as a precondition, events.k8s.io/v1 events, the pod status patch, and the Lease. Client
 errors become the loop's three outcomes (conflict, gone, unavailable).
 
@@ -21,10 +23,11 @@ from typing import Any
 
 from kschedctl.config.versions import parse_git_version
 from kschedctl.errors import ConflictError, KschedError, NotFoundError
+from kschedctl.filters.volumebinding import claim_key
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.ratelimit import TokenBucket
 from kschedctl.k8s.watch import WatchEvent, list_and_watch
-from kschedctl.scheduling.cache import slim_node, slim_pod
+from kschedctl.scheduling.cache import bind_volume_to_claim, slim_node, slim_pod, slim_volume
 from kschedctl.scheduling.loop import ApiConflict, ApiNotFound, ApiUnavailable
 
 __all__ = ["ThrottledCluster", "ClusterSchedulerApi"]
@@ -33,6 +36,11 @@ log = logging.getLogger("kschedctl.scheduler")
 
 NON_TERMINAL = "status.phase!=Succeeded,status.phase!=Failed"
 LEASES = "/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases"
+VOLUME_PATHS = {
+    "persistentvolumeclaims": "/api/v1/persistentvolumeclaims",
+    "persistentvolumes": "/api/v1/persistentvolumes",
+    "storageclasses": "/apis/storage.k8s.io/v1/storageclasses",
+}
 
 
 class ThrottledCluster(Cluster):
@@ -70,6 +78,11 @@ class ClusterSchedulerApi:
         def on_error(err: Exception) -> None:
             log.warning("watch of %s: %s; retrying", resource, getattr(err, "message", err))
 
+        if resource in VOLUME_PATHS:
+            return list_and_watch(
+                self.cluster, VOLUME_PATHS[resource], stop, timeout_seconds=self.watch_timeout,
+                on_error=on_error, transform=slim_volume,
+            )  # fmt: skip
         if resource == "nodes":
             return list_and_watch(
                 self.cluster, "/api/v1/nodes", stop, timeout_seconds=self.watch_timeout,
@@ -99,6 +112,25 @@ class ClusterSchedulerApi:
             self.cluster.create(
                 f"/api/v1/namespaces/{md['namespace']}/pods/{md['name']}/binding", body
             )
+        except KschedError as err:
+            raise _outcome(err) from err
+
+    def bind_volume(self, pv: Mapping[str, Any], pvc: Mapping[str, Any]) -> None:
+        name = (pv.get("metadata") or {}).get("name") or ""
+        path = f"/api/v1/persistentvolumes/{name}"
+        try:
+            live = self.cluster.get(path)
+            ref = (live.get("spec") or {}).get("claimRef") or {}
+            cmd = pvc.get("metadata") or {}
+            mine = ref.get("name") == cmd.get("name") and ref.get("namespace") == cmd.get(
+                "namespace"
+            )
+            if ref and not mine:
+                raise ApiConflict(
+                    f'persistentvolume "{name}" was bound to claim '
+                    f"{ref.get('namespace')}/{ref.get('name')} meanwhile, not {claim_key(pvc)}"
+                )
+            self.cluster.request("PUT", path, body=bind_volume_to_claim(live, pvc))
         except KschedError as err:
             raise _outcome(err) from err
 

@@ -30,7 +30,7 @@ from kschedctl.observe.bodies import SchedulerEntry, UnknownScheduler
 from kschedctl.observe.crash import CrashReport, pod_problems
 from kschedctl.observe.nodegroups import NodeGroup, group_nodes
 from kschedctl.observe.schedulers import Scheduler
-from kschedctl.scheduling.algorithm import Algorithm, explain
+from kschedctl.scheduling.algorithm import PROVISIONS, Algorithm, explain
 from kschedctl.scheduling.policy import FallbackPolicy, pod_policy
 
 ERROR, WARNING, INFO = "error", "warning", "info"
@@ -183,7 +183,9 @@ def diagnose(
         shared, diag.node_groups = evaluations[key]
         ev = replace(shared, pod={**shared.pod, "name": ref["name"]})
     else:
-        ev = evaluate(pod, snapshot, all_reasons=all_reasons)
+        # kschedctl's own scheduler (known by its policy) does not provision volumes.
+        provisions = PROVISIONS if fallback is not None else True
+        ev = evaluate(pod, snapshot, all_reasons=all_reasons, dynamic_provisioning=provisions)
         diag.node_groups = group_nodes(ev.nodes, server_version, all_reasons=all_reasons)
         if evaluations is not None and key is not None:
             evaluations[key] = (ev, diag.node_groups)

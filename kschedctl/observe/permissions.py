@@ -37,8 +37,8 @@ class Access:
 def scheduler_access(
     lease_namespace: str | None, lease_name: str | None, *, builtin: bool = False
 ) -> list[Access]:
-    """``builtin``: kschedctl's own scheduler needs only the first seven (and its Lease): it
-    models no volumes, disruption budgets or namespaces, and serves plain HTTP."""
+    """``builtin``: kschedctl's own scheduler needs the first seven, the volume binding ones
+    (and its Lease): it models no disruption budgets or namespaces, and serves plain HTTP."""
     checks = [
         Access("list", "pods"),
         Access("watch", "pods"),
@@ -48,7 +48,18 @@ def scheduler_access(
         Access("watch", "nodes"),
         Access("create", "events", group="events.k8s.io"),
     ]
-    if not builtin:
+    if builtin:
+        checks += [
+            Access("list", "persistentvolumeclaims"),
+            Access("watch", "persistentvolumeclaims"),
+            Access("get", "persistentvolumes"),
+            Access("list", "persistentvolumes"),
+            Access("watch", "persistentvolumes"),
+            Access("update", "persistentvolumes"),
+            Access("list", "storageclasses", group="storage.k8s.io"),
+            Access("watch", "storageclasses", group="storage.k8s.io"),
+        ]
+    else:
         checks += [
             Access("list", "persistentvolumeclaims"),
             Access("list", "persistentvolumes"),

@@ -103,16 +103,19 @@ def cluster_state(cluster: Cluster, pending: list[dict[str, Any]]) -> ClusterSta
             listed = _optional(lambda: cluster.list("/api/v1/namespaces"))
             if listed is not None:
                 namespaces = {n["metadata"]["name"]: n for n in listed}
-        pvcs = classes = None
+        pvcs = classes = pvs = None
         if any(_has_claims(p) for p in pending):
             pvcs = _optional(lambda: cluster.list("/api/v1/persistentvolumeclaims"))
             classes = _optional(lambda: cluster.list("/apis/storage.k8s.io/v1/storageclasses"))
+            pvs = _optional(lambda: cluster.list("/api/v1/persistentvolumes"))
         snap = Snapshot(
             nodes.result(),
             all_pods,
             namespaces,
             persistent_volume_claims=pvcs,
             storage_classes=classes if pvcs is not None else None,
+            # Without the classes an unbound claim's binding mode is unknown: no per-node check.
+            persistent_volumes=pvs if pvcs is not None and classes is not None else None,
         )
         return ClusterState(
             snap,

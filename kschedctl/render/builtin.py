@@ -4,7 +4,8 @@ The forms are the same templates as kube-scheduler's; this module gives them the
 differ: the command line of ``kschedctl scheduler run`` (every spec field that applies
 becomes a flag), the fallback policy as the "config" file, plain-HTTP probes on the metrics
 port, and RBAC of its own that grants exactly what the scheduler uses — no
-``system:kube-scheduler``, no volume scheduling, no delegated authentication.
+``system:kube-scheduler``, no delegated authentication; for volume binding, the reads of
+claims, volumes and classes and the PersistentVolume update of ``system:volume-scheduler``.
 """
 
 from __future__ import annotations
@@ -33,6 +34,15 @@ RBAC_RULES: list[dict[str, Any]] = [
     {"apiGroups": [""], "resources": ["pods/binding"], "verbs": ["create"]},
     {"apiGroups": [""], "resources": ["pods/status"], "verbs": ["patch"]},
     {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create"]},
+    # Volume binding (VolumeBinding's PreBind writes a PV's claimRef; the PV controller does
+    # the rest): the subset of system:volume-scheduler the scheduler uses.
+    {"apiGroups": [""], "resources": ["persistentvolumeclaims"], "verbs": ["list", "watch"]},
+    {
+        "apiGroups": [""],
+        "resources": ["persistentvolumes"],
+        "verbs": ["get", "list", "watch", "update"],
+    },
+    {"apiGroups": ["storage.k8s.io"], "resources": ["storageclasses"], "verbs": ["list", "watch"]},
 ]
 LEASE_VERBS = ["get", "update"]
 

@@ -22,6 +22,7 @@ from kschedctl.filters import (
     nodes_to_find,
 )
 from kschedctl.filters.messages import NO_NODES_MESSAGE
+from kschedctl.filters.volumes import volume_bindings
 
 from .policy import FallbackPolicy, FallbackStep, pod_policy, strict_pod
 from .scoring import best_node, has_untolerated_prefer_no_schedule
@@ -30,6 +31,8 @@ from .strategies import DEFAULT_STRATEGY, scorer_for
 __all__ = ["Decision", "Algorithm", "StageOutcome", "explain", "REASON_STRICT_PREFER"]
 
 REASON_STRICT_PREFER = "node(s) had untolerated PreferNoSchedule taint(s) (strictPreferences)"
+# This scheduler binds WaitForFirstConsumer claims to static PVs but provisions no volumes.
+PROVISIONS = False
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,8 @@ class Decision:
 
     ``step`` is the fallback step that placed it (None: the pod's own rules did).
     ``next_start`` is where the next search starts (kube-scheduler's rotating start index).
+    ``bindings`` are the (claim, PersistentVolume) pairs of WaitForFirstConsumer claims to
+    bind on ``node`` before the pod (VolumeBinding's Reserve/PreBind).
     """
 
     node: str | None
@@ -49,6 +54,7 @@ class Decision:
     policy: FallbackPolicy | None = None
     policy_error: str | None = None
     tried: tuple[str, ...] = ()  # fallback steps tried before the decision
+    bindings: tuple[tuple[Mapping[str, Any], Mapping[str, Any]], ...] = ()
 
     def scheduled_message(self, pod_key: str) -> str:
         """The Scheduled event note: kube-scheduler's text, plus the fallback that placed it."""
@@ -83,7 +89,10 @@ class Algorithm:
             own, snapshot, start, policy.strict_preferences
         )
         if node is not None:
-            return Decision(node, None, score, found, next_start, policy=policy, policy_error=error)
+            return Decision(
+                node, None, score, found, next_start, policy=policy, policy_error=error,
+                bindings=tuple(volume_bindings(pod, snapshot, node)),
+            )  # fmt: skip
         tried: list[str] = []
         for step in policy.steps:
             relaxed = _relaxed(pod, step, policy)
@@ -92,8 +101,9 @@ class Algorithm:
             tried.append(step.name)
             if node is not None:
                 return Decision(
-                    node, step, score, found, next_start, None, policy, error, tuple(tried)
-                )
+                    node, step, score, found, next_start, None, policy, error, tuple(tried),
+                    tuple(volume_bindings(pod, snapshot, node)),
+                )  # fmt: skip
         message = self.failure_message(pod, snapshot, policy, problem)
         return Decision(None, None, None, 0, next_start, message, policy, error, tuple(tried))
 
@@ -102,7 +112,9 @@ class Algorithm:
     ) -> tuple[str | None, int | None, int, int]:
         # Strictness removes nodes after filtering, so a sample could miss the ones left.
         limit = 0 if strict else nodes_to_find(len(snapshot), self.percentage_of_nodes_to_score)
-        found = feasible_nodes(pod, snapshot, limit=limit, start=start)
+        found = feasible_nodes(
+            pod, snapshot, limit=limit, start=start, dynamic_provisioning=PROVISIONS
+        )
         names: Sequence[str] = found.names
         if strict:
             tolerations = (pod.get("spec") or {}).get("tolerations") or []
@@ -159,14 +171,16 @@ def _histogram_part(message: str) -> str:
 def _stage_message(
     pod: Mapping[str, Any], snapshot: Snapshot, strict: bool, version: Sequence[int]
 ) -> str:
-    found = feasible_nodes(pod, snapshot)
+    found = feasible_nodes(pod, snapshot, dynamic_provisioning=PROVISIONS)
     if found.not_evaluated:
+        ev = evaluate(pod, snapshot, preemption=False, dynamic_provisioning=PROVISIONS)
+        why = "; ".join(dict.fromkeys(n.why for n in ev.not_evaluated))
         return (
             f"0/{len(snapshot)} nodes are available: kschedctl's scheduler does not evaluate "
-            f"{', '.join(sorted(set(found.not_evaluated)))} for this pod (use a kube-scheduler "
-            "for pods with volume claims or device claims)."
+            f"{', '.join(sorted(set(found.not_evaluated)))} for this pod ({why}); use "
+            "kube-scheduler for it."
         )
-    ev = evaluate(pod, snapshot, preemption=False)
+    ev = evaluate(pod, snapshot, preemption=False, dynamic_provisioning=PROVISIONS)
     if not ev.schedulable:
         # No PostFilter text: this scheduler neither preempts nor deallocates claims.
         text = failed_scheduling_message(ev, version, dra_enabled=False, truncate=False)
@@ -224,7 +238,7 @@ def explain(
     out = []
     for step, staged, strict in stages:
         node, _score, _found, _next = algo._place(staged, snapshot, 0, strict)
-        found = feasible_nodes(staged, snapshot).names
+        found = feasible_nodes(staged, snapshot, dynamic_provisioning=PROVISIONS).names
         if strict:
             tolerations = (staged.get("spec") or {}).get("tolerations") or []
             found = tuple(

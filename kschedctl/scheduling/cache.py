@@ -9,9 +9,15 @@ the pod bound (then the API's copy replaces the assumed one) or the binding fail
 (:meth:`SchedulerCache.forget`). Updates of the pending copy that arrive meanwhile (our own
 status patch, say) must not erase the assumption, or the next decision could double-book.
 
-Objects are slimmed on the way in (:func:`slim_pod`, :func:`slim_node`): the filters read a
-few dozen fields, and dropping managedFields, images, env and the rest keeps 50,000 cached
-pods well inside the memory budget.
+Objects are slimmed on the way in (:func:`slim_pod`, :func:`slim_node`, :func:`slim_volume`):
+the filters read a few dozen fields, and dropping managedFields, images, env and the rest keeps
+50,000 cached pods well inside the memory budget.
+
+PersistentVolumeClaims, PersistentVolumes and StorageClasses (``VOLUME_KINDS``) reach the
+snapshot once each kind's first list arrived; until then pods with claims are "not evaluated".
+A PersistentVolume chosen for a WaitForFirstConsumer claim is assumed bound to it (like
+kube-scheduler's assume cache) until the API's copy moves past the version we started from,
+so two pods never get the same volume.
 """
 
 from __future__ import annotations
@@ -21,10 +27,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kschedctl.filters import Snapshot
+from kschedctl.filters.volumebinding import BOUND_BY_CONTROLLER
 
 from .queue import pod_uid
 
 __all__ = [
+    "VOLUME_KINDS",
+    "slim_volume",
     "SchedulerCache",
     "PodChanges",
     "slim_pod",
@@ -45,6 +54,16 @@ _VOLUME_KINDS = (
     "iscsi", "azureDisk", "cinder", "vsphereVolume", "portworxVolume",
 )  # fmt: skip
 _CONDITIONS = ("PodScheduled", "DisruptionTarget", "PodResizePending")
+# Watched resource -> kind, for the volume objects the volume filters read.
+VOLUME_KINDS = {
+    "persistentvolumeclaims": "PersistentVolumeClaim",
+    "persistentvolumes": "PersistentVolume",
+    "storageclasses": "StorageClass",
+}
+_VOLUME_META = (
+    "name", "namespace", "uid", "resourceVersion", "labels", "annotations", "deletionTimestamp",
+    "ownerReferences",
+)  # fmt: skip
 _KEEP_ANNOTATIONS = ("kschedctl.io/fallback-policy",)
 
 
@@ -111,6 +130,17 @@ def slim_node(node: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def slim_volume(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """A PVC, PV or StorageClass without managedFields (their specs are small and read whole)."""
+    md = obj.get("metadata") or {}
+    out = {k: v for k, v in obj.items() if k not in ("metadata", "apiVersion", "kind")}
+    out["metadata"] = {k: md[k] for k in _VOLUME_META if k in md}
+    status = obj.get("status")
+    if isinstance(status, Mapping):
+        out["status"] = {k: status[k] for k in ("phase",) if k in status}
+    return out
+
+
 def is_pending_for(pod: Mapping[str, Any], scheduler_name: str) -> bool:
     """A pod this scheduler should place: its name, no node, not terminal or deleting, and
     no scheduling gates left."""
@@ -134,6 +164,44 @@ def relevant_pod_change(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -
         or o.get("annotations") != n.get("annotations")
         or old.get("spec") != new.get("spec")
     )
+
+
+def _rv(obj: Mapping[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("resourceVersion") or "")
+
+
+def bind_volume_to_claim(pv: Mapping[str, Any], pvc: Mapping[str, Any]) -> dict[str, Any]:
+    """``GetBindVolumeToClaim``: the PV with a claimRef to the claim (and
+    ``pv.kubernetes.io/bound-by-controller`` when it was not pre-bound), as VolumeBinding's
+    PreBind writes it and the PV controller then completes."""
+    cmd = pvc.get("metadata") or {}
+    spec = dict(pv.get("spec") or {})
+    md = dict(pv.get("metadata") or {})
+    ref = spec.get("claimRef") or {}
+    namespace = cmd.get("namespace") or "default"
+    prebound = (
+        ref.get("name") == cmd.get("name")
+        and ref.get("namespace") == namespace
+        and (not ref.get("uid") or ref.get("uid") == cmd.get("uid"))
+    )
+    if (
+        ref.get("name") != cmd.get("name")
+        or ref.get("namespace") != namespace
+        or (ref.get("uid") != cmd.get("uid"))
+    ):
+        spec["claimRef"] = {
+            "kind": "PersistentVolumeClaim",
+            "namespace": namespace,
+            "name": cmd.get("name"),
+            "uid": cmd.get("uid"),
+            "apiVersion": "v1",
+            "resourceVersion": cmd.get("resourceVersion"),
+        }
+    annotations = dict(md.get("annotations") or {})
+    if not prebound and BOUND_BY_CONTROLLER not in annotations:
+        annotations[BOUND_BY_CONTROLLER] = "yes"
+    md["annotations"] = annotations
+    return {**pv, "metadata": md, "spec": spec}
 
 
 def _node_shape(node: Mapping[str, Any] | None) -> tuple[Any, ...] | None:
@@ -168,6 +236,10 @@ class SchedulerCache:
         self.assumed: dict[str, tuple[Mapping[str, Any], str]] = {}  # uid -> (pod, node)
         self.nodes_synced = False
         self.pods_synced = False
+        # kind -> name key -> object; a kind is absent until its first list.
+        self.volumes: dict[str, dict[Any, Mapping[str, Any]]] = {}
+        # PV name -> (the API's copy when we assumed it, our assumed copy)
+        self.assumed_pvs: dict[str, tuple[Mapping[str, Any] | None, Mapping[str, Any]]] = {}
 
     # -- nodes ---------------------------------------------------------------------------
 
@@ -210,6 +282,7 @@ class SchedulerCache:
         changes = PodChanges(helps=True)
         listed = [slim_pod(p) for p in pods]
         self.snapshot = Snapshot(self.nodes.values())
+        self._attach_volumes()
         self.bound.clear()
         assumed, self.assumed = self.assumed, {}
         seen = set()
@@ -269,6 +342,92 @@ class SchedulerCache:
             del self.pending[uid]
             changes.dequeue.append(uid)
 
+    # -- volumes ---------------------------------------------------------------------------
+
+    def _attach_volumes(self) -> None:
+        """Give the snapshot the volume tables (the same dicts, kept current by the watches)."""
+        snap = self.snapshot
+        snap.pvcs = self.volumes.get("PersistentVolumeClaim")
+        snap.pvs = self.volumes.get("PersistentVolume")
+        snap.storage_classes = self.volumes.get("StorageClass")
+
+    @staticmethod
+    def _volume_key(kind: str, obj: Mapping[str, Any]) -> Any:
+        md = obj.get("metadata") or {}
+        if kind == "PersistentVolumeClaim":
+            return (md.get("namespace") or "default", md.get("name") or "")
+        return md.get("name") or ""
+
+    def replace_volumes(self, kind: str, objects: Iterable[Mapping[str, Any]]) -> bool:
+        """A (re)list of one volume kind. Always "could help": pods waiting for a claim or a
+        volume are retried."""
+        table: dict[Any, Mapping[str, Any]] = {}
+        for obj in map(slim_volume, objects):
+            table[self._volume_key(kind, obj)] = obj
+        self.volumes[kind] = table
+        if kind == "PersistentVolume":
+            for name in list(self.assumed_pvs):
+                self._reconcile_pv(name, table.get(name))
+        self._attach_volumes()
+        return True
+
+    def volume_event(self, kind: str, event: str, obj: Mapping[str, Any]) -> bool:
+        """ADDED/MODIFIED/DELETED of a claim, volume or class (ignored before the kind's first
+        list). True: pods waiting for volumes may fit now."""
+        table = self.volumes.get(kind)
+        if table is None:
+            return False
+        obj = slim_volume(obj)
+        key = self._volume_key(kind, obj)
+        if event == "DELETED":
+            table.pop(key, None)
+            if kind == "PersistentVolume":
+                self.assumed_pvs.pop(key, None)
+            return True
+        table[key] = obj
+        if kind == "PersistentVolume" and key in self.assumed_pvs:
+            self._reconcile_pv(key, obj)
+        return True
+
+    def _reconcile_pv(self, name: str, api: Mapping[str, Any] | None) -> None:
+        """Keep our assumed copy while the API still shows the version we assumed from."""
+        base, assumed = self.assumed_pvs[name]
+        table = self.volumes.get("PersistentVolume")
+        if table is None:
+            return
+        if api is not None and base is not None and _rv(api) == _rv(base):
+            table[name] = assumed
+        else:
+            del self.assumed_pvs[name]  # the API moved on (our update, or someone else's)
+
+    def assume_volumes(
+        self, bindings: Iterable[tuple[Mapping[str, Any], Mapping[str, Any]]]
+    ) -> None:
+        """Count each chosen PV as bound to its claim (``GetBindVolumeToClaim``)."""
+        table = self.volumes.get("PersistentVolume")
+        if table is None:
+            return
+        for pvc, pv in bindings:
+            name = (pv.get("metadata") or {}).get("name") or ""
+            base = self.assumed_pvs[name][0] if name in self.assumed_pvs else table.get(name)
+            self.assumed_pvs[name] = (base, bind_volume_to_claim(pv, pvc))
+            table[name] = self.assumed_pvs[name][1]
+
+    def forget_volumes(
+        self, bindings: Iterable[tuple[Mapping[str, Any], Mapping[str, Any]]]
+    ) -> None:
+        """Undo :meth:`assume_volumes` for volumes whose API copy did not move on."""
+        table = self.volumes.get("PersistentVolume")
+        for _pvc, pv in bindings:
+            name = (pv.get("metadata") or {}).get("name") or ""
+            entry = self.assumed_pvs.pop(name, None)
+            if entry is not None and table is not None and entry[0] is not None:
+                table[name] = entry[0]
+
+    def volume(self, kind: str, key: Any) -> Mapping[str, Any] | None:
+        table = self.volumes.get(kind)
+        return None if table is None else table.get(key)
+
     # -- our decisions -------------------------------------------------------------------
 
     def assume(self, pod: Mapping[str, Any], node: str) -> None:
@@ -288,6 +447,7 @@ class SchedulerCache:
 
     def counts(self) -> dict[str, int]:
         return {
+            **{k.lower() + "s": len(v) for k, v in sorted(self.volumes.items())},
             "nodes": len(self.nodes),
             "pods": len(self.bound),
             "pending": len(self.pending),

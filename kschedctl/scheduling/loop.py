@@ -3,17 +3,21 @@ pool binds, the Lease decides who may work.
 
 Threads (all daemons; ``run`` returns after a clean shutdown):
 
-- two **watchers** (nodes; every non-terminal pod) apply events to the cache and the queue,
-  and move unschedulable pods back when a change could help them;
+- **watchers** (nodes; every non-terminal pod; PersistentVolumeClaims, PersistentVolumes and
+  StorageClasses) apply events to the cache and the queue, and move unschedulable pods back
+  when a change could help them;
 - the **elector** renews or acquires the Lease every retry period (always leading with
   leader election off); a leader that cannot renew within the renew deadline steps down
   and campaigns again, its caches still warm;
 - one **worker** (the GIL makes more pointless) pops the next pod, decides under the cache
   lock and *assumes* the pod on its node before the lock is released, so the next decision
   already sees it;
-- **binders** post ``pods/binding`` with the pod's uid and the fallback annotation; a 409
-  (bound already, or a re-created pod) or 404 drops the assumption and the pod, other errors
-  put the pod back with backoff;
+- **binders** first bind the pod's WaitForFirstConsumer claims like VolumeBinding's PreBind
+  (each chosen PersistentVolume gets its claimRef; the PV controller completes the binding;
+  the binder waits, up to ``volume_bind_timeout``, for every claim to be Bound — else a
+  FailedScheduling and a retry), then post ``pods/binding`` with the pod's uid and the fallback
+  annotation; a 409 (bound already, or a re-created pod) or 404 drops the assumption and the
+  pod, other errors put the pod back with backoff;
 - **reporters** post events (``Scheduled``, ``FailedScheduling``) and the
   ``PodScheduled=False`` condition, off the decision path.
 
@@ -32,8 +36,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from kschedctl.filters.volumebinding import fully_bound, pv_node_affinity_failure
+
 from .algorithm import Algorithm, Decision
-from .cache import PodChanges, SchedulerCache
+from .cache import VOLUME_KINDS, PodChanges, SchedulerCache
 from .leader import LeaderElector, micro_time
 from .metrics import BINDING_BUCKETS, DECISION_BUCKETS, Metrics
 from .policy import STEP_ANNOTATION
@@ -75,11 +81,17 @@ class WatchEventLike(Protocol):
 
 class SchedulerApi(Protocol):
     def watch(self, resource: str, stop: threading.Event) -> Iterator[WatchEventLike]:
-        """``nodes`` or ``pods`` (non-terminal): a SYNC with every object after each (re)list,
-        then ADDED/MODIFIED/DELETED, reconnecting and relisting on its own until ``stop``."""
+        """``nodes``, ``pods`` (non-terminal) or a key of ``VOLUME_KINDS``: a SYNC with every
+        object after each (re)list, then ADDED/MODIFIED/DELETED, reconnecting and relisting on
+        its own until ``stop``."""
         ...
 
     def bind(self, pod: Mapping[str, Any], node: str, annotations: Mapping[str, str]) -> None: ...
+
+    def bind_volume(self, pv: Mapping[str, Any], pvc: Mapping[str, Any]) -> None:
+        """Write the claimRef of ``pvc`` into the PersistentVolume (``GetBindVolumeToClaim``);
+        ApiConflict when the volume was taken or changed meanwhile."""
+        ...
 
     def post_event(self, event: Mapping[str, Any]) -> None: ...
 
@@ -111,6 +123,8 @@ class Settings:
     report_workers: int = 2
     # The same FailedScheduling message for the same pod is posted at most this often.
     event_interval: float = 60.0
+    # VolumeBindingArgs.bindTimeoutSeconds' default: how long PreBind waits for the claims.
+    volume_bind_timeout: float = 600.0
     # Published on the Lease so `kschedctl why` knows this scheduler's fallback policy.
     lease_annotations: dict[str, str] = field(default_factory=dict)
 
@@ -166,7 +180,8 @@ class SchedulerLoop:
         )
         m.counter("fallback_used_total", "Pods placed by a fallback step, by step.")
         m.counter(
-            "binding_errors_total", "Bindings that failed, by reason (conflict, gone, error)."
+            "binding_errors_total",
+            "Bindings that failed, by reason (conflict, gone, error, volume).",
         )
         m.histogram(
             "decision_duration_seconds",
@@ -196,7 +211,12 @@ class SchedulerLoop:
     # -- health ----------------------------------------------------------------------------
 
     def ready(self) -> bool:
-        return self.cache.nodes_synced and self.cache.pods_synced
+        """Every cache listed once (kube-scheduler too waits for all its informers)."""
+        return (
+            self.cache.nodes_synced
+            and self.cache.pods_synced
+            and len(self.cache.volumes) == len(VOLUME_KINDS)
+        )
 
     def healthy(self) -> tuple[bool, str]:
         for name, thread in self._threads.items():
@@ -207,11 +227,13 @@ class SchedulerLoop:
     # -- running ---------------------------------------------------------------------------
 
     def start(self) -> None:
-        threads = [
+        threads: list[tuple[str, Any]] = [
             ("nodes watcher", lambda: self._watch("nodes")),
             ("pods watcher", lambda: self._watch("pods")),
             ("worker", self._work),
         ]
+        for resource in VOLUME_KINDS:
+            threads.append((f"{resource} watcher", lambda r=resource: self._watch(r)))
         if self.elector is None:
             self.leading.set()  # leader election off: this replica always schedules
         else:
@@ -250,7 +272,14 @@ class SchedulerLoop:
             if self.stop.is_set():
                 return
             with self.lock:
-                if resource == "nodes":
+                if resource in VOLUME_KINDS:
+                    kind = VOLUME_KINDS[resource]
+                    if event.type == SYNC:
+                        helps = self.cache.replace_volumes(kind, event.objects)
+                    else:
+                        helps = self.cache.volume_event(kind, event.type, event.object)
+                    changes = PodChanges(helps=helps)
+                elif resource == "nodes":
                     if event.type == SYNC:
                         helps = self.cache.replace_nodes(event.objects)
                     else:
@@ -363,6 +392,7 @@ class SchedulerLoop:
             self.start_index = decision.next_start
             if decision.node is not None:
                 self.cache.assume(pod, decision.node)
+                self.cache.assume_volumes(decision.bindings)
             elapsed = time.perf_counter() - began
         self.metrics.observe("decision_duration_seconds", elapsed)
         if decision.policy_error and entry.attempts == 0:
@@ -383,6 +413,22 @@ class SchedulerLoop:
         node = decision.node
         assert node is not None
         annotations = {STEP_ANNOTATION: decision.step.name} if decision.step is not None else {}
+        if decision.bindings:
+            failure = self._bind_volumes(pod, decision)
+            if failure is not None:
+                self.metrics.inc("binding_errors_total", (("reason", "volume"),))
+                log.warning("binding the volumes of %s on %s: %s; retrying later",
+                            _pod_key(pod), node, failure)  # fmt: skip
+                with self.lock:
+                    self.cache.forget(uid)
+                    self.cache.forget_volumes(decision.bindings)
+                    latest = self.cache.is_current(pod)
+                if latest is not None and not self.stop.is_set():
+                    self.queue.add_backoff(latest)
+                    self._reporters.submit(
+                        self._report_failure, latest, Decision(None, message=failure)
+                    )
+                return
         began = time.perf_counter()
         try:
             self.api.bind(pod, node, annotations)
@@ -414,6 +460,55 @@ class SchedulerLoop:
             self._post_event, pod, "Normal", "Scheduled", "Binding",
             decision.scheduled_message(_pod_key(pod)),
         )  # fmt: skip
+
+    def _bind_volumes(self, pod: Mapping[str, Any], decision: Decision) -> str | None:
+        """VolumeBinding's PreBind (``BindPodVolumes``): write each PV's claimRef, then poll
+        every second until the PV controller reports every claim bound. The failure's
+        FailedScheduling text (kube-scheduler's wording), or None."""
+        prefix = 'running PreBind plugin "VolumeBinding": '
+        for pvc, pv in decision.bindings:
+            try:
+                self.api.bind_volume(pv, pvc)
+            except (ApiConflict, ApiNotFound, ApiUnavailable) as err:
+                return f"{prefix}{err}"
+        deadline = time.monotonic() + self.settings.volume_bind_timeout
+        while True:
+            with self.lock:
+                state = self._volumes_bound(pod, decision)
+            if state is not None:
+                return None if state == "" else f"{prefix}binding volumes: {state}"
+            if time.monotonic() >= deadline:
+                return f"{prefix}binding volumes: context deadline exceeded"
+            if self.stop.wait(1.0):
+                return f"{prefix}binding volumes: the scheduler is stopping"
+
+    def _volumes_bound(self, pod: Mapping[str, Any], decision: Decision) -> str | None:
+        """``checkBindings`` on the cache: "" when every claim is bound, None to keep waiting,
+        else why the binding must be retried."""
+        if self.cache.is_current(pod) is None:
+            return "pod does not exist any more"
+        node = self.cache.nodes.get(decision.node or "")
+        if node is None:
+            return f'failed to get node "{decision.node}"'
+        labels = (node.get("metadata") or {}).get("labels") or {}
+        for pvc, pv in decision.bindings:
+            pv_name = (pv.get("metadata") or {}).get("name") or ""
+            cmd = pvc.get("metadata") or {}
+            live_pv = self.cache.volume("PersistentVolume", pv_name)
+            live_pvc = self.cache.volume(
+                "PersistentVolumeClaim", (cmd.get("namespace") or "default", cmd.get("name"))
+            )
+            if live_pv is None or live_pvc is None:
+                gone = f'pv "{pv_name}"' if live_pv is None else f'pvc "{cmd.get("name")}"'
+                return f"failed to check binding: {gone} not found"
+            if pv_node_affinity_failure(live_pv, labels) is not None:
+                return f'pv "{pv_name}" node affinity doesn\'t match node "{decision.node}"'
+            ref = (live_pv.get("spec") or {}).get("claimRef") or {}
+            if not ref.get("uid"):
+                return f'ClaimRef got reset for pv "{pv_name}"'
+            if not fully_bound(live_pvc):
+                return None
+        return ""
 
     def _report_failure(self, pod: Mapping[str, Any], decision: Decision) -> None:
         message = decision.message or "no node is available"

@@ -1,7 +1,7 @@
 """``/healthz`` (alias ``/livez``), ``/readyz`` and ``/metrics`` over plain HTTP.
 
 - ``/healthz``: the process and its threads are alive (liveness probe);
-- ``/readyz``: the node and pod caches have synced (readiness probe);
+- ``/readyz``: the node, pod and volume caches have synced (readiness probe);
 - ``/metrics``: Prometheus text format.
 
 Plain HTTP on purpose: the endpoints carry no secrets, and a Python scheduler should not need

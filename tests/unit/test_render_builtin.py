@@ -48,6 +48,11 @@ def test_in_cluster_forms_have_least_privilege_rbac(form: str) -> None:
     assert verbs == {
         ("nodes", "list"), ("nodes", "watch"), ("pods", "list"), ("pods", "watch"),
         ("pods/binding", "create"), ("pods/status", "patch"), ("events", "create"),
+        # volume binding: read claims and classes, write a PersistentVolume's claimRef
+        ("persistentvolumeclaims", "list"), ("persistentvolumeclaims", "watch"),
+        ("persistentvolumes", "get"), ("persistentvolumes", "list"),
+        ("persistentvolumes", "watch"), ("persistentvolumes", "update"),
+        ("storageclasses", "list"), ("storageclasses", "watch"),
     }  # fmt: skip
     (binding,) = by_kind(objects, "ClusterRoleBinding")
     assert binding["roleRef"]["name"] == role["metadata"]["name"]

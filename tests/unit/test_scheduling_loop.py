@@ -39,6 +39,13 @@ class FakeApi:
         self.lock = threading.Lock()
         self.nodes = {n["metadata"]["name"]: n for n in nodes}
         self.pods: dict[str, dict[str, Any]] = {}
+        # resource -> name -> object (claims are keyed by name: the tests use one namespace)
+        self.volumes: dict[str, dict[str, dict[str, Any]]] = {
+            "persistentvolumeclaims": {},
+            "persistentvolumes": {},
+            "storageclasses": {},
+        }
+        self.volume_binds: list[tuple[str, str]] = []  # (pv, claim)
         self.leases: dict[str, dict[str, Any]] = {}
         self.watchers: list[tuple[str, queue.Queue[Event]]] = []
         self.binds: list[tuple[str, str, str]] = []  # (pod, node, by whom: the calling thread)
@@ -80,7 +87,10 @@ class FakeApi:
     def watch(self, resource: str, stop: threading.Event) -> Iterator[Event]:
         q: queue.Queue[Event] = queue.Queue()
         with self.lock:
-            objects = list((self.nodes if resource == "nodes" else self.pods).values())
+            if resource in self.volumes:
+                objects = list(self.volumes[resource].values())
+            else:
+                objects = list((self.nodes if resource == "nodes" else self.pods).values())
             self.watchers.append((resource, q))
             first = Event("SYNC", objects=copy.deepcopy(objects))
         yield first
@@ -109,6 +119,29 @@ class FakeApi:
                 (live["metadata"]["name"], node_name, threading.current_thread().name)
             )
             self._broadcast("pods", "MODIFIED", live)
+
+    def put_volume(self, resource: str, obj: dict[str, Any]) -> None:
+        with self.lock:
+            self.version += 1
+            obj["metadata"]["resourceVersion"] = str(self.version)
+            name = obj["metadata"]["name"]
+            kind = "MODIFIED" if name in self.volumes[resource] else "ADDED"
+            self.volumes[resource][name] = obj
+            self._broadcast(resource, kind, obj)
+
+    def bind_volume(self, pv: Mapping[str, Any], pvc: Mapping[str, Any]) -> None:
+        with self.lock:
+            live = self.volumes["persistentvolumes"][pv["metadata"]["name"]]
+            if live["spec"].get("claimRef"):
+                raise ApiConflict("taken")
+            live = copy.deepcopy(live)
+            live["spec"]["claimRef"] = {
+                "namespace": pvc["metadata"]["namespace"],
+                "name": pvc["metadata"]["name"],
+                "uid": pvc["metadata"]["uid"],
+            }
+            self.volume_binds.append((live["metadata"]["name"], pvc["metadata"]["name"]))
+        self.put_volume("persistentvolumes", live)
 
     def post_event(self, event: Mapping[str, Any]) -> None:
         with self.lock:
