@@ -2513,6 +2513,23 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                   'zsh': 'With --all\\\\: also one row per pod (its verdict and '
                                          'the FailedScheduling summary) after the table by '
                                          'scheduler and reason.'},
+                                 {'all_opts': ['--plugin'],
+                                  'callback': False,
+                                  'fish': "A Python plugin of the pod's scheduler (kschedctl's "
+                                          'own, run with the same --plugin): evaluated as the '
+                                          'scheduler runs it, with its verdict per node; '
+                                          "repeatable, in the scheduler's order.",
+                                  'flag': False,
+                                  'hidden': False,
+                                  'kind': 'option',
+                                  'multiple': True,
+                                  'name': 'plugin',
+                                  'nargs': 1,
+                                  'opts': ['--plugin'],
+                                  'zsh': "A Python plugin of the pod''s scheduler (kschedctl''s "
+                                         'own, run with the same --plugin)\\\\: evaluated as the '
+                                         'scheduler runs it, with its verdict per node; '
+                                         "repeatable, in the scheduler''s order."},
                                  {'all_opts': ['-o', '--output'],
                                   'callback': False,
                                   'fish': 'Output format: table, yaml, json, name, '

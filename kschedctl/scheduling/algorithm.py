@@ -23,12 +23,20 @@ from kschedctl.filters import (
 )
 from kschedctl.filters.messages import NO_NODES_MESSAGE, reason_text
 
-from .plugins import NO_PLUGINS, Cycle, PluginFailure, PluginSet
+from .plugins import NO_PLUGINS, Cycle, PluginFailure, PluginSet, PluginVerdict
 from .policy import FallbackPolicy, FallbackStep, pod_policy, strict_pod
 from .scoring import best_node, has_untolerated_prefer_no_schedule, score_nodes
 from .strategies import DEFAULT_STRATEGY, scorer_for
 
-__all__ = ["Decision", "Algorithm", "StageOutcome", "explain", "REASON_STRICT_PREFER"]
+__all__ = [
+    "Decision",
+    "Algorithm",
+    "PluginReport",
+    "StageOutcome",
+    "explain",
+    "plugin_report",
+    "REASON_STRICT_PREFER",
+]
 
 REASON_STRICT_PREFER = "node(s) had untolerated PreferNoSchedule taint(s) (strictPreferences)"
 
@@ -299,3 +307,78 @@ def explain(
         )
         out.append(StageOutcome(step, found, node, message))
     return policy, _problems_text(problem) if problem else None, out
+
+
+@dataclass(frozen=True)
+class PluginReport:
+    """What the plugins say about a pod under its own rules, node by node (``why``).
+
+    ``nodes`` holds the nodes that pass every built-in filter (the plugins run on no other):
+    each plugin filter's verdict in order, up to the first that rejects. ``scores``: each
+    score plugin's 0..100 score (before its WEIGHT) on the nodes every filter passes.
+    ``error``: the scheduler's message when a plugin raises (then the rest is partial).
+    """
+
+    names: tuple[str, ...]
+    prefilter: tuple[str, str] | None = None  # (plugin, reason) that rejects the pod
+    nodes: Mapping[str, tuple[PluginVerdict, ...]] = field(default_factory=dict)
+    scores: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    error: str | None = None
+
+    def rejecting(self) -> dict[str, list[str]]:
+        """Plugin name -> the nodes its filter rejects."""
+        out: dict[str, list[str]] = {}
+        for node, verdicts in self.nodes.items():
+            for v in verdicts:
+                if v.reason is not None:
+                    out.setdefault(v.plugin, []).append(node)
+        return out
+
+    def fitting(self) -> list[str]:
+        """The nodes that pass the built-in filters and every plugin filter."""
+        return [n for n, vs in self.nodes.items() if all(v.reason is None for v in vs)]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "plugins": list(self.names),
+            "preFilter": (
+                {"plugin": self.prefilter[0], "reason": self.prefilter[1]}
+                if self.prefilter
+                else None
+            ),
+            "nodes": [
+                {
+                    "name": node,
+                    "filters": [v.to_dict() for v in verdicts],
+                    "scores": dict(self.scores.get(node) or {}),
+                }
+                for node, verdicts in self.nodes.items()
+            ],
+            "error": self.error,
+        }
+
+
+def plugin_report(
+    pod: Mapping[str, Any], snapshot: Snapshot, policy: FallbackPolicy, plugins: PluginSet
+) -> PluginReport:
+    """Every plugin's verdict on every node for the pod's own rules (the first stage)."""
+    used, _problem = pod_policy(pod, policy)
+    own = strict_pod(pod) if used.strict_preferences else pod
+    cycle = plugins.cycle(own, snapshot)
+    nodes: dict[str, tuple[PluginVerdict, ...]] = {}
+    scores: dict[str, Mapping[str, float]] = {}
+    try:
+        builtin = feasible_nodes(own, snapshot)
+        if builtin.rejected or not builtin.names:
+            return PluginReport(plugins.names())
+        rejected = cycle.prefiltered()
+        if rejected is not None:
+            return PluginReport(plugins.names(), rejected)
+        for name in builtin.names:
+            node = snapshot.node(name)
+            nodes[name] = tuple(cycle.verdicts(node))
+            if all(v.reason is None for v in nodes[name]) and plugins.scorers:
+                scores[name] = cycle.scores(node)
+    except PluginFailure as err:
+        return PluginReport(plugins.names(), None, nodes, scores, err.message)
+    return PluginReport(plugins.names(), None, nodes, scores)
