@@ -278,7 +278,9 @@ def with_plugins(ev: Evaluation, report: PluginReport) -> Evaluation:
     rejection of every node."""
     if report.prefilter is not None:
         plugin, reason = report.prefilter
-        pre = Reason(plugin, reason, f"pre_filter of Python plugin {plugin}")
+        pre = Reason(
+            plugin, reason, f"pre_filter of Python plugin {plugin}", _plugin_fix(report, plugin)
+        )
         nodes = tuple(NodeVerdict(v.name, False, (pre,)) for v in ev.nodes)
         return replace(ev, nodes=nodes, prefilter=pre, preemption=None)
     rejected = {
@@ -297,6 +299,7 @@ def with_plugins(ev: Evaluation, report: PluginReport) -> Evaluation:
                     rejected[v.name].plugin,
                     rejected[v.name].reason or "",
                     f"filter of Python plugin {rejected[v.name].plugin}",
+                    _plugin_fix(report, rejected[v.name].plugin),
                 ),
             ),
         )
@@ -305,6 +308,12 @@ def with_plugins(ev: Evaluation, report: PluginReport) -> Evaluation:
         for v in ev.nodes
     )
     return replace(ev, nodes=nodes)
+
+
+def _plugin_fix(report: PluginReport, plugin: str) -> str:
+    source = report.sources.get(plugin)
+    where = f" ({source})" if source else ""
+    return f"change the pod or the node to satisfy the rule of Python plugin {plugin}{where}"
 
 
 def plugin_findings(report: PluginReport) -> list[Finding]:

@@ -119,7 +119,8 @@ def _serve(
     cluster: Cluster, settings: RunSettings, fallback: FallbackPolicy, plugins: PluginSet
 ) -> None:
     s = settings
-    api = ClusterSchedulerApi(cluster, qps=s.qps, burst=s.burst)
+    # Plugins may read any annotation: the watches keep them all then.
+    api = ClusterSchedulerApi(cluster, qps=s.qps, burst=s.burst, annotations=bool(plugins))
     identity = f"{socket.gethostname()}_{uuid.uuid4()}"
     loop = SchedulerLoop(
         api,

@@ -126,7 +126,8 @@ class Algorithm:
         # Strictness removes nodes after filtering, so a sample could miss the ones left.
         limit = 0 if strict else nodes_to_find(len(snapshot), self.percentage_of_nodes_to_score)
         cycle = self.plugins.cycle(pod, snapshot) if self.plugins else None
-        extra = cycle.fits if cycle is not None and self.plugins.plugins else None
+        filtering = self.plugins.filters or self.plugins.pre_filters  # score-only: no extra
+        extra = cycle.fits if cycle is not None and filtering else None
         found = feasible_nodes(pod, snapshot, limit=limit, start=start, extra=extra)
         names: Sequence[str] = found.names
         if strict:
@@ -324,6 +325,7 @@ class PluginReport:
     nodes: Mapping[str, tuple[PluginVerdict, ...]] = field(default_factory=dict)
     scores: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     error: str | None = None
+    sources: Mapping[str, str] = field(default_factory=dict)  # plugin name -> file or module
 
     def rejecting(self) -> dict[str, list[str]]:
         """Plugin name -> the nodes its filter rejects."""
@@ -365,20 +367,21 @@ def plugin_report(
     used, _problem = pod_policy(pod, policy)
     own = strict_pod(pod) if used.strict_preferences else pod
     cycle = plugins.cycle(own, snapshot)
+    sources = {p.name: p.source for p in plugins.plugins}
     nodes: dict[str, tuple[PluginVerdict, ...]] = {}
     scores: dict[str, Mapping[str, float]] = {}
     try:
         builtin = feasible_nodes(own, snapshot)
         if builtin.rejected or not builtin.names:
-            return PluginReport(plugins.names())
+            return PluginReport(plugins.names(), sources=sources)
         rejected = cycle.prefiltered()
         if rejected is not None:
-            return PluginReport(plugins.names(), rejected)
+            return PluginReport(plugins.names(), rejected, sources=sources)
         for name in builtin.names:
             node = snapshot.node(name)
             nodes[name] = tuple(cycle.verdicts(node))
             if all(v.reason is None for v in nodes[name]) and plugins.scorers:
                 scores[name] = cycle.scores(node)
     except PluginFailure as err:
-        return PluginReport(plugins.names(), None, nodes, scores, err.message)
-    return PluginReport(plugins.names(), None, nodes, scores)
+        return PluginReport(plugins.names(), None, nodes, scores, err.message, sources)
+    return PluginReport(plugins.names(), None, nodes, scores, None, sources)

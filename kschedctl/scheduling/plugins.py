@@ -415,10 +415,12 @@ class PluginSet:
     reslim: bool = False
     filters: tuple[Plugin, ...] = field(init=False)
     scorers: tuple[Plugin, ...] = field(init=False)
+    pre_filters: tuple[Plugin, ...] = field(init=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "filters", tuple(p for p in self.plugins if p.filter))
         object.__setattr__(self, "scorers", tuple(p for p in self.plugins if p.score))
+        object.__setattr__(self, "pre_filters", tuple(p for p in self.plugins if p.pre_filter))
 
     def __bool__(self) -> bool:
         return bool(self.plugins)
@@ -503,36 +505,34 @@ class Cycle:
                 break
         return out
 
+    def _score(self, p: Plugin, view: FrozenDict, node: NodeInfo) -> float:
+        assert p.score is not None
+        try:
+            result = p.score(self.pod, view, self.contexts[p.name])
+        except Exception as err:
+            raise PluginFailure(p.name, "score", _exception_text(err)) from err
+        if (
+            isinstance(result, bool)
+            or not isinstance(result, int | float)
+            or not 0 <= result <= MAX_SCORE  # NaN fails this too
+        ):
+            raise PluginFailure(
+                p.name,
+                "score",
+                f"score {printable(repr(result), 80)} for node {node.name} is not a number "
+                f"from 0 to {MAX_SCORE:g}",
+            )
+        return float(result)
+
     def scores(self, node: NodeInfo) -> dict[str, float]:
         """Each score plugin's 0..100 score for ``node`` (before its weight)."""
         view = node_view(node, self.set.reslim)
-        out = {}
-        for p in self.set.scorers:
-            assert p.score is not None
-            try:
-                result = p.score(self.pod, view, self.contexts[p.name])
-            except Exception as err:
-                raise PluginFailure(p.name, "score", _exception_text(err)) from err
-            if (
-                isinstance(result, bool)
-                or not isinstance(result, int | float)
-                or not 0 <= result <= MAX_SCORE  # NaN fails this too
-            ):
-                raise PluginFailure(
-                    p.name,
-                    "score",
-                    f"score {printable(repr(result), 80)} for node {node.name} is not a number "
-                    f"from 0 to {MAX_SCORE:g}",
-                )
-            out[p.name] = float(result)
-        return out
+        return {p.name: self._score(p, view, node) for p in self.set.scorers}
 
     def weighted(self, node: NodeInfo) -> float:
         """Σ WEIGHT × score over the score plugins: what they add to ``node``'s total."""
-        if not self.set.scorers:
-            return 0.0
-        weights = {p.name: p.weight for p in self.set.scorers}
-        return sum(weights[name] * s for name, s in self.scores(node).items())
+        view = node_view(node, self.set.reslim)
+        return sum(p.weight * self._score(p, view, node) for p in self.set.scorers)
 
 
 def _reason(plugin: Plugin, point: str, result: Any) -> str | None:
