@@ -329,7 +329,7 @@ def plugin_from_source(file_name: str, text: str, *, source: str | None = None) 
     sys.modules[module_name] = module
     try:
         exec(code, module.__dict__)  # running the user's plugin is the point
-    except Exception as err:
+    except (Exception, SystemExit) as err:
         if previous is not None:
             sys.modules[module_name] = previous
         else:
@@ -360,7 +360,7 @@ def load_plugin(spec: str) -> Plugin:
         )
     try:
         module = importlib.import_module(module_name)
-    except Exception as err:
+    except (Exception, SystemExit) as err:
         raise _refuse(spec, f"cannot import it: {_exception_text(err)}") from err
     if not attr:
         return _plugin_from(module, module_name.rpartition(".")[2], spec)
@@ -459,7 +459,7 @@ class Cycle:
                 continue
             try:
                 result = p.pre_filter(self.pod, self.contexts[p.name])
-            except Exception as err:
+            except (Exception, SystemExit) as err:  # sys.exit() in a plugin must not stop us
                 raise PluginFailure(p.name, "pre_filter", _exception_text(err)) from err
             reason = _reason(p, "pre_filter", result)
             if reason is not None:
@@ -475,7 +475,7 @@ class Cycle:
             assert p.filter is not None
             try:
                 result = p.filter(self.pod, view, self.contexts[p.name])
-            except Exception as err:
+            except (Exception, SystemExit) as err:  # sys.exit() in a plugin must not stop us
                 raise PluginFailure(p.name, "filter", _exception_text(err)) from err
             reason = _reason(p, "filter", result)
             if reason is not None:
@@ -497,7 +497,7 @@ class Cycle:
             assert p.filter is not None
             try:
                 result = p.filter(self.pod, view, self.contexts[p.name])
-            except Exception as err:
+            except (Exception, SystemExit) as err:  # sys.exit() in a plugin must not stop us
                 raise PluginFailure(p.name, "filter", _exception_text(err)) from err
             reason = _reason(p, "filter", result)
             out.append(PluginVerdict(p.name, reason))
@@ -509,7 +509,7 @@ class Cycle:
         assert p.score is not None
         try:
             result = p.score(self.pod, view, self.contexts[p.name])
-        except Exception as err:
+        except (Exception, SystemExit) as err:  # sys.exit() in a plugin must not stop us
             raise PluginFailure(p.name, "score", _exception_text(err)) from err
         if (
             isinstance(result, bool)

@@ -108,6 +108,7 @@ def test_plugin_from_source_is_what_a_configmap_key_and_value_give() -> None:
         ("def filter(pod, node, ctx)\n", "is not valid Python (line 1)"),
         ("import no_such_module_here\n", "importing it raised ModuleNotFoundError: No module named 'no_such_module_here'"),
         ("raise RuntimeError('boom')\n", "importing it raised RuntimeError: boom"),
+        ("import sys\nsys.exit(2)\n", "importing it raised SystemExit: 2"),
         ("filter = 3\n", "filter must be a function, not int"),
         ("def filter(pod, node): return None\n", "filter cannot be called as filter(pod, node, ctx)"),
         ("def score(pod, node, ctx): return 1\ndef pre_filter(pod): return None\n", "pre_filter cannot be called as pre_filter(pod, ctx)"),
@@ -121,7 +122,7 @@ def test_plugin_from_source_is_what_a_configmap_key_and_value_give() -> None:
         ("NAME = ''\ndef filter(pod, node, ctx): return None\n", "NAME '' must be"),
         ("NAME = 7\ndef filter(pod, node, ctx): return None\n", "NAME 7 must be"),
     ],
-    ids=["no-filter-or-score", "syntax", "import-error", "raises-on-import", "not-callable",
+    ids=["no-filter-or-score", "syntax", "import-error", "raises-on-import", "exits-on-import", "not-callable",
          "filter-arity", "pre-filter-arity", "weight-zero", "weight-negative", "weight-too-big",
          "weight-bool", "weight-string", "weight-nan", "name-space", "name-empty", "name-int"],
 )  # fmt: skip
@@ -372,9 +373,10 @@ def test_boundary_scores_are_accepted() -> None:
         ("NAME='boom'\ndef filter(pod, node, ctx): return '  '\n", "running \"boom\" filter plugin: returned '  ': expected None (fits) or a non-empty reason string"),
         ("NAME='boom'\ndef filter(pod, node, ctx): raise ValueError('x' * 5000)\n", 'running "boom" filter plugin: ValueError: ' + "x" * 300 + "…"),
         ("NAME='boom'\ndef filter(pod, node, ctx): raise ValueError('a\\nb')\n", 'running "boom" filter plugin: ValueError: a\\nb'),
+        ("NAME='boom'\ndef filter(pod, node, ctx): raise SystemExit(3)\n", 'running "boom" filter plugin: SystemExit: 3'),
     ],
     ids=["filter-raises", "score-raises", "pre-filter-raises", "bad-return", "blank-reason",
-         "long-error-bounded", "newline-escaped"],
+         "long-error-bounded", "newline-escaped", "sys-exit"],
 )  # fmt: skip
 def test_a_plugin_that_raises_fails_only_that_pod_with_its_name_and_error(
     text: str, message: str
