@@ -1,9 +1,10 @@
 """What kschedctl's scheduler asks of the API server, on plain dicts.
 
-Implements :class:`kschedctl.scheduling.loop.SchedulerApi`: list+watch of nodes and
-non-terminal pods (slimmed as pages arrive), the ``pods/binding`` subresource with the pod's
-uid as a precondition, events.k8s.io/v1 events, the pod status patch, and the Lease. Client
-errors become the loop's three outcomes (conflict, gone, unavailable).
+Implements :class:`kschedctl.scheduling.loop.SchedulerApi`: list+watch of nodes,
+non-terminal pods, services and controllers (slimmed as pages arrive), the ``pods/binding``
+subresource with the pod's uid as a precondition, events.k8s.io/v1 events, the pod status
+patch, and the Lease. Client errors become the loop's three outcomes (conflict, gone,
+unavailable).
 
 Requests are rate limited like client-go clientsets: one token bucket for what the scheduler
 does, one for events and one for the Lease (kube-scheduler's event broadcaster and leader
@@ -24,7 +25,7 @@ from kschedctl.errors import ConflictError, KschedError, NotFoundError
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.ratelimit import TokenBucket
 from kschedctl.k8s.watch import WatchEvent, list_and_watch
-from kschedctl.scheduling.cache import slim_node, slim_pod
+from kschedctl.scheduling.cache import slim_node, slim_pod, slim_workload
 from kschedctl.scheduling.loop import ApiConflict, ApiNotFound, ApiUnavailable
 
 __all__ = ["ThrottledCluster", "ClusterSchedulerApi"]
@@ -33,6 +34,13 @@ log = logging.getLogger("kschedctl.scheduler")
 
 NON_TERMINAL = "status.phase!=Succeeded,status.phase!=Failed"
 LEASES = "/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases"
+# The objects the system-default topology spreading takes its selector from.
+WORKLOAD_PATHS = {
+    "services": "/api/v1/services",
+    "replicationcontrollers": "/api/v1/replicationcontrollers",
+    "replicasets": "/apis/apps/v1/replicasets",
+    "statefulsets": "/apis/apps/v1/statefulsets",
+}
 
 
 class ThrottledCluster(Cluster):
@@ -70,6 +78,11 @@ class ClusterSchedulerApi:
         def on_error(err: Exception) -> None:
             log.warning("watch of %s: %s; retrying", resource, getattr(err, "message", err))
 
+        if resource in WORKLOAD_PATHS:
+            return list_and_watch(
+                self.cluster, WORKLOAD_PATHS[resource], stop, timeout_seconds=self.watch_timeout,
+                on_error=on_error, transform=slim_workload,
+            )  # fmt: skip
         if resource == "nodes":
             return list_and_watch(
                 self.cluster, "/api/v1/nodes", stop, timeout_seconds=self.watch_timeout,

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kschedctl.filters import Snapshot
+from kschedctl.filters.snapshot import WORKLOAD_KINDS
 
 from .queue import pod_uid
 
@@ -29,6 +30,8 @@ __all__ = [
     "PodChanges",
     "slim_pod",
     "slim_node",
+    "slim_workload",
+    "WORKLOAD_RESOURCES",
     "is_pending_for",
     "relevant_pod_change",
 ]
@@ -39,13 +42,18 @@ _POD_SPEC = (
     "tolerations", "topologySpreadConstraints", "overhead", "resources", "hostNetwork",
     "hostUsers", "resourceClaims", "schedulingGates",
 )  # fmt: skip
-_CONTAINER = ("name", "resources", "restartPolicy", "restartPolicyRules")
+_CONTAINER = ("name", "image", "resources", "restartPolicy", "restartPolicyRules")
 _VOLUME_KINDS = (
     "persistentVolumeClaim", "ephemeral", "gcePersistentDisk", "awsElasticBlockStore", "rbd",
     "iscsi", "azureDisk", "cinder", "vsphereVolume", "portworxVolume",
 )  # fmt: skip
 _CONDITIONS = ("PodScheduled", "DisruptionTarget", "PodResizePending")
 _KEEP_ANNOTATIONS = ("kschedctl.io/fallback-policy",)
+# Watched resource -> kind, for the system-default topology spreading's selector.
+WORKLOAD_RESOURCES = dict(
+    zip(("services", "replicationcontrollers", "replicasets", "statefulsets"), WORKLOAD_KINDS,
+        strict=True)
+)  # fmt: skip
 
 
 def _slim_container(c: Mapping[str, Any]) -> dict[str, Any]:
@@ -64,7 +72,7 @@ def slim_pod(pod: Mapping[str, Any]) -> dict[str, Any]:
     meta: dict[str, Any] = {
         k: md[k]
         for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp", "labels",
-                  "deletionTimestamp")
+                  "deletionTimestamp", "ownerReferences")
         if k in md
     }  # fmt: skip
     annotations = {k: v for k, v in (md.get("annotations") or {}).items() if k in _KEEP_ANNOTATIONS}
@@ -75,9 +83,9 @@ def slim_pod(pod: Mapping[str, Any]) -> dict[str, Any]:
     if spec.get("initContainers"):
         slim_spec["initContainers"] = [_slim_container(c) for c in spec["initContainers"]]
     volumes = [
-        {k: v[k] for k in ("name", *_VOLUME_KINDS) if k in v}
+        {k: v[k] for k in ("name", "image", *_VOLUME_KINDS) if k in v}
         for v in spec.get("volumes") or []
-        if any(k in v for k in _VOLUME_KINDS)
+        if any(k in v for k in ("image", *_VOLUME_KINDS))
     ]
     if volumes:
         slim_spec["volumes"] = volumes
@@ -104,10 +112,25 @@ def slim_node(node: Mapping[str, Any]) -> dict[str, Any]:
     md = node.get("metadata") or {}
     spec = node.get("spec") or {}
     status = node.get("status") or {}
+    slim_status: dict[str, Any] = {"allocatable": status.get("allocatable") or {}}
+    images = [
+        {k: i[k] for k in ("names", "sizeBytes") if k in i} for i in status.get("images") or []
+    ]
+    if images:
+        slim_status["images"] = images  # ImageLocality
     return {
         "metadata": {k: md[k] for k in ("name", "uid", "labels", "resourceVersion") if k in md},
         "spec": {k: spec[k] for k in ("taints", "unschedulable") if k in spec},
-        "status": {"allocatable": status.get("allocatable") or {}},
+        "status": slim_status,
+    }
+
+
+def slim_workload(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """A Service or controller as DefaultSelector reads it: its name and selector."""
+    md = obj.get("metadata") or {}
+    return {
+        "metadata": {k: md[k] for k in ("name", "namespace", "uid") if k in md},
+        "spec": {"selector": (obj.get("spec") or {}).get("selector")},
     }
 
 
@@ -148,6 +171,11 @@ def _node_shape(node: Mapping[str, Any] | None) -> tuple[Any, ...] | None:
     )
 
 
+def _node_scoring(node: Mapping[str, Any] | None) -> Any:
+    """What only scoring reads: a change is applied but helps no unschedulable pod."""
+    return None if node is None else (node.get("status") or {}).get("images")
+
+
 @dataclass
 class PodChanges:
     """What a pod event means for the queue."""
@@ -168,6 +196,8 @@ class SchedulerCache:
         self.assumed: dict[str, tuple[Mapping[str, Any], str]] = {}  # uid -> (pod, node)
         self.nodes_synced = False
         self.pods_synced = False
+        self.workloads: dict[str, dict[str, Mapping[str, Any]]] = {k: {} for k in WORKLOAD_KINDS}
+        self.workloads_synced: set[str] = set()
 
     # -- nodes ---------------------------------------------------------------------------
 
@@ -198,9 +228,34 @@ class SchedulerCache:
         old = self.nodes.get(name)
         self.nodes[name] = node
         if _node_shape(old) == _node_shape(node):
+            if _node_scoring(old) != _node_scoring(node):
+                self.snapshot.upsert_node(node)
             return False
         self.snapshot.upsert_node(node)
         return True
+
+    # -- services and controllers (the default spreading's selector) ----------------------
+
+    def replace_workloads(self, resource: str, objs: Iterable[Mapping[str, Any]]) -> None:
+        kind = WORKLOAD_RESOURCES[resource]
+        for old in self.workloads[kind].values():
+            self.snapshot.remove_workload(kind, old)
+        self.workloads[kind] = {}
+        for obj in objs:
+            self.workload_event(resource, "ADDED", obj)
+        self.workloads_synced.add(resource)
+
+    def workload_event(self, resource: str, kind_of_event: str, obj: Mapping[str, Any]) -> None:
+        kind = WORKLOAD_RESOURCES[resource]
+        obj = slim_workload(obj)
+        md = obj["metadata"]
+        key = f"{md.get('namespace') or 'default'}/{md.get('name') or ''}"
+        if kind_of_event == "DELETED":
+            self.workloads[kind].pop(key, None)
+            self.snapshot.remove_workload(kind, obj)
+        else:
+            self.workloads[kind][key] = obj
+            self.snapshot.upsert_workload(kind, obj)
 
     # -- pods ----------------------------------------------------------------------------
 
@@ -209,7 +264,10 @@ class SchedulerCache:
         assumptions whose pods are still pending (their bindings are in flight)."""
         changes = PodChanges(helps=True)
         listed = [slim_pod(p) for p in pods]
-        self.snapshot = Snapshot(self.nodes.values())
+        self.snapshot = Snapshot(
+            self.nodes.values(),
+            workloads={k: list(v.values()) for k, v in self.workloads.items()},
+        )
         self.bound.clear()
         assumed, self.assumed = self.assumed, {}
         seen = set()

@@ -3,8 +3,10 @@ pool binds, the Lease decides who may work.
 
 Threads (all daemons; ``run`` returns after a clean shutdown):
 
-- two **watchers** (nodes; every non-terminal pod) apply events to the cache and the queue,
-  and move unschedulable pods back when a change could help them;
+- **watchers** (nodes; every non-terminal pod) apply events to the cache and the queue,
+  and move unschedulable pods back when a change could help them; four more (services,
+  replication controllers, replica sets, stateful sets) keep the selectors of the
+  system-default topology spreading, which only scoring reads;
 - the **elector** renews or acquires the Lease every retry period (always leading with
   leader election off); a leader that cannot renew within the renew deadline steps down
   and campaigns again, its caches still warm;
@@ -33,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from .algorithm import Algorithm, Decision
-from .cache import PodChanges, SchedulerCache
+from .cache import WORKLOAD_RESOURCES, PodChanges, SchedulerCache
 from .leader import LeaderElector, micro_time
 from .metrics import BINDING_BUCKETS, DECISION_BUCKETS, Metrics
 from .policy import STEP_ANNOTATION
@@ -75,8 +77,9 @@ class WatchEventLike(Protocol):
 
 class SchedulerApi(Protocol):
     def watch(self, resource: str, stop: threading.Event) -> Iterator[WatchEventLike]:
-        """``nodes`` or ``pods`` (non-terminal): a SYNC with every object after each (re)list,
-        then ADDED/MODIFIED/DELETED, reconnecting and relisting on its own until ``stop``."""
+        """``nodes``, ``pods`` (non-terminal) or a key of ``WORKLOAD_RESOURCES``: a SYNC with
+        every object after each (re)list, then ADDED/MODIFIED/DELETED, reconnecting and
+        relisting on its own until ``stop``."""
         ...
 
     def bind(self, pod: Mapping[str, Any], node: str, annotations: Mapping[str, str]) -> None: ...
@@ -196,7 +199,12 @@ class SchedulerLoop:
     # -- health ----------------------------------------------------------------------------
 
     def ready(self) -> bool:
-        return self.cache.nodes_synced and self.cache.pods_synced
+        # Like kube-scheduler's informers: no decision before every cache is filled.
+        return (
+            self.cache.nodes_synced
+            and self.cache.pods_synced
+            and len(self.cache.workloads_synced) == len(WORKLOAD_RESOURCES)
+        )
 
     def healthy(self) -> tuple[bool, str]:
         for name, thread in self._threads.items():
@@ -210,6 +218,7 @@ class SchedulerLoop:
         threads = [
             ("nodes watcher", lambda: self._watch("nodes")),
             ("pods watcher", lambda: self._watch("pods")),
+            *((f"{r} watcher", lambda r=r: self._watch(r)) for r in WORKLOAD_RESOURCES),
             ("worker", self._work),
         ]
         if self.elector is None:
@@ -250,6 +259,12 @@ class SchedulerLoop:
             if self.stop.is_set():
                 return
             with self.lock:
+                if resource in WORKLOAD_RESOURCES:
+                    if event.type == SYNC:
+                        self.cache.replace_workloads(resource, event.objects)
+                    else:
+                        self.cache.workload_event(resource, event.type, event.object)
+                    continue  # scores may change; no pod becomes schedulable
                 if resource == "nodes":
                     if event.type == SYNC:
                         helps = self.cache.replace_nodes(event.objects)

@@ -80,7 +80,8 @@ class FakeApi:
     def watch(self, resource: str, stop: threading.Event) -> Iterator[Event]:
         q: queue.Queue[Event] = queue.Queue()
         with self.lock:
-            objects = list((self.nodes if resource == "nodes" else self.pods).values())
+            source = {"nodes": self.nodes, "pods": self.pods}.get(resource, {})
+            objects = list(source.values())
             self.watchers.append((resource, q))
             first = Event("SYNC", objects=copy.deepcopy(objects))
         yield first
