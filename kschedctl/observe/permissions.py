@@ -37,8 +37,10 @@ class Access:
 def scheduler_access(
     lease_namespace: str | None, lease_name: str | None, *, builtin: bool = False
 ) -> list[Access]:
-    """``builtin``: kschedctl's own scheduler needs only the first seven (and its Lease): it
-    models no volumes, disruption budgets or namespaces, and serves plain HTTP."""
+    """``builtin``: kschedctl's own scheduler needs the first seven, the list and watch of
+    services and controllers its scoring reads (the system-default topology spreading), and
+    its Lease: it models no volumes, disruption budgets or namespaces, and serves plain
+    HTTP."""
     checks = [
         Access("list", "pods"),
         Access("watch", "pods"),
@@ -48,7 +50,18 @@ def scheduler_access(
         Access("watch", "nodes"),
         Access("create", "events", group="events.k8s.io"),
     ]
-    if not builtin:
+    if builtin:
+        checks += [
+            Access(verb, resource, group=group)
+            for group, resource in (
+                ("", "services"),
+                ("", "replicationcontrollers"),
+                ("apps", "replicasets"),
+                ("apps", "statefulsets"),
+            )
+            for verb in ("list", "watch")
+        ]
+    else:
         checks += [
             Access("list", "persistentvolumeclaims"),
             Access("list", "persistentvolumes"),
