@@ -439,6 +439,8 @@ class Snapshot:
         self._images: dict[str, tuple[int, set[str]]] = {}
         # kind -> (namespace, name) -> selector dict, for default_spread_selector
         self._workloads: dict[str, dict[tuple[str, str], Any]] = {k: {} for k in WORKLOAD_KINDS}
+        # namespace -> service name -> selector: a decision reads its own namespace's only
+        self._services: dict[str, dict[str, Mapping[str, str] | None]] = {}
         for kind, objs in (workloads or {}).items():
             for obj in objs:
                 self.upsert_workload(kind, obj)
@@ -533,8 +535,8 @@ class Snapshot:
         ns = md.get("namespace") or "default"
         labels = md.get("labels") or {}
         merged: dict[str, str] = {}
-        for (svc_ns, _name), sel in self._workloads["Service"].items():
-            if svc_ns == ns and sel is not None and all(labels.get(k) == v for k, v in sel.items()):
+        for sel in (self._services.get(ns) or {}).values():
+            if sel is not None and all(labels.get(k) == v for k, v in sel.items()):
                 merged.update(sel)  # labels.Merge: they all match the pod, no conflicts
         selector = EVERYTHING.with_labels(merged) if merged else EVERYTHING
         owner = next(
@@ -565,10 +567,18 @@ class Snapshot:
         spec = obj.get("spec") or {}
         key = (md.get("namespace") or "default", md.get("name") or "")
         self._workloads[kind][key] = spec.get("selector")
+        if kind == "Service":
+            self._services.setdefault(key[0], {})[key[1]] = spec.get("selector")
 
     def remove_workload(self, kind: str, obj: Mapping[str, Any]) -> None:
         md = obj.get("metadata") or {}
-        self._workloads[kind].pop((md.get("namespace") or "default", md.get("name") or ""), None)
+        key = (md.get("namespace") or "default", md.get("name") or "")
+        self._workloads[kind].pop(key, None)
+        if kind == "Service":
+            by_name = self._services.get(key[0]) or {}
+            by_name.pop(key[1], None)
+            if not by_name:
+                self._services.pop(key[0], None)
 
     def upsert_node(self, node: Mapping[str, Any]) -> None:
         info = NodeInfo.from_node(node)

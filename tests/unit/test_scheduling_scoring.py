@@ -283,3 +283,34 @@ def test_scores_normalise_over_the_feasible_nodes_then_weigh() -> None:
     # Over all three nodes the emptiest zone and the largest node win.
     assert best_node(p, snap, ["a", "b", "c"], SPREAD) is not None
     assert Algorithm().decide(p, snap).node == "a"
+
+
+def test_remembered_counts_follow_pods_assumed_between_decisions() -> None:
+    snap = Snapshot([zoned("a", "z1"), zoned("b", "z2")], [running("w1", "a", WEB)])
+    spread = [soft_spread(ZONE)]
+    first = pod("r1", labels=WEB, cpu="100m", topologySpreadConstraints=spread)
+    assert Algorithm().decide(first, snap).node == "b"
+    snap.assume(first, "b")
+    # z1 and z2 now hold one each: PodTopologySpread ties, the name decides (a stale count of
+    # z2 would pick b again)
+    second = pod("r2", labels=WEB, cpu="100m", topologySpreadConstraints=spread)
+    assert parts(second, snap, ["a", "b"], "PodTopologySpread") == {"a": 100, "b": 100}
+    assert Algorithm().decide(second, snap).node == "a"
+
+
+def test_preferred_terms_with_an_empty_namespace_selector_count_every_namespace() -> None:
+    everywhere = {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 10, "podAffinityTerm": {**term_of({"app": "db"}, ZONE), "namespaceSelector": {}}}]}}  # fmt: skip
+    snap = Snapshot(
+        [zoned("a", "z1"), zoned("b", "z2")],
+        [pod("db", namespace="other", node_name="b", labels={"app": "db"})],
+    )
+    got = parts(pod("p", affinity=everywhere), snap, ["a", "b"], "InterPodAffinity")
+    assert got == {"a": 0, "b": 100}
+    own_namespace = pod("q", affinity={"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 10, "podAffinityTerm": term_of({"app": "db"}, ZONE)}]}})  # fmt: skip
+    assert parts(own_namespace, snap, ["a", "b"], "InterPodAffinity") == {"a": 0, "b": 0}
+
+
+def term_of(labels: dict[str, str], key: str) -> dict[str, Any]:
+    return {"labelSelector": {"matchLabels": labels}, "topologyKey": key}
