@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from kschedctl.config.versions import parse_git_version
-from kschedctl.errors import ConflictError, KschedError, NotFoundError
+from kschedctl.errors import ConflictError, ForbiddenError, KschedError, NotFoundError
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.ratelimit import TokenBucket
-from kschedctl.k8s.watch import WatchEvent, list_and_watch
+from kschedctl.k8s.watch import SYNC, WatchEvent, list_and_watch
 from kschedctl.scheduling.cache import slim_node, slim_pod, slim_workload
 from kschedctl.scheduling.loop import ApiConflict, ApiNotFound, ApiUnavailable
 
@@ -79,10 +79,7 @@ class ClusterSchedulerApi:
             log.warning("watch of %s: %s; retrying", resource, getattr(err, "message", err))
 
         if resource in WORKLOAD_PATHS:
-            return list_and_watch(
-                self.cluster, WORKLOAD_PATHS[resource], stop, timeout_seconds=self.watch_timeout,
-                on_error=on_error, transform=slim_workload,
-            )  # fmt: skip
+            return self._workloads(resource, stop, on_error)
         if resource == "nodes":
             return list_and_watch(
                 self.cluster, "/api/v1/nodes", stop, timeout_seconds=self.watch_timeout,
@@ -91,6 +88,31 @@ class ClusterSchedulerApi:
         return list_and_watch(
             self.cluster, "/api/v1/pods", stop, timeout_seconds=self.watch_timeout,
             on_error=on_error, transform=slim_pod, fieldSelector=NON_TERMINAL,
+        )  # fmt: skip
+
+    def _workloads(
+        self, resource: str, stop: threading.Event, on_error: Callable[[Exception], None]
+    ) -> Iterator[WatchEvent]:
+        """Services or controllers. Without the right to list them (a scheduler deployed with
+        an older ClusterRole) the scheduler still starts: an empty SYNC first, a warning, and
+        the watch keeps retrying until the right is granted."""
+        path = WORKLOAD_PATHS[resource]
+        try:
+            self.cluster.get(path, limit=1)
+        except ForbiddenError as err:
+            log.warning(
+                "cannot list %s (%s): pods get no system-default topology spreading until the "
+                "scheduler's ClusterRole grants list and watch on them (redeploy it with this "
+                "kschedctl)",
+                resource,
+                err.message,
+            )
+            yield WatchEvent(SYNC, objects=[])
+        except KschedError:
+            pass  # unreachable or the like: list_and_watch retries and reports it
+        yield from list_and_watch(
+            self.cluster, path, stop, timeout_seconds=self.watch_timeout, on_error=on_error,
+            transform=slim_workload,
         )  # fmt: skip
 
     def bind(self, pod: Mapping[str, Any], node: str, annotations: Mapping[str, str]) -> None:
