@@ -1,4 +1,12 @@
-"""InterPodAffinity, required terms only (interpodaffinity/filtering.go, v1.36).
+"""InterPodAffinity (interpodaffinity/filtering.go and scoring.go, v1.36).
+
+Scoring (:func:`interpod_score`): every existing pod adds, in the domain of its node, the
+weights of the incoming pod's preferred terms it matches (anti-affinity subtracts), the
+``hardPodAffinityWeight`` (1) of its own required affinity terms the incoming pod matches,
+and the weights of its own preferred terms the incoming pod matches; a node's score is the
+sum over the domains it is in, normalised min..max to 0..100.
+
+Filtering, required terms only:
 
 Three checks, in this order:
 1. the incoming pod's required affinity: for every term the node has the topology key and some
@@ -13,12 +21,19 @@ labels); both empty means the pod's own namespace; ``namespaceSelector: {}`` mea
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from .nodefilters import Incoming
 from .selectors import NOTHING
-from .snapshot import AffinityTerm, NodeInfo, PodInfo, Snapshot, affinity_terms
+from .snapshot import (
+    AffinityTerm,
+    NodeInfo,
+    PodInfo,
+    Snapshot,
+    affinity_terms,
+    weighted_affinity_terms,
+)
 from .verdicts import (
     INTER_POD_AFFINITY,
     REASON_EXISTING_ANTI_AFFINITY,
@@ -29,7 +44,9 @@ from .verdicts import (
     Reason,
 )
 
-__all__ = ["InterPodState", "interpod_state"]
+__all__ = ["InterPodState", "InterPodScore", "interpod_state", "interpod_score"]
+
+HARD_POD_AFFINITY_WEIGHT = 1  # InterPodAffinityArgs default (apis/config/v1/defaults.go)
 
 Pair = tuple[str, str]
 
@@ -245,3 +262,122 @@ def _merge_namespaces(t: AffinityTerm, snapshot: Snapshot, notes: list[str] | No
         namespaces=t.namespaces | frozenset(snapshot.namespace_names(sel)),
         namespace_selector=NOTHING,
     )
+
+
+class InterPodScore:
+    """PreScore state of InterPodAffinity scoring: topologyKey -> value -> summed weight."""
+
+    def __init__(self, scores: dict[str, dict[str, int]]) -> None:
+        self.scores = scores
+
+    def raw(self, node: NodeInfo) -> int:
+        labels = node.labels
+        total = 0
+        for key, values in self.scores.items():
+            value = labels.get(key)
+            if value is not None:
+                total += values.get(value, 0)
+        return total
+
+    @staticmethod
+    def normalize(raw: Sequence[int]) -> list[int]:
+        """Min..max to 0..100, truncating the float like Go's ``int64(fScore)``."""
+        if not raw:
+            return []
+        low, high = min(raw), max(raw)
+        diff = high - low
+        if diff <= 0:
+            return [0] * len(raw)
+        return [int(100.0 * ((r - low) / diff)) for r in raw]
+
+
+def _add(scores: dict[str, dict[str, int]], key: str, value: str, delta: int) -> None:
+    by_value = scores.setdefault(key, {})
+    by_value[value] = by_value.get(value, 0) + delta
+
+
+def interpod_score(inc: Incoming, snapshot: Snapshot) -> InterPodScore | None:
+    """PreScore: None when the plugin is skipped (no term of any pod applies anywhere).
+
+    Without preferred terms of its own, only pods that have pod (anti-)affinity can add
+    anything, so only they are visited (``HavePodsWithAffinityList``)."""
+    preferred = tuple(
+        replace(w, term=_merge_namespaces(w.term, snapshot, None))
+        for w in weighted_affinity_terms(inc.raw, "podAffinity")
+    )
+    preferred_anti = tuple(
+        replace(w, term=_merge_namespaces(w.term, snapshot, None))
+        for w in weighted_affinity_terms(inc.raw, "podAntiAffinity")
+    )
+    # hasConstraints reads the spec: terms that failed to parse still count
+    affinity = (inc.raw.get("spec") or {}).get("affinity") or {}
+    has_constraints = any(
+        (affinity.get(kind) or {}).get("preferredDuringSchedulingIgnoredDuringExecution")
+        for kind in ("podAffinity", "podAntiAffinity")
+    )
+    ns_labels = snapshot.namespace_labels(inc.namespace)
+    me = _IncomingView(inc)
+    scores: dict[str, dict[str, int]] = {}
+    touched = False
+    # The pod's own terms: weight x matching pods per node, counted once per node and
+    # selector by the snapshot (a workload's replicas reuse the counts).
+    own = [
+        (
+            weight,
+            t.topology_key,
+            # a namespaceSelector left after merging selects every namespace (Go matches it
+            # against nil labels)
+            snapshot.pod_counter(
+                None if t.namespace_selector.empty() else t.namespaces, t.selector, False
+            ),
+        )
+        for weight, t in [(w.weight, w.term) for w in preferred]
+        + [(-w.weight, w.term) for w in preferred_anti]
+    ]
+    for node in snapshot:
+        labels = node.labels
+        if not labels:
+            continue  # processExistingPod returns at once for a node without labels
+        if has_constraints:
+            for weight, key, count_on in own:
+                value = labels.get(key)
+                if value is None:
+                    continue
+                count = count_on(node)
+                if count:
+                    _add(scores, key, value, weight * count)
+                    touched = True
+        if node.affinity_pods:
+            for p in node.pods:
+                if p.with_affinity and _existing_terms(p, labels, me, ns_labels, scores):
+                    touched = True
+    return InterPodScore(scores) if touched else None
+
+
+def _existing_terms(
+    p: PodInfo,
+    labels: Mapping[str, str],
+    me: _IncomingView,
+    ns_labels: Mapping[str, str] | None,
+    scores: dict[str, dict[str, int]],
+) -> bool:
+    """The existing pod's side of ``processExistingPod`` on a node with ``labels``: its
+    required affinity terms (``hardPodAffinityWeight``) and preferred terms that match the
+    incoming pod. Whether any entry was made (Go skips the plugin when none was)."""
+    touched = False
+    if HARD_POD_AFFINITY_WEIGHT > 0:
+        for t in p.affinity:
+            if t.topology_key in labels and t.matches(me, ns_labels):
+                _add(scores, t.topology_key, labels[t.topology_key], HARD_POD_AFFINITY_WEIGHT)
+                touched = True
+    for w in p.preferred_affinity:
+        t = w.term
+        if t.topology_key in labels and t.matches(me, ns_labels):
+            _add(scores, t.topology_key, labels[t.topology_key], w.weight)
+            touched = True
+    for w in p.preferred_anti_affinity:
+        t = w.term
+        if t.topology_key in labels and t.matches(me, ns_labels):
+            _add(scores, t.topology_key, labels[t.topology_key], -w.weight)
+            touched = True
+    return touched

@@ -7,7 +7,8 @@ keeps: the non-terminal pods bound to it, their summed requests and the host por
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+import itertools
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -18,10 +19,13 @@ from .resources import (
     node_allocatable,
     pod_requests,
 )
-from .selectors import Selector, SelectorError, label_selector
+from .selectors import EVERYTHING, Selector, SelectorError, label_selector
 
 __all__ = [
     "AffinityTerm",
+    "WORKLOAD_KINDS",
+    "WeightedTerm",
+    "weighted_affinity_terms",
     "PodInfo",
     "NodeInfo",
     "Snapshot",
@@ -31,6 +35,15 @@ __all__ = [
 ]
 
 _TERMINAL = ("Succeeded", "Failed")
+# The kinds DefaultSelector reads (pkg/scheduler/framework/plugins/helper/spread.go).
+WORKLOAD_KINDS = ("Service", "ReplicationController", "ReplicaSet", "StatefulSet")
+_OWNER_KINDS = {
+    ("v1", "ReplicationController"): "ReplicationController",
+    ("apps/v1", "ReplicaSet"): "ReplicaSet",
+    ("apps/v1", "StatefulSet"): "StatefulSet",
+}
+_GENERATIONS = itertools.count()
+_COUNT_CACHE_SELECTORS = 64  # selectors whose per-node counts count_matching keeps
 _NO_START = "~"  # sorts after any RFC 3339 time: "no start time" means "now" to the scheduler
 
 
@@ -115,6 +128,53 @@ def affinity_terms(pod: Mapping[str, Any], kind: str) -> tuple[AffinityTerm, ...
     return tuple(out)
 
 
+@dataclass(frozen=True)
+class WeightedTerm:
+    """A parsed preferred pod (anti-)affinity term (``fwk.WeightedAffinityTerm``)."""
+
+    weight: int
+    term: AffinityTerm
+
+
+def weighted_affinity_terms(pod: Mapping[str, Any], kind: str) -> tuple[WeightedTerm, ...]:
+    """Preferred terms of ``podAffinity`` or ``podAntiAffinity`` (kind), like
+    ``GetWeightedAffinityTerms``; a selector that does not parse drops all terms of the kind."""
+    spec = pod.get("spec") or {}
+    md = pod.get("metadata") or {}
+    block = ((spec.get("affinity") or {}).get(kind) or {}).get(
+        "preferredDuringSchedulingIgnoredDuringExecution"
+    ) or []
+    out = []
+    try:
+        for i, w in enumerate(block):
+            t = w.get("podAffinityTerm") or {}
+            nss = t.get("namespaces") or []
+            ns_sel_raw = t.get("namespaceSelector")
+            namespaces = (
+                frozenset([md.get("namespace") or "default"])
+                if not nss and ns_sel_raw is None
+                else frozenset(nss)
+            )
+            weight = w.get("weight")
+            term = AffinityTerm(
+                index=i,
+                namespaces=namespaces,
+                selector=label_selector(t.get("labelSelector")),
+                namespace_selector=label_selector(ns_sel_raw),
+                topology_key=str(t.get("topologyKey") or ""),
+            )
+            out.append(WeightedTerm(weight if isinstance(weight, int) else 0, term))
+    except SelectorError:
+        return ()
+    return tuple(out)
+
+
+def _has_pod_affinity(pod: Mapping[str, Any]) -> bool:
+    """``podWithAffinity``: the pod sets podAffinity or podAntiAffinity (terms or not)."""
+    affinity = (pod.get("spec") or {}).get("affinity") or {}
+    return affinity.get("podAffinity") is not None or affinity.get("podAntiAffinity") is not None
+
+
 def host_ports(pod: Mapping[str, Any]) -> tuple[tuple[str, str, int], ...]:
     """``GetHostPorts``: (hostIP, protocol, hostPort) of regular and sidecar containers."""
     spec = pod.get("spec") or {}
@@ -148,6 +208,11 @@ class PodInfo:
     anti_affinity: tuple[AffinityTerm, ...]
     nominated_node: str = ""
     scheduler_name: str = "default-scheduler"
+    # For InterPodAffinity scoring (parsed once: every scored pod reads them again).
+    with_affinity: bool = False
+    affinity: tuple[AffinityTerm, ...] = ()
+    preferred_affinity: tuple[WeightedTerm, ...] = ()
+    preferred_anti_affinity: tuple[WeightedTerm, ...] = ()
     _non_zero: tuple[int, int] | None = field(default=None, repr=False, compare=False)
 
     def non_zero(self) -> tuple[int, int]:
@@ -179,7 +244,29 @@ class PodInfo:
             anti_affinity=affinity_terms(pod, "podAntiAffinity"),
             nominated_node=status.get("nominatedNodeName") or "",
             scheduler_name=spec.get("schedulerName") or "default-scheduler",
+            **_scoring_terms(pod),
         )
+
+
+def _scoring_terms(pod: Mapping[str, Any]) -> dict[str, Any]:
+    if not _has_pod_affinity(pod):
+        return {}
+    return {
+        "with_affinity": True,
+        "affinity": affinity_terms(pod, "podAffinity"),
+        "preferred_affinity": weighted_affinity_terms(pod, "podAffinity"),
+        "preferred_anti_affinity": weighted_affinity_terms(pod, "podAntiAffinity"),
+    }
+
+
+def _node_images(node: Mapping[str, Any]) -> dict[str, int]:
+    """``status.images`` as name -> size, every name of an image (the cache's imageStates)."""
+    out: dict[str, int] = {}
+    for image in (node.get("status") or {}).get("images") or []:
+        size = image.get("sizeBytes")
+        for name in image.get("names") or []:
+            out.setdefault(str(name), size if isinstance(size, int) else 0)
+    return out
 
 
 @dataclass
@@ -197,6 +284,11 @@ class NodeInfo:
     # (protocol, port) -> hostIP -> number of pods using it
     ports: dict[tuple[str, int], dict[str, int]] = field(default_factory=dict)
     anti_affinity_pods: int = 0
+    affinity_pods: int = 0  # pods with any pod (anti-)affinity (``PodsWithAffinity``)
+    images: dict[str, int] = field(default_factory=dict)  # image name -> size in bytes
+    # new at every add/remove, unique across nodes: when remembered sums and counts expire
+    generation: int = field(default_factory=lambda: next(_GENERATIONS))
+    _non_zero: tuple[int, dict[str, int]] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_node(cls, node: Mapping[str, Any]) -> NodeInfo:
@@ -209,10 +301,12 @@ class NodeInfo:
             taints=list(spec.get("taints") or []),
             unschedulable=bool(spec.get("unschedulable")),
             allocatable=node_allocatable(node),
+            images=_node_images(node),
         )
 
     def add(self, p: PodInfo) -> None:
         self.pods.append(p)
+        self.generation = next(_GENERATIONS)
         req = self.requested
         for k, v in p.requests.items():
             req[k] = req.get(k, 0) + v
@@ -221,6 +315,8 @@ class NodeInfo:
             by_ip[ip] = by_ip.get(ip, 0) + 1
         if p.anti_affinity:
             self.anti_affinity_pods += 1
+        if p.with_affinity:
+            self.affinity_pods += 1
 
     def remove(self, p: PodInfo) -> None:
         for i, q in enumerate(self.pods):
@@ -229,6 +325,7 @@ class NodeInfo:
                 break
         else:
             return
+        self.generation = next(_GENERATIONS)
         req = self.requested
         for k, v in p.requests.items():
             req[k] = req.get(k, 0) - v
@@ -242,6 +339,8 @@ class NodeInfo:
                     del self.ports[(proto, port)]
         if p.anti_affinity:
             self.anti_affinity_pods -= 1
+        if p.with_affinity:
+            self.affinity_pods -= 1
 
     def port_conflict(self, ip: str, proto: str, port: int) -> str | None:
         """``HostPortInfo.CheckConflict``; returns the conflicting hostIP, or None.
@@ -269,13 +368,19 @@ class NodeInfo:
         return out
 
     def non_zero_requested(self) -> dict[str, int]:
-        """cpu/memory requested with the scoring defaults (100m / 200Mi per empty container)."""
+        """cpu/memory requested with the scoring defaults (100m / 200Mi per empty container),
+        summed again only after a pod came or went."""
+        cached = self._non_zero
+        if cached is not None and cached[0] == self.generation:
+            return cached[1]
         cpu = mem = 0
         for p in self.pods:
             c, m = p.non_zero()
             cpu += c
             mem += m
-        return {CPU: cpu, MEMORY: mem}
+        out = {CPU: cpu, MEMORY: mem}
+        self._non_zero = (self.generation, out)
+        return out
 
 
 class Snapshot:
@@ -293,6 +398,9 @@ class Snapshot:
     the per-node volume filters run (PV node affinity, matching PVs for WaitForFirstConsumer
     claims, zones); without them volume checks are reported as not evaluated.
     ``set_volume_object`` / ``remove_volume_object`` keep them current (a scheduler's watches).
+    ``workloads`` (kind -> API dicts of Service, ReplicationController, ReplicaSet,
+    StatefulSet) give the selector of the system-default topology spreading
+    (:meth:`default_spread_selector`); without them a pod gets none.
     """
 
     def __init__(
@@ -305,6 +413,7 @@ class Snapshot:
         persistent_volume_claims: Iterable[Mapping[str, Any]] | None = None,
         storage_classes: Iterable[Mapping[str, Any]] | None = None,
         persistent_volumes: Iterable[Mapping[str, Any]] | None = None,
+        workloads: Mapping[str, Iterable[Mapping[str, Any]]] | None = None,
     ) -> None:
         self._nodes: dict[str, NodeInfo] = {}
         self._pods: dict[str, PodInfo] = {}
@@ -329,6 +438,19 @@ class Snapshot:
         self.pvs: dict[str, Mapping[str, Any]] | None = None
         if persistent_volumes is not None:
             self.pvs = {(v.get("metadata") or {}).get("name") or "": v for v in persistent_volumes}
+        # (namespaces, selector, skip deleting) -> node -> (generation, count); see count_matching
+        self._counts: dict[
+            tuple[frozenset[str] | None, Selector, bool], dict[str, tuple[int, int]]
+        ] = {}
+        # image name -> [size, names of the nodes that have it] (the cache's imageStates)
+        self._images: dict[str, tuple[int, set[str]]] = {}
+        # kind -> (namespace, name) -> selector dict, for default_spread_selector
+        self._workloads: dict[str, dict[tuple[str, str], Any]] = {k: {} for k in WORKLOAD_KINDS}
+        # namespace -> service name -> selector: a decision reads its own namespace's only
+        self._services: dict[str, dict[str, Mapping[str, str] | None]] = {}
+        for kind, objs in (workloads or {}).items():
+            for obj in objs:
+                self.upsert_workload(kind, obj)
         for n in nodes:
             self.upsert_node(n)
         for p in pods:
@@ -374,18 +496,122 @@ class Snapshot:
     def pod_info(self, pod: Mapping[str, Any]) -> PodInfo | None:
         return self._pods.get(_identity(pod))
 
+    def pod_counter(
+        self, namespaces: frozenset[str] | None, selector: Selector, skip_deleting: bool
+    ) -> Callable[[NodeInfo], int]:
+        """A function counting, on a node, the pods in one of ``namespaces`` (None: any) whose
+        labels ``selector`` matches, without those being deleted when ``skip_deleting``.
+
+        Counts are remembered per node until a pod comes or goes there, so the replicas of a
+        workload, scheduled one after the other, count each node once instead of once per
+        decision (scoring would otherwise visit every pod of the cluster per decision)."""
+        key = (namespaces, selector, skip_deleting)
+        by_node = self._counts.pop(key, None)
+        if by_node is None:
+            if len(self._counts) >= _COUNT_CACHE_SELECTORS:
+                del self._counts[next(iter(self._counts))]  # the least recently used
+            by_node = {}
+        self._counts[key] = by_node  # most recently used last
+
+        def count(node: NodeInfo) -> int:
+            cached = by_node.get(node.name)
+            if cached is not None and cached[0] == node.generation:
+                return cached[1]
+            n = 0
+            for p in node.pods:
+                if (namespaces is None or p.namespace in namespaces) and not (
+                    skip_deleting and p.deleting
+                ):
+                    if selector.matches(p.labels):
+                        n += 1
+            by_node[node.name] = (node.generation, n)
+            return n
+
+        return count
+
+    def image_nodes(self, name: str) -> tuple[int, int] | None:
+        """(size in bytes, number of nodes) of an image name any node reports, else None."""
+        state = self._images.get(name)
+        return None if state is None else (state[0], len(state[1]))
+
+    def default_spread_selector(self, pod: Mapping[str, Any]) -> Selector:
+        """``helper.DefaultSelector``: the selectors of the Services in the pod's namespace
+        that select it, merged with its controller's (ReplicationController, ReplicaSet or
+        StatefulSet) selector. Empty (selects everything) when none applies."""
+        md = pod.get("metadata") or {}
+        ns = md.get("namespace") or "default"
+        labels = md.get("labels") or {}
+        merged: dict[str, str] = {}
+        for sel in (self._services.get(ns) or {}).values():
+            if sel is not None and all(labels.get(k) == v for k, v in sel.items()):
+                merged.update(sel)  # labels.Merge: they all match the pod, no conflicts
+        selector = EVERYTHING.with_labels(merged) if merged else EVERYTHING
+        owner = next(
+            (o for o in md.get("ownerReferences") or [] if o.get("controller") is True), None
+        )
+        if owner is None:
+            return selector
+        kind = _OWNER_KINDS.get((str(owner.get("apiVersion") or ""), str(owner.get("kind") or "")))
+        if kind is None or (ns, owner.get("name") or "") not in self._workloads[kind]:
+            return selector
+        raw = self._workloads[kind][(ns, owner.get("name") or "")]
+        if kind == "ReplicationController":
+            merged.update(raw or {})
+            return EVERYTHING.with_labels(merged) if merged else EVERYTHING
+        try:
+            other = label_selector(raw)
+        except SelectorError:
+            return selector
+        if other.nothing:
+            return selector  # Requirements() of labels.Nothing() reports not ok: nothing added
+        return Selector(selector.requirements + other.requirements)
+
     # --- updating ------------------------------------------------------------------------
+
+    def upsert_workload(self, kind: str, obj: Mapping[str, Any]) -> None:
+        """Add or replace a Service, ReplicationController, ReplicaSet or StatefulSet."""
+        md = obj.get("metadata") or {}
+        spec = obj.get("spec") or {}
+        key = (md.get("namespace") or "default", md.get("name") or "")
+        self._workloads[kind][key] = spec.get("selector")
+        if kind == "Service":
+            self._services.setdefault(key[0], {})[key[1]] = spec.get("selector")
+
+    def remove_workload(self, kind: str, obj: Mapping[str, Any]) -> None:
+        md = obj.get("metadata") or {}
+        key = (md.get("namespace") or "default", md.get("name") or "")
+        self._workloads[kind].pop(key, None)
+        if kind == "Service":
+            by_name = self._services.get(key[0]) or {}
+            by_name.pop(key[1], None)
+            if not by_name:
+                self._services.pop(key[0], None)
 
     def upsert_node(self, node: Mapping[str, Any]) -> None:
         info = NodeInfo.from_node(node)
         old = self._nodes.get(info.name)
+        if old is not None:
+            self._drop_images(old)
+        for name, size in info.images.items():
+            state = self._images.setdefault(name, (size, set()))
+            state[1].add(info.name)
         pods = old.pods if old is not None else self._unplaced.pop(info.name, [])
         self._nodes[info.name] = info
         for p in pods:
             info.add(p)
 
+    def _drop_images(self, node: NodeInfo) -> None:
+        for name in node.images:
+            state = self._images.get(name)
+            if state is not None:
+                state[1].discard(node.name)
+                if not state[1]:
+                    del self._images[name]
+
     def remove_node(self, name: str) -> None:
         old = self._nodes.pop(name, None)
+        if old is not None:
+            self._drop_images(old)
         if old is not None and old.pods:
             self._unplaced[name] = list(old.pods)
 

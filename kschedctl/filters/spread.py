@@ -1,4 +1,9 @@
-"""PodTopologySpread, DoNotSchedule constraints only (podtopologyspread/filtering.go, v1.36).
+"""PodTopologySpread (podtopologyspread/filtering.go and scoring.go, v1.36).
+
+Filtering (:func:`spread_state`) takes the DoNotSchedule constraints; scoring
+(:func:`spread_score`) the ScheduleAnyway ones, or, for a pod without any constraint, the
+system defaults (hostname maxSkew 3, zone maxSkew 5) with the selector of the Services and
+controller that select the pod (:meth:`Snapshot.default_spread_selector`).
 
 The pod's own ``topologySpreadConstraints`` with ``whenUnsatisfiable: DoNotSchedule``; the
 cluster-default constraints are ScheduleAnyway and never filter. ``matchLabelKeys`` values are
@@ -10,6 +15,8 @@ pod's namespace, without a deletionTimestamp.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,9 +33,13 @@ from .verdicts import (
     Reason,
 )
 
-__all__ = ["SpreadState", "spread_state"]
+__all__ = ["SpreadState", "SpreadScore", "spread_state", "spread_score", "go_round"]
 
 _MAX_INT32 = 2**31 - 1
+HOSTNAME = "kubernetes.io/hostname"
+ZONE = "topology.kubernetes.io/zone"
+# podtopologyspread/plugin.go systemDefaultConstraints: (topologyKey, maxSkew), ScheduleAnyway.
+SYSTEM_DEFAULT_CONSTRAINTS = ((HOSTNAME, 3), (ZONE, 5))
 
 
 @dataclass
@@ -82,13 +93,7 @@ class SpreadState:
         return True
 
     def _included(self, c: Constraint, node: NodeInfo) -> bool:
-        if c.honor_affinity and not self.inc.affinity.matches(node.labels, node.name):
-            return False
-        if c.honor_taints and find_untolerated_taint(
-            node.taints, self.inc.tolerations, comparison_operators=self.inc.comparison_operators
-        ):
-            return False
-        return True
+        return _included(self.inc, c, node)
 
     def build(self, snapshot: Snapshot) -> None:
         ns = self.inc.namespace
@@ -168,11 +173,22 @@ class SpreadState:
         return []
 
 
-def _constraints(inc: Incoming) -> list[Constraint]:
+def _included(inc: Incoming, c: Constraint, node: NodeInfo) -> bool:
+    """``matchNodeInclusionPolicies``: nodeAffinityPolicy and nodeTaintsPolicy."""
+    if c.honor_affinity and not inc.affinity.matches(node.labels, node.name):
+        return False
+    if c.honor_taints and find_untolerated_taint(
+        node.taints, inc.tolerations, comparison_operators=inc.comparison_operators
+    ):
+        return False
+    return True
+
+
+def _constraints(inc: Incoming, action: str = "DoNotSchedule") -> list[Constraint]:
     spec = inc.raw.get("spec") or {}
     out: list[Constraint] = []
     for i, c in enumerate(spec.get("topologySpreadConstraints") or []):
-        if c.get("whenUnsatisfiable") != "DoNotSchedule":
+        if c.get("whenUnsatisfiable") != action:
             continue
         selector = label_selector(c.get("labelSelector"))
         keys = c.get("matchLabelKeys") or []
@@ -205,4 +221,136 @@ def spread_state(inc: Incoming, snapshot: Snapshot) -> SpreadState | None:
         return None
     state = SpreadState(inc, constraints)
     state.build(snapshot)
+    return state
+
+
+def go_round(x: float) -> int:
+    """Go's ``math.Round``: half away from zero (Python's ``round`` goes half to even)."""
+    t = math.trunc(x)
+    if abs(x - t) >= 0.5:
+        t += 1 if x > 0 else -1
+    return int(t)
+
+
+def _counter(snapshot: Snapshot, c: Constraint, ns: str) -> Callable[[NodeInfo], int]:
+    """``countPodsMatchSelector``: not terminating, in the pod's namespace, selected."""
+    if c.selector.empty():
+        return lambda _node: 0
+    return snapshot.pod_counter(frozenset((ns,)), c.selector, True)
+
+
+class SpreadScore:
+    """PreScore state of PodTopologySpread scoring; :meth:`raw` is ``Score`` for one node and
+    :meth:`normalize` is ``NormalizeScore`` over the scored (feasible) nodes."""
+
+    def __init__(self, inc: Incoming, constraints: list[Constraint], require_all: bool) -> None:
+        self.inc = inc
+        self.constraints = constraints
+        self.require_all = require_all
+        self.ignored: set[str] = set()
+        self.counts: list[dict[str, int]] = [{} for _ in constraints]
+        self.weights: list[float] = []
+        self.counters: list[Callable[[NodeInfo], int]] = []
+
+    def _has_keys(self, labels: Mapping[str, str]) -> bool:
+        return all(c.topology_key in labels for c in self.constraints)
+
+    def build(self, snapshot: Snapshot, feasible: Sequence[NodeInfo]) -> None:
+        ns = self.inc.namespace
+        self.counters = [_counter(snapshot, c, ns) for c in self.constraints]
+        sizes = [0] * len(self.constraints)
+        for node in feasible:
+            if self.require_all and not self._has_keys(node.labels):
+                self.ignored.add(node.name)
+                continue
+            for i, c in enumerate(self.constraints):
+                if c.topology_key == HOSTNAME:
+                    continue  # counted per node by raw()
+                value = node.labels.get(c.topology_key, "")
+                if value not in self.counts[i]:
+                    self.counts[i][value] = 0
+                    sizes[i] += 1
+        for i, c in enumerate(self.constraints):
+            size = len(feasible) - len(self.ignored) if c.topology_key == HOSTNAME else sizes[i]
+            self.weights.append(math.log(size + 2))  # topologyNormalizingWeight
+        if not any(self.counts):
+            return  # only hostname constraints: nothing to count across the cluster
+        inc = self.inc
+        # (constraint, its counts, its counter, whether the inclusion policies can exclude)
+        active = [
+            (c, self.counts[i], self.counters[i], c.honor_taints or not inc.affinity.empty)
+            for i, c in enumerate(self.constraints)
+            if self.counts[i] and c.topology_key != HOSTNAME
+        ]
+        require_all = self.require_all
+        for node in snapshot:  # every node, not only the feasible ones
+            labels = node.labels
+            if require_all and not self._has_keys(labels):
+                continue
+            for c, counts, count_on, policies in active:
+                if policies and not _included(inc, c, node):
+                    continue
+                value = labels.get(c.topology_key, "")
+                if value in counts:
+                    counts[value] += count_on(node)
+
+    def raw(self, node: NodeInfo) -> int:
+        if node.name in self.ignored:
+            return 0
+        score = 0.0
+        for i, c in enumerate(self.constraints):
+            value = node.labels.get(c.topology_key)
+            if value is None:
+                continue
+            if c.topology_key == HOSTNAME:
+                count = self.counters[i](node)
+            else:
+                count = self.counts[i][value]
+            score += count * self.weights[i] + (c.max_skew - 1)  # scoreForCount
+        return go_round(score)
+
+    def normalize(self, names: Sequence[str], raw: Sequence[int]) -> list[int]:
+        valid = [r for n, r in zip(names, raw, strict=True) if n not in self.ignored]
+        if not valid:
+            return [0] * len(raw)
+        low, high = min(valid), max(valid)
+        out = []
+        for n, r in zip(names, raw, strict=True):
+            if n in self.ignored:
+                out.append(0)
+            elif high == 0:
+                out.append(MAX_NODE_SCORE)
+            else:
+                out.append(MAX_NODE_SCORE * (high + low - r) // high)
+        return out
+
+
+MAX_NODE_SCORE = 100
+
+
+def spread_score(
+    inc: Incoming, snapshot: Snapshot, feasible: Sequence[NodeInfo]
+) -> SpreadScore | None:
+    """PreScore: None when the plugin is skipped (no ScheduleAnyway constraint, and for a pod
+    without constraints no default selector)."""
+    own = (inc.raw.get("spec") or {}).get("topologySpreadConstraints") or []
+    try:
+        if own:
+            constraints = _constraints(inc, "ScheduleAnyway")
+        else:
+            selector = snapshot.default_spread_selector(inc.raw)
+            if selector.empty():
+                return None
+            constraints = [
+                Constraint(i, skew, key, selector, 1, honor_affinity=True, honor_taints=False)
+                for i, (key, skew) in enumerate(SYSTEM_DEFAULT_CONSTRAINTS)
+            ]
+    except SelectorError:
+        return None  # the API rejects such selectors; the scheduler would report an error
+    if not constraints or not len(snapshot):
+        return None
+    # Only the pod's own constraints require every topology key: with the defaults a node
+    # without a zone label still gets hostname spreading.
+    state = SpreadScore(inc, constraints, require_all=bool(own))
+    state.build(snapshot, feasible)
     return state

@@ -1,11 +1,11 @@
 """What kschedctl's scheduler asks of the API server, on plain dicts.
 
 Implements :class:`kschedctl.scheduling.loop.SchedulerApi`: list+watch of nodes,
-non-terminal pods, PersistentVolumeClaims, PersistentVolumes and StorageClasses (slimmed as
-pages arrive), a PersistentVolume's claimRef for a WaitForFirstConsumer claim (read, then
-written with the read resourceVersion), the ``pods/binding`` subresource with the pod's
-uid as a precondition, events.k8s.io/v1 events, the pod status patch, and the Lease. Client
-errors become the loop's three outcomes (conflict, gone, unavailable).
+non-terminal pods, PersistentVolumeClaims, PersistentVolumes and StorageClasses, services and
+controllers (slimmed as pages arrive), a PersistentVolume's claimRef for a WaitForFirstConsumer
+claim (read, then written with the read resourceVersion), the ``pods/binding`` subresource with
+the pod's uid as a precondition, events.k8s.io/v1 events, the pod status patch, and the Lease.
+Client errors become the loop's three outcomes (conflict, gone, unavailable).
 
 Requests are rate limited like client-go clientsets: one token bucket for what the scheduler
 does, one for events and one for the Lease (kube-scheduler's event broadcaster and leader
@@ -18,16 +18,22 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from kschedctl.config.versions import parse_git_version
-from kschedctl.errors import ConflictError, KschedError, NotFoundError
+from kschedctl.errors import ConflictError, ForbiddenError, KschedError, NotFoundError
 from kschedctl.filters.volumebinding import claim_key
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.ratelimit import TokenBucket
-from kschedctl.k8s.watch import WatchEvent, list_and_watch
-from kschedctl.scheduling.cache import bind_volume_to_claim, slim_node, slim_pod, slim_volume
+from kschedctl.k8s.watch import SYNC, WatchEvent, list_and_watch
+from kschedctl.scheduling.cache import (
+    bind_volume_to_claim,
+    slim_node,
+    slim_pod,
+    slim_volume,
+    slim_workload,
+)
 from kschedctl.scheduling.loop import ApiConflict, ApiNotFound, ApiUnavailable
 
 __all__ = ["ThrottledCluster", "ClusterSchedulerApi"]
@@ -40,6 +46,13 @@ VOLUME_PATHS = {
     "persistentvolumeclaims": "/api/v1/persistentvolumeclaims",
     "persistentvolumes": "/api/v1/persistentvolumes",
     "storageclasses": "/apis/storage.k8s.io/v1/storageclasses",
+}
+# The objects the system-default topology spreading takes its selector from.
+WORKLOAD_PATHS = {
+    "services": "/api/v1/services",
+    "replicationcontrollers": "/api/v1/replicationcontrollers",
+    "replicasets": "/apis/apps/v1/replicasets",
+    "statefulsets": "/apis/apps/v1/statefulsets",
 }
 
 
@@ -93,6 +106,8 @@ class ClusterSchedulerApi:
                 on_error=on_error, transform=slim_volume,
             )  # fmt: skip
         keep = self.annotations
+        if resource in WORKLOAD_PATHS:
+            return self._workloads(resource, stop, on_error)
         if resource == "nodes":
             return list_and_watch(
                 self.cluster, "/api/v1/nodes", stop, timeout_seconds=self.watch_timeout,
@@ -102,6 +117,31 @@ class ClusterSchedulerApi:
             self.cluster, "/api/v1/pods", stop, timeout_seconds=self.watch_timeout,
             on_error=on_error, transform=lambda p: slim_pod(p, annotations=keep),
             fieldSelector=NON_TERMINAL,
+        )  # fmt: skip
+
+    def _workloads(
+        self, resource: str, stop: threading.Event, on_error: Callable[[Exception], None]
+    ) -> Iterator[WatchEvent]:
+        """Services or controllers. Without the right to list them (a scheduler deployed with
+        an older ClusterRole) the scheduler still starts: an empty SYNC first, a warning, and
+        the watch keeps retrying until the right is granted."""
+        path = WORKLOAD_PATHS[resource]
+        try:
+            self.cluster.get(path, limit=1)
+        except ForbiddenError as err:
+            log.warning(
+                "cannot list %s (%s): pods get no system-default topology spreading until the "
+                "scheduler's ClusterRole grants list and watch on them (redeploy it with this "
+                "kschedctl)",
+                resource,
+                err.message,
+            )
+            yield WatchEvent(SYNC, objects=[])
+        except KschedError:
+            pass  # unreachable or the like: list_and_watch retries and reports it
+        yield from list_and_watch(
+            self.cluster, path, stop, timeout_seconds=self.watch_timeout, on_error=on_error,
+            transform=slim_workload,
         )  # fmt: skip
 
     def bind(self, pod: Mapping[str, Any], node: str, annotations: Mapping[str, str]) -> None:

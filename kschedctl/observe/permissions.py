@@ -37,8 +37,10 @@ class Access:
 def scheduler_access(
     lease_namespace: str | None, lease_name: str | None, *, builtin: bool = False
 ) -> list[Access]:
-    """``builtin``: kschedctl's own scheduler needs the first seven, the volume binding ones
-    (and its Lease): it models no disruption budgets or namespaces, and serves plain HTTP."""
+    """``builtin``: kschedctl's own scheduler needs the first seven, the volume binding ones,
+    the list and watch of services and controllers its scoring reads (the system-default
+    topology spreading), and its Lease: it models no disruption budgets or namespaces, and
+    serves plain HTTP."""
     checks = [
         Access("list", "pods"),
         Access("watch", "pods"),
@@ -58,6 +60,16 @@ def scheduler_access(
             Access("update", "persistentvolumes"),
             Access("list", "storageclasses", group="storage.k8s.io"),
             Access("watch", "storageclasses", group="storage.k8s.io"),
+            *(
+                Access(verb, resource, group=group)
+                for group, resource in (
+                    ("", "services"),
+                    ("", "replicationcontrollers"),
+                    ("apps", "replicasets"),
+                    ("apps", "statefulsets"),
+                )
+                for verb in ("list", "watch")
+            ),
         ]
     else:
         checks += [

@@ -92,6 +92,15 @@ class ClusterState:
     plugin_names: dict[str, tuple[str, ...] | None] = field(default_factory=dict)
 
 
+# The kinds DefaultSelector reads and where to list them.
+WORKLOAD_PATHS = {
+    "Service": "/api/v1/services",
+    "ReplicationController": "/api/v1/replicationcontrollers",
+    "ReplicaSet": "/apis/apps/v1/replicasets",
+    "StatefulSet": "/apis/apps/v1/statefulsets",
+}
+
+
 def _uses(pods: Iterable[dict[str, Any]], marker: str) -> bool:
     return any(marker in str((p.get("spec") or {}).get("affinity") or "") for p in pods)
 
@@ -121,6 +130,15 @@ def cluster_state(cluster: Cluster, pending: list[dict[str, Any]]) -> ClusterSta
             listed = _optional(lambda: cluster.list("/api/v1/namespaces"))
             if listed is not None:
                 namespaces = {n["metadata"]["name"]: n for n in listed}
+        workloads = None
+        if any(not (p.get("spec") or {}).get("topologySpreadConstraints") for p in pending):
+            # the selectors of the system-default topology spreading, for the node
+            # kschedctl's scheduler would choose (scoring)
+            listed_workloads = {
+                kind: pool.submit(_optional, lambda path=path: cluster.list(path), [])
+                for kind, path in WORKLOAD_PATHS.items()
+            }
+            workloads = {kind: f.result() for kind, f in listed_workloads.items()}
         pvcs = classes = pvs = None
         if any(_has_claims(p) for p in pending):
             pvcs = _optional(lambda: cluster.list("/api/v1/persistentvolumeclaims"))
@@ -134,6 +152,7 @@ def cluster_state(cluster: Cluster, pending: list[dict[str, Any]]) -> ClusterSta
             storage_classes=classes if pvcs is not None else None,
             # Without the classes an unbound claim's binding mode is unknown: no per-node check.
             persistent_volumes=pvs if pvcs is not None and classes is not None else None,
+            workloads=workloads,
         )
         return ClusterState(
             snap,

@@ -31,6 +31,17 @@ POLICY_FILE = "policy.yaml"
 RBAC_RULES: list[dict[str, Any]] = [
     {"apiGroups": [""], "resources": ["nodes"], "verbs": ["list", "watch"]},
     {"apiGroups": [""], "resources": ["pods"], "verbs": ["list", "watch"]},
+    # the selectors of the system-default topology spreading (scoring)
+    {
+        "apiGroups": [""],
+        "resources": ["services", "replicationcontrollers"],
+        "verbs": ["list", "watch"],
+    },
+    {
+        "apiGroups": ["apps"],
+        "resources": ["replicasets", "statefulsets"],
+        "verbs": ["list", "watch"],
+    },
     {"apiGroups": [""], "resources": ["pods/binding"], "verbs": ["create"]},
     {"apiGroups": [""], "resources": ["pods/status"], "verbs": ["patch"]},
     {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create"]},

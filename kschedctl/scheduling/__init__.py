@@ -1,5 +1,6 @@
-"""kschedctl's own scheduler (``kschedctl scheduler run``): kube-scheduler's filters, a
-selectable scoring strategy, and fallback steps for pods no node fits.
+"""kschedctl's own scheduler (``kschedctl scheduler run``): kube-scheduler's filters and
+default scores (with a selectable resource strategy), and fallback steps for pods no node
+fits.
 
 The algorithm is pure and works on plain dicts:
 
@@ -8,14 +9,15 @@ The algorithm is pure and works on plain dicts:
   fallback policy; :func:`.algorithm.explain` shows every stage for ``why``;
 - :mod:`.policy` — the fallback policy format (file and pod annotation), its validation, and
   what each step relaxes;
-- :mod:`.scoring` — the strategy's resource score plus preferred node affinity and
-  PreferNoSchedule taints, with deterministic ties;
+- :mod:`.scoring` — kube-scheduler's default score plugins and weights (the resource one
+  by strategy), PreScore work once per decision, deterministic ties;
 - :mod:`.strategies` — ``STRATEGIES``, the one table of scoring strategies (``spread``,
   ``binpack``), name → resource scorer;
 - :mod:`.plugins` — Python plugins (``filter``/``score``/``pre_filter`` in a file or module):
   loading and refusing them, read-only views of the snapshot, running them contained;
 - :mod:`.queue` — priority/age ordering, backoff, unschedulable pods waiting for a change;
-- :mod:`.cache` — nodes and pods from the watches, slimmed, with assumed pods;
+- :mod:`.cache` — nodes, pods, services and controllers from the watches, slimmed, with
+  assumed pods;
 - :mod:`.leader` — Lease leader election as a state machine;
 - :mod:`.metrics` — Prometheus text format.
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kschedctl.filters import Snapshot
+from kschedctl.filters.snapshot import WORKLOAD_KINDS
 from kschedctl.filters.volumebinding import BOUND_BY_CONTROLLER
 
 from .queue import pod_uid
@@ -38,6 +39,8 @@ __all__ = [
     "PodChanges",
     "slim_pod",
     "slim_node",
+    "slim_workload",
+    "WORKLOAD_RESOURCES",
     "is_pending_for",
     "relevant_pod_change",
 ]
@@ -48,7 +51,7 @@ _POD_SPEC = (
     "tolerations", "topologySpreadConstraints", "overhead", "resources", "hostNetwork",
     "hostUsers", "resourceClaims", "schedulingGates",
 )  # fmt: skip
-_CONTAINER = ("name", "resources", "restartPolicy", "restartPolicyRules")
+_CONTAINER = ("name", "image", "resources", "restartPolicy", "restartPolicyRules")
 _VOLUME_KINDS = (
     "persistentVolumeClaim", "ephemeral", "gcePersistentDisk", "awsElasticBlockStore", "rbd",
     "iscsi", "azureDisk", "cinder", "vsphereVolume", "portworxVolume",
@@ -67,6 +70,11 @@ _VOLUME_META = (
 _KEEP_ANNOTATIONS = ("kschedctl.io/fallback-policy",)
 # Kept from the annotations when plugins read them all: a copy of the whole object, large.
 _DROP_ANNOTATIONS = ("kubectl.kubernetes.io/last-applied-configuration",)
+# Watched resource -> kind, for the system-default topology spreading's selector.
+WORKLOAD_RESOURCES = dict(
+    zip(("services", "replicationcontrollers", "replicasets", "statefulsets"), WORKLOAD_KINDS,
+        strict=True)
+)  # fmt: skip
 
 
 def _slim_container(c: Mapping[str, Any]) -> dict[str, Any]:
@@ -94,7 +102,7 @@ def slim_pod(pod: Mapping[str, Any], *, annotations: bool = False) -> dict[str, 
     meta: dict[str, Any] = {
         k: md[k]
         for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp", "labels",
-                  "deletionTimestamp")
+                  "deletionTimestamp", "ownerReferences")
         if k in md
     }  # fmt: skip
     kept = _annotations(md, annotations)
@@ -105,9 +113,9 @@ def slim_pod(pod: Mapping[str, Any], *, annotations: bool = False) -> dict[str, 
     if spec.get("initContainers"):
         slim_spec["initContainers"] = [_slim_container(c) for c in spec["initContainers"]]
     volumes = [
-        {k: v[k] for k in ("name", *_VOLUME_KINDS) if k in v}
+        {k: v[k] for k in ("name", "image", *_VOLUME_KINDS) if k in v}
         for v in spec.get("volumes") or []
-        if any(k in v for k in _VOLUME_KINDS)
+        if any(k in v for k in ("image", *_VOLUME_KINDS))
     ]
     if volumes:
         slim_spec["volumes"] = volumes
@@ -139,10 +147,25 @@ def slim_node(node: Mapping[str, Any], *, annotations: bool = False) -> dict[str
     kept = _annotations(md, annotations)
     if kept:
         meta["annotations"] = kept
+    slim_status: dict[str, Any] = {"allocatable": status.get("allocatable") or {}}
+    images = [
+        {k: i[k] for k in ("names", "sizeBytes") if k in i} for i in status.get("images") or []
+    ]
+    if images:
+        slim_status["images"] = images  # ImageLocality
     return {
         "metadata": meta,
         "spec": {k: spec[k] for k in ("taints", "unschedulable") if k in spec},
-        "status": {"allocatable": status.get("allocatable") or {}},
+        "status": slim_status,
+    }
+
+
+def slim_workload(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """A Service or controller as DefaultSelector reads it: its name and selector."""
+    md = obj.get("metadata") or {}
+    return {
+        "metadata": {k: md[k] for k in ("name", "namespace", "uid") if k in md},
+        "spec": {"selector": (obj.get("spec") or {}).get("selector")},
     }
 
 
@@ -233,6 +256,11 @@ def _node_shape(node: Mapping[str, Any] | None) -> tuple[Any, ...] | None:
     )
 
 
+def _node_scoring(node: Mapping[str, Any] | None) -> Any:
+    """What only scoring reads: a change is applied but helps no unschedulable pod."""
+    return None if node is None else (node.get("status") or {}).get("images")
+
+
 @dataclass
 class PodChanges:
     """What a pod event means for the queue."""
@@ -258,6 +286,8 @@ class SchedulerCache:
         self.volumes: dict[str, dict[Any, Mapping[str, Any]]] = {}
         # PV name -> (the API's copy when we assumed it, our assumed copy)
         self.assumed_pvs: dict[str, tuple[Mapping[str, Any] | None, Mapping[str, Any]]] = {}
+        self.workloads: dict[str, dict[str, Mapping[str, Any]]] = {k: {} for k in WORKLOAD_KINDS}
+        self.workloads_synced: set[str] = set()
 
     # -- nodes ---------------------------------------------------------------------------
 
@@ -291,9 +321,34 @@ class SchedulerCache:
         old = self.nodes.get(name)
         self.nodes[name] = node
         if _node_shape(old) == _node_shape(node):
+            if _node_scoring(old) != _node_scoring(node):
+                self.snapshot.upsert_node(node)
             return False
         self.snapshot.upsert_node(node)
         return True
+
+    # -- services and controllers (the default spreading's selector) ----------------------
+
+    def replace_workloads(self, resource: str, objs: Iterable[Mapping[str, Any]]) -> None:
+        kind = WORKLOAD_RESOURCES[resource]
+        for old in self.workloads[kind].values():
+            self.snapshot.remove_workload(kind, old)
+        self.workloads[kind] = {}
+        for obj in objs:
+            self.workload_event(resource, "ADDED", obj)
+        self.workloads_synced.add(resource)
+
+    def workload_event(self, resource: str, kind_of_event: str, obj: Mapping[str, Any]) -> None:
+        kind = WORKLOAD_RESOURCES[resource]
+        obj = slim_workload(obj)
+        md = obj["metadata"]
+        key = f"{md.get('namespace') or 'default'}/{md.get('name') or ''}"
+        if kind_of_event == "DELETED":
+            self.workloads[kind].pop(key, None)
+            self.snapshot.remove_workload(kind, obj)
+        else:
+            self.workloads[kind][key] = obj
+            self.snapshot.upsert_workload(kind, obj)
 
     # -- pods ----------------------------------------------------------------------------
 
@@ -302,7 +357,10 @@ class SchedulerCache:
         assumptions whose pods are still pending (their bindings are in flight)."""
         changes = PodChanges(helps=True)
         listed = [slim_pod(p, annotations=self.annotations) for p in pods]
-        self.snapshot = Snapshot(self.nodes.values())
+        self.snapshot = Snapshot(
+            self.nodes.values(),
+            workloads={k: list(v.values()) for k, v in self.workloads.items()},
+        )
         self._attach_volumes()
         self.bound.clear()
         assumed, self.assumed = self.assumed, {}

@@ -5,7 +5,9 @@ Threads (all daemons; ``run`` returns after a clean shutdown):
 
 - **watchers** (nodes; every non-terminal pod; PersistentVolumeClaims, PersistentVolumes and
   StorageClasses) apply events to the cache and the queue, and move unschedulable pods back
-  when a change could help them;
+  when a change could help them; four more (services, replication controllers, replica sets,
+  stateful sets) keep the selectors of the system-default topology spreading, which only
+  scoring reads;
 - the **elector** renews or acquires the Lease every retry period (always leading with
   leader election off); a leader that cannot renew within the renew deadline steps down
   and campaigns again, its caches still warm;
@@ -39,7 +41,7 @@ from typing import Any, Protocol
 from kschedctl.filters.volumebinding import fully_bound, pv_node_affinity_failure
 
 from .algorithm import Algorithm, Decision
-from .cache import VOLUME_KINDS, PodChanges, SchedulerCache
+from .cache import VOLUME_KINDS, WORKLOAD_RESOURCES, PodChanges, SchedulerCache
 from .leader import LeaderElector, micro_time
 from .metrics import BINDING_BUCKETS, DECISION_BUCKETS, Metrics
 from .policy import STEP_ANNOTATION
@@ -81,9 +83,9 @@ class WatchEventLike(Protocol):
 
 class SchedulerApi(Protocol):
     def watch(self, resource: str, stop: threading.Event) -> Iterator[WatchEventLike]:
-        """``nodes``, ``pods`` (non-terminal) or a key of ``VOLUME_KINDS``: a SYNC with every
-        object after each (re)list, then ADDED/MODIFIED/DELETED, reconnecting and relisting on
-        its own until ``stop``."""
+        """``nodes``, ``pods`` (non-terminal), a key of ``VOLUME_KINDS`` or of
+        ``WORKLOAD_RESOURCES``: a SYNC with every object after each (re)list, then
+        ADDED/MODIFIED/DELETED, reconnecting and relisting on its own until ``stop``."""
         ...
 
     def bind(self, pod: Mapping[str, Any], node: str, annotations: Mapping[str, str]) -> None: ...
@@ -224,6 +226,7 @@ class SchedulerLoop:
             self.cache.nodes_synced
             and self.cache.pods_synced
             and len(self.cache.volumes) == len(VOLUME_KINDS)
+            and len(self.cache.workloads_synced) == len(WORKLOAD_RESOURCES)
         )
 
     def healthy(self) -> tuple[bool, str]:
@@ -238,6 +241,7 @@ class SchedulerLoop:
         threads: list[tuple[str, Any]] = [
             ("nodes watcher", lambda: self._watch("nodes")),
             ("pods watcher", lambda: self._watch("pods")),
+            *((f"{r} watcher", lambda r=r: self._watch(r)) for r in WORKLOAD_RESOURCES),
             ("worker", self._work),
         ]
         for resource in VOLUME_KINDS:
@@ -280,6 +284,12 @@ class SchedulerLoop:
             if self.stop.is_set():
                 return
             with self.lock:
+                if resource in WORKLOAD_RESOURCES:
+                    if event.type == SYNC:
+                        self.cache.replace_workloads(resource, event.objects)
+                    else:
+                        self.cache.workload_event(resource, event.type, event.object)
+                    continue  # scores may change; no pod becomes schedulable
                 if resource in VOLUME_KINDS:
                     kind = VOLUME_KINDS[resource]
                     if event.type == SYNC:

@@ -1,23 +1,44 @@
-"""Ranking the feasible nodes with a strategy of ``STRATEGIES`` (:mod:`.strategies`):
-``spread`` (least allocated) or ``binpack`` (most allocated).
+"""Ranking the feasible nodes: kube-scheduler v1.36's default score plugins with their default
+weights (``pkg/scheduler/apis/config/v1/default_plugins.go``), the NodeResourcesFit strategy
+chosen by the user (``STRATEGIES`` of :mod:`.strategies`: ``spread`` least allocated, as
+kube-scheduler, or ``binpack`` most allocated).
 
-The score is kube-scheduler's default weighted sum, with the resource plugin's strategy
-chosen by the user (each plugin 0..100 after normalisation, ``pkg/scheduler/framework``):
+Each plugin scores a node 0..100 after its own normalisation over the feasible nodes; the
+total is the weighted sum (``pkg/scheduler/framework/plugins/*``, integer arithmetic as Go's):
 
-======================  ======  =========================================================
-plugin                  weight  score
-======================  ======  =========================================================
-TaintToleration         3       fewer untolerated PreferNoSchedule taints (reversed)
-NodeAffinity            2       Σ weights of matching preferred terms, normalised to 100
-NodeResourcesFit        1       spread: (free after placing) / allocatable; binpack: used
-                                after placing / allocatable; cpu and memory, non-zero
-                                requests (100m / 200Mi for a container without requests)
-BalancedAllocation      1       (1 − std(cpu fraction, memory fraction)) × 100
-======================  ======  =========================================================
+=================================  ======  ===============================================
+plugin                             weight  score
+=================================  ======  ===============================================
+TaintToleration                    3       untolerated PreferNoSchedule taints, reversed
+                                           against the most-tainted node (none: 100)
+NodeAffinity                       2       Σ weights of matching preferred terms, × 100 ÷
+                                           the best node's sum
+NodeResourcesFit                   1       spread: free share after placing; binpack: used
+                                           share; cpu and memory averaged, non-zero requests
+                                           (100m / 200Mi for a container without requests)
+PodTopologySpread                  2       ScheduleAnyway constraints, or for a pod without
+                                           constraints hostname (maxSkew 3) and zone (5) over
+                                           the pods its Services/controller select: matching
+                                           pods × log(domains + 2) + maxSkew − 1, summed,
+                                           then 100 × (max + min − s) ÷ max
+InterPodAffinity                   2       Σ preferred (anti-)affinity weights of the pod and
+                                           of existing pods (their required affinity counts
+                                           1) in the node's domains, min..max to 0..100
+NodeResourcesBalancedAllocation    1       50 + (50 + balance after − balance before) ÷ 2,
+                                           balance = (1 − std of cpu, memory shares) × 100;
+                                           0 for a pod requesting neither
+ImageLocality                      1       Σ image size × share of nodes having it, from
+                                           23MB to 1000MB per container, as 0..100
+=================================  ======  ===============================================
+
+A plugin kube-scheduler skips at PreScore (no preferred terms, no constraints, a best-effort
+pod) adds 0 on every node. Only the feasible nodes are scored and normalised, but
+PodTopologySpread counts pods and ImageLocality the share of nodes over the whole snapshot.
 
 Ties go to the node whose name sorts first, so the same cache and the same pod always give
-the same node (kube-scheduler picks a tie at random). The weighted sum is written once, in
-``_weighted``, which both ``score_nodes`` and the one-pass ``best_node`` use.
+the same node (kube-scheduler picks a tie at random). Per-pod work is done once per decision
+(:class:`PreScore`); the weighted sum is written once, in ``_weighted``, which both
+``score_nodes`` (``why``, tests) and the one-pass ``best_node`` (the scheduler) use.
 
 How to add a strategy
 ---------------------
@@ -27,14 +48,17 @@ The CLI choices, the spec check and these functions follow; an unknown name is a
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from kschedctl.filters import Snapshot, pod_requests
+from kschedctl.filters.interpod import InterPodScore, interpod_score
+from kschedctl.filters.nodefilters import Incoming
 from kschedctl.filters.resources import CPU, MEMORY
 from kschedctl.filters.selectors import NodeSelectorTerm, node_selector_term
 from kschedctl.filters.snapshot import NodeInfo
+from kschedctl.filters.spread import SpreadScore, spread_score
 from kschedctl.filters.taints import find_untolerated_taint, toleration_tolerates_taint
 
 from .strategies import BINPACK, DEFAULT_STRATEGY, MAX_SCORE, SPREAD, STRATEGIES, scorer_for
@@ -44,23 +68,40 @@ __all__ = [
     "BINPACK",
     "DEFAULT_STRATEGY",
     "STRATEGIES",
+    "WEIGHTS",
     "NodeScore",
+    "PreScore",
     "score_nodes",
     "best",
     "best_node",
     "has_untolerated_prefer_no_schedule",
+    "image_score",
+    "normalized_image_name",
 ]
 
-WEIGHTS = {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "BalancedAllocation": 1}
+# default_plugins.go, in the order of the tuples below.
+WEIGHTS = {
+    "TaintToleration": 3,
+    "NodeAffinity": 2,
+    "NodeResourcesFit": 1,
+    "PodTopologySpread": 2,
+    "InterPodAffinity": 2,
+    "NodeResourcesBalancedAllocation": 1,
+    "ImageLocality": 1,
+}
+PLUGINS = tuple(WEIGHTS)
 PREFER_NO_SCHEDULE = ("PreferNoSchedule",)
 PREFER_EFFECTS = ("", "PreferNoSchedule")  # tolerations TaintToleration's score considers
+MB = 1024 * 1024
+MIN_IMAGE_THRESHOLD = 23 * MB  # imagelocality/image_locality.go
+MAX_CONTAINER_IMAGE_THRESHOLD = 1000 * MB
 
 
 @dataclass(frozen=True)
 class NodeScore:
     name: str
     total: int
-    parts: Mapping[str, int]  # normalised 0..100 per plugin, before weights
+    parts: Mapping[str, int]  # normalised 0..100 per plugin (keys of WEIGHTS), before weights
 
 
 def _preferred_terms(pod: Mapping[str, Any]) -> list[tuple[int, NodeSelectorTerm]]:
@@ -93,64 +134,161 @@ def has_untolerated_prefer_no_schedule(
     return find_untolerated_taint(node.taints, tolerations, effects=PREFER_NO_SCHEDULE) is not None
 
 
-Raw = tuple[str, int, int, int, int]  # name, PreferNoSchedule taints, affinity, fit, balance
+def normalized_image_name(name: str) -> str:
+    """``normalizedImageName``: ``:latest`` added when the name has no tag."""
+    if name.rfind(":") <= name.rfind("/"):
+        return name + ":latest"
+    return name
 
 
-def _raw_scores(
-    pod: Mapping[str, Any], snapshot: Snapshot, names: Iterable[str], strategy: str
-) -> list[Raw]:
-    """Each plugin's input per node in one tight pass (a decision scores hundreds of nodes):
-    untolerated PreferNoSchedule taints, matching preferred-affinity weight, the strategy's
-    resource score and the balance score."""
+def _pod_images(pod: Mapping[str, Any]) -> tuple[list[str], int]:
+    """Normalised images of init containers, containers and image volumes, and the number of
+    containers (image volumes add to the sum, not to the threshold)."""
     spec = pod.get("spec") or {}
-    relevant = [
-        t for t in spec.get("tolerations") or [] if (t.get("effect") or "") in PREFER_EFFECTS
-    ]
-    non_zero = pod_requests(pod, non_zero=True)
-    request = pod_requests(pod)
-    nz_cpu, nz_mem = non_zero.get(CPU, 0), non_zero.get(MEMORY, 0)
-    req_cpu, req_mem = request.get(CPU, 0), request.get(MEMORY, 0)
-    preferred = _preferred_terms(pod)
-    fraction = scorer_for(strategy).fraction
+    containers = [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
+    names = [normalized_image_name(str(c.get("image") or "")) for c in containers]
+    for v in spec.get("volumes") or []:
+        image = v.get("image")
+        if image is not None:
+            names.append(normalized_image_name(str(image.get("reference") or "")))
+    return names, len(containers)
+
+
+def image_score(images: Sequence[str], containers: int, node: NodeInfo, snapshot: Snapshot) -> int:
+    """ImageLocality's ``Score``: ``scaledImageScore`` summed, then ``calculatePriority``."""
+    total_nodes = len(snapshot)
+    total = 0
+    for name in images:
+        if name in node.images:
+            state = snapshot.image_nodes(name)
+            if state is not None:
+                size, num_nodes = state
+                total += int(float(size) * (float(num_nodes) / float(total_nodes)))
+    high = MAX_CONTAINER_IMAGE_THRESHOLD * containers
+    total = MIN_IMAGE_THRESHOLD if total < MIN_IMAGE_THRESHOLD else min(total, high)
+    return _go_div(MAX_SCORE * (total - MIN_IMAGE_THRESHOLD), high - MIN_IMAGE_THRESHOLD)
+
+
+def _go_div(a: int, b: int) -> int:
+    """Go's int64 division, truncating toward zero."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+def _balance(cpu: int, a_cpu: int, mem: int, a_mem: int) -> int:
+    """``balancedResourceScore`` for cpu and memory (a resource with no allocatable skipped)."""
+    fractions = [min(r / a, 1.0) for r, a in ((cpu, a_cpu), (mem, a_mem)) if a != 0]
+    std = abs((fractions[0] - fractions[1]) / 2) if len(fractions) == 2 else 0.0
+    return int((1 - std) * float(MAX_SCORE))
+
+
+class PreScore:
+    """What every score plugin computes once per pod (kube-scheduler's PreScore)."""
+
+    def __init__(
+        self, pod: Mapping[str, Any], snapshot: Snapshot, nodes: Sequence[NodeInfo], strategy: str
+    ) -> None:
+        spec = pod.get("spec") or {}
+        self.snapshot = snapshot
+        self.fraction: Callable[[int, int], int] = scorer_for(strategy).fraction
+        self.tolerations = [
+            t for t in spec.get("tolerations") or [] if (t.get("effect") or "") in PREFER_EFFECTS
+        ]
+        self.preferred = _preferred_terms(pod)
+        non_zero = pod_requests(pod, non_zero=True)
+        request = pod_requests(pod)
+        self.nz_cpu, self.nz_mem = non_zero.get(CPU, 0), non_zero.get(MEMORY, 0)
+        self.req_cpu, self.req_mem = request.get(CPU, 0), request.get(MEMORY, 0)
+        self.best_effort = not self.req_cpu and not self.req_mem  # Balanced is skipped
+        self.images, self.containers = _pod_images(pod)
+        self.images = [n for n in self.images if snapshot.image_nodes(n) is not None]
+        inc = Incoming(pod)
+        self.spread: SpreadScore | None = spread_score(inc, snapshot, nodes) if nodes else None
+        self.interpod: InterPodScore | None = interpod_score(inc, snapshot) if nodes else None
+
+
+Raw = tuple[str, int, int, int, int, int, int, int]  # name, then one input per plugin
+
+
+def _raw_scores(pre: PreScore, nodes: Sequence[NodeInfo]) -> list[Raw]:
+    """Each plugin's ``Score`` per node in one tight pass (a decision scores hundreds of
+    nodes); the normalisations need every node's score and come after, in ``_weighted``."""
+    fraction, preferred, relevant = pre.fraction, pre.preferred, pre.tolerations
+    nz_cpu, nz_mem, req_cpu, req_mem = pre.nz_cpu, pre.nz_mem, pre.req_cpu, pre.req_mem
+    spread, interpod, images = pre.spread, pre.interpod, pre.images
     out = []
-    for name in names:
-        node = snapshot.node(name)
+    for node in nodes:
         alloc = node.allocatable
         a_cpu, a_mem = alloc.get(CPU, 0), alloc.get(MEMORY, 0)
         used = node.non_zero_requested()
-        fit = (fraction(used[CPU] + nz_cpu, a_cpu) + fraction(used[MEMORY] + nz_mem, a_mem)) // 2
-        if a_cpu > 0 and a_mem > 0:
-            # BalancedAllocation: 1 - std of the two fractions (actual requests, capped at 1).
-            f_cpu = min((node.requested.get(CPU, 0) + req_cpu) / a_cpu, 1.0)
-            f_mem = min((node.requested.get(MEMORY, 0) + req_mem) / a_mem, 1.0)
-            balanced = int((1 - abs(f_cpu - f_mem) / 2) * MAX_SCORE)
+        # NodeResourcesFit: the strategy's share per resource, averaged over those allocatable.
+        shares = [fraction(used[CPU] + nz_cpu, a_cpu)] if a_cpu else []
+        if a_mem:
+            shares.append(fraction(used[MEMORY] + nz_mem, a_mem))
+        fit = sum(shares) // len(shares) if shares else 0
+        if pre.best_effort:
+            balanced = 0
         else:
-            balanced = MAX_SCORE
+            # BalancedAllocation (actual requests): how much placing the pod improves balance.
+            cpu, mem = node.requested.get(CPU, 0), node.requested.get(MEMORY, 0)
+            after = _balance(cpu + req_cpu, a_cpu, mem + req_mem, a_mem)
+            before = _balance(cpu, a_cpu, mem, a_mem)
+            balanced = MAX_SCORE // 2 + (MAX_SCORE // 2 + after - before) // 2
         taints = _prefer_no_schedule_count(node.taints, relevant) if node.taints else 0
         affinity = (
             sum(w for w, t in preferred if t.matches(node.labels, node.name)) if preferred else 0
         )
-        out.append((name, taints, affinity, fit, balanced))
+        spread_raw = spread.raw(node) if spread is not None else 0
+        interpod_raw = interpod.raw(node) if interpod is not None else 0
+        image = image_score(images, pre.containers, node, pre.snapshot) if images else 0
+        out.append((node.name, taints, affinity, fit, spread_raw, interpod_raw, balanced, image))
     return out
 
 
-Weighted = tuple[str, int, int, int, int, int]  # name, total, then the four normalised parts
+Weighted = tuple[str, int, tuple[int, ...]]  # name, total, normalised parts in PLUGINS order
 
 
-def _weighted(raw: list[Raw]) -> Iterator[Weighted]:
-    """The score formula, once: each plugin normalised to 0..100 (TaintToleration reversed
-    against the most-tainted node, NodeAffinity against the best match), then the weighted
-    sum. A flat tuple per node, so ``best_node`` builds no score object."""
-    max_taints = max((r[1] for r in raw), default=0)
-    max_affinity = max((r[2] for r in raw), default=0)
-    w_taint, w_affinity = WEIGHTS["TaintToleration"], WEIGHTS["NodeAffinity"]
-    w_fit, w_balanced = WEIGHTS["NodeResourcesFit"], WEIGHTS["BalancedAllocation"]
-    for name, taints, affinity, fit, balanced in raw:
+def _weighted(pre: PreScore, raw: list[Raw]) -> Iterator[Weighted]:
+    """The score formula, once: each plugin's NormalizeScore over the scored nodes, then the
+    weighted sum of WEIGHTS."""
+    if not raw:
+        return
+    names = [r[0] for r in raw]
+    max_taints = max(r[1] for r in raw)
+    max_affinity = max(r[2] for r in raw)
+    spread = (
+        pre.spread.normalize(names, [r[4] for r in raw])
+        if pre.spread is not None
+        else [0] * len(raw)
+    )
+    interpod = InterPodScore.normalize([r[5] for r in raw]) if pre.interpod is not None else None
+    w = tuple(WEIGHTS[p] for p in PLUGINS)
+    for i, (name, taints, affinity, fit, _s, _ip, balanced, image) in enumerate(raw):
+        # helper.DefaultNormalizeScore: reversed for taints, plain for node affinity.
         taint_score = MAX_SCORE - taints * MAX_SCORE // max_taints if max_taints else MAX_SCORE
         affinity_score = affinity * MAX_SCORE // max_affinity if max_affinity else 0
-        total = w_taint * taint_score + w_affinity * affinity_score
-        total += w_fit * fit + w_balanced * balanced
-        yield name, total, taint_score, affinity_score, fit, balanced
+        parts = (
+            taint_score,
+            affinity_score,
+            fit,
+            spread[i],
+            interpod[i] if interpod is not None else 0,
+            balanced,
+            image,
+        )
+        total = (
+            w[0] * parts[0] + w[1] * parts[1] + w[2] * parts[2] + w[3] * parts[3]
+            + w[4] * parts[4] + w[5] * parts[5] + w[6] * parts[6]
+        )  # fmt: skip
+        yield name, total, parts
+
+
+def _scored(
+    pod: Mapping[str, Any], snapshot: Snapshot, names: Iterable[str], strategy: str
+) -> Iterator[Weighted]:
+    nodes = [snapshot.node(n) for n in names]
+    pre = PreScore(pod, snapshot, nodes, strategy)
+    return _weighted(pre, _raw_scores(pre, nodes))
 
 
 def score_nodes(
@@ -161,19 +299,8 @@ def score_nodes(
 ) -> list[NodeScore]:
     """Scores of the named (feasible) nodes, in the given order."""
     return [
-        NodeScore(
-            name,
-            total,
-            {
-                "TaintToleration": taint_score,
-                "NodeAffinity": affinity_score,
-                "NodeResourcesFit": fit,
-                "BalancedAllocation": balanced,
-            },
-        )
-        for name, total, taint_score, affinity_score, fit, balanced in _weighted(
-            _raw_scores(pod, snapshot, names, strategy)
-        )
+        NodeScore(name, total, dict(zip(PLUGINS, parts, strict=True)))
+        for name, total, parts in _scored(pod, snapshot, names, strategy)
     ]
 
 
@@ -184,10 +311,9 @@ def best_node(
     strategy: str = DEFAULT_STRATEGY,
 ) -> tuple[str, int] | None:
     """``best(score_nodes(...))`` as (name, total), without a NodeScore per node."""
+    scorer_for(strategy)  # an unknown strategy is refused even with no node to score
     best_name, best_total = "", -1  # every total is >= 0: the first node always beats this
-    for name, total, _taint, _affinity, _fit, _balanced in _weighted(
-        _raw_scores(pod, snapshot, names, strategy)
-    ):
+    for name, total, _parts in _scored(pod, snapshot, names, strategy):
         if total > best_total or (total == best_total and name < best_name):
             best_name, best_total = name, total
     return None if best_total < 0 else (best_name, best_total)

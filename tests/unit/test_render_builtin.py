@@ -44,7 +44,7 @@ def test_in_cluster_forms_have_least_privilege_rbac(form: str) -> None:
     objects = docs(render(builtin(), form))
     (role,) = by_kind(objects, "ClusterRole")
     assert role["rules"] == RBAC_RULES
-    verbs = {(r["resources"][0], v) for r in role["rules"] for v in r["verbs"]}
+    verbs = {(res, v) for r in role["rules"] for res in r["resources"] for v in r["verbs"]}
     assert verbs == {
         ("nodes", "list"), ("nodes", "watch"), ("pods", "list"), ("pods", "watch"),
         ("pods/binding", "create"), ("pods/status", "patch"), ("events", "create"),
@@ -53,6 +53,10 @@ def test_in_cluster_forms_have_least_privilege_rbac(form: str) -> None:
         ("persistentvolumes", "get"), ("persistentvolumes", "list"),
         ("persistentvolumes", "watch"), ("persistentvolumes", "update"),
         ("storageclasses", "list"), ("storageclasses", "watch"),
+        # the selectors of the system-default topology spreading (scoring)
+        ("services", "list"), ("services", "watch"), ("replicationcontrollers", "list"),
+        ("replicationcontrollers", "watch"), ("replicasets", "list"), ("replicasets", "watch"),
+        ("statefulsets", "list"), ("statefulsets", "watch"),
     }  # fmt: skip
     (binding,) = by_kind(objects, "ClusterRoleBinding")
     assert binding["roleRef"]["name"] == role["metadata"]["name"]

@@ -64,14 +64,18 @@ def test_prefer_no_schedule_taints_push_pods_away() -> None:
 def test_scores_are_kube_schedulers_weighted_sum() -> None:
     snap = Snapshot([node("a", cpu="4", memory="8Gi")], [busy("x", "a", "1", "2Gi")])
     (score,) = score_nodes(pod("p", cpu="1", memory="2Gi"), snap, ["a"], SPREAD)
-    # cpu 2/4 and memory 4Gi/8Gi used after placing: 50 free each; perfectly balanced.
+    # cpu 2/4 and memory 4Gi/8Gi used after placing: 50 free each; balanced before and
+    # after (100 both): 50 + (50 + 100 - 100) / 2 = 75.
     assert score.parts == {
         "TaintToleration": 100,
         "NodeAffinity": 0,
         "NodeResourcesFit": 50,
-        "BalancedAllocation": 100,
+        "PodTopologySpread": 0,
+        "InterPodAffinity": 0,
+        "NodeResourcesBalancedAllocation": 75,
+        "ImageLocality": 0,
     }
-    assert score.total == 3 * 100 + 2 * 0 + 50 + 100
+    assert score.total == 3 * 100 + 2 * 0 + 50 + 2 * 0 + 2 * 0 + 75 + 0
     (packed,) = score_nodes(pod("p", cpu="1", memory="2Gi"), snap, ["a"], BINPACK)
     assert packed.parts["NodeResourcesFit"] == 50
     assert best([]) is None

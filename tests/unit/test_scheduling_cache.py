@@ -46,6 +46,7 @@ def test_slim_pod_keeps_what_the_scheduler_reads() -> None:
     (c,) = slim["spec"]["containers"]
     assert c == {
         "name": "c",
+        "image": "registry.k8s.io/pause:3.10",  # ImageLocality
         "resources": {"requests": {"cpu": "1"}},
         "ports": [{"containerPort": 81, "hostPort": 81}],
     }
@@ -60,11 +61,36 @@ def test_slim_node() -> None:
     n = node("a", taints=[{"key": "k", "effect": "NoSchedule"}])
     n["status"]["conditions"] = [{"type": "Ready", "status": "True"}]
     n["status"]["images"] = [{"names": ["x"], "sizeBytes": 1}]
+    n["status"]["nodeInfo"] = {"kubeletVersion": "v1.36.3"}
     assert slim_node(n) == {
         "metadata": {"name": "a", "labels": n["metadata"]["labels"]},
         "spec": {"taints": [{"key": "k", "effect": "NoSchedule"}]},
-        "status": {"allocatable": n["status"]["allocatable"]},
+        "status": {
+            "allocatable": n["status"]["allocatable"],
+            "images": [{"names": ["x"], "sizeBytes": 1}],  # ImageLocality
+        },
     }
+
+
+def test_image_changes_reach_the_snapshot_without_waking_pods() -> None:
+    cache = SchedulerCache("mine")
+    cache.replace_nodes([node("a")])
+    n = node("a")
+    n["status"]["images"] = [{"names": ["nginx:1"], "sizeBytes": 5}]
+    assert cache.node_event("MODIFIED", n) is False
+    assert cache.snapshot.image_nodes("nginx:1") == (5, 1)
+
+
+def test_workloads_survive_a_pod_relist_and_follow_their_events() -> None:
+    cache = SchedulerCache("mine")
+    cache.replace_nodes([node("a")])
+    svc = {"metadata": {"name": "web", "namespace": "default"}, "spec": {"selector": {"app": "w"}}}
+    cache.replace_workloads("services", [svc])
+    cache.replace_pods([])
+    p = pod("p", labels={"app": "w"})
+    assert cache.snapshot.default_spread_selector(p).describe() == "app=w"
+    cache.workload_event("services", "DELETED", svc)
+    assert cache.snapshot.default_spread_selector(p).empty()
 
 
 def synced(*pods: dict[str, Any]) -> SchedulerCache:
