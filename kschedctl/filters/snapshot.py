@@ -290,7 +290,8 @@ class Snapshot:
     resources backed by DRA to the DynamicResources plugin, as kube-scheduler 1.36 does.
     ``persistent_volume_claims`` and ``storage_classes`` (API dicts) enable the volume
     PreFilter checks (missing or unbound immediate claims); without them volume checks are
-    reported as not evaluated.
+    reported as not evaluated. ``pod_disruption_budgets`` (policy/v1 dicts) steer preemption's
+    choice of victims and node.
     """
 
     def __init__(
@@ -302,7 +303,13 @@ class Snapshot:
         device_classes: Iterable[Mapping[str, Any]] = (),
         persistent_volume_claims: Iterable[Mapping[str, Any]] | None = None,
         storage_classes: Iterable[Mapping[str, Any]] | None = None,
+        pod_disruption_budgets: Iterable[Mapping[str, Any]] = (),
     ) -> None:
+        # PodDisruptionBudget dicts by namespace/name: preemption spends their
+        # status.disruptionsAllowed when it picks victims.
+        self._pdbs: dict[str, Mapping[str, Any]] = {}
+        for b in pod_disruption_budgets:
+            self.upsert_pdb(b)
         self._nodes: dict[str, NodeInfo] = {}
         self._pods: dict[str, PodInfo] = {}
         self._unplaced: dict[str, list[PodInfo]] = {}  # bound to a node not (yet) known
@@ -368,6 +375,10 @@ class Snapshot:
     def pod_info(self, pod: Mapping[str, Any]) -> PodInfo | None:
         return self._pods.get(_identity(pod))
 
+    @property
+    def pdbs(self) -> list[Mapping[str, Any]]:
+        return list(self._pdbs.values())
+
     # --- updating ------------------------------------------------------------------------
 
     def upsert_node(self, node: Mapping[str, Any]) -> None:
@@ -377,6 +388,15 @@ class Snapshot:
         self._nodes[info.name] = info
         for p in pods:
             info.add(p)
+
+    def upsert_pdb(self, pdb: Mapping[str, Any]) -> None:
+        self._pdbs[pod_key(pdb)] = pdb
+
+    def remove_pdb(self, pdb: Mapping[str, Any]) -> None:
+        self._pdbs.pop(pod_key(pdb), None)
+
+    def replace_pdbs(self, pdbs: Iterable[Mapping[str, Any]]) -> None:
+        self._pdbs = {pod_key(b): b for b in pdbs}
 
     def remove_node(self, name: str) -> None:
         old = self._nodes.pop(name, None)

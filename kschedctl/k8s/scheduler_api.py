@@ -1,8 +1,9 @@
 """What kschedctl's scheduler asks of the API server, on plain dicts.
 
-Implements :class:`kschedctl.scheduling.loop.SchedulerApi`: list+watch of nodes and
-non-terminal pods (slimmed as pages arrive), the ``pods/binding`` subresource with the pod's
-uid as a precondition, events.k8s.io/v1 events, the pod status patch, and the Lease. Client
+Implements :class:`kschedctl.scheduling.loop.SchedulerApi`: list+watch of nodes,
+non-terminal pods and PodDisruptionBudgets (slimmed as pages arrive), the ``pods/binding``
+subresource with the pod's uid as a precondition, events.k8s.io/v1 events, the pod status
+patch, the graceful delete of preemption victims, and the Lease. Client
 errors become the loop's three outcomes (conflict, gone, unavailable).
 
 Requests are rate limited like client-go clientsets: one token bucket for what the scheduler
@@ -24,8 +25,8 @@ from kschedctl.errors import ConflictError, KschedError, NotFoundError
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.ratelimit import TokenBucket
 from kschedctl.k8s.watch import WatchEvent, list_and_watch
-from kschedctl.scheduling.cache import slim_node, slim_pod
-from kschedctl.scheduling.loop import ApiConflict, ApiNotFound, ApiUnavailable
+from kschedctl.scheduling.cache import slim_node, slim_pdb, slim_pod
+from kschedctl.scheduling.loop import PDBS, ApiConflict, ApiNotFound, ApiUnavailable
 
 __all__ = ["ThrottledCluster", "ClusterSchedulerApi"]
 
@@ -75,6 +76,11 @@ class ClusterSchedulerApi:
                 self.cluster, "/api/v1/nodes", stop, timeout_seconds=self.watch_timeout,
                 on_error=on_error, transform=slim_node,
             )  # fmt: skip
+        if resource == PDBS:
+            return list_and_watch(
+                self.cluster, "/apis/policy/v1/poddisruptionbudgets", stop,
+                timeout_seconds=self.watch_timeout, on_error=on_error, transform=slim_pdb,
+            )  # fmt: skip
         return list_and_watch(
             self.cluster, "/api/v1/pods", stop, timeout_seconds=self.watch_timeout,
             on_error=on_error, transform=slim_pod, fieldSelector=NON_TERMINAL,
@@ -98,6 +104,18 @@ class ClusterSchedulerApi:
         try:
             self.cluster.create(
                 f"/api/v1/namespaces/{md['namespace']}/pods/{md['name']}/binding", body
+            )
+        except KschedError as err:
+            raise _outcome(err) from err
+
+    def delete_pod(self, pod: Mapping[str, Any]) -> None:
+        md = pod["metadata"]
+        # No gracePeriodSeconds: the pod's own terminationGracePeriodSeconds applies, as
+        # with kube-scheduler's DeletePod; the uid precondition spares a re-created pod.
+        body = {"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": {"uid": md["uid"]}}
+        try:
+            self.cluster.request(
+                "DELETE", f"/api/v1/namespaces/{md['namespace']}/pods/{md['name']}", body=body
             )
         except KschedError as err:
             raise _outcome(err) from err

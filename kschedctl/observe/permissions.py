@@ -37,8 +37,9 @@ class Access:
 def scheduler_access(
     lease_namespace: str | None, lease_name: str | None, *, builtin: bool = False
 ) -> list[Access]:
-    """``builtin``: kschedctl's own scheduler needs only the first seven (and its Lease): it
-    models no volumes, disruption budgets or namespaces, and serves plain HTTP."""
+    """``builtin``: kschedctl's own scheduler needs the first seven, what preemption does
+    (delete pods, list and watch PodDisruptionBudgets) and its Lease: it models no volumes
+    or namespaces, and serves plain HTTP."""
     checks = [
         Access("list", "pods"),
         Access("watch", "pods"),
@@ -48,7 +49,13 @@ def scheduler_access(
         Access("watch", "nodes"),
         Access("create", "events", group="events.k8s.io"),
     ]
-    if not builtin:
+    if builtin:
+        checks += [
+            Access("delete", "pods"),
+            Access("list", "poddisruptionbudgets", group="policy"),
+            Access("watch", "poddisruptionbudgets", group="policy"),
+        ]
+    else:
         checks += [
             Access("list", "persistentvolumeclaims"),
             Access("list", "persistentvolumes"),

@@ -85,9 +85,21 @@ def _has_claims(pod: dict[str, Any]) -> bool:
     )
 
 
+def _may_preempt(pending: list[dict[str, Any]], pods: list[dict[str, Any]]) -> bool:
+    """Some pending pod outranks some bound pod: preemption may run, and PodDisruptionBudgets
+    steer it."""
+    priorities = [(p.get("spec") or {}).get("priority") or 0 for p in pending]
+    bound = [
+        (p.get("spec") or {}).get("priority") or 0
+        for p in pods
+        if (p.get("spec") or {}).get("nodeName")
+    ]
+    return bool(priorities and bound and max(priorities) > min(bound))
+
+
 def cluster_state(cluster: Cluster, pending: list[dict[str, Any]]) -> ClusterState:
     """Nodes, every pod, discovered schedulers and the server version, fetched concurrently;
-    namespaces and claims only when a pod's rules need them."""
+    namespaces, claims and disruption budgets only when a pod's rules or priority need them."""
     with ThreadPoolExecutor(max_workers=4) as pool:
         nodes = pool.submit(
             _required, "list nodes (cluster-wide)", lambda: cluster.list("/api/v1/nodes")
@@ -107,12 +119,16 @@ def cluster_state(cluster: Cluster, pending: list[dict[str, Any]]) -> ClusterSta
         if any(_has_claims(p) for p in pending):
             pvcs = _optional(lambda: cluster.list("/api/v1/persistentvolumeclaims"))
             classes = _optional(lambda: cluster.list("/apis/storage.k8s.io/v1/storageclasses"))
+        pdbs = None
+        if _may_preempt(pending, all_pods):
+            pdbs = _optional(lambda: cluster.list("/apis/policy/v1/poddisruptionbudgets"))
         snap = Snapshot(
             nodes.result(),
             all_pods,
             namespaces,
             persistent_volume_claims=pvcs,
             storage_classes=classes if pvcs is not None else None,
+            pod_disruption_budgets=pdbs or (),
         )
         return ClusterState(
             snap,

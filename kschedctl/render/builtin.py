@@ -29,10 +29,13 @@ POLICY_FILE = "policy.yaml"
 # Everything the scheduler's loop asks of the API server (kschedctl.k8s.scheduler_api).
 RBAC_RULES: list[dict[str, Any]] = [
     {"apiGroups": [""], "resources": ["nodes"], "verbs": ["list", "watch"]},
-    {"apiGroups": [""], "resources": ["pods"], "verbs": ["list", "watch"]},
+    # delete: preemption evicts its victims.
+    {"apiGroups": [""], "resources": ["pods"], "verbs": ["delete", "list", "watch"]},
     {"apiGroups": [""], "resources": ["pods/binding"], "verbs": ["create"]},
     {"apiGroups": [""], "resources": ["pods/status"], "verbs": ["patch"]},
     {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create"]},
+    # Preemption violates PodDisruptionBudgets as little as it can.
+    {"apiGroups": ["policy"], "resources": ["poddisruptionbudgets"], "verbs": ["list", "watch"]},
 ]
 LEASE_VERBS = ["get", "update"]
 

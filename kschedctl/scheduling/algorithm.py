@@ -1,4 +1,5 @@
-"""One scheduling decision: filter, score, and — only when no node fits — the fallback steps.
+"""One scheduling decision: filter, score, and — only when no node fits — the fallback steps,
+then DefaultPreemption.
 
 Pure: a pod dict and a :class:`~kschedctl.filters.Snapshot` in, a :class:`Decision` out.
 The filters are :mod:`kschedctl.filters` (the code ``kschedctl why`` runs); the ranking is
@@ -14,11 +15,14 @@ from typing import Any
 
 from kschedctl.errors import PolicyError
 from kschedctl.filters import (
+    Preemption,
+    PreemptionCandidate,
     Snapshot,
     evaluate,
     failed_scheduling_message,
     feasible_nodes,
     fit_error_message,
+    fits_node,
     nodes_to_find,
 )
 from kschedctl.filters.messages import NO_NODES_MESSAGE
@@ -38,6 +42,9 @@ class Decision:
 
     ``step`` is the fallback step that placed it (None: the pod's own rules did).
     ``next_start`` is where the next search starts (kube-scheduler's rotating start index).
+    When nothing fits, ``preemption`` is DefaultPreemption's outcome for the pod's own rules:
+    ``nominate`` is then the node to write to ``status.nominatedNodeName`` ("" clears it,
+    None leaves it as it is) and ``victims`` the pods to evict first.
     """
 
     node: str | None
@@ -49,6 +56,21 @@ class Decision:
     policy: FallbackPolicy | None = None
     policy_error: str | None = None
     tried: tuple[str, ...] = ()  # fallback steps tried before the decision
+    preemption: Preemption | None = None
+
+    @property
+    def victims(self) -> PreemptionCandidate | None:
+        p = self.preemption
+        return p.chosen if p is not None and p.helps else None
+
+    @property
+    def nominate(self) -> str | None:
+        """kube-scheduler's NominatingInfo: the chosen node; "" (clear) when preemption ran
+        and found no candidate; None (leave it) when the pod may not preempt."""
+        p = self.preemption
+        if p is None or p.ineligible is not None:
+            return None
+        return p.chosen.node if p.chosen is not None else ""
 
     def scheduled_message(self, pod_key: str) -> str:
         """The Scheduled event note: kube-scheduler's text, plus the fallback that placed it."""
@@ -79,6 +101,11 @@ class Algorithm:
         policy, problem = pod_policy(pod, self.policy)
         error = f"invalid {problem.source}: {_problems_text(problem)}" if problem else None
         own = strict_pod(pod) if policy.strict_preferences else pod
+        nominated = (pod.get("status") or {}).get("nominatedNodeName")
+        if nominated and fits_node(own, snapshot, nominated):
+            # Preemption made room there: kube-scheduler tries that node first and takes it
+            # without scoring (schedule_one.go evaluateNominatedNode).
+            return Decision(nominated, None, None, 1, start, policy=policy, policy_error=error)
         node, score, found, next_start = self._place(
             own, snapshot, start, policy.strict_preferences
         )
@@ -94,8 +121,10 @@ class Algorithm:
                 return Decision(
                     node, step, score, found, next_start, None, policy, error, tuple(tried)
                 )
-        message = self.failure_message(pod, snapshot, policy, problem)
-        return Decision(None, None, None, 0, next_start, message, policy, error, tuple(tried))
+        message, preemption = self.failure(pod, snapshot, policy, problem)
+        return Decision(
+            None, None, None, 0, next_start, message, policy, error, tuple(tried), preemption
+        )
 
     def _place(
         self, pod: Mapping[str, Any], snapshot: Snapshot, start: int, strict: bool
@@ -122,21 +151,35 @@ class Algorithm:
         policy: FallbackPolicy,
         problem: PolicyError | None = None,
     ) -> str:
-        """The FailedScheduling text: kube-scheduler's histogram for the pod's own rules (no
-        preemption: this scheduler does not preempt), then each fallback step's."""
+        """The FailedScheduling text (see :meth:`failure`)."""
+        return self.failure(pod, snapshot, policy, problem)[0]
+
+    def failure(
+        self,
+        pod: Mapping[str, Any],
+        snapshot: Snapshot,
+        policy: FallbackPolicy,
+        problem: PolicyError | None = None,
+    ) -> tuple[str, Preemption | None]:
+        """When no stage places the pod: the FailedScheduling text and DefaultPreemption's
+        outcome for the pod's own rules. The text starts with kube-scheduler's message for
+        those rules (the histogram, then "preemption: ..." unless preemption found a node),
+        then each fallback step's histogram."""
         own = strict_pod(pod) if policy.strict_preferences else pod
-        text = _stage_message(own, snapshot, policy.strict_preferences, self.server_version)
+        text, preemption = _stage(
+            own, snapshot, policy.strict_preferences, self.server_version, preempting=True
+        )
         parts = []
         for step in policy.steps:
             relaxed = _relaxed(pod, step, policy)
             strict = policy.strict_preferences and not step.drop_preferred
-            stage = _stage_message(relaxed, snapshot, strict, self.server_version)
+            stage, _ = _stage(relaxed, snapshot, strict, self.server_version)
             parts.append(f"{step.name}: {_histogram_part(stage).rstrip('.')}")
         if parts:
             text += f" Fallback steps of {policy.origin} tried: " + "; ".join(parts) + "."
         if problem is not None:
             text += f" Invalid {problem.source}: {_problems_text(problem)}"
-        return text
+        return text, preemption
 
 
 def _problems_text(error: PolicyError) -> str:
@@ -159,23 +202,36 @@ def _histogram_part(message: str) -> str:
 def _stage_message(
     pod: Mapping[str, Any], snapshot: Snapshot, strict: bool, version: Sequence[int]
 ) -> str:
+    return _stage(pod, snapshot, strict, version)[0]
+
+
+def _stage(
+    pod: Mapping[str, Any],
+    snapshot: Snapshot,
+    strict: bool,
+    version: Sequence[int],
+    *,
+    preempting: bool = False,
+) -> tuple[str, Preemption | None]:
+    """One stage's FailedScheduling text; with ``preempting``, DefaultPreemption runs when no
+    node passes the filters and its PostFilter text ends the message."""
     found = feasible_nodes(pod, snapshot)
     if found.not_evaluated:
         return (
             f"0/{len(snapshot)} nodes are available: kschedctl's scheduler does not evaluate "
             f"{', '.join(sorted(set(found.not_evaluated)))} for this pod (use a kube-scheduler "
             "for pods with volume claims or device claims)."
-        )
-    ev = evaluate(pod, snapshot, preemption=False)
+        ), None
+    ev = evaluate(pod, snapshot, preemption=preempting)
     if not ev.schedulable:
-        # No PostFilter text: this scheduler neither preempts nor deallocates claims.
+        # No DynamicResources PostFilter text: this scheduler does not deallocate claims.
         text = failed_scheduling_message(ev, version, dra_enabled=False, truncate=False)
-        return text or NO_NODES_MESSAGE
+        return text or NO_NODES_MESSAGE, ev.preemption
     # The nodes that pass the filters were excluded by strictPreferences.
     reasons = [r.message for v in ev.nodes for r in v.scheduler_reasons]
     if strict:
         reasons += [REASON_STRICT_PREFER] * len(ev.feasible)
-    return fit_error_message(len(ev.nodes), reasons)
+    return fit_error_message(len(ev.nodes), reasons), None
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
-"""The scheduler's view of the cluster: nodes and pods from the watches, plus its own
-decisions not yet confirmed (assumed pods).
+"""The scheduler's view of the cluster: nodes, pods and PodDisruptionBudgets from the watches,
+plus its own decisions not yet confirmed (assumed pods, nominations).
 
 Pure: watch events go in as plain dicts, answers come out (which pods to queue, whether a
 change could help unschedulable pods). The caller serialises access (one lock).
@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kschedctl.filters import Snapshot
+from kschedctl.filters import Snapshot, pod_key
 
 from .queue import pod_uid
 
@@ -29,6 +29,7 @@ __all__ = [
     "PodChanges",
     "slim_pod",
     "slim_node",
+    "slim_pdb",
     "is_pending_for",
     "relevant_pod_change",
 ]
@@ -111,6 +112,18 @@ def slim_node(node: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def slim_pdb(pdb: Mapping[str, Any]) -> dict[str, Any]:
+    """What preemption reads of a PodDisruptionBudget (default_preemption.go
+    filterPodsWithPDBViolation): its namespace, selector, allowed and disrupted pods."""
+    md = pdb.get("metadata") or {}
+    status = pdb.get("status") or {}
+    return {
+        "metadata": {k: md[k] for k in ("name", "namespace", "uid") if k in md},
+        "spec": {"selector": (pdb.get("spec") or {}).get("selector")},
+        "status": {k: status[k] for k in ("disruptionsAllowed", "disruptedPods") if k in status},
+    }
+
+
 def is_pending_for(pod: Mapping[str, Any], scheduler_name: str) -> bool:
     """A pod this scheduler should place: its name, no node, not terminal or deleting, and
     no scheduling gates left."""
@@ -166,8 +179,10 @@ class SchedulerCache:
         self.pending: dict[str, Mapping[str, Any]] = {}  # uid -> our pending pod
         self.bound: set[str] = set()  # uids of pods the snapshot counts on a node
         self.assumed: dict[str, tuple[Mapping[str, Any], str]] = {}  # uid -> (pod, node)
+        self.pdbs: dict[str, Mapping[str, Any]] = {}  # namespace/name -> slimmed budget
         self.nodes_synced = False
         self.pods_synced = False
+        self.pdbs_synced = False
 
     # -- nodes ---------------------------------------------------------------------------
 
@@ -209,7 +224,7 @@ class SchedulerCache:
         assumptions whose pods are still pending (their bindings are in flight)."""
         changes = PodChanges(helps=True)
         listed = [slim_pod(p) for p in pods]
-        self.snapshot = Snapshot(self.nodes.values())
+        self.snapshot = Snapshot(self.nodes.values(), pod_disruption_budgets=self.pdbs.values())
         self.bound.clear()
         assumed, self.assumed = self.assumed, {}
         seen = set()
@@ -269,7 +284,42 @@ class SchedulerCache:
             del self.pending[uid]
             changes.dequeue.append(uid)
 
+    # -- PodDisruptionBudgets (read by preemption only: no pod waits for one) -------------
+
+    def replace_pdbs(self, pdbs: Iterable[Mapping[str, Any]]) -> None:
+        fresh = [slim_pdb(b) for b in pdbs]
+        self.pdbs = {pod_key(b): b for b in fresh}
+        self.snapshot.replace_pdbs(fresh)
+        self.pdbs_synced = True
+
+    def pdb_event(self, kind: str, pdb: Mapping[str, Any]) -> None:
+        slim = slim_pdb(pdb)
+        if kind == "DELETED":
+            self.pdbs.pop(pod_key(slim), None)
+            self.snapshot.remove_pdb(slim)
+        else:
+            self.pdbs[pod_key(slim)] = slim
+            self.snapshot.upsert_pdb(slim)
+
     # -- our decisions -------------------------------------------------------------------
+
+    def nominate(self, pod: Mapping[str, Any], node: str) -> None:
+        """Count ``pod`` as nominated to ``node`` (or no longer nominated: "") from now on,
+        before the API echoes the status patch (kube-scheduler's AddNominatedPod), so the
+        next decision does not give away the room preemption makes."""
+        uid = pod_uid(pod)
+        current = self.pending.get(uid)
+        if current is None:
+            return
+        status = dict(current.get("status") or {})
+        if node:
+            status["nominatedNodeName"] = node
+        else:
+            status.pop("nominatedNodeName", None)
+        updated = {**current, "status": status}
+        self.pending[uid] = updated
+        if uid not in self.assumed:
+            self.snapshot.upsert_pod(updated)
 
     def assume(self, pod: Mapping[str, Any], node: str) -> None:
         uid = pod_uid(pod)
@@ -289,6 +339,7 @@ class SchedulerCache:
     def counts(self) -> dict[str, int]:
         return {
             "nodes": len(self.nodes),
+            "pdbs": len(self.pdbs),
             "pods": len(self.bound),
             "pending": len(self.pending),
             "assumed": len(self.assumed),

@@ -3,8 +3,9 @@ pool binds, the Lease decides who may work.
 
 Threads (all daemons; ``run`` returns after a clean shutdown):
 
-- two **watchers** (nodes; every non-terminal pod) apply events to the cache and the queue,
-  and move unschedulable pods back when a change could help them;
+- three **watchers** (nodes; every non-terminal pod; PodDisruptionBudgets, for preemption)
+  apply events to the cache and the queue, and move unschedulable pods back when a change
+  could help them;
 - the **elector** renews or acquires the Lease every retry period (always leading with
   leader election off); a leader that cannot renew within the renew deadline steps down
   and campaigns again, its caches still warm;
@@ -15,7 +16,11 @@ Threads (all daemons; ``run`` returns after a clean shutdown):
   (bound already, or a re-created pod) or 404 drops the assumption and the pod, other errors
   put the pod back with backoff;
 - **reporters** post events (``Scheduled``, ``FailedScheduling``) and the
-  ``PodScheduled=False`` condition, off the decision path.
+  ``PodScheduled=False`` condition with ``status.nominatedNodeName``, off the decision path;
+  when the decision preempts, they first evict the victims as kube-scheduler's preemption
+  executor does (pkg/scheduler/framework/preemption/executor.go): a ``DisruptionTarget``
+  condition, a graceful delete, a ``Preempted`` event on each victim naming the preemptor;
+  then lower-priority pods nominated to that node lose their nomination.
 
 The API is reached only through a :class:`SchedulerApi` (``kschedctl.k8s.scheduler_api``
 implements it), so this module stays free of the kubernetes client and is unit-tested with a
@@ -38,6 +43,8 @@ from .leader import LeaderElector, micro_time
 from .metrics import BINDING_BUCKETS, DECISION_BUCKETS, Metrics
 from .policy import STEP_ANNOTATION
 from .queue import QueuedPod, SchedulingQueue, pod_uid
+
+PDBS = "poddisruptionbudgets"
 
 __all__ = [
     "ApiConflict",
@@ -80,6 +87,10 @@ class SchedulerApi(Protocol):
         ...
 
     def bind(self, pod: Mapping[str, Any], node: str, annotations: Mapping[str, str]) -> None: ...
+
+    def delete_pod(self, pod: Mapping[str, Any]) -> None:
+        """Delete with the pod's own grace period, only if its uid still matches."""
+        ...
 
     def post_event(self, event: Mapping[str, Any]) -> None: ...
 
@@ -178,6 +189,11 @@ class SchedulerLoop:
             "Time of the binding request, client rate limiting included.",
             BINDING_BUCKETS,
         )
+        m.counter(
+            "preemption_attempts_total",
+            "Pods that found no node and were allowed to preempt (DefaultPreemption runs).",
+        )
+        m.counter("preemption_victims_total", "Pods evicted to make room for preemptors.")
         m.gauge("pending_pods", "Pods in the scheduling queue, by queue.", self._queue_gauge)
         m.gauge(
             "is_leader", "1 while this replica may schedule (holds the Lease).", self._leader_gauge
@@ -196,7 +212,8 @@ class SchedulerLoop:
     # -- health ----------------------------------------------------------------------------
 
     def ready(self) -> bool:
-        return self.cache.nodes_synced and self.cache.pods_synced
+        c = self.cache
+        return c.nodes_synced and c.pods_synced and c.pdbs_synced
 
     def healthy(self) -> tuple[bool, str]:
         for name, thread in self._threads.items():
@@ -210,6 +227,7 @@ class SchedulerLoop:
         threads = [
             ("nodes watcher", lambda: self._watch("nodes")),
             ("pods watcher", lambda: self._watch("pods")),
+            ("poddisruptionbudgets watcher", lambda: self._watch(PDBS)),
             ("worker", self._work),
         ]
         if self.elector is None:
@@ -250,6 +268,12 @@ class SchedulerLoop:
             if self.stop.is_set():
                 return
             with self.lock:
+                if resource == PDBS:
+                    if event.type == SYNC:
+                        self.cache.replace_pdbs(event.objects)
+                    else:
+                        self.cache.pdb_event(event.type, event.object)
+                    continue
                 if resource == "nodes":
                     if event.type == SYNC:
                         helps = self.cache.replace_nodes(event.objects)
@@ -361,8 +385,20 @@ class SchedulerLoop:
             began = time.perf_counter()
             decision = self.algorithm.decide(pod, self.cache.snapshot, self.start_index)
             self.start_index = decision.next_start
+            victims: list[Mapping[str, Any]] = []
+            unnominated: list[Mapping[str, Any]] = []
             if decision.node is not None:
                 self.cache.assume(pod, decision.node)
+            elif decision.nominate is not None:
+                self.cache.nominate(pod, decision.nominate)
+                chosen = decision.victims
+                if chosen is not None:
+                    victims = self._victim_pods(chosen.node, chosen.victim_uids)
+                    # The executor takes the nomination away from lower-priority pods
+                    # nominated to that node: the room is the preemptor's now.
+                    unnominated = self._lower_nominated(pod, chosen.node)
+                    for other in unnominated:
+                        self.cache.nominate(other, "")
             elapsed = time.perf_counter() - began
         self.metrics.observe("decision_duration_seconds", elapsed)
         if decision.policy_error and entry.attempts == 0:
@@ -374,7 +410,24 @@ class SchedulerLoop:
         self.queue.unschedulable(entry)
         self.metrics.inc("pods_failed_total")
         log.info("no node for %s: %s", _pod_key(pod), decision.message)
-        self._reporters.submit(self._report_failure, pod, decision)
+        if decision.nominate is not None:
+            self.metrics.inc("preemption_attempts_total")
+        if victims or unnominated:
+            self._reporters.submit(self._preempt, pod, decision, victims, unnominated)
+        else:
+            self._reporters.submit(self._report_failure, pod, decision)
+
+    def _victim_pods(self, node: str, uids: tuple[str, ...]) -> list[Mapping[str, Any]]:
+        if node not in self.cache.snapshot:
+            return []
+        by_uid = {p.uid: p.raw for p in self.cache.snapshot.node(node).pods}
+        return [by_uid[u] for u in uids if u in by_uid]
+
+    def _lower_nominated(self, pod: Mapping[str, Any], node: str) -> list[Mapping[str, Any]]:
+        priority = (pod.get("spec") or {}).get("priority")
+        mine = priority if isinstance(priority, int) else 0
+        nominated = self.cache.snapshot.nominated_pods(self.settings.name).get(node, [])
+        return [p.raw for p in nominated if p.priority < mine and p.uid != pod_uid(pod)]
 
     # -- binding and reporting -------------------------------------------------------------
 
@@ -415,6 +468,68 @@ class SchedulerLoop:
             decision.scheduled_message(_pod_key(pod)),
         )  # fmt: skip
 
+    def _preempt(
+        self,
+        pod: Mapping[str, Any],
+        decision: Decision,
+        victims: list[Mapping[str, Any]],
+        unnominated: list[Mapping[str, Any]],
+    ) -> None:
+        """Evict ``victims`` for ``pod`` (prepareCandidate in kube-scheduler's executor), take
+        the nomination from ``unnominated``, then report the pod as kube-scheduler does:
+        FailedScheduling, and PodScheduled=False with the nominated node."""
+        node = decision.nominate
+        md = pod.get("metadata") or {}
+        scheduler = (pod.get("spec") or {}).get("schedulerName") or self.settings.name
+        for victim in victims:
+            vmd = victim.get("metadata") or {}
+            if vmd.get("deletionTimestamp"):
+                continue  # already terminating: nothing to ask of the API
+            try:
+                self.api.patch_pod_status(
+                    victim,
+                    {
+                        "metadata": {"uid": vmd.get("uid")},
+                        "status": {
+                            "conditions": [
+                                {
+                                    "type": "DisruptionTarget",
+                                    "status": "True",
+                                    "reason": "PreemptionByScheduler",
+                                    "message": f"{scheduler}: preempting to accommodate a "
+                                    "higher priority pod",
+                                    "lastTransitionTime": micro_time()[:19] + "Z",
+                                }
+                            ]
+                        },
+                    },
+                )
+                self.api.delete_pod(victim)
+            except (ApiNotFound, ApiConflict):
+                log.info("victim %s of %s is gone already", _pod_key(victim), _pod_key(pod))
+                continue
+            except ApiUnavailable as err:
+                log.warning("cannot preempt %s for %s: %s", _pod_key(victim), _pod_key(pod), err)
+                continue
+            self.metrics.inc("preemption_victims_total")
+            log.info("preempted %s on %s for %s", _pod_key(victim), node, _pod_key(pod))
+            self._post_event(
+                victim, "Normal", "Preempted", "Preempting",
+                f"Preempted by pod {md.get('uid')} on node {node}", related=pod,
+            )  # fmt: skip
+        for other in unnominated:
+            try:
+                self.api.patch_pod_status(
+                    other,
+                    {
+                        "metadata": {"uid": pod_uid(other)},
+                        "status": {"nominatedNodeName": None},
+                    },
+                )
+            except (ApiConflict, ApiNotFound, ApiUnavailable) as err:
+                log.info("cannot clear the nominated node of %s: %s", _pod_key(other), err)
+        self._report_failure(pod, decision)
+
     def _report_failure(self, pod: Mapping[str, Any], decision: Decision) -> None:
         message = decision.message or "no node is available"
         uid = pod_uid(pod)
@@ -428,15 +543,30 @@ class SchedulerLoop:
              if c.get("type") == "PodScheduled"),
             None,
         )  # fmt: skip
-        if current is not None and (
-            current.get("status"),
-            current.get("reason"),
-            current.get("message"),
-        ) == ("False", "Unschedulable", message):
+        # kube-scheduler's updatePod: the nominated node changes only when preemption says so
+        # (set, or "" to clear) and differs from the pod's.
+        nominate = decision.nominate
+        nnn_changes = nominate is not None and nominate != (
+            (pod.get("status") or {}).get("nominatedNodeName") or ""
+        )
+        if (
+            not nnn_changes
+            and current is not None
+            and (
+                current.get("status"),
+                current.get("reason"),
+                current.get("message"),
+            )
+            == ("False", "Unschedulable", message)
+        ):
             return
+        status: dict[str, Any] = {}
+        if nnn_changes:
+            status["nominatedNodeName"] = nominate or None
         patch = {
             "metadata": {"uid": pod_uid(pod)},  # never patch a re-created pod of that name
             "status": {
+                **status,
                 "conditions": [
                     {
                         "type": "PodScheduled",
@@ -446,7 +576,7 @@ class SchedulerLoop:
                         "lastProbeTime": None,
                         "lastTransitionTime": micro_time()[:19] + "Z",
                     }
-                ]
+                ],
             },
         }
         try:
@@ -455,7 +585,13 @@ class SchedulerLoop:
             log.info("cannot set PodScheduled=False on %s: %s", _pod_key(pod), err)
 
     def _post_event(
-        self, pod: Mapping[str, Any], kind: str, reason: str, action: str, note: str
+        self,
+        pod: Mapping[str, Any],
+        kind: str,
+        reason: str,
+        action: str,
+        note: str,
+        related: Mapping[str, Any] | None = None,
     ) -> None:
         md = pod.get("metadata") or {}
         now_ns = time.time_ns()
@@ -479,6 +615,15 @@ class SchedulerLoop:
                 "uid": md.get("uid"),
             },
         }
+        if related is not None:
+            rmd = related.get("metadata") or {}
+            event["related"] = {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "namespace": rmd.get("namespace"),
+                "name": rmd.get("name"),
+                "uid": rmd.get("uid"),
+            }
         try:
             self.api.post_event(event)
         except (ApiConflict, ApiNotFound, ApiUnavailable) as err:

@@ -48,6 +48,7 @@ def test_in_cluster_forms_have_least_privilege_rbac(form: str) -> None:
     assert verbs == {
         ("nodes", "list"), ("nodes", "watch"), ("pods", "list"), ("pods", "watch"),
         ("pods/binding", "create"), ("pods/status", "patch"), ("events", "create"),
+        ("pods", "delete"), ("poddisruptionbudgets", "list"), ("poddisruptionbudgets", "watch"),
     }  # fmt: skip
     (binding,) = by_kind(objects, "ClusterRoleBinding")
     assert binding["roleRef"]["name"] == role["metadata"]["name"]
