@@ -1,11 +1,13 @@
 """kschedctl's own scheduler (``kschedctl scheduler run``): kube-scheduler's filters, a
-selectable scoring strategy, and fallback steps for pods no node fits.
+selectable scoring strategy, fallback steps for pods no node fits, then kube-scheduler's
+DefaultPreemption (:mod:`kschedctl.filters.preemption`, the code ``why`` runs too).
 
 The algorithm is pure and works on plain dicts:
 
 - :mod:`.algorithm` — one decision: the filters of :mod:`kschedctl.filters` (``why`` runs the
   same code), the ranking of :mod:`.scoring`, then, only when no node fits, the steps of the
-  fallback policy; :func:`.algorithm.explain` shows every stage for ``why``;
+  fallback policy, and when none of them fits either, preemption (a node to nominate and the
+  victims to evict); :func:`.algorithm.explain` shows every stage for ``why``;
 - :mod:`.policy` — the fallback policy format (file and pod annotation), its validation, and
   what each step relaxes;
 - :mod:`.scoring` — the strategy's resource score plus preferred node affinity and
@@ -13,7 +15,8 @@ The algorithm is pure and works on plain dicts:
 - :mod:`.strategies` — ``STRATEGIES``, the one table of scoring strategies (``spread``,
   ``binpack``), name → resource scorer;
 - :mod:`.queue` — priority/age ordering, backoff, unschedulable pods waiting for a change;
-- :mod:`.cache` — nodes and pods from the watches, slimmed, with assumed pods;
+- :mod:`.cache` — nodes, pods and PodDisruptionBudgets from the watches, slimmed, with
+  assumed and nominated pods;
 - :mod:`.leader` — Lease leader election as a state machine;
 - :mod:`.metrics` — Prometheus text format.
 

@@ -163,6 +163,10 @@ class SchedulerLoop:
         self._reporters = ThreadPoolExecutor(settings.report_workers, thread_name_prefix="report")
         self._threads: dict[str, threading.Thread] = {}
         self._reported: dict[str, tuple[str, float]] = {}  # uid -> (message, when)
+        # Preemptors whose victims are being evicted: not retried until that is done, like
+        # DefaultPreemption's PreEnqueue ("waiting for the preemption for this pod to be
+        # finished"), so a retry cannot see a half-evicted node.
+        self._preempting: set[str] = set()
 
     # -- metrics ---------------------------------------------------------------------------
 
@@ -382,24 +386,14 @@ class SchedulerLoop:
             if pod is None or entry.uid in self.cache.assumed:
                 self.queue.delete(entry.uid)
                 return
-            began = time.perf_counter()
-            decision = self.algorithm.decide(pod, self.cache.snapshot, self.start_index)
-            self.start_index = decision.next_start
-            victims: list[Mapping[str, Any]] = []
-            unnominated: list[Mapping[str, Any]] = []
-            if decision.node is not None:
-                self.cache.assume(pod, decision.node)
-            elif decision.nominate is not None:
-                self.cache.nominate(pod, decision.nominate)
-                chosen = decision.victims
-                if chosen is not None:
-                    victims = self._victim_pods(chosen.node, chosen.victim_uids)
-                    # The executor takes the nomination away from lower-priority pods
-                    # nominated to that node: the room is the preemptor's now.
-                    unnominated = self._lower_nominated(pod, chosen.node)
-                    for other in unnominated:
-                        self.cache.nominate(other, "")
-            elapsed = time.perf_counter() - began
+            waits = entry.uid in self._preempting
+            if not waits:
+                began = time.perf_counter()
+                decision, victims, unnominated = self._decide_locked(entry.uid, pod)
+                elapsed = time.perf_counter() - began
+        if waits:
+            self.queue.unschedulable(entry)  # retried once its preemption is done
+            return
         self.metrics.observe("decision_duration_seconds", elapsed)
         if decision.policy_error and entry.attempts == 0:
             log.warning("%s: %s", _pod_key(pod), decision.policy_error)
@@ -416,6 +410,33 @@ class SchedulerLoop:
             self._reporters.submit(self._preempt, pod, decision, victims, unnominated)
         else:
             self._reporters.submit(self._report_failure, pod, decision)
+
+    def _decide_locked(
+        self, uid: str, pod: Mapping[str, Any]
+    ) -> tuple[Decision, list[Mapping[str, Any]], list[Mapping[str, Any]]]:
+        """Decide, and record the decision in the cache before the lock is released: the
+        node assumed, or the nomination (and the nominations it takes away). Returns the
+        decision, the victims to evict and the pods that lose their nomination."""
+        decision = self.algorithm.decide(pod, self.cache.snapshot, self.start_index)
+        self.start_index = decision.next_start
+        if decision.node is not None:
+            self.cache.assume(pod, decision.node)
+            return decision, [], []
+        if decision.nominate is None:
+            return decision, [], []
+        self.cache.nominate(pod, decision.nominate)
+        chosen = decision.victims
+        if chosen is None:
+            return decision, [], []
+        victims = self._victim_pods(chosen.node, chosen.victim_uids)
+        if victims:
+            self._preempting.add(uid)
+        # The executor takes the nomination away from lower-priority pods nominated to that
+        # node: the room is the preemptor's now.
+        unnominated = self._lower_nominated(pod, chosen.node)
+        for other in unnominated:
+            self.cache.nominate(other, "")
+        return decision, victims, unnominated
 
     def _victim_pods(self, node: str, uids: tuple[str, ...]) -> list[Mapping[str, Any]]:
         if node not in self.cache.snapshot:
@@ -475,9 +496,24 @@ class SchedulerLoop:
         victims: list[Mapping[str, Any]],
         unnominated: list[Mapping[str, Any]],
     ) -> None:
-        """Evict ``victims`` for ``pod`` (prepareCandidate in kube-scheduler's executor), take
-        the nomination from ``unnominated``, then report the pod as kube-scheduler does:
-        FailedScheduling, and PodScheduled=False with the nominated node."""
+        """Report the pod as kube-scheduler does (FailedScheduling, PodScheduled=False with
+        the nominated node), then evict ``victims`` (the executor's prepareCandidate) and take
+        the nomination from ``unnominated``; the pod may be retried after that."""
+        try:
+            self._report_failure(pod, decision)
+            self._evict(pod, decision, victims, unnominated)
+        finally:
+            with self.lock:
+                self._preempting.discard(pod_uid(pod))
+            self.queue.move_all()
+
+    def _evict(
+        self,
+        pod: Mapping[str, Any],
+        decision: Decision,
+        victims: list[Mapping[str, Any]],
+        unnominated: list[Mapping[str, Any]],
+    ) -> None:
         node = decision.nominate
         md = pod.get("metadata") or {}
         scheduler = (pod.get("spec") or {}).get("schedulerName") or self.settings.name
@@ -528,7 +564,6 @@ class SchedulerLoop:
                 )
             except (ApiConflict, ApiNotFound, ApiUnavailable) as err:
                 log.info("cannot clear the nominated node of %s: %s", _pod_key(other), err)
-        self._report_failure(pod, decision)
 
     def _report_failure(self, pod: Mapping[str, Any], decision: Decision) -> None:
         message = decision.message or "no node is available"

@@ -9,7 +9,9 @@ to, where it was bound, the pods evicted with their `Preempted` events, and its
 FailedScheduling message. Both outcomes must be equal. Each scenario is built so that
 kube-scheduler's choice is unique (distinct priorities: no random tie-break), and the
 reference outcome is also checked against the expected one, so a scenario cannot pass by
-both schedulers doing nothing.
+both schedulers doing nothing. Where nothing is preempted (no lower-priority pod; a
+preemptor with preemptionPolicy Never) the FailedScheduling messages, PostFilter text
+included, must be equal too.
 """
 
 from __future__ import annotations
@@ -112,6 +114,16 @@ SCENARIOS = {
         pdbs=({"app": "guarded"},),
         node="preempt-2",
         victims=frozenset({"plain"}),
+    ),
+    # Nothing of lower priority to evict: the PostFilter text says so, node by node.
+    "not-helpful": Scenario(
+        (
+            Pinned("a", "preempt-1", "p500", "2"),
+            Pinned("b", "preempt-2", "p400", "1"),
+            Pinned("c", "preempt-3", "p300", "1500m"),
+        ),
+        cpu="2",
+        priority="p200",
     ),
     # The one-victim state, but the preemptor may not preempt: it stays pending.
     "never": Scenario(

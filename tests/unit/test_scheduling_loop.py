@@ -458,6 +458,14 @@ def test_preemption_evicts_nominates_and_binds(running: Callable[..., SchedulerL
     ]
     assert ("uid-default-waiting", None) in nominations
     assert ("uid-default-vip", "a") in nominations
+    # as kube-scheduler: the preemptor is reported and nominated, then the victims go
+    order = [
+        "nominated" if p["status"].get("nominatedNodeName") == "a" else "evicting"
+        for p in api.status_patches
+        if p["status"].get("nominatedNodeName") == "a"
+        or any(c["type"] == "DisruptionTarget" for c in p["status"].get("conditions") or [])
+    ]
+    assert order == ["nominated", "evicting"]
     failed = next(
         e
         for e in api.events

@@ -306,3 +306,45 @@ def test_why_says_what_the_scheduler_does() -> None:
         diag = diagnose(p, snap, None, fallback=FallbackPolicy())
         assert diag.summary == d.message
         assert diag.evaluation is not None and diag.evaluation.preemption == d.preemption
+
+
+# --- what the scheduler asks of the API, and what `why` reads --------------------------------------
+
+
+class _Recorder:
+    def __init__(self, error: Exception | None = None) -> None:
+        self.calls: list[tuple[str, str, Any]] = []
+        self.error = error
+
+    def request(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+        self.calls.append((method, path, kwargs.get("body")))
+        if self.error is not None:
+            raise self.error
+        return {}
+
+
+def test_victims_are_deleted_with_their_own_grace_period_and_uid() -> None:
+    from kschedctl.errors import ConflictError
+    from kschedctl.k8s.scheduler_api import ClusterSchedulerApi
+    from kschedctl.scheduling.loop import ApiConflict
+
+    api = ClusterSchedulerApi.__new__(ClusterSchedulerApi)
+    api.cluster = _Recorder()  # type: ignore[assignment]
+    victim = running("low", "n", "1", 1)
+    api.delete_pod(victim)
+    (call,) = api.cluster.calls  # type: ignore[attr-defined]
+    assert call[:2] == ("DELETE", "/api/v1/namespaces/default/pods/low")
+    assert call[2]["preconditions"] == {"uid": "uid-default-low"}
+    assert "gracePeriodSeconds" not in call[2]  # terminationGracePeriodSeconds applies
+    api.cluster = _Recorder(ConflictError(409, "Conflict", "uid precondition failed"))  # type: ignore[assignment]
+    with pytest.raises(ApiConflict):
+        api.delete_pod(victim)
+
+
+def test_why_reads_budgets_only_when_preemption_may_run() -> None:
+    from kschedctl.ops.why import _may_preempt
+
+    bound = [running("low", "n", "1", 1)]
+    assert _may_preempt([pod("p", priority=5)], bound)
+    assert not _may_preempt([pod("p", priority=1)], bound)
+    assert not _may_preempt([pod("p")], [running("zero", "n", "1", 0)])
