@@ -17,10 +17,11 @@ Threads (all daemons; ``run`` returns after a clean shutdown):
   put the pod back with backoff;
 - **reporters** post events (``Scheduled``, ``FailedScheduling``) and the
   ``PodScheduled=False`` condition with ``status.nominatedNodeName``, off the decision path;
-  when the decision preempts, they first evict the victims as kube-scheduler's preemption
+  when the decision preempts, they then evict the victims as kube-scheduler's preemption
   executor does (pkg/scheduler/framework/preemption/executor.go): a ``DisruptionTarget``
   condition, a graceful delete, a ``Preempted`` event on each victim naming the preemptor;
-  then lower-priority pods nominated to that node lose their nomination.
+  lower-priority pods nominated to that node lose their nomination. The preemptor is not
+  retried before that is done.
 
 The API is reached only through a :class:`SchedulerApi` (``kschedctl.k8s.scheduler_api``
 implements it), so this module stays free of the kubernetes client and is unit-tested with a
@@ -54,6 +55,7 @@ __all__ = [
     "Settings",
     "SchedulerLoop",
     "NOTE_LIMIT",
+    "PDBS",
 ]
 
 log = logging.getLogger("kschedctl.scheduler")
