@@ -134,9 +134,10 @@ def select_victims(
         cycle.remove(p, node)
     victims: list[PodInfo] = []
     try:
-        reasons, _ = cycle.run_with_nominated(node)
+        reasons, recorded = cycle.run_with_nominated(node)
         if reasons:
-            return [], 0, tuple(r.message for r in reasons)
+            # What kube-scheduler records for the node (InterPodAffinity: its first reason).
+            return [], 0, tuple(r.message for r in reasons[:recorded])
         violating, other = _pdb_violating(more_important_first(potential), pdbs)
         violations = 0
         for group, counts in ((violating, True), (other, False)):

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from test_filters_support import node, pod
+from test_filters_support import node, pod, pod_term
 
 from kschedctl.filters import (
     PreemptionCandidate,
@@ -98,6 +98,22 @@ def test_a_node_where_evicting_every_lower_pod_is_not_enough_is_no_candidate() -
     )
     pre = preemption(pod("p", cpu="3", priority=5), snap)
     assert pre.node_reasons == {"n": ("Insufficient cpu",)} and not pre.candidates
+
+
+def test_the_reason_left_after_evicting_is_what_the_postfilter_reports() -> None:
+    web = running("web", "n", "1", 9, labels={"app": "web"})
+    p = pod(
+        "p",
+        cpu="1",
+        priority=5,
+        affinity={
+            "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [pod_term({"app": "db"})]},
+            "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [pod_term({"app": "web"})]},
+        },
+    )  # fmt: skip
+    snap = Snapshot([node("n", cpu="2")], [web, running("low", "n", "1", 1)])
+    # evicting "low" frees the cpu; InterPodAffinity still fails, recorded once
+    assert preemption(p, snap).node_reasons == {"n": ("node(s) didn't match pod affinity rules",)}
 
 
 def test_unresolvable_nodes_are_not_candidates() -> None:
