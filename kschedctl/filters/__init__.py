@@ -19,7 +19,7 @@ Typical use::
 Public API
 ----------
 ``Snapshot(nodes, pods=(), namespaces=None, *, device_classes=(), persistent_volume_claims=None,
-storage_classes=None, persistent_volumes=None)``
+storage_classes=None, persistent_volumes=None, pod_disruption_budgets=())``
     Cluster state. ``pods`` may be all pods: terminal ones are ignored, bound ones
     (``spec.nodeName``) count on their node, pending ones with ``status.nominatedNodeName`` are
     treated as nominated. ``namespaces`` ({name: Namespace dict or labels}) is only needed for
@@ -40,9 +40,10 @@ dynamic_provisioning=True)``
     rejections (NodeAffinity "pod affinity terms conflict", the volume claim checks) and
     PreFilter node narrowing
     (``matchFields metadata.name In``) are reproduced. When no node fits, DefaultPreemption's
-    dry run is computed (``Evaluation.preemption``). Filters the engine cannot evaluate (volumes
-    with PVCs, DRA claims) are listed in ``Evaluation.not_evaluated``; ``fits`` then means
-    "passes every evaluated filter".
+    PostFilter is computed (``Evaluation.preemption``: candidates and the ``chosen`` node with
+    its victims, the same code kschedctl's scheduler preempts with). Filters the engine cannot
+    evaluate (volumes with PVCs, DRA claims) are listed in ``Evaluation.not_evaluated``;
+    ``fits`` then means "passes every evaluated filter".
 ``evaluation_key(pod)`` -> str | None
     What ``evaluate`` reads of the pod: pods with the same key get the same verdicts against one
     snapshot (``why --all`` evaluates replicas once); None for nominated pods and pods with
@@ -89,8 +90,9 @@ conflicts with the 0.0.0.0 wildcard, the pod request formula (sidecars, init con
 pod-level resources, overhead, in-place-resize status for running pods), pod counts, extended
 resources, topology spread (minDomains, node inclusion policies, matchLabelKeys, Go's
 critical-paths bookkeeping), inter-pod (anti-)affinity incl. the first-replica exception,
-nominated pods, DefaultPreemption's eligibility and dry run (without PodDisruptionBudgets, which
-only order victims), and the FailedScheduling message with the DynamicResources PostFilter text.
+nominated pods, DefaultPreemption (``preemption``: eligibility, the dry run, the minimal victim
+set with PodDisruptionBudgets, kube-scheduler's choice of node), and the FailedScheduling message
+with the DynamicResources PostFilter text.
 Not evaluated: CSI attach limits (NodeVolumeLimits, for pods with CSI volumes),
 CSIStorageCapacity for provisioning, inline disk conflicts, DynamicResources for pods with
 claims, NodeDeclaredFeatures, the scheduler-enforced ``addedAffinity`` and non-default
@@ -100,9 +102,10 @@ profiles; such pods are flagged in ``Evaluation.not_evaluated``.
 from __future__ import annotations
 
 from .engine import evaluate, evaluation_key
-from .feasible import Feasible, feasible_nodes, nodes_to_find
+from .feasible import Feasible, feasible_nodes, fits_node, nodes_to_find
 from .messages import failed_scheduling_message, fit_error_message, histogram, reason_text
 from .nodefilters import RequiredNodeAffinity, matches_node_affinity
+from .preemption import pick_node, preempt, select_victims
 from .quantity import QuantityError, parse_quantity, to_milli, to_units
 from .resources import format_amount, is_scalar_resource, node_allocatable, pod_requests
 from .selectors import Selector, SelectorError, label_selector
@@ -145,6 +148,7 @@ __all__ = [
     "failed_scheduling_message",
     "feasible_nodes",
     "find_untolerated_taint",
+    "fits_node",
     "fit_error_message",
     "format_amount",
     "histogram",
@@ -154,9 +158,12 @@ __all__ = [
     "node_allocatable",
     "nodes_to_find",
     "parse_quantity",
+    "pick_node",
     "pod_key",
     "pod_requests",
+    "preempt",
     "reason_text",
+    "select_victims",
     "taint_text",
     "to_milli",
     "to_units",

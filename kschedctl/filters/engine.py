@@ -9,18 +9,16 @@ from typing import Any
 
 from .cycle import CycleState, not_evaluated
 from .nodefilters import Incoming
+from .preemption import INELIGIBLE_NEVER, preempt
 from .snapshot import Snapshot
 from .verdicts import (
     NODE_AFFINITY,
     REASON_AFFINITY_CONFLICT,
-    REASON_NO_VICTIMS,
     REASON_NOT_IN_PREFILTER_RESULT,
     UNRESOLVABLE,
-    UNSCHEDULABLE,
     Evaluation,
     NodeVerdict,
     Preemption,
-    PreemptionCandidate,
     Reason,
 )
 from .volumes import volume_prefilter
@@ -87,10 +85,7 @@ def evaluate(
         pre = None
         if preemption:
             never = spec.get("preemptionPolicy") == "Never"
-            pre = Preemption(
-                ineligible="not eligible due to preemptionPolicy=Never." if never else None,
-                num_nodes=len(nodes),
-            )
+            pre = Preemption(ineligible=INELIGIBLE_NEVER if never else None, num_nodes=len(nodes))
         return Evaluation(
             pod_ref, verdicts, rejected, tuple(missing), pre, has_claims, tuple(notes)
         )
@@ -113,7 +108,7 @@ def evaluate(
 
     pre = None
     if preemption and out and not any(v.fits for v in out):
-        pre = _preempt(cycle, out)
+        pre = preempt(cycle, out)
     return Evaluation(pod_ref, tuple(out), None, tuple(missing), pre, has_claims, tuple(notes))
 
 
@@ -141,69 +136,3 @@ def evaluation_key(pod: Mapping[str, Any]) -> str | None:
     kept = {k: v for k, v in status.items() if k != "conditions"}
     shape = [md.get("namespace") or "default", md.get("labels") or {}, spec, kept, conditions]
     return json.dumps(shape, sort_keys=True, default=str)
-
-
-def _terminating_by_preemption(pod: Mapping[str, Any]) -> bool:
-    if (pod.get("metadata") or {}).get("deletionTimestamp") is None:
-        return False
-    for c in (pod.get("status") or {}).get("conditions") or []:
-        if c.get("type") == "DisruptionTarget":
-            return bool(c.get("status") == "True" and c.get("reason") == "PreemptionByScheduler")
-    return False
-
-
-def _preempt(cycle: CycleState, verdicts: list[NodeVerdict]) -> Preemption:
-    """DefaultPreemption.PostFilter: eligibility, then a dry run on every node whose failure
-    was Unschedulable (not UnschedulableAndUnresolvable)."""
-    inc = cycle.inc
-    snapshot = cycle.snapshot
-    spec = inc.raw.get("spec") or {}
-    n = len(verdicts)
-    if spec.get("preemptionPolicy") == "Never":
-        return Preemption(ineligible="not eligible due to preemptionPolicy=Never.", num_nodes=n)
-    by_name = {v.name: v for v in verdicts}
-    nnn = (inc.raw.get("status") or {}).get("nominatedNodeName") or ""
-    if nnn and nnn in snapshot:
-        status = by_name.get(nnn)
-        if status is not None and status.code != UNRESOLVABLE:
-            for p in snapshot.node(nnn).pods:
-                if p.priority < inc.priority and _terminating_by_preemption(p.raw):
-                    return Preemption(
-                        ineligible="not eligible due to a terminating pod on the nominated node.",
-                        num_nodes=n,
-                    )
-    candidates: list[PreemptionCandidate] = []
-    node_reasons: dict[str, tuple[str, ...]] = {}
-    potential = [v for v in verdicts if v.code == UNSCHEDULABLE]
-    # DryRunPreemption stops once it has enough candidates (DefaultPreemption args:
-    # minCandidateNodesPercentage 10, minCandidateNodesAbsolute 100).
-    wanted = min(max(len(potential) * 10 // 100, 100), len(potential))
-    for v in potential:
-        if len(candidates) >= wanted:
-            break
-        node = snapshot.node(v.name)
-        victims = [p for p in node.pods if p.priority < inc.priority]
-        if not victims:
-            node_reasons[v.name] = (REASON_NO_VICTIMS,)
-            continue
-        for p in victims:
-            cycle.remove(p, node)
-        try:
-            reasons, _ = cycle.run_with_nominated(node)
-            if reasons:
-                node_reasons[v.name] = tuple(r.message for r in reasons)
-                continue
-            # Reprieve as many victims as possible, most important first.
-            chosen: list[str] = []
-            for p in sorted(victims, key=lambda q: (-q.priority, q.start_time)):
-                cycle.add(p, node)
-                if cycle.run_with_nominated(node)[0]:
-                    cycle.remove(p, node)
-                    chosen.append(p.key)
-            candidates.append(PreemptionCandidate(v.name, tuple(chosen)))
-        finally:
-            on_node = {id(p) for p in node.pods}
-            for p in victims:
-                if id(p) not in on_node:
-                    cycle.add(p, node)
-    return Preemption(candidates=tuple(candidates), node_reasons=node_reasons, num_nodes=n)

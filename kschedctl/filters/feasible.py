@@ -24,7 +24,7 @@ from .nodefilters import Incoming
 from .snapshot import NodeInfo, Snapshot
 from .volumes import volume_prefilter
 
-__all__ = ["Feasible", "feasible_nodes", "nodes_to_find"]
+__all__ = ["Feasible", "feasible_nodes", "fits_node", "nodes_to_find"]
 
 MIN_FEASIBLE_NODES_TO_FIND = 100  # pkg/scheduler/schedule_one.go minFeasibleNodesToFind
 MIN_FEASIBLE_NODES_PERCENTAGE = 5
@@ -112,3 +112,30 @@ def feasible_nodes(
             if limit and len(found) >= limit:
                 break
     return Feasible(tuple(found), examined, (start + examined) % total if total else 0)
+
+
+def fits_node(
+    pod: Mapping[str, Any],
+    snapshot: Snapshot,
+    node_name: str,
+    *,
+    comparison_operators: bool = False,
+    dynamic_provisioning: bool = True,
+) -> bool:
+    """Whether ``pod`` passes every filter on ``node_name`` alone (kube-scheduler's
+    ``evaluateNominatedNode``: a pod nominated by preemption tries its node first)."""
+    if node_name not in snapshot:
+        return False
+    inc = Incoming(
+        pod,
+        comparison_operators=comparison_operators,
+        dynamic_provisioning=dynamic_provisioning,
+    )
+    if not_evaluated(inc, snapshot)[0]:
+        return False
+    names, conflict = inc.prefilter_node_names()
+    if conflict or volume_prefilter(pod, snapshot.pvcs, snapshot.storage_classes, []):
+        return False
+    if names is not None and node_name not in names:
+        return False
+    return not CycleState(inc, snapshot).run_with_nominated(snapshot.node(node_name))[0]

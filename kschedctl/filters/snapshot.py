@@ -401,6 +401,7 @@ class Snapshot:
     ``workloads`` (kind -> API dicts of Service, ReplicationController, ReplicaSet,
     StatefulSet) give the selector of the system-default topology spreading
     (:meth:`default_spread_selector`); without them a pod gets none.
+    ``pod_disruption_budgets`` (policy/v1 dicts) steer preemption's choice of victims and node.
     """
 
     def __init__(
@@ -414,7 +415,13 @@ class Snapshot:
         storage_classes: Iterable[Mapping[str, Any]] | None = None,
         persistent_volumes: Iterable[Mapping[str, Any]] | None = None,
         workloads: Mapping[str, Iterable[Mapping[str, Any]]] | None = None,
+        pod_disruption_budgets: Iterable[Mapping[str, Any]] = (),
     ) -> None:
+        # PodDisruptionBudget dicts by namespace/name: preemption spends their
+        # status.disruptionsAllowed when it picks victims.
+        self._pdbs: dict[str, Mapping[str, Any]] = {}
+        for b in pod_disruption_budgets:
+            self.upsert_pdb(b)
         self._nodes: dict[str, NodeInfo] = {}
         self._pods: dict[str, PodInfo] = {}
         self._unplaced: dict[str, list[PodInfo]] = {}  # bound to a node not (yet) known
@@ -566,6 +573,10 @@ class Snapshot:
             return selector  # Requirements() of labels.Nothing() reports not ok: nothing added
         return Selector(selector.requirements + other.requirements)
 
+    @property
+    def pdbs(self) -> list[Mapping[str, Any]]:
+        return list(self._pdbs.values())
+
     # --- updating ------------------------------------------------------------------------
 
     def upsert_workload(self, kind: str, obj: Mapping[str, Any]) -> None:
@@ -607,6 +618,15 @@ class Snapshot:
                 state[1].discard(node.name)
                 if not state[1]:
                     del self._images[name]
+
+    def upsert_pdb(self, pdb: Mapping[str, Any]) -> None:
+        self._pdbs[pod_key(pdb)] = pdb
+
+    def remove_pdb(self, pdb: Mapping[str, Any]) -> None:
+        self._pdbs.pop(pod_key(pdb), None)
+
+    def replace_pdbs(self, pdbs: Iterable[Mapping[str, Any]]) -> None:
+        self._pdbs = {pod_key(b): b for b in pdbs}
 
     def remove_node(self, name: str) -> None:
         old = self._nodes.pop(name, None)

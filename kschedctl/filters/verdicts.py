@@ -154,10 +154,25 @@ class NotEvaluated:
 
 @dataclass(frozen=True)
 class PreemptionCandidate:
-    """A node where evicting ``victims`` (namespace/name, lower priority) lets the pod fit."""
+    """A node where evicting ``victims`` (namespace/name, lower priority, most important
+    first) lets the pod fit: the minimal set SelectVictimsOnNode keeps, ``pdb_violations`` of
+    them beyond what their PodDisruptionBudgets allow. ``victim_priorities`` and
+    ``top_start`` (earliest start of the highest-priority victims) rank candidates;
+    ``victim_uids`` is what a scheduler deletes."""
 
     node: str
     victims: tuple[str, ...]
+    pdb_violations: int = 0
+    victim_priorities: tuple[int, ...] = ()
+    top_start: str = ""
+    victim_uids: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "node": self.node,
+            "victims": list(self.victims),
+            "pdbViolations": self.pdb_violations,
+        }
 
 
 @dataclass(frozen=True)
@@ -166,8 +181,9 @@ class Preemption:
 
     - ``ineligible``: the pod may not preempt (its message, e.g.
       "not eligible due to preemptionPolicy=Never.");
-    - otherwise ``candidates`` lists nodes where evicting lower-priority pods helps (the real
-      scheduler would then evict and nominate one; the event carries no preemption text);
+    - otherwise ``candidates`` lists nodes where evicting lower-priority pods helps, and
+      ``chosen`` is the one the scheduler nominates, evicting its victims (the event then
+      carries no preemption text);
     - otherwise ``node_reasons`` holds the dry-run status per potential node, and every other
       node counts as "Preemption is not helpful for scheduling".
     """
@@ -176,6 +192,7 @@ class Preemption:
     candidates: tuple[PreemptionCandidate, ...] = ()
     node_reasons: dict[str, tuple[str, ...]] = field(default_factory=dict)
     num_nodes: int = 0
+    chosen: PreemptionCandidate | None = None
 
     @property
     def helps(self) -> bool:
@@ -185,7 +202,8 @@ class Preemption:
         return {
             "ineligible": self.ineligible,
             "helps": self.helps,
-            "candidates": [{"node": c.node, "victims": list(c.victims)} for c in self.candidates],
+            "chosen": self.chosen.to_dict() if self.chosen else None,
+            "candidates": [c.to_dict() for c in self.candidates],
             "nodeReasons": {k: list(v) for k, v in self.node_reasons.items()},
         }
 

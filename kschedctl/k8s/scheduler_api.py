@@ -2,10 +2,11 @@
 
 Implements :class:`kschedctl.scheduling.loop.SchedulerApi`: list+watch of nodes,
 non-terminal pods, PersistentVolumeClaims, PersistentVolumes and StorageClasses, services and
-controllers (slimmed as pages arrive), a PersistentVolume's claimRef for a WaitForFirstConsumer
-claim (read, then written with the read resourceVersion), the ``pods/binding`` subresource with
-the pod's uid as a precondition, events.k8s.io/v1 events, the pod status patch, and the Lease.
-Client errors become the loop's three outcomes (conflict, gone, unavailable).
+controllers, PodDisruptionBudgets (slimmed as pages arrive), a PersistentVolume's claimRef for a
+WaitForFirstConsumer claim (read, then written with the read resourceVersion), the
+``pods/binding`` subresource with the pod's uid as a precondition, events.k8s.io/v1 events, the
+pod status patch, the graceful delete of preemption victims, and the Lease. Client errors become
+the loop's three outcomes (conflict, gone, unavailable).
 
 Requests are rate limited like client-go clientsets: one token bucket for what the scheduler
 does, one for events and one for the Lease (kube-scheduler's event broadcaster and leader
@@ -30,11 +31,12 @@ from kschedctl.k8s.watch import SYNC, WatchEvent, list_and_watch
 from kschedctl.scheduling.cache import (
     bind_volume_to_claim,
     slim_node,
+    slim_pdb,
     slim_pod,
     slim_volume,
     slim_workload,
 )
-from kschedctl.scheduling.loop import ApiConflict, ApiNotFound, ApiUnavailable
+from kschedctl.scheduling.loop import PDBS, ApiConflict, ApiNotFound, ApiUnavailable
 
 __all__ = ["ThrottledCluster", "ClusterSchedulerApi"]
 
@@ -113,6 +115,11 @@ class ClusterSchedulerApi:
                 self.cluster, "/api/v1/nodes", stop, timeout_seconds=self.watch_timeout,
                 on_error=on_error, transform=lambda n: slim_node(n, annotations=keep),
             )  # fmt: skip
+        if resource == PDBS:
+            return list_and_watch(
+                self.cluster, "/apis/policy/v1/poddisruptionbudgets", stop,
+                timeout_seconds=self.watch_timeout, on_error=on_error, transform=slim_pdb,
+            )  # fmt: skip
         return list_and_watch(
             self.cluster, "/api/v1/pods", stop, timeout_seconds=self.watch_timeout,
             on_error=on_error, transform=lambda p: slim_pod(p, annotations=keep),
@@ -182,6 +189,18 @@ class ClusterSchedulerApi:
                     f"{ref.get('namespace')}/{ref.get('name')} meanwhile, not {claim_key(pvc)}"
                 )
             self.cluster.request("PUT", path, body=bind_volume_to_claim(live, pvc))
+        except KschedError as err:
+            raise _outcome(err) from err
+
+    def delete_pod(self, pod: Mapping[str, Any]) -> None:
+        md = pod["metadata"]
+        # No gracePeriodSeconds: the pod's own terminationGracePeriodSeconds applies, as
+        # with kube-scheduler's DeletePod; the uid precondition spares a re-created pod.
+        body = {"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": {"uid": md["uid"]}}
+        try:
+            self.cluster.request(
+                "DELETE", f"/api/v1/namespaces/{md['namespace']}/pods/{md['name']}", body=body
+            )
         except KschedError as err:
             raise _outcome(err) from err
 

@@ -626,13 +626,19 @@ def _preemption_finding(ev: Evaluation) -> Finding:
     if p.ineligible:
         return Finding("preemption-not-allowed", INFO, f"preemption cannot help: {p.ineligible}")
     if p.helps:
-        first = p.candidates[0]
-        victims = ", ".join(first.victims) or "no pod"
+        chosen = p.chosen or p.candidates[0]
+        victims = ", ".join(chosen.victims) or "no pod"
+        budgets = (
+            f", violating PodDisruptionBudgets for {chosen.pdb_violations} of them"
+            if chosen.pdb_violations
+            else ""
+        )
         return Finding(
             "preemption-possible",
             INFO,
-            f"preemption can help on {len(p.candidates)} node(s): e.g. on {first.node} evicting "
-            f"{victims} (lower priority) makes room; the scheduler will evict and nominate",
+            f"preemption can help on {len(p.candidates)} node(s): the scheduler picks "
+            f"{chosen.node}, evicting {victims} (lower priority{budgets}), and nominates it "
+            "there",
         )
     if not p.node_reasons:
         return Finding(

@@ -39,8 +39,8 @@ def scheduler_access(
 ) -> list[Access]:
     """``builtin``: kschedctl's own scheduler needs the first seven, the volume binding ones,
     the list and watch of services and controllers its scoring reads (the system-default
-    topology spreading), and its Lease: it models no disruption budgets or namespaces, and
-    serves plain HTTP."""
+    topology spreading), what preemption does (delete pods, list and watch
+    PodDisruptionBudgets) and its Lease: it models no namespaces, and serves plain HTTP."""
     checks = [
         Access("list", "pods"),
         Access("watch", "pods"),
@@ -70,6 +70,9 @@ def scheduler_access(
                 )
                 for verb in ("list", "watch")
             ),
+            Access("delete", "pods"),
+            Access("list", "poddisruptionbudgets", group="policy"),
+            Access("watch", "poddisruptionbudgets", group="policy"),
         ]
     else:
         checks += [

@@ -112,9 +112,21 @@ def _has_claims(pod: dict[str, Any]) -> bool:
     )
 
 
+def _may_preempt(pending: list[dict[str, Any]], pods: list[dict[str, Any]]) -> bool:
+    """Some pending pod outranks some bound pod: preemption may run, and PodDisruptionBudgets
+    steer it."""
+    priorities = [(p.get("spec") or {}).get("priority") or 0 for p in pending]
+    bound = [
+        (p.get("spec") or {}).get("priority") or 0
+        for p in pods
+        if (p.get("spec") or {}).get("nodeName")
+    ]
+    return bool(priorities and bound and max(priorities) > min(bound))
+
+
 def cluster_state(cluster: Cluster, pending: list[dict[str, Any]]) -> ClusterState:
     """Nodes, every pod, discovered schedulers and the server version, fetched concurrently;
-    namespaces and claims only when a pod's rules need them."""
+    namespaces, claims and disruption budgets only when a pod's rules or priority need them."""
     with ThreadPoolExecutor(max_workers=4) as pool:
         nodes = pool.submit(
             _required, "list nodes (cluster-wide)", lambda: cluster.list("/api/v1/nodes")
@@ -144,6 +156,9 @@ def cluster_state(cluster: Cluster, pending: list[dict[str, Any]]) -> ClusterSta
             pvcs = _optional(lambda: cluster.list("/api/v1/persistentvolumeclaims"))
             classes = _optional(lambda: cluster.list("/apis/storage.k8s.io/v1/storageclasses"))
             pvs = _optional(lambda: cluster.list("/api/v1/persistentvolumes"))
+        pdbs = None
+        if _may_preempt(pending, all_pods):
+            pdbs = _optional(lambda: cluster.list("/apis/policy/v1/poddisruptionbudgets"))
         snap = Snapshot(
             nodes.result(),
             all_pods,
@@ -153,6 +168,7 @@ def cluster_state(cluster: Cluster, pending: list[dict[str, Any]]) -> ClusterSta
             # Without the classes an unbound claim's binding mode is unknown: no per-node check.
             persistent_volumes=pvs if pvcs is not None and classes is not None else None,
             workloads=workloads,
+            pod_disruption_budgets=pdbs or (),
         )
         return ClusterState(
             snap,

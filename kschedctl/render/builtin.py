@@ -30,7 +30,8 @@ POLICY_FILE = "policy.yaml"
 # Everything the scheduler's loop asks of the API server (kschedctl.k8s.scheduler_api).
 RBAC_RULES: list[dict[str, Any]] = [
     {"apiGroups": [""], "resources": ["nodes"], "verbs": ["list", "watch"]},
-    {"apiGroups": [""], "resources": ["pods"], "verbs": ["list", "watch"]},
+    # delete: preemption evicts its victims.
+    {"apiGroups": [""], "resources": ["pods"], "verbs": ["delete", "list", "watch"]},
     # the selectors of the system-default topology spreading (scoring)
     {
         "apiGroups": [""],
@@ -54,6 +55,8 @@ RBAC_RULES: list[dict[str, Any]] = [
         "verbs": ["get", "list", "watch", "update"],
     },
     {"apiGroups": ["storage.k8s.io"], "resources": ["storageclasses"], "verbs": ["list", "watch"]},
+    # Preemption violates PodDisruptionBudgets as little as it can.
+    {"apiGroups": ["policy"], "resources": ["poddisruptionbudgets"], "verbs": ["list", "watch"]},
 ]
 LEASE_VERBS = ["get", "update"]
 

@@ -1,4 +1,5 @@
-"""One scheduling decision: filter, score, and — only when no node fits — the fallback steps.
+"""One scheduling decision: filter, score, and — only when no node fits — the fallback steps,
+then DefaultPreemption.
 
 Pure: a pod dict and a :class:`~kschedctl.filters.Snapshot` in, a :class:`Decision` out.
 The filters are :mod:`kschedctl.filters` (the code ``kschedctl why`` runs); the ranking is
@@ -14,11 +15,14 @@ from typing import Any
 
 from kschedctl.errors import PolicyError
 from kschedctl.filters import (
+    Preemption,
+    PreemptionCandidate,
     Snapshot,
     evaluate,
     failed_scheduling_message,
     feasible_nodes,
     fit_error_message,
+    fits_node,
     nodes_to_find,
 )
 from kschedctl.filters.messages import NO_NODES_MESSAGE, reason_text
@@ -52,6 +56,9 @@ class Decision:
     ``next_start`` is where the next search starts (kube-scheduler's rotating start index).
     ``bindings`` are the (claim, PersistentVolume) pairs of WaitForFirstConsumer claims to
     bind on ``node`` before the pod (VolumeBinding's Reserve/PreBind).
+    When nothing fits, ``preemption`` is DefaultPreemption's outcome for the pod's own rules:
+    ``nominate`` is then the node to write to ``status.nominatedNodeName`` ("" clears it,
+    None leaves it as it is) and ``victims`` the pods to evict first.
     """
 
     node: str | None
@@ -65,6 +72,21 @@ class Decision:
     tried: tuple[str, ...] = ()  # fallback steps tried before the decision
     bindings: tuple[tuple[Mapping[str, Any], Mapping[str, Any]], ...] = ()
     plugin_error: str | None = None  # the plugin that raised (``message`` says how)
+    preemption: Preemption | None = None
+
+    @property
+    def victims(self) -> PreemptionCandidate | None:
+        p = self.preemption
+        return p.chosen if p is not None and p.helps else None
+
+    @property
+    def nominate(self) -> str | None:
+        """kube-scheduler's NominatingInfo: the chosen node; "" (clear) when preemption ran
+        and found no candidate; None (leave it) when the pod may not preempt."""
+        p = self.preemption
+        if p is None or p.ineligible is not None:
+            return None
+        return p.chosen.node if p.chosen is not None else ""
 
     def scheduled_message(self, pod_key: str) -> str:
         """The Scheduled event note: kube-scheduler's text, plus the fallback that placed it."""
@@ -108,6 +130,14 @@ class Algorithm:
         policy, problem = pod_policy(pod, self.policy)
         error = f"invalid {problem.source}: {_problems_text(problem)}" if problem else None
         own = strict_pod(pod) if policy.strict_preferences else pod
+        nominated = (pod.get("status") or {}).get("nominatedNodeName")
+        if nominated and self._fits_nominated(own, snapshot, nominated):
+            # Preemption made room there: kube-scheduler tries that node first and takes it
+            # without scoring (schedule_one.go evaluateNominatedNode).
+            return Decision(
+                nominated, None, None, 1, start, policy=policy, policy_error=error,
+                bindings=tuple(volume_bindings(pod, snapshot, nominated)),
+            )  # fmt: skip
         node, score, found, next_start = self._place(
             own, snapshot, start, policy.strict_preferences
         )
@@ -127,8 +157,19 @@ class Algorithm:
                     node, step, score, found, next_start, None, policy, error, tuple(tried),
                     tuple(volume_bindings(pod, snapshot, node)),
                 )  # fmt: skip
-        message = self.failure_message(pod, snapshot, policy, problem)
-        return Decision(None, None, None, 0, next_start, message, policy, error, tuple(tried))
+        message, preemption = self.failure(pod, snapshot, policy, problem)
+        return Decision(
+            None, None, None, 0, next_start, message, policy, error, tuple(tried),
+            preemption=preemption,
+        )  # fmt: skip
+
+    def _fits_nominated(self, pod: Mapping[str, Any], snapshot: Snapshot, node: str) -> bool:
+        """Every filter passes on ``node``: the built-in ones, then the plugins'."""
+        if not fits_node(pod, snapshot, node, dynamic_provisioning=PROVISIONS):
+            return False
+        if not (self.plugins.filters or self.plugins.pre_filters):
+            return True
+        return self.plugins.cycle(pod, snapshot).fits(snapshot.node(node))
 
     def _place(
         self, pod: Mapping[str, Any], snapshot: Snapshot, start: int, strict: bool
@@ -163,25 +204,42 @@ class Algorithm:
         policy: FallbackPolicy,
         problem: PolicyError | None = None,
     ) -> str:
-        """The FailedScheduling text: kube-scheduler's histogram for the pod's own rules (no
-        preemption: this scheduler does not preempt), then each fallback step's. Plugin
-        reasons count like built-in ones; a plugin that raises raises PluginFailure."""
+        """The FailedScheduling text (see :meth:`failure`)."""
+        return self.failure(pod, snapshot, policy, problem)[0]
+
+    def failure(
+        self,
+        pod: Mapping[str, Any],
+        snapshot: Snapshot,
+        policy: FallbackPolicy,
+        problem: PolicyError | None = None,
+    ) -> tuple[str, Preemption | None]:
+        """When no stage places the pod: the FailedScheduling text and DefaultPreemption's
+        outcome for the pod's own rules. The text starts with kube-scheduler's message for
+        those rules (the histogram, then "preemption: ..." unless preemption found a node),
+        then each fallback step's histogram. Plugin reasons count like built-in ones; a
+        plugin that raises raises PluginFailure."""
         own = strict_pod(pod) if policy.strict_preferences else pod
         plugins = self.plugins
-        text = _stage_message(
-            own, snapshot, policy.strict_preferences, self.server_version, plugins
+        text, preemption = _stage(
+            own,
+            snapshot,
+            policy.strict_preferences,
+            self.server_version,
+            plugins,
+            preempting=True,
         )
         parts = []
         for step in policy.steps:
             relaxed = _relaxed(pod, step, policy)
             strict = policy.strict_preferences and not step.drop_preferred
-            stage = _stage_message(relaxed, snapshot, strict, self.server_version, plugins)
+            stage, _ = _stage(relaxed, snapshot, strict, self.server_version, plugins)
             parts.append(f"{step.name}: {_histogram_part(stage).rstrip('.')}")
         if parts:
             text += f" Fallback steps of {policy.origin} tried: " + "; ".join(parts) + "."
         if problem is not None:
             text += f" Invalid {problem.source}: {_problems_text(problem)}"
-        return text
+        return text, preemption
 
 
 def _best_with_plugins(
@@ -221,6 +279,20 @@ def _stage_message(
     version: Sequence[int],
     plugins: PluginSet = NO_PLUGINS,
 ) -> str:
+    return _stage(pod, snapshot, strict, version, plugins)[0]
+
+
+def _stage(
+    pod: Mapping[str, Any],
+    snapshot: Snapshot,
+    strict: bool,
+    version: Sequence[int],
+    plugins: PluginSet = NO_PLUGINS,
+    *,
+    preempting: bool = False,
+) -> tuple[str, Preemption | None]:
+    """One stage's FailedScheduling text; with ``preempting``, DefaultPreemption runs when no
+    node passes the built-in filters and its PostFilter text ends the message."""
     found = feasible_nodes(pod, snapshot, dynamic_provisioning=PROVISIONS)
     if found.not_evaluated:
         ev = evaluate(pod, snapshot, preemption=False, dynamic_provisioning=PROVISIONS)
@@ -229,18 +301,18 @@ def _stage_message(
             f"0/{len(snapshot)} nodes are available: kschedctl's scheduler does not evaluate "
             f"{', '.join(sorted(set(found.not_evaluated)))} for this pod ({why}); use "
             "kube-scheduler for it."
-        )
-    ev = evaluate(pod, snapshot, preemption=False, dynamic_provisioning=PROVISIONS)
+        ), None
+    ev = evaluate(pod, snapshot, preemption=preempting, dynamic_provisioning=PROVISIONS)
     cycle = plugins.cycle(pod, snapshot) if plugins and ev.prefilter is None and ev.nodes else None
     if cycle is not None:
         # The plugins' pre_filter runs after the built-in PreFilter, before any filter.
         rejected = cycle.prefiltered()
         if rejected is not None:
-            return f"0/{len(snapshot)} nodes are available: {rejected[1]}."
+            return f"0/{len(snapshot)} nodes are available: {rejected[1]}.", None
     if not ev.schedulable:
-        # No PostFilter text: this scheduler neither preempts nor deallocates claims.
+        # No DynamicResources PostFilter text: this scheduler does not deallocate claims.
         text = failed_scheduling_message(ev, version, dra_enabled=False, truncate=False)
-        return text or NO_NODES_MESSAGE
+        return text or NO_NODES_MESSAGE, ev.preemption
     reasons = [reason_text(r, version) for v in ev.nodes for r in v.scheduler_reasons]
     passing = ev.feasible
     if cycle is not None and plugins.filters:
@@ -256,7 +328,7 @@ def _stage_message(
     # The nodes left were excluded by strictPreferences.
     if strict:
         reasons += [REASON_STRICT_PREFER] * len(passing)
-    return fit_error_message(len(ev.nodes), reasons)
+    return fit_error_message(len(ev.nodes), reasons), None
 
 
 @dataclass(frozen=True)

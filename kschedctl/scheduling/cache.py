@@ -1,5 +1,5 @@
-"""The scheduler's view of the cluster: nodes and pods from the watches, plus its own
-decisions not yet confirmed (assumed pods).
+"""The scheduler's view of the cluster: nodes, pods and PodDisruptionBudgets from the watches,
+plus its own decisions not yet confirmed (assumed pods, nominations).
 
 Pure: watch events go in as plain dicts, answers come out (which pods to queue, whether a
 change could help unschedulable pods). The caller serialises access (one lock).
@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kschedctl.filters import Snapshot
+from kschedctl.filters import Snapshot, pod_key
 from kschedctl.filters.snapshot import WORKLOAD_KINDS
 from kschedctl.filters.volumebinding import BOUND_BY_CONTROLLER
 
@@ -41,6 +41,7 @@ __all__ = [
     "slim_node",
     "slim_workload",
     "WORKLOAD_RESOURCES",
+    "slim_pdb",
     "is_pending_for",
     "relevant_pod_change",
 ]
@@ -180,6 +181,18 @@ def slim_volume(obj: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def slim_pdb(pdb: Mapping[str, Any]) -> dict[str, Any]:
+    """What preemption reads of a PodDisruptionBudget (default_preemption.go
+    filterPodsWithPDBViolation): its namespace, selector, allowed and disrupted pods."""
+    md = pdb.get("metadata") or {}
+    status = pdb.get("status") or {}
+    return {
+        "metadata": {k: md[k] for k in ("name", "namespace", "uid") if k in md},
+        "spec": {"selector": (pdb.get("spec") or {}).get("selector")},
+        "status": {k: status[k] for k in ("disruptionsAllowed", "disruptedPods") if k in status},
+    }
+
+
 def is_pending_for(pod: Mapping[str, Any], scheduler_name: str) -> bool:
     """A pod this scheduler should place: its name, no node, not terminal or deleting, and
     no scheduling gates left."""
@@ -280,6 +293,7 @@ class SchedulerCache:
         self.pending: dict[str, Mapping[str, Any]] = {}  # uid -> our pending pod
         self.bound: set[str] = set()  # uids of pods the snapshot counts on a node
         self.assumed: dict[str, tuple[Mapping[str, Any], str]] = {}  # uid -> (pod, node)
+        self.pdbs: dict[str, Mapping[str, Any]] = {}  # namespace/name -> slimmed budget
         self.nodes_synced = False
         self.pods_synced = False
         # kind -> name key -> object; a kind is absent until its first list.
@@ -288,6 +302,7 @@ class SchedulerCache:
         self.assumed_pvs: dict[str, tuple[Mapping[str, Any] | None, Mapping[str, Any]]] = {}
         self.workloads: dict[str, dict[str, Mapping[str, Any]]] = {k: {} for k in WORKLOAD_KINDS}
         self.workloads_synced: set[str] = set()
+        self.pdbs_synced = False
 
     # -- nodes ---------------------------------------------------------------------------
 
@@ -360,6 +375,7 @@ class SchedulerCache:
         self.snapshot = Snapshot(
             self.nodes.values(),
             workloads={k: list(v.values()) for k, v in self.workloads.items()},
+            pod_disruption_budgets=self.pdbs.values(),
         )
         self._attach_volumes()
         self.bound.clear()
@@ -507,7 +523,42 @@ class SchedulerCache:
         table = self.volumes.get(kind)
         return None if table is None else table.get(key)
 
+    # -- PodDisruptionBudgets (read by preemption only: no pod waits for one) -------------
+
+    def replace_pdbs(self, pdbs: Iterable[Mapping[str, Any]]) -> None:
+        fresh = [slim_pdb(b) for b in pdbs]
+        self.pdbs = {pod_key(b): b for b in fresh}
+        self.snapshot.replace_pdbs(fresh)
+        self.pdbs_synced = True
+
+    def pdb_event(self, kind: str, pdb: Mapping[str, Any]) -> None:
+        slim = slim_pdb(pdb)
+        if kind == "DELETED":
+            self.pdbs.pop(pod_key(slim), None)
+            self.snapshot.remove_pdb(slim)
+        else:
+            self.pdbs[pod_key(slim)] = slim
+            self.snapshot.upsert_pdb(slim)
+
     # -- our decisions -------------------------------------------------------------------
+
+    def nominate(self, pod: Mapping[str, Any], node: str) -> None:
+        """Count ``pod`` as nominated to ``node`` (or no longer nominated: "") from now on,
+        before the API echoes the status patch (kube-scheduler's AddNominatedPod), so the
+        next decision does not give away the room preemption makes."""
+        uid = pod_uid(pod)
+        current = self.pending.get(uid)
+        if current is None:
+            return
+        status = dict(current.get("status") or {})
+        if node:
+            status["nominatedNodeName"] = node
+        else:
+            status.pop("nominatedNodeName", None)
+        updated = {**current, "status": status}
+        self.pending[uid] = updated
+        if uid not in self.assumed:
+            self.snapshot.upsert_pod(updated)
 
     def assume(self, pod: Mapping[str, Any], node: str) -> None:
         uid = pod_uid(pod)
@@ -528,6 +579,7 @@ class SchedulerCache:
         return {
             **{k.lower() + "s": len(v) for k, v in sorted(self.volumes.items())},
             "nodes": len(self.nodes),
+            "pdbs": len(self.pdbs),
             "pods": len(self.bound),
             "pending": len(self.pending),
             "assumed": len(self.assumed),

@@ -7,7 +7,7 @@ Threads (all daemons; ``run`` returns after a clean shutdown):
   StorageClasses) apply events to the cache and the queue, and move unschedulable pods back
   when a change could help them; four more (services, replication controllers, replica sets,
   stateful sets) keep the selectors of the system-default topology spreading, which only
-  scoring reads;
+  scoring reads, and one the PodDisruptionBudgets, which only preemption reads;
 - the **elector** renews or acquires the Lease every retry period (always leading with
   leader election off); a leader that cannot renew within the renew deadline steps down
   and campaigns again, its caches still warm;
@@ -21,7 +21,12 @@ Threads (all daemons; ``run`` returns after a clean shutdown):
   annotation; a 409 (bound already, or a re-created pod) or 404 drops the assumption and the
   pod, other errors put the pod back with backoff;
 - **reporters** post events (``Scheduled``, ``FailedScheduling``) and the
-  ``PodScheduled=False`` condition, off the decision path.
+  ``PodScheduled=False`` condition with ``status.nominatedNodeName``, off the decision path;
+  when the decision preempts, they then evict the victims as kube-scheduler's preemption
+  executor does (pkg/scheduler/framework/preemption/executor.go): a ``DisruptionTarget``
+  condition, a graceful delete, a ``Preempted`` event on each victim naming the preemptor;
+  lower-priority pods nominated to that node lose their nomination. The preemptor is not
+  retried before that is done.
 
 The API is reached only through a :class:`SchedulerApi` (``kschedctl.k8s.scheduler_api``
 implements it), so this module stays free of the kubernetes client and is unit-tested with a
@@ -47,6 +52,8 @@ from .metrics import BINDING_BUCKETS, DECISION_BUCKETS, Metrics
 from .policy import STEP_ANNOTATION
 from .queue import QueuedPod, SchedulingQueue, pod_uid
 
+PDBS = "poddisruptionbudgets"
+
 __all__ = [
     "ApiConflict",
     "ApiNotFound",
@@ -55,6 +62,7 @@ __all__ = [
     "Settings",
     "SchedulerLoop",
     "NOTE_LIMIT",
+    "PDBS",
 ]
 
 log = logging.getLogger("kschedctl.scheduler")
@@ -93,6 +101,10 @@ class SchedulerApi(Protocol):
     def bind_volume(self, pv: Mapping[str, Any], pvc: Mapping[str, Any]) -> None:
         """Write the claimRef of ``pvc`` into the PersistentVolume (``GetBindVolumeToClaim``);
         ApiConflict when the volume was taken or changed meanwhile."""
+        ...
+
+    def delete_pod(self, pod: Mapping[str, Any]) -> None:
+        """Delete with the pod's own grace period, only if its uid still matches."""
         ...
 
     def post_event(self, event: Mapping[str, Any]) -> None: ...
@@ -169,6 +181,10 @@ class SchedulerLoop:
         self._reporters = ThreadPoolExecutor(settings.report_workers, thread_name_prefix="report")
         self._threads: dict[str, threading.Thread] = {}
         self._reported: dict[str, tuple[str, float]] = {}  # uid -> (message, when)
+        # Preemptors whose victims are being evicted: not retried until that is done, like
+        # DefaultPreemption's PreEnqueue ("waiting for the preemption for this pod to be
+        # finished"), so a retry cannot see a half-evicted node.
+        self._preempting: set[str] = set()
 
     # -- metrics ---------------------------------------------------------------------------
 
@@ -203,6 +219,11 @@ class SchedulerLoop:
             "Time of the binding request, client rate limiting included.",
             BINDING_BUCKETS,
         )
+        m.counter(
+            "preemption_attempts_total",
+            "Pods that found no node and were allowed to preempt (DefaultPreemption runs).",
+        )
+        m.counter("preemption_victims_total", "Pods evicted to make room for preemptors.")
         m.gauge("pending_pods", "Pods in the scheduling queue, by queue.", self._queue_gauge)
         m.gauge(
             "is_leader", "1 while this replica may schedule (holds the Lease).", self._leader_gauge
@@ -222,11 +243,13 @@ class SchedulerLoop:
 
     def ready(self) -> bool:
         """Every cache listed once (kube-scheduler too waits for all its informers)."""
+        c = self.cache
         return (
-            self.cache.nodes_synced
-            and self.cache.pods_synced
-            and len(self.cache.volumes) == len(VOLUME_KINDS)
-            and len(self.cache.workloads_synced) == len(WORKLOAD_RESOURCES)
+            c.nodes_synced
+            and c.pods_synced
+            and c.pdbs_synced
+            and len(c.volumes) == len(VOLUME_KINDS)
+            and len(c.workloads_synced) == len(WORKLOAD_RESOURCES)
         )
 
     def healthy(self) -> tuple[bool, str]:
@@ -242,6 +265,7 @@ class SchedulerLoop:
             ("nodes watcher", lambda: self._watch("nodes")),
             ("pods watcher", lambda: self._watch("pods")),
             *((f"{r} watcher", lambda r=r: self._watch(r)) for r in WORKLOAD_RESOURCES),
+            ("poddisruptionbudgets watcher", lambda: self._watch(PDBS)),
             ("worker", self._work),
         ]
         for resource in VOLUME_KINDS:
@@ -284,6 +308,12 @@ class SchedulerLoop:
             if self.stop.is_set():
                 return
             with self.lock:
+                if resource == PDBS:
+                    if event.type == SYNC:
+                        self.cache.replace_pdbs(event.objects)
+                    else:
+                        self.cache.pdb_event(event.type, event.object)
+                    continue
                 if resource in WORKLOAD_RESOURCES:
                     if event.type == SYNC:
                         self.cache.replace_workloads(resource, event.objects)
@@ -405,13 +435,14 @@ class SchedulerLoop:
             if pod is None or entry.uid in self.cache.assumed:
                 self.queue.delete(entry.uid)
                 return
-            began = time.perf_counter()
-            decision = self.algorithm.decide(pod, self.cache.snapshot, self.start_index)
-            self.start_index = decision.next_start
-            if decision.node is not None:
-                self.cache.assume(pod, decision.node)
-                self.cache.assume_volumes(decision.bindings)
-            elapsed = time.perf_counter() - began
+            waits = entry.uid in self._preempting
+            if not waits:
+                began = time.perf_counter()
+                decision, victims, unnominated = self._decide_locked(entry.uid, pod)
+                elapsed = time.perf_counter() - began
+        if waits:
+            self.queue.unschedulable(entry)  # retried once its preemption is done
+            return
         self.metrics.observe("decision_duration_seconds", elapsed)
         if decision.policy_error and entry.attempts == 0:
             log.warning("%s: %s", _pod_key(pod), decision.policy_error)
@@ -425,7 +456,52 @@ class SchedulerLoop:
             self.metrics.inc("plugin_errors_total", (("plugin", decision.plugin_error),))
             log.warning("%s: %s", _pod_key(pod), decision.message)
         log.info("no node for %s: %s", _pod_key(pod), decision.message)
-        self._reporters.submit(self._report_failure, pod, decision)
+        if decision.nominate is not None:
+            self.metrics.inc("preemption_attempts_total")
+        if victims or unnominated:
+            self._reporters.submit(self._preempt, pod, decision, victims, unnominated)
+        else:
+            self._reporters.submit(self._report_failure, pod, decision)
+
+    def _decide_locked(
+        self, uid: str, pod: Mapping[str, Any]
+    ) -> tuple[Decision, list[Mapping[str, Any]], list[Mapping[str, Any]]]:
+        """Decide, and record the decision in the cache before the lock is released: the
+        node assumed, or the nomination (and the nominations it takes away). Returns the
+        decision, the victims to evict and the pods that lose their nomination."""
+        decision = self.algorithm.decide(pod, self.cache.snapshot, self.start_index)
+        self.start_index = decision.next_start
+        if decision.node is not None:
+            self.cache.assume(pod, decision.node)
+            self.cache.assume_volumes(decision.bindings)
+            return decision, [], []
+        if decision.nominate is None:
+            return decision, [], []
+        self.cache.nominate(pod, decision.nominate)
+        chosen = decision.victims
+        if chosen is None:
+            return decision, [], []
+        victims = self._victim_pods(chosen.node, chosen.victim_uids)
+        if victims:
+            self._preempting.add(uid)
+        # The executor takes the nomination away from lower-priority pods nominated to that
+        # node: the room is the preemptor's now.
+        unnominated = self._lower_nominated(pod, chosen.node)
+        for other in unnominated:
+            self.cache.nominate(other, "")
+        return decision, victims, unnominated
+
+    def _victim_pods(self, node: str, uids: tuple[str, ...]) -> list[Mapping[str, Any]]:
+        if node not in self.cache.snapshot:
+            return []
+        by_uid = {p.uid: p.raw for p in self.cache.snapshot.node(node).pods}
+        return [by_uid[u] for u in uids if u in by_uid]
+
+    def _lower_nominated(self, pod: Mapping[str, Any], node: str) -> list[Mapping[str, Any]]:
+        priority = (pod.get("spec") or {}).get("priority")
+        mine = priority if isinstance(priority, int) else 0
+        nominated = self.cache.snapshot.nominated_pods(self.settings.name).get(node, [])
+        return [p.raw for p in nominated if p.priority < mine and p.uid != pod_uid(pod)]
 
     # -- binding and reporting -------------------------------------------------------------
 
@@ -531,6 +607,82 @@ class SchedulerLoop:
                 return None
         return ""
 
+    def _preempt(
+        self,
+        pod: Mapping[str, Any],
+        decision: Decision,
+        victims: list[Mapping[str, Any]],
+        unnominated: list[Mapping[str, Any]],
+    ) -> None:
+        """Report the pod as kube-scheduler does (FailedScheduling, PodScheduled=False with
+        the nominated node), then evict ``victims`` (the executor's prepareCandidate) and take
+        the nomination from ``unnominated``; the pod may be retried after that."""
+        try:
+            self._report_failure(pod, decision)
+            self._evict(pod, decision, victims, unnominated)
+        finally:
+            with self.lock:
+                self._preempting.discard(pod_uid(pod))
+            self.queue.move_all()
+
+    def _evict(
+        self,
+        pod: Mapping[str, Any],
+        decision: Decision,
+        victims: list[Mapping[str, Any]],
+        unnominated: list[Mapping[str, Any]],
+    ) -> None:
+        node = decision.nominate
+        md = pod.get("metadata") or {}
+        scheduler = (pod.get("spec") or {}).get("schedulerName") or self.settings.name
+        for victim in victims:
+            vmd = victim.get("metadata") or {}
+            if vmd.get("deletionTimestamp"):
+                continue  # already terminating: nothing to ask of the API
+            try:
+                self.api.patch_pod_status(
+                    victim,
+                    {
+                        "metadata": {"uid": vmd.get("uid")},
+                        "status": {
+                            "conditions": [
+                                {
+                                    "type": "DisruptionTarget",
+                                    "status": "True",
+                                    "reason": "PreemptionByScheduler",
+                                    "message": f"{scheduler}: preempting to accommodate a "
+                                    "higher priority pod",
+                                    "lastTransitionTime": micro_time()[:19] + "Z",
+                                }
+                            ]
+                        },
+                    },
+                )
+                self.api.delete_pod(victim)
+            except (ApiNotFound, ApiConflict):
+                log.info("victim %s of %s is gone already", _pod_key(victim), _pod_key(pod))
+                continue
+            except ApiUnavailable as err:
+                log.warning("cannot preempt %s for %s: %s", _pod_key(victim), _pod_key(pod), err)
+                continue
+            self.metrics.inc("preemption_victims_total")
+            log.info("preempted %s on %s for %s", _pod_key(victim), node, _pod_key(pod))
+            self._post_event(
+                victim, "Normal", "Preempted", "Preempting",
+                f"Preempted by pod {md.get('uid')} on node {node}", related=pod,
+            )  # fmt: skip
+        for other in unnominated:
+            try:
+                self.api.patch_pod_status(
+                    other,
+                    {
+                        "metadata": {"uid": pod_uid(other)},
+                        "status": {"nominatedNodeName": None},
+                    },
+                )
+            except (ApiConflict, ApiNotFound, ApiUnavailable) as err:
+                log.info("cannot clear the nominated node of %s: %s", _pod_key(other), err)
+
     def _report_failure(self, pod: Mapping[str, Any], decision: Decision) -> None:
         message = decision.message or "no node is available"
         uid = pod_uid(pod)
@@ -544,15 +696,30 @@ class SchedulerLoop:
              if c.get("type") == "PodScheduled"),
             None,
         )  # fmt: skip
-        if current is not None and (
-            current.get("status"),
-            current.get("reason"),
-            current.get("message"),
-        ) == ("False", "Unschedulable", message):
+        # kube-scheduler's updatePod: the nominated node changes only when preemption says so
+        # (set, or "" to clear) and differs from the pod's.
+        nominate = decision.nominate
+        nnn_changes = nominate is not None and nominate != (
+            (pod.get("status") or {}).get("nominatedNodeName") or ""
+        )
+        if (
+            not nnn_changes
+            and current is not None
+            and (
+                current.get("status"),
+                current.get("reason"),
+                current.get("message"),
+            )
+            == ("False", "Unschedulable", message)
+        ):
             return
+        status: dict[str, Any] = {}
+        if nnn_changes:
+            status["nominatedNodeName"] = nominate or None
         patch = {
             "metadata": {"uid": pod_uid(pod)},  # never patch a re-created pod of that name
             "status": {
+                **status,
                 "conditions": [
                     {
                         "type": "PodScheduled",
@@ -562,7 +729,7 @@ class SchedulerLoop:
                         "lastProbeTime": None,
                         "lastTransitionTime": micro_time()[:19] + "Z",
                     }
-                ]
+                ],
             },
         }
         try:
@@ -571,7 +738,13 @@ class SchedulerLoop:
             log.info("cannot set PodScheduled=False on %s: %s", _pod_key(pod), err)
 
     def _post_event(
-        self, pod: Mapping[str, Any], kind: str, reason: str, action: str, note: str
+        self,
+        pod: Mapping[str, Any],
+        kind: str,
+        reason: str,
+        action: str,
+        note: str,
+        related: Mapping[str, Any] | None = None,
     ) -> None:
         md = pod.get("metadata") or {}
         now_ns = time.time_ns()
@@ -595,6 +768,15 @@ class SchedulerLoop:
                 "uid": md.get("uid"),
             },
         }
+        if related is not None:
+            rmd = related.get("metadata") or {}
+            event["related"] = {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "namespace": rmd.get("namespace"),
+                "name": rmd.get("name"),
+                "uid": rmd.get("uid"),
+            }
         try:
             self.api.post_event(event)
         except (ApiConflict, ApiNotFound, ApiUnavailable) as err:

@@ -57,6 +57,7 @@ def test_in_cluster_forms_have_least_privilege_rbac(form: str) -> None:
         ("services", "list"), ("services", "watch"), ("replicationcontrollers", "list"),
         ("replicationcontrollers", "watch"), ("replicasets", "list"), ("replicasets", "watch"),
         ("statefulsets", "list"), ("statefulsets", "watch"),
+        ("pods", "delete"), ("poddisruptionbudgets", "list"), ("poddisruptionbudgets", "watch"),
     }  # fmt: skip
     (binding,) = by_kind(objects, "ClusterRoleBinding")
     assert binding["roleRef"]["name"] == role["metadata"]["name"]

@@ -52,6 +52,8 @@ class FakeApi:
         self.events: list[dict[str, Any]] = []
         self.status_patches: list[dict[str, Any]] = []
         self.bind_hook: Callable[[dict[str, Any]], None] | None = None
+        self.pdbs: dict[str, dict[str, Any]] = {}
+        self.deleted: list[str] = []  # names of the pods delete_pod removed
         self.version = 0
 
     # -- test helpers -------------------------------------------------------------------------
@@ -71,7 +73,7 @@ class FakeApi:
             self.nodes[n["metadata"]["name"]] = n
             self._broadcast("nodes", "ADDED", n)
 
-    def delete_pod(self, uid: str) -> None:
+    def remove_pod(self, uid: str) -> None:
         with self.lock:
             p = self.pods.pop(uid)
             self._broadcast("pods", "DELETED", p)
@@ -90,7 +92,11 @@ class FakeApi:
             if resource in self.volumes:
                 objects = list(self.volumes[resource].values())
             else:
-                source = {"nodes": self.nodes, "pods": self.pods}.get(resource, {})
+                source = {
+                    "nodes": self.nodes,
+                    "pods": self.pods,
+                    "poddisruptionbudgets": self.pdbs,
+                }.get(resource, {})
                 objects = list(source.values())
             self.watchers.append((resource, q))
             first = Event("SYNC", objects=copy.deepcopy(objects))
@@ -148,13 +154,33 @@ class FakeApi:
         with self.lock:
             self.events.append(dict(event))
 
+    def delete_pod(self, p: Mapping[str, Any]) -> None:
+        with self.lock:
+            live = self.pods.pop(p["metadata"]["uid"], None)
+            if live is None:
+                raise ApiNotFound("gone")
+            self.deleted.append(live["metadata"]["name"])
+            self._broadcast("pods", "DELETED", live)  # a zero grace period
+
     def patch_pod_status(self, p: Mapping[str, Any], patch: Mapping[str, Any]) -> None:
         with self.lock:
             live = self.pods.get(p["metadata"]["uid"])
             if live is None:
                 raise ApiNotFound("gone")
             self.status_patches.append(dict(patch))
-            live["status"]["conditions"] = patch["status"]["conditions"]
+            status = patch["status"]
+            if "conditions" in status:
+                kept = [
+                    c
+                    for c in live["status"].get("conditions") or []
+                    if c["type"] not in {n["type"] for n in status["conditions"]}
+                ]
+                live["status"]["conditions"] = kept + status["conditions"]
+            if "nominatedNodeName" in status:
+                if status["nominatedNodeName"] is None:
+                    live["status"].pop("nominatedNodeName", None)
+                else:
+                    live["status"]["nominatedNodeName"] = status["nominatedNodeName"]
             self._broadcast("pods", "MODIFIED", live)
 
     def get_lease(self, namespace: str, name: str) -> dict[str, Any] | None:
@@ -252,7 +278,10 @@ def test_capacity_is_never_double_booked(running: Callable[..., SchedulerLoop]) 
     assert len(scheduled) == 8 and all(e["reportingController"] == "mine" for e in api.events)
     assert scheduled[0]["note"].startswith("Successfully assigned default/p")
     failed = [e for e in api.events if e["reason"] == "FailedScheduling"]
-    assert failed[0]["note"] == "0/2 nodes are available: 2 Insufficient cpu."
+    assert failed[0]["note"] == (
+        "0/2 nodes are available: 2 Insufficient cpu. "
+        "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
+    )
     assert failed[0]["type"] == "Warning" and failed[0]["action"] == "Scheduling"
     eventually(lambda: len(api.status_patches) == 2)
     cond = api.status_patches[0]["status"]["conditions"][0]
@@ -298,7 +327,7 @@ def test_deleting_a_running_pod_makes_room(running: Callable[..., SchedulerLoop]
     api.add_pod(ours("waiting", cpu="1"))
     running(api, settings())
     eventually(lambda: api.status_patches)
-    api.delete_pod(hog["metadata"]["uid"])
+    api.remove_pod(hog["metadata"]["uid"])
     eventually(lambda: api.binds)
 
 
@@ -431,3 +460,70 @@ def test_health_and_readiness() -> None:
         assert 'kschedctl_scheduler_cache_objects{kind="nodes"} 1' in loop.metrics.render()
     finally:
         loop.shutdown(grace=2)
+
+
+def test_preemption_evicts_nominates_and_binds(running: Callable[..., SchedulerLoop]) -> None:
+    api = FakeApi([node("a", cpu="2")])
+    low = pod("low", node_name="a", cpu="1", priority=1)
+    keep = pod("keep", node_name="a", cpu="1", priority=50)
+    for p in (low, keep):
+        api.add_pod(p)
+    # a lower-priority pod of ours nominated to a (it may not preempt): it loses the nomination
+    waiting = ours("waiting", cpu="1", priority=2, preemptionPolicy="Never")
+    waiting["status"]["nominatedNodeName"] = "a"
+    api.add_pod(waiting)
+    loop = running(api, settings())
+    api.add_pod(ours("vip", cpu="1", priority=10))
+    eventually(lambda: ("vip", "a") in {(n, node_name) for n, node_name, _t in api.binds})
+    assert api.deleted == ["low"]
+    (preempted,) = [e for e in api.events if e["reason"] == "Preempted"]
+    assert preempted["note"] == "Preempted by pod uid-default-vip on node a"
+    assert (preempted["type"], preempted["action"]) == ("Normal", "Preempting")
+    assert preempted["regarding"]["name"] == "low" and preempted["related"]["name"] == "vip"
+    disruption = next(
+        c
+        for p in api.status_patches
+        for c in p["status"].get("conditions") or []
+        if c["type"] == "DisruptionTarget"
+    )
+    assert (disruption["reason"], disruption["message"]) == (
+        "PreemptionByScheduler",
+        "mine: preempting to accommodate a higher priority pod",
+    )
+    nominations = [
+        (p["metadata"]["uid"], p["status"]["nominatedNodeName"])
+        for p in api.status_patches
+        if "nominatedNodeName" in p["status"]
+    ]
+    assert ("uid-default-waiting", None) in nominations
+    assert ("uid-default-vip", "a") in nominations
+    # as kube-scheduler: the preemptor is reported and nominated, then the victims go
+    order = [
+        "nominated" if p["status"].get("nominatedNodeName") == "a" else "evicting"
+        for p in api.status_patches
+        if p["status"].get("nominatedNodeName") == "a"
+        or any(c["type"] == "DisruptionTarget" for c in p["status"].get("conditions") or [])
+    ]
+    assert order == ["nominated", "evicting"]
+    failed = next(
+        e
+        for e in api.events
+        if e["reason"] == "FailedScheduling" and e["regarding"]["name"] == "vip"
+    )
+    # preemption found a node: no PostFilter text, as kube-scheduler writes it
+    assert failed["note"] == "0/1 nodes are available: 1 Insufficient cpu."
+    assert loop.metrics.render().count("preemption_victims_total") >= 1
+
+
+def test_never_preempts_nothing(running: Callable[..., SchedulerLoop]) -> None:
+    api = FakeApi([node("a", cpu="1")])
+    api.add_pod(pod("low", node_name="a", cpu="1", priority=1))
+    running(api, settings())
+    api.add_pod(ours("polite", cpu="1", priority=10, preemptionPolicy="Never"))
+    eventually(lambda: api.status_patches)
+    assert api.deleted == [] and not api.binds
+    assert "nominatedNodeName" not in api.status_patches[0]["status"]
+    assert api.status_patches[0]["status"]["conditions"][0]["message"] == (
+        "0/1 nodes are available: 1 Insufficient cpu. "
+        "preemption: not eligible due to preemptionPolicy=Never."
+    )

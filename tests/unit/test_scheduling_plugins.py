@@ -431,8 +431,9 @@ def test_fallback_steps_apply_the_plugins_too() -> None:
     failed = Algorithm(policy=SPARE_POLICY, plugins=plugins(REJECT_NOT_GOLD)).decide(p, full)
     assert failed.message == (
         "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't match Pod's node "
-        "affinity/selector. Fallback steps of the scheduler's policy tried: spare-pool: "
-        "1 node(s) are not gold, 2 Insufficient cpu."
+        "affinity/selector. preemption: 0/3 nodes are available: 1 No preemption victims "
+        "found for incoming pod, 2 Preemption is not helpful for scheduling. Fallback steps of "
+        "the scheduler's policy tried: spare-pool: 1 node(s) are not gold, 2 Insufficient cpu."
     )
 
 
