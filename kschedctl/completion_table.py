@@ -1954,7 +1954,8 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                          'params': [{'all_opts': ['name'],
                                      'callback': False,
                                      'fish': 'spec: scheduler.yaml; policy: a FallbackPolicy file '
-                                             '(--policy, spec.builtin.policy).',
+                                             '(--policy, spec.builtin.policy); snapshot: a file of '
+                                             'kschedctl snapshot.',
                                      'flag': False,
                                      'hidden': False,
                                      'icase': True,
@@ -1963,9 +1964,10 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                      'name': 'name',
                                      'nargs': 1,
                                      'opts': ['name'],
-                                     'values': ['spec', 'policy'],
+                                     'values': ['spec', 'policy', 'snapshot'],
                                      'zsh': 'spec\\\\: scheduler.yaml; policy\\\\: a '
-                                            'FallbackPolicy file (--policy, spec.builtin.policy).'},
+                                            'FallbackPolicy file (--policy, spec.builtin.policy); '
+                                            'snapshot\\\\: a file of kschedctl snapshot.'},
                                     {'all_opts': ['-h', '--help'],
                                      'callback': False,
                                      'fish': 'Show this message and exit.',
