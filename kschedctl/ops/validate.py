@@ -251,6 +251,8 @@ def _check_document(
 
 _SPEC_GROUP = API_VERSION.partition("/")[0]
 _SNAPSHOT_HEAD = 4096  # bytes where a snapshot file names its kind (it comes first)
+# `kind: Snapshot` on a YAML line of its own, or "kind":"Snapshot" in (one-line) JSON
+_SNAPSHOT_KIND = re.compile(r'^kind:\s*["\']?Snapshot["\']?\s*$|"kind"\s*:\s*"Snapshot"', re.M)
 
 
 def _check_snapshot(doc: dict[str, Any], where: str, report: FileReport) -> None:
@@ -283,7 +285,7 @@ def _snapshot_head(path: Path) -> bool:
         return False
     finally:
         os.close(fd)
-    return re.search(r'^\s*"?kind"?\s*:\s*"?Snapshot"?\s*,?\s*$', head, re.M) is not None
+    return _SNAPSHOT_KIND.search(head) is not None
 
 
 def _check_snapshot_file(path: Path, report: FileReport) -> FileReport:
