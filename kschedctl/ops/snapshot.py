@@ -110,11 +110,11 @@ def _required(read: Callable[..., Any], source: Any, what: str) -> Any:
         return read(source)
     except ForbiddenError as err:
         raise ForbiddenError(
-            f"cannot list {what} in the whole cluster: {err.message}",
-            hint=f"a snapshot needs the verbs get and list on {what} and nodes cluster-wide "
-            "(e.g. the built-in ClusterRole view does not grant nodes; ask for a ClusterRole "
-            "with get, list on nodes, pods, and optionally poddisruptionbudgets, "
-            "priorityclasses, namespaces), or use a context that has them",
+            f"cannot list {what}: {err.message}",
+            hint="a snapshot needs the verbs get and list on nodes and on pods in all "
+            "namespaces (a ClusterRole: the built-in view role grants neither), and optionally "
+            "on poddisruptionbudgets, priorityclasses and namespaces; ask for them, or use a "
+            "context that has them",
         ) from err
 
 
@@ -122,7 +122,7 @@ def _reduce_pods(cluster: Cluster, reducer: Reducer) -> None:
     pages = cluster.pages(PODS, limit=POD_PAGE)  # requests start at the first next()
     while True:
         try:
-            page = _required(next, pages, "pods")
+            page = _required(next, pages, "pods in all namespaces")
         except StopIteration:
             return
         reducer.add_pods(page)

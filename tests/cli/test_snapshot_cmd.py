@@ -110,8 +110,11 @@ def test_refused_pods_exit_4_and_write_nothing(run, cluster: FakeCluster, tmp_pa
     cluster.forbidden = "pods"
     result = run("snapshot", "-o", "snap.yaml")
     assert result.exit_code == 4
-    assert result.stderr.startswith("error: cannot list pods in the whole cluster: forbidden: ")
-    assert "hint: a snapshot needs the verbs get and list on pods" in result.stderr
+    assert result.stderr.startswith("error: cannot list pods in all namespaces: forbidden: ")
+    assert (
+        "hint: a snapshot needs the verbs get and list on nodes and on pods in all namespaces"
+        in result.stderr
+    )
     assert not (tmp_path / "snap.yaml").exists()
 
 

@@ -453,8 +453,11 @@ def test_required_collections_refused_exit_4_naming_resource_and_verb(resource: 
     with pytest.raises(ForbiddenError) as caught:
         take_snapshot(cluster)  # type: ignore[arg-type]
     assert caught.value.exit_code == 4
-    assert caught.value.message.startswith(f"cannot list {resource} in the whole cluster: ")
-    assert "get and list" in (caught.value.hint or "")
+    what = "pods in all namespaces" if resource == "pods" else resource
+    assert caught.value.message.startswith(f"cannot list {what}: forbidden: ")
+    assert "the verbs get and list on nodes and on pods in all namespaces" in (
+        caught.value.hint or ""
+    )
 
 
 def test_optional_collections_refused_or_missing_are_omitted_with_their_cost() -> None:
