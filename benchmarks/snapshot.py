@@ -7,6 +7,12 @@ anonymised.
 
 The cluster part is the list requests (nodes; pods in pages of 2,000; PDBs, PriorityClasses,
 Namespaces), whose time is the API server's: `kubectl get pods -A -o json` pays the same.
+
+Measured 2026-12-03 on the shared 2-core machine at a load average of 8 to 12 (so several
+times the idle figures), 2,000 nodes / 20,000 pods, 25 MiB of API JSON: decode + reduce 5.8 s,
+write JSON 3.4 s (13.5 MiB), read JSON 5.1 s, write YAML 17.5 s (15.1 MiB), read YAML 25.5 s,
+anonymize 1.1 s. Against a lab of 500 kwok nodes and 5,000 pods, `kschedctl snapshot -o
+FILE.json` took 9.3 s wall (1.2 s of CPU, 110 MB resident) at a load average of 12.
 """
 
 from __future__ import annotations
