@@ -248,14 +248,14 @@ class Reducer:
             ),
             Omission(
                 "PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes",
-                f"volume binding, zones and attach limits are not modelled; {self.with_volumes} "
-                "pods keep the names of the claims they use",
+                "volume binding, zones and attach limits are not modelled; the pods using "
+                "claims (count) keep the claims' names",
                 self.with_volumes,
             ),
             Omission(
                 "ResourceClaims, ResourceSlices, DeviceClasses (DRA)",
-                f"dynamic resource allocation is not modelled; {self.with_claims} pods "
-                "reference resource claims, kept without them",
+                "dynamic resource allocation is not modelled; the pods referencing resource "
+                "claims (count) are kept without them",
                 self.with_claims,
             ),
         ]
