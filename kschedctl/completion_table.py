@@ -32,6 +32,9 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                 {'fish': 'The events a scheduler reported, oldest to...',
                                  'name': 'events',
                                  'zsh': 'The events a scheduler reported, oldest to...'},
+                                {'fish': 'Read a cluster with your kubeconfig...',
+                                 'name': 'snapshot',
+                                 'zsh': 'Read a cluster with your kubeconfig...'},
                                 {'fish': "The scheduler's logs: every replica,...",
                                  'name': 'logs',
                                  'zsh': "The scheduler''s logs\\\\: every replica,..."},
@@ -1973,7 +1976,8 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                          'params': [{'all_opts': ['name'],
                                      'callback': False,
                                      'fish': 'spec: scheduler.yaml; policy: a FallbackPolicy file '
-                                             '(--policy, spec.builtin.policy).',
+                                             '(--policy, spec.builtin.policy); snapshot: a file of '
+                                             'kschedctl snapshot.',
                                      'flag': False,
                                      'hidden': False,
                                      'icase': True,
@@ -1982,9 +1986,10 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                      'name': 'name',
                                      'nargs': 1,
                                      'opts': ['name'],
-                                     'values': ['spec', 'policy'],
+                                     'values': ['spec', 'policy', 'snapshot'],
                                      'zsh': 'spec\\\\: scheduler.yaml; policy\\\\: a '
-                                            'FallbackPolicy file (--policy, spec.builtin.policy).'},
+                                            'FallbackPolicy file (--policy, spec.builtin.policy); '
+                                            'snapshot\\\\: a file of kschedctl snapshot.'},
                                     {'all_opts': ['-h', '--help'],
                                      'callback': False,
                                      'fish': 'Show this message and exit.',
@@ -1996,6 +2001,135 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                      'nargs': 1,
                                      'opts': ['-h', '--help'],
                                      'zsh': 'Show this message and exit.'}]},
+              'snapshot': {'commands': [],
+                           'params': [{'all_opts': ['-o', '--output'],
+                                       'callback': False,
+                                       'fish': 'The file to write: FILE.json as JSON (faster to '
+                                               'read back at 20,000 pods), any other name as YAML; '
+                                               '- for YAML on stdout.',
+                                       'flag': False,
+                                       'hidden': False,
+                                       'kind': 'option',
+                                       'multiple': False,
+                                       'name': 'target',
+                                       'nargs': 1,
+                                       'opts': ['-o', '--output'],
+                                       'zsh': 'The file to write\\\\: FILE.json as JSON (faster to '
+                                              'read back at 20,000 pods), any other name as YAML; '
+                                              '- for YAML on stdout.'},
+                                      {'all_opts': ['--anonymize'],
+                                       'callback': False,
+                                       'fish': 'Replace node, pod, namespace and PDB names, label, '
+                                               'taint and toleration values and images by keyed '
+                                               'hashes, the same everywhere in the file, so '
+                                               'selectors, affinity and spread constraints still '
+                                               'match what they matched.',
+                                       'flag': True,
+                                       'hidden': False,
+                                       'kind': 'option',
+                                       'multiple': False,
+                                       'name': 'anonymize',
+                                       'nargs': 1,
+                                       'opts': ['--anonymize'],
+                                       'zsh': 'Replace node, pod, namespace and PDB names, label, '
+                                              'taint and toleration values and images by keyed '
+                                              'hashes, the same everywhere in the file, so '
+                                              'selectors, affinity and spread constraints still '
+                                              'match what they matched.'},
+                                      {'all_opts': ['--images'],
+                                       'callback': False,
+                                       'fish': "Also keep each node's images (status.images, what "
+                                               'ImageLocality scores): large in big clusters.',
+                                       'flag': True,
+                                       'hidden': False,
+                                       'kind': 'option',
+                                       'multiple': False,
+                                       'name': 'images',
+                                       'nargs': 1,
+                                       'opts': ['--images'],
+                                       'zsh': "Also keep each node''s images (status.images, what "
+                                              'ImageLocality scores)\\\\: large in big clusters.'},
+                                      {'all_opts': ['-n', '--namespace'],
+                                       'callback': False,
+                                       'completer': 'kschedctl.cli.completers:namespaces',
+                                       'fish': "Keep only this namespace's pending pods (default: "
+                                               "every namespace's); bound pods of every namespace "
+                                               'are always kept, they take room on their nodes.',
+                                       'flag': False,
+                                       'hidden': False,
+                                       'kind': 'option',
+                                       'multiple': False,
+                                       'name': 'namespace',
+                                       'nargs': 1,
+                                       'opts': ['-n', '--namespace'],
+                                       'zsh': "Keep only this namespace''s pending pods "
+                                              "(default\\\\: every namespace''s); bound pods of "
+                                              'every namespace are always kept, they take room on '
+                                              'their nodes.'},
+                                      {'all_opts': ['--kubeconfig'],
+                                       'callback': False,
+                                       'fish': 'Path to the kubeconfig file (default: $KUBECONFIG '
+                                               'or ~/.kube/config).',
+                                       'flag': False,
+                                       'hidden': False,
+                                       'kind': 'option',
+                                       'multiple': False,
+                                       'name': 'kubeconfig',
+                                       'nargs': 1,
+                                       'opts': ['--kubeconfig'],
+                                       'zsh': 'Path to the kubeconfig file (default\\\\: '
+                                              '\\$KUBECONFIG or ~/.kube/config).'},
+                                      {'all_opts': ['--context'],
+                                       'callback': False,
+                                       'completer': 'kschedctl.cli.completers:contexts',
+                                       'fish': 'The kubeconfig context to use.',
+                                       'flag': False,
+                                       'hidden': False,
+                                       'kind': 'option',
+                                       'multiple': False,
+                                       'name': 'context',
+                                       'nargs': 1,
+                                       'opts': ['--context'],
+                                       'zsh': 'The kubeconfig context to use.'},
+                                      {'all_opts': ['--cluster'],
+                                       'callback': False,
+                                       'completer': 'kschedctl.cli.completers:clusters',
+                                       'fish': 'The kubeconfig cluster to use (instead of the '
+                                               "context's).",
+                                       'flag': False,
+                                       'hidden': False,
+                                       'kind': 'option',
+                                       'multiple': False,
+                                       'name': 'cluster_name',
+                                       'nargs': 1,
+                                       'opts': ['--cluster'],
+                                       'zsh': 'The kubeconfig cluster to use (instead of the '
+                                              "context''s)."},
+                                      {'all_opts': ['--user'],
+                                       'callback': False,
+                                       'completer': 'kschedctl.cli.completers:users',
+                                       'fish': 'The kubeconfig user to use (instead of the '
+                                               "context's).",
+                                       'flag': False,
+                                       'hidden': False,
+                                       'kind': 'option',
+                                       'multiple': False,
+                                       'name': 'user',
+                                       'nargs': 1,
+                                       'opts': ['--user'],
+                                       'zsh': 'The kubeconfig user to use (instead of the '
+                                              "context''s)."},
+                                      {'all_opts': ['-h', '--help'],
+                                       'callback': False,
+                                       'fish': 'Show this message and exit.',
+                                       'flag': True,
+                                       'hidden': False,
+                                       'kind': 'option',
+                                       'multiple': False,
+                                       'name': 'help',
+                                       'nargs': 1,
+                                       'opts': ['-h', '--help'],
+                                       'zsh': 'Show this message and exit.'}]},
               'status': {'commands': [],
                          'params': [{'all_opts': ['name'],
                                      'callback': False,

@@ -69,7 +69,8 @@ def _root(
 
 
 # Every command: its name → the module whose register(app) adds it, in the order of --help
-# (groups such as top, scheduler and lab come after the plain commands there; tests/cli/test_cli_registry.py checks it against what the modules register). Command
+# (groups such as top, scheduler and lab come after the plain commands there;
+# tests/cli/test_cli_registry.py checks the table against what the modules register). Command
 # modules import heavy things (the kubernetes client above all) inside command bodies only.
 COMMANDS: dict[str, str] = {
     "create": "create",
@@ -83,6 +84,7 @@ COMMANDS: dict[str, str] = {
     "why": "why",
     "events": "events",
     "top": "top",
+    "snapshot": "snapshot",
     "logs": "logs",
     "scheduler": "scheduler",
     "lab": "lab",

@@ -1,4 +1,4 @@
-"""``kschedctl schema spec|policy``: print a JSON Schema of kschedctl's own files (offline)."""
+"""``kschedctl schema spec|policy|snapshot``: print a JSON Schema of kschedctl's own files (offline)."""
 
 # No "from __future__ import annotations": typer would re-evaluate every annotation string
 # at each start-up; evaluated once at import they cost less (benchmarks/startup.py).
@@ -15,6 +15,7 @@ from kschedctl.cli.paths import guard_paths
 class SchemaName(str, Enum):
     spec = "spec"
     policy = "policy"
+    snapshot = "snapshot"
 
 
 @guard_paths
@@ -23,8 +24,8 @@ def schema(
         SchemaName,
         typer.Argument(
             help="spec: scheduler.yaml; policy: a FallbackPolicy file (--policy, "
-            "spec.builtin.policy).",
-            metavar="spec|policy",
+            "spec.builtin.policy); snapshot: a file of kschedctl snapshot.",
+            metavar="spec|policy|snapshot",
             show_default=False,
             case_sensitive=False,
         ),
@@ -39,8 +40,8 @@ def schema(
 
 
 HELP = (
-    "Print the JSON Schema (draft 2020-12) of scheduler.yaml (spec) or of a fallback policy "
-    "file (policy), for editors and CI checks. Files made by create name theirs in a first "
+    "Print the JSON Schema (draft 2020-12) of scheduler.yaml (spec), of a fallback policy "
+    "file (policy) or of a cluster snapshot (snapshot), for editors and CI checks. Files made by create name theirs in a first "
     "line `# yaml-language-server: $schema=scheduler.schema.json` (the copy create writes "
     "beside them, so it works offline and matches this version). Works offline."
 )

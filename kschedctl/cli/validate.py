@@ -141,7 +141,9 @@ HELP = (
     "is judged as kube-scheduler judges it: decoded (JSON if it starts with '{', else YAML, "
     "first document only), defaulted, then validated. Warnings (FILE: field.path: warning: "
     "message) are what kube-scheduler runs but probably not as meant, such as documents "
-    "after the first. Exit 0 when no file has errors (--strict: nor warnings), 3 otherwise. "
+    "after the first. A cluster snapshot (kind: Snapshot, from `kschedctl snapshot`) is "
+    "checked as `kschedctl simulate` reads it. Exit 0 when no file has errors (--strict: nor "
+    "warnings), 3 otherwise. "
     "Works offline."
 )
 

@@ -27,7 +27,12 @@ _KINDS = {
 }
 
 
-def read_user_file(path: str | os.PathLike[str], max_bytes: int = MAX_FILE_BYTES) -> str:
+def read_user_file(
+    path: str | os.PathLike[str],
+    max_bytes: int = MAX_FILE_BYTES,
+    *,
+    too_big_hint: str = "a scheduler spec or config is a few kilobytes: is this the right file?",
+) -> str:
     """The text of the regular file ``path`` (a leading UTF-8 BOM dropped).
 
     Missing: NotFoundError (exit 5). Not a regular file, larger than ``max_bytes``, not UTF-8,
@@ -46,14 +51,14 @@ def read_user_file(path: str | os.PathLike[str], max_bytes: int = MAX_FILE_BYTES
         info = os.fstat(fd)
         _require_regular(source, info)  # it may have been swapped since the stat
         if info.st_size > max_bytes:
-            raise _too_big(source, info.st_size, max_bytes)
+            raise _too_big(source, info.st_size, max_bytes, too_big_hint)
         data = _read_at_most(fd, max_bytes + 1)
     except OSError as err:
         raise SpecError("", f"cannot read: {err.strerror or err}", source=source) from err
     finally:
         os.close(fd)
     if len(data) > max_bytes:  # it grew while we read
-        raise _too_big(source, len(data), max_bytes)
+        raise _too_big(source, len(data), max_bytes, too_big_hint)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as err:
@@ -85,11 +90,11 @@ def _require_regular(source: str, info: os.stat_result) -> None:
     raise SpecError("", f"is {kind}, not a regular file", source=source)
 
 
-def _too_big(source: str, size: int, cap: int) -> SpecError:
+def _too_big(source: str, size: int, cap: int, hint: str) -> SpecError:
     return SpecError(
         "",
         f"too large: {size:,} bytes, the limit is {cap:,} ({cap // (1024 * 1024)} MiB)",
-        hint="a scheduler spec or config is a few kilobytes: is this the right file?",
+        hint=hint,
         source=source,
     )
 

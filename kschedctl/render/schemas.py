@@ -1,9 +1,11 @@
-"""JSON Schemas (draft 2020-12) of kschedctl's own files: ``scheduler.yaml`` and a FallbackPolicy.
+"""JSON Schemas (draft 2020-12) of kschedctl's own files: ``scheduler.yaml``, a FallbackPolicy
+and a cluster snapshot.
 
 Generated from the shapes the loaders check, so they cannot drift: the spec's from the
 :class:`kschedctl.spec.Spec` dataclasses (their fields and types, as
 :func:`kschedctl.spec.spec_from_dict` reads them), the policy's from the field tables of
-:mod:`kschedctl.scheduling.policy`. The schemas state shapes (names, types, enums); the
+:mod:`kschedctl.scheduling.policy`, the snapshot's from the dataclasses of
+:mod:`kschedctl.clustersnapshot.model`. The schemas state shapes (names, types, enums); the
 loaders check more (values, combinations), so a file the schema accepts may still be refused
 with a message, never the other way round.
 
@@ -20,6 +22,7 @@ import typing
 from pathlib import Path
 from typing import Any
 
+from kschedctl.clustersnapshot import model as snapshot_model
 from kschedctl.config.rbac import RBAC_MODES
 from kschedctl.scheduling import policy
 from kschedctl.scheduling.strategies import STRATEGIES
@@ -28,8 +31,12 @@ from kschedctl.spec import API_VERSION, KIND, PROGRAMS, SPEC_FILE, Spec
 __all__ = ["SCHEMAS", "SCHEMA_FILES", "schema", "schema_text", "shipped_path"]
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
-SCHEMAS = ("spec", "policy")
-SCHEMA_FILES = {"spec": "scheduler.schema.json", "policy": "policy.schema.json"}
+SCHEMAS = ("spec", "policy", "snapshot")
+SCHEMA_FILES = {
+    "spec": "scheduler.schema.json",
+    "policy": "policy.schema.json",
+    "snapshot": "snapshot.schema.json",
+}
 SHIPPED_DIR = Path(__file__).resolve().parents[1] / "schemas"
 
 # Values the loaders accept for these fields (spec.check_spec says so with a message).
@@ -52,6 +59,8 @@ def schema(name: str) -> dict[str, Any]:
         return _spec_schema()
     if name == "policy":
         return _policy_schema()
+    if name == "snapshot":
+        return _snapshot_schema()
     raise ValueError(f"unknown schema {name!r}; expected one of {', '.join(SCHEMAS)}")
 
 
@@ -150,4 +159,59 @@ def _policy_schema() -> dict[str, Any]:
         "required": ["apiVersion", "kind"],
         "additionalProperties": False,
         "properties": properties,
+    }
+
+
+def _snapshot_type(hint: Any) -> dict[str, Any]:
+    """A snapshot field's schema from its annotation (the types the loader checks). null is
+    allowed everywhere: the loader reads it as the field's empty value."""
+    options, _ = snapshot_model.union_members(hint)
+    if len(options) > 1:  # an IntOrString
+        return {"type": [*(_JSON_TYPES[o] for o in options), "null"]}
+    (base,) = options
+    if isinstance(base, type) and dataclasses.is_dataclass(base):
+        return _snapshot_object(base)
+    origin = typing.get_origin(base) or base
+    out: dict[str, Any] = {"type": [_JSON_TYPES[origin], "null"]}
+    args = typing.get_args(base)
+    if origin is list:
+        out["items"] = _snapshot_type(args[0])
+    elif origin is dict and args[1] is not Any:
+        out["additionalProperties"] = _snapshot_type(args[1])
+    return out
+
+
+def _snapshot_object(cls: type) -> dict[str, Any]:
+    fields = snapshot_model.yaml_fields(cls)
+    out: dict[str, Any] = {
+        "type": ["object", "null"],
+        "properties": {key: _snapshot_type(tp) for _, key, tp in fields},
+        "additionalProperties": False,  # the loader refuses unknown fields
+    }
+    required = [key for f, key, _ in fields if f.metadata.get("required")]
+    if required:
+        out["required"] = required
+        for key in required:
+            out["properties"][key]["minLength"] = 1
+    if cls.__doc__:
+        out["description"] = " ".join(cls.__doc__.split())
+    return out
+
+
+def _snapshot_schema() -> dict[str, Any]:
+    spec = _snapshot_object(snapshot_model.ClusterSnapshot)
+    metadata = spec["properties"].pop("metadata")
+    return {
+        "$schema": DRAFT,
+        "$id": SCHEMA_FILES["snapshot"],
+        "title": "kschedctl cluster snapshot (kschedctl snapshot -o FILE)",
+        "type": "object",
+        "required": ["apiVersion", "kind"],
+        "additionalProperties": False,
+        "properties": {
+            "apiVersion": {"const": snapshot_model.API_VERSION},
+            "kind": {"const": snapshot_model.KIND},
+            "metadata": metadata,
+            "spec": spec,
+        },
     }

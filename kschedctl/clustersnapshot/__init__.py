@@ -1,0 +1,52 @@
+"""Snapshot files: a portable copy of what scheduling needs from a cluster.
+
+``model``: the versioned format (:class:`ClusterSnapshot`), its loader and writer, and the way
+back to API objects. Pure: ``kschedctl snapshot`` (ops) reads the cluster, ``kschedctl
+simulate`` replays a snapshot on a lab.
+"""
+
+from kschedctl.clustersnapshot.model import (
+    API_VERSION,
+    KIND,
+    MAX_SNAPSHOT_BYTES,
+    ClusterSnapshot,
+    Omission,
+    PodDisruptionBudget,
+    PriorityClass,
+    SnapshotContainer,
+    SnapshotMetadata,
+    SnapshotNamespace,
+    SnapshotNode,
+    SnapshotPod,
+    SnapshotSource,
+    dump,
+    load_snapshot,
+    node_object,
+    pod_object,
+    snapshot_from_dict,
+    snapshot_from_text,
+    snapshot_to_dict,
+)
+
+__all__ = [
+    "API_VERSION",
+    "KIND",
+    "MAX_SNAPSHOT_BYTES",
+    "ClusterSnapshot",
+    "Omission",
+    "PodDisruptionBudget",
+    "PriorityClass",
+    "SnapshotContainer",
+    "SnapshotMetadata",
+    "SnapshotNamespace",
+    "SnapshotNode",
+    "SnapshotPod",
+    "SnapshotSource",
+    "dump",
+    "load_snapshot",
+    "node_object",
+    "pod_object",
+    "snapshot_from_dict",
+    "snapshot_from_text",
+    "snapshot_to_dict",
+]

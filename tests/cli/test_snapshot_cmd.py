@@ -1,0 +1,208 @@
+"""`kschedctl snapshot` through the CLI against a fake cluster (file, stdout, summary, refusal),
+and `kschedctl validate` on snapshot files (bad ones exit 3 naming the field)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kschedctl.clustersnapshot import dump, load_snapshot
+from kschedctl.clustersnapshot.model import ClusterSnapshot, SnapshotNode, SnapshotPod
+from kschedctl.errors import ForbiddenError
+
+NODES = [
+    {
+        "metadata": {"name": f"n{i}", "labels": {"kubernetes.io/hostname": f"n{i}"}},
+        "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}},
+    }
+    for i in range(3)
+]
+PODS = [
+    {
+        "metadata": {"namespace": "team-a", "name": "bound", "labels": {"app": "web"}},
+        "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "i"}]},
+        "status": {"phase": "Running"},
+    },
+    {
+        "metadata": {"namespace": "team-a", "name": "waiting"},
+        "spec": {"schedulerName": "mine", "containers": [{"name": "c", "image": "i"}]},
+        "status": {"phase": "Pending"},
+    },
+    {
+        "metadata": {"namespace": "team-b", "name": "waiting-too"},
+        "spec": {"containers": [{"name": "c", "image": "i"}]},
+        "status": {"phase": "Pending"},
+    },
+]
+
+
+class FakeCluster:
+    server = "https://example.invalid:6443"
+
+    def __init__(self, forbidden: str = "") -> None:
+        self.forbidden = forbidden
+
+    def __enter__(self) -> FakeCluster:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def list(self, path: str, **query: Any) -> list[dict[str, Any]]:
+        if path.endswith("/nodes"):
+            return copy.deepcopy(NODES)
+        if path.endswith(self.forbidden) and self.forbidden:
+            raise ForbiddenError(f"forbidden: {self.forbidden} is forbidden")
+        return []
+
+    def pages(self, path: str, **query: Any) -> Any:
+        if self.forbidden == "pods":
+            raise ForbiddenError(
+                'forbidden: pods is forbidden: User "x" cannot list resource "pods"'
+            )
+        yield copy.deepcopy(PODS)
+
+    def server_version(self) -> dict[str, Any]:
+        return {"gitVersion": "v1.36.3"}
+
+
+@pytest.fixture
+def cluster(monkeypatch: pytest.MonkeyPatch) -> FakeCluster:
+    fake = FakeCluster()
+    monkeypatch.setattr("kschedctl.cli.snapshot.connect", lambda *args: fake)
+    return fake
+
+
+def test_snapshot_to_a_file(run, cluster: FakeCluster, tmp_path: Path) -> None:
+    result = run("snapshot", "-o", "snap.yaml")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == ""
+    assert result.stderr.startswith(
+        "wrote snap.yaml: 3 nodes, 1 bound pods (0 of DaemonSets), 2 pending pods (0 gated), "
+        "0 PodDisruptionBudgets, 0 PriorityClasses"
+    )
+    snap = load_snapshot(str(tmp_path / "snap.yaml"))
+    assert [p.name for p in snap.pending_pods] == ["waiting", "waiting-too"]
+    assert snap.pending_pods[0].scheduler_name == "mine"
+
+
+def test_snapshot_to_stdout_for_one_namespace(run, cluster: FakeCluster) -> None:
+    result = run("snapshot", "-o", "-", "-n", "team-b", "--anonymize")
+    assert result.exit_code == 0, result.stderr
+    doc = yaml.safe_load(result.stdout)
+    assert doc["kind"] == "Snapshot" and doc["metadata"]["anonymized"] is True
+    assert len(doc["spec"]["pendingPods"]) == 1
+    assert "team-b" not in result.stdout and "waiting" not in result.stdout
+    assert "anonymized" in result.stderr
+
+
+def test_snapshot_as_json(run, cluster: FakeCluster, tmp_path: Path) -> None:
+    assert run("snapshot", "-o", "snap.json").exit_code == 0
+    assert json.loads((tmp_path / "snap.json").read_text())["spec"]["nodes"][0]["name"] == "n0"
+
+
+def test_refused_pods_exit_4_and_write_nothing(run, cluster: FakeCluster, tmp_path: Path) -> None:
+    cluster.forbidden = "pods"
+    result = run("snapshot", "-o", "snap.yaml")
+    assert result.exit_code == 4
+    assert result.stderr.startswith("error: cannot list pods in all namespaces: forbidden: ")
+    assert (
+        "hint: a snapshot needs the verbs get and list on nodes and on pods in all namespaces"
+        in result.stderr
+    )
+    assert not (tmp_path / "snap.yaml").exists()
+
+
+def test_refused_optional_collection_is_said(run, cluster: FakeCluster, tmp_path: Path) -> None:
+    cluster.forbidden = "poddisruptionbudgets"
+    result = run("snapshot", "-o", "snap.yaml")
+    assert result.exit_code == 0
+    assert (
+        "left out PodDisruptionBudgets: forbidden or not served (see metadata.omitted)"
+        in result.stderr
+    )
+    omitted = load_snapshot(str(tmp_path / "snap.yaml")).metadata.omitted
+    assert omitted[0].what == "PodDisruptionBudgets"
+
+
+def test_unwritable_target_exits_5_or_1(run, cluster: FakeCluster) -> None:
+    result = run("snapshot", "-o", "no/such/dir/snap.yaml")
+    assert result.exit_code == 5
+    assert result.stderr.startswith("error: writing the snapshot to no/such/dir/snap.yaml failed")
+
+
+def test_no_kubeconfig_exits_4(run) -> None:
+    result = run("snapshot", "-o", "snap.yaml")
+    assert result.exit_code == 4
+    assert result.stderr.startswith("error: no kubeconfig found")
+
+
+def test_usage(run) -> None:
+    assert run("snapshot").exit_code == 2  # no -o: the help
+    assert "kschedctl.io/v1alpha1" in run("snapshot", "--help").stdout
+
+
+# --- validate on snapshot files ------------------------------------------------------------
+
+GOOD = ClusterSnapshot(
+    nodes=[SnapshotNode(name="n1", allocatable={"cpu": "2"})],
+    pods=[SnapshotPod(namespace="a", name="p", node_name="n1")],
+    pending_pods=[SnapshotPod(namespace="a", name="q")],
+)
+
+
+def test_validate_a_good_snapshot(run, tmp_path: Path) -> None:
+    (tmp_path / "s.yaml").write_text(dump(GOOD))
+    result = run("validate", "s.yaml", "-o", "json")
+    assert result.exit_code == 0, result.stdout
+    assert json.loads(result.stdout)[0]["checked"] == [
+        "cluster snapshot: 1 nodes, 1 bound pods, 1 pending pods"
+    ]
+
+
+def test_validate_a_snapshot_larger_than_a_spec_may_be(run, tmp_path: Path) -> None:
+    big = ClusterSnapshot(
+        nodes=GOOD.nodes,
+        pending_pods=[
+            SnapshotPod(namespace="a-namespace-with-a-long-name", name=f"pod-{i:05}")
+            for i in range(20_000)
+        ],
+    )
+    (tmp_path / "big.json").write_text(dump(big, as_json=True))
+    assert (tmp_path / "big.json").stat().st_size > 1024 * 1024
+    result = run("validate", "big.json", "-o", "json")
+    assert result.exit_code == 0, result.stdout
+    assert "20000 pending pods" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"apiVersion": "kschedctl.io/v2"}, "s.yaml: apiVersion: expected 'kschedctl.io/v1alpha1'"),
+        ({"extra": 1}, "s.yaml: extra: unknown field"),
+    ],
+    ids=["version", "unknown field"],
+)
+def test_validate_a_bad_snapshot_exits_3(
+    run, tmp_path: Path, change: dict[str, Any], message: str
+) -> None:
+    doc = yaml.safe_load(dump(GOOD))
+    doc.update(change)
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump(doc))
+    result = run("validate", "s.yaml")
+    assert result.exit_code == 3
+    assert result.stdout.startswith(message)
+
+
+def test_validate_a_pod_on_a_missing_node_exits_3(run, tmp_path: Path) -> None:
+    (tmp_path / "s.yaml").write_text(dump(GOOD).replace("nodeName: n1", "nodeName: n9"))
+    result = run("validate", "s.yaml")
+    assert result.exit_code == 3
+    assert (
+        result.stdout == "s.yaml: spec.pods[0].nodeName: node 'n9' is not in the snapshot's nodes\n"
+    )
