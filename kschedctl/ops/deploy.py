@@ -39,6 +39,7 @@ from kschedctl.observe.schedulers import (
 )
 from kschedctl.ops import rollout
 from kschedctl.ops.reporter import QUIET, Reporter
+from kschedctl.render.context import config_hash as rendered_config_hash
 from kschedctl.render.forms import DEPLOY_FORMS, HOST_FORMS, applied, render
 from kschedctl.render.objects import (
     ObjectKey,
@@ -51,7 +52,6 @@ from kschedctl.render.objects import (
     object_key,
     stale_rbac,
 )
-from kschedctl.render.templates import content_hash
 from kschedctl.spec import (
     Spec,
     apply_defaults,
@@ -460,5 +460,6 @@ def _wait_serving(
 
 
 def config_hash(spec: Spec) -> str:
-    """The ``CONFIG_HASH`` annotation the rendered pods carry: sha256 of the rendered config."""
-    return content_hash(render(spec, "config"))
+    """The ``CONFIG_HASH`` annotation the rendered pods carry: sha256 of the rendered config
+    and, for program builtin, of its plugin files (a changed plugin rolls the pods too)."""
+    return rendered_config_hash(spec)

@@ -27,7 +27,8 @@ from kschedctl.observe.diagnosis import Diagnosis, Reported, diagnose, parse_ver
 from kschedctl.observe.doublebooking import is_rejected
 from kschedctl.observe.events import Event
 from kschedctl.observe.pending import PendingReason, summarize
-from kschedctl.observe.schedulers import Scheduler, discover, is_pending
+from kschedctl.observe.plugin_files import configmap_name, plugin_files
+from kschedctl.observe.schedulers import SCHEDULER_LABEL, Scheduler, discover, is_pending
 from kschedctl.ops.crash import crash_reports, scheduler_pods
 from kschedctl.ops.doublebooking import explain_rejection
 from kschedctl.printers.formats import as_list
@@ -69,6 +70,9 @@ class ClusterState:
     version: tuple[int, ...]
     # Scheduler name -> the fallback policy of kschedctl's own scheduler (None: another one).
     policies: dict[str, FallbackPolicy | None] = field(default_factory=dict)
+    # Scheduler name -> the plugin files (file name, source), in the order it runs them, that
+    # its deployed ConfigMap carries (kschedctl's own scheduler; [] for any other).
+    plugin_files: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     # Scheduler name -> why its pods do not run (read once per scheduler).
     crashes: dict[str, list[CrashReport]] = field(default_factory=dict)
     pods: list[dict[str, Any]] = field(default_factory=list)  # every pod, as listed
@@ -205,6 +209,8 @@ def _diagnose(
         log_cache[wanted] = _scheduler_log(cluster, entry, kubeconfig)
     if wanted not in state.policies:
         state.policies[wanted] = _fallback_policy(cluster, entry)
+    if wanted not in state.plugin_files:
+        state.plugin_files[wanted] = deployed_plugin_files(cluster, entry)
     if wanted not in state.crashes:
         state.crashes[wanted] = _crashes(cluster, state, wanted, entry)
     return diagnose(
@@ -247,6 +253,23 @@ def _fallback_policy(cluster: Cluster, entry: Scheduler | None) -> FallbackPolic
         return parse_policy(json.loads(text), f"scheduler {entry.name if entry else ''}'s policy")
     except (ValueError, PolicyError):
         return None
+
+
+def deployed_plugin_files(cluster: Cluster, entry: Scheduler | None) -> list[tuple[str, str]]:
+    """The plugin files (file name, source) of a kschedctl scheduler deployed as a pod or
+    Deployment, in order, from its ConfigMap NAME-config ([] for another scheduler, one
+    without plugins, or when the ConfigMap cannot be read). Only a ConfigMap labelled for
+    that scheduler, in its namespace, counts."""
+    if entry is None or not entry.managed or entry.form not in ("pod", "deployment"):
+        return []
+    if not entry.namespace:
+        return []
+    path = f"/api/v1/namespaces/{entry.namespace}/configmaps/{configmap_name(entry.name)}"
+    obj = _optional(lambda: cluster.get(path))
+    labels = ((obj or {}).get("metadata") or {}).get("labels") or {}
+    if not obj or labels.get(SCHEDULER_LABEL) != entry.name:
+        return []
+    return plugin_files(obj)
 
 
 def why_pending(
