@@ -1744,6 +1744,25 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                             'opts': ['--policy'],
                                             'zsh': 'Fallback policy file (kind\\\\: '
                                                    'FallbackPolicy); refused at start if invalid.'},
+                                           {'all_opts': ['--plugin'],
+                                            'callback': False,
+                                            'fish': 'A Python scheduling plugin (filter and/or '
+                                                    'score; README "Scheduling plugins"); '
+                                                    'repeatable, run in the order given after the '
+                                                    'built-in filters. Refused at start if it '
+                                                    'cannot be loaded.',
+                                            'flag': False,
+                                            'hidden': False,
+                                            'kind': 'option',
+                                            'multiple': True,
+                                            'name': 'plugin',
+                                            'nargs': 1,
+                                            'opts': ['--plugin'],
+                                            'zsh': 'A Python scheduling plugin (filter and/or '
+                                                   'score; README ""Scheduling plugins""); '
+                                                   'repeatable, run in the order given after the '
+                                                   'built-in filters. Refused at start if it '
+                                                   'cannot be loaded.'},
                                            {'all_opts': ['--strategy'],
                                             'callback': False,
                                             'fish': 'spread: least allocated first; binpack: most '
@@ -2511,6 +2530,23 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                   'zsh': 'With --all\\\\: also one row per pod (its verdict and '
                                          'the FailedScheduling summary) after the table by '
                                          'scheduler and reason.'},
+                                 {'all_opts': ['--plugin'],
+                                  'callback': False,
+                                  'fish': "A Python plugin of the pod's scheduler (kschedctl's "
+                                          'own, run with the same --plugin): evaluated as the '
+                                          'scheduler runs it, with its verdict per node; '
+                                          "repeatable, in the scheduler's order.",
+                                  'flag': False,
+                                  'hidden': False,
+                                  'kind': 'option',
+                                  'multiple': True,
+                                  'name': 'plugin',
+                                  'nargs': 1,
+                                  'opts': ['--plugin'],
+                                  'zsh': "A Python plugin of the pod''s scheduler (kschedctl''s "
+                                         'own, run with the same --plugin)\\\\: evaluated as the '
+                                         'scheduler runs it, with its verdict per node; '
+                                         "repeatable, in the scheduler''s order."},
                                  {'all_opts': ['-o', '--output'],
                                   'callback': False,
                                   'fish': 'Output format: table, yaml, json, name, '

@@ -169,6 +169,11 @@ class PolicyError(SpecError):
     """A fallback policy that cannot be used; every problem names its field (exit code 3)."""
 
 
+class PluginError(SpecError):
+    """A scheduling plugin that cannot be loaded (import error, no filter or score, a bad
+    WEIGHT or NAME); ``source`` names the file or module (exit code 3)."""
+
+
 class ClusterError(KschedError):
     """The cluster cannot be reached, or refuses what we asked (see :class:`ForbiddenError`)."""
 

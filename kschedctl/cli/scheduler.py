@@ -48,6 +48,17 @@ def run(
             help="Fallback policy file (kind: FallbackPolicy); refused at start if invalid.",
         ),
     ] = None,
+    plugin: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--plugin",
+            metavar="PATH.py|package.module",
+            help='A Python scheduling plugin (filter and/or score; README "Scheduling '
+            'plugins"); repeatable, run in the order given after the built-in filters. '
+            "Refused at start if it cannot be loaded.",
+            show_default=False,
+        ),
+    ] = None,
     strategy: Annotated[
         Strategy,
         typer.Option(
@@ -147,6 +158,7 @@ def run(
             name=name,
             strategy=strategy.value,
             policy=policy,
+            plugins=tuple(plugin or ()),
             kubeconfig=kubeconfig,
             context=context,
             leader_elect=leader_elect,

@@ -77,6 +77,17 @@ def why(
             "summary) after the table by scheduler and reason.",
         ),
     ] = False,
+    plugin: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--plugin",
+            metavar="PATH.py|package.module",
+            help="A Python plugin of the pod's scheduler (kschedctl's own, run with the same "
+            "--plugin): evaluated as the scheduler runs it, with its verdict per node; "
+            "repeatable, in the scheduler's order.",
+            show_default=False,
+        ),
+    ] = None,
     out: TableOutput = None,
     no_headers: NoHeaders = False,
     selector: LabelSelector = None,
@@ -119,11 +130,14 @@ def why(
     field_selector_of(field_selector)
     # Imported here: --help and the offline commands must not pay for the cluster layers.
     from kschedctl.ops.why import explain
+    from kschedctl.scheduling.plugins import load_plugins
 
+    plugins = load_plugins(plugin or ())  # a plugin that cannot load: exit 3, no request
     with connect(kubeconfig, context, cluster_name, user) as cluster:
         found = explain(cluster, pod, namespace=namespace, all_namespaces=all_namespaces,
                         all_reasons=all_reasons, kubeconfig=kubeconfig,
-                        label_selector=selector, field_selector=field_selector)  # fmt: skip
+                        label_selector=selector, field_selector=field_selector,
+                        plugins=plugins)  # fmt: skip
     if not fmt.is_table:
         output.emit(found.to_dict(), fmt, no_headers=no_headers, names=found.names())
     elif found.one_pod:
@@ -216,9 +230,10 @@ def print_diagnosis(
         return
     shown = ev.nodes if shape == ALL else ev.nodes[: int(shape)]
     rows = []
+    scores = _plugin_scores(d)
     for v in shown:
         if v.fits:
-            rows.append((v.name, "yes", "", "", ""))
+            rows.append((v.name, "yes", "", "", scores.get(v.name, "")))
             continue
         for index, r in enumerate(v.reasons if all_reasons else v.scheduler_reasons):
             rows.append((v.name if index == 0 else "", "no" if index == 0 else "",
@@ -226,6 +241,17 @@ def print_diagnosis(
     output.print_table(("node", "fits", "filter", "reason", "detail"), rows, headers=headers)
     if len(shown) < len(ev.nodes):
         output.info(f"… {len(ev.nodes) - len(shown)} more node(s): --nodes all lists them")
+
+
+def _plugin_scores(d: Diagnosis) -> dict[str, str]:
+    """Node -> "score NAME=… NAME=…": the plugins' scores where every filter passes."""
+    if d.plugins is None:
+        return {}
+    return {
+        node: "plugin score " + " ".join(f"{k}={v:g}" for k, v in s.items())
+        for node, s in d.plugins.scores.items()
+        if s
+    }
 
 
 def _print_groups(d: Diagnosis, headers: bool) -> None:

@@ -15,13 +15,13 @@ tests compare the result with ``evaluate(...).feasible`` on every filter scenari
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from .cycle import CycleState, not_evaluated
 from .nodefilters import Incoming
-from .snapshot import Snapshot
+from .snapshot import NodeInfo, Snapshot
 from .volumes import volume_prefilter
 
 __all__ = ["Feasible", "feasible_nodes", "nodes_to_find"]
@@ -65,9 +65,13 @@ def feasible_nodes(
     limit: int = 0,
     start: int = 0,
     comparison_operators: bool = False,
+    extra: Callable[[NodeInfo], bool] | None = None,
 ) -> Feasible:
     """The nodes ``pod`` fits on, visiting ``snapshot.nodes`` from index ``start`` (wrapping)
-    and stopping after ``limit`` feasible ones (0: visit every node)."""
+    and stopping after ``limit`` feasible ones (0: visit every node).
+
+    ``extra`` is one more filter, run after every built-in one on the nodes they pass (the
+    scheduler's Python plugins), before the node counts towards ``limit``."""
     inc = Incoming(pod, comparison_operators=comparison_operators)
     missing, _claims = not_evaluated(inc, snapshot)
     nodes = snapshot.nodes
@@ -96,6 +100,8 @@ def feasible_nodes(
                 if not check(node):
                     fits = False
                     break
+        if fits and extra is not None:
+            fits = extra(node)
         if fits:
             found.append(node.name)
             if limit and len(found) >= limit:

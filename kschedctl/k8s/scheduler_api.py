@@ -57,27 +57,38 @@ def _outcome(err: KschedError) -> Exception:
 
 class ClusterSchedulerApi:
     def __init__(
-        self, cluster: Cluster, *, qps: float = 50, burst: int = 100, watch_timeout: int = 300
+        self,
+        cluster: Cluster,
+        *,
+        qps: float = 50,
+        burst: int = 100,
+        watch_timeout: int = 300,
+        annotations: bool = False,
     ) -> None:
+        """``annotations``: keep every annotation of nodes and pods (the scheduler's Python
+        plugins may read them); otherwise only those the scheduler reads."""
         # Three clients with the same limits, as kube-scheduler has: a slow event stream or
         # a burst of bindings must not starve the Lease renewals (or the other way round).
         self.cluster = ThrottledCluster(cluster, TokenBucket(qps, burst))
         self.events = ThrottledCluster(cluster, TokenBucket(qps, burst))
         self.leases = ThrottledCluster(cluster, TokenBucket(qps, burst))
         self.watch_timeout = watch_timeout
+        self.annotations = annotations
 
     def watch(self, resource: str, stop: threading.Event) -> Iterator[WatchEvent]:
         def on_error(err: Exception) -> None:
             log.warning("watch of %s: %s; retrying", resource, getattr(err, "message", err))
 
+        keep = self.annotations
         if resource == "nodes":
             return list_and_watch(
                 self.cluster, "/api/v1/nodes", stop, timeout_seconds=self.watch_timeout,
-                on_error=on_error, transform=slim_node,
+                on_error=on_error, transform=lambda n: slim_node(n, annotations=keep),
             )  # fmt: skip
         return list_and_watch(
             self.cluster, "/api/v1/pods", stop, timeout_seconds=self.watch_timeout,
-            on_error=on_error, transform=slim_pod, fieldSelector=NON_TERMINAL,
+            on_error=on_error, transform=lambda p: slim_pod(p, annotations=keep),
+            fieldSelector=NON_TERMINAL,
         )  # fmt: skip
 
     def bind(self, pod: Mapping[str, Any], node: str, annotations: Mapping[str, str]) -> None:

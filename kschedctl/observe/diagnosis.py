@@ -21,6 +21,8 @@ from typing import Any
 from kschedctl.config.versions import DEFAULT_SCHEDULER_NAME, parse_git_version
 from kschedctl.filters import (
     Evaluation,
+    NodeVerdict,
+    Reason,
     Snapshot,
     evaluate,
     evaluation_key,
@@ -30,7 +32,8 @@ from kschedctl.observe.bodies import SchedulerEntry, UnknownScheduler
 from kschedctl.observe.crash import CrashReport, pod_problems
 from kschedctl.observe.nodegroups import NodeGroup, group_nodes
 from kschedctl.observe.schedulers import Scheduler
-from kschedctl.scheduling.algorithm import Algorithm, explain
+from kschedctl.scheduling.algorithm import Algorithm, PluginReport, explain, plugin_report
+from kschedctl.scheduling.plugins import NO_PLUGINS, PluginFailure, PluginSet
 from kschedctl.scheduling.policy import FallbackPolicy, pod_policy
 
 ERROR, WARNING, INFO = "error", "warning", "info"
@@ -89,6 +92,7 @@ class Diagnosis:
     evaluation: Evaluation | None = None
     reported: Reported | None = None
     fallback: dict[str, Any] | None = None  # kschedctl's own scheduler: every policy stage
+    plugins: PluginReport | None = None  # kschedctl's own scheduler: its plugins' verdicts
     node_groups: tuple[NodeGroup, ...] = ()  # the evaluation's nodes grouped by verdict
     # A pod the kubelet rejected (OutOf*): its node's rejections and who collided there
     # (observe.doublebooking.NodeRejections.to_dict).
@@ -115,6 +119,7 @@ class Diagnosis:
             "nodes": [v.to_dict() for v in ev.nodes] if ev else [],
             "nodeGroups": [g.to_dict() for g in self.node_groups],
             "fallback": self.fallback,
+            "plugins": self.plugins.to_dict() if self.plugins else None,
             "doubleBooking": self.double_booking,
         }
 
@@ -148,6 +153,7 @@ def diagnose(
     fallback: FallbackPolicy | None = None,
     crashes: Sequence[CrashReport] = (),
     evaluations: dict[str, tuple[Evaluation, tuple[NodeGroup, ...]]] | None = None,
+    plugins: PluginSet = NO_PLUGINS,
 ) -> Diagnosis:
     """Walk the decision tree for ``pod``.
 
@@ -159,6 +165,8 @@ def diagnose(
     pods do not run (:mod:`kschedctl.observe.crash`). ``evaluations``, shared by the calls
     for many pods over one snapshot (same ``server_version`` and ``all_reasons``), keeps each
     shape of pod's verdicts and node groups (:func:`~kschedctl.filters.evaluation_key`).
+    ``plugins``: the Python plugins of kschedctl's scheduler (with ``fallback``): they run as
+    the scheduler runs them, and the summary is the scheduler's FailedScheduling message.
     """
     ref = _pod_ref(pod)
     spec, status = pod.get("spec") or {}, pod.get("status") or {}
@@ -187,17 +195,26 @@ def diagnose(
         diag.node_groups = group_nodes(ev.nodes, server_version, all_reasons=all_reasons)
         if evaluations is not None and key is not None:
             evaluations[key] = (ev, diag.node_groups)
+    if plugins and fallback is not None:
+        # The plugins' verdicts join the built-in ones: table, groups and findings show them.
+        diag.plugins = plugin_report(pod, snapshot, fallback, plugins)
+        ev = with_plugins(ev, diag.plugins)
+        diag.node_groups = group_nodes(ev.nodes, server_version, all_reasons=all_reasons)
     diag.evaluation = ev
     would = failed_scheduling_message(ev, server_version)
     fallback_found: list[Finding] = []
     placed = False
     if fallback is not None:
         would, placed, fallback_found, diag.fallback = fallback_outcome(
-            pod, snapshot, fallback, server_version
+            pod, snapshot, fallback, server_version, plugins
         )
+        if diag.plugins is not None:
+            fallback_found = plugin_findings(diag.plugins) + fallback_found
     outcome = _outcome_text(ev, would)
     if placed and not ev.schedulable:
         outcome = "no node fits under its own rules, but a fallback step of its scheduler places it"
+    elif plugins and fallback is not None and not placed:
+        outcome = f"it would be rejected: {would}"
 
     blockers: list[Finding] = []
     if _meta(pod).get("deletionTimestamp"):
@@ -248,8 +265,83 @@ def diagnose(
             )
         )
     diag.summary = None if silent else would
-    diag.schedulable = (ev.schedulable or placed) and not blockers
+    # With plugins, the scheduler's own algorithm decides: passing the built-in filters is
+    # not enough.
+    fits = placed if plugins and fallback is not None else ev.schedulable or placed
+    diag.schedulable = fits and not blockers
     return diag
+
+
+def with_plugins(ev: Evaluation, report: PluginReport) -> Evaluation:
+    """``ev`` with the plugins' verdicts: a node a plugin filter rejects fails with the
+    plugin's reason (``plugin`` is the plugin's NAME); a pre_filter rejection is a PreFilter
+    rejection of every node."""
+    if report.prefilter is not None:
+        plugin, reason = report.prefilter
+        pre = Reason(
+            plugin, reason, f"pre_filter of Python plugin {plugin}", _plugin_fix(report, plugin)
+        )
+        nodes = tuple(NodeVerdict(v.name, False, (pre,)) for v in ev.nodes)
+        return replace(ev, nodes=nodes, prefilter=pre, preemption=None)
+    rejected = {
+        node: next(v for v in verdicts if v.reason is not None)
+        for node, verdicts in report.nodes.items()
+        if any(v.reason is not None for v in verdicts)
+    }
+    if not rejected:
+        return ev
+    nodes = tuple(
+        NodeVerdict(
+            v.name,
+            False,
+            (
+                Reason(
+                    rejected[v.name].plugin,
+                    rejected[v.name].reason or "",
+                    f"filter of Python plugin {rejected[v.name].plugin}",
+                    _plugin_fix(report, rejected[v.name].plugin),
+                ),
+            ),
+        )
+        if v.name in rejected
+        else v
+        for v in ev.nodes
+    )
+    return replace(ev, nodes=nodes)
+
+
+def _plugin_fix(report: PluginReport, plugin: str) -> str:
+    source = report.sources.get(plugin)
+    where = f" ({source})" if source else ""
+    return f"change the pod or the node to satisfy the rule of Python plugin {plugin}{where}"
+
+
+def plugin_findings(report: PluginReport) -> list[Finding]:
+    """A plugin that fails on the pod, or which nodes pass every plugin filter (the nodes
+    they reject are rejected-by-<plugin> findings of the evaluation)."""
+    if report.error is not None:
+        return [
+            Finding(
+                "plugin-error",
+                ERROR,
+                f"a plugin of its scheduler fails on this pod: {report.error}",
+                "fix the plugin (the scheduler logs the same error and counts it in "
+                "kschedctl_scheduler_plugin_errors_total); other pods are scheduled meanwhile",
+            )
+        ]
+    if report.prefilter is not None:
+        return []
+    fitting = report.fitting()
+    shown = ", ".join(fitting[:5]) + ("…" if len(fitting) > 5 else "")
+    return [
+        Finding(
+            "plugins",
+            INFO,
+            f"plugins {', '.join(report.names)}: {len(fitting)} of the {len(report.nodes)} "
+            f"node(s) passing the built-in filters pass every plugin filter"
+            + (f": {shown}" if fitting else ""),
+        )
+    ]
 
 
 def _scheduler_entry(name: str, schedulers: Sequence[Scheduler] | None) -> Scheduler | None:
@@ -622,12 +714,31 @@ def fallback_outcome(
     snapshot: Snapshot,
     policy: FallbackPolicy,
     server_version: Sequence[int] = (1, 36),
+    plugins: PluginSet = NO_PLUGINS,
 ) -> tuple[str | None, bool, list[Finding], dict[str, Any]]:
     """What kschedctl's scheduler does with ``pod`` under its fallback ``policy`` (the pod's
-    own annotation wins): (its FailedScheduling text or None, placed at all, findings, every
-    stage as JSON). Uses the scheduler's own code (:mod:`kschedctl.scheduling.algorithm`).
+    own annotation wins) and its ``plugins``: (its FailedScheduling text or None, placed at
+    all, findings, every stage as JSON). Uses the scheduler's own code
+    (:mod:`kschedctl.scheduling.algorithm`); a plugin that raises gives the scheduler's
+    message for it.
     """
-    used, error, stages = explain(pod, snapshot, policy)
+    try:
+        return _fallback_outcome(pod, snapshot, policy, server_version, plugins)
+    except PluginFailure as err:
+        used, _problem = pod_policy(pod, policy)
+        data = {"policy": used.source, "strictPreferences": used.strict_preferences,
+                "error": None, "stages": []}  # fmt: skip
+        return err.message, False, [], data
+
+
+def _fallback_outcome(
+    pod: Mapping[str, Any],
+    snapshot: Snapshot,
+    policy: FallbackPolicy,
+    server_version: Sequence[int],
+    plugins: PluginSet,
+) -> tuple[str | None, bool, list[Finding], dict[str, Any]]:
+    used, error, stages = explain(pod, snapshot, policy, plugins=plugins)
     data = {
         "policy": used.source,
         "strictPreferences": used.strict_preferences,
@@ -677,7 +788,7 @@ def fallback_outcome(
         )
     )
     _used, problem = pod_policy(pod, policy)
-    message = Algorithm(policy=policy, server_version=tuple(server_version)).failure_message(
-        pod, snapshot, used, problem
-    )
+    message = Algorithm(
+        policy=policy, server_version=tuple(server_version), plugins=plugins
+    ).failure_message(pod, snapshot, used, problem)
     return message, False, found, data

@@ -22,6 +22,7 @@ from kschedctl.observe.schedulers import BUILTIN_LEASE_ANNOTATION
 from kschedctl.scheduling.algorithm import Algorithm
 from kschedctl.scheduling.leader import LeaderElector
 from kschedctl.scheduling.loop import SchedulerLoop, Settings
+from kschedctl.scheduling.plugins import PLUGINS_LEASE_ANNOTATION, PluginSet, load_plugins
 from kschedctl.scheduling.policy import EMPTY, POD_POLICY_ANNOTATION, FallbackPolicy, load_policy
 from kschedctl.scheduling.serving import HealthServer
 from kschedctl.scheduling.strategies import DEFAULT_STRATEGY
@@ -37,6 +38,7 @@ class RunSettings:
     name: str  # the spec.schedulerName it serves
     strategy: str = DEFAULT_STRATEGY  # a name of scheduling.strategies.STRATEGIES
     policy: Path | None = None  # a FallbackPolicy file
+    plugins: tuple[str, ...] = ()  # PATH.py, package.module or package.module:object, in order
     kubeconfig: str | None = None
     context: str | None = None
     leader_elect: bool = True
@@ -99,28 +101,37 @@ def _configure_logging(verbosity: int) -> None:
 def run_scheduler(settings: RunSettings) -> None:
     """Schedule until SIGTERM or SIGINT (from the main thread: it installs signal handlers).
 
-    Bad settings and a bad policy stop it before any connection (exit 2 and 3); a port that
-    cannot be served is an error (exit 1).
+    Bad settings, a bad policy and a plugin that cannot be loaded stop it before any
+    connection (exit 2 and 3); a port that cannot be served is an error (exit 1).
     """
     check_settings(settings)
     # A bad policy stops us here, before any connection: it names the file and the field.
     fallback = load_policy(settings.policy) if settings.policy is not None else EMPTY
+    # So does a plugin that cannot be imported or defines neither filter nor score.
+    plugins = PluginSet(load_plugins(settings.plugins))
     _configure_logging(settings.verbosity)
     with Cluster.connect(settings.kubeconfig, settings.context) as cluster:
-        _serve(cluster, settings, fallback)
+        _serve(cluster, settings, fallback, plugins)
     log.info("scheduler %s stopped", settings.name)
 
 
-def _serve(cluster: Cluster, settings: RunSettings, fallback: FallbackPolicy) -> None:
+def _serve(
+    cluster: Cluster, settings: RunSettings, fallback: FallbackPolicy, plugins: PluginSet
+) -> None:
     s = settings
-    api = ClusterSchedulerApi(cluster, qps=s.qps, burst=s.burst)
+    # Plugins may read any annotation: the watches keep them all then.
+    api = ClusterSchedulerApi(cluster, qps=s.qps, burst=s.burst, annotations=bool(plugins))
     identity = f"{socket.gethostname()}_{uuid.uuid4()}"
     loop = SchedulerLoop(
         api,
         Settings(
             name=s.name,
             algorithm=Algorithm(
-                s.strategy, s.percentage_of_nodes_to_score, fallback, api.server_version()
+                s.strategy,
+                s.percentage_of_nodes_to_score,
+                fallback,
+                api.server_version(),
+                plugins,
             ),
             identity=identity,
             leader_elect=s.leader_elect,
@@ -135,6 +146,8 @@ def _serve(cluster: Cluster, settings: RunSettings, fallback: FallbackPolicy) ->
                 BUILTIN_LEASE_ANNOTATION: s.name,
                 POD_POLICY_ANNOTATION: fallback.to_json(),
                 "kschedctl.io/strategy": s.strategy,
+                # Which plugins run (names, in order): `why` says when it lacks them.
+                PLUGINS_LEASE_ANNOTATION: ",".join(plugins.names()),
             },
         ),
     )
@@ -157,10 +170,12 @@ def _serve(cluster: Cluster, settings: RunSettings, fallback: FallbackPolicy) ->
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     steps = ", ".join(step.name for step in fallback.steps) or "none"
+    for plugin in plugins.plugins:
+        log.info("plugin %s", plugin.describe())
     log.info(
-        "scheduler %s starting (identity %s, strategy %s, fallback steps: %s, %s, "
-        "serving on %s:%d)",
-        s.name, identity, s.strategy, steps,
+        "scheduler %s starting (identity %s, strategy %s, fallback steps: %s, plugins: %s, "
+        "%s, serving on %s:%d)",
+        s.name, identity, s.strategy, steps, ", ".join(plugins.names()) or "none",
         f"Lease {s.lease_namespace}/{s.lease}" if s.leader_elect else "no leader election",
         s.metrics_address, health.port,
     )  # fmt: skip

@@ -10,7 +10,7 @@ comparison with what the scheduler reported, unreadable logs mean no ``forbidden
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,7 +23,14 @@ from kschedctl.k8s.events import failed_scheduling
 from kschedctl.k8s.inventory import snapshot as inventory_snapshot
 from kschedctl.k8s.logs import recent_lines
 from kschedctl.observe.crash import CrashReport
-from kschedctl.observe.diagnosis import Diagnosis, Reported, diagnose, parse_version
+from kschedctl.observe.diagnosis import (
+    WARNING,
+    Diagnosis,
+    Finding,
+    Reported,
+    diagnose,
+    parse_version,
+)
 from kschedctl.observe.doublebooking import is_rejected
 from kschedctl.observe.events import Event
 from kschedctl.observe.pending import PendingReason, summarize
@@ -32,7 +39,19 @@ from kschedctl.observe.schedulers import SCHEDULER_LABEL, Scheduler, discover, i
 from kschedctl.ops.crash import crash_reports, scheduler_pods
 from kschedctl.ops.doublebooking import explain_rejection
 from kschedctl.printers.formats import as_list
-from kschedctl.scheduling.policy import POD_POLICY_ANNOTATION, FallbackPolicy, parse_policy
+from kschedctl.scheduling.plugins import (
+    PLUGINS_LEASE_ANNOTATION,
+    Plugin,
+    PluginSet,
+    check_unique,
+    plugin_from_source,
+)
+from kschedctl.scheduling.policy import (
+    EMPTY,
+    POD_POLICY_ANNOTATION,
+    FallbackPolicy,
+    parse_policy,
+)
 
 PERMISSION_HINT = (
     "`kschedctl why` needs get/list on pods and list on nodes, cluster-wide (e.g. a ClusterRole "
@@ -70,12 +89,17 @@ class ClusterState:
     version: tuple[int, ...]
     # Scheduler name -> the fallback policy of kschedctl's own scheduler (None: another one).
     policies: dict[str, FallbackPolicy | None] = field(default_factory=dict)
-    # Scheduler name -> the plugin files (file name, source), in the order it runs them, that
-    # its deployed ConfigMap carries (kschedctl's own scheduler; [] for any other).
-    plugin_files: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    # Scheduler name -> the plugins its deployed ConfigMap carries, loaded (kschedctl's own
+    # scheduler deployed as a pod or Deployment; empty for any other).
+    deployed_plugins: dict[str, PluginSet] = field(default_factory=dict)
     # Scheduler name -> why its pods do not run (read once per scheduler).
     crashes: dict[str, list[CrashReport]] = field(default_factory=dict)
     pods: list[dict[str, Any]] = field(default_factory=list)  # every pod, as listed
+    # The Python plugins `why` runs for pods of kschedctl's own scheduler (``--plugin``,
+    # or read from a deployed scheduler), as that scheduler runs them.
+    plugins: PluginSet = field(default_factory=PluginSet)
+    # Scheduler name -> the plugin NAMEs its Lease says it runs (None: not published).
+    plugin_names: dict[str, tuple[str, ...] | None] = field(default_factory=dict)
 
 
 def _uses(pods: Iterable[dict[str, Any]], marker: str) -> bool:
@@ -166,6 +190,7 @@ def why_pod(
     *,
     all_reasons: bool = False,
     kubeconfig: str | None = None,
+    plugins: PluginSet | None = None,
 ) -> Diagnosis:
     try:
         pod = _required(
@@ -189,6 +214,7 @@ def why_pod(
             explain_rejection(cluster, pod, diagnosis)
         return diagnosis
     state = cluster_state(cluster, [pod])
+    state.plugins = plugins or state.plugins
     failures = _optional(lambda: failed_scheduling(cluster, namespace, name), {})
     return _diagnose(cluster, pod, state, all_reasons, kubeconfig, {}, failures)
 
@@ -208,12 +234,17 @@ def _diagnose(
     if wanted not in log_cache:
         log_cache[wanted] = _scheduler_log(cluster, entry, kubeconfig)
     if wanted not in state.policies:
-        state.policies[wanted] = _fallback_policy(cluster, entry)
-    if wanted not in state.plugin_files:
-        state.plugin_files[wanted] = deployed_plugin_files(cluster, entry)
+        state.policies[wanted], state.plugin_names[wanted] = _fallback_policy(cluster, entry)
+    policy = state.policies[wanted]
+    plugins = state.plugins if _runs_plugins(wanted, entry, policy) else PluginSet()
+    if not state.plugins and policy is not None:
+        # kschedctl's own scheduler, no --plugin given: the plugins its ConfigMap carries.
+        plugins = _deployed_plugins(cluster, state, wanted, entry)
+    if plugins and policy is None:
+        policy = EMPTY  # a scheduler run by hand without a Lease: no fallback steps known
     if wanted not in state.crashes:
         state.crashes[wanted] = _crashes(cluster, state, wanted, entry)
-    return diagnose(
+    diagnosis = diagnose(
         pod,
         state.snapshot,
         state.schedulers,
@@ -221,10 +252,34 @@ def _diagnose(
         scheduler_log=log_cache[wanted],
         reported=_reported(pod, failures),
         all_reasons=all_reasons,
-        fallback=state.policies[wanted],
+        fallback=policy,
         crashes=state.crashes[wanted],
-        evaluations=evaluations,
+        evaluations=None if plugins else evaluations,
+        plugins=plugins,
     )
+    published = state.plugin_names.get(wanted)
+    if published is not None and tuple(published) != plugins.names() and not is_rejected(pod):
+        diagnosis.findings.append(_plugins_differ(wanted, published, plugins.names()))
+    return diagnosis
+
+
+def _plugins_differ(name: str, runs: tuple[str, ...], given: tuple[str, ...]) -> Finding:
+    return Finding(
+        "plugins-differ",
+        WARNING,
+        f"scheduler {name} runs the plugins [{', '.join(runs)}] but this evaluation ran "
+        f"[{', '.join(given)}]: its verdict and summary may differ from the scheduler's",
+        "pass each of its plugin files with --plugin FILE, in the scheduler's order",
+    )
+
+
+def _runs_plugins(name: str, entry: Scheduler | None, policy: FallbackPolicy | None) -> bool:
+    """Whether the plugins given to `why` apply to pods of scheduler ``name``: kschedctl's own
+    scheduler (it publishes its policy on its Lease), or one run by hand without a Lease;
+    never the default scheduler or a kube-scheduler found holding a Lease."""
+    if policy is not None:
+        return True
+    return name != "default-scheduler" and (entry is None or entry.lease is None)
 
 
 def _crashes(
@@ -237,22 +292,43 @@ def _crashes(
     return _optional(lambda: crash_reports(cluster, pods, name), []) or []
 
 
-def _fallback_policy(cluster: Cluster, entry: Scheduler | None) -> FallbackPolicy | None:
+def _fallback_policy(
+    cluster: Cluster, entry: Scheduler | None
+) -> tuple[FallbackPolicy | None, tuple[str, ...] | None]:
     """The fallback policy kschedctl's own scheduler publishes on its Lease (None for any
-    other scheduler, or when the Lease cannot be read)."""
+    other scheduler, or when the Lease cannot be read), and the NAMEs of its plugins."""
     lease = entry.lease if entry is not None else None
     if lease is None:
-        return None
+        return None, None
     path = f"/apis/coordination.k8s.io/v1/namespaces/{lease.namespace}/leases/{lease.name}"
     obj = _optional(lambda: cluster.get(path))
     annotations = ((obj or {}).get("metadata") or {}).get("annotations") or {}
     text = annotations.get(POD_POLICY_ANNOTATION)
     if not text:
-        return None
+        return None, None
+    names = annotations.get(PLUGINS_LEASE_ANNOTATION)
+    plugin_names = tuple(n for n in str(names).split(",") if n) if names is not None else None
     try:
-        return parse_policy(json.loads(text), f"scheduler {entry.name if entry else ''}'s policy")
+        policy = parse_policy(json.loads(text), f"scheduler {entry.name if entry else ''}'s policy")
     except (ValueError, PolicyError):
-        return None
+        return None, plugin_names
+    return policy, plugin_names
+
+
+def _deployed_plugins(
+    cluster: Cluster, state: ClusterState, name: str, entry: Scheduler | None
+) -> PluginSet:
+    """The plugins scheduler ``name`` was deployed with (pod and deployment forms), loaded
+    once per scheduler from its ConfigMap the way it loads them (a plugin that cannot load:
+    PluginError, exit 3, naming the ConfigMap and the file)."""
+    if name not in state.deployed_plugins:
+        where = f"ConfigMap {entry.namespace if entry else ''}/{configmap_name(name)}"
+        loaded = tuple(
+            plugin_from_source(file, text, source=f"{where}: {file}")
+            for file, text in deployed_plugin_files(cluster, entry)
+        )
+        state.deployed_plugins[name] = PluginSet(check_unique(loaded), reslim=True)
+    return state.deployed_plugins[name]
 
 
 def deployed_plugin_files(cluster: Cluster, entry: Scheduler | None) -> list[tuple[str, str]]:
@@ -280,6 +356,7 @@ def why_pending(
     kubeconfig: str | None = None,
     label_selector: str | None = None,
     field_selector: str | None = None,
+    plugins: PluginSet | None = None,
 ) -> list[Diagnosis]:
     """Every pod waiting for a scheduler in ``namespace`` (None: all namespaces), narrowed by
     kubectl-style selectors the API server judges."""
@@ -296,6 +373,7 @@ def why_pending(
     if not pending:
         return []
     state = cluster_state(cluster, pending)
+    state.plugins = plugins or state.plugins
     failures = _optional(lambda: failed_scheduling(cluster, namespace), {})
     cache: dict[str, list[str]] = {}
     # One snapshot for every pod, and one evaluation per shape of pod (replicas share it).
@@ -357,21 +435,31 @@ def explain(
     kubeconfig: str | None = None,
     label_selector: str | None = None,
     field_selector: str | None = None,
+    plugins: Sequence[Plugin] = (),
 ) -> Explanation:
     """Diagnose ``pod`` (NAME or pod/NAME), or with ``pod=None`` every Pending pod of
     ``namespace`` (default: the context's; ``all_namespaces``: the cluster's).
 
     ``kubeconfig`` is passed on to read a host scheduler's journal (service/process forms).
+    ``plugins`` (loaded: :func:`kschedctl.scheduling.plugins.load_plugins`, or from a
+    deployed scheduler's files with ``plugin_from_source``) run, in order, for the pods of
+    kschedctl's own scheduler, as that scheduler runs them.
     """
+    loaded = PluginSet(tuple(plugins), reslim=True) if plugins else None
     ns = None if all_namespaces else (namespace or cluster.namespace)
     if pod is not None:
         name = pod_name(pod)
         diagnosis = why_pod(
-            cluster, ns or "default", name, all_reasons=all_reasons, kubeconfig=kubeconfig
+            cluster,
+            ns or "default",
+            name,
+            all_reasons=all_reasons,
+            kubeconfig=kubeconfig,
+            plugins=loaded,
         )
         return Explanation([diagnosis], one_pod=True, namespace=ns)
     diagnoses = why_pending(
         cluster, ns, all_reasons=all_reasons, kubeconfig=kubeconfig,
-        label_selector=label_selector, field_selector=field_selector,
+        label_selector=label_selector, field_selector=field_selector, plugins=loaded,
     )  # fmt: skip
     return Explanation(diagnoses, one_pod=False, namespace=ns)

@@ -21,13 +21,22 @@ from kschedctl.filters import (
     fit_error_message,
     nodes_to_find,
 )
-from kschedctl.filters.messages import NO_NODES_MESSAGE
+from kschedctl.filters.messages import NO_NODES_MESSAGE, reason_text
 
+from .plugins import NO_PLUGINS, Cycle, PluginFailure, PluginSet, PluginVerdict
 from .policy import FallbackPolicy, FallbackStep, pod_policy, strict_pod
-from .scoring import best_node, has_untolerated_prefer_no_schedule
+from .scoring import best_node, has_untolerated_prefer_no_schedule, score_nodes
 from .strategies import DEFAULT_STRATEGY, scorer_for
 
-__all__ = ["Decision", "Algorithm", "StageOutcome", "explain", "REASON_STRICT_PREFER"]
+__all__ = [
+    "Decision",
+    "Algorithm",
+    "PluginReport",
+    "StageOutcome",
+    "explain",
+    "plugin_report",
+    "REASON_STRICT_PREFER",
+]
 
 REASON_STRICT_PREFER = "node(s) had untolerated PreferNoSchedule taint(s) (strictPreferences)"
 
@@ -49,6 +58,7 @@ class Decision:
     policy: FallbackPolicy | None = None
     policy_error: str | None = None
     tried: tuple[str, ...] = ()  # fallback steps tried before the decision
+    plugin_error: str | None = None  # the plugin that raised (``message`` says how)
 
     def scheduled_message(self, pod_key: str) -> str:
         """The Scheduled event note: kube-scheduler's text, plus the fallback that placed it."""
@@ -65,17 +75,30 @@ class Decision:
 @dataclass
 class Algorithm:
     """The scheduler's configuration: ranking strategy (a name of ``STRATEGIES``; any other is
-    a ValueError), sampling, and the default policy."""
+    a ValueError), sampling, the default policy and the Python plugins (:mod:`.plugins`: run
+    after the built-in filters, in order, at every stage; their scores join the sum)."""
 
     strategy: str = DEFAULT_STRATEGY
     percentage_of_nodes_to_score: int = 0  # 0: kube-scheduler's adaptive percentage
     policy: FallbackPolicy = field(default_factory=FallbackPolicy)
     server_version: tuple[int, ...] = (1, 36)
+    plugins: PluginSet = NO_PLUGINS
 
     def __post_init__(self) -> None:
         scorer_for(self.strategy)  # refuse an unknown strategy now, not at the first decision
 
     def decide(self, pod: Mapping[str, Any], snapshot: Snapshot, start: int = 0) -> Decision:
+        """Where ``pod`` goes. A plugin that raises fails this decision only: no node, and
+        its error as the message (``plugin_error`` names it)."""
+        try:
+            return self._decide(pod, snapshot, start)
+        except PluginFailure as err:
+            policy, _problem = pod_policy(pod, self.policy)
+            return Decision(
+                None, None, None, 0, start, err.message, policy, plugin_error=err.plugin
+            )
+
+    def _decide(self, pod: Mapping[str, Any], snapshot: Snapshot, start: int) -> Decision:
         policy, problem = pod_policy(pod, self.policy)
         error = f"invalid {problem.source}: {_problems_text(problem)}" if problem else None
         own = strict_pod(pod) if policy.strict_preferences else pod
@@ -102,7 +125,10 @@ class Algorithm:
     ) -> tuple[str | None, int | None, int, int]:
         # Strictness removes nodes after filtering, so a sample could miss the ones left.
         limit = 0 if strict else nodes_to_find(len(snapshot), self.percentage_of_nodes_to_score)
-        found = feasible_nodes(pod, snapshot, limit=limit, start=start)
+        cycle = self.plugins.cycle(pod, snapshot) if self.plugins else None
+        filtering = self.plugins.filters or self.plugins.pre_filters  # score-only: no extra
+        extra = cycle.fits if cycle is not None and filtering else None
+        found = feasible_nodes(pod, snapshot, limit=limit, start=start, extra=extra)
         names: Sequence[str] = found.names
         if strict:
             tolerations = (pod.get("spec") or {}).get("tolerations") or []
@@ -110,7 +136,10 @@ class Algorithm:
                 n for n in names
                 if not has_untolerated_prefer_no_schedule(snapshot.node(n), tolerations)
             ]  # fmt: skip
-        chosen = best_node(pod, snapshot, names, self.strategy)
+        if cycle is not None and self.plugins.scorers:
+            chosen = _best_with_plugins(pod, snapshot, names, self.strategy, cycle)
+        else:
+            chosen = best_node(pod, snapshot, names, self.strategy)
         if chosen is None:
             return None, None, 0, found.next_start
         return chosen[0], chosen[1], len(names), found.next_start
@@ -123,20 +152,37 @@ class Algorithm:
         problem: PolicyError | None = None,
     ) -> str:
         """The FailedScheduling text: kube-scheduler's histogram for the pod's own rules (no
-        preemption: this scheduler does not preempt), then each fallback step's."""
+        preemption: this scheduler does not preempt), then each fallback step's. Plugin
+        reasons count like built-in ones; a plugin that raises raises PluginFailure."""
         own = strict_pod(pod) if policy.strict_preferences else pod
-        text = _stage_message(own, snapshot, policy.strict_preferences, self.server_version)
+        plugins = self.plugins
+        text = _stage_message(
+            own, snapshot, policy.strict_preferences, self.server_version, plugins
+        )
         parts = []
         for step in policy.steps:
             relaxed = _relaxed(pod, step, policy)
             strict = policy.strict_preferences and not step.drop_preferred
-            stage = _stage_message(relaxed, snapshot, strict, self.server_version)
+            stage = _stage_message(relaxed, snapshot, strict, self.server_version, plugins)
             parts.append(f"{step.name}: {_histogram_part(stage).rstrip('.')}")
         if parts:
             text += f" Fallback steps of {policy.origin} tried: " + "; ".join(parts) + "."
         if problem is not None:
             text += f" Invalid {problem.source}: {_problems_text(problem)}"
         return text
+
+
+def _best_with_plugins(
+    pod: Mapping[str, Any], snapshot: Snapshot, names: Sequence[str], strategy: str, cycle: Cycle
+) -> tuple[str, int] | None:
+    """``best_node`` with Σ WEIGHT × score of the score plugins added to each total (the
+    same tie rule: the name that sorts first)."""
+    best_name, best_total = "", -1.0
+    for s in score_nodes(pod, snapshot, names, strategy):
+        total = s.total + cycle.weighted(snapshot.node(s.name))
+        if total > best_total or (total == best_total and s.name < best_name):
+            best_name, best_total = s.name, total
+    return None if best_total < 0 else (best_name, round(best_total))
 
 
 def _problems_text(error: PolicyError) -> str:
@@ -157,7 +203,11 @@ def _histogram_part(message: str) -> str:
 
 
 def _stage_message(
-    pod: Mapping[str, Any], snapshot: Snapshot, strict: bool, version: Sequence[int]
+    pod: Mapping[str, Any],
+    snapshot: Snapshot,
+    strict: bool,
+    version: Sequence[int],
+    plugins: PluginSet = NO_PLUGINS,
 ) -> str:
     found = feasible_nodes(pod, snapshot)
     if found.not_evaluated:
@@ -167,14 +217,31 @@ def _stage_message(
             "for pods with volume claims or device claims)."
         )
     ev = evaluate(pod, snapshot, preemption=False)
+    cycle = plugins.cycle(pod, snapshot) if plugins and ev.prefilter is None and ev.nodes else None
+    if cycle is not None:
+        # The plugins' pre_filter runs after the built-in PreFilter, before any filter.
+        rejected = cycle.prefiltered()
+        if rejected is not None:
+            return f"0/{len(snapshot)} nodes are available: {rejected[1]}."
     if not ev.schedulable:
         # No PostFilter text: this scheduler neither preempts nor deallocates claims.
         text = failed_scheduling_message(ev, version, dra_enabled=False, truncate=False)
         return text or NO_NODES_MESSAGE
-    # The nodes that pass the filters were excluded by strictPreferences.
-    reasons = [r.message for v in ev.nodes for r in v.scheduler_reasons]
+    reasons = [reason_text(r, version) for v in ev.nodes for r in v.scheduler_reasons]
+    passing = ev.feasible
+    if cycle is not None and plugins.filters:
+        # Plugin filters run on the nodes every built-in filter passed: the first reason.
+        left = []
+        for name in passing:
+            rejected = cycle.reject(snapshot.node(name))
+            if rejected is None:
+                left.append(name)
+            else:
+                reasons.append(rejected[1])
+        passing = left
+    # The nodes left were excluded by strictPreferences.
     if strict:
-        reasons += [REASON_STRICT_PREFER] * len(ev.feasible)
+        reasons += [REASON_STRICT_PREFER] * len(passing)
     return fit_error_message(len(ev.nodes), reasons)
 
 
@@ -202,14 +269,18 @@ def explain(
     snapshot: Snapshot,
     default_policy: FallbackPolicy,
     strategy: str = DEFAULT_STRATEGY,
+    plugins: PluginSet = NO_PLUGINS,
 ) -> tuple[FallbackPolicy, str | None, list[StageOutcome]]:
     """Every stage in order, each over all nodes: (policy used, policy error, outcomes).
 
     The first outcome with ``chosen`` set is the one the scheduler would apply; later stages
-    are listed too, so ``why`` can show what each step would do.
+    are listed too, so ``why`` can show what each step would do. A plugin that raises
+    raises PluginFailure (the scheduler's decision fails the same way).
     """
     policy, problem = pod_policy(pod, default_policy)
-    algo = Algorithm(strategy=strategy, percentage_of_nodes_to_score=100, policy=policy)
+    algo = Algorithm(
+        strategy=strategy, percentage_of_nodes_to_score=100, policy=policy, plugins=plugins
+    )
     stages: list[tuple[FallbackStep | None, Mapping[str, Any], bool]] = [
         (None, strict_pod(pod) if policy.strict_preferences else pod, policy.strict_preferences)
     ]
@@ -224,13 +295,93 @@ def explain(
     out = []
     for step, staged, strict in stages:
         node, _score, _found, _next = algo._place(staged, snapshot, 0, strict)
-        found = feasible_nodes(staged, snapshot).names
+        cycle = plugins.cycle(staged, snapshot) if plugins else None
+        found = feasible_nodes(staged, snapshot, extra=cycle.fits if cycle else None).names
         if strict:
             tolerations = (staged.get("spec") or {}).get("tolerations") or []
             found = tuple(
                 n for n in found
                 if not has_untolerated_prefer_no_schedule(snapshot.node(n), tolerations)
             )  # fmt: skip
-        message = None if node else _stage_message(staged, snapshot, strict, algo.server_version)
+        message = (
+            None if node else _stage_message(staged, snapshot, strict, algo.server_version, plugins)
+        )
         out.append(StageOutcome(step, found, node, message))
     return policy, _problems_text(problem) if problem else None, out
+
+
+@dataclass(frozen=True)
+class PluginReport:
+    """What the plugins say about a pod under its own rules, node by node (``why``).
+
+    ``nodes`` holds the nodes that pass every built-in filter (the plugins run on no other):
+    each plugin filter's verdict in order, up to the first that rejects. ``scores``: each
+    score plugin's 0..100 score (before its WEIGHT) on the nodes every filter passes.
+    ``error``: the scheduler's message when a plugin raises (then the rest is partial).
+    """
+
+    names: tuple[str, ...]
+    prefilter: tuple[str, str] | None = None  # (plugin, reason) that rejects the pod
+    nodes: Mapping[str, tuple[PluginVerdict, ...]] = field(default_factory=dict)
+    scores: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    error: str | None = None
+    sources: Mapping[str, str] = field(default_factory=dict)  # plugin name -> file or module
+
+    def rejecting(self) -> dict[str, list[str]]:
+        """Plugin name -> the nodes its filter rejects."""
+        out: dict[str, list[str]] = {}
+        for node, verdicts in self.nodes.items():
+            for v in verdicts:
+                if v.reason is not None:
+                    out.setdefault(v.plugin, []).append(node)
+        return out
+
+    def fitting(self) -> list[str]:
+        """The nodes that pass the built-in filters and every plugin filter."""
+        return [n for n, vs in self.nodes.items() if all(v.reason is None for v in vs)]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "plugins": list(self.names),
+            "preFilter": (
+                {"plugin": self.prefilter[0], "reason": self.prefilter[1]}
+                if self.prefilter
+                else None
+            ),
+            "nodes": [
+                {
+                    "name": node,
+                    "filters": [v.to_dict() for v in verdicts],
+                    "scores": dict(self.scores.get(node) or {}),
+                }
+                for node, verdicts in self.nodes.items()
+            ],
+            "error": self.error,
+        }
+
+
+def plugin_report(
+    pod: Mapping[str, Any], snapshot: Snapshot, policy: FallbackPolicy, plugins: PluginSet
+) -> PluginReport:
+    """Every plugin's verdict on every node for the pod's own rules (the first stage)."""
+    used, _problem = pod_policy(pod, policy)
+    own = strict_pod(pod) if used.strict_preferences else pod
+    cycle = plugins.cycle(own, snapshot)
+    sources = {p.name: p.source for p in plugins.plugins}
+    nodes: dict[str, tuple[PluginVerdict, ...]] = {}
+    scores: dict[str, Mapping[str, float]] = {}
+    try:
+        builtin = feasible_nodes(own, snapshot)
+        if builtin.rejected or not builtin.names:
+            return PluginReport(plugins.names(), sources=sources)
+        rejected = cycle.prefiltered()
+        if rejected is not None:
+            return PluginReport(plugins.names(), rejected, sources=sources)
+        for name in builtin.names:
+            node = snapshot.node(name)
+            nodes[name] = tuple(cycle.verdicts(node))
+            if all(v.reason is None for v in nodes[name]) and plugins.scorers:
+                scores[name] = cycle.scores(node)
+    except PluginFailure as err:
+        return PluginReport(plugins.names(), None, nodes, scores, err.message, sources)
+    return PluginReport(plugins.names(), None, nodes, scores, None, sources)

@@ -46,6 +46,8 @@ _VOLUME_KINDS = (
 )  # fmt: skip
 _CONDITIONS = ("PodScheduled", "DisruptionTarget", "PodResizePending")
 _KEEP_ANNOTATIONS = ("kschedctl.io/fallback-policy",)
+# Kept from the annotations when plugins read them all: a copy of the whole object, large.
+_DROP_ANNOTATIONS = ("kubectl.kubernetes.io/last-applied-configuration",)
 
 
 def _slim_container(c: Mapping[str, Any]) -> dict[str, Any]:
@@ -56,8 +58,17 @@ def _slim_container(c: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def slim_pod(pod: Mapping[str, Any]) -> dict[str, Any]:
-    """The parts of a pod the scheduler reads (the values are shared, not copied)."""
+def _annotations(md: Mapping[str, Any], every: bool) -> dict[str, Any]:
+    found = md.get("annotations") or {}
+    if every:
+        return {k: v for k, v in found.items() if k not in _DROP_ANNOTATIONS}
+    return {k: v for k, v in found.items() if k in _KEEP_ANNOTATIONS}
+
+
+def slim_pod(pod: Mapping[str, Any], *, annotations: bool = False) -> dict[str, Any]:
+    """The parts of a pod the scheduler reads (the values are shared, not copied).
+
+    ``annotations``: keep every annotation (but kubectl's last-applied copy), for plugins."""
     md = pod.get("metadata") or {}
     spec = pod.get("spec") or {}
     status = pod.get("status") or {}
@@ -67,9 +78,9 @@ def slim_pod(pod: Mapping[str, Any]) -> dict[str, Any]:
                   "deletionTimestamp")
         if k in md
     }  # fmt: skip
-    annotations = {k: v for k, v in (md.get("annotations") or {}).items() if k in _KEEP_ANNOTATIONS}
-    if annotations:
-        meta["annotations"] = annotations
+    kept = _annotations(md, annotations)
+    if kept:
+        meta["annotations"] = kept
     slim_spec: dict[str, Any] = {k: spec[k] for k in _POD_SPEC if k in spec}
     slim_spec["containers"] = [_slim_container(c) for c in spec.get("containers") or []]
     if spec.get("initContainers"):
@@ -100,12 +111,17 @@ def slim_pod(pod: Mapping[str, Any]) -> dict[str, Any]:
     return {"metadata": meta, "spec": slim_spec, "status": slim_status}
 
 
-def slim_node(node: Mapping[str, Any]) -> dict[str, Any]:
+def slim_node(node: Mapping[str, Any], *, annotations: bool = False) -> dict[str, Any]:
+    """The parts of a node the scheduler reads; ``annotations``: with them, for plugins."""
     md = node.get("metadata") or {}
     spec = node.get("spec") or {}
     status = node.get("status") or {}
+    meta = {k: md[k] for k in ("name", "uid", "labels", "resourceVersion") if k in md}
+    kept = _annotations(md, annotations)
+    if kept:
+        meta["annotations"] = kept
     return {
-        "metadata": {k: md[k] for k in ("name", "uid", "labels", "resourceVersion") if k in md},
+        "metadata": meta,
         "spec": {k: spec[k] for k in ("taints", "unschedulable") if k in spec},
         "status": {"allocatable": status.get("allocatable") or {}},
     }
@@ -142,6 +158,7 @@ def _node_shape(node: Mapping[str, Any] | None) -> tuple[Any, ...] | None:
     md, spec = node.get("metadata") or {}, node.get("spec") or {}
     return (
         md.get("labels"),
+        md.get("annotations"),  # kept only for plugins, which may read them
         spec.get("taints"),
         bool(spec.get("unschedulable")),
         (node.get("status") or {}).get("allocatable"),
@@ -159,8 +176,9 @@ class PodChanges:
 
 
 class SchedulerCache:
-    def __init__(self, scheduler_name: str) -> None:
+    def __init__(self, scheduler_name: str, *, annotations: bool = False) -> None:
         self.name = scheduler_name
+        self.annotations = annotations  # keep every annotation: plugins may read them
         self.snapshot = Snapshot()
         self.nodes: dict[str, Mapping[str, Any]] = {}
         self.pending: dict[str, Mapping[str, Any]] = {}  # uid -> our pending pod
@@ -173,7 +191,10 @@ class SchedulerCache:
 
     def replace_nodes(self, nodes: Iterable[Mapping[str, Any]]) -> bool:
         """A (re)list. Returns whether anything changed that could help pending pods."""
-        fresh = {n["metadata"]["name"]: n for n in map(slim_node, nodes)}
+        fresh = {
+            n["metadata"]["name"]: n
+            for n in (slim_node(x, annotations=self.annotations) for x in nodes)
+        }
         helps = False
         for name in list(self.nodes):
             if name not in fresh:
@@ -189,7 +210,7 @@ class SchedulerCache:
     def node_event(self, kind: str, node: Mapping[str, Any]) -> bool:
         """ADDED/MODIFIED/DELETED. True when it could help: a node appeared, or its labels,
         taints, cordon or allocatable changed (heartbeats do not count)."""
-        node = slim_node(node)
+        node = slim_node(node, annotations=self.annotations)
         name = node["metadata"]["name"]
         if kind == "DELETED":
             self.nodes.pop(name, None)
@@ -208,7 +229,7 @@ class SchedulerCache:
         """A (re)list of every non-terminal pod: rebuild the snapshot, keeping those of our
         assumptions whose pods are still pending (their bindings are in flight)."""
         changes = PodChanges(helps=True)
-        listed = [slim_pod(p) for p in pods]
+        listed = [slim_pod(p, annotations=self.annotations) for p in pods]
         self.snapshot = Snapshot(self.nodes.values())
         self.bound.clear()
         assumed, self.assumed = self.assumed, {}
@@ -229,7 +250,7 @@ class SchedulerCache:
 
     def pod_event(self, kind: str, pod: Mapping[str, Any]) -> PodChanges:
         changes = PodChanges()
-        pod = slim_pod(pod)
+        pod = slim_pod(pod, annotations=self.annotations)
         uid = pod_uid(pod)
         if kind == "DELETED":
             if uid in self.pending:

@@ -134,7 +134,8 @@ class SchedulerLoop:
         self.api = api
         self.settings = settings
         self.algorithm = settings.algorithm
-        self.cache = SchedulerCache(settings.name)
+        # Plugins may read any annotation of pods and nodes: the cache keeps them then.
+        self.cache = SchedulerCache(settings.name, annotations=bool(self.algorithm.plugins))
         self.queue = SchedulingQueue(settings.initial_backoff, settings.max_backoff)
         self.lock = threading.Lock()  # guards the cache and the start index
         self.start_index = 0
@@ -165,6 +166,13 @@ class SchedulerLoop:
             "pods_failed_total", "Scheduling attempts that found no node, fallbacks included."
         )
         m.counter("fallback_used_total", "Pods placed by a fallback step, by step.")
+        m.counter(
+            "plugin_errors_total",
+            "Scheduling attempts failed by a Python plugin that raised or broke its contract, "
+            "by plugin.",
+        )
+        for plugin in self.algorithm.plugins.names():  # a 0 series per plugin from the start
+            m.inc("plugin_errors_total", (("plugin", plugin),), 0)
         m.counter(
             "binding_errors_total", "Bindings that failed, by reason (conflict, gone, error)."
         )
@@ -373,6 +381,9 @@ class SchedulerLoop:
             return
         self.queue.unschedulable(entry)
         self.metrics.inc("pods_failed_total")
+        if decision.plugin_error is not None:
+            self.metrics.inc("plugin_errors_total", (("plugin", decision.plugin_error),))
+            log.warning("%s: %s", _pod_key(pod), decision.message)
         log.info("no node for %s: %s", _pod_key(pod), decision.message)
         self._reporters.submit(self._report_failure, pod, decision)
 

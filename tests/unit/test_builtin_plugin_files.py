@@ -382,3 +382,22 @@ def test_why_reads_the_plugins_from_the_deployed_configmap(tmp_path: Path) -> No
         assert deployed_plugin_files(cluster, other) == []  # type: ignore[arg-type]
     foreign = {**configmap, "metadata": {**configmap["metadata"], "labels": {}}}
     assert deployed_plugin_files(FakeCluster({path: foreign}), entry) == []  # type: ignore[arg-type]
+
+
+def test_why_loads_the_deployed_plugins_once_in_order(tmp_path: Path) -> None:
+    from kschedctl.filters import Snapshot
+    from kschedctl.ops.why import ClusterState, _deployed_plugins
+
+    spec = _spec(tmp_path, {"plugins/rack.py": RACK, "score.py": SCORE})
+    path = "/api/v1/namespaces/kube-system/configmaps/racks-config"
+    cluster = FakeCluster({path: _objects(spec, "deployment")["ConfigMap"]})
+    entry = Scheduler("racks", "deployment", managed=True, namespace="kube-system")
+    state = ClusterState(Snapshot([]), [entry], (1, 36))
+    plugins = _deployed_plugins(cluster, state, "racks", entry)  # type: ignore[arg-type]
+    assert plugins.names() == ("rack", "score")
+    assert [p.source for p in plugins.plugins] == [
+        "ConfigMap kube-system/racks-config: rack.py",
+        "ConfigMap kube-system/racks-config: score.py",
+    ]
+    assert _deployed_plugins(cluster, state, "racks", entry) is plugins  # type: ignore[arg-type]
+    assert cluster.asked == [path]
