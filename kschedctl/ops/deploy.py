@@ -333,6 +333,9 @@ def _install_host(
     changed = host.write_files(files)
     for path in files:
         report.done(f"file {path} {'written' if changed else 'unchanged'}")
+    for path in host.prune_plugin_files(spec, files):
+        report.done(f"file {path} deleted (no longer in spec.builtin.plugins)")
+        changed = True
     if form == "static-pod":  # the kubelet (the lab's runner) picks the manifest up itself
         return changed, not changed
     return changed, host.start_service(spec, files, changed, report.info, report.warn)

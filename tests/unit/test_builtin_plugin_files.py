@@ -401,3 +401,34 @@ def test_why_loads_the_deployed_plugins_once_in_order(tmp_path: Path) -> None:
     ]
     assert _deployed_plugins(cluster, state, "racks", entry) is plugins  # type: ignore[arg-type]
     assert cluster.asked == [path]
+
+
+def test_a_plugin_dropped_from_the_spec_leaves_the_host(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    host = SystemdHost(root)
+    both = _spec(tmp_path / "a", {"rack.py": RACK, "score.py": SCORE})
+    host.write_files(host.files(both, "service"))
+    one = _spec(tmp_path / "b", {"rack.py": RACK})
+    files = host.files(one, "service")
+    host.write_files(files)
+    plugin_dir = root / "etc/kubernetes/config/racks-plugins"
+    stranger = plugin_dir / "notes.py"
+    stranger.write_text("# someone else's\n")
+    assert host.prune_plugin_files(one, files) == [plugin_dir / "score.py"]
+    assert sorted(p.name for p in plugin_dir.iterdir()) == ["notes.py", "rack.py"]
+
+
+def test_the_kustomize_base_carries_the_plugins(tmp_path: Path) -> None:
+    from kschedctl.render.forms import render_directory
+
+    spec = _spec(tmp_path, {"plugins/rack.py": RACK, "odd.py": HOSTILE_TEXTS["CRLF"]})
+    files = render_directory(spec, "kustomize")
+    configmap = yaml.safe_load(files["scheduler/configmap-racks-config.yaml"])
+    assert configmap["data"]["plugin-rack.py"] == RACK
+    assert configmap["data"]["plugin-odd.py"] == HOSTILE_TEXTS["CRLF"]
+    deployment = yaml.safe_load(files["scheduler/deployment-racks.yaml"])
+    command = deployment["spec"]["template"]["spec"]["containers"][0]["command"]
+    assert [a for a in command if a.startswith("--plugin")] == [
+        "--plugin=/etc/kschedctl/plugins/rack.py",
+        "--plugin=/etc/kschedctl/plugins/odd.py",
+    ]
