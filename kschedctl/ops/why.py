@@ -35,10 +35,17 @@ from kschedctl.observe.doublebooking import is_rejected
 from kschedctl.observe.events import Event
 from kschedctl.observe.pending import PendingReason, summarize
 from kschedctl.observe.plugin_files import configmap_name, plugin_files
-from kschedctl.observe.schedulers import SCHEDULER_LABEL, Scheduler, discover, is_pending
+from kschedctl.observe.schedulers import (
+    CONFIG_HASH,
+    SCHEDULER_LABEL,
+    Scheduler,
+    discover,
+    is_pending,
+)
 from kschedctl.ops.crash import crash_reports, scheduler_pods
 from kschedctl.ops.doublebooking import explain_rejection
 from kschedctl.printers.formats import as_list
+from kschedctl.render.builtin import POLICY_FILE, bundle_hash
 from kschedctl.scheduling.plugins import (
     PLUGINS_LEASE_ANNOTATION,
     Plugin,
@@ -325,17 +332,23 @@ def _deployed_plugins(
         where = f"ConfigMap {entry.namespace if entry else ''}/{configmap_name(name)}"
         loaded = tuple(
             plugin_from_source(file, text, source=f"{where}: {file}")
-            for file, text in deployed_plugin_files(cluster, entry)
+            for file, text in deployed_plugin_files(cluster, entry, state.pods)
         )
         state.deployed_plugins[name] = PluginSet(check_unique(loaded), reslim=True)
     return state.deployed_plugins[name]
 
 
-def deployed_plugin_files(cluster: Cluster, entry: Scheduler | None) -> list[tuple[str, str]]:
+def deployed_plugin_files(
+    cluster: Cluster, entry: Scheduler | None, pods: Iterable[dict[str, Any]] = ()
+) -> list[tuple[str, str]]:
     """The plugin files (file name, source) of a kschedctl scheduler deployed as a pod or
     Deployment, in order, from its ConfigMap NAME-config ([] for another scheduler, one
-    without plugins, or when the ConfigMap cannot be read). Only a ConfigMap labelled for
-    that scheduler, in its namespace, counts."""
+    without plugins, or when the ConfigMap cannot be read).
+
+    `why` runs this code on this machine, so only what the scheduler itself runs counts: a
+    ConfigMap labelled for that scheduler, in its namespace, whose config and plugins hash to
+    the ``kschedctl.io/config-hash`` of one of its running pods (``pods``: every pod, as
+    listed). A ConfigMap changed since (by hand, or a rollout under way) gives []."""
     if entry is None or not entry.managed or entry.form not in ("pod", "deployment"):
         return []
     if not entry.namespace:
@@ -345,7 +358,15 @@ def deployed_plugin_files(cluster: Cluster, entry: Scheduler | None) -> list[tup
     labels = ((obj or {}).get("metadata") or {}).get("labels") or {}
     if not obj or labels.get(SCHEDULER_LABEL) != entry.name:
         return []
-    return plugin_files(obj)
+    files = plugin_files(obj)
+    config = (obj.get("data") or {}).get(POLICY_FILE)
+    if not files or not isinstance(config, str):
+        return []
+    running = {
+        ((p.get("metadata") or {}).get("annotations") or {}).get(CONFIG_HASH)
+        for p in scheduler_pods(pods, entry.name, entry)
+    }
+    return files if bundle_hash(config, files) in running else []
 
 
 def why_pending(

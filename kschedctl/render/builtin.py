@@ -29,6 +29,7 @@ __all__ = [
     "PLUGIN_FILES_ANNOTATION",
     "RBAC_RULES",
     "builtin_context",
+    "bundle_hash",
     "configmap_problems",
     "host_plugin_files",
     "plugin_key",
@@ -121,7 +122,7 @@ def host_plugin_trailer(name: str, file: str) -> str:
     )
 
 
-def _bundle_hash(config_text: str, files: list[tuple[str, str]]) -> str:
+def bundle_hash(config_text: str, files: list[tuple[str, str]]) -> str:
     """The config hash of a config and its plugin files: a change to any of them rolls the
     pods (the config alone when there are no plugins: the hash kube-scheduler forms carry)."""
     if not files:
@@ -219,9 +220,9 @@ def builtin_context(spec: Spec, context: dict[str, Any]) -> dict[str, Any]:
         "rbac_rules": RBAC_RULES,
         "lease_verbs": LEASE_VERBS,
         "config_text": text,
-        "config_hash": _bundle_hash(text, [(file, source) for _, file, source in plugins]),
+        "config_hash": bundle_hash(text, [(file, source) for _, file, source in plugins]),
         "host_config_text": text,
-        "host_config_hash": _bundle_hash(text, list(host_files.items())),
+        "host_config_hash": bundle_hash(text, list(host_files.items())),
         # spec.builtin.plugins: ConfigMap keys (in order), the pod's items mapping each key to
         # its file name under plugin_dir; the host forms' directory beside the config.
         "plugin_data": {plugin_key(rel): source for rel, _, source in plugins},

@@ -365,13 +365,19 @@ class FakeCluster:
         return self.objects[path]
 
 
+def _deployed(spec: Spec) -> tuple[FakeCluster, list[dict[str, Any]], str]:
+    """A cluster holding the rendered ConfigMap, the rendered pod (as running), its path."""
+    objects = _objects(spec, "pod")
+    path = "/api/v1/namespaces/kube-system/configmaps/racks-config"
+    return FakeCluster({path: objects["ConfigMap"]}), [objects["Pod"]], path
+
+
 def test_why_reads_the_plugins_from_the_deployed_configmap(tmp_path: Path) -> None:
     spec = _spec(tmp_path, {"plugins/rack.py": RACK, "score.py": SCORE})
-    configmap = _objects(spec, "deployment")["ConfigMap"]
-    path = "/api/v1/namespaces/kube-system/configmaps/racks-config"
-    cluster = FakeCluster({path: configmap})
-    entry = Scheduler("racks", "deployment", managed=True, namespace="kube-system")
-    assert deployed_plugin_files(cluster, entry) == [("rack.py", RACK), ("score.py", SCORE)]  # type: ignore[arg-type]
+    cluster, pods, path = _deployed(spec)
+    entry = Scheduler("racks", "pod", managed=True, namespace="kube-system", pods=["racks"])
+    files = [("rack.py", RACK), ("score.py", SCORE)]
+    assert deployed_plugin_files(cluster, entry, pods) == files  # type: ignore[arg-type]
     # Only kschedctl's own pod and deployment forms, and a ConfigMap labelled for it.
     for other in (
         None,
@@ -379,9 +385,22 @@ def test_why_reads_the_plugins_from_the_deployed_configmap(tmp_path: Path) -> No
         Scheduler("racks", "service", managed=True, namespace="kube-system"),
         Scheduler("other", "deployment", managed=True, namespace="kube-system"),
     ):
-        assert deployed_plugin_files(cluster, other) == []  # type: ignore[arg-type]
+        assert deployed_plugin_files(cluster, other, pods) == []  # type: ignore[arg-type]
+    configmap = cluster.objects[path]
     foreign = {**configmap, "metadata": {**configmap["metadata"], "labels": {}}}
-    assert deployed_plugin_files(FakeCluster({path: foreign}), entry) == []  # type: ignore[arg-type]
+    assert deployed_plugin_files(FakeCluster({path: foreign}), entry, pods) == []  # type: ignore[arg-type]
+
+
+def test_why_runs_only_the_code_the_scheduler_runs(tmp_path: Path) -> None:
+    """A ConfigMap edited after the deploy (its hash is no running pod's) is not loaded: `why`
+    would run code here that the scheduler does not run."""
+    spec = _spec(tmp_path, {"rack.py": RACK})
+    cluster, pods, path = _deployed(spec)
+    entry = Scheduler("racks", "pod", managed=True, namespace="kube-system", pods=["racks"])
+    edited = cluster.objects[path]
+    edited["data"]["plugin-rack.py"] = "import os\nos.system('true')\n" + RACK
+    assert deployed_plugin_files(cluster, entry, pods) == []  # type: ignore[arg-type]
+    assert deployed_plugin_files(_deployed(spec)[0], entry, []) == []  # type: ignore[arg-type]
 
 
 def test_why_loads_the_deployed_plugins_once_in_order(tmp_path: Path) -> None:
@@ -389,10 +408,9 @@ def test_why_loads_the_deployed_plugins_once_in_order(tmp_path: Path) -> None:
     from kschedctl.ops.why import ClusterState, _deployed_plugins
 
     spec = _spec(tmp_path, {"plugins/rack.py": RACK, "score.py": SCORE})
-    path = "/api/v1/namespaces/kube-system/configmaps/racks-config"
-    cluster = FakeCluster({path: _objects(spec, "deployment")["ConfigMap"]})
-    entry = Scheduler("racks", "deployment", managed=True, namespace="kube-system")
-    state = ClusterState(Snapshot([]), [entry], (1, 36))
+    cluster, pods, path = _deployed(spec)
+    entry = Scheduler("racks", "pod", managed=True, namespace="kube-system", pods=["racks"])
+    state = ClusterState(Snapshot([]), [entry], (1, 36), pods=pods)
     plugins = _deployed_plugins(cluster, state, "racks", entry)  # type: ignore[arg-type]
     assert plugins.names() == ("rack", "score")
     assert [p.source for p in plugins.plugins] == [
