@@ -1755,7 +1755,7 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                             'hidden': False,
                                             'kind': 'option',
                                             'multiple': True,
-                                            'name': 'plugin',
+                                            'name': 'plugins',
                                             'nargs': 1,
                                             'opts': ['--plugin'],
                                             'zsh': 'A Python scheduling plugin (filter and/or '

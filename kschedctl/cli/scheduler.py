@@ -48,7 +48,7 @@ def run(
             help="Fallback policy file (kind: FallbackPolicy); refused at start if invalid.",
         ),
     ] = None,
-    plugin: Annotated[
+    plugins: Annotated[
         list[str] | None,
         typer.Option(
             "--plugin",
@@ -158,7 +158,7 @@ def run(
             name=name,
             strategy=strategy.value,
             policy=policy,
-            plugins=tuple(plugin or ()),
+            plugins=tuple(plugins or ()),
             kubeconfig=kubeconfig,
             context=context,
             leader_elect=leader_elect,

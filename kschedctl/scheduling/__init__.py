@@ -12,6 +12,8 @@ The algorithm is pure and works on plain dicts:
   PreferNoSchedule taints, with deterministic ties;
 - :mod:`.strategies` — ``STRATEGIES``, the one table of scoring strategies (``spread``,
   ``binpack``), name → resource scorer;
+- :mod:`.plugins` — Python plugins (``filter``/``score``/``pre_filter`` in a file or module):
+  loading and refusing them, read-only views of the snapshot, running them contained;
 - :mod:`.queue` — priority/age ordering, backoff, unschedulable pods waiting for a change;
 - :mod:`.cache` — nodes and pods from the watches, slimmed, with assumed pods;
 - :mod:`.leader` — Lease leader election as a state machine;

@@ -323,7 +323,7 @@ def test_json_contract() -> None:
     json.dumps(data)  # serialisable as is
     assert list(data) == [
         "pod", "phase", "schedulable", "scheduler", "findings", "summary", "reported",
-        "preemption", "notEvaluated", "notes", "nodes", "nodeGroups", "fallback",
+        "preemption", "notEvaluated", "notes", "nodes", "nodeGroups", "fallback", "plugins",
         "doubleBooking",
     ]  # fmt: skip
     assert data["pod"] == {
@@ -337,6 +337,7 @@ def test_json_contract() -> None:
     assert data["summary"] == message
     assert [n["name"] for n in data["nodes"]] == ["tainted", "cordoned", "small", "big"]
     assert data["fallback"] is None  # only kschedctl's own scheduler has a fallback policy
+    assert data["plugins"] is None  # and Python plugins
     for n in data["nodes"]:
         assert {"name", "fits", "reasons"} <= set(n)
         assert n["fits"] is False

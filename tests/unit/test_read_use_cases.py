@@ -187,6 +187,7 @@ def test_run_settings_defaults_are_the_commands() -> None:
     run = root.commands["scheduler"].commands["run"]  # type: ignore[attr-defined]
     defaults = {p.name: p.default for p in run.params if p.name != "name"}
     defaults["strategy"] = defaults["strategy"].value
+    defaults["plugins"] = tuple(defaults["plugins"] or ())  # a repeatable option: None is none
     settings = RunSettings(name="x")
     assert defaults == {f.name: getattr(settings, f.name) for f in fields(settings)[1:]}
 
