@@ -213,6 +213,23 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                      'zsh': 'With --program custom\\\\: a plugin the image adds, '
                                             'as NAME\\\\:Point[,Point…] (e.g. '
                                             'NodeLabelMatch\\\\:Filter); repeatable.'},
+                                    {'all_opts': ['--plugin'],
+                                     'callback': False,
+                                     'fish': 'With --program builtin: a plugin file (.py) of the '
+                                             'scheduler, copied into the workspace as plugins/FILE '
+                                             'and listed in spec.builtin.plugins; repeatable, in '
+                                             'the order they run.',
+                                     'flag': False,
+                                     'hidden': False,
+                                     'kind': 'option',
+                                     'multiple': True,
+                                     'name': 'plugins',
+                                     'nargs': 1,
+                                     'opts': ['--plugin'],
+                                     'zsh': 'With --program builtin\\\\: a plugin file (.py) of '
+                                            'the scheduler, copied into the workspace as '
+                                            'plugins/FILE and listed in spec.builtin.plugins; '
+                                            'repeatable, in the order they run.'},
                                     {'all_opts': ['--force'],
                                      'callback': False,
                                      'fish': 'Replace PARENT/NAME if it is a kschedctl workspace '

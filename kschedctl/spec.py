@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import os
 import re
 import typing
 from collections.abc import Mapping
@@ -101,6 +102,12 @@ class BuiltinSettings:
     # The fallback policy (``fallbacks``, ``strictPreferences``), as in a --policy file.
     policy: dict[str, Any] = field(default_factory=dict)
     metrics_port: int = 10259  # in-cluster forms; host forms serve on service.securePort
+    # Plugin files (``--plugin``), relative to the workspace (the directory of scheduler.yaml),
+    # in the order the scheduler runs them.
+    plugins: list[Any] = field(default_factory=list)
+    # Their text, path → source, read when the spec is loaded from its file (not a YAML field):
+    # rendering stays pure, and a missing or unreadable file is a problem of loading.
+    plugin_sources: dict[str, str] = field(default_factory=dict, metadata={"yaml": False})
 
 
 @dataclass
@@ -196,6 +203,11 @@ class Spec:
         """Where the service and static-pod forms read their config on the host."""
         return f"{self.service.config_dir.rstrip('/')}/{self.name}.yaml"
 
+    @property
+    def host_plugin_dir(self) -> str:
+        """Where the host forms install ``builtin.plugins``: beside the config on the host."""
+        return f"{self.service.config_dir.rstrip('/')}/{self.name}-plugins"
+
     def scheduler_config(self, kubeconfig: str = "") -> dict[str, Any]:
         """The KubeSchedulerConfiguration this spec stands for (kubeconfig "" = in-cluster)."""
         le = self.leader_election
@@ -260,6 +272,8 @@ def _section_to_dict(obj: Any) -> dict[str, Any]:
             continue  # only program custom reads it
         if isinstance(obj, CustomSettings) and not value:
             continue  # unset: read from the image
+        if isinstance(obj, BuiltinSettings) and key == "plugins" and not value:
+            continue  # no plugins: keep them out of ordinary specs
         if key == "metrics" and value == MetricsSettings():
             continue  # nothing asked: no metrics objects
         if dataclasses.is_dataclass(value):
@@ -329,8 +343,14 @@ def _load_section(cls: type, data: Any, path: str, out: list[Problem]) -> Any:
     return dataclasses.replace(obj, **values)  # type: ignore[type-var]
 
 
-def spec_from_dict(doc: Any, source: str = "") -> tuple[Spec | None, list[Problem]]:
-    """Strictly build a Spec from a parsed ``scheduler.yaml``; problems instead of exceptions."""
+def spec_from_dict(
+    doc: Any, source: str = "", base: str | Path | None = None
+) -> tuple[Spec | None, list[Problem]]:
+    """Strictly build a Spec from a parsed ``scheduler.yaml``; problems instead of exceptions.
+
+    ``base``: the workspace directory (where scheduler.yaml is), which ``builtin.plugins``
+    paths are relative to; their files are read here (None: a spec that lists plugins is
+    refused, it has no workspace to read them from)."""
     out: list[Problem] = []
     if not isinstance(doc, dict):
         return None, [Problem("", "a scheduler spec must be a mapping", source)]
@@ -363,6 +383,7 @@ def spec_from_dict(doc: Any, source: str = "") -> tuple[Spec | None, list[Proble
         explicit_version="kubernetes_version" in values,
     )
     out.extend(check_spec(spec))
+    out.extend(read_plugins(spec, base))
     return spec, [p.moved(source=source) for p in out]
 
 
@@ -821,6 +842,7 @@ def _check_builtin(spec: Spec) -> list[Problem]:
         parse_policy(b.policy, "", type_meta=False)
     except PolicyError as err:
         out.extend(p.moved(f"{path}.policy.{p.path}".rstrip("."), "") for p in err.problems)
+    out.extend(_check_plugins(b.plugins, f"{path}.plugins"))
     profiles = [p for p in spec.profiles if isinstance(p, dict)]
     if len(profiles) != 1:
         out.append(
@@ -844,6 +866,93 @@ def _check_builtin(spec: Spec) -> list[Problem]:
         if value:
             out.append(Problem(f"spec.{key}", "does not apply to program builtin"))
     return out
+
+
+def plugin_file(path: str) -> str:
+    """The file name plugin ``path`` is installed under: the pod's plugin directory and the
+    host's hold every plugin side by side, so the file names of a spec's plugins differ."""
+    return path.rsplit("/", 1)[-1]
+
+
+def _check_plugins(plugins: list[Any], path: str) -> list[Problem]:
+    out: list[Problem] = []
+    seen: dict[str, int] = {}
+    for i, entry in enumerate(plugins):
+        problem = shapes.plugin_path_problem(entry)
+        if problem:
+            out.append(Problem(f"{path}[{i}]", problem))
+            continue
+        file = plugin_file(entry)
+        if file in seen:
+            out.append(
+                Problem(
+                    f"{path}[{i}]",
+                    f"{shapes.shown(entry)}: the file name {file} is taken by {path}"
+                    f"[{seen[file]}]; plugins are installed side by side under their file "
+                    "names (and imported as modules of that name): rename one",
+                )
+            )
+        else:
+            seen[file] = i
+    return out
+
+
+def read_plugins(spec: Spec, base: str | Path | None) -> list[Problem]:
+    """Read ``spec.builtin.plugins`` from the workspace ``base`` into ``plugin_sources``;
+    a problem for each file that is missing, not a regular UTF-8 file of at most 1 MiB, or
+    that resolves outside the workspace (a symlink must not carry a file from elsewhere on
+    this machine into the cluster)."""
+    b, path = spec.builtin, "spec.builtin.plugins"
+    b.plugin_sources = {}
+    if spec.program != "builtin" or not b.plugins or not isinstance(b.plugins, list):
+        return []  # a wrong type is check_spec's to report
+    if base is None:
+        return [
+            Problem(
+                path,
+                "plugin files are read relative to the workspace: give the workspace "
+                "directory or its scheduler.yaml",
+            )
+        ]
+    root = Path(os.path.realpath(base))
+    out: list[Problem] = []
+    for i, rel in enumerate(b.plugins):
+        where = f"{path}[{i}]"
+        if not isinstance(rel, str) or shapes.plugin_path_problem(rel):
+            continue  # reported by check_spec
+        file = Path(base) / rel
+        if not Path(os.path.realpath(file)).is_relative_to(root):
+            out.append(
+                Problem(where, f"{rel} resolves outside the workspace {printable(str(root))}")
+            )
+            continue
+        try:
+            b.plugin_sources[rel] = userfile.read_user_file(file)
+        except NotFoundError:
+            out.append(Problem(where, f"{rel}: no such file in {printable(str(base))}"))
+        except SpecError as err:
+            out.append(Problem(where, f"{rel}: {err.detail}"))
+    return out
+
+
+PLUGINS_DIR = "plugins"
+
+
+def add_plugin_files(spec: Spec, files: list[str]) -> Spec:
+    """``spec`` with plugin ``files`` (paths on this machine) as ``plugins/<file name>`` of
+    its workspace, read now (``create --plugin``); SpecError naming each unreadable file."""
+    problems: list[Problem] = []
+    for given in files:
+        rel = f"{PLUGINS_DIR}/{plugin_file(given)}"
+        try:
+            spec.builtin.plugin_sources[rel] = userfile.read_user_file(given)
+        except SpecError as err:
+            problems.append(Problem("", err.detail, given))
+            continue
+        spec.builtin.plugins.append(rel)
+    if problems:
+        raise SpecError.from_problems(problems)
+    return spec
 
 
 def _check_service(spec: Spec) -> list[Problem]:
@@ -933,14 +1042,16 @@ def ensure_valid(spec: Spec, source: str = "") -> Spec:
 # Loading from files.
 
 
-def spec_problems(text: str, source: str = "") -> tuple[Spec | None, list[Problem]]:
+def spec_problems(
+    text: str, source: str = "", base: str | Path | None = None
+) -> tuple[Spec | None, list[Problem]]:
     try:
         docs = parse_yaml(text)
     except YamlError as err:
         return None, [Problem("", str(err), source)]
     if len(docs) != 1:
         return None, [Problem("", f"expected one YAML document, found {len(docs)}", source)]
-    return spec_from_dict(docs[0], source)
+    return spec_from_dict(docs[0], source, base)
 
 
 def read_text(path: str | Path) -> str:
@@ -951,7 +1062,7 @@ def read_text(path: str | Path) -> str:
 def load_spec(path: str | Path) -> Spec:
     """Load and validate a ``scheduler.yaml``; SpecError lists every problem."""
     path = Path(path)
-    spec, problems = spec_problems(read_text(path), str(path))
+    spec, problems = spec_problems(read_text(path), str(path), path.parent)
     problems = errors_in(problems)
     if problems or spec is None:
         raise SpecError.from_problems(problems)

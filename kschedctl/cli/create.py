@@ -69,6 +69,15 @@ def create(
             "(e.g. NodeLabelMatch:Filter); repeatable.",
         ),
     ] = None,
+    plugins: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--plugin",
+            help="With --program builtin: a plugin file (.py) of the scheduler, copied into "
+            "the workspace as plugins/FILE and listed in spec.builtin.plugins; repeatable, "
+            "in the order they run.",
+        ),
+    ] = None,
     force: Annotated[
         bool,
         typer.Option(
@@ -79,13 +88,22 @@ def create(
     """Write a scheduler workspace PARENT/NAME/ (see HELP)."""
     # Imported here so that --help and shell completion do not pay for the spec model.
     from kschedctl.render.workspace import write_workspace
-    from kschedctl.spec import PROGRAMS, SPEC_FILE, CustomSettings, default_spec, ensure_valid
+    from kschedctl.spec import (
+        PROGRAMS,
+        SPEC_FILE,
+        CustomSettings,
+        add_plugin_files,
+        default_spec,
+        ensure_valid,
+    )
 
     check_version_option(kubernetes_version)
     if program is not None and program not in PROGRAMS:
         raise UsageError(f"--program {printable(program)}: expected one of {', '.join(PROGRAMS)}")
     if custom_plugins and program != "custom":
         raise UsageError("--custom-plugin needs --program custom")
+    if plugins and program != "builtin":
+        raise UsageError("--plugin needs --program builtin (kschedctl's own scheduler)")
     custom = None
     if program == "custom":
         custom = CustomSettings(plugins=[_custom_plugin(text) for text in custom_plugins or []])
@@ -99,6 +117,8 @@ def create(
         leader_elect=leader_elect,
         image=image,
     )
+    if plugins:
+        add_plugin_files(spec, plugins)
     ensure_valid(spec, source="create")
     files = forms.render_workspace(spec)  # all in memory first: nothing written if this fails
     target = parent / name

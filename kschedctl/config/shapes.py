@@ -341,3 +341,59 @@ def int_range_problem(value: int, low: int, high: int = INT32_MAX) -> str | None
             return f"{shown(value)} is out of range: {low} to {high} (a 32-bit integer)"
         return f"{shown(value)}: must be {low}–{high}"
     return None
+
+
+# A plugin file of kschedctl's own scheduler (spec.builtin.plugins): a path relative to the
+# workspace whose file name is a Python module name. The file name becomes a ConfigMap key
+# (``plugin-<file>``: Kubernetes' IsConfigMapKey, [-._a-zA-Z0-9]+ of at most 253,
+# k8s.io/apimachinery/pkg/util/validation/validation.go), a file in the pod's plugin directory
+# and on the host, and a --plugin argument; the loader imports it under its module name.
+PLUGIN_PATH_MAX = 255
+PLUGIN_FILE_MAX = 100
+_PLUGIN_DIR_PART = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*", re.ASCII)
+_PLUGIN_FILE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\.py", re.ASCII)
+_CONFIGMAP_KEY = re.compile(r"[-._a-zA-Z0-9]+", re.ASCII)
+CONFIGMAP_KEY_MAX = 253
+
+
+def plugin_path_problem(value: Any) -> str | None:
+    """Why ``value`` is not a clean relative path of a plugin file (``plugins/rack.py``)."""
+    if not isinstance(value, str) or not value:
+        return f"{shown(value)} is not a path: name a .py file relative to the workspace"
+    if value.startswith("/"):
+        return (
+            f"{shown(value)} must be relative to the workspace (the directory of "
+            "scheduler.yaml): copy the file into it"
+        )
+    if len(value.encode()) > PLUGIN_PATH_MAX:
+        return f"is longer than {PLUGIN_PATH_MAX} bytes"
+    *dirs, file = value.split("/")
+    if any(part in ("", ".", "..") for part in dirs):
+        return (
+            f"{shown(value)} must be a clean path inside the workspace: no '..' or '.' "
+            "components and no '//'"
+        )
+    if any(not _PLUGIN_DIR_PART.fullmatch(part) for part in dirs):
+        return (
+            f"{shown(value)}: a directory name may hold letters, digits and . _ - only "
+            "(not starting with . or -)"
+        )
+    if not _PLUGIN_FILE.fullmatch(file) or len(file) > PLUGIN_FILE_MAX:
+        return (
+            f"{shown(value)}: the file name must be a Python module name ending in .py "
+            f"(a letter or _, then letters, digits or _; at most {PLUGIN_FILE_MAX} "
+            "characters): it becomes the module's name, a ConfigMap key and a file name"
+        )
+    return None
+
+
+def configmap_key_problem(value: str) -> str | None:
+    """Why ``value`` is not a ConfigMap data key (IsConfigMapKey), or None."""
+    if not value or len(value) > CONFIGMAP_KEY_MAX or not _CONFIGMAP_KEY.fullmatch(value):
+        return (
+            f"{shown(value)} is not a ConfigMap key ([-._a-zA-Z0-9]+, at most "
+            f"{CONFIGMAP_KEY_MAX} characters)"
+        )
+    if value in (".", "..") or value.startswith(".."):
+        return f"{shown(value)} is not a ConfigMap key (must not be '.' or start with '..')"
+    return None

@@ -63,6 +63,18 @@ class Host(ABC):
         systemd.write_files(files, (self.root, self.manifests_dir))
         return changed
 
+    def prune_plugin_files(self, spec: Spec, files: dict[Path, str]) -> list[Path]:
+        """Delete the plugin files kschedctl installed for ``spec``'s scheduler that ``files``
+        (this deploy's) no longer hold: a plugin dropped from the spec leaves nothing behind."""
+        directory = systemd.under(self.root, spec.host_plugin_dir)
+        if not directory.is_dir():
+            return []
+        installed = (p for p in directory.iterdir() if systemd.is_plugin_file(p, spec.name))
+        stale = sorted(p for p in installed if p not in files)
+        for path in stale:
+            path.unlink()
+        return stale
+
     @abstractmethod
     def start_service(
         self, spec: Spec, files: dict[Path, str], changed: bool, info: Say, warn: Say

@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from kschedctl.errors import KschedError, SpecError, UsageError, os_error, shown_path
+from kschedctl.render.builtin import host_plugin_files, host_plugin_trailer
 from kschedctl.render.escape import exec_start_argv
 from kschedctl.render.forms import render
 from kschedctl.spec import Spec
@@ -95,9 +96,15 @@ def unit_path(spec: Spec, root: Path) -> Path:
     return under(root, f"{UNIT_DIR}/{unit_name(spec)}", NAME_FIELD)
 
 
+def plugin_files(spec: Spec, root: Path) -> dict[Path, str]:
+    """``spec.builtin.plugins`` as the host forms install them, beside the config."""
+    return {under(root, path): text for path, text in host_plugin_files(spec).items()}
+
+
 def service_files(spec: Spec, root: Path) -> dict[Path, str]:
     return {
         under(root, spec.host_config_path): render(spec, "host-config"),
+        **plugin_files(spec, root),
         unit_path(spec, root): render(spec, "service"),
     }
 
@@ -108,6 +115,7 @@ def static_pod_files(spec: Spec, root: Path, manifests_dir: Path) -> dict[Path, 
         confined(root, manifests, "--manifests-dir")
     return {
         under(root, spec.host_config_path): render(spec, "host-config"),
+        **plugin_files(spec, root),
         confined(manifests, manifests / f"{spec.name}.yaml", "--manifests-dir"): render(
             spec, "static-pod"
         ),
@@ -187,7 +195,10 @@ _HEAD_BYTES = 4096
 def is_scheduler_file(path: Path, name: str) -> bool:
     """``path`` is a regular file (not a symlink) kschedctl rendered for scheduler ``name``:
     named ``NAME.yaml`` or ``NAME.service``, its first line naming the scheduler, and
-    ``kschedctl`` in its head (the rendered headers and labels say both)."""
+    ``kschedctl`` in its head (the rendered headers and labels say both); or a plugin file it
+    installed (:func:`is_plugin_file`)."""
+    if path.parent.name == plugin_dir_name(name):
+        return is_plugin_file(path, name)
     if path.name not in (f"{name}.yaml", f"{name}.service"):
         return False
     try:
@@ -204,13 +215,39 @@ def is_scheduler_file(path: Path, name: str) -> bool:
     return names_it is not None and "kschedctl" in head
 
 
+def plugin_dir_name(name: str) -> str:
+    """The name of the directory of scheduler ``name``'s plugin files (Spec.host_plugin_dir)."""
+    return f"{name}-plugins"
+
+
+def is_plugin_file(path: Path, name: str) -> bool:
+    """``path`` is a regular ``.py`` file in scheduler ``name``'s plugin directory whose last
+    line is the one kschedctl wrote when it installed it there."""
+    if path.suffix != ".py" or path.parent.name != plugin_dir_name(name):
+        return False
+    try:
+        if not stat.S_ISREG(path.lstat().st_mode):
+            return False
+        with path.open("rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            handle.seek(max(0, size - _HEAD_BYTES))
+            tail = handle.read().decode("utf-8", "replace")
+    except OSError:
+        return False
+    return tail.endswith(f"\n{host_plugin_trailer(name, path.name)}\n")
+
+
 def remove_files(paths: list[Path], name: str) -> list[Path]:
-    """Delete those of ``paths`` that are scheduler ``name``'s files; the ones deleted."""
+    """Delete those of ``paths`` that are scheduler ``name``'s files; the ones deleted (and
+    its plugin directory, once empty)."""
     removed = []
     for path in paths:
         if is_scheduler_file(path, name):
             path.unlink()
             removed.append(path)
+    for directory in {p.parent for p in removed if p.parent.name == plugin_dir_name(name)}:
+        with contextlib.suppress(OSError):  # not empty: files that are not kschedctl's stay
+            directory.rmdir()
     return removed
 
 

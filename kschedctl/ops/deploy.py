@@ -39,6 +39,7 @@ from kschedctl.observe.schedulers import (
 )
 from kschedctl.ops import rollout
 from kschedctl.ops.reporter import QUIET, Reporter
+from kschedctl.render.context import config_hash as rendered_config_hash
 from kschedctl.render.forms import DEPLOY_FORMS, HOST_FORMS, applied, render
 from kschedctl.render.objects import (
     ObjectKey,
@@ -51,7 +52,6 @@ from kschedctl.render.objects import (
     object_key,
     stale_rbac,
 )
-from kschedctl.render.templates import content_hash
 from kschedctl.spec import (
     Spec,
     apply_defaults,
@@ -333,6 +333,9 @@ def _install_host(
     changed = host.write_files(files)
     for path in files:
         report.done(f"file {path} {'written' if changed else 'unchanged'}")
+    for path in host.prune_plugin_files(spec, files):
+        report.done(f"file {path} deleted (no longer in spec.builtin.plugins)")
+        changed = True
     if form == "static-pod":  # the kubelet (the lab's runner) picks the manifest up itself
         return changed, not changed
     return changed, host.start_service(spec, files, changed, report.info, report.warn)
@@ -460,5 +463,6 @@ def _wait_serving(
 
 
 def config_hash(spec: Spec) -> str:
-    """The ``CONFIG_HASH`` annotation the rendered pods carry: sha256 of the rendered config."""
-    return content_hash(render(spec, "config"))
+    """The ``CONFIG_HASH`` annotation the rendered pods carry: sha256 of the rendered config
+    and, for program builtin, of its plugin files (a changed plugin rolls the pods too)."""
+    return rendered_config_hash(spec)

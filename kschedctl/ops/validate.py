@@ -22,6 +22,7 @@ from kschedctl.config.decode import Decoded, decode_config_text, holds_config, i
 from kschedctl.config.schema import AliasBudget, YamlError, key_segment, key_text, parse_yaml
 from kschedctl.config.validation import check_config
 from kschedctl.errors import NotFoundError, Problem, SpecError, errors_in, quote
+from kschedctl.render.builtin import configmap_problems
 from kschedctl.spec import API_VERSION, KIND, SPEC_FILE, spec_from_dict
 
 if TYPE_CHECKING:
@@ -224,7 +225,11 @@ def _check_document(
         report.checked.append("kschedctl spec")
         if version is not None:
             doc = _retarget(doc, version)
-        _, problems = spec_from_dict(doc, source)
+        # Plugin files are read relative to the spec's own directory (its workspace), and
+        # their ConfigMap is size-checked with render's own check.
+        spec, problems = spec_from_dict(doc, source, Path(source).parent)
+        if spec is not None and not errors_in(problems):
+            problems = problems + configmap_problems(spec)
         report.problems += [p.moved(where + p.path, source) for p in problems]
         return
     if not isinstance(kind, str) or not isinstance(doc.get("apiVersion", ""), str):

@@ -34,11 +34,25 @@ from kschedctl.observe.diagnosis import (
 from kschedctl.observe.doublebooking import is_rejected
 from kschedctl.observe.events import Event
 from kschedctl.observe.pending import PendingReason, summarize
-from kschedctl.observe.schedulers import Scheduler, discover, is_pending
+from kschedctl.observe.plugin_files import configmap_name, plugin_files
+from kschedctl.observe.schedulers import (
+    CONFIG_HASH,
+    SCHEDULER_LABEL,
+    Scheduler,
+    discover,
+    is_pending,
+)
 from kschedctl.ops.crash import crash_reports, scheduler_pods
 from kschedctl.ops.doublebooking import explain_rejection
 from kschedctl.printers.formats import as_list
-from kschedctl.scheduling.plugins import PLUGINS_LEASE_ANNOTATION, Plugin, PluginSet
+from kschedctl.render.builtin import POLICY_FILE, bundle_hash
+from kschedctl.scheduling.plugins import (
+    PLUGINS_LEASE_ANNOTATION,
+    Plugin,
+    PluginSet,
+    check_unique,
+    plugin_from_source,
+)
 from kschedctl.scheduling.policy import (
     EMPTY,
     POD_POLICY_ANNOTATION,
@@ -82,6 +96,9 @@ class ClusterState:
     version: tuple[int, ...]
     # Scheduler name -> the fallback policy of kschedctl's own scheduler (None: another one).
     policies: dict[str, FallbackPolicy | None] = field(default_factory=dict)
+    # Scheduler name -> the plugins its deployed ConfigMap carries, loaded (kschedctl's own
+    # scheduler deployed as a pod or Deployment; empty for any other).
+    deployed_plugins: dict[str, PluginSet] = field(default_factory=dict)
     # Scheduler name -> why its pods do not run (read once per scheduler).
     crashes: dict[str, list[CrashReport]] = field(default_factory=dict)
     pods: list[dict[str, Any]] = field(default_factory=list)  # every pod, as listed
@@ -265,6 +282,9 @@ def _diagnose(
         state.policies[wanted], state.plugin_names[wanted] = _fallback_policy(cluster, entry)
     policy = state.policies[wanted]
     plugins = state.plugins if _runs_plugins(wanted, entry, policy) else PluginSet()
+    if not state.plugins and policy is not None:
+        # kschedctl's own scheduler, no --plugin given: the plugins its ConfigMap carries.
+        plugins = _deployed_plugins(cluster, state, wanted, entry)
     if plugins and policy is None:
         policy = EMPTY  # a scheduler run by hand without a Lease: no fallback steps known
     if wanted not in state.crashes:
@@ -338,6 +358,53 @@ def _fallback_policy(
     except (ValueError, PolicyError):
         return None, plugin_names
     return policy, plugin_names
+
+
+def _deployed_plugins(
+    cluster: Cluster, state: ClusterState, name: str, entry: Scheduler | None
+) -> PluginSet:
+    """The plugins scheduler ``name`` was deployed with (pod and deployment forms), loaded
+    once per scheduler from its ConfigMap the way it loads them (a plugin that cannot load:
+    PluginError, exit 3, naming the ConfigMap and the file)."""
+    if name not in state.deployed_plugins:
+        where = f"ConfigMap {entry.namespace if entry else ''}/{configmap_name(name)}"
+        loaded = tuple(
+            plugin_from_source(file, text, source=f"{where}: {file}")
+            for file, text in deployed_plugin_files(cluster, entry, state.pods)
+        )
+        state.deployed_plugins[name] = PluginSet(check_unique(loaded), reslim=True)
+    return state.deployed_plugins[name]
+
+
+def deployed_plugin_files(
+    cluster: Cluster, entry: Scheduler | None, pods: Iterable[dict[str, Any]] = ()
+) -> list[tuple[str, str]]:
+    """The plugin files (file name, source) of a kschedctl scheduler deployed as a pod or
+    Deployment, in order, from its ConfigMap NAME-config ([] for another scheduler, one
+    without plugins, or when the ConfigMap cannot be read).
+
+    `why` runs this code on this machine, so only what the scheduler itself runs counts: a
+    ConfigMap labelled for that scheduler, in its namespace, whose config and plugins hash to
+    the ``kschedctl.io/config-hash`` of one of its running pods (``pods``: every pod, as
+    listed). A ConfigMap changed since (by hand, or a rollout under way) gives []."""
+    if entry is None or not entry.managed or entry.form not in ("pod", "deployment"):
+        return []
+    if not entry.namespace:
+        return []
+    path = f"/api/v1/namespaces/{entry.namespace}/configmaps/{configmap_name(entry.name)}"
+    obj = _optional(lambda: cluster.get(path))
+    labels = ((obj or {}).get("metadata") or {}).get("labels") or {}
+    if not obj or labels.get(SCHEDULER_LABEL) != entry.name:
+        return []
+    files = plugin_files(obj)
+    config = (obj.get("data") or {}).get(POLICY_FILE)
+    if not files or not isinstance(config, str):
+        return []
+    running = {
+        ((p.get("metadata") or {}).get("annotations") or {}).get(CONFIG_HASH)
+        for p in scheduler_pods(pods, entry.name, entry)
+    }
+    return files if bundle_hash(config, files) in running else []
 
 
 def why_pending(

@@ -14,14 +14,28 @@ from typing import TYPE_CHECKING, Any
 
 from kschedctl.config import versions
 from kschedctl.config.durations import parse_go_duration
+from kschedctl.errors import Problem
 from kschedctl.render.escape import comment, exec_start_line
 from kschedctl.render.templates import content_hash
+from kschedctl.spec import plugin_file
 from kschedctl.yamltext import to_yaml
 
 if TYPE_CHECKING:
     from kschedctl.spec import Spec
 
-__all__ = ["builtin_context", "policy_file", "RBAC_RULES"]
+__all__ = [
+    "CONFIGMAP_MAX_BYTES",
+    "PLUGIN_DIR",
+    "PLUGIN_KEY_PREFIX",
+    "PLUGIN_FILES_ANNOTATION",
+    "RBAC_RULES",
+    "builtin_context",
+    "bundle_hash",
+    "configmap_problems",
+    "host_plugin_files",
+    "plugin_key",
+    "policy_file",
+]
 
 CONTAINER = "kschedctl"
 PORT_NAME = "metrics"
@@ -59,6 +73,85 @@ RBAC_RULES: list[dict[str, Any]] = [
     {"apiGroups": ["policy"], "resources": ["poddisruptionbudgets"], "verbs": ["list", "watch"]},
 ]
 LEASE_VERBS = ["get", "update"]
+# spec.builtin.plugins in the in-cluster forms: ConfigMap keys plugin-<file>, mounted under
+# their file names here; the ConfigMap's annotation lists the files in the order they run
+# (a ConfigMap's data is a map: `why` reads the order from it).
+PLUGIN_DIR = "/etc/kschedctl/plugins"
+PLUGIN_KEY_PREFIX = "plugin-"
+PLUGIN_FILES_ANNOTATION = "kschedctl.io/plugin-files"
+# What the API server accepts in one ConfigMap: its data values add up to at most
+# core.MaxSecretSize, 1 MiB (pkg/apis/core/types.go; ValidateConfigMap in
+# pkg/apis/core/validation/validation.go counts the values' bytes, not the keys).
+CONFIGMAP_MAX_BYTES = 1024 * 1024
+
+
+def plugin_key(path: str) -> str:
+    """The ConfigMap key of plugin ``path``: ``plugin-<file name>``."""
+    return PLUGIN_KEY_PREFIX + plugin_file(path)
+
+
+def _plugins(spec: Spec) -> list[tuple[str, str, str]]:
+    """(path, file name, source) of each plugin, in order (sources read by the loader)."""
+    sources = spec.builtin.plugin_sources
+    return [(p, plugin_file(p), sources[p]) for p in spec.builtin.plugins if p in sources]
+
+
+def configmap_problems(spec: Spec) -> list[Problem]:
+    """Why the in-cluster forms' ConfigMap cannot carry ``spec``'s plugins: a file that was
+    not read, or data past the API server's 1 MiB (each file named with its size). The one
+    check behind render, create, deploy and validate."""
+    b, path = spec.builtin, "spec.builtin.plugins"
+    if spec.program != "builtin" or not b.plugins:
+        return []
+    missing = [
+        Problem(f"{path}[{i}]", f"{rel}: not read (load the spec from its workspace)")
+        for i, rel in enumerate(b.plugins)
+        if rel not in b.plugin_sources
+    ]
+    if missing:
+        return missing
+    sizes = [(POLICY_FILE, len(policy_file(spec).encode()))]
+    sizes += [(rel, len(text.encode())) for rel, _, text in _plugins(spec)]
+    total = sum(size for _, size in sizes)
+    if total <= CONFIGMAP_MAX_BYTES:
+        return []
+    listing = ", ".join(f"{name} {size:,} bytes" for name, size in sizes)
+    return [
+        Problem(
+            path,
+            f"the ConfigMap {spec.name}-config would hold {total:,} bytes ({listing}): "
+            f"Kubernetes refuses a ConfigMap over {CONFIGMAP_MAX_BYTES:,} bytes (1 MiB); "
+            "make the plugins smaller or fewer",
+        )
+    ]
+
+
+def host_plugin_files(spec: Spec) -> dict[str, str]:
+    """The plugin files the host forms install (host path → text): each file's source with
+    one closing comment saying whose it is, which is how ``remove`` recognises it."""
+    out: dict[str, str] = {}
+    for _, file, text in _plugins(spec):
+        end = "" if not text or text.endswith("\n") else "\n"
+        out[f"{spec.host_plugin_dir}/{file}"] = (
+            f"{text}{end}{host_plugin_trailer(spec.name, file)}\n"
+        )
+    return out
+
+
+def host_plugin_trailer(name: str, file: str) -> str:
+    """The last line of an installed plugin file (kschedctl.hosts.systemd reads it back)."""
+    return (
+        f"# plugin {comment(file)} of scheduler {comment(name)}, installed by kschedctl from "
+        "scheduler.yaml"
+    )
+
+
+def bundle_hash(config_text: str, files: list[tuple[str, str]]) -> str:
+    """The config hash of a config and its plugin files: a change to any of them rolls the
+    pods (the config alone when there are no plugins: the hash kube-scheduler forms carry)."""
+    if not files:
+        return content_hash(config_text)
+    return content_hash(config_text + "".join(f"\0{name}\0{text}" for name, text in files))
 
 
 def policy_file(spec: Spec) -> str:
@@ -80,13 +173,14 @@ def _seconds(value: str) -> str:
     return str(int(seconds)) if seconds.is_integer() else str(seconds)
 
 
-def _flags(spec: Spec, policy_path: str) -> list[str]:
+def _flags(spec: Spec, policy_path: str, plugin_dir: str) -> list[str]:
     """``kschedctl scheduler run`` flags for everything the spec says (no defaults assumed)."""
     le = spec.leader_election
     flags = [
         f"--name={spec.name}",
         f"--policy={policy_path}",
         f"--strategy={spec.builtin.strategy}",
+        *(f"--plugin={plugin_dir}/{plugin_file(p)}" for p in spec.builtin.plugins),
     ]
     if le.leader_elect:
         flags += [
@@ -120,20 +214,21 @@ def builtin_context(spec: Spec, context: dict[str, Any]) -> dict[str, Any]:
     text = policy_file(spec)
     pod_command = [
         "kschedctl", "scheduler", "run",
-        *_flags(spec, f"{config_dir}/{POLICY_FILE}"),
+        *_flags(spec, f"{config_dir}/{POLICY_FILE}", PLUGIN_DIR),
         f"--metrics-port={spec.builtin.metrics_port}",
         f"--v={spec.pod.verbosity}",
         *spec.extra_args,
     ]  # fmt: skip
     host_flags = [
-        *_flags(spec, spec.host_config_path),
+        *_flags(spec, spec.host_config_path, spec.host_plugin_dir),
         f"--kubeconfig={svc.kubeconfig}",
         f"--metrics-address={svc.bind_address}",
         f"--metrics-port={svc.secure_port}",
         f"--v={svc.verbosity}",
         *spec.extra_args,
     ]
-    digest = content_hash(text)
+    plugins = _plugins(spec)
+    host_files = host_plugin_files(spec)
     return {
         "builtin": True,
         "container_name": CONTAINER,
@@ -149,9 +244,19 @@ def builtin_context(spec: Spec, context: dict[str, Any]) -> dict[str, Any]:
         "rbac_rules": RBAC_RULES,
         "lease_verbs": LEASE_VERBS,
         "config_text": text,
-        "config_hash": digest,
+        "config_hash": bundle_hash(text, [(file, source) for _, file, source in plugins]),
         "host_config_text": text,
-        "host_config_hash": digest,
+        "host_config_hash": bundle_hash(text, list(host_files.items())),
+        # spec.builtin.plugins: ConfigMap keys (in order), the pod's items mapping each key to
+        # its file name under plugin_dir; the host forms' directory beside the config.
+        "plugin_data": {plugin_key(rel): source for rel, _, source in plugins},
+        "plugin_items": [{"key": plugin_key(rel), "path": file} for rel, file, _ in plugins],
+        "plugin_annotations": (
+            {PLUGIN_FILES_ANNOTATION: ",".join(file for _, file, _ in plugins)} if plugins else {}
+        ),
+        "plugin_installs": [(rel, file) for rel, file, _ in plugins],
+        "plugin_dir": PLUGIN_DIR,
+        "host_plugin_dir": spec.host_plugin_dir,
         "command": pod_command,
         "host_command": ["kschedctl", "scheduler", "run", *host_flags],
         "exec_start": exec_start_line([svc.binary, "scheduler", "run", *host_flags]),

@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from kschedctl.config import rbac, versions
-from kschedctl.render.builtin import builtin_context
+from kschedctl.errors import SpecError
+from kschedctl.render.builtin import builtin_context, configmap_problems
 from kschedctl.render.escape import comment, exec_start_line
 from kschedctl.render.templates import content_hash
 from kschedctl.spec import Spec, ensure_valid
@@ -30,8 +31,20 @@ SCHEDULER_LABEL = "kschedctl.io/scheduler"
 
 
 def require_renderable(spec: Spec) -> Spec:
-    """``spec``, once it is valid (every program renders)."""
-    return ensure_valid(spec)
+    """``spec``, once it is valid (every program renders) and its ConfigMap can carry its
+    plugin files (:func:`kschedctl.render.builtin.configmap_problems`, which validate runs
+    too)."""
+    spec = ensure_valid(spec)
+    problems = configmap_problems(spec)
+    if problems:
+        raise SpecError.from_problems(problems)
+    return spec
+
+
+def config_hash(spec: Spec) -> str:
+    """The ``kschedctl.io/config-hash`` the in-cluster forms' pods carry: the rendered config
+    (and, for program builtin, its plugin files)."""
+    return str(form_context(require_renderable(spec))["config_hash"])
 
 
 def config_file(spec: Spec, config: dict[str, Any]) -> str:
@@ -136,6 +149,13 @@ def kube_scheduler_context(spec: Spec) -> dict[str, Any]:
         # program custom: what the out-of-tree plugins its profiles enable need beyond
         # kube-scheduler's own rules (with builtinRoles, a ClusterRole of these alone).
         "plugin_rules": plugin_rules,
+        # spec.builtin.plugins (program builtin only: kschedctl.render.builtin).
+        "plugin_data": {},
+        "plugin_items": [],
+        "plugin_annotations": {},
+        "plugin_installs": [],
+        "plugin_dir": "",
+        "host_plugin_dir": "",
         "program_what": "kube-scheduler" if spec.program != "custom" else custom_what(spec),
         # spec.metrics (templates/_metrics.yaml.j2): the Service, ServiceMonitor and scraper
         # RBAC of the in-cluster forms. The Service selects the scheduler's pods only (the

@@ -5,7 +5,9 @@ these functions make each target safe on their own as well:
 
 - YAML (a value, a key, a whole collection): :func:`yaml_value`, the ``to_yaml`` filter — the
   YAML emitter quotes whatever needs quoting (``'true'``, ``'123'``, ``'#x'``, ``'a: b'``),
-  so no value is ever written raw into a YAML line;
+  so no value is ever written raw into a YAML line; :func:`yaml_text_map`, the
+  ``to_yaml_text`` filter, writes a mapping of whole files (plugin sources in a ConfigMap)
+  with the same emitter, as readable literal blocks where the emitter allows one;
 - a ``#`` comment, a Markdown line or a unit's free-text value: :func:`comment` — one line,
   every control, format or line-break character (``\\n``, ``\\r``, ``\\x85``, U+2028,
   U+2029…) and the backslash written as an escape, so nothing ends the comment;
@@ -22,10 +24,13 @@ import re
 import unicodedata
 from typing import Any
 
+import yaml
+
 from kschedctl.errors import KschedError, SpecError
 from kschedctl.yamltext import to_yaml
 
 __all__ = [
+    "yaml_text_map",
     "comment",
     "exec_start_argv",
     "exec_start_line",
@@ -36,6 +41,39 @@ __all__ = [
 ]
 
 yaml_value = to_yaml
+
+
+class _TextDumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
+    """The emitter of :func:`yaml_text_map`: files as literal blocks when it allows one."""
+
+
+def _represent_text(dumper: yaml.SafeDumper, text: str) -> yaml.ScalarNode:
+    # A literal block only for text ending in exactly one newline: other endings need the
+    # "keep" chomping (|+), whose trailing lines the next document marker would end; the
+    # emitter itself falls back to a double-quoted scalar for what a block cannot hold
+    # (tabs, \r, trailing spaces, non-ASCII, control characters).
+    if "\n" not in text:
+        style = None
+    elif text.endswith("\n") and not text.endswith("\n\n") and text.strip("\n"):
+        style = "|"
+    else:
+        style = '"'
+    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style=style)
+
+
+_TextDumper.add_representer(str, _represent_text)
+
+
+def yaml_text_map(files: dict[str, str]) -> str:
+    """A YAML mapping of name → whole file text, ending in its last line (no newline): each
+    value reads back exactly (a test round-trips hostile texts)."""
+    if not files:
+        return "{}"
+    text = yaml.dump(
+        files, Dumper=_TextDumper, sort_keys=False, default_flow_style=False, width=10_000
+    )
+    return text.removesuffix("\n")
+
 
 # Characters never written raw into a text line: controls (C0, C1 with \x85, DEL), format
 # characters, line and paragraph separators, surrogates, private and unassigned code points.

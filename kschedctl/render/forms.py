@@ -271,6 +271,11 @@ def render_workspace(spec: Spec) -> dict[str, str]:
         if form.needs_leader_election and not host_rbac(spec):
             continue
         files[form.file_name(spec.name)] = _text(form, ctx)
+    # spec.builtin.plugins at the paths the spec names, relative to it: the workspace renders
+    # the same again.
+    for path, source in spec.builtin.plugin_sources.items():
+        if path in spec.builtin.plugins:
+            files[path] = source
     files[WORKSPACE_README] = render_template(
         "workspace-README.md.j2", files=list(files), schema_file=schema_file, **ctx
     )

@@ -88,6 +88,16 @@ def _field_schema(name: str, hint: Any) -> dict[str, Any]:
     return out
 
 
+# Items of list fields whose entries have one shape (per class: custom.plugins differ).
+_ITEMS: dict[tuple[str, str], dict[str, Any]] = {
+    ("BuiltinSettings", "plugins"): {
+        "type": "string",
+        "pattern": r"^([A-Za-z0-9_][A-Za-z0-9._-]*/)*[A-Za-z_][A-Za-z0-9_]*\.py$",
+        "description": "A Python plugin file, relative to the directory of scheduler.yaml.",
+    },
+}
+
+
 def _object_schema(cls: type) -> dict[str, Any]:
     hints = typing.get_type_hints(cls)
     properties = {
@@ -95,6 +105,9 @@ def _object_schema(cls: type) -> dict[str, Any]:
         for f in dataclasses.fields(cls)
         if f.metadata.get("yaml", True)
     }
+    for (owner, name), items in _ITEMS.items():
+        if owner == cls.__name__:
+            properties[name]["items"] = items
     out: dict[str, Any] = {"type": "object", "properties": properties}
     out["additionalProperties"] = False  # the loader refuses unknown fields
     if cls.__doc__:

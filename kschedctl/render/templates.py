@@ -13,7 +13,7 @@ import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kschedctl.render.escape import comment, unit_value
+from kschedctl.render.escape import comment, unit_value, yaml_text_map
 from kschedctl.yamltext import to_yaml
 
 if TYPE_CHECKING:
@@ -44,6 +44,7 @@ def environment() -> jinja2.Environment:
     env.filters["to_yaml"] = to_yaml
     env.filters["comment"] = comment
     env.filters["unit_value"] = unit_value
+    env.filters["to_yaml_text"] = yaml_text_map
     return env
 
 

@@ -333,7 +333,7 @@ def test_a_unit_with_two_exec_starts_is_refused() -> None:
         exec_start_argv(unit)
 
 
-_FILTERS = ("to_yaml", "comment", "unit_value")
+_FILTERS = ("to_yaml", "to_yaml_text", "comment", "unit_value")
 # Slots whose values kschedctl builds itself: the escaped ExecStart line, the config text in a
 # block scalar (a YAML document emitted by to_yaml, indented), and a literal choice.
 _INTERNAL = ("exec_start", "config_text | trim | indent(4)", "'fallback policy", "'kschedctl\\'s")

@@ -28,6 +28,7 @@ CASES = [
     "custom-quota",
     "custom-image",
     "metrics",
+    "builtin-plugins",
 ]
 
 
@@ -42,7 +43,8 @@ def test_workspace_matches_golden(case: str) -> None:
     for name, content in files.items():
         _compare(out / name, content)
     if not UPDATE:
-        stale = sorted(p.name for p in out.iterdir() if p.name not in files)
+        written = {str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()}
+        stale = sorted(written - set(files))
         assert not stale, f"golden files no longer rendered (delete them): {stale}"
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import yaml
 
+import kschedctl
 from kschedctl.errors import NotFoundError
 from kschedctl.lab.binaries import find_optional
 from kschedctl.lab.images import CUSTOM_KUBE_SCHEDULER, KSCHEDCTL, KUBE_SCHEDULER, image_tag
@@ -54,6 +55,8 @@ class Launch:
     serving_port: int | None  # the port the program serves on inside the pod (probe target)
     local_port: int | None  # where it really listens here
     notes: list[str] = field(default_factory=list)
+    # Set in the process's environment over the container's own (what the image would hold).
+    env: dict[str, str] = field(default_factory=dict)
 
 
 def _kube_scheduler(
@@ -181,7 +184,14 @@ def _kschedctl(
         local = ctx.local_port
         argv += [f"--metrics-port={local}", "--metrics-address=127.0.0.1"]
     python = os.path.realpath(sys.executable)  # what /proc/<pid>/exe shows
-    return Launch([sys.executable, "-m", "kschedctl", *argv], python, serving, local)
+    # The kschedctl this runner runs (a checkout on PYTHONPATH, or the installed one), not
+    # whichever one the interpreter would find from the pod's directory: the image's code is
+    # the code under test.
+    package_root = str(Path(kschedctl.__file__).resolve().parents[1])
+    return Launch(
+        [sys.executable, "-m", "kschedctl", *argv], python, serving, local,
+        env={"PYTHONPATH": package_root},
+    )  # fmt: skip
 
 
 Launcher = Callable[[str, Sequence[str], Sequence[str], LaunchContext], Launch]

@@ -307,6 +307,7 @@ class PodWorker(threading.Thread):
             local_port=self.lab.free_port(),
         )
         launch = programs.launch(container.program, container.image, command, args, ctx)
+        env = {**env, **launch.env}
         cwd = podenv.rewrite_path(spec.get("workingDir") or "", mounts)
         workdir = Path(cwd) if cwd.startswith(str(self.lab.dir)) else run_dir
         return Prepared(launch, env, hostname, workdir)

@@ -1,0 +1,206 @@
+"""``deploy --program builtin`` of a spec with a plugin file (``spec.builtin.plugins``), on
+the session lab, in a namespace of its own.
+
+The proofs, for the pod form and then the deployment form: the plugin travels in the
+ConfigMap and the scheduler runs it (every pod lands where the filter plugin allows; a pod it
+refuses gets the plugin's reason, and ``why`` — reading the plugin from the deployed ConfigMap,
+no ``--plugin`` — gives the scheduler's exact message); a changed plugin file re-deployed rolls
+the pods (a new config hash, the old pods gone) and the new plugin places the next pods;
+``remove`` leaves nothing of the scheduler behind.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import yaml
+from e2e_helpers import pod_events, pod_manifest, wait_for
+
+from kschedctl.k8s.client import Cluster
+from kschedctl.lab.cluster import Lab
+from kschedctl.lab.processes import proxy_free_environment
+
+CONFIG_HASH = "kschedctl.io/config-hash"
+PLUGIN = '''\
+"""Only one node: {target}."""
+
+TARGET = "{target}"
+
+
+def filter(pod, node, ctx):
+    if node["metadata"]["name"] != TARGET:
+        return f"only {{TARGET}} is allowed"
+    return None
+'''
+
+
+def _workspace(root: Path, name: str, namespace: str, target: str) -> Path:
+    (root / "plugins").mkdir(parents=True, exist_ok=True)
+    (root / "plugins" / "only_node.py").write_text(PLUGIN.format(target=target))
+    spec = {
+        "apiVersion": "kschedctl.io/v1alpha1",
+        "kind": "Scheduler",
+        "metadata": {"name": name},
+        "spec": {
+            "namespace": namespace,
+            "program": "builtin",
+            "builtin": {"plugins": ["plugins/only_node.py"]},
+        },
+    }
+    (root / "scheduler.yaml").write_text(yaml.safe_dump(spec))
+    return root
+
+
+def _scheduler_pods(cluster: Cluster, namespace: str, name: str) -> list[dict[str, Any]]:
+    pods = cluster.list(
+        f"/api/v1/namespaces/{namespace}/pods",
+        labelSelector=f"kschedctl.io/scheduler={name},app.kubernetes.io/component=scheduler",
+    )
+    return [p for p in pods if not p["metadata"].get("deletionTimestamp")]
+
+
+def _place(cluster: Cluster, namespace: str, scheduler: str, pods: list[str]) -> dict[str, str]:
+    for pod in pods:
+        cluster.create(
+            f"/api/v1/namespaces/{namespace}/pods", pod_manifest(pod, schedulerName=scheduler)
+        )
+
+    def bound() -> dict[str, str] | None:
+        got = {
+            pod: cluster.get(f"/api/v1/namespaces/{namespace}/pods/{pod}")["spec"].get("nodeName")
+            for pod in pods
+        }
+        return got if all(got.values()) else None  # type: ignore[return-value]
+
+    return wait_for(bound, 120, f"{pods} bound")  # type: ignore[no-any-return]
+
+
+def _failed_note(cluster: Cluster, namespace: str, pod: str) -> str:
+    def note() -> str | None:
+        for event in pod_events(cluster, namespace, pod):
+            if event.get("reason") == "FailedScheduling":
+                return str(event.get("note") or event.get("message"))
+        return None
+
+    return str(wait_for(note, 90, f"FailedScheduling for {pod}"))
+
+
+def _leftovers(cluster: Cluster, namespace: str, name: str) -> list[str]:
+    selector = f"kschedctl.io/scheduler={name}"
+    found = []
+    for path in (
+        f"/api/v1/namespaces/{namespace}/pods",
+        f"/api/v1/namespaces/{namespace}/configmaps",
+        f"/api/v1/namespaces/{namespace}/serviceaccounts",
+        f"/apis/apps/v1/namespaces/{namespace}/deployments",
+        f"/apis/rbac.authorization.k8s.io/v1/namespaces/{namespace}/roles",
+        f"/apis/rbac.authorization.k8s.io/v1/namespaces/{namespace}/rolebindings",
+        "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+        "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+    ):
+        for obj in cluster.list(path, labelSelector=selector):
+            if not obj["metadata"].get("deletionTimestamp"):
+                found.append(f"{path.rsplit('/', 1)[-1]}/{obj['metadata']['name']}")
+    leases = cluster.list(f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases")
+    found += [f"leases/{n}" for lease in leases if (n := lease["metadata"]["name"]) == name]
+    return found
+
+
+def test_deploy_builtin_with_a_plugin_as_pod_and_deployment(
+    lab: Lab, cluster: Cluster, namespace: str, tmp_path: Path
+) -> None:
+    env = {**proxy_free_environment(), "KUBECONFIG": str(lab.kubeconfig)}
+
+    def kschedctl(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "kschedctl", *args], capture_output=True,
+                              text=True, env=env, cwd=tmp_path, timeout=420)  # fmt: skip
+
+    name = f"plug-{uuid.uuid4().hex[:5]}"
+    nodes = sorted(n["metadata"]["name"] for n in cluster.list("/api/v1/nodes"))
+    first, second = nodes[0], nodes[1]
+    ws = _workspace(tmp_path / name, name, namespace, first)
+    try:
+        # -- the pod form: the plugin in the ConfigMap, run by the scheduler ----------------
+        deployed = kschedctl("deploy", str(ws), "--as-pod", "--timeout", "360")
+        assert deployed.returncode == 0, deployed.stderr
+        assert f"canary pod was scheduled by {name}" in deployed.stderr
+        configmap = cluster.get(f"/api/v1/namespaces/{namespace}/configmaps/{name}-config")
+        assert configmap["data"]["plugin-only_node.py"] == PLUGIN.format(target=first)
+        [pod] = _scheduler_pods(cluster, namespace, name)
+        assert (
+            "--plugin=/etc/kschedctl/plugins/only_node.py"
+            in pod["spec"]["containers"][0]["command"]
+        )
+        placed = _place(cluster, namespace, name, ["a-0", "a-1", "a-2"])
+        assert set(placed.values()) == {first}, placed
+        # A pod only the other node could take: the plugin's reason, and why agrees without
+        # being given the plugin (it reads it from the deployed ConfigMap).
+        refused = pod_manifest("elsewhere", schedulerName=name)
+        refused["spec"]["nodeSelector"] = {"kubernetes.io/hostname": second}
+        cluster.create(f"/api/v1/namespaces/{namespace}/pods", refused)
+        note = _failed_note(cluster, namespace, "elsewhere")
+        assert f"only {first} is allowed" in note, note
+        why = kschedctl("why", "elsewhere", "-n", namespace, "-o", "json")
+        assert why.returncode == 6, why.stderr
+        found = json.loads(why.stdout)
+        assert found["summary"] == note
+        assert not any(f["code"] == "plugins-differ" for f in found["findings"]), found
+
+        # -- a changed plugin file rolls the pod, and the new plugin places the next pods ---
+        _workspace(ws, name, namespace, second)
+        redeployed = kschedctl("deploy", str(ws), "--as-pod", "--timeout", "360")
+        assert redeployed.returncode == 0, redeployed.stderr
+        assert "config changed, replacing it" in redeployed.stderr
+        [rolled] = _scheduler_pods(cluster, namespace, name)
+        assert rolled["metadata"]["uid"] != pod["metadata"]["uid"]
+        assert (
+            rolled["metadata"]["annotations"][CONFIG_HASH]
+            != (pod["metadata"]["annotations"][CONFIG_HASH])
+        )
+        assert set(_place(cluster, namespace, name, ["b-0", "b-1"]).values()) == {second}
+        # the pod the old plugin refused now fits
+        wait_for(
+            lambda: (
+                cluster.get(f"/api/v1/namespaces/{namespace}/pods/elsewhere")["spec"].get(
+                    "nodeName"
+                )
+                == second
+            ),
+            120,
+            "elsewhere bound once the plugin allows it",
+        )
+        removed = kschedctl("remove", name, "--force")
+        assert removed.returncode == 0, removed.stderr
+        wait_for(lambda: not _leftovers(cluster, namespace, name), 120, "nothing left")
+
+        # -- the deployment form, rolled by a changed plugin file ---------------------------
+        deployed = kschedctl("deploy", str(ws), "--as-deployment", "--timeout", "360")
+        assert deployed.returncode == 0, deployed.stderr
+        [before] = _scheduler_pods(cluster, namespace, name)
+        assert set(_place(cluster, namespace, name, ["c-0", "c-1"]).values()) == {second}
+        _workspace(ws, name, namespace, first)
+        redeployed = kschedctl("deploy", str(ws), "--as-deployment", "--timeout", "360")
+        assert redeployed.returncode == 0, redeployed.stderr
+        wait_for(
+            lambda: (
+                [p["metadata"]["uid"] for p in _scheduler_pods(cluster, namespace, name)]
+                not in ([], [before["metadata"]["uid"]])
+            ),
+            120,
+            "the Deployment's pods rolled",
+        )
+        hashes = {
+            p["metadata"]["annotations"][CONFIG_HASH]
+            for p in _scheduler_pods(cluster, namespace, name)
+        }
+        assert before["metadata"]["annotations"][CONFIG_HASH] not in hashes
+        assert set(_place(cluster, namespace, name, ["d-0", "d-1"]).values()) == {first}
+    finally:
+        removed = kschedctl("remove", name, "--force")
+        assert removed.returncode == 0, removed.stderr
+    wait_for(lambda: not _leftovers(cluster, namespace, name), 120, "nothing left")
