@@ -43,7 +43,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from kschedctl.errors import KschedError, NotFoundError  # noqa: E402
+from kschedctl.errors import ClusterError, KschedError, NotFoundError  # noqa: E402
 from kschedctl.k8s.client import Cluster  # noqa: E402
 from kschedctl.k8s.watch import list_and_watch  # noqa: E402
 from kschedctl.lab import binaries  # noqa: E402
@@ -121,11 +121,17 @@ def create_pods(cluster: Cluster, scheduler: str, count: int) -> None:
 
 
 def delete_pods(cluster: Cluster) -> None:
-    cluster.delete(f"/api/v1/namespaces/{NAMESPACE}/pods", gracePeriodSeconds=0)
+    path = f"/api/v1/namespaces/{NAMESPACE}/pods"
     deadline = time.monotonic() + 300
-    while cluster.list(f"/api/v1/namespaces/{NAMESPACE}/pods", limit=1):
+    while cluster.list(path, limit=1):
         if time.monotonic() > deadline:
             raise KschedError("the benchmark's pods were not deleted within 300s")
+        try:
+            cluster.delete(path, gracePeriodSeconds=0)
+        except ClusterError as err:
+            # A loaded API server can take longer than the client's read timeout to delete a
+            # large collection, and it stops where the client hung up: delete the rest again.
+            progress(f"deleting the pods: {err.message}; again")
         time.sleep(1)
 
 

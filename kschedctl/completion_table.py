@@ -210,6 +210,21 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                      'zsh': 'With --program custom\\\\: a plugin the image adds, '
                                             'as NAME\\\\:Point[,Point…] (e.g. '
                                             'NodeLabelMatch\\\\:Filter); repeatable.'},
+                                    {'all_opts': ['--replaces-default'],
+                                     'callback': False,
+                                     'fish': "Replace the cluster's default scheduler: NAME must "
+                                             'be default-scheduler; it runs in kube-system and '
+                                             'holds the Lease kube-system/kube-scheduler.',
+                                     'flag': True,
+                                     'hidden': False,
+                                     'kind': 'option',
+                                     'multiple': False,
+                                     'name': 'replaces_default',
+                                     'nargs': 1,
+                                     'opts': ['--replaces-default'],
+                                     'zsh': "Replace the cluster''s default scheduler\\\\: NAME "
+                                            'must be default-scheduler; it runs in kube-system and '
+                                            'holds the Lease kube-system/kube-scheduler.'},
                                     {'all_opts': ['--force'],
                                      'callback': False,
                                      'fish': 'Replace PARENT/NAME if it is a kschedctl workspace '

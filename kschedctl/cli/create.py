@@ -69,6 +69,14 @@ def create(
             "(e.g. NodeLabelMatch:Filter); repeatable.",
         ),
     ] = None,
+    replaces_default: Annotated[
+        bool,
+        typer.Option(
+            "--replaces-default",
+            help="Replace the cluster's default scheduler: NAME must be default-scheduler; it "
+            "runs in kube-system and holds the Lease kube-system/kube-scheduler.",
+        ),
+    ] = False,
     force: Annotated[
         bool,
         typer.Option(
@@ -98,6 +106,7 @@ def create(
         replicas=replicas,
         leader_elect=leader_elect,
         image=image,
+        replaces_default=replaces_default or None,
     )
     ensure_valid(spec, source="create")
     files = forms.render_workspace(spec)  # all in memory first: nothing written if this fails

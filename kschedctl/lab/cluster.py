@@ -63,6 +63,7 @@ class ComponentState:
     argv: list[str] = field(default_factory=list)  # to restart it as it was started
     env: dict[str, str] = field(default_factory=dict)  # what it set beyond the proxy-free env
     started: int | None = None  # start time (ticks): the pid alone may be reused
+    held: bool = False  # stopped on purpose (Lab.hold): the runner does not revive it
 
     def running(self) -> bool:
         return processes.is_running(self.pid, self.exe, self.started)
@@ -187,7 +188,9 @@ class Lab:
             if state is None or not state.ready:  # `up` is still starting them
                 return revived
             for name, component in state.components.items():
-                if name == "runner" or not component.argv or component.running():
+                if name == "runner" or not component.argv or component.held:
+                    continue
+                if component.running():
                     continue
                 pid = processes.start(
                     component.argv, Path(component.log),
@@ -512,6 +515,7 @@ class Lab:
             if state is None or component is None or not component.argv:
                 raise LabError(f"no component {name!r} to restart in {self.dir}")
             component.stop()
+            component.held = False  # started again below: the runner revives it from now on
             time.sleep(down_for)
             pid = processes.start(
                 component.argv, Path(component.log),
@@ -522,6 +526,35 @@ class Lab:
         if name == "kube-apiserver":
             url = f"https://127.0.0.1:{component.port}/readyz"
             self._wait(state, name, url, timeout, lambda _m: None)
+
+    def hold(self, name: str) -> None:
+        """Stop one component (by its recorded pid) and keep it stopped until :meth:`release`:
+        the runner does not revive it meanwhile. For drills that replace it, as an operator
+        moves kube-scheduler's static-pod manifest away to run another default scheduler."""
+        with self._exclusive():
+            state = self.state() if self.is_lab_dir() else None
+            component = state.components.get(name) if state is not None else None
+            if state is None or component is None or name == "runner":
+                raise LabError(f"no component {name!r} to stop in {self.dir}")
+            component.held = True
+            self._save(state)  # first: the runner must not revive it once it is stopped
+            component.stop()
+
+    def release(self, name: str) -> None:
+        """Start a component that :meth:`hold` stopped again, as it was started."""
+        with self._exclusive():
+            state = self.state() if self.is_lab_dir() else None
+            component = state.components.get(name) if state is not None else None
+            if state is None or component is None:
+                raise LabError(f"no component {name!r} to start in {self.dir}")
+            component.held = False
+            if not component.running():
+                pid = processes.start(
+                    component.argv, Path(component.log),
+                    processes.proxy_free_environment(component.env), cwd=self.dir,
+                )  # fmt: skip
+                component.pid, component.started = pid, processes.start_ticks(pid)
+            self._save(state)
 
     def _wait(
         self, state: LabState, name: str, url: str, timeout: float, progress: Progress
