@@ -63,7 +63,6 @@ class ComponentState:
     argv: list[str] = field(default_factory=list)  # to restart it as it was started
     env: dict[str, str] = field(default_factory=dict)  # what it set beyond the proxy-free env
     started: int | None = None  # start time (ticks): the pid alone may be reused
-    held: bool = False  # stopped on purpose (Lab.hold): the runner does not revive it
 
     def running(self) -> bool:
         return processes.is_running(self.pid, self.exe, self.started)
@@ -80,6 +79,9 @@ class LabState:
     components: dict[str, ComponentState] = field(default_factory=dict)
     bin_dir: str = ""
     ready: bool = False  # `up` finished: from then on the runner keeps components running
+    # Components stopped on purpose (Lab.hold): the runner does not revive them. A key of its
+    # own (not a component field) so that a runner of an older kschedctl still reads lab.json.
+    held: list[str] = field(default_factory=list)
 
     def to_json(self) -> str:
         data = {
@@ -88,6 +90,7 @@ class LabState:
             "started": self.started,
             "binDir": self.bin_dir,
             "ready": self.ready,
+            "held": self.held,
             "components": {k: vars(v) for k, v in self.components.items()},
         }
         return json.dumps(data, indent=2) + "\n"
@@ -101,6 +104,7 @@ class LabState:
             started=data.get("started", 0.0),
             bin_dir=data.get("binDir", ""),
             ready=data.get("ready", False),
+            held=list(data.get("held", [])),
             components={k: ComponentState(**v) for k, v in data.get("components", {}).items()},
         )
 
@@ -188,7 +192,7 @@ class Lab:
             if state is None or not state.ready:  # `up` is still starting them
                 return revived
             for name, component in state.components.items():
-                if name == "runner" or not component.argv or component.held:
+                if name == "runner" or not component.argv or name in state.held:
                     continue
                 if component.running():
                     continue
@@ -515,7 +519,7 @@ class Lab:
             if state is None or component is None or not component.argv:
                 raise LabError(f"no component {name!r} to restart in {self.dir}")
             component.stop()
-            component.held = False  # started again below: the runner revives it from now on
+            state.held = [n for n in state.held if n != name]  # the runner revives it again
             time.sleep(down_for)
             pid = processes.start(
                 component.argv, Path(component.log),
@@ -536,7 +540,8 @@ class Lab:
             component = state.components.get(name) if state is not None else None
             if state is None or component is None or name == "runner":
                 raise LabError(f"no component {name!r} to stop in {self.dir}")
-            component.held = True
+            if name not in state.held:
+                state.held.append(name)
             self._save(state)  # first: the runner must not revive it once it is stopped
             component.stop()
 
@@ -547,7 +552,7 @@ class Lab:
             component = state.components.get(name) if state is not None else None
             if state is None or component is None:
                 raise LabError(f"no component {name!r} to start in {self.dir}")
-            component.held = False
+            state.held = [n for n in state.held if n != name]
             if not component.running():
                 pid = processes.start(
                     component.argv, Path(component.log),
