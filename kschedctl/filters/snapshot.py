@@ -197,6 +197,9 @@ class NodeInfo:
     # (protocol, port) -> hostIP -> number of pods using it
     ports: dict[tuple[str, int], dict[str, int]] = field(default_factory=dict)
     anti_affinity_pods: int = 0
+    # non_zero_requested()'s sums, kept up to date by add/remove once computed: scoring asks
+    # for them on every feasible node of every decision.
+    _non_zero: list[int] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_node(cls, node: Mapping[str, Any]) -> NodeInfo:
@@ -213,6 +216,10 @@ class NodeInfo:
 
     def add(self, p: PodInfo) -> None:
         self.pods.append(p)
+        if self._non_zero is not None:
+            c, m = p.non_zero()
+            self._non_zero[0] += c
+            self._non_zero[1] += m
         req = self.requested
         for k, v in p.requests.items():
             req[k] = req.get(k, 0) + v
@@ -229,6 +236,10 @@ class NodeInfo:
                 break
         else:
             return
+        if self._non_zero is not None:
+            c, m = p.non_zero()
+            self._non_zero[0] -= c
+            self._non_zero[1] -= m
         req = self.requested
         for k, v in p.requests.items():
             req[k] = req.get(k, 0) - v
@@ -270,12 +281,14 @@ class NodeInfo:
 
     def non_zero_requested(self) -> dict[str, int]:
         """cpu/memory requested with the scoring defaults (100m / 200Mi per empty container)."""
-        cpu = mem = 0
-        for p in self.pods:
-            c, m = p.non_zero()
-            cpu += c
-            mem += m
-        return {CPU: cpu, MEMORY: mem}
+        if self._non_zero is None:
+            cpu = mem = 0
+            for p in self.pods:
+                c, m = p.non_zero()
+                cpu += c
+                mem += m
+            self._non_zero = [cpu, mem]
+        return {CPU: self._non_zero[0], MEMORY: self._non_zero[1]}
 
 
 class Snapshot:

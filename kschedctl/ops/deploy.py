@@ -81,10 +81,12 @@ class DeployRequest:
             raise UsageError(
                 f"unknown form {self.form!r}", hint=f"one of {', '.join(DEPLOY_FORMS)}"
             )
-        if self.spec.name == "default-scheduler":
+        # A replacement (spec.replacesDefault, checked with the spec) takes the name on purpose.
+        if self.spec.name == "default-scheduler" and not self.spec.replaces_default:
             raise UsageError(
                 "refusing to deploy an additional scheduler named default-scheduler",
-                hint="pick another name; the cluster's own scheduler already has it",
+                hint="pick another name; the cluster's own scheduler already has it (or "
+                "create it with --replaces-default to replace it)",
             )
 
 

@@ -21,6 +21,7 @@ from kschedctl.ops.deploy import (
 from kschedctl.ops.logs import LogStream
 from kschedctl.ops.reporter import QUIET, Reporter
 from kschedctl.render.forms import DEPLOY_FORMS as FORMS
+from kschedctl.spec import default_spec
 
 
 def test_request_defaults_match_the_cli() -> None:
@@ -43,6 +44,11 @@ def test_requests_that_make_no_sense_are_usage_errors(name: str, form: str, mess
     spec.name = name
     with pytest.raises(UsageError, match=message):
         DeployRequest(spec, form)
+
+
+def test_a_replacement_of_the_default_scheduler_may_be_deployed() -> None:
+    spec = default_spec("default-scheduler", program="builtin", replaces_default=True)
+    assert DeployRequest(spec, "service").spec.replaces_default
 
 
 def test_load_target_applies_the_flags() -> None:
