@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 
 from kschedctl.config import userfile
-from kschedctl.config.versions import parse_git_version
+from kschedctl.config.versions import DEFAULT_SCHEDULER_NAME, parse_git_version
 from kschedctl.errors import ApplyError, ClusterError, KschedError, SpecError, UsageError
 from kschedctl.hosts import Host
 from kschedctl.k8s import apply
@@ -386,6 +386,10 @@ def refuse_tool_managed(name: str, live: list[dict[str, Any]]) -> None:
 def _refuse_taken_name(schedulers: list[Scheduler], spec: Spec, form: str) -> None:
     for s in schedulers:
         if s.name not in spec.scheduler_names or not s.served:
+            continue
+        if spec.replaces_default and s.name == DEFAULT_SCHEDULER_NAME and not s.managed:
+            # What a replacement replaces: it takes over the default scheduler's Lease (the
+            # spec makes sure), so the two never bind at once; one still running waits.
             continue
         ours = (
             s.managed

@@ -7,11 +7,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kschedctl.errors import UsageError
+from kschedctl.errors import KschedError, UsageError
 from kschedctl.hosts import SystemdHost
-from kschedctl.observe.schedulers import FORM_ANNOTATION, LEASE_ANNOTATION
+from kschedctl.observe.schedulers import FORM_ANNOTATION, LEASE_ANNOTATION, Scheduler
 from kschedctl.ops.deploy import (
     DeployRequest,
+    _refuse_taken_name,
     _warn_loopback_metrics,
     check_skew,
     client_dry_run,
@@ -132,3 +133,12 @@ def test_the_quiet_reporter_says_nothing_and_a_stream_closes_once_used() -> None
     with LogStream(iter([]), 1, lambda: closed.append(True)) as stream:
         assert list(stream.lines) == []
     assert closed == [True]
+
+
+def test_a_replacement_takes_the_name_of_the_cluster_default_scheduler_only() -> None:
+    cluster_default = Scheduler("default-scheduler", "process", sources=["lease"])
+    replacement = default_spec("default-scheduler", program="builtin", replaces_default=True)
+    _refuse_taken_name([cluster_default], replacement, "service")  # what it replaces
+    other = Scheduler("default-scheduler", "deployment", managed=True, instance="x/other")
+    with pytest.raises(KschedError, match="already served by x/other"):
+        _refuse_taken_name([other], replacement, "service")
