@@ -22,7 +22,7 @@ complete -o default -F _kschedctl_completion kschedctl
 #   kschedctl logs NAME --all-replicas/--leader-only --cluster --context --grep --kubeconfig --prefix/--no-prefix --since --tail --timestamps --user -f/--follow -p/--previous
 #   kschedctl remove NAME --cluster --context --dry-run --force --kubeconfig --timeout --user
 #   kschedctl render SRC [DIR] --add-to --as --kubernetes-version --no-headers -o/--output
-#   kschedctl scheduler run --burst --context --kubeconfig --leader-elect/--no-leader-elect --lease-duration --lease-name --lease-namespace --metrics-address --metrics-port --name --percentage-of-nodes-to-score --pod-initial-backoff --pod-max-backoff --policy --qps --renew-deadline --retry-period --strategy -v/--v
+#   kschedctl scheduler run --burst --context --kubeconfig --leader-elect/--no-leader-elect --lease-duration --lease-name --lease-namespace --metrics-address --metrics-port --name --percentage-of-nodes-to-score --pod-initial-backoff --pod-max-backoff --policy --qps --renew-deadline --replaces-default --retry-period --strategy -v/--v
 #   kschedctl schema SPEC|POLICY
 #   kschedctl status NAME --cluster --context --kubeconfig --no-headers --no-metrics --user -o/--output
 #   kschedctl top nodes --cluster --context --export --kubeconfig --limit --no-headers --scheduler --sort-by --user -l/--selector -o/--output

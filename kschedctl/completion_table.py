@@ -1797,8 +1797,8 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                                    'schedules.'},
                                            {'all_opts': ['--lease-name'],
                                             'callback': False,
-                                            'fish': 'The Lease (default: the scheduler name; never '
-                                                    'kube-scheduler).',
+                                            'fish': 'The Lease (default: the scheduler name; '
+                                                    'kube-scheduler only with --replaces-default).',
                                             'flag': False,
                                             'hidden': False,
                                             'kind': 'option',
@@ -1807,7 +1807,25 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                             'nargs': 1,
                                             'opts': ['--lease-name'],
                                             'zsh': 'The Lease (default\\\\: the scheduler name; '
-                                                   'never kube-scheduler).'},
+                                                   'kube-scheduler only with --replaces-default).'},
+                                           {'all_opts': ['--replaces-default'],
+                                            'callback': False,
+                                            'fish': "Be the cluster's default scheduler: --name "
+                                                    "default-scheduler, holding kube-scheduler's "
+                                                    'Lease kube-system/kube-scheduler (stop '
+                                                    'kube-scheduler first).',
+                                            'flag': True,
+                                            'hidden': False,
+                                            'kind': 'option',
+                                            'multiple': False,
+                                            'name': 'replaces_default',
+                                            'nargs': 1,
+                                            'opts': ['--replaces-default'],
+                                            'zsh': "Be the cluster''s default scheduler\\\\: "
+                                                   '--name default-scheduler, holding '
+                                                   "kube-scheduler''s Lease "
+                                                   'kube-system/kube-scheduler (stop '
+                                                   'kube-scheduler first).'},
                                            {'all_opts': ['--lease-namespace'],
                                             'callback': False,
                                             'fish': 'Namespace of the Lease.',

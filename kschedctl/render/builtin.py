@@ -64,6 +64,8 @@ def _flags(spec: Spec, policy_path: str) -> list[str]:
         f"--policy={policy_path}",
         f"--strategy={spec.builtin.strategy}",
     ]
+    if spec.replaces_default:
+        flags.append("--replaces-default")
     if le.leader_elect:
         flags += [
             "--leader-elect",
