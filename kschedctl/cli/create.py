@@ -118,6 +118,13 @@ def create(
         return target / forms.by_name(form).file_name(name)
 
     host_forms = ", ".join(f"{file(f.name)} ({f.host})" for f in forms.FORMS if f.host)
+    if spec.replaces_default:
+        output.info(
+            "It replaces the default scheduler: stop kube-scheduler first (kubeadm: move "
+            "/etc/kubernetes/manifests/kube-scheduler.yaml out of the manifests directory); "
+            "one left running waits as a standby while this holds the Lease "
+            "kube-system/kube-scheduler."
+        )
     output.info(
         f"\nWrote scheduler workspace {target}/ (Kubernetes {spec.kubernetes_version}, "
         f"{spec.image}). Next:\n"

@@ -211,6 +211,7 @@ def test_create_program_custom_refusals(run, tmp_path: Path, args, code, words) 
 def test_create_replaces_default(run, tmp_path: Path) -> None:
     result = run("create", "default-scheduler", "--program", "builtin", "--replaces-default")
     assert result.exit_code == 0, result.stderr
+    assert "stop kube-scheduler first" in result.stderr
     spec = load_spec(tmp_path / "default-scheduler" / "scheduler.yaml")
     assert spec.replaces_default and spec.scheduler_names == ["default-scheduler"]
     le = spec.leader_election

@@ -87,7 +87,9 @@ def test_builtin_replaces_the_default_scheduler(
 
     lab.hold("kube-scheduler")
     try:
-        deployed = run(lab, "deploy", NAME, FORM_FLAGS[form], "--timeout", "120", cwd=tmp_path)
+        deployed = run(
+            lab, "deploy", NAME, FORM_FLAGS[form], "--timeout", "300", cwd=tmp_path, timeout=400
+        )
         assert deployed.returncode == 0, deployed.stderr
         assert f"canary pod was scheduled by {NAME}" in deployed.stderr
         wait_for(lambda: held_by_kschedctl(cluster), 60, "kschedctl holding kube-scheduler")

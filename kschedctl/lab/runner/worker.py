@@ -27,6 +27,9 @@ from kschedctl.lab.runner.container import ContainerRunner, Options, Prepared
 from kschedctl.lab.runner.kube import LabApi
 from kschedctl.lab.runner.volumes import VolumeError, Volumes
 
+# The directory the runner imports kschedctl from (kschedctl images run that code).
+CHECKOUT = str(Path(__file__).resolve().parents[3])
+
 TICK = 0.2
 SA_MOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
 TOKEN_RETRY = 60.0
@@ -307,6 +310,10 @@ class PodWorker(threading.Thread):
             local_port=self.lab.free_port(),
         )
         launch = programs.launch(container.program, container.image, command, args, ctx)
+        if container.program == images.KSCHEDCTL:
+            # "The code of this checkout": the runner's own kschedctl, even where the
+            # interpreter would import another (a worktree run with PYTHONPATH, say).
+            env = {**env, "PYTHONPATH": CHECKOUT}
         cwd = podenv.rewrite_path(spec.get("workingDir") or "", mounts)
         workdir = Path(cwd) if cwd.startswith(str(self.lab.dir)) else run_dir
         return Prepared(launch, env, hostname, workdir)
