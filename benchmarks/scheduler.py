@@ -4,13 +4,20 @@ For each node count M (nodes are added to one lab as M grows) it creates N pendi
 scheduler name nothing serves yet, starts one scheduler, and records when each pod is seen
 bound (one watch). It does that once with kube-scheduler (the lab's binary, one profile,
 leader election off) and once with ``kschedctl scheduler run`` (leader election off), both with
-``--qps``/``--burst`` as their client limits and the lab's system:kube-scheduler identity.
+the same client QPS/burst and the lab's system:kube-scheduler identity, in two series:
 
-Printed per M and scheduler: pods/s over the binding window (first to last bind) and from the
-scheduler's start, the decision latency p50/p99 (from each scheduler's own histogram:
+- ``--qps``/``--burst`` (default 50/100) at ``--nodes`` (default 100, 500, 1,000);
+- unthrottled: client QPS 5,000 / burst 10,000 at ``--unthrottled-nodes`` (default 500 and
+  2,000): neither client limit is in the way, so the ratio compares the schedulers
+  themselves (the API server and the machine's cores are shared by both).
+
+Printed per series, M and scheduler: pods/s over the binding window (first to last bind) and
+from the scheduler's start, the ratio kschedctl / kube-scheduler (goal: >= 1.0), the decision
+latency p50/p99 (from each scheduler's own histogram:
 ``scheduler_scheduling_algorithm_duration_seconds`` and
 ``kschedctl_scheduler_decision_duration_seconds``, same buckets), and the scheduler's peak
-memory (VmHWM). Goal: ratio >= 1.0 at equal QPS (the API server is the limit, not our loop).
+memory (VmHWM). ``--py-spy PATH`` samples kschedctl's scheduler from outside during its runs
+(collapsed stacks in the log directory) and prints its busiest functions.
 
 Then the memory check: the lab grows to ``--memory-nodes`` nodes with ``--memory-pods`` pods
 bound to them (created with spec.nodeName, so no scheduler is involved), kschedctl's
@@ -18,6 +25,7 @@ scheduler starts, lists and caches all of it, and its peak memory is printed (go
 500 MB for 5,000 nodes and 50,000 pods).
 
     python benchmarks/scheduler.py [--nodes 100,500,1000] [--pods 1000] [--qps 50 --burst 100]
+                                   [--unthrottled-nodes 500,2000] [--py-spy PATH]
                                    [--memory-nodes 5000 --memory-pods 50000 | --no-memory]
 
 It starts and removes its own lab (``--lab-dir``, default a temporary directory) and stops
@@ -29,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -43,7 +52,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from kschedctl.errors import KschedError, NotFoundError  # noqa: E402
+from kschedctl.errors import ClusterError, KschedError, NotFoundError  # noqa: E402
 from kschedctl.k8s.client import Cluster  # noqa: E402
 from kschedctl.k8s.watch import list_and_watch  # noqa: E402
 from kschedctl.lab import binaries  # noqa: E402
@@ -62,11 +71,20 @@ KUBE_METRIC = "scheduler_scheduling_algorithm_duration_seconds"
 OUR_METRIC = "kschedctl_scheduler_decision_duration_seconds"
 
 
+@dataclass(frozen=True)
+class Limits:
+    """Both schedulers' client QPS and burst in one series of runs."""
+
+    qps: float
+    burst: int
+
+
 @dataclass
 class Run:
     scheduler: str
     nodes: int
     pods: int
+    limits: Limits
     window_rate: float  # pods/s from the first to the last bind
     start_rate: float  # pods/s from the scheduler's start to the last bind
     p50: float | None
@@ -121,12 +139,26 @@ def create_pods(cluster: Cluster, scheduler: str, count: int) -> None:
 
 
 def delete_pods(cluster: Cluster) -> None:
-    cluster.delete(f"/api/v1/namespaces/{NAMESPACE}/pods", gracePeriodSeconds=0)
+    """Delete the namespace's pods one request each, in parallel: a loaded API server can take
+    longer than the client's read timeout to delete a large collection in one request (and
+    stops where the client hung up)."""
+    path = f"/api/v1/namespaces/{NAMESPACE}/pods"
+
+    def one(name: str) -> None:
+        try:
+            cluster.delete(f"{path}/{name}", gracePeriodSeconds=0)
+        except NotFoundError:
+            pass
+        except ClusterError as err:
+            progress(f"deleting pod {name}: {err.message}; trying again")
+
     deadline = time.monotonic() + 300
-    while cluster.list(f"/api/v1/namespaces/{NAMESPACE}/pods", limit=1):
+    while names := [p["metadata"]["name"] for p in cluster.list(path)]:
         if time.monotonic() > deadline:
-            raise KschedError("the benchmark's pods were not deleted within 300s")
-        time.sleep(1)
+            raise KschedError(f"{len(names)} of the benchmark's pods not deleted within 300s")
+        with ThreadPoolExecutor(8) as pool:
+            list(pool.map(one, names))
+        time.sleep(0.5)
 
 
 class BindClock:
@@ -243,12 +275,14 @@ def measure(
     which: str,
     nodes: int,
     pods: int,
+    limits: Limits,
     command: Callable[[str], tuple[list[str], str]],
     metric: str,
     log: Path,
+    py_spy: tuple[str, Path] | None = None,
 ) -> Run:
-    name = f"bench-{which}-{nodes}"
-    progress(f"{which}: {pods} pending pods on {nodes} nodes")
+    name = f"bench-{which}-{nodes}-{limits.qps:g}"
+    progress(f"{which}: {pods} pending pods on {nodes} nodes, QPS {limits.qps:g}")
     create_pods(cluster, name, pods)
     argv, metrics_url = command(name)
     with BindClock(cluster) as clock, open(log, "ab") as out:
@@ -256,6 +290,14 @@ def measure(
         proc = subprocess.Popen(
             argv, stdout=out, stderr=subprocess.STDOUT, env=proxy_free_environment()
         )
+        profiler = None
+        if py_spy is not None:  # sampled from outside: every thread, nothing changed inside
+            spy, stacks = py_spy
+            profiler = subprocess.Popen(
+                [spy, "record", "--pid", str(proc.pid), "--rate", "250", "--format", "raw",
+                 "--output", str(stacks), "--nonblocking"],
+                stdout=subprocess.DEVNULL, stderr=out,
+            )  # fmt: skip
         try:
             deadline = started + 900
             while len(clock.bound) < pods:
@@ -269,6 +311,13 @@ def measure(
             buckets = histogram(scrape(metrics_url), metric)
             peak = peak_mb(proc.pid)
         finally:
+            if profiler is not None:
+                profiler.send_signal(signal.SIGINT)  # py-spy writes its file on SIGINT
+                try:
+                    profiler.wait(30)
+                except subprocess.TimeoutExpired:
+                    profiler.kill()
+                    profiler.wait(10)
             proc.terminate()
             try:
                 proc.wait(30)
@@ -282,6 +331,7 @@ def measure(
         which,
         nodes,
         pods,
+        limits,
         window_rate=(pods - 1) / window if window > 0 else float("inf"),
         start_rate=pods / (times[-1] - started),
         p50=quantile(0.5, buckets),
@@ -381,16 +431,33 @@ def memory_check(
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--nodes", default="100,500,1000", help="node counts M, ascending")
+    parser.add_argument(
+        "--nodes", default="100,500,1000", help="node counts M of the QPS/burst series ('' none)"
+    )
     parser.add_argument("--pods", type=int, default=1000, help="pending pods N per run")
     parser.add_argument("--qps", type=float, default=50.0)
     parser.add_argument("--burst", type=int, default=100)
+    parser.add_argument(
+        "--unthrottled-nodes",
+        default="500,2000",
+        help="node counts of the unthrottled series (client QPS 5,000 / burst 10,000; '' none)",
+    )
     parser.add_argument("--memory-nodes", type=int, default=5000)
     parser.add_argument("--memory-pods", type=int, default=50000)
     parser.add_argument("--no-memory", action="store_true", help="skip the memory check")
     parser.add_argument("--lab-dir", type=Path, default=None)
+    parser.add_argument(
+        "--py-spy",
+        default=None,
+        metavar="PATH",
+        help="sample kschedctl's scheduler with this py-spy: collapsed stacks per run in the "
+        "log directory, its busiest functions printed",
+    )
     args = parser.parse_args()
-    counts = sorted(int(n) for n in args.nodes.split(","))
+    series = {
+        Limits(args.qps, args.burst): _counts(args.nodes),
+        UNTHROTTLED: _counts(args.unthrottled_nodes),
+    }
 
     workdir = Path(tempfile.mkdtemp(prefix="kschedctl-bench-"))
     lab = Lab(args.lab_dir or workdir / "lab")
@@ -403,29 +470,15 @@ def main() -> int:
         cluster.create("/api/v1/namespaces", {"metadata": {"name": NAMESPACE}})
         wait_default_service_account(cluster, NAMESPACE, 120)
         have = 0
-        for m in counts:
+        # Nodes are only ever added: every series' runs at M happen when the lab has M nodes.
+        for m in sorted({m for counts in series.values() for m in counts}):
             grow_nodes(cluster, have, m)
             have = m
-            kube = measure(
-                cluster,
-                "kube-scheduler",
-                m,
-                args.pods,
-                lambda n: kube_scheduler(lab, workdir, n, args.qps, args.burst),
-                KUBE_METRIC,
-                workdir / "kube-scheduler.log",
-            )
-            mine = measure(
-                cluster,
-                "kschedctl",
-                m,
-                args.pods,
-                lambda n: ours(lab, n, args.qps, args.burst),
-                OUR_METRIC,
-                workdir / "kschedctl.log",
-            )
-            runs += [kube, mine]
-            report(runs, args, None, out=sys.stderr)  # so far, in case a later step fails
+            for limits, counts in series.items():
+                if m not in counts:
+                    continue
+                runs += run_pair(lab, cluster, workdir, m, args.pods, limits, args.py_spy)
+                report(runs, args, None, out=sys.stderr)  # so far, in case a later step fails
         if not args.no_memory:
             memory = memory_check(
                 lab,
@@ -440,7 +493,77 @@ def main() -> int:
         progress("lab down")
         lab.down()
     report(runs, args, memory)
+    if args.py_spy:
+        print(f"\npy-spy stacks of kschedctl's runs: {workdir}/kschedctl-*.stacks")
+        for stacks in sorted(workdir.glob("kschedctl-*.stacks")):
+            print(f"\n{stacks.name}: busiest functions (share of samples, self / total)")
+            for share_self, share_total, where in busiest(stacks, 12):
+                print(f"  {share_self:6.1%} {share_total:6.1%}  {where}")
     return 0
+
+
+UNTHROTTLED = Limits(5000.0, 10000)  # issue 13: both schedulers without a client limit in the way
+
+
+def _counts(text: str) -> list[int]:
+    return sorted(int(n) for n in text.split(",") if n.strip())
+
+
+def run_pair(
+    lab: Lab,
+    cluster: Cluster,
+    workdir: Path,
+    m: int,
+    pods: int,
+    limits: Limits,
+    py_spy: str | None,
+) -> list[Run]:
+    """kube-scheduler, then kschedctl's scheduler, on the same M nodes with the same limits."""
+    kube = measure(
+        cluster,
+        "kube-scheduler",
+        m,
+        pods,
+        limits,
+        lambda n: kube_scheduler(lab, workdir, n, limits.qps, limits.burst),
+        KUBE_METRIC,
+        workdir / "kube-scheduler.log",
+    )
+    stacks = workdir / f"kschedctl-{m}-qps{limits.qps:g}.stacks"
+    mine = measure(
+        cluster,
+        "kschedctl",
+        m,
+        pods,
+        limits,
+        lambda n: ours(lab, n, limits.qps, limits.burst),
+        OUR_METRIC,
+        workdir / "kschedctl.log",
+        (py_spy, stacks) if py_spy else None,
+    )
+    return [kube, mine]
+
+
+def busiest(stacks: Path, top: int) -> list[tuple[float, float, str]]:
+    """The functions with most samples in py-spy's collapsed stacks ("a;b;c COUNT" lines):
+    (own share, share with callees, function), idle waits left out."""
+    own: dict[str, int] = {}
+    total: dict[str, int] = {}
+    samples = 0
+    for line in stacks.read_text().splitlines():
+        frames, _, count = line.rpartition(" ")
+        if not frames or not count.isdigit():
+            continue
+        parts = frames.split(";")
+        if any(w in parts[-1] for w in ("wait (threading", "select (", "_wait_for_tstate_lock")):
+            continue  # blocked, not working
+        n = int(count)
+        samples += n
+        own[parts[-1]] = own.get(parts[-1], 0) + n
+        for frame in set(parts):
+            total[frame] = total.get(frame, 0) + n
+    ranked = sorted(own, key=lambda f: own[f], reverse=True)[:top]
+    return [(own[f] / samples, total[f] / samples, f) for f in ranked] if samples else []
 
 
 def _ms(value: float | None) -> str:
@@ -453,30 +576,32 @@ def report(
     def line(text: str) -> None:
         print(text, file=out)
 
-    # Both clients take a token per binding: after the burst, QPS caps the rate.
-    limit = "no limit within the burst"
-    if args.pods > args.burst:
-        ceiling = (args.pods - 1) / ((args.pods - args.burst) / args.qps)
-        limit = f"the client limit allows at most ~{ceiling:.1f} pods/s over the binding window"
-    line(
-        f"\nN = {args.pods} pending pods, client QPS {args.qps:g} / burst {args.burst} for both "
-        f"({limit})"
-    )
-    line(
-        f"{'M nodes':>8} {'scheduler':<15} {'pods/s':>8} {'(from start)':>12} {'ratio':>6} "
-        f"{'p50 ms':>7} {'p99 ms':>7} {'peak MB':>8}"
-    )
-    by_m: dict[int, dict[str, Run]] = {}
+    by_limits: dict[Limits, dict[int, dict[str, Run]]] = {}
     for r in runs:
-        by_m.setdefault(r.nodes, {})[r.scheduler] = r
-    for m, pair in by_m.items():
-        kube = pair.get("kube-scheduler")
-        for r in pair.values():
-            ratio = f"{r.window_rate / kube.window_rate:.2f}" if kube and r is not kube else ""
-            line(
-                f"{m:>8} {r.scheduler:<15} {r.window_rate:>8.1f} {r.start_rate:>12.1f} {ratio:>6} "
-                f"{_ms(r.p50):>7} {_ms(r.p99):>7} {r.peak_mb:>8.0f}"
-            )
+        by_limits.setdefault(r.limits, {}).setdefault(r.nodes, {})[r.scheduler] = r
+    for limits, by_m in by_limits.items():
+        # Both clients take a token per binding: after the burst, QPS caps the rate.
+        limit = "no limit within the burst"
+        if args.pods > limits.burst:
+            ceiling = (args.pods - 1) / ((args.pods - limits.burst) / limits.qps)
+            limit = f"the client limit allows at most ~{ceiling:.1f} pods/s over the binding window"
+        what = "unthrottled: " if limits == UNTHROTTLED else ""
+        line(
+            f"\nN = {args.pods} pending pods, {what}client QPS {limits.qps:g} / burst "
+            f"{limits.burst} for both ({limit})"
+        )
+        line(
+            f"{'M nodes':>8} {'scheduler':<15} {'pods/s':>8} {'(from start)':>12} {'ratio':>6} "
+            f"{'p50 ms':>7} {'p99 ms':>7} {'peak MB':>8}"
+        )
+        for m, pair in by_m.items():
+            kube = pair.get("kube-scheduler")
+            for r in pair.values():
+                ratio = f"{r.window_rate / kube.window_rate:.2f}" if kube and r is not kube else ""
+                line(
+                    f"{m:>8} {r.scheduler:<15} {r.window_rate:>8.1f} {r.start_rate:>12.1f} "
+                    f"{ratio:>6} {_ms(r.p50):>7} {_ms(r.p99):>7} {r.peak_mb:>8.0f}"
+                )
     if memory is not None:
         verdict = "under" if memory["peak_mb"] < 500 else "OVER"
         line(

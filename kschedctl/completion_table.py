@@ -230,6 +230,21 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                             'the scheduler, copied into the workspace as '
                                             'plugins/FILE and listed in spec.builtin.plugins; '
                                             'repeatable, in the order they run.'},
+                                    {'all_opts': ['--replaces-default'],
+                                     'callback': False,
+                                     'fish': "Replace the cluster's default scheduler: NAME must "
+                                             'be default-scheduler; it runs in kube-system and '
+                                             'holds the Lease kube-system/kube-scheduler.',
+                                     'flag': True,
+                                     'hidden': False,
+                                     'kind': 'option',
+                                     'multiple': False,
+                                     'name': 'replaces_default',
+                                     'nargs': 1,
+                                     'opts': ['--replaces-default'],
+                                     'zsh': "Replace the cluster''s default scheduler\\\\: NAME "
+                                            'must be default-scheduler; it runs in kube-system and '
+                                            'holds the Lease kube-system/kube-scheduler.'},
                                     {'all_opts': ['--force'],
                                      'callback': False,
                                      'fish': 'Replace PARENT/NAME if it is a kschedctl workspace '
@@ -1821,8 +1836,8 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                                    'schedules.'},
                                            {'all_opts': ['--lease-name'],
                                             'callback': False,
-                                            'fish': 'The Lease (default: the scheduler name; never '
-                                                    'kube-scheduler).',
+                                            'fish': 'The Lease (default: the scheduler name; '
+                                                    'kube-scheduler only with --replaces-default).',
                                             'flag': False,
                                             'hidden': False,
                                             'kind': 'option',
@@ -1831,7 +1846,25 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                             'nargs': 1,
                                             'opts': ['--lease-name'],
                                             'zsh': 'The Lease (default\\\\: the scheduler name; '
-                                                   'never kube-scheduler).'},
+                                                   'kube-scheduler only with --replaces-default).'},
+                                           {'all_opts': ['--replaces-default'],
+                                            'callback': False,
+                                            'fish': "Be the cluster's default scheduler: --name "
+                                                    "default-scheduler, holding kube-scheduler's "
+                                                    'Lease kube-system/kube-scheduler (stop '
+                                                    'kube-scheduler first).',
+                                            'flag': True,
+                                            'hidden': False,
+                                            'kind': 'option',
+                                            'multiple': False,
+                                            'name': 'replaces_default',
+                                            'nargs': 1,
+                                            'opts': ['--replaces-default'],
+                                            'zsh': "Be the cluster''s default scheduler\\\\: "
+                                                   '--name default-scheduler, holding '
+                                                   "kube-scheduler''s Lease "
+                                                   'kube-system/kube-scheduler (stop '
+                                                   'kube-scheduler first).'},
                                            {'all_opts': ['--lease-namespace'],
                                             'callback': False,
                                             'fish': 'Namespace of the Lease.',

@@ -21,6 +21,7 @@ from typing import Any
 from kschedctl import __version__
 from kschedctl.config import distributions, shapes, userfile, versions
 from kschedctl.config import validation as validate
+from kschedctl.config.defaults import LEASE_NAMESPACE
 from kschedctl.config.rbac import BUILTIN_ROLES, DEFAULT_RBAC, RBAC_MODES
 from kschedctl.config.schema import (
     YamlError,
@@ -393,7 +394,11 @@ def apply_defaults(
     """Fill what the spec leaves to defaults. ``explicit_version``: kubernetesVersion was
     chosen; otherwise a ``program: custom`` spec of a known release follows that release."""
     le = spec.leader_election
-    le.resource_name = le.resource_name or spec.name
+    # A replacement of the default scheduler takes over kube-scheduler's own Lease (kubeadm's
+    # default, kube-system/kube-scheduler): holding it is what keeps the two from both binding.
+    le.resource_name = le.resource_name or (
+        versions.DEFAULT_LEASE_NAME if spec.replaces_default else spec.name
+    )
     le.resource_namespace = le.resource_namespace or spec.namespace
     if not spec.profiles and not explicit_profiles:
         spec.profiles = [{"schedulerName": spec.name}]
@@ -489,6 +494,7 @@ def check_spec(spec: Spec) -> list[Problem]:
                 "additional scheduler (or set spec.replacesDefault to replace it)",
             )
         )
+    out.extend(_check_replacement(spec))
     version: versions.KubeVersion | None = None
     version_problem = shapes.kubernetes_version_problem(spec.kubernetes_version)
     if version_problem:
@@ -582,6 +588,48 @@ def check_spec(spec: Spec) -> list[Problem]:
                 prefix="spec.",
                 type_meta=False,
                 extra_plugins=spec.extra_plugins(),
+            )
+        )
+    return out
+
+
+def _check_replacement(spec: Spec) -> list[Problem]:
+    """``replacesDefault``: serve what the default scheduler serves, where it lives.
+
+    Pods that name no scheduler get ``default-scheduler`` (the API server's defaulting), and
+    kube-scheduler's Lease is kube-system/kube-scheduler (kubeadm's defaults): a replacement
+    holding another Lease would bind alongside kube-scheduler instead of taking over.
+    """
+    if not spec.replaces_default:
+        return []
+    out: list[Problem] = []
+    if versions.DEFAULT_SCHEDULER_NAME not in spec.scheduler_names:
+        out.append(
+            Problem(
+                "spec.replacesDefault",
+                f"no profile serves {versions.DEFAULT_SCHEDULER_NAME!r}: a replacement of the "
+                "default scheduler must serve the pods that name no scheduler (name it "
+                f"{versions.DEFAULT_SCHEDULER_NAME}: kschedctl create "
+                f"{versions.DEFAULT_SCHEDULER_NAME} --replaces-default)",
+            )
+        )
+    if spec.namespace != LEASE_NAMESPACE:
+        out.append(
+            Problem(
+                "spec.namespace",
+                f"a replacement of the default scheduler runs in {LEASE_NAMESPACE}, beside the "
+                "default scheduler's Lease",
+            )
+        )
+    le = spec.leader_election
+    lease = (le.resource_namespace, le.resource_name)
+    if le.leader_elect and lease != (LEASE_NAMESPACE, versions.DEFAULT_LEASE_NAME):
+        out.append(
+            Problem(
+                "spec.leaderElection",
+                f"a replacement of the default scheduler holds the Lease {LEASE_NAMESPACE}/"
+                f"{versions.DEFAULT_LEASE_NAME}, not {'/'.join(lease)}: with a Lease of its "
+                "own it binds alongside kube-scheduler instead of taking over from it",
             )
         )
     return out

@@ -78,6 +78,14 @@ def create(
             "in the order they run.",
         ),
     ] = None,
+    replaces_default: Annotated[
+        bool,
+        typer.Option(
+            "--replaces-default",
+            help="Replace the cluster's default scheduler: NAME must be default-scheduler; it "
+            "runs in kube-system and holds the Lease kube-system/kube-scheduler.",
+        ),
+    ] = False,
     force: Annotated[
         bool,
         typer.Option(
@@ -116,6 +124,7 @@ def create(
         replicas=replicas,
         leader_elect=leader_elect,
         image=image,
+        replaces_default=replaces_default or None,
     )
     if plugins:
         add_plugin_files(spec, plugins)
@@ -129,6 +138,13 @@ def create(
         return target / forms.by_name(form).file_name(name)
 
     host_forms = ", ".join(f"{file(f.name)} ({f.host})" for f in forms.FORMS if f.host)
+    if spec.replaces_default:
+        output.info(
+            "It replaces the default scheduler: stop kube-scheduler first (kubeadm: move "
+            "/etc/kubernetes/manifests/kube-scheduler.yaml out of the manifests directory); "
+            "one left running waits as a standby while this holds the Lease "
+            "kube-system/kube-scheduler."
+        )
     output.info(
         f"\nWrote scheduler workspace {target}/ (Kubernetes {spec.kubernetes_version}, "
         f"{spec.image}). Next:\n"

@@ -79,9 +79,19 @@ def run(
     lease_name: Annotated[
         str | None,
         typer.Option(
-            "--lease-name", help="The Lease (default: the scheduler name; never kube-scheduler)."
+            "--lease-name",
+            help="The Lease (default: the scheduler name; kube-scheduler only with "
+            "--replaces-default).",
         ),
     ] = None,
+    replaces_default: Annotated[
+        bool,
+        typer.Option(
+            "--replaces-default",
+            help="Be the cluster's default scheduler: --name default-scheduler, holding "
+            "kube-scheduler's Lease kube-system/kube-scheduler (stop kube-scheduler first).",
+        ),
+    ] = False,
     lease_namespace: Annotated[
         str, typer.Option("--lease-namespace", help="Namespace of the Lease.")
     ] = "kube-system",
@@ -164,6 +174,7 @@ def run(
             leader_elect=leader_elect,
             lease_name=lease_name,
             lease_namespace=lease_namespace,
+            replaces_default=replaces_default,
             lease_duration=lease_duration,
             renew_deadline=renew_deadline,
             retry_period=retry_period,

@@ -80,6 +80,7 @@ class Cluster:
         *,
         cluster: str | None = None,
         user: str | None = None,
+        connections: int = 0,
     ) -> Cluster:
         """Connect as kubectl would: ``--kubeconfig`` alone, else every file of
         ``$KUBECONFIG`` (or ``~/.kube/config``) merged with kubectl's rules
@@ -87,7 +88,10 @@ class Cluster:
         overrides; with no kubeconfig at all, the pod's service account (in-cluster).
 
         Certificates and tokens are set up with urllib3 alone (:func:`direct_plan`); exec
-        plugins, auth-providers, basic auth and proxies go through the official client."""
+        plugins, auth-providers, basic auth and proxies go through the official client.
+        ``connections``: connections kept per server (0: the official client's cpu_count × 5);
+        a caller with more requests in flight at once needs as many, or every request past
+        them opens (and closes) a TLS connection of its own."""
         # urllib.request (getproxies) is not loaded by the offline commands
         from urllib.request import getproxies
 
@@ -97,7 +101,7 @@ class Cluster:
         if not files and not kubeconfig and _incluster_possible():
             # client-go's DeferredLoadingClientConfig: an empty config falls back to
             # the service account (KUBERNETES_SERVICE_HOST/PORT and its token file)
-            return cls(_client_transport(None, where), None, _incluster_namespace())
+            return cls(_client_transport(None, where, connections), None, _incluster_namespace())
         if not files:
             raise ClusterError(
                 f"no kubeconfig found (looked for {', '.join(shown_path(p) for p in paths)})",
@@ -106,8 +110,11 @@ class Cluster:
         chosen = select(merge_kubeconfigs(files), context=context, cluster=cluster, user=user)
         plan = direct_plan(chosen, getproxies())
         if plan is None:
-            return cls(_client_transport(chosen, where), chosen.context, chosen.namespace)
-        transport = DirectTransport(plan, where, lambda: _client_transport(chosen, where))
+            client = _client_transport(chosen, where, connections)
+            return cls(client, chosen.context, chosen.namespace)
+        transport = DirectTransport(
+            plan, where, lambda: _client_transport(chosen, where, connections), connections
+        )
         return cls(transport, chosen.context, chosen.namespace)
 
     # -- raw requests -------------------------------------------------------------------------
@@ -306,13 +313,17 @@ class ClientTransport:
         self.api_client.close()
 
 
-def _client_transport(chosen: Selection | None, where: str) -> ClientTransport:
+def _client_transport(
+    chosen: Selection | None, where: str, connections: int = 0
+) -> ClientTransport:
     """The official client loaded with ``chosen`` (``None``: in-cluster)."""
     # the kubernetes client costs ~0.3 s (its ~800 model classes): only this path loads it
     from kubernetes import client, config
     from kubernetes.config.config_exception import ConfigException
 
     configuration = client.Configuration()
+    if connections:
+        configuration.connection_pool_maxsize = connections
     try:
         if chosen is None:
             config.load_incluster_config(client_configuration=configuration)
@@ -341,7 +352,11 @@ class DirectTransport:
     client. ``api_client`` builds the official client from the same kubeconfig on first use."""
 
     def __init__(
-        self, plan: DirectPlan, where: str, client_factory: Callable[[], ClientTransport]
+        self,
+        plan: DirectPlan,
+        where: str,
+        client_factory: Callable[[], ClientTransport],
+        connections: int = 0,
     ) -> None:
         import urllib3  # on use: only a direct connection needs it before the client does
 
@@ -357,7 +372,7 @@ class DirectTransport:
             self._read_token_file(plan.token_file)
         pool_args: dict[str, Any] = {
             # RESTClientObject: connection_pool_maxsize defaults to cpu_count * 5
-            "maxsize": (os.cpu_count() or 1) * 5,
+            "maxsize": connections or (os.cpu_count() or 1) * 5,
         }
         if plan.server.startswith("https://"):
             pool_args["ssl_context"] = direct_ssl_context(plan, where)

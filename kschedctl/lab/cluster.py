@@ -79,6 +79,9 @@ class LabState:
     components: dict[str, ComponentState] = field(default_factory=dict)
     bin_dir: str = ""
     ready: bool = False  # `up` finished: from then on the runner keeps components running
+    # Components stopped on purpose (Lab.hold): the runner does not revive them. A key of its
+    # own (not a component field) so that a runner of an older kschedctl still reads lab.json.
+    held: list[str] = field(default_factory=list)
 
     def to_json(self) -> str:
         data = {
@@ -87,6 +90,7 @@ class LabState:
             "started": self.started,
             "binDir": self.bin_dir,
             "ready": self.ready,
+            "held": self.held,
             "components": {k: vars(v) for k, v in self.components.items()},
         }
         return json.dumps(data, indent=2) + "\n"
@@ -100,6 +104,7 @@ class LabState:
             started=data.get("started", 0.0),
             bin_dir=data.get("binDir", ""),
             ready=data.get("ready", False),
+            held=list(data.get("held", [])),
             components={k: ComponentState(**v) for k, v in data.get("components", {}).items()},
         )
 
@@ -187,7 +192,9 @@ class Lab:
             if state is None or not state.ready:  # `up` is still starting them
                 return revived
             for name, component in state.components.items():
-                if name == "runner" or not component.argv or component.running():
+                if name == "runner" or not component.argv or name in state.held:
+                    continue
+                if component.running():
                     continue
                 pid = processes.start(
                     component.argv, Path(component.log),
@@ -512,6 +519,7 @@ class Lab:
             if state is None or component is None or not component.argv:
                 raise LabError(f"no component {name!r} to restart in {self.dir}")
             component.stop()
+            state.held = [n for n in state.held if n != name]  # the runner revives it again
             time.sleep(down_for)
             pid = processes.start(
                 component.argv, Path(component.log),
@@ -522,6 +530,36 @@ class Lab:
         if name == "kube-apiserver":
             url = f"https://127.0.0.1:{component.port}/readyz"
             self._wait(state, name, url, timeout, lambda _m: None)
+
+    def hold(self, name: str) -> None:
+        """Stop one component (by its recorded pid) and keep it stopped until :meth:`release`:
+        the runner does not revive it meanwhile. For drills that replace it, as an operator
+        moves kube-scheduler's static-pod manifest away to run another default scheduler."""
+        with self._exclusive():
+            state = self.state() if self.is_lab_dir() else None
+            component = state.components.get(name) if state is not None else None
+            if state is None or component is None or name == "runner":
+                raise LabError(f"no component {name!r} to stop in {self.dir}")
+            if name not in state.held:
+                state.held.append(name)
+            self._save(state)  # first: the runner must not revive it once it is stopped
+            component.stop()
+
+    def release(self, name: str) -> None:
+        """Start a component that :meth:`hold` stopped again, as it was started."""
+        with self._exclusive():
+            state = self.state() if self.is_lab_dir() else None
+            component = state.components.get(name) if state is not None else None
+            if state is None or component is None:
+                raise LabError(f"no component {name!r} to start in {self.dir}")
+            state.held = [n for n in state.held if n != name]
+            if not component.running():
+                pid = processes.start(
+                    component.argv, Path(component.log),
+                    processes.proxy_free_environment(component.env), cwd=self.dir,
+                )  # fmt: skip
+                component.pid, component.started = pid, processes.start_ticks(pid)
+            self._save(state)
 
     def _wait(
         self, state: LabState, name: str, url: str, timeout: float, progress: Progress

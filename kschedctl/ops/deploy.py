@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 
 from kschedctl.config import userfile
-from kschedctl.config.versions import parse_git_version
+from kschedctl.config.versions import DEFAULT_SCHEDULER_NAME, parse_git_version
 from kschedctl.errors import ApplyError, ClusterError, KschedError, SpecError, UsageError
 from kschedctl.hosts import Host
 from kschedctl.k8s import apply
@@ -81,10 +81,12 @@ class DeployRequest:
             raise UsageError(
                 f"unknown form {self.form!r}", hint=f"one of {', '.join(DEPLOY_FORMS)}"
             )
-        if self.spec.name == "default-scheduler":
+        # A replacement (spec.replacesDefault, checked with the spec) takes the name on purpose.
+        if self.spec.name == "default-scheduler" and not self.spec.replaces_default:
             raise UsageError(
                 "refusing to deploy an additional scheduler named default-scheduler",
-                hint="pick another name; the cluster's own scheduler already has it",
+                hint="pick another name; the cluster's own scheduler already has it (or "
+                "create it with --replaces-default to replace it)",
             )
 
 
@@ -387,6 +389,10 @@ def refuse_tool_managed(name: str, live: list[dict[str, Any]]) -> None:
 def _refuse_taken_name(schedulers: list[Scheduler], spec: Spec, form: str) -> None:
     for s in schedulers:
         if s.name not in spec.scheduler_names or not s.served:
+            continue
+        if spec.replaces_default and s.name == DEFAULT_SCHEDULER_NAME and not s.managed:
+            # What a replacement replaces: it takes over the default scheduler's Lease (the
+            # spec makes sure), so the two never bind at once; one still running waits.
             continue
         ours = (
             s.managed

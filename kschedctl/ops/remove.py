@@ -15,6 +15,7 @@ from typing import Any
 
 from kschedctl import hosts
 from kschedctl.config.shapes import shown
+from kschedctl.config.versions import DEFAULT_SCHEDULER_NAME
 from kschedctl.errors import KschedError, NotFoundError
 from kschedctl.hosts import Host
 from kschedctl.k8s import apply
@@ -140,6 +141,11 @@ def remove(
         )
     if dry_run:
         return RemoveResult(removal, dry_run=True)
+    if name == DEFAULT_SCHEDULER_NAME:
+        report.info(
+            "pods that name no scheduler go back to kube-scheduler once it holds the Lease "
+            "kube-system/kube-scheduler: start it again if you stopped it"
+        )
     until = time.monotonic() + timeout
     host = host or hosts.for_record(removal.lab_dir)
     deleted: list[str] = []
@@ -202,6 +208,11 @@ def _is_canary(obj: dict[str, Any]) -> bool:
 
 
 def _pods_asking_for(cluster: Cluster, name: str) -> list[str]:
+    if name == DEFAULT_SCHEDULER_NAME:
+        # Only a replacement of the default scheduler has this name (the spec refuses it
+        # otherwise): its pods — every pod that names no scheduler — go back to kube-scheduler,
+        # they are not orphaned.
+        return []
     pods = cluster.list("/api/v1/pods", fieldSelector=f"spec.schedulerName={name}")
     return [
         f"{p['metadata']['namespace']}/{p['metadata']['name']}"

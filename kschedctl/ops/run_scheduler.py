@@ -14,14 +14,16 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from kschedctl.config.defaults import LEASE_NAMESPACE as DEFAULT_LEASE_NAMESPACE
 from kschedctl.config.shapes import dns_label_problem, dns_subdomain_problem
+from kschedctl.config.versions import DEFAULT_LEASE_NAME, DEFAULT_SCHEDULER_NAME
 from kschedctl.errors import KschedError, UsageError
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.scheduler_api import ClusterSchedulerApi
 from kschedctl.observe.schedulers import BUILTIN_LEASE_ANNOTATION
 from kschedctl.scheduling.algorithm import Algorithm
 from kschedctl.scheduling.leader import LeaderElector
-from kschedctl.scheduling.loop import SchedulerLoop, Settings
+from kschedctl.scheduling.loop import CONNECTIONS, SchedulerLoop, Settings
 from kschedctl.scheduling.plugins import PLUGINS_LEASE_ANNOTATION, PluginSet, load_plugins
 from kschedctl.scheduling.policy import EMPTY, POD_POLICY_ANNOTATION, FallbackPolicy, load_policy
 from kschedctl.scheduling.serving import HealthServer
@@ -42,8 +44,10 @@ class RunSettings:
     kubeconfig: str | None = None
     context: str | None = None
     leader_elect: bool = True
-    lease_name: str | None = None  # None: the scheduler name
+    lease_name: str | None = None  # None: the scheduler name (kube-scheduler's, replacing it)
     lease_namespace: str = "kube-system"
+    # The cluster's default scheduler: default-scheduler on kube-scheduler's own Lease.
+    replaces_default: bool = False
     lease_duration: float = 15.0
     renew_deadline: float = 10.0
     retry_period: float = 2.0
@@ -58,7 +62,7 @@ class RunSettings:
 
     @property
     def lease(self) -> str:
-        return self.lease_name or self.name
+        return self.lease_name or (DEFAULT_LEASE_NAME if self.replaces_default else self.name)
 
 
 def check_settings(settings: RunSettings) -> None:
@@ -67,10 +71,28 @@ def check_settings(settings: RunSettings) -> None:
     problem = dns_label_problem(name)
     if problem:
         raise UsageError(f"--name {name!r}: scheduler name {problem}")
-    if name == "default-scheduler":
-        raise UsageError("--name default-scheduler is the cluster's own scheduler; pick another")
+    if settings.replaces_default:
+        # What replacing kube-scheduler means (kschedctl.spec checks the same of a spec).
+        if name != DEFAULT_SCHEDULER_NAME:
+            raise UsageError(
+                f"--replaces-default serves {DEFAULT_SCHEDULER_NAME}, not {name!r}",
+                hint=f"--name {DEFAULT_SCHEDULER_NAME}",
+            )
+        le = (settings.lease_namespace, lease)
+        if settings.leader_elect and le != (DEFAULT_LEASE_NAMESPACE, DEFAULT_LEASE_NAME):
+            raise UsageError(
+                f"--replaces-default holds kube-scheduler's Lease {DEFAULT_LEASE_NAMESPACE}/"
+                f"{DEFAULT_LEASE_NAME}, not {'/'.join(le)}: with another one it would bind "
+                "alongside kube-scheduler",
+                hint="leave --lease-name and --lease-namespace out",
+            )
+    elif name == DEFAULT_SCHEDULER_NAME:
+        raise UsageError(
+            "--name default-scheduler is the cluster's own scheduler; pick another",
+            hint="or add --replaces-default to replace it (stop kube-scheduler first)",
+        )
     if settings.leader_elect:
-        if lease == "kube-scheduler":
+        if lease == DEFAULT_LEASE_NAME and not settings.replaces_default:
             raise UsageError(
                 "--lease-name kube-scheduler is the default scheduler's lock: this scheduler "
                 "would wait forever as its standby",
@@ -110,7 +132,7 @@ def run_scheduler(settings: RunSettings) -> None:
     # So does a plugin that cannot be imported or defines neither filter nor score.
     plugins = PluginSet(load_plugins(settings.plugins))
     _configure_logging(settings.verbosity)
-    with Cluster.connect(settings.kubeconfig, settings.context) as cluster:
+    with Cluster.connect(settings.kubeconfig, settings.context, connections=CONNECTIONS) as cluster:
         _serve(cluster, settings, fallback, plugins)
     log.info("scheduler %s stopped", settings.name)
 

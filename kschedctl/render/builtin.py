@@ -182,6 +182,8 @@ def _flags(spec: Spec, policy_path: str, plugin_dir: str) -> list[str]:
         f"--strategy={spec.builtin.strategy}",
         *(f"--plugin={plugin_dir}/{plugin_file(p)}" for p in spec.builtin.plugins),
     ]
+    if spec.replaces_default:
+        flags.append("--replaces-default")
     if le.leader_elect:
         flags += [
             "--leader-elect",

@@ -63,11 +63,20 @@ __all__ = [
     "SchedulerLoop",
     "NOTE_LIMIT",
     "PDBS",
+    "CONNECTIONS",
 ]
 
 log = logging.getLogger("kschedctl.scheduler")
 
 NOTE_LIMIT = 1024  # events.k8s.io note length limit (bytes)
+# Bindings in flight at once. kube-scheduler binds each pod in a goroutine of its own
+# (schedule_one.go: go sched.runBindingCycle): with a few binders, the binding rate is capped
+# at binders / API latency, whatever the client limit allows (4 binders at 1 s: 4 pods/s).
+BIND_WORKERS = 32
+REPORT_WORKERS = 8  # events and PodScheduled=False, off the decision path
+# Connections the scheduler's client keeps: one per request in flight (binders, reporters,
+# two watches, the Lease) so that none is opened and closed per request.
+CONNECTIONS = BIND_WORKERS + REPORT_WORKERS + 4
 SYNC = "SYNC"
 
 
@@ -133,8 +142,8 @@ class Settings:
     retry_period: float = 2.0
     initial_backoff: float = 1.0
     max_backoff: float = 10.0
-    bind_workers: int = 4
-    report_workers: int = 2
+    bind_workers: int = BIND_WORKERS
+    report_workers: int = REPORT_WORKERS
     # The same FailedScheduling message for the same pod is posted at most this often.
     event_interval: float = 60.0
     # VolumeBindingArgs.bindTimeoutSeconds' default: how long PreBind waits for the claims.

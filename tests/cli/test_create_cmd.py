@@ -206,3 +206,36 @@ def test_create_program_custom_refusals(run, tmp_path: Path, args, code, words) 
     assert result.exit_code == code
     assert words in result.stderr
     assert not (tmp_path / "x").exists()
+
+
+def test_create_replaces_default(run, tmp_path: Path) -> None:
+    result = run("create", "default-scheduler", "--program", "builtin", "--replaces-default")
+    assert result.exit_code == 0, result.stderr
+    assert "stop kube-scheduler first" in result.stderr
+    spec = load_spec(tmp_path / "default-scheduler" / "scheduler.yaml")
+    assert spec.replaces_default and spec.scheduler_names == ["default-scheduler"]
+    le = spec.leader_election
+    assert (le.resource_namespace, le.resource_name) == ("kube-system", "kube-scheduler")
+    for form in ("static-pod.yaml", "default-scheduler.service", "deployment.yaml"):
+        text = (tmp_path / "default-scheduler" / form).read_text()
+        assert "It REPLACES the default scheduler" in text
+        assert "--lease-name=kube-scheduler" in text
+    rbac = list(
+        yaml.safe_load_all((tmp_path / "default-scheduler" / "deployment.yaml").read_text())
+    )
+    role = next(d for d in rbac if d and d["kind"] == "Role")
+    assert role["metadata"]["namespace"] == "kube-system"
+    assert ["kube-scheduler"] in [r.get("resourceNames") for r in role["rules"]]
+    cluster_role = next(d for d in rbac if d and d["kind"] == "ClusterRole")
+    assert {"apiGroups": [""], "resources": ["pods/binding"], "verbs": ["create"]} in (
+        cluster_role["rules"]
+    )
+
+
+def test_create_replaces_default_only_as_default_scheduler(run, tmp_path: Path) -> None:
+    result = run("create", "mine", "--program", "builtin", "--replaces-default")
+    assert result.exit_code == 3
+    assert "no profile serves 'default-scheduler'" in result.stderr
+    assert not (tmp_path / "mine").exists()
+    refused = run("create", "default-scheduler", "--program", "builtin")
+    assert refused.exit_code == 3 and "spec.replacesDefault" in refused.stderr

@@ -7,11 +7,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kschedctl.errors import UsageError
+from kschedctl.errors import KschedError, UsageError
 from kschedctl.hosts import SystemdHost
-from kschedctl.observe.schedulers import FORM_ANNOTATION, LEASE_ANNOTATION
+from kschedctl.observe.schedulers import FORM_ANNOTATION, LEASE_ANNOTATION, Scheduler
 from kschedctl.ops.deploy import (
     DeployRequest,
+    _refuse_taken_name,
     _warn_loopback_metrics,
     check_skew,
     client_dry_run,
@@ -19,8 +20,10 @@ from kschedctl.ops.deploy import (
     load_target,
 )
 from kschedctl.ops.logs import LogStream
+from kschedctl.ops.remove import _pods_asking_for
 from kschedctl.ops.reporter import QUIET, Reporter
 from kschedctl.render.forms import DEPLOY_FORMS as FORMS
+from kschedctl.spec import default_spec
 
 
 def test_request_defaults_match_the_cli() -> None:
@@ -43,6 +46,11 @@ def test_requests_that_make_no_sense_are_usage_errors(name: str, form: str, mess
     spec.name = name
     with pytest.raises(UsageError, match=message):
         DeployRequest(spec, form)
+
+
+def test_a_replacement_of_the_default_scheduler_may_be_deployed() -> None:
+    spec = default_spec("default-scheduler", program="builtin", replaces_default=True)
+    assert DeployRequest(spec, "service").spec.replaces_default
 
 
 def test_load_target_applies_the_flags() -> None:
@@ -126,3 +134,25 @@ def test_the_quiet_reporter_says_nothing_and_a_stream_closes_once_used() -> None
     with LogStream(iter([]), 1, lambda: closed.append(True)) as stream:
         assert list(stream.lines) == []
     assert closed == [True]
+
+
+def test_a_replacement_takes_the_name_of_the_cluster_default_scheduler_only() -> None:
+    cluster_default = Scheduler("default-scheduler", "process", sources=["lease"])
+    replacement = default_spec("default-scheduler", program="builtin", replaces_default=True)
+    _refuse_taken_name([cluster_default], replacement, "service")  # what it replaces
+    other = Scheduler("default-scheduler", "deployment", managed=True, instance="x/other")
+    with pytest.raises(KschedError, match="already served by x/other"):
+        _refuse_taken_name([other], replacement, "service")
+
+
+class _Pods:
+    """A cluster whose every pod asks for the scheduler it is listed for."""
+
+    def list(self, path: str, **query: str) -> list[dict[str, object]]:
+        return [{"metadata": {"namespace": "ns", "name": "plain"}, "status": {}}]
+
+
+def test_removing_a_replacement_orphans_no_pod() -> None:
+    # A scheduler of its own leaves its pods waiting; a replacement's go back to kube-scheduler.
+    assert _pods_asking_for(_Pods(), "mine") == ["ns/plain"]  # type: ignore[arg-type]
+    assert _pods_asking_for(_Pods(), "default-scheduler") == []  # type: ignore[arg-type]

@@ -331,3 +331,30 @@ def test_an_environment_proxy_keeps_the_official_client(
         configuration = cluster.api_client.configuration
         if hasattr(type(configuration), "_env_proxy"):  # releases that honour the environment
             assert configuration.proxy == "http://127.0.0.1:3128"
+
+
+@pytest.mark.parametrize("proxy", [False, True], ids=["direct", "official-client"])
+def test_connections_sets_the_pool_size(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, proxy: bool
+) -> None:
+    """The scheduler keeps one connection per request in flight (kschedctl.scheduling.loop
+    CONNECTIONS): on both transports the pool holds that many."""
+    kubeconfig = tmp_path / "config"
+    kubeconfig.write_text(
+        json.dumps(
+            {
+                "current-context": "x",
+                "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
+                "clusters": [{"name": "c", "cluster": {"server": "https://10.0.0.1:6443"}}],
+                "users": [{"name": "u", "user": {"token": "abc"}}],
+            }
+        )
+    )
+    for var in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(var, raising=False)
+    if proxy:  # an environment proxy: the official client's transport
+        monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:3128")
+    with Cluster.connect(str(kubeconfig), connections=44) as cluster:
+        assert cluster.transport.pool_manager.connection_pool_kw["maxsize"] == 44
+    with Cluster.connect(str(kubeconfig)) as cluster:
+        assert cluster.transport.pool_manager.connection_pool_kw["maxsize"] != 44

@@ -662,6 +662,30 @@ def test_non_zero_requests_per_node_for_scoring() -> None:
     assert snap.node("n").requested == {"cpu": 1000}
 
 
+def test_non_zero_requests_follow_every_change_once_computed() -> None:
+    """The sums are kept up to date by add/remove after the first call: always equal to a
+    fresh count over the node's pods."""
+    snap = Snapshot([node("n"), node("m")], [pod("a", node_name="n")])
+    info = snap.node("n")
+
+    def fresh() -> dict[str, int]:
+        cpu = sum(p.non_zero()[0] for p in info.pods)
+        return {"cpu": cpu, "memory": sum(p.non_zero()[1] for p in info.pods)}
+
+    assert info.non_zero_requested() == fresh() == {"cpu": 100, "memory": 200 * 1024**2}
+    b = pod("b", node_name="n", cpu="1")
+    snap.upsert_pod(b)
+    assert info.non_zero_requested() == fresh() == {"cpu": 1100, "memory": 400 * 1024**2}
+    pending = pod("c", cpu="250m")
+    snap.assume(pending, "n")
+    assert info.non_zero_requested() == fresh() == {"cpu": 1350, "memory": 600 * 1024**2}
+    snap.forget(pending)
+    snap.remove_pod(b)
+    assert info.non_zero_requested() == fresh() == {"cpu": 100, "memory": 200 * 1024**2}
+    snap.upsert_node(node("n", cpu="8"))  # a node update carries its pods over
+    assert snap.node("n").non_zero_requested() == {"cpu": 100, "memory": 200 * 1024**2}
+
+
 def pvc(name: str, *, bound: bool = False, cls: str | None = None, **extra: Any) -> dict[str, Any]:
     md: dict[str, Any] = {"name": name, "namespace": "default"}
     spec: dict[str, Any] = {}

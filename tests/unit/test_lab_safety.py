@@ -18,8 +18,9 @@ from typing import Any
 
 import pytest
 
+from kschedctl.errors import LabError
 from kschedctl.lab import pki, private, processes
-from kschedctl.lab.cluster import MARKER, STATE, Lab
+from kschedctl.lab.cluster import MARKER, STATE, ComponentState, Lab, LabState
 from kschedctl.lab.runner import spawn, volumes
 
 
@@ -349,3 +350,34 @@ def test_down_with_lost_records_stops_marked_processes_and_spares_the_rest(
     assert not processes.is_running(ours, python)
     assert tail.poll() is None  # it merely names a lab file: alive
     assert not fake_lab.dir.exists()
+
+
+def test_a_held_component_stays_stopped_until_released(fake_lab: Lab) -> None:
+    """``hold`` stops a component by its recorded pid and the runner's revive leaves it
+    stopped (a drill replacing the lab's kube-scheduler); ``release`` starts it as it was."""
+    exe = os.path.realpath(sys.executable)
+    pid = processes.start(PYTHON_SLEEP, fake_lab.log("kube-scheduler"), {}, cwd=fake_lab.dir)
+    component = ComponentState(
+        pid=pid, exe=exe, port=1, log=str(fake_lab.log("kube-scheduler")),
+        argv=PYTHON_SLEEP, started=processes.start_ticks(pid),
+    )  # fmt: skip
+    state = LabState(api_port=1, versions={}, started=0.0, ready=True)
+    state.components["kube-scheduler"] = component
+    fake_lab._save(state)
+    try:
+        fake_lab.hold("kube-scheduler")
+        assert not processes.is_running(pid, exe, component.started)
+        assert fake_lab.revive() == []
+        assert fake_lab.running_components() == {}
+        fake_lab.release("kube-scheduler")
+        again = fake_lab.running_components()["kube-scheduler"]
+        assert again.pid != pid and (fake_lab.state() or state).held == []
+        fake_lab.release("kube-scheduler")  # already running: nothing more is started
+        assert fake_lab.running_components()["kube-scheduler"].pid == again.pid
+        processes.stop(again.pid, again.exe, started=again.started)
+        assert fake_lab.revive() == ["kube-scheduler"]  # an exit is revived again
+        with pytest.raises(LabError, match="no component 'etcd'"):
+            fake_lab.hold("etcd")
+    finally:
+        for c in (fake_lab.state() or state).components.values():
+            processes.stop(c.pid, c.exe, started=c.started)

@@ -199,12 +199,24 @@ def test_run_settings_defaults_are_the_commands() -> None:
         ({"lease_name": "kube-scheduler"}, "the default scheduler's lock"),
         ({"lease_duration": 5.0}, "lease timing: need leaseDuration > renewDeadline"),
         ({"burst": 0}, "--burst at least 1"),
+        ({"name": "default-scheduler"}, "the cluster's own scheduler"),
+        ({"replaces_default": True}, "--replaces-default serves default-scheduler, not 'mine'"),
+        (
+            {"name": "default-scheduler", "replaces_default": True, "lease_name": "mine"},
+            "holds kube-scheduler's Lease kube-system/kube-scheduler, not kube-system/mine",
+        ),
     ],
-    ids=["name", "lease", "timing", "burst"],
+    ids=["name", "lease", "timing", "burst", "default", "replacing-mine", "replacing-own-lease"],
 )
 def test_run_settings_checks(changes: dict[str, object], message: str) -> None:
     with pytest.raises(UsageError, match=message):
         check_settings(replace(RunSettings(name="mine"), **changes))  # type: ignore[arg-type]
+
+
+def test_a_replacement_serves_default_scheduler_on_kube_scheduler_lease() -> None:
+    settings = RunSettings(name="default-scheduler", replaces_default=True)
+    check_settings(settings)
+    assert (settings.lease_namespace, settings.lease) == ("kube-system", "kube-scheduler")
 
 
 def test_without_leader_election_the_lease_is_not_checked() -> None:

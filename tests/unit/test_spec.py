@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
 from kschedctl.errors import NotFoundError, SpecError
+from kschedctl.render.forms import render
 from kschedctl.spec import (
     Spec,
     check_spec,
@@ -256,3 +258,49 @@ def test_with_version_moves_a_default_image_only() -> None:
 
 def test_spec_is_a_plain_dataclass() -> None:
     assert Spec(name="x").name == "x"
+
+
+def test_a_replacement_takes_over_the_default_scheduler_lease() -> None:
+    for program in ("builtin", "kube-scheduler"):
+        spec = default_spec("default-scheduler", program=program, replaces_default=True)
+        le = spec.leader_election
+        assert (le.resource_namespace, le.resource_name) == ("kube-system", "kube-scheduler")
+        assert spec.scheduler_names == ["default-scheduler"]
+        assert check_spec(spec) == []
+    # Without replacesDefault neither the name nor kube-scheduler's Lease is accepted.
+    plain = default_spec("default-scheduler", program="builtin")
+    assert plain.leader_election.resource_name == "default-scheduler"
+    assert "metadata.name" in [p.path for p in check_spec(plain)]
+    plain = default_spec("mine", program="builtin")
+    plain.leader_election.resource_name = "kube-scheduler"
+    assert [p.path for p in check_spec(plain)] == ["spec.leaderElection.resourceName"]
+
+
+@pytest.mark.parametrize(
+    ("name", "change", "path", "words"),
+    [
+        ("mine", None, "spec.replacesDefault", "no profile serves 'default-scheduler'"),
+        ("default-scheduler", ("namespace", "tools"), "spec.namespace", "runs in kube-system"),
+        ("default-scheduler", ("lease", "mine"), "spec.leaderElection",
+         "holds the Lease kube-system/kube-scheduler, not kube-system/mine"),
+    ],
+    ids=["other-name", "other-namespace", "own-lease"],
+)  # fmt: skip
+def test_replacement_refusals(name: str, change: Any, path: str, words: str) -> None:
+    spec = default_spec(name, program="builtin", replaces_default=True)
+    if change and change[0] == "namespace":
+        spec.namespace = change[1]
+        spec.leader_election.resource_namespace = "kube-system"
+    elif change:
+        spec.leader_election.resource_name = change[1]
+    problems = [p for p in check_spec(spec) if p.path == path]
+    assert problems and words in problems[0].message, check_spec(spec)
+
+
+def test_a_replacement_without_leader_election_is_allowed_and_says_so() -> None:
+    spec = default_spec(
+        "default-scheduler", program="builtin", replaces_default=True, leader_elect=False
+    )
+    assert check_spec(spec) == []
+    text = render(spec, "static-pod")
+    assert "without leader election: stop kube-scheduler first" in text
