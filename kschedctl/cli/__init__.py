@@ -91,6 +91,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "top",
     "logs",
     "scheduler",
+    "simulate",
     "lab",
 )
 
