@@ -89,6 +89,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "why",
     "events",
     "top",
+    "snapshot",
     "logs",
     "scheduler",
     "simulate",

@@ -42,6 +42,7 @@ from kschedctl.errors import (
 )
 
 DEFAULT_TIMEOUT = 30.0
+Page = list[dict[str, Any]]  # the items of one page of a list (Cluster.pages)
 FIELD_MANAGER = "kschedctl"
 
 
@@ -178,6 +179,17 @@ class Cluster:
             token = (page.get("metadata") or {}).get("continue")
             if not token:
                 return items
+
+    def pages(self, path: str, *, limit: int = 500, **query: Any) -> Iterator[Page]:
+        """The items of a collection one page at a time (``continue`` tokens followed): a
+        caller that reduces each page never holds every object of a large cluster at once."""
+        token = None
+        while True:
+            page = self.get(path, limit=limit, **query, **{"continue": token})
+            yield page.get("items") or []
+            token = (page.get("metadata") or {}).get("continue")
+            if not token:
+                return
 
     def create(self, path: str, body: Mapping[str, Any], **query: Any) -> dict[str, Any]:
         return self.request("POST", path, body=body, query=query)

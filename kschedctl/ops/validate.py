@@ -10,10 +10,13 @@ for the flags and ports of old tutorials (``--scheduler-name``, ``--address``, 1
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kschedctl.clustersnapshot import model as snapshot_file
 from kschedctl.config import userfile, versions
 from kschedctl.config.decode import Decoded, decode_config_text, holds_config, is_json
 from kschedctl.config.schema import AliasBudget, YamlError, key_segment, key_text, parse_yaml
@@ -135,6 +138,8 @@ def check_path(
         report.problems.append(Problem("", "no such file", str(target)))
         return report
     except SpecError as err:
+        if err.detail.startswith("too large") and _snapshot_head(target):
+            return _check_snapshot_file(target, report)
         report.problems.append(Problem("", err.detail, str(target)))
         return report
     report.path = str(target)
@@ -210,6 +215,9 @@ def _check_document(
         return
     kind = doc["kind"]
     target = version or versions.parse_version(versions.DEFAULT_VERSION)
+    if kind == snapshot_file.KIND and str(doc.get("apiVersion")).startswith(_SPEC_GROUP + "/"):
+        _check_snapshot(doc, where, report)
+        return
     if _is_spec(doc):
         # The same function render, create and deploy load a spec with: whatever they would
         # refuse (a misspelled apiVersion, kind: [a], builtin extraArgs: [1]) is reported here.
@@ -242,6 +250,51 @@ def _check_document(
 
 
 _SPEC_GROUP = API_VERSION.partition("/")[0]
+_SNAPSHOT_HEAD = 4096  # bytes where a snapshot file names its kind (it comes first)
+
+
+def _check_snapshot(doc: dict[str, Any], where: str, report: FileReport) -> None:
+    """A cluster snapshot, checked by the loader ``simulate`` reads it with."""
+    try:
+        snap = snapshot_file.snapshot_from_dict(doc, report.path)
+    except SpecError as err:
+        report.problems += [p.moved(where + p.path, report.path) for p in err.problems]
+        return
+    report.checked.append(_snapshot_summary(snap))
+
+
+def _snapshot_summary(snap: snapshot_file.ClusterSnapshot) -> str:
+    return (
+        f"cluster snapshot: {len(snap.nodes)} nodes, {len(snap.pods)} bound pods, "
+        f"{len(snap.pending_pods)} pending pods"
+    )
+
+
+def _snapshot_head(path: Path) -> bool:
+    """Whether the (too large for a spec) file at ``path`` starts like a snapshot file, which
+    may be larger (:data:`kschedctl.clustersnapshot.model.MAX_SNAPSHOT_BYTES`)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except (OSError, ValueError):
+        return False
+    try:
+        head = os.read(fd, _SNAPSHOT_HEAD).decode("utf-8", "replace")
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return re.search(r'^\s*"?kind"?\s*:\s*"?Snapshot"?\s*,?\s*$', head, re.M) is not None
+
+
+def _check_snapshot_file(path: Path, report: FileReport) -> FileReport:
+    report.path = str(path)
+    try:
+        snap = snapshot_file.load_snapshot(str(path))
+    except SpecError as err:
+        report.problems += [p.moved(source=report.path) for p in err.problems]
+        return report
+    report.checked.append(_snapshot_summary(snap))
+    return report
 
 
 def _decode_probe(text: str) -> Decoded | None:
