@@ -25,6 +25,7 @@ from typing import Any
 from kschedctl.errors import ConflictError, KschedError, LabError, NotFoundError
 from kschedctl.k8s.client import Cluster
 from kschedctl.lab.api import NOT_READY_TAINT, is_ready
+from kschedctl.lab.images import ADMITTED_ANNOTATION
 
 WRITERS = 8
 KWOK_ANNOTATIONS = {"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"}
@@ -75,12 +76,17 @@ def kwok_node(
 
 
 def _in_parallel(work: Callable[[Any], None], items: Iterable[Any], workers: int) -> None:
+    """``work`` on every item, ``workers`` at a time; the first error (or Ctrl-C) cancels the
+    writes not started yet and is raised."""
     items = list(items)
     if not items:
         return
-    with ThreadPoolExecutor(min(workers, len(items)), thread_name_prefix="seed") as pool:
+    pool = ThreadPoolExecutor(min(workers, len(items)), thread_name_prefix="seed")
+    try:
         for future in [pool.submit(work, item) for item in items]:
-            future.result()  # the first error is raised, after every write was tried
+            future.result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def create_many(
@@ -108,21 +114,26 @@ def _pods_path(obj: Mapping[str, Any]) -> str:
 
 
 def _labelled(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """A pinned pod as created: the seed's label, and the lab's admission mark — it runs on its
+    node in the cluster the snapshot was taken from, so a kubelet admitted it already (the lab
+    runner counts it on its node without judging it again, as a restarted kubelet does)."""
     out = dict(obj)
     meta = dict(out.get("metadata") or {})
     meta["labels"] = {**(meta.get("labels") or {}), SEED_LABEL: "true"}
+    meta["annotations"] = {**(meta.get("annotations") or {}), ADMITTED_ANNOTATION: "true"}
     out["metadata"] = meta
     return out
 
 
 def seed(cluster: Cluster, what: Seed, *, timeout: float, progress: Progress) -> None:
     """Create everything in ``what`` on an empty lab and wait until the nodes are schedulable
-    and the pinned pods admitted."""
+    and the pinned pods running."""
     progress(f"creating {len(what.nodes)} node(s)")
     try:
         create_many(cluster, lambda _n: "/api/v1/nodes", what.nodes)
     except ConflictError as err:
         raise LabError(f"a node of the snapshot already exists in the lab: {err.message}") from err
+    progress(f"waiting for kwok to report {len(what.nodes)} node(s) Ready")
     wait_schedulable(cluster, [n["metadata"]["name"] for n in what.nodes], what.nodes, timeout)
     existing = {n["metadata"]["name"] for n in cluster.list("/api/v1/namespaces")}
     for ns in what.namespaces:
@@ -202,7 +213,7 @@ def wait_schedulable(
 
 
 def _pinned_state(cluster: Cluster) -> tuple[int, int]:
-    """(pods past admission, pods the kubelet rejected) among the seed's pods."""
+    """(pods past Pending, pods Failed) among the seed's pods."""
     pods = cluster.list("/api/v1/pods", labelSelector=SEED_LABEL)
     settled = sum(1 for p in pods if (p.get("status") or {}).get("phase") not in (None, "Pending"))
     failed = sum(1 for p in pods if (p.get("status") or {}).get("phase") == "Failed")
@@ -210,8 +221,8 @@ def _pinned_state(cluster: Cluster) -> tuple[int, int]:
 
 
 def wait_admitted(cluster: Cluster, count: int, timeout: float) -> None:
-    """Wait until the lab's kubelet admission decided on all ``count`` pinned pods (Running,
-    or Failed with OutOf*), so no scheduler starts while their requests are still moving."""
+    """Wait until kwok runs all ``count`` pinned pods (Running; Failed if something rejected
+    one), so no status write of theirs competes with a candidate's run."""
     deadline = time.monotonic() + timeout + count / 50
     while True:
         settled, _failed = _pinned_state(cluster)
@@ -219,21 +230,11 @@ def wait_admitted(cluster: Cluster, count: int, timeout: float) -> None:
             return
         if time.monotonic() > deadline:
             raise LabError(
-                f"{count - settled} of {count} pinned pod(s) still Pending after the lab's "
-                "admission had time to decide",
+                f"{count - settled} of {count} pinned pod(s) still Pending: kwok did not "
+                "run them in time",
                 hint="look at the runner's and kwok's logs in the lab directory's logs/",
             )
         time.sleep(0.5)
-
-
-def rejected_pinned(cluster: Cluster) -> list[str]:
-    """The pinned pods the lab's kubelet admission rejected (``namespace/name``, sorted)."""
-    pods = cluster.list("/api/v1/pods", labelSelector=SEED_LABEL)
-    return sorted(
-        f"{p['metadata']['namespace']}/{p['metadata']['name']}"
-        for p in pods
-        if (p.get("status") or {}).get("phase") == "Failed"
-    )
 
 
 def delete_pods(cluster: Cluster, pods: Iterable[Mapping[str, Any]]) -> None:
@@ -251,7 +252,7 @@ def delete_pods(cluster: Cluster, pods: Iterable[Mapping[str, Any]]) -> None:
 
 
 def reset(cluster: Cluster, what: Seed, *, timeout: float, progress: Progress) -> None:
-    """Back to the seeded state: only the pinned pods, all of them, admitted."""
+    """Back to the seeded state: only the pinned pods, all of them, running."""
     pinned = {(p["metadata"]["namespace"], p["metadata"]["name"]) for p in what.pinned}
     namespaces = {ns["metadata"]["name"] for ns in what.namespaces}
     deadline = time.monotonic() + timeout

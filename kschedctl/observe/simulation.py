@@ -165,7 +165,6 @@ class CandidateResult:
     after: Placement
     seconds: float  # submission of the first pod to the last binding seen (or to settling)
     why_reasons: list[ReasonCount] = field(default_factory=list)
-    rejected_pinned: list[str] = field(default_factory=list)  # pinned pods the kubelet refused
 
     @property
     def scheduled(self) -> int:
@@ -214,7 +213,6 @@ class CandidateResult:
             "byGroup": self.by_group(groups),
             "nodesUsed": {"before": _used(self.before), "after": _used(self.after)},
             "utilisation": {"before": _totals(self.before), "after": _totals(self.after)},
-            "rejectedPinnedPods": list(self.rejected_pinned),
             "pods": [
                 {
                     "pod": o.pod,

@@ -315,7 +315,6 @@ def run_candidate(
         after=placement(nodes, cluster.list("/api/v1/pods"), sort_by="cpu"),
         seconds=seconds,
         why_reasons=why_reasons(cluster, pods, candidate),
-        rejected_pinned=seed.rejected_pinned(cluster),
     )
 
 
@@ -447,7 +446,8 @@ def simulate(
         progress(f"starting a lab in {lab.dir}")
         lab.up([], progress=progress, timeout=max(120.0, timeout))
         stack.callback(lab.down)
-        _stop_default_scheduler(lab)
+        # The lab's kube-scheduler serves default-scheduler: the candidate must be alone.
+        lab.retire("kube-scheduler")
         with lab_api.connect(lab.kubeconfig) as cluster:
             seed.seed(cluster, plan.what, timeout=max(120.0, timeout), progress=progress)
             results = []
@@ -478,12 +478,3 @@ def simulate(
         if len(results) > 1
         else "fresh",
     )
-
-
-def _stop_default_scheduler(lab: Lab) -> None:
-    """The lab's own kube-scheduler would also serve default-scheduler: the candidate must be
-    the only scheduler."""
-    state = lab.state()
-    component = state.components.get("kube-scheduler") if state else None
-    if component is not None and component.running() and not component.stop():
-        raise LabError("cannot stop the lab's default kube-scheduler")

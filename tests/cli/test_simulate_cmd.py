@@ -65,10 +65,15 @@ def test_missing_inputs(run: Run, files: Path) -> None:
 
 def test_bad_specs(run: Run, files: Path) -> None:
     edited(files / "binpack.yaml", lambda d: d["spec"]["builtin"].update(strategy="pack-hard"))
-    result = run("simulate", "cluster.yaml", "--scheduler", "spread.yaml", "--scheduler", "binpack.yaml")
+    result = run(
+        "simulate", "cluster.yaml", "--scheduler", "spread.yaml", "--scheduler", "binpack.yaml"
+    )
     assert result.exit_code == 3
     assert "binpack.yaml" in result.stderr and "spec.builtin.strategy" in result.stderr
-    edited(files / "fallback.yaml", lambda d: d["spec"]["builtin"]["policy"]["fallbacks"][0]["tolerate"][0].pop("key"))
+    edited(
+        files / "fallback.yaml",
+        lambda d: d["spec"]["builtin"]["policy"]["fallbacks"][0]["tolerate"][0].pop("key"),
+    )
     result = run("simulate", "cluster.yaml", "--scheduler", "fallback.yaml")
     assert result.exit_code == 3 and "tolerate[0].key" in result.stderr
 

@@ -57,14 +57,33 @@ def test_zero_replicas_give_no_pods(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("doc", "where"),
     [
-        pytest.param({"kind": "Service", "metadata": {"name": "s"}, "spec": {}}, "[0].kind", id="kind"),
-        pytest.param({"kind": "Pod", "metadata": {}, "spec": TEMPLATE["spec"]}, "[0].metadata.name", id="name"),
-        pytest.param({"kind": "Deployment", "metadata": {"name": "d"}, "spec": {"replicas": -1, "template": TEMPLATE}},
-                     "[0].spec.replicas", id="replicas"),
-        pytest.param({"kind": "Deployment", "metadata": {"name": "d"}, "spec": {"replicas": 1}},
-                     "[0].spec.template.spec", id="template"),
-        pytest.param({"kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": []}},
-                     "[0].spec.containers", id="containers"),
+        pytest.param(
+            {"kind": "Service", "metadata": {"name": "s"}, "spec": {}}, "[0].kind", id="kind"
+        ),
+        pytest.param(
+            {"kind": "Pod", "metadata": {}, "spec": TEMPLATE["spec"]},
+            "[0].metadata.name",
+            id="name",
+        ),
+        pytest.param(
+            {
+                "kind": "Deployment",
+                "metadata": {"name": "d"},
+                "spec": {"replicas": -1, "template": TEMPLATE},
+            },
+            "[0].spec.replicas",
+            id="replicas",
+        ),
+        pytest.param(
+            {"kind": "Deployment", "metadata": {"name": "d"}, "spec": {"replicas": 1}},
+            "[0].spec.template.spec",
+            id="template",
+        ),
+        pytest.param(
+            {"kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": []}},
+            "[0].spec.containers",
+            id="containers",
+        ),
     ],
 )
 def test_bad_workloads_name_the_field(tmp_path: Path, doc: dict[str, object], where: str) -> None:
@@ -153,5 +172,7 @@ def test_plan_from_snapshot() -> None:
 def test_a_pod_naming_a_missing_priority_class_is_refused() -> None:
     doc = yaml.safe_load(yaml.safe_dump(SNAPSHOT))
     doc["spec"]["priorityClasses"] = []
-    with pytest.raises(SpecError, match="names PriorityClass 'high', which the snapshot does not hold"):
+    with pytest.raises(
+        SpecError, match="names PriorityClass 'high', which the snapshot does not hold"
+    ):
         plan_from_snapshot(snapshot_from_dict(doc), "snap.yaml")

@@ -27,7 +27,9 @@ from kschedctl.observe.simulation import (
 GOLDEN = Path(__file__).parent.parent / "golden" / "simulate" / "report.json"
 
 
-def node(name: str, zone: str, cpu: str = "4", taints: list[dict[str, str]] | None = None) -> dict[str, Any]:
+def node(
+    name: str, zone: str, cpu: str = "4", taints: list[dict[str, str]] | None = None
+) -> dict[str, Any]:
     resources = {"cpu": cpu, "memory": "8Gi", "pods": "110"}
     return {
         "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, "zone": zone}},
@@ -58,8 +60,13 @@ def bound(name: str, node_name: str, scheduler: str, cpu: str = "1") -> dict[str
 def result(name: str, where: dict[str, str | None], messages: dict[str, str] | None = None,
            steps: dict[str, str] | None = None, seconds: float = 1.5) -> CandidateResult:  # fmt: skip
     outcomes = [
-        PodOutcome(f"ns/{pod}", node_name, (messages or {}).get(pod, ""), (steps or {}).get(pod),
-                   seconds if node_name else None)  # fmt: skip
+        PodOutcome(
+            f"ns/{pod}",
+            node_name,
+            (messages or {}).get(pod, ""),
+            (steps or {}).get(pod),
+            seconds if node_name else None,
+        )  # fmt: skip
         for pod, node_name in where.items()
     ]
     pods = [bound(pod, n, name) for pod, n in where.items() if n]
@@ -183,7 +190,7 @@ def test_report_keys_are_stable() -> None:
     assert list(data["candidates"][0]) == [
         "name", "source", "program", "schedulerNames", "strategy", "submitted", "scheduled",
         "unschedulable", "secondsToSchedule", "reasons", "whyReasons", "fallbackSteps",
-        "preemptions", "byGroup", "nodesUsed", "utilisation", "rejectedPinnedPods", "pods",
+        "preemptions", "byGroup", "nodesUsed", "utilisation", "pods",
     ]  # fmt: skip
     assert data["candidates"][1]["nodesUsed"] == {"before": 0, "after": 1}
     assert data["differences"][0]["moved"] == 3
