@@ -456,7 +456,8 @@ def _encode(value: Any) -> Any:
 def _encode_model(obj: Any) -> dict[str, Any]:
     """The fields that differ from their default (files stay small), in declaration order."""
     out: dict[str, Any] = {}
-    for f, key, _ in yaml_fields(type(obj)):
+    cls: type = type(obj)  # type[Any] is not Hashable to mypy (functools.cache)
+    for f, key, _ in yaml_fields(cls):
         value = getattr(obj, f.name)
         default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
         if value == default and not f.metadata.get("required"):
