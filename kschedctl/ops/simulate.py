@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -466,6 +467,7 @@ def simulate(
                     )
                 )
             groups = node_groups(cluster.list("/api/v1/nodes"))
+    _distinct_names(results)
     return SimulationReport(
         snapshot=plan.snapshot,
         nodes=len(plan.what.nodes),
@@ -478,3 +480,12 @@ def simulate(
         if len(results) > 1
         else "fresh",
     )
+
+
+def _distinct_names(results: Sequence[CandidateResult]) -> None:
+    """Two versions of one scheduler (old/ and new/ of the same spec) share a name: the report
+    tells them apart by their --scheduler argument."""
+    seen = Counter(r.name for r in results)
+    for r in results:
+        if seen[r.name] > 1:
+            r.name = f"{r.name} ({r.source})"
