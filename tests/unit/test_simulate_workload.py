@@ -176,3 +176,35 @@ def test_a_pod_naming_a_missing_priority_class_is_refused() -> None:
         SpecError, match="names PriorityClass 'high', which the snapshot does not hold"
     ):
         plan_from_snapshot(snapshot_from_dict(doc), "snap.yaml")
+
+
+def test_a_retired_component_is_not_revived(tmp_path: Path) -> None:
+    """simulate stops the lab's kube-scheduler for good: the runner's revive() must not start
+    it again (a candidate named default-scheduler would otherwise share the pods with it)."""
+    import os
+    import subprocess
+    import sys
+
+    from kschedctl.lab import processes
+    from kschedctl.lab.cluster import MARKER, STATE, ComponentState, Lab, LabState
+
+    lab = Lab(tmp_path / "lab")
+    lab.dir.mkdir()
+    (lab.dir / MARKER).write_text("")
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        component = ComponentState(sleeper.pid, os.readlink(f"/proc/{sleeper.pid}/exe"), 0, str(tmp_path / "log"),
+                                   argv=[sys.executable, "-c", "pass"],
+                                   started=processes.start_ticks(sleeper.pid))  # fmt: skip
+        state = LabState(api_port=1, versions={}, started=0.0, components={"kube-scheduler": component},
+                         ready=True)  # fmt: skip
+        (lab.dir / STATE).write_text(state.to_json())
+        assert lab.retire("kube-scheduler") is True
+        assert sleeper.wait(timeout=10) is not None
+        assert lab.revive() == []
+        saved = lab.state()
+        assert saved is not None and "kube-scheduler" not in saved.components
+        assert lab.retire("kube-scheduler") is False
+    finally:
+        sleeper.kill()
+        sleeper.wait()
