@@ -56,6 +56,7 @@ def summary_table(report: SimulationReport) -> Table:
         ),  # fmt: skip
         ("preemptions", [str(len(c.preemptions)) for c in report.candidates]),
         ("nodes used", [f"{_used(c.before)} → {_used(c.after)}" for c in report.candidates]),
+        ("nodes given pods", [str(c.nodes_given_pods()) for c in report.candidates]),
         ("cpu requested", [_percent(c, CPU) for c in report.candidates]),
         ("memory requested", [_percent(c, MEMORY) for c in report.candidates]),
         ("pods / pod slots", [_percent(c, PODS) for c in report.candidates]),

@@ -191,6 +191,10 @@ class CandidateResult:
         order = {g.name: i for i, g in enumerate(groups)}
         return {k: counted[k] for k in sorted(counted, key=lambda k: (order.get(k, len(order)), k))}
 
+    def nodes_given_pods(self) -> int:
+        """Distinct nodes the candidate bound submitted pods to."""
+        return len({o.node for o in self.outcomes if o.node})
+
     def nodes_used(self) -> int:
         """Nodes with at least one bound, non-terminal pod after the run."""
         return sum(1 for u in self.after.nodes if u.requested(PODS))
@@ -212,6 +216,7 @@ class CandidateResult:
             "preemptions": [p.to_dict() for p in self.preemptions],
             "byGroup": self.by_group(groups),
             "nodesUsed": {"before": _used(self.before), "after": _used(self.after)},
+            "nodesGivenPods": self.nodes_given_pods(),
             "utilisation": {"before": _totals(self.before), "after": _totals(self.after)},
             "pods": [
                 {

@@ -190,8 +190,28 @@ def test_report_keys_are_stable() -> None:
     assert list(data["candidates"][0]) == [
         "name", "source", "program", "schedulerNames", "strategy", "submitted", "scheduled",
         "unschedulable", "secondsToSchedule", "reasons", "whyReasons", "fallbackSteps",
-        "preemptions", "byGroup", "nodesUsed", "utilisation", "pods",
+        "preemptions", "byGroup", "nodesUsed", "nodesGivenPods", "utilisation", "pods",
     ]  # fmt: skip
     assert data["candidates"][1]["nodesUsed"] == {"before": 0, "after": 1}
+    assert [c["nodesGivenPods"] for c in data["candidates"]] == [3, 1, 4]
     assert data["differences"][0]["moved"] == 3
     assert data["candidates"][2]["fallbackSteps"] == {"gpu-pool": 1}
+
+
+def test_the_report_picture_shows_every_part() -> None:
+    from kschedctl.cli.pictures import render_export
+    from kschedctl.cli.simulate_view import report_picture
+
+    svg = render_export(report_picture(golden_report(), 3), ".svg", "kschedctl simulate")
+    assert svg == render_export(report_picture(golden_report(), 3), ".svg", "kschedctl simulate")
+    import io
+
+    from rich.console import Console
+
+    console = Console(file=io.StringIO(), width=200, color_system=None)
+    console.print(report_picture(golden_report(), 3))
+    text_out = console.file.getvalue()  # type: ignore[attr-defined]
+    for text in ("candidates, side by side", "submitted pods per node group",
+                 "spread: why pods stay unschedulable", "binpack vs spread: 3 pod(s)",
+                 "fallback: per node after the run", "gpu-pool 1", "at random"):  # fmt: skip
+        assert text in text_out
