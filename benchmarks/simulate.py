@@ -1,7 +1,12 @@
 """Time `kschedctl simulate` on a generated snapshot: N nodes, P pods of which a share pending,
-two candidates (kube-scheduler with its default profile, kschedctl's scheduler with binpack).
+two candidates (default: kube-scheduler with its default profile, kschedctl's scheduler with
+binpack).
 
     python benchmarks/simulate.py [--nodes 2000] [--pods 20000] [--pending 2000]
+                                  [--candidates kube,binpack] [--report]
+
+``--candidates``: two or more of kube, spread, binpack. ``--report``: print the side-by-side
+report (the table `kschedctl simulate` prints) after the figures.
 
 Needs the lab's binaries (`kschedctl lab build`). Prints the time of each phase (lab start,
 nodes, pinned pods, each candidate) and the total, then the side-by-side summary.
@@ -13,11 +18,14 @@ import argparse
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import yaml
+from rich.console import Console
 
+from kschedctl.cli.simulate_view import report_picture
 from kschedctl.clustersnapshot import dump, snapshot_from_dict
 from kschedctl.ops.simulate import load_plan, simulate
 
@@ -70,12 +78,24 @@ def spec(name: str, program: str, strategy: str | None = None) -> str:
     return yaml.safe_dump(doc, sort_keys=False)
 
 
+CANDIDATES: dict[str, Callable[[], str]] = {
+    "kube": lambda: spec("kube-default", "kube-scheduler"),
+    "spread": lambda: spec("spread", "builtin", "spread"),
+    "binpack": lambda: spec("binpack", "builtin", "binpack"),
+}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=2000)
     parser.add_argument("--pods", type=int, default=20000)
     parser.add_argument("--pending", type=int, default=2000)
+    parser.add_argument("--candidates", default="kube,binpack")
+    parser.add_argument("--report", action="store_true")
     args = parser.parse_args()
+    chosen = args.candidates.split(",")
+    if not set(chosen) <= set(CANDIDATES):
+        parser.error(f"--candidates: choose from {', '.join(CANDIDATES)}")
     start = time.monotonic()
 
     def progress(message: str) -> None:
@@ -85,11 +105,11 @@ def main() -> None:
         work = Path(tmp)
         doc = snapshot(args.nodes, args.pods, args.pending)
         (work / "snap.json").write_text(dump(snapshot_from_dict(doc), as_json=True))
-        (work / "kube.yaml").write_text(spec("kube-default", "kube-scheduler"))
-        (work / "binpack.yaml").write_text(spec("binpack", "builtin", "binpack"))
+        for name in chosen:
+            (work / f"{name}.yaml").write_text(CANDIDATES[name]())
         progress(f"snapshot written: {args.nodes} nodes, {args.pods} pods ({args.pending} pending)")
         plan, candidates = load_plan(
-            str(work / "snap.json"), [str(work / "kube.yaml"), str(work / "binpack.yaml")], None
+            str(work / "snap.json"), [str(work / f"{name}.yaml") for name in chosen], None
         )
         progress("snapshot loaded")
         report = simulate(plan, candidates, lab_dir=work, timeout=1800, progress=progress)
@@ -98,6 +118,9 @@ def main() -> None:
     for c in report.candidates:
         print(f"  {c.name:14} scheduled={c.scheduled} unschedulable={c.unschedulable} "
               f"nodes-used={c.nodes_used()} time-to-schedule={c.seconds:.1f}s")  # fmt: skip
+    if args.report:
+        console = Console(width=160, color_system=None)
+        console.print(report_picture(report, 10))
 
 
 if __name__ == "__main__":
