@@ -2122,11 +2122,10 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                               'a temporary directory); removed afterwards.'},
                                       {'all_opts': ['-o', '--output'],
                                        'callback': False,
-                                       'fish': 'Output format: table, yaml, json, name, '
-                                               'jsonpath=TEMPLATE, jsonpath-as-json=TEMPLATE, '
-                                               'custom-columns=SPEC (default table). jsonpath and '
-                                               "custom-columns use kubectl's syntax and read the "
-                                               'data -o json prints.',
+                                       'fish': 'Output format: table, yaml, json, '
+                                               'jsonpath=TEMPLATE, jsonpath-as-json=TEMPLATE '
+                                               '(default table). jsonpath and custom-columns use '
+                                               "kubectl's syntax and read the data -o json prints.",
                                        'flag': False,
                                        'hidden': False,
                                        'icase': False,
@@ -2138,15 +2137,13 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                        'values': ['table',
                                                   'yaml',
                                                   'json',
-                                                  'name',
                                                   'jsonpath',
-                                                  'jsonpath-as-json',
-                                                  'custom-columns'],
-                                       'zsh': 'Output format\\\\: table, yaml, json, name, '
-                                              'jsonpath=TEMPLATE, jsonpath-as-json=TEMPLATE, '
-                                              'custom-columns=SPEC (default table). jsonpath and '
-                                              "custom-columns use kubectl''s syntax and read the "
-                                              'data -o json prints.'},
+                                                  'jsonpath-as-json'],
+                                       'zsh': 'Output format\\\\: table, yaml, json, '
+                                              'jsonpath=TEMPLATE, jsonpath-as-json=TEMPLATE '
+                                              '(default table). jsonpath and custom-columns use '
+                                              "kubectl''s syntax and read the data -o json "
+                                              'prints.'},
                                       {'all_opts': ['-h', '--help'],
                                        'callback': False,
                                        'fish': 'Show this message and exit.',

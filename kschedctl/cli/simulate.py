@@ -9,10 +9,13 @@ from typing import Annotated
 import typer
 
 from kschedctl import output
-from kschedctl.cli.options import TABLE_FORMATS, TableOutput, check_output
+from kschedctl.cli.options import check_output, output_option
 from kschedctl.errors import UsageError, WorseError, shown_path
+from kschedctl.printers import formats
 
 TABLE_LIMIT = 20  # nodes drawn per candidate in the table and the report
+# One report, not a list of objects: no name or custom-columns rows to print.
+FORMATS = (formats.TABLE, formats.YAML, formats.JSON, formats.JSONPATH, formats.JSONPATH_AS_JSON)
 
 
 def simulate(
@@ -20,6 +23,7 @@ def simulate(
         str,
         typer.Argument(
             help="The snapshot file (`kschedctl snapshot -o FILE`).",
+            metavar="SNAPSHOT",
             show_default=False,
         ),
     ],
@@ -30,6 +34,7 @@ def simulate(
             help="A candidate: a workspace directory or its scheduler.yaml (kube-scheduler with "
             "the rendered config, or kschedctl's own scheduler with its strategy and policy). "
             "Repeat to compare; the first is the baseline.",
+            metavar="SPEC",
             show_default=False,
         ),
     ],
@@ -91,7 +96,7 @@ def simulate(
             show_default=False,
         ),
     ] = None,
-    out: TableOutput = None,
+    out: Annotated[str | None, output_option(FORMATS, " (default table)")] = None,
 ) -> None:
     """Run each candidate scheduler on a fresh copy of the cluster in SNAPSHOT and compare:
     pods scheduled and left unschedulable (with kube-scheduler's reasons and `why`'s), fallback
@@ -99,7 +104,7 @@ def simulate(
     schedule. Builds a local lab (`kschedctl lab build` first): nodes on kwok, the snapshot's
     bound pods pinned to them, its pending pods submitted to the candidate.
     """
-    fmt = check_output(out, TABLE_FORMATS)
+    fmt = check_output(out, FORMATS)
     if not schedulers:
         raise UsageError("give at least one --scheduler", hint="kschedctl simulate --help")
     # the picture module loads rich (start-up): only when drawing

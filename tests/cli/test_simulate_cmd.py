@@ -83,7 +83,7 @@ def test_usage_errors(run: Run, files: Path) -> None:
     assert result.exit_code == 2
     result = run("simulate", "cluster.yaml", "--scheduler", "spread.yaml", "--report", "r.png")
     assert result.exit_code == 2 and "r.png" in result.stderr
-    result = run("simulate", "cluster.yaml", "--scheduler", "spread.yaml", "-o", "wide")
+    result = run("simulate", "cluster.yaml", "--scheduler", "spread.yaml", "-o", "name")
     assert result.exit_code == 2
     result = run("simulate", "cluster.yaml", "--scheduler", "spread.yaml", "--no-pending")
     assert result.exit_code == 2 and "nothing to schedule" in result.stderr
