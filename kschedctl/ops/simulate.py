@@ -154,10 +154,14 @@ def _key(pod: Mapping[str, Any]) -> str:
 
 
 def _unschedulable(pod: Mapping[str, Any]) -> str | None:
-    """The PodScheduled=False message when a scheduler reported the pod unschedulable."""
+    """The PodScheduled=False message when a scheduler reported the pod unschedulable; for a
+    pod with scheduling gates, the gates (no scheduler looks at it until they are removed)."""
     for c in (pod.get("status") or {}).get("conditions") or []:
         if c.get("type") == "PodScheduled" and c.get("status") == "False":
             return str(c.get("message") or c.get("reason") or "unschedulable")
+    gates = [str(g.get("name")) for g in (pod.get("spec") or {}).get("schedulingGates") or []]
+    if gates:
+        return f"waiting for scheduling gates: [{', '.join(gates)}]"
     return None
 
 

@@ -208,3 +208,14 @@ def test_a_retired_component_is_not_revived(tmp_path: Path) -> None:
     finally:
         sleeper.kill()
         sleeper.wait()
+
+
+def test_gated_pods_are_decided_at_once() -> None:
+    from kschedctl.ops.simulate import _unschedulable
+
+    gated = {"spec": {"schedulingGates": [{"name": "example.com/quota"}]}, "status": {}}
+    assert _unschedulable(gated) == "waiting for scheduling gates: [example.com/quota]"
+    reported = {"spec": {}, "status": {"conditions": [
+        {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "0/3 nodes are available: 3 Insufficient cpu."}]}}  # fmt: skip
+    assert _unschedulable(reported) == "0/3 nodes are available: 3 Insufficient cpu."
+    assert _unschedulable({"spec": {}, "status": {"phase": "Pending"}}) is None
