@@ -32,7 +32,9 @@ UNSCHEDULED = "(unschedulable)"
 DETERMINISM_NOTE = (
     "kube-scheduler breaks ties between equally scored nodes at random: placements are "
     "compared per node group (nodes with the same labels except the hostname, allocatable, "
-    "taints and cordon); the exact node is reported only where a group holds one node"
+    "taints and cordon) and the exact node only where a group holds one node; scheduled and "
+    "unschedulable counts are stable run to run, and so are the counts per group unless two "
+    "groups differ only in labels no rule or score reads (then they may trade pods)"
 )
 
 
