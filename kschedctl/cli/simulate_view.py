@@ -39,7 +39,6 @@ def summary_table(report: SimulationReport) -> Table:
         table.add_column(_title(c), justify="right", no_wrap=True)
     moved = {c.name: len(m) for c, m in report.differences()}
     rows: list[tuple[str, list[str]]] = [
-        ("source", [comment(c.source) for c in report.candidates]),
         (
             "program",
             [c.program + (f" ({c.strategy})" if c.strategy else "") for c in report.candidates],
@@ -132,7 +131,9 @@ def report_picture(report: SimulationReport, limit: int | None) -> RenderableTyp
         f"({report.pending_pods} pending in the snapshot, {report.workload_pods} from the "
         f"workload); lab: {report.lab}"
     )
-    parts: list[RenderableType] = [head, Text(""), summary_table(report), Text("")]
+    sources = Text("candidates: " + "; ".join(
+        f"{_title(c)} = {comment(c.source)}" for c in report.candidates), style="dim")  # fmt: skip
+    parts: list[RenderableType] = [head, sources, Text(""), summary_table(report), Text("")]
     parts += [groups_table(report), Text("")]
     for c in report.candidates:
         if c.unschedulable:
