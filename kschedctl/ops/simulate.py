@@ -281,8 +281,13 @@ def run_candidate(
             objects.append(obj)
         progress(f"{candidate.spec.name}: submitting {len(objects)} pod(s)")
         started = time.monotonic()
+        # One at a time, in the snapshot's order: schedulers take pods of equal priority in the
+        # order they arrive, so every candidate (and every run) must see the same order.
         seed.create_many(
-            cluster, lambda o: f"/api/v1/namespaces/{o['metadata']['namespace']}/pods", objects
+            cluster,
+            lambda o: f"/api/v1/namespaces/{o['metadata']['namespace']}/pods",
+            objects,
+            workers=1,
         )
         pods, bound_at = wait_decided(
             lab,
