@@ -15,6 +15,7 @@ complete --command kschedctl --no-files --arguments "(env _KSCHEDCTL_COMPLETE=co
 #   kschedctl render SRC [DIR] --add-to --as --kubernetes-version --no-headers -o/--output
 #   kschedctl scheduler run --burst --context --kubeconfig --leader-elect/--no-leader-elect --lease-duration --lease-name --lease-namespace --metrics-address --metrics-port --name --percentage-of-nodes-to-score --plugin --pod-initial-backoff --pod-max-backoff --policy --qps --renew-deadline --replaces-default --retry-period --strategy -v/--v
 #   kschedctl schema SPEC|POLICY|SNAPSHOT
+#   kschedctl simulate SNAPSHOT --fail-if-worse --lab-dir --limit --no-pending --report --scheduler --settle --timeout --workload -o/--output
 #   kschedctl snapshot --anonymize --cluster --context --images --kubeconfig --user -n/--namespace -o/--output
 #   kschedctl status NAME --cluster --context --kubeconfig --no-headers --no-metrics --user -o/--output
 #   kschedctl top nodes --cluster --context --export --kubeconfig --limit --no-headers --scheduler --sort-by --user -l/--selector -o/--output

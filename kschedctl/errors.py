@@ -18,6 +18,7 @@ EXIT_INVALID = 3
 EXIT_CLUSTER = 4
 EXIT_NOT_FOUND = 5
 EXIT_FINDINGS = 6
+EXIT_WORSE = 7  # simulate --fail-if-worse: a candidate leaves more pods unschedulable
 EXIT_INTERRUPTED = 130
 
 
@@ -30,6 +31,13 @@ class KschedError(Exception):
         super().__init__(message)
         self.message = message
         self.hint = hint
+
+
+class WorseError(KschedError):
+    """``simulate --fail-if-worse``: a later candidate leaves more pods unschedulable than the
+    first (the report is printed before)."""
+
+    exit_code = EXIT_WORSE
 
 
 class UsageError(KschedError):

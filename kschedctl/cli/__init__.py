@@ -87,6 +87,7 @@ COMMANDS: dict[str, str] = {
     "snapshot": "snapshot",
     "logs": "logs",
     "scheduler": "scheduler",
+    "simulate": "simulate",
     "lab": "lab",
 }
 

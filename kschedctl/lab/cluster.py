@@ -206,6 +206,21 @@ class Lab:
                 self._save(state)
         return revived
 
+    def retire(self, name: str) -> bool:
+        """Stop component ``name`` for good: its record goes, so :meth:`revive` does not start
+        it again (``simulate``: the candidate must be the lab's only scheduler). True if it was
+        stopped."""
+        with self._exclusive():
+            state = self.state()
+            component = state.components.pop(name, None) if state is not None else None
+            if state is None or component is None:
+                return False
+            stopped = not component.running() or component.stop()
+            if not stopped:
+                raise LabError(f"cannot stop the lab's {name} (pid {component.pid})")
+            self._save(state)
+            return True
+
     def running_components(self) -> dict[str, ComponentState]:
         state = self.state() if self.is_lab_dir() else None
         if state is None:

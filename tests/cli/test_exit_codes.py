@@ -16,6 +16,7 @@ from kschedctl.errors import (
     Problem,
     SpecError,
     UsageError,
+    WorseError,
 )
 
 
@@ -48,6 +49,11 @@ def _app(exc: BaseException | None = None, code: int | None = None) -> typer.Typ
         ),
         (ClusterError("connection refused"), 4, "error: connection refused\n"),
         (NotFoundError("no such scheduler"), 5, "error: no such scheduler\n"),
+        (
+            WorseError("b leaves 3 more pods unschedulable"),
+            7,
+            "error: b leaves 3 more pods unschedulable\n",
+        ),
         (KeyboardInterrupt(), 130, "interrupted\n"),
     ],
 )

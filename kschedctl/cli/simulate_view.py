@@ -1,0 +1,151 @@
+"""`kschedctl simulate`'s side-by-side report as rich renderables: printed on the terminal and
+exported as SVG or HTML with the pictures' machinery (kschedctl/cli/pictures.py).
+
+Names from the snapshot and the specs go through :func:`kschedctl.render.escape.comment`.
+Imported when a report is drawn: rich is not start-up material.
+"""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from kschedctl.cli import pictures
+from kschedctl.filters.resources import CPU, MEMORY, PODS
+from kschedctl.observe.simulation import DETERMINISM_NOTE, CandidateResult, SimulationReport
+from kschedctl.render.escape import comment
+
+SHOWN_REASONS = 8  # reasons per candidate in the table
+SHOWN_MOVED = 10  # moved pods listed per candidate
+SHOWN_GROUP_NODES = 3  # node names shown for a group
+
+
+def _percent(result: CandidateResult, resource: str) -> str:
+    after = result.after
+    total = after.allocatable.get(resource, 0)
+    used = sum(u.requested(resource) for u in after.nodes)
+    return f"{100 * used / total:.1f}%" if total else "-"
+
+
+def _title(result: CandidateResult) -> str:
+    return comment(result.name)
+
+
+def summary_table(report: SimulationReport) -> Table:
+    table = Table(title="candidates, side by side", title_justify="left", header_style="bold")
+    table.add_column("", style="bold", no_wrap=True)
+    for c in report.candidates:
+        table.add_column(_title(c), justify="right", no_wrap=True)
+    moved = {c.name: len(m) for c, m in report.differences()}
+    rows: list[tuple[str, list[str]]] = [
+        (
+            "program",
+            [c.program + (f" ({c.strategy})" if c.strategy else "") for c in report.candidates],
+        ),  # fmt: skip
+        ("pods submitted", [str(len(c.outcomes)) for c in report.candidates]),
+        ("scheduled", [str(c.scheduled) for c in report.candidates]),
+        ("unschedulable", [str(c.unschedulable) for c in report.candidates]),
+        (
+            "by fallback step",
+            [
+                ", ".join(f"{comment(k)} {v}" for k, v in c.fallback_steps.items()) or "-"
+                for c in report.candidates
+            ],
+        ),  # fmt: skip
+        ("preemptions", [str(len(c.preemptions)) for c in report.candidates]),
+        ("nodes used", [f"{_used(c.before)} → {_used(c.after)}" for c in report.candidates]),
+        ("nodes given pods", [str(c.nodes_given_pods()) for c in report.candidates]),
+        ("cpu requested", [_percent(c, CPU) for c in report.candidates]),
+        ("memory requested", [_percent(c, MEMORY) for c in report.candidates]),
+        ("pods / pod slots", [_percent(c, PODS) for c in report.candidates]),
+        ("time to schedule", [f"{c.seconds:.1f}s" for c in report.candidates]),
+        ("moved vs first", ["-"] + [str(moved.get(c.name, 0)) for c in report.candidates[1:]]),
+    ]
+    for label, values in rows:
+        table.add_row(label, *values)
+    return table
+
+
+def _used(shown: object) -> int:
+    nodes = getattr(shown, "nodes", [])
+    return sum(1 for u in nodes if u.requested(PODS))
+
+
+def groups_table(report: SimulationReport) -> Table:
+    table = Table(title="submitted pods per node group", title_justify="left", header_style="bold")
+    table.add_column("GROUP", no_wrap=True)
+    table.add_column("NODES", justify="right")
+    table.add_column("EXAMPLES")
+    for c in report.candidates:
+        table.add_column(_title(c), justify="right", no_wrap=True)
+    counts = [c.by_group(report.groups) for c in report.candidates]
+    for group in report.groups:
+        if not any(group.name in by for by in counts):
+            continue
+        examples = ", ".join(comment(n) for n in group.nodes[:SHOWN_GROUP_NODES])
+        if len(group.nodes) > SHOWN_GROUP_NODES:
+            examples += ", …"
+        table.add_row(group.name, str(len(group.nodes)), examples,
+                      *[str(by.get(group.name, 0)) for by in counts])  # fmt: skip
+    unschedulable = [by.get("(unschedulable)", 0) for by in counts]
+    if any(unschedulable):
+        table.add_row("(unschedulable)", "", "", *[str(n) for n in unschedulable])
+    return table
+
+
+def reasons_table(result: CandidateResult) -> Table:
+    table = Table(
+        title=f"{_title(result)}: why pods stay unschedulable (FailedScheduling)",
+        title_justify="left",
+        header_style="bold",
+    )
+    table.add_column("PODS", justify="right")
+    table.add_column("NODES", justify="right")
+    table.add_column("REASON")
+    reasons = result.reasons
+    for r in reasons[:SHOWN_REASONS]:
+        table.add_row(str(r.pods), str(r.nodes) if r.nodes else "", comment(r.reason))
+    if len(reasons) > SHOWN_REASONS:
+        table.add_row("", "", f"… {len(reasons) - SHOWN_REASONS} more (-o yaml: all)")
+    return table
+
+
+def moved_text(report: SimulationReport) -> Text:
+    text = Text()
+    for c, moved in report.differences():
+        text.append(f"{_title(c)} vs {_title(report.candidates[0])}: ", style="bold")
+        text.append(f"{len(moved)} pod(s) in another node group (or node, or unschedulable)\n")
+        for m in moved[:SHOWN_MOVED]:
+            text.append(f"  {comment(m.pod)}: {comment(m.baseline)} → {comment(m.candidate)}\n")
+        if len(moved) > SHOWN_MOVED:
+            text.append(f"  … {len(moved) - SHOWN_MOVED} more (-o yaml: all)\n", style="dim")
+    return text
+
+
+def report_picture(report: SimulationReport, limit: int | None) -> RenderableType:
+    """The whole report: summary, groups, reasons, moved pods, per-node bars after each run."""
+    head = Text(
+        f"snapshot {comment(report.snapshot)}: {report.nodes} nodes, {report.pinned_pods} "
+        f"pods pinned to them, {report.pending_pods + report.workload_pods} pods submitted "
+        f"({report.pending_pods} pending in the snapshot, {report.workload_pods} from the "
+        f"workload); lab: {report.lab}"
+    )
+    sources = Text("candidates: " + "; ".join(
+        f"{_title(c)} = {comment(c.source)}" for c in report.candidates), style="dim")  # fmt: skip
+    parts: list[RenderableType] = [head, sources, Text(""), summary_table(report), Text("")]
+    parts += [groups_table(report), Text("")]
+    for c in report.candidates:
+        if c.unschedulable:
+            parts += [reasons_table(c), Text("")]
+    if len(report.candidates) > 1:
+        parts.append(moved_text(report))
+    for c in report.candidates:
+        shown = c.after.first(limit)
+        parts += [
+            Text(f"{_title(c)}: per node after the run (busiest cpu first)", style="bold"),
+            pictures.nodes_picture(shown),
+            Text(""),
+        ]
+    parts.append(Text(DETERMINISM_NOTE + ".", style="dim"))
+    return Group(*parts)
