@@ -18,7 +18,7 @@ from typing import Any
 
 from rich.console import Console
 
-from kschedctl.cli import pictures
+from kschedctl.cli import picture_export, pictures
 from kschedctl.observe.placement import placement
 
 SCHEDULERS = ("default-scheduler", "spread", "binpack")
@@ -62,7 +62,7 @@ def main() -> None:
     console = Console(file=io.StringIO(), width=120, force_terminal=True)
     console.print(pictures.nodes_picture(shown.first(50)))
     drawn = time.perf_counter()
-    svg = pictures.render_export(pictures.nodes_picture(shown.first(50)), ".svg", "t")
+    svg = picture_export.render_export(pictures.nodes_picture(shown.first(50)), ".svg", "t")
     exported = time.perf_counter()
     size = (len(node_json) + len(pod_json)) / 2**20
     print(f"{args.nodes} nodes, {args.pods} pods ({size:.1f} MiB of JSON)")

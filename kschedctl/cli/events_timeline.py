@@ -5,7 +5,7 @@ asked for."""
 from __future__ import annotations
 
 from kschedctl import output
-from kschedctl.cli import pictures
+from kschedctl.cli import picture_export, pictures
 from kschedctl.cli.common import connect
 from kschedctl.cli.options import TABLE_FORMATS, check_output
 from kschedctl.errors import UsageError, shown_path
@@ -41,7 +41,7 @@ def run_timeline(
                          hint="run `kschedctl events --timeline` again for a newer picture")  # fmt: skip
     # the timeline is counts, not events: no wide columns
     fmt = check_output(out, TABLE_FORMATS)
-    target = pictures.check_export(export_to)
+    target = picture_export.check_export(export_to)
     with connect(kubeconfig, context, cluster_name, user) as cluster:
         source = open_events(cluster, wanted, namespace=namespace, all_namespaces=all_namespaces)
         found = event_timeline(source)
@@ -49,7 +49,7 @@ def run_timeline(
     if target is not None:
         title = f"kschedctl events {wanted.scheduler} --timeline" if wanted.scheduler else (
             "kschedctl events --timeline")  # fmt: skip
-        pictures.export(pictures.timeline_picture(drawn, wanted.scheduler), target, title)
+        picture_export.export(pictures.timeline_picture(drawn, wanted.scheduler), target, title)
         output.info(f"wrote {shown_path(target)}")
     if not fmt.is_table:
         output.emit(timeline_dict(found.last(limit)), fmt, no_headers=no_headers)

@@ -1,34 +1,26 @@
 """The pictures of `top nodes` and `events --timeline`: rich renderables drawn from the pure
-layouts (kschedctl/observe/bars.py), printed on the terminal and exported as SVG or HTML.
+layouts (kschedctl/observe/bars.py), printed on the terminal and exported as SVG or HTML by
+kschedctl/cli/picture_export.py.
 
-Exports are deterministic, so a golden file can hold one: a fixed width, a fixed title and
-SVG id, truecolor whatever the terminal, no timestamp. Names from the cluster go through
-:func:`kschedctl.render.escape.comment` (one line, control characters escaped) before they
-are drawn; rich escapes the text for SVG and HTML.
+Names from the cluster go through :func:`kschedctl.render.escape.comment` (one line, control
+characters escaped) before they are drawn; rich escapes the text for SVG and HTML.
 Imported when a picture is drawn: rich is not start-up material.
 """
 
 from __future__ import annotations
 
-import html
-import io
-from pathlib import Path
-
-from rich.console import Console, Group, RenderableType
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from kschedctl.errors import UsageError, os_error, shown_path
 from kschedctl.filters.resources import CPU, MEMORY, PODS, format_amount
 from kschedctl.observe.bars import FREE, Run, bar, percent
 from kschedctl.observe.placement import NO_SCHEDULER, RESOURCES, Placement
 from kschedctl.observe.timeline import DECISIONS, FAILED, PREEMPTED, SCHEDULED, Timeline
 from kschedctl.render.escape import comment
 
-EXPORT_WIDTH = 100  # columns of an exported picture
 BAR_WIDTH = 40  # cells of a node's bar
 TIMELINE_WIDTH = 40  # cells of the busiest minute's bar
-EXPORTS = (".svg", ".html")
 
 # One colour per scheduler, by legend position (schedulers sorted by name): the same cluster
 # gives the same colours. Red and yellow are kept for over-commit and failures.
@@ -199,73 +191,3 @@ def timeline_picture(
         rows += [Text(""), Text(f"{shown.omitted} earlier minutes not shown (--limit 0: all)",
                                 style="dim")]  # fmt: skip
     return Group(*rows)
-
-
-def check_export(path: str | None) -> Path | None:
-    """``--export FILE``: .svg or .html, checked before anything is fetched (exit 2)."""
-    if path is None:
-        return None
-    target = Path(path)
-    if target.suffix.lower() not in EXPORTS:
-        raise UsageError(
-            f"--export {shown_path(path)}: unknown picture format "
-            f"{target.suffix or '(no extension)'!r}",
-            hint="name the file FILE.svg (a picture for a README or an issue) or FILE.html",
-        )
-    return target
-
-
-def export(picture: RenderableType, target: Path, title: str) -> None:
-    """Write ``picture`` to ``target`` as SVG or HTML (by its extension), byte-identical for
-    the same picture."""
-    document = render_export(picture, target.suffix.lower(), title)
-    try:
-        target.write_text(document, encoding="utf-8")
-    except OSError as err:
-        raise os_error(
-            err,
-            f"writing the picture to {shown_path(target)}",
-            {13: "choose a directory you can write to", 21: "give a file name, not a directory"},
-        ) from err
-
-
-def render_export(picture: RenderableType, suffix: str, title: str) -> str:
-    """The SVG or HTML document of ``picture`` (``suffix``: .svg or .html)."""
-    console = Console(
-        record=True,
-        width=EXPORT_WIDTH,
-        file=io.StringIO(),
-        force_terminal=True,
-        color_system="truecolor",
-        legacy_windows=False,
-        emoji=False,
-        highlight=False,
-    )
-    console.print(picture)
-    if suffix == ".svg":
-        return console.export_svg(title=comment(title), unique_id="kschedctl")
-    # the title is text inside a str.format template: braces doubled
-    shown_title = html.escape(comment(title)).replace("{", "{{").replace("}", "}}")
-    return console.export_html(code_format=_HTML.replace("{title}", shown_title))
-
-
-# rich's page (rich/_export_format.py CONSOLE_HTML_FORMAT) with a <title>: a fixed name, no date.
-_HTML = """\
-<!DOCTYPE html>
-<html>
-<head>
-<meta charset="UTF-8">
-<title>{title}</title>
-<style>
-{stylesheet}
-body {{
-    color: {foreground};
-    background-color: {background};
-}}
-</style>
-</head>
-<body>
-    <pre style="font-family:Menlo,'DejaVu Sans Mono',consolas,'Courier New',monospace"><code style="font-family:inherit">{code}</code></pre>
-</body>
-</html>
-"""

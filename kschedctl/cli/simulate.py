@@ -108,9 +108,9 @@ def simulate(
     if not schedulers:
         raise UsageError("give at least one --scheduler", hint="kschedctl simulate --help")
     # the picture module loads rich (start-up): only when drawing
-    from kschedctl.cli import pictures
+    from kschedctl.cli import picture_export
 
-    target = pictures.check_export(report_to)
+    target = picture_export.check_export(report_to)
     # Imported here: --help must not pay for the lab and cluster layers.
     from kschedctl.ops.simulate import load_plan
     from kschedctl.ops.simulate import simulate as run_simulation
@@ -127,7 +127,7 @@ def simulate(
     from kschedctl.cli.simulate_view import report_picture  # rich tables: on use, like pictures
 
     if target is not None:
-        pictures.export(report_picture(found, limit or None), target, "kschedctl simulate")
+        picture_export.export(report_picture(found, limit or None), target, "kschedctl simulate")
         output.info(f"wrote {shown_path(target)}")
     if fmt.is_table:
         output.stdout_console().print(report_picture(found, limit or None), highlight=False)

@@ -91,9 +91,9 @@ def nodes(
         raise UsageError(f"--sort-by {sort_by!r}: use one of {', '.join(SORT_KEYS)}")
     label_selector(selector)  # exit 2 on a malformed selector, before connecting
     # the picture module loads rich (start-up): only when drawing
-    from kschedctl.cli import pictures
+    from kschedctl.cli import picture_export, pictures
 
-    target = pictures.check_export(export_to)
+    target = picture_export.check_export(export_to)
     # Imported here: --help and the offline commands must not pay for the cluster layers.
     from kschedctl.ops.top import placement_dict, top_nodes
 
@@ -101,7 +101,7 @@ def nodes(
         found = top_nodes(cluster, selector=selector, scheduler=scheduler, sort_by=sort_by)
     drawn = found.first(TABLE_LIMIT if limit is None else limit)
     if target is not None:
-        pictures.export(pictures.nodes_picture(drawn), target, "kschedctl top nodes")
+        picture_export.export(pictures.nodes_picture(drawn), target, "kschedctl top nodes")
         output.info(f"wrote {shown_path(target)}")
     if not fmt.is_table:
         output.emit(placement_dict(found.first(limit)), fmt, no_headers=no_headers)

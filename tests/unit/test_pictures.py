@@ -16,7 +16,7 @@ import pytest
 import yaml
 from golden_compare import compare_golden
 
-from kschedctl.cli import pictures
+from kschedctl.cli import picture_export, pictures
 from kschedctl.errors import KschedError, NotFoundError, UsageError
 from kschedctl.observe.events import normalize
 from kschedctl.observe.placement import placement
@@ -37,7 +37,9 @@ def _compare(name: str, actual: str) -> None:
 
 def _nodes_svg(snapshot: dict[str, Any], **kwargs: Any) -> str:
     shown = placement(snapshot["nodes"], snapshot["pods"], **kwargs)
-    return pictures.render_export(pictures.nodes_picture(shown), ".svg", "kschedctl top nodes")
+    return picture_export.render_export(
+        pictures.nodes_picture(shown), ".svg", "kschedctl top nodes"
+    )
 
 
 def _timeline(snapshot: dict[str, Any]) -> Any:
@@ -55,7 +57,7 @@ def test_top_nodes_highlight_svg_golden(snapshot: dict[str, Any]) -> None:
 def test_timeline_svg_golden(snapshot: dict[str, Any]) -> None:
     picture = pictures.timeline_picture(_timeline(snapshot), "spread")
     _compare("events-timeline.svg",
-             pictures.render_export(picture, ".svg", "kschedctl events spread --timeline"))  # fmt: skip
+             picture_export.render_export(picture, ".svg", "kschedctl events spread --timeline"))  # fmt: skip
 
 
 def test_svg_is_well_formed_and_says_what_matters(snapshot: dict[str, Any]) -> None:
@@ -71,14 +73,14 @@ def test_svg_is_well_formed_and_says_what_matters(snapshot: dict[str, Any]) -> N
 def test_exports_are_deterministic(snapshot: dict[str, Any]) -> None:
     shown = placement(snapshot["nodes"], snapshot["pods"])
     for suffix in (".svg", ".html"):
-        first = pictures.render_export(pictures.nodes_picture(shown), suffix, "t")
-        again = pictures.render_export(pictures.nodes_picture(shown), suffix, "t")
+        first = picture_export.render_export(pictures.nodes_picture(shown), suffix, "t")
+        again = picture_export.render_export(pictures.nodes_picture(shown), suffix, "t")
         assert first == again
 
 
 def test_html_has_the_title_escaped(snapshot: dict[str, Any]) -> None:
     shown = placement(snapshot["nodes"], snapshot["pods"])
-    page = pictures.render_export(pictures.nodes_picture(shown), ".html", "a <b> {c}\x1b")
+    page = picture_export.render_export(pictures.nodes_picture(shown), ".html", "a <b> {c}\x1b")
     assert "<title>a &lt;b&gt; {c}\\x1b</title>" in page
     assert "node-a" in page
 
@@ -95,7 +97,7 @@ def test_names_from_the_cluster_are_one_line() -> None:
             },
         }
     ]
-    svg = pictures.render_export(pictures.nodes_picture(placement(nodes, pods)), ".svg", "t")
+    svg = picture_export.render_export(pictures.nodes_picture(placement(nodes, pods)), ".svg", "t")
     text = "".join(ET.fromstring(svg).itertext())  # control characters: invalid XML
     assert "\x1b" not in svg and "\x07" not in svg
     assert "evil\\x1b[31m\\x0anode" in text.replace("\xa0", " ")
@@ -105,21 +107,21 @@ def test_names_from_the_cluster_are_one_line() -> None:
 def test_export_writes_the_file(tmp_path: Path, snapshot: dict[str, Any]) -> None:
     picture = pictures.nodes_picture(placement(snapshot["nodes"], snapshot["pods"]))
     target = tmp_path / "top.SVG"
-    pictures.export(picture, target, "kschedctl top nodes")
+    picture_export.export(picture, target, "kschedctl top nodes")
     assert target.read_text(encoding="utf-8").startswith("<svg")
 
 
 @pytest.mark.parametrize("name", ["top.png", "top", "top.svg.txt"])
 def test_unknown_extension_is_a_usage_error(name: str) -> None:
     with pytest.raises(UsageError, match="unknown picture format") as caught:
-        pictures.check_export(name)
+        picture_export.check_export(name)
     assert caught.value.exit_code == 2
     assert "FILE.svg" in (caught.value.hint or "")
 
 
 def test_export_into_a_missing_directory_is_not_found(tmp_path: Path) -> None:
     with pytest.raises(NotFoundError, match="writing the picture to .*missing/top.svg"):
-        pictures.export(
+        picture_export.export(
             pictures.timeline_picture(timeline([]), None), tmp_path / "missing" / "top.svg", "t"
         )
 
@@ -127,7 +129,9 @@ def test_export_into_a_missing_directory_is_not_found(tmp_path: Path) -> None:
 def test_export_onto_a_directory_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "d.svg").mkdir()
     with pytest.raises(KschedError, match="writing the picture to") as caught:
-        pictures.export(pictures.timeline_picture(timeline([]), None), tmp_path / "d.svg", "t")
+        picture_export.export(
+            pictures.timeline_picture(timeline([]), None), tmp_path / "d.svg", "t"
+        )
     assert caught.value.exit_code == 1
 
 
@@ -136,7 +140,7 @@ def test_export_into_a_read_only_directory_is_an_error(tmp_path: Path) -> None:
     locked = tmp_path / "locked"
     locked.mkdir(mode=0o500)
     with pytest.raises(KschedError, match="Permission denied") as caught:
-        pictures.export(pictures.timeline_picture(timeline([]), None), locked / "t.svg", "t")
+        picture_export.export(pictures.timeline_picture(timeline([]), None), locked / "t.svg", "t")
     assert caught.value.exit_code == 1
     assert caught.value.hint == "choose a directory you can write to"
 
@@ -146,6 +150,6 @@ def test_export_under_a_file_is_not_found(tmp_path: Path) -> None:
     with pytest.raises(
         NotFoundError, match="writing the picture to .*file/t.svg failed: Not a directory"
     ):
-        pictures.export(
+        picture_export.export(
             pictures.timeline_picture(timeline([]), None), tmp_path / "file" / "t.svg", "t"
         )

@@ -199,7 +199,7 @@ def test_report_keys_are_stable() -> None:
 
 
 def test_the_report_picture_shows_every_part() -> None:
-    from kschedctl.cli.pictures import render_export
+    from kschedctl.cli.picture_export import render_export
     from kschedctl.cli.simulate_view import report_picture
 
     svg = render_export(report_picture(golden_report(), 3), ".svg", "kschedctl simulate")
