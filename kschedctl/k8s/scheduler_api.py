@@ -107,18 +107,18 @@ class ClusterSchedulerApi:
                 self.cluster, VOLUME_PATHS[resource], stop, timeout_seconds=self.watch_timeout,
                 on_error=on_error, transform=slim_volume,
             )  # fmt: skip
-        keep = self.annotations
         if resource in WORKLOAD_PATHS:
             return self._workloads(resource, stop, on_error)
-        if resource == "nodes":
-            return list_and_watch(
-                self.cluster, "/api/v1/nodes", stop, timeout_seconds=self.watch_timeout,
-                on_error=on_error, transform=lambda n: slim_node(n, annotations=keep),
-            )  # fmt: skip
         if resource == PDBS:
             return list_and_watch(
                 self.cluster, "/apis/policy/v1/poddisruptionbudgets", stop,
                 timeout_seconds=self.watch_timeout, on_error=on_error, transform=slim_pdb,
+            )  # fmt: skip
+        keep = self.annotations  # every annotation when Python plugins may read them
+        if resource == "nodes":
+            return list_and_watch(
+                self.cluster, "/api/v1/nodes", stop, timeout_seconds=self.watch_timeout,
+                on_error=on_error, transform=lambda n: slim_node(n, annotations=keep),
             )  # fmt: skip
         return list_and_watch(
             self.cluster, "/api/v1/pods", stop, timeout_seconds=self.watch_timeout,
