@@ -30,6 +30,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any
 
+from kschedctl.config.decode import decode_json
 from kschedctl.config.schema import YamlError, join, parse_yaml, type_message, type_ok
 from kschedctl.config.userfile import read_user_file
 from kschedctl.errors import Problem, SpecError, quote
@@ -443,32 +444,11 @@ def _check_quantities(values: dict[str, str], where: str, out: list[Problem]) ->
             )
 
 
-def _decode_json(text: str) -> Any:
-    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        obj: dict[str, Any] = {}
-        for key, value in items:
-            if key in obj:
-                raise YamlError(f"duplicate field {quote(key)} in JSON")
-            obj[key] = value
-        return obj
-
-    def constant(name: str) -> Any:
-        raise YamlError(f"invalid JSON value {name}")
-
-    try:
-        return json.loads(text, object_pairs_hook=pairs, parse_constant=constant)
-    except json.JSONDecodeError as err:
-        where = f"line {err.lineno}, column {err.colno}"
-        raise YamlError(f"malformed JSON ({where}): {err.msg}") from err
-    except RecursionError as err:
-        raise YamlError("JSON nested too deeply") from err
-
-
 def snapshot_from_text(text: str, source: str = "") -> ClusterSnapshot:
     """A snapshot from its YAML or JSON text (``{`` first: JSON)."""
     try:
         if text.lstrip(" \t\r\n").startswith("{"):
-            docs = [_decode_json(text)]
+            docs = [decode_json(text)]
         else:
             docs = parse_yaml(text)
     except YamlError as err:

@@ -75,10 +75,15 @@ def json_numbers(value: Any) -> Any:
     return value
 
 
+_JSON_HINT = (
+    "; kube-scheduler reads a file that starts with '{' as JSON (no trailing commas, one value)"
+)
+
+
 def decode_config_text(text: str, budget: AliasBudget | None = None) -> Decoded:
     """The first document of ``text`` as kube-scheduler decodes it (YamlError if it cannot)."""
     if is_json(text):
-        return Decoded(_decode_json(text), is_json=True)
+        return Decoded(decode_json(text, _JSON_HINT), is_json=True)
     budget = budget or AliasBudget()
     _check_yaml_directive(text)
     docs = parse_yaml(text, budget, go_yaml=True, first_only=True)
@@ -142,7 +147,10 @@ def _empty(node: yaml.Node) -> bool:
     return isinstance(node, yaml.ScalarNode) and node.tag.endswith(":null") and not node.value
 
 
-def _decode_json(text: str) -> Any:
+def decode_json(text: str, hint: str = "") -> Any:
+    """JSON as Go's encoding/json reads it: a duplicate field, NaN or Infinity is an error
+    (``hint`` is added to the message of a malformed document)."""
+
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for key, value in items:
@@ -158,8 +166,7 @@ def _decode_json(text: str) -> Any:
         return json.loads(text, object_pairs_hook=pairs, parse_constant=constant)
     except json.JSONDecodeError as err:
         raise YamlError(
-            f"malformed JSON (line {err.lineno}, column {err.colno}): {err.msg}; kube-scheduler "
-            "reads a file that starts with '{' as JSON (no trailing commas, one value)"
+            f"malformed JSON (line {err.lineno}, column {err.colno}): {err.msg}{hint}"
         ) from err
     except RecursionError as err:
         raise YamlError("JSON nested too deeply") from err
