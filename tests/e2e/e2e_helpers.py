@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -13,6 +15,16 @@ import yaml
 from kschedctl.errors import NotFoundError
 from kschedctl.k8s.client import Cluster
 from kschedctl.lab.cluster import Lab
+
+
+def stop(proc: subprocess.Popen[Any], grace: float = 15) -> None:
+    """Stop a process a test started, by its pid: SIGTERM, then SIGKILL after ``grace`` s."""
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(5)
 
 
 def exists(cluster: Cluster, path: str) -> bool:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -27,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_helpers import pod_events, pod_manifest, wait_for
+from e2e_helpers import pod_events, pod_manifest, stop, wait_for
 
 from kschedctl.errors import NotFoundError
 from kschedctl.filters import Snapshot, evaluate
@@ -131,12 +130,7 @@ def scheduler(lab: Lab, log: Path, *args: str) -> Iterator[Scheduler]:
         yield Scheduler(proc, log)
     finally:
         if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(5)
+            stop(proc)
 
 
 def create_pod(

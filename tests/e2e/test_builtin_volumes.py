@@ -16,7 +16,6 @@ namespace and deleted at the end.
 
 from __future__ import annotations
 
-import signal
 import subprocess
 import sys
 import uuid
@@ -25,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_helpers import pod_events, pod_manifest, wait_for
+from e2e_helpers import pod_events, pod_manifest, stop, wait_for
 
 from kschedctl.errors import NotFoundError
 from kschedctl.k8s.client import Cluster
@@ -51,12 +50,7 @@ def scheduler_name(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     try:
         yield name
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+        stop(proc)
         print(Path(log).read_text(errors="replace")[-3000:])
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import re
-import signal
 import subprocess
 import sys
 import urllib.request
@@ -25,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_helpers import pod_events, pod_manifest, wait_for
+from e2e_helpers import pod_events, pod_manifest, stop, wait_for
 
 from kschedctl.filters import Snapshot, feasible_nodes
 from kschedctl.k8s.client import Cluster
@@ -108,12 +107,7 @@ def plugged(lab: Lab, racks: dict[str, str | None], tmp_path: Path) -> Iterator[
         assert proc.poll() is None, running.text()
         yield running
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+        stop(proc)
 
 
 def create(cluster: Cluster, namespace: str, name: str, scheduler: str, *,

@@ -14,7 +14,6 @@ fails loudly instead of flaking.
 from __future__ import annotations
 
 import hashlib
-import signal
 import subprocess
 import sys
 import time
@@ -24,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_helpers import exists, pod_manifest, wait_for
+from e2e_helpers import exists, pod_manifest, stop, wait_for
 
 from kschedctl.filters import Snapshot, feasible_nodes
 from kschedctl.k8s.client import Cluster
@@ -204,12 +203,7 @@ def ksched(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]
     try:
         yield log
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+        stop(proc)
 
 
 def _ident(namespace: str) -> str:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import uuid
@@ -14,7 +13,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from e2e_helpers import pod_manifest, wait_for
+from e2e_helpers import pod_manifest, stop, wait_for
 
 from kschedctl.k8s.client import Cluster
 from kschedctl.lab.cluster import Lab
@@ -103,9 +102,4 @@ def test_top_nodes_and_timeline_split_by_scheduler(
         assert sum(m["preempted"] for m in items) == 0
         assert all(m["metadata"]["name"] == m["minute"][:16] + "Z" for m in items)
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+        stop(proc)
