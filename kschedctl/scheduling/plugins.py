@@ -472,15 +472,19 @@ class Cycle:
             return None
         view = node_view(node, self.set.reslim)
         for p in self.set.filters:
-            assert p.filter is not None
-            try:
-                result = p.filter(self.pod, view, self.contexts[p.name])
-            except (Exception, SystemExit) as err:  # sys.exit() in a plugin must not stop us
-                raise PluginFailure(p.name, "filter", _exception_text(err)) from err
-            reason = _reason(p, "filter", result)
+            reason = self._filter(p, view)
             if reason is not None:
                 return p.name, reason
         return None
+
+    def _filter(self, p: Plugin, view: FrozenDict) -> str | None:
+        """One plugin's ``filter`` on a node view: its reason, None when the node fits."""
+        assert p.filter is not None
+        try:
+            result = p.filter(self.pod, view, self.contexts[p.name])
+        except (Exception, SystemExit) as err:  # sys.exit() in a plugin must not stop us
+            raise PluginFailure(p.name, "filter", _exception_text(err)) from err
+        return _reason(p, "filter", result)
 
     def fits(self, node: NodeInfo) -> bool:
         """The ``extra`` filter of ``feasible_nodes``: the plugins' ``pre_filter`` (on the
@@ -494,12 +498,7 @@ class Cycle:
         view = node_view(node, self.set.reslim)
         out = []
         for p in self.set.filters:
-            assert p.filter is not None
-            try:
-                result = p.filter(self.pod, view, self.contexts[p.name])
-            except (Exception, SystemExit) as err:  # sys.exit() in a plugin must not stop us
-                raise PluginFailure(p.name, "filter", _exception_text(err)) from err
-            reason = _reason(p, "filter", result)
+            reason = self._filter(p, view)
             out.append(PluginVerdict(p.name, reason))
             if reason is not None:
                 break

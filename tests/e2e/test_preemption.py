@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 import yaml
-from e2e_helpers import pod_events, pod_manifest, wait_for
+from e2e_helpers import exists, pod_events, pod_manifest, wait_for
 
 from kschedctl.errors import NotFoundError
 from kschedctl.k8s.client import Cluster
@@ -281,7 +281,7 @@ def _run(cluster: Cluster, scenario: Scenario, scheduler: str) -> Outcome:
     namespace = f"e2e-preempt-{RUN}-{uuid.uuid4().hex[:5]}"
     cluster.create("/api/v1/namespaces", {"metadata": {"name": namespace}})
     wait_for(
-        lambda: _exists(cluster, f"/api/v1/namespaces/{namespace}/serviceaccounts/default"),
+        lambda: exists(cluster, f"/api/v1/namespaces/{namespace}/serviceaccounts/default"),
         60,
         "the namespace's ServiceAccount",
     )
@@ -357,14 +357,6 @@ def _delete_pod(cluster: Cluster, pods: str, name: str) -> None:
         cluster.request("DELETE", f"{pods}/{name}", body={"gracePeriodSeconds": 0})
     except NotFoundError:
         pass
-
-
-def _exists(cluster: Cluster, path: str) -> bool:
-    try:
-        cluster.get(path)
-        return True
-    except NotFoundError:
-        return False
 
 
 @pytest.mark.parametrize("name", list(SCENARIOS))
