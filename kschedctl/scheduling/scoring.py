@@ -175,13 +175,6 @@ def _go_div(a: int, b: int) -> int:
     return q if (a >= 0) == (b > 0) else -q
 
 
-def _balance(cpu: int, a_cpu: int, mem: int, a_mem: int) -> int:
-    """``balancedResourceScore`` for cpu and memory (a resource with no allocatable skipped)."""
-    fractions = [min(r / a, 1.0) for r, a in ((cpu, a_cpu), (mem, a_mem)) if a != 0]
-    std = abs((fractions[0] - fractions[1]) / 2) if len(fractions) == 2 else 0.0
-    return int((1 - std) * float(MAX_SCORE))
-
-
 class PreScore:
     """What every score plugin computes once per pod (kube-scheduler's PreScore)."""
 
@@ -212,36 +205,65 @@ Raw = tuple[str, int, int, int, int, int, int, int]  # name, then one input per 
 
 def _raw_scores(pre: PreScore, nodes: Sequence[NodeInfo]) -> list[Raw]:
     """Each plugin's ``Score`` per node in one tight pass (a decision scores hundreds of
-    nodes); the normalisations need every node's score and come after, in ``_weighted``."""
+    nodes); the normalisations need every node's score and come after, in ``_weighted``.
+
+    The per-node formulas of ``_balance`` and the strategy's fit are written out here, float
+    operations in the same order (the results are identical), and a plugin skipped for this
+    pod costs no per-node call."""
     fraction, preferred, relevant = pre.fraction, pre.preferred, pre.tolerations
     nz_cpu, nz_mem, req_cpu, req_mem = pre.nz_cpu, pre.nz_mem, pre.req_cpu, pre.req_mem
-    spread, interpod, images = pre.spread, pre.interpod, pre.images
+    spread_raw = pre.spread.raw if pre.spread is not None else None
+    interpod_raw = pre.interpod.raw if pre.interpod is not None else None
+    images, containers, snapshot = pre.images, pre.containers, pre.snapshot
+    balanced_on = not pre.best_effort  # BalancedAllocation is skipped for best-effort pods
+    half, max_score = MAX_SCORE // 2, float(MAX_SCORE)
     out = []
+    append = out.append
     for node in nodes:
         alloc = node.allocatable
         a_cpu, a_mem = alloc.get(CPU, 0), alloc.get(MEMORY, 0)
         used = node.non_zero_requested()
         # NodeResourcesFit: the strategy's share per resource, averaged over those allocatable.
-        shares = [fraction(used[CPU] + nz_cpu, a_cpu)] if a_cpu else []
-        if a_mem:
-            shares.append(fraction(used[MEMORY] + nz_mem, a_mem))
-        fit = sum(shares) // len(shares) if shares else 0
-        if pre.best_effort:
-            balanced = 0
+        if a_cpu:
+            fit = fraction(used[CPU] + nz_cpu, a_cpu)
+            if a_mem:
+                fit = (fit + fraction(used[MEMORY] + nz_mem, a_mem)) // 2
+        elif a_mem:
+            fit = fraction(used[MEMORY] + nz_mem, a_mem)
         else:
-            # BalancedAllocation (actual requests): how much placing the pod improves balance.
-            cpu, mem = node.requested.get(CPU, 0), node.requested.get(MEMORY, 0)
-            after = _balance(cpu + req_cpu, a_cpu, mem + req_mem, a_mem)
-            before = _balance(cpu, a_cpu, mem, a_mem)
-            balanced = MAX_SCORE // 2 + (MAX_SCORE // 2 + after - before) // 2
+            fit = 0
+        if balanced_on:
+            # BalancedAllocation (actual requests): how much placing the pod improves balance,
+            # balance = (1 - std of the cpu and memory shares) x 100, a resource with no
+            # allocatable skipped (balancedResourceScore).
+            requested = node.requested
+            cpu, mem = requested.get(CPU, 0), requested.get(MEMORY, 0)
+            if a_cpu and a_mem:
+                f_cpu, f_mem = min((cpu + req_cpu) / a_cpu, 1.0), min((mem + req_mem) / a_mem, 1.0)
+                after = int((1 - abs((f_cpu - f_mem) / 2)) * max_score)
+                f_cpu, f_mem = min(cpu / a_cpu, 1.0), min(mem / a_mem, 1.0)
+                before = int((1 - abs((f_cpu - f_mem) / 2)) * max_score)
+                balanced = half + (half + after - before) // 2
+            else:
+                balanced = half + half // 2  # one or no resource: no spread, before == after
+        else:
+            balanced = 0
         taints = _prefer_no_schedule_count(node.taints, relevant) if node.taints else 0
         affinity = (
             sum(w for w, t in preferred if t.matches(node.labels, node.name)) if preferred else 0
         )
-        spread_raw = spread.raw(node) if spread is not None else 0
-        interpod_raw = interpod.raw(node) if interpod is not None else 0
-        image = image_score(images, pre.containers, node, pre.snapshot) if images else 0
-        out.append((node.name, taints, affinity, fit, spread_raw, interpod_raw, balanced, image))
+        append(
+            (
+                node.name,
+                taints,
+                affinity,
+                fit,
+                spread_raw(node) if spread_raw is not None else 0,
+                interpod_raw(node) if interpod_raw is not None else 0,
+                balanced,
+                image_score(images, containers, node, snapshot) if images else 0,
+            )
+        )
     return out
 
 
