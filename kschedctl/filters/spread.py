@@ -251,6 +251,11 @@ class SpreadScore:
         self.counts: list[dict[str, int]] = [{} for _ in constraints]
         self.weights: list[float] = []
         self.counters: list[Callable[[NodeInfo], int]] = []
+        # per constraint, for raw(): (topologyKey, hostname counter or None, domain counts or
+        # None, normalizing weight, maxSkew - 1)
+        self._terms: list[
+            tuple[str, Callable[[NodeInfo], int], dict[str, int] | None, float, int]
+        ] = []
 
     def _has_keys(self, labels: Mapping[str, str]) -> bool:
         return all(c.topology_key in labels for c in self.constraints)
@@ -273,6 +278,16 @@ class SpreadScore:
         for i, c in enumerate(self.constraints):
             size = len(feasible) - len(self.ignored) if c.topology_key == HOSTNAME else sizes[i]
             self.weights.append(math.log(size + 2))  # topologyNormalizingWeight
+        self._terms = [
+            (
+                c.topology_key,
+                self.counters[i],
+                None if c.topology_key == HOSTNAME else self.counts[i],
+                self.weights[i],
+                c.max_skew - 1,
+            )
+            for i, c in enumerate(self.constraints)
+        ]
         if not any(self.counts):
             return  # only hostname constraints: nothing to count across the cluster
         inc = self.inc
@@ -295,19 +310,21 @@ class SpreadScore:
                     counts[value] += count_on(node)
 
     def raw(self, node: NodeInfo) -> int:
-        if node.name in self.ignored:
+        ignored = self.ignored
+        if ignored and node.name in ignored:
             return 0
+        labels = node.labels
         score = 0.0
-        for i, c in enumerate(self.constraints):
-            value = node.labels.get(c.topology_key)
+        for key, count_on, counts, weight, extra in self._terms:
+            value = labels.get(key)
             if value is None:
                 continue
-            if c.topology_key == HOSTNAME:
-                count = self.counters[i](node)
-            else:
-                count = self.counts[i][value]
-            score += count * self.weights[i] + (c.max_skew - 1)  # scoreForCount
-        return go_round(score)
+            count = count_on(node) if counts is None else counts[value]
+            score += count * weight + extra  # scoreForCount
+        if score < 0:
+            return go_round(score)
+        rounded = int(score)  # go_round for a non-negative score, without the call
+        return rounded + 1 if score - rounded >= 0.5 else rounded
 
     def normalize(self, names: Sequence[str], raw: Sequence[int]) -> list[int]:
         valid = [r for n, r in zip(names, raw, strict=True) if n not in self.ignored]

@@ -48,7 +48,7 @@ The CLI choices, the spec check and these functions follow; an unknown name is a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -217,7 +217,7 @@ def _raw_scores(pre: PreScore, nodes: Sequence[NodeInfo]) -> list[Raw]:
     images, containers, snapshot = pre.images, pre.containers, pre.snapshot
     balanced_on = not pre.best_effort  # BalancedAllocation is skipped for best-effort pods
     half, max_score = MAX_SCORE // 2, float(MAX_SCORE)
-    out = []
+    out: list[Raw] = []
     append = out.append
     for node in nodes:
         alloc = node.allocatable
@@ -267,47 +267,46 @@ def _raw_scores(pre: PreScore, nodes: Sequence[NodeInfo]) -> list[Raw]:
     return out
 
 
-Weighted = tuple[str, int, tuple[int, ...]]  # name, total, normalised parts in PLUGINS order
+@dataclass(frozen=True)
+class Weighted:
+    """The scored nodes as columns: names, each plugin's normalised scores (PLUGINS order) and
+    the weighted totals, all in the order the nodes were given."""
+
+    names: list[str]
+    parts: tuple[list[int], ...]
+    totals: list[int]
 
 
-def _weighted(pre: PreScore, raw: list[Raw]) -> Iterator[Weighted]:
-    """The score formula, once: each plugin's NormalizeScore over the scored nodes, then the
-    weighted sum of WEIGHTS."""
-    if not raw:
-        return
-    names = [r[0] for r in raw]
-    max_taints = max(r[1] for r in raw)
-    max_affinity = max(r[2] for r in raw)
-    spread = (
-        pre.spread.normalize(names, [r[4] for r in raw])
-        if pre.spread is not None
-        else [0] * len(raw)
+def _weighted(pre: PreScore, raw: list[Raw]) -> Weighted:
+    """The score formula, once: each plugin's NormalizeScore over the scored nodes, a column
+    per plugin (a constant one when the plugin is skipped or scores every node alike), then
+    the weighted sum of WEIGHTS per node."""
+    n = len(raw)
+    if not n:
+        return Weighted([], tuple([] for _ in PLUGINS), [])
+    names, taints, affinity, fit, spread_raw, interpod_raw, balanced, image = (
+        list(column) for column in zip(*raw, strict=True)
     )
-    interpod = InterPodScore.normalize([r[5] for r in raw]) if pre.interpod is not None else None
-    w = tuple(WEIGHTS[p] for p in PLUGINS)
-    for i, (name, taints, affinity, fit, _s, _ip, balanced, image) in enumerate(raw):
-        # helper.DefaultNormalizeScore: reversed for taints, plain for node affinity.
-        taint_score = MAX_SCORE - taints * MAX_SCORE // max_taints if max_taints else MAX_SCORE
-        affinity_score = affinity * MAX_SCORE // max_affinity if max_affinity else 0
-        parts = (
-            taint_score,
-            affinity_score,
-            fit,
-            spread[i],
-            interpod[i] if interpod is not None else 0,
-            balanced,
-            image,
-        )
-        total = (
-            w[0] * parts[0] + w[1] * parts[1] + w[2] * parts[2] + w[3] * parts[3]
-            + w[4] * parts[4] + w[5] * parts[5] + w[6] * parts[6]
-        )  # fmt: skip
-        yield name, total, parts
+    # helper.DefaultNormalizeScore: reversed for taints, plain for node affinity.
+    max_taints, max_affinity = max(taints), max(affinity)
+    taint_scores = (
+        [MAX_SCORE - t * MAX_SCORE // max_taints for t in taints] if max_taints else [MAX_SCORE] * n
+    )
+    affinity_scores = [a * MAX_SCORE // max_affinity for a in affinity] if max_affinity else [0] * n
+    spread = pre.spread.normalize(names, spread_raw) if pre.spread is not None else [0] * n
+    interpod = InterPodScore.normalize(interpod_raw) if pre.interpod is not None else [0] * n
+    parts = (taint_scores, affinity_scores, fit, spread, interpod, balanced, image)
+    w0, w1, w2, w3, w4, w5, w6 = (WEIGHTS[p] for p in PLUGINS)
+    totals = [
+        w0 * p0 + w1 * p1 + w2 * p2 + w3 * p3 + w4 * p4 + w5 * p5 + w6 * p6
+        for p0, p1, p2, p3, p4, p5, p6 in zip(*parts, strict=True)
+    ]
+    return Weighted(names, parts, totals)
 
 
 def _scored(
     pod: Mapping[str, Any], snapshot: Snapshot, names: Iterable[str], strategy: str
-) -> Iterator[Weighted]:
+) -> Weighted:
     nodes = [snapshot.node(n) for n in names]
     pre = PreScore(pod, snapshot, nodes, strategy)
     return _weighted(pre, _raw_scores(pre, nodes))
@@ -320,9 +319,12 @@ def score_nodes(
     strategy: str = DEFAULT_STRATEGY,
 ) -> list[NodeScore]:
     """Scores of the named (feasible) nodes, in the given order."""
+    scored = _scored(pod, snapshot, names, strategy)
     return [
         NodeScore(name, total, dict(zip(PLUGINS, parts, strict=True)))
-        for name, total, parts in _scored(pod, snapshot, names, strategy)
+        for name, total, parts in zip(
+            scored.names, scored.totals, zip(*scored.parts, strict=True), strict=True
+        )
     ]
 
 
@@ -334,11 +336,12 @@ def best_node(
 ) -> tuple[str, int] | None:
     """``best(score_nodes(...))`` as (name, total), without a NodeScore per node."""
     scorer_for(strategy)  # an unknown strategy is refused even with no node to score
-    best_name, best_total = "", -1  # every total is >= 0: the first node always beats this
-    for name, total, _parts in _scored(pod, snapshot, names, strategy):
-        if total > best_total or (total == best_total and name < best_name):
-            best_name, best_total = name, total
-    return None if best_total < 0 else (best_name, best_total)
+    scored = _scored(pod, snapshot, names, strategy)
+    top = max(scored.totals, default=-1)
+    if top < 0:
+        return None  # no node (every total is >= 0 for valid pods)
+    # the highest total; among equals, the node whose name sorts first
+    return min(n for n, t in zip(scored.names, scored.totals, strict=True) if t == top), top
 
 
 def best(scores: Iterable[NodeScore]) -> NodeScore | None:
