@@ -319,35 +319,26 @@ def interpod_score(inc: Incoming, snapshot: Snapshot) -> InterPodScore | None:
     me = _IncomingView(inc)
     scores: dict[str, dict[str, int]] = {}
     touched = False
-    # The pod's own terms: weight x matching pods per node, counted once per node and
-    # selector by the snapshot (a workload's replicas reuse the counts).
-    own = [
-        (
-            weight,
-            t.topology_key,
+    # The pod's own terms: weight x matching pods per domain, the pods counted per node and
+    # summed per domain by the snapshot, which remembers both (a workload's replicas reuse
+    # them). A node without the term's key adds nothing.
+    if has_constraints:
+        for weight, t in [(w.weight, w.term) for w in preferred] + [
+            (-w.weight, w.term) for w in preferred_anti
+        ]:
             # a namespaceSelector left after merging selects every namespace (Go matches it
             # against nil labels)
-            snapshot.pod_counter(
-                None if t.namespace_selector.empty() else t.namespaces, t.selector, False
-            ),
-        )
-        for weight, t in [(w.weight, w.term) for w in preferred]
-        + [(-w.weight, w.term) for w in preferred_anti]
-    ]
-    for node in snapshot:
-        labels = node.labels
-        if not labels:
-            continue  # processExistingPod returns at once for a node without labels
-        if has_constraints:
-            for weight, key, count_on in own:
-                value = labels.get(key)
-                if value is None:
-                    continue
-                count = count_on(node)
+            namespaces = None if t.namespace_selector.empty() else t.namespaces
+            sums = snapshot.domain_counts(namespaces, t.selector, False, t.topology_key)
+            for value, count in sums.items():
                 if count:
-                    _add(scores, key, value, weight * count)
+                    _add(scores, t.topology_key, value, weight * count)
                     touched = True
+    for node in snapshot:
         if node.affinity_pods:
+            labels = node.labels
+            if not labels:
+                continue  # processExistingPod returns at once for a node without labels
             for p in node.pods:
                 if p.with_affinity and _existing_terms(p, labels, me, ns_labels, scores):
                     touched = True

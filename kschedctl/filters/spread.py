@@ -291,19 +291,32 @@ class SpreadScore:
         if not any(self.counts):
             return  # only hostname constraints: nothing to count across the cluster
         inc = self.inc
-        # (constraint, its counts, its counter, whether the inclusion policies can exclude)
-        active = [
-            (c, self.counts[i], self.counters[i], c.honor_taints or not inc.affinity.empty)
-            for i, c in enumerate(self.constraints)
-            if self.counts[i] and c.topology_key != HOSTNAME
-        ]
         require_all = self.require_all
+        required = tuple(c.topology_key for c in self.constraints) if require_all else ()
+        # (constraint, its counts, its counter) of constraints whose inclusion policies can
+        # exclude nodes: counted node by node; the others from the snapshot's remembered sums
+        # per domain (a node without the key counts in the domain "")
+        policed = []
+        for i, c in enumerate(self.constraints):
+            counts = self.counts[i]
+            if not counts or c.topology_key == HOSTNAME:
+                continue
+            if c.honor_taints or not inc.affinity.empty:
+                policed.append((c, counts, self.counters[i]))
+            elif not c.selector.empty():
+                sums = snapshot.domain_counts(
+                    frozenset((ns,)), c.selector, True, c.topology_key, "", required
+                )
+                for value in counts:
+                    counts[value] += sums.get(value, 0)
+        if not policed:
+            return
         for node in snapshot:  # every node, not only the feasible ones
             labels = node.labels
             if require_all and not self._has_keys(labels):
                 continue
-            for c, counts, count_on, policies in active:
-                if policies and not _included(inc, c, node):
+            for c, counts, count_on in policed:
+                if not _included(inc, c, node):
                     continue
                 value = labels.get(c.topology_key, "")
                 if value in counts:
