@@ -330,9 +330,10 @@ def interpod_score(inc: Incoming, snapshot: Snapshot) -> InterPodScore | None:
             # against nil labels)
             namespaces = None if t.namespace_selector.empty() else t.namespaces
             sums = snapshot.domain_counts(namespaces, t.selector, False, t.topology_key)
+            by_value = scores.setdefault(t.topology_key, {})  # _add, once per term
             for value, count in sums.items():
                 if count:
-                    _add(scores, t.topology_key, value, weight * count)
+                    by_value[value] = by_value.get(value, 0) + weight * count
                     touched = True
     for node in snapshot:
         if node.affinity_pods:

@@ -291,6 +291,9 @@ class NodeInfo:
     # new at every add/remove, unique across nodes: when remembered sums and counts expire
     generation: int = field(default_factory=lambda: next(_GENERATIONS))
     _non_zero: tuple[int, dict[str, int]] | None = field(default=None, repr=False, compare=False)
+    _scoring: tuple[int, tuple[int, int, int, int, int, int]] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     @classmethod
     def from_node(cls, node: Mapping[str, Any]) -> NodeInfo:
@@ -382,6 +385,25 @@ class NodeInfo:
             mem += m
         out = {CPU: cpu, MEMORY: mem}
         self._non_zero = (self.generation, out)
+        return out
+
+    def scoring_inputs(self) -> tuple[int, int, int, int, int, int]:
+        """cpu and memory allocatable, non-zero requested (:meth:`non_zero_requested`) and
+        requested: what the resource score plugins read of every scored node, in one call,
+        remembered until a pod comes or goes."""
+        cached = self._scoring
+        if cached is not None and cached[0] == self.generation:
+            return cached[1]
+        alloc, requested, non_zero = self.allocatable, self.requested, self.non_zero_requested()
+        out = (
+            alloc.get(CPU, 0),
+            alloc.get(MEMORY, 0),
+            non_zero[CPU],
+            non_zero[MEMORY],
+            requested.get(CPU, 0),
+            requested.get(MEMORY, 0),
+        )
+        self._scoring = (self.generation, out)
         return out
 
 

@@ -220,24 +220,20 @@ def _raw_scores(pre: PreScore, nodes: Sequence[NodeInfo]) -> list[Raw]:
     out: list[Raw] = []
     append = out.append
     for node in nodes:
-        alloc = node.allocatable
-        a_cpu, a_mem = alloc.get(CPU, 0), alloc.get(MEMORY, 0)
-        used = node.non_zero_requested()
+        a_cpu, a_mem, used_cpu, used_mem, cpu, mem = node.scoring_inputs()
         # NodeResourcesFit: the strategy's share per resource, averaged over those allocatable.
         if a_cpu:
-            fit = fraction(used[CPU] + nz_cpu, a_cpu)
+            fit = fraction(used_cpu + nz_cpu, a_cpu)
             if a_mem:
-                fit = (fit + fraction(used[MEMORY] + nz_mem, a_mem)) // 2
+                fit = (fit + fraction(used_mem + nz_mem, a_mem)) // 2
         elif a_mem:
-            fit = fraction(used[MEMORY] + nz_mem, a_mem)
+            fit = fraction(used_mem + nz_mem, a_mem)
         else:
             fit = 0
         if balanced_on:
             # BalancedAllocation (actual requests): how much placing the pod improves balance,
             # balance = (1 - std of the cpu and memory shares) x 100, a resource with no
             # allocatable skipped (balancedResourceScore).
-            requested = node.requested
-            cpu, mem = requested.get(CPU, 0), requested.get(MEMORY, 0)
             if a_cpu and a_mem:
                 f_cpu, f_mem = min((cpu + req_cpu) / a_cpu, 1.0), min((mem + req_mem) / a_mem, 1.0)
                 after = int((1 - abs((f_cpu - f_mem) / 2)) * max_score)
