@@ -112,6 +112,7 @@ class InterPodState:
                 _bump(self.anti_counts, self._w_anti, pair, delta, pod.key)
 
     def build(self, snapshot: Snapshot) -> None:
+        own_terms = bool(self.affinity or self.anti)
         for node in snapshot:
             if node.anti_affinity_pods:
                 for p in node.pods:
@@ -121,7 +122,7 @@ class InterPodState:
                         if t.topology_key in node.labels and t.matches(self._self, self.ns_labels):
                             pair = (t.topology_key, node.labels[t.topology_key])
                             _bump(self.existing_anti, self._w_existing, pair, 1, p.key)
-            if not self.affinity and not self.anti:
+            if not own_terms:
                 continue
             for p in node.pods:
                 if self.affinity and self._matches_all_affinity(p):

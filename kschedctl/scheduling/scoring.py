@@ -207,9 +207,9 @@ def _raw_scores(pre: PreScore, nodes: Sequence[NodeInfo]) -> list[Raw]:
     """Each plugin's ``Score`` per node in one tight pass (a decision scores hundreds of
     nodes); the normalisations need every node's score and come after, in ``_weighted``.
 
-    The per-node formulas of ``_balance`` and the strategy's fit are written out here, float
-    operations in the same order (the results are identical), and a plugin skipped for this
-    pod costs no per-node call."""
+    The per-node formulas of BalancedAllocation and the strategy's fit are written out here
+    (no list or call per node; ``min(share, 1.0)`` as a comparison, the same floats), and a
+    plugin skipped for this pod costs no per-node call."""
     fraction, preferred, relevant = pre.fraction, pre.preferred, pre.tolerations
     nz_cpu, nz_mem, req_cpu, req_mem = pre.nz_cpu, pre.nz_mem, pre.req_cpu, pre.req_mem
     spread_raw = pre.spread.raw if pre.spread is not None else None
@@ -235,9 +235,11 @@ def _raw_scores(pre: PreScore, nodes: Sequence[NodeInfo]) -> list[Raw]:
             # balance = (1 - std of the cpu and memory shares) x 100, a resource with no
             # allocatable skipped (balancedResourceScore).
             if a_cpu and a_mem:
-                f_cpu, f_mem = min((cpu + req_cpu) / a_cpu, 1.0), min((mem + req_mem) / a_mem, 1.0)
+                f_cpu, f_mem = (cpu + req_cpu) / a_cpu, (mem + req_mem) / a_mem
+                f_cpu, f_mem = f_cpu if f_cpu < 1.0 else 1.0, f_mem if f_mem < 1.0 else 1.0
                 after = int((1 - abs((f_cpu - f_mem) / 2)) * max_score)
-                f_cpu, f_mem = min(cpu / a_cpu, 1.0), min(mem / a_mem, 1.0)
+                f_cpu, f_mem = cpu / a_cpu, mem / a_mem
+                f_cpu, f_mem = f_cpu if f_cpu < 1.0 else 1.0, f_mem if f_mem < 1.0 else 1.0
                 before = int((1 - abs((f_cpu - f_mem) / 2)) * max_score)
                 balanced = half + (half + after - before) // 2
             else:
