@@ -264,16 +264,21 @@ class SpreadScore:
         ns = self.inc.namespace
         self.counters = [_counter(snapshot, c, ns) for c in self.constraints]
         sizes = [0] * len(self.constraints)
+        # (index, topologyKey, counts) of the constraints counted per domain; hostname ones
+        # are counted per node by raw()
+        domains = [
+            (i, c.topology_key, self.counts[i])
+            for i, c in enumerate(self.constraints)
+            if c.topology_key != HOSTNAME
+        ]
         for node in feasible:
             if self.require_all and not self._has_keys(node.labels):
                 self.ignored.add(node.name)
                 continue
-            for i, c in enumerate(self.constraints):
-                if c.topology_key == HOSTNAME:
-                    continue  # counted per node by raw()
-                value = node.labels.get(c.topology_key, "")
-                if value not in self.counts[i]:
-                    self.counts[i][value] = 0
+            for i, key, counts in domains:
+                value = node.labels.get(key, "")
+                if value not in counts:
+                    counts[value] = 0
                     sizes[i] += 1
         for i, c in enumerate(self.constraints):
             size = len(feasible) - len(self.ignored) if c.topology_key == HOSTNAME else sizes[i]
@@ -340,6 +345,11 @@ class SpreadScore:
         return rounded + 1 if score - rounded >= 0.5 else rounded
 
     def normalize(self, names: Sequence[str], raw: Sequence[int]) -> list[int]:
+        if not self.ignored and raw:  # the common case, without a set lookup per node
+            low, high = min(raw), max(raw)
+            if high == 0:
+                return [MAX_NODE_SCORE] * len(raw)
+            return [MAX_NODE_SCORE * (high + low - r) // high for r in raw]
         valid = [r for n, r in zip(names, raw, strict=True) if n not in self.ignored]
         if not valid:
             return [0] * len(raw)
