@@ -112,6 +112,7 @@ class InterPodState:
                 _bump(self.anti_counts, self._w_anti, pair, delta, pod.key)
 
     def build(self, snapshot: Snapshot) -> None:
+        own_terms = bool(self.affinity or self.anti)
         for node in snapshot:
             if node.anti_affinity_pods:
                 for p in node.pods:
@@ -121,7 +122,7 @@ class InterPodState:
                         if t.topology_key in node.labels and t.matches(self._self, self.ns_labels):
                             pair = (t.topology_key, node.labels[t.topology_key])
                             _bump(self.existing_anti, self._w_existing, pair, 1, p.key)
-            if not self.affinity and not self.anti:
+            if not own_terms:
                 continue
             for p in node.pods:
                 if self.affinity and self._matches_all_affinity(p):
@@ -319,35 +320,27 @@ def interpod_score(inc: Incoming, snapshot: Snapshot) -> InterPodScore | None:
     me = _IncomingView(inc)
     scores: dict[str, dict[str, int]] = {}
     touched = False
-    # The pod's own terms: weight x matching pods per node, counted once per node and
-    # selector by the snapshot (a workload's replicas reuse the counts).
-    own = [
-        (
-            weight,
-            t.topology_key,
+    # The pod's own terms: weight x matching pods per domain, the pods counted per node and
+    # summed per domain by the snapshot, which remembers both (a workload's replicas reuse
+    # them). A node without the term's key adds nothing.
+    if has_constraints:
+        for weight, t in [(w.weight, w.term) for w in preferred] + [
+            (-w.weight, w.term) for w in preferred_anti
+        ]:
             # a namespaceSelector left after merging selects every namespace (Go matches it
             # against nil labels)
-            snapshot.pod_counter(
-                None if t.namespace_selector.empty() else t.namespaces, t.selector, False
-            ),
-        )
-        for weight, t in [(w.weight, w.term) for w in preferred]
-        + [(-w.weight, w.term) for w in preferred_anti]
-    ]
-    for node in snapshot:
-        labels = node.labels
-        if not labels:
-            continue  # processExistingPod returns at once for a node without labels
-        if has_constraints:
-            for weight, key, count_on in own:
-                value = labels.get(key)
-                if value is None:
-                    continue
-                count = count_on(node)
+            namespaces = None if t.namespace_selector.empty() else t.namespaces
+            sums = snapshot.domain_counts(namespaces, t.selector, False, t.topology_key)
+            by_value = scores.setdefault(t.topology_key, {})  # _add, once per term
+            for value, count in sums.items():
                 if count:
-                    _add(scores, key, value, weight * count)
+                    by_value[value] = by_value.get(value, 0) + weight * count
                     touched = True
+    for node in snapshot:
         if node.affinity_pods:
+            labels = node.labels
+            if not labels:
+                continue  # processExistingPod returns at once for a node without labels
             for p in node.pods:
                 if p.with_affinity and _existing_terms(p, labels, me, ns_labels, scores):
                     touched = True

@@ -8,6 +8,7 @@ keeps: the non-terminal pods bound to it, their summed requests and the host por
 from __future__ import annotations
 
 import itertools
+import operator
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -43,6 +44,7 @@ _OWNER_KINDS = {
     ("apps/v1", "StatefulSet"): "StatefulSet",
 }
 _GENERATIONS = itertools.count()
+_node_generation = operator.attrgetter("generation")
 _COUNT_CACHE_SELECTORS = 64  # selectors whose per-node counts count_matching keeps
 _NO_START = "~"  # sorts after any RFC 3339 time: "no start time" means "now" to the scheduler
 
@@ -289,6 +291,9 @@ class NodeInfo:
     # new at every add/remove, unique across nodes: when remembered sums and counts expire
     generation: int = field(default_factory=lambda: next(_GENERATIONS))
     _non_zero: tuple[int, dict[str, int]] | None = field(default=None, repr=False, compare=False)
+    _scoring: tuple[int, tuple[int, int, int, int, int, int]] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     @classmethod
     def from_node(cls, node: Mapping[str, Any]) -> NodeInfo:
@@ -382,6 +387,25 @@ class NodeInfo:
         self._non_zero = (self.generation, out)
         return out
 
+    def scoring_inputs(self) -> tuple[int, int, int, int, int, int]:
+        """cpu and memory allocatable, non-zero requested (:meth:`non_zero_requested`) and
+        requested: what the resource score plugins read of every scored node, in one call,
+        remembered until a pod comes or goes."""
+        cached = self._scoring
+        if cached is not None and cached[0] == self.generation:
+            return cached[1]
+        alloc, requested, non_zero = self.allocatable, self.requested, self.non_zero_requested()
+        out = (
+            alloc.get(CPU, 0),
+            alloc.get(MEMORY, 0),
+            non_zero[CPU],
+            non_zero[MEMORY],
+            requested.get(CPU, 0),
+            requested.get(MEMORY, 0),
+        )
+        self._scoring = (self.generation, out)
+        return out
+
 
 class Snapshot:
     """Nodes, their bound pods and namespace labels, indexed for fast filtering.
@@ -448,6 +472,12 @@ class Snapshot:
         # (namespaces, selector, skip deleting) -> node -> (generation, count); see count_matching
         self._counts: dict[
             tuple[frozenset[str] | None, Selector, bool], dict[str, tuple[int, int]]
+        ] = {}
+        # (namespaces, selector, skip deleting, topology key, absent as, required keys) ->
+        # (nodes fingerprint, value -> count); see domain_counts
+        self._domain_counts: dict[
+            tuple[frozenset[str] | None, Selector, bool, str, str | None, tuple[str, ...]],
+            tuple[tuple[int, int], dict[str, int]],
         ] = {}
         # image name -> [size, names of the nodes that have it] (the cache's imageStates)
         self._images: dict[str, tuple[int, set[str]]] = {}
@@ -535,6 +565,44 @@ class Snapshot:
             return n
 
         return count
+
+    def domain_counts(
+        self,
+        namespaces: frozenset[str] | None,
+        selector: Selector,
+        skip_deleting: bool,
+        key: str,
+        absent_as: str | None = None,
+        required: tuple[str, ...] = (),
+    ) -> Mapping[str, int]:
+        """``pod_counter``'s counts summed per value of the node label ``key`` over every node
+        (a node without ``key`` counts as ``absent_as``, or not at all when None; a node
+        missing one of the ``required`` labels not at all). Read only, not to be changed.
+
+        Scoring sums these over the whole cluster per decision (PodTopologySpread's zones,
+        InterPodAffinity's own terms): the sums are remembered until any node changes. The
+        fingerprint (number of nodes, highest generation) changes with every change, as a
+        generation is new at each pod added or removed and each node set, and higher than
+        every earlier one: to get back the highest, every node changed since must be gone,
+        which leaves fewer nodes."""
+        nodes = self._nodes.values()
+        fingerprint = (len(nodes), max(map(_node_generation, nodes), default=-1))
+        cache_key = (namespaces, selector, skip_deleting, key, absent_as, required)
+        cached = self._domain_counts.pop(cache_key, None)
+        if cached is None or cached[0] != fingerprint:
+            count = self.pod_counter(namespaces, selector, skip_deleting)
+            sums: dict[str, int] = {}
+            for node in nodes:
+                labels = node.labels
+                value = labels.get(key, absent_as)
+                if value is None or (required and not all(k in labels for k in required)):
+                    continue
+                sums[value] = sums.get(value, 0) + count(node)
+            cached = (fingerprint, sums)
+            if len(self._domain_counts) >= _COUNT_CACHE_SELECTORS:
+                del self._domain_counts[next(iter(self._domain_counts))]  # least recently used
+        self._domain_counts[cache_key] = cached  # most recently used last
+        return cached[1]
 
     def image_nodes(self, name: str) -> tuple[int, int] | None:
         """(size in bytes, number of nodes) of an image name any node reports, else None."""

@@ -251,6 +251,11 @@ class SpreadScore:
         self.counts: list[dict[str, int]] = [{} for _ in constraints]
         self.weights: list[float] = []
         self.counters: list[Callable[[NodeInfo], int]] = []
+        # per constraint, for raw(): (topologyKey, hostname counter or None, domain counts or
+        # None, normalizing weight, maxSkew - 1)
+        self._terms: list[
+            tuple[str, Callable[[NodeInfo], int], dict[str, int] | None, float, int]
+        ] = []
 
     def _has_keys(self, labels: Mapping[str, str]) -> bool:
         return all(c.topology_key in labels for c in self.constraints)
@@ -259,57 +264,92 @@ class SpreadScore:
         ns = self.inc.namespace
         self.counters = [_counter(snapshot, c, ns) for c in self.constraints]
         sizes = [0] * len(self.constraints)
+        # (index, topologyKey, counts) of the constraints counted per domain; hostname ones
+        # are counted per node by raw()
+        domains = [
+            (i, c.topology_key, self.counts[i])
+            for i, c in enumerate(self.constraints)
+            if c.topology_key != HOSTNAME
+        ]
         for node in feasible:
             if self.require_all and not self._has_keys(node.labels):
                 self.ignored.add(node.name)
                 continue
-            for i, c in enumerate(self.constraints):
-                if c.topology_key == HOSTNAME:
-                    continue  # counted per node by raw()
-                value = node.labels.get(c.topology_key, "")
-                if value not in self.counts[i]:
-                    self.counts[i][value] = 0
+            for i, key, counts in domains:
+                value = node.labels.get(key, "")
+                if value not in counts:
+                    counts[value] = 0
                     sizes[i] += 1
         for i, c in enumerate(self.constraints):
             size = len(feasible) - len(self.ignored) if c.topology_key == HOSTNAME else sizes[i]
             self.weights.append(math.log(size + 2))  # topologyNormalizingWeight
+        self._terms = [
+            (
+                c.topology_key,
+                self.counters[i],
+                None if c.topology_key == HOSTNAME else self.counts[i],
+                self.weights[i],
+                c.max_skew - 1,
+            )
+            for i, c in enumerate(self.constraints)
+        ]
         if not any(self.counts):
             return  # only hostname constraints: nothing to count across the cluster
         inc = self.inc
-        # (constraint, its counts, its counter, whether the inclusion policies can exclude)
-        active = [
-            (c, self.counts[i], self.counters[i], c.honor_taints or not inc.affinity.empty)
-            for i, c in enumerate(self.constraints)
-            if self.counts[i] and c.topology_key != HOSTNAME
-        ]
         require_all = self.require_all
+        required = tuple(c.topology_key for c in self.constraints) if require_all else ()
+        # (constraint, its counts, its counter) of constraints whose inclusion policies can
+        # exclude nodes: counted node by node; the others from the snapshot's remembered sums
+        # per domain (a node without the key counts in the domain "")
+        policed = []
+        for i, c in enumerate(self.constraints):
+            counts = self.counts[i]
+            if not counts or c.topology_key == HOSTNAME:
+                continue
+            if c.honor_taints or not inc.affinity.empty:
+                policed.append((c, counts, self.counters[i]))
+            elif not c.selector.empty():
+                sums = snapshot.domain_counts(
+                    frozenset((ns,)), c.selector, True, c.topology_key, "", required
+                )
+                for value in counts:
+                    counts[value] += sums.get(value, 0)
+        if not policed:
+            return
         for node in snapshot:  # every node, not only the feasible ones
             labels = node.labels
             if require_all and not self._has_keys(labels):
                 continue
-            for c, counts, count_on, policies in active:
-                if policies and not _included(inc, c, node):
+            for c, counts, count_on in policed:
+                if not _included(inc, c, node):
                     continue
                 value = labels.get(c.topology_key, "")
                 if value in counts:
                     counts[value] += count_on(node)
 
     def raw(self, node: NodeInfo) -> int:
-        if node.name in self.ignored:
+        ignored = self.ignored
+        if ignored and node.name in ignored:
             return 0
+        labels = node.labels
         score = 0.0
-        for i, c in enumerate(self.constraints):
-            value = node.labels.get(c.topology_key)
+        for key, count_on, counts, weight, extra in self._terms:
+            value = labels.get(key)
             if value is None:
                 continue
-            if c.topology_key == HOSTNAME:
-                count = self.counters[i](node)
-            else:
-                count = self.counts[i][value]
-            score += count * self.weights[i] + (c.max_skew - 1)  # scoreForCount
-        return go_round(score)
+            count = count_on(node) if counts is None else counts[value]
+            score += count * weight + extra  # scoreForCount
+        if score < 0:
+            return go_round(score)
+        rounded = int(score)  # go_round for a non-negative score, without the call
+        return rounded + 1 if score - rounded >= 0.5 else rounded
 
     def normalize(self, names: Sequence[str], raw: Sequence[int]) -> list[int]:
+        if not self.ignored and raw:  # the common case, without a set lookup per node
+            low, high = min(raw), max(raw)
+            if high == 0:
+                return [MAX_NODE_SCORE] * len(raw)
+            return [MAX_NODE_SCORE * (high + low - r) // high for r in raw]
         valid = [r for n, r in zip(names, raw, strict=True) if n not in self.ignored]
         if not valid:
             return [0] * len(raw)

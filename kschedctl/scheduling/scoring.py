@@ -48,7 +48,7 @@ The CLI choices, the spec check and these functions follow; an unknown name is a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -175,13 +175,6 @@ def _go_div(a: int, b: int) -> int:
     return q if (a >= 0) == (b > 0) else -q
 
 
-def _balance(cpu: int, a_cpu: int, mem: int, a_mem: int) -> int:
-    """``balancedResourceScore`` for cpu and memory (a resource with no allocatable skipped)."""
-    fractions = [min(r / a, 1.0) for r, a in ((cpu, a_cpu), (mem, a_mem)) if a != 0]
-    std = abs((fractions[0] - fractions[1]) / 2) if len(fractions) == 2 else 0.0
-    return int((1 - std) * float(MAX_SCORE))
-
-
 class PreScore:
     """What every score plugin computes once per pod (kube-scheduler's PreScore)."""
 
@@ -212,80 +205,106 @@ Raw = tuple[str, int, int, int, int, int, int, int]  # name, then one input per 
 
 def _raw_scores(pre: PreScore, nodes: Sequence[NodeInfo]) -> list[Raw]:
     """Each plugin's ``Score`` per node in one tight pass (a decision scores hundreds of
-    nodes); the normalisations need every node's score and come after, in ``_weighted``."""
+    nodes); the normalisations need every node's score and come after, in ``_weighted``.
+
+    The per-node formulas of BalancedAllocation and the strategy's fit are written out here
+    (no list or call per node; ``min(share, 1.0)`` as a comparison, the same floats), and a
+    plugin skipped for this pod costs no per-node call."""
     fraction, preferred, relevant = pre.fraction, pre.preferred, pre.tolerations
     nz_cpu, nz_mem, req_cpu, req_mem = pre.nz_cpu, pre.nz_mem, pre.req_cpu, pre.req_mem
-    spread, interpod, images = pre.spread, pre.interpod, pre.images
-    out = []
+    spread_raw = pre.spread.raw if pre.spread is not None else None
+    interpod_raw = pre.interpod.raw if pre.interpod is not None else None
+    images, containers, snapshot = pre.images, pre.containers, pre.snapshot
+    balanced_on = not pre.best_effort  # BalancedAllocation is skipped for best-effort pods
+    half, max_score = MAX_SCORE // 2, float(MAX_SCORE)
+    out: list[Raw] = []
+    append = out.append
     for node in nodes:
-        alloc = node.allocatable
-        a_cpu, a_mem = alloc.get(CPU, 0), alloc.get(MEMORY, 0)
-        used = node.non_zero_requested()
+        a_cpu, a_mem, used_cpu, used_mem, cpu, mem = node.scoring_inputs()
         # NodeResourcesFit: the strategy's share per resource, averaged over those allocatable.
-        shares = [fraction(used[CPU] + nz_cpu, a_cpu)] if a_cpu else []
-        if a_mem:
-            shares.append(fraction(used[MEMORY] + nz_mem, a_mem))
-        fit = sum(shares) // len(shares) if shares else 0
-        if pre.best_effort:
-            balanced = 0
+        if a_cpu:
+            fit = fraction(used_cpu + nz_cpu, a_cpu)
+            if a_mem:
+                fit = (fit + fraction(used_mem + nz_mem, a_mem)) // 2
+        elif a_mem:
+            fit = fraction(used_mem + nz_mem, a_mem)
         else:
-            # BalancedAllocation (actual requests): how much placing the pod improves balance.
-            cpu, mem = node.requested.get(CPU, 0), node.requested.get(MEMORY, 0)
-            after = _balance(cpu + req_cpu, a_cpu, mem + req_mem, a_mem)
-            before = _balance(cpu, a_cpu, mem, a_mem)
-            balanced = MAX_SCORE // 2 + (MAX_SCORE // 2 + after - before) // 2
+            fit = 0
+        if balanced_on:
+            # BalancedAllocation (actual requests): how much placing the pod improves balance,
+            # balance = (1 - std of the cpu and memory shares) x 100, a resource with no
+            # allocatable skipped (balancedResourceScore).
+            if a_cpu and a_mem:
+                f_cpu, f_mem = (cpu + req_cpu) / a_cpu, (mem + req_mem) / a_mem
+                f_cpu, f_mem = f_cpu if f_cpu < 1.0 else 1.0, f_mem if f_mem < 1.0 else 1.0
+                after = int((1 - abs((f_cpu - f_mem) / 2)) * max_score)
+                f_cpu, f_mem = cpu / a_cpu, mem / a_mem
+                f_cpu, f_mem = f_cpu if f_cpu < 1.0 else 1.0, f_mem if f_mem < 1.0 else 1.0
+                before = int((1 - abs((f_cpu - f_mem) / 2)) * max_score)
+                balanced = half + (half + after - before) // 2
+            else:
+                balanced = half + half // 2  # one or no resource: no spread, before == after
+        else:
+            balanced = 0
         taints = _prefer_no_schedule_count(node.taints, relevant) if node.taints else 0
         affinity = (
             sum(w for w, t in preferred if t.matches(node.labels, node.name)) if preferred else 0
         )
-        spread_raw = spread.raw(node) if spread is not None else 0
-        interpod_raw = interpod.raw(node) if interpod is not None else 0
-        image = image_score(images, pre.containers, node, pre.snapshot) if images else 0
-        out.append((node.name, taints, affinity, fit, spread_raw, interpod_raw, balanced, image))
+        append(
+            (
+                node.name,
+                taints,
+                affinity,
+                fit,
+                spread_raw(node) if spread_raw is not None else 0,
+                interpod_raw(node) if interpod_raw is not None else 0,
+                balanced,
+                image_score(images, containers, node, snapshot) if images else 0,
+            )
+        )
     return out
 
 
-Weighted = tuple[str, int, tuple[int, ...]]  # name, total, normalised parts in PLUGINS order
+@dataclass(frozen=True)
+class Weighted:
+    """The scored nodes as columns: names, each plugin's normalised scores (PLUGINS order) and
+    the weighted totals, all in the order the nodes were given."""
+
+    names: list[str]
+    parts: tuple[list[int], ...]
+    totals: list[int]
 
 
-def _weighted(pre: PreScore, raw: list[Raw]) -> Iterator[Weighted]:
-    """The score formula, once: each plugin's NormalizeScore over the scored nodes, then the
-    weighted sum of WEIGHTS."""
-    if not raw:
-        return
-    names = [r[0] for r in raw]
-    max_taints = max(r[1] for r in raw)
-    max_affinity = max(r[2] for r in raw)
-    spread = (
-        pre.spread.normalize(names, [r[4] for r in raw])
-        if pre.spread is not None
-        else [0] * len(raw)
+def _weighted(pre: PreScore, raw: list[Raw]) -> Weighted:
+    """The score formula, once: each plugin's NormalizeScore over the scored nodes, a column
+    per plugin (a constant one when the plugin is skipped or scores every node alike), then
+    the weighted sum of WEIGHTS per node."""
+    n = len(raw)
+    if not n:
+        return Weighted([], tuple([] for _ in PLUGINS), [])
+    names, taints, affinity, fit, spread_raw, interpod_raw, balanced, image = (
+        list(column) for column in zip(*raw, strict=True)
     )
-    interpod = InterPodScore.normalize([r[5] for r in raw]) if pre.interpod is not None else None
-    w = tuple(WEIGHTS[p] for p in PLUGINS)
-    for i, (name, taints, affinity, fit, _s, _ip, balanced, image) in enumerate(raw):
-        # helper.DefaultNormalizeScore: reversed for taints, plain for node affinity.
-        taint_score = MAX_SCORE - taints * MAX_SCORE // max_taints if max_taints else MAX_SCORE
-        affinity_score = affinity * MAX_SCORE // max_affinity if max_affinity else 0
-        parts = (
-            taint_score,
-            affinity_score,
-            fit,
-            spread[i],
-            interpod[i] if interpod is not None else 0,
-            balanced,
-            image,
-        )
-        total = (
-            w[0] * parts[0] + w[1] * parts[1] + w[2] * parts[2] + w[3] * parts[3]
-            + w[4] * parts[4] + w[5] * parts[5] + w[6] * parts[6]
-        )  # fmt: skip
-        yield name, total, parts
+    # helper.DefaultNormalizeScore: reversed for taints, plain for node affinity.
+    max_taints, max_affinity = max(taints), max(affinity)
+    taint_scores = (
+        [MAX_SCORE - t * MAX_SCORE // max_taints for t in taints] if max_taints else [MAX_SCORE] * n
+    )
+    affinity_scores = [a * MAX_SCORE // max_affinity for a in affinity] if max_affinity else [0] * n
+    spread = pre.spread.normalize(names, spread_raw) if pre.spread is not None else [0] * n
+    interpod = InterPodScore.normalize(interpod_raw) if pre.interpod is not None else [0] * n
+    parts = (taint_scores, affinity_scores, fit, spread, interpod, balanced, image)
+    w0, w1, w2, w3, w4, w5, w6 = (WEIGHTS[p] for p in PLUGINS)
+    totals = [
+        w0 * p0 + w1 * p1 + w2 * p2 + w3 * p3 + w4 * p4 + w5 * p5 + w6 * p6
+        for p0, p1, p2, p3, p4, p5, p6 in zip(*parts, strict=True)
+    ]
+    return Weighted(names, parts, totals)
 
 
 def _scored(
     pod: Mapping[str, Any], snapshot: Snapshot, names: Iterable[str], strategy: str
-) -> Iterator[Weighted]:
+) -> Weighted:
     nodes = [snapshot.node(n) for n in names]
     pre = PreScore(pod, snapshot, nodes, strategy)
     return _weighted(pre, _raw_scores(pre, nodes))
@@ -298,9 +317,12 @@ def score_nodes(
     strategy: str = DEFAULT_STRATEGY,
 ) -> list[NodeScore]:
     """Scores of the named (feasible) nodes, in the given order."""
+    scored = _scored(pod, snapshot, names, strategy)
     return [
         NodeScore(name, total, dict(zip(PLUGINS, parts, strict=True)))
-        for name, total, parts in _scored(pod, snapshot, names, strategy)
+        for name, total, parts in zip(
+            scored.names, scored.totals, zip(*scored.parts, strict=True), strict=True
+        )
     ]
 
 
@@ -312,11 +334,12 @@ def best_node(
 ) -> tuple[str, int] | None:
     """``best(score_nodes(...))`` as (name, total), without a NodeScore per node."""
     scorer_for(strategy)  # an unknown strategy is refused even with no node to score
-    best_name, best_total = "", -1  # every total is >= 0: the first node always beats this
-    for name, total, _parts in _scored(pod, snapshot, names, strategy):
-        if total > best_total or (total == best_total and name < best_name):
-            best_name, best_total = name, total
-    return None if best_total < 0 else (best_name, best_total)
+    scored = _scored(pod, snapshot, names, strategy)
+    top = max(scored.totals, default=-1)
+    if top < 0:
+        return None  # no node (every total is >= 0 for valid pods)
+    # the highest total; among equals, the node whose name sorts first
+    return min(n for n, t in zip(scored.names, scored.totals, strict=True) if t == top), top
 
 
 def best(scores: Iterable[NodeScore]) -> NodeScore | None:

@@ -1,0 +1,118 @@
+"""The snapshot's remembered per-domain pod counts (``Snapshot.domain_counts``) and per-node
+scoring inputs (``NodeInfo.scoring_inputs``) against fresh counts, after every kind of change
+a scheduler's cache makes between two decisions."""
+
+from __future__ import annotations
+
+import random
+
+from test_filters_support import node, pod
+
+from kschedctl.filters import Snapshot
+from kschedctl.filters.selectors import EVERYTHING, label_selector
+from kschedctl.filters.snapshot import NodeInfo
+
+ZONE = "topology.kubernetes.io/zone"
+APP_A = label_selector({"matchLabels": {"app": "a"}})
+
+
+def fresh(
+    snap: Snapshot, key: str, absent_as: str | None, required: tuple[str, ...]
+) -> dict[str, int]:
+    """What ``domain_counts(frozenset({"default"}), APP_A, True, ...)`` must be: every pod
+    counted again."""
+    out: dict[str, int] = {}
+    for n in snap:
+        value = n.labels.get(key, absent_as)
+        if value is None or not all(k in n.labels for k in required):
+            continue
+        matching = sum(
+            1
+            for p in n.pods
+            if p.namespace == "default" and not p.deleting and APP_A.matches(p.labels)
+        )
+        out[value] = out.get(value, 0) + matching
+    return out
+
+
+def test_domain_counts_follow_every_change_once_computed() -> None:
+    rng = random.Random(7)
+    zones = ["z0", "z1", "z2"]
+    nodes = [node(f"n{i}", labels={ZONE: zones[i % 3]} if i % 4 else {}) for i in range(8)]
+    pods = [
+        pod(f"p{j}", node_name=f"n{rng.randrange(8)}", labels={"app": rng.choice("ab")})
+        for j in range(30)
+    ]
+    snap = Snapshot(nodes, pods)
+    pending = [pod(f"x{k}", labels={"app": rng.choice("ab")}) for k in range(40)]
+    cases: list[tuple[str, str | None, tuple[str, ...]]] = [
+        (ZONE, "", ()),
+        (ZONE, None, ()),
+        ("kubernetes.io/hostname", None, ()),
+        ("kubernetes.io/hostname", None, (ZONE,)),
+    ]
+    for step in range(60):
+        for key, absent_as, required in cases:
+            got = snap.domain_counts(frozenset({"default"}), APP_A, True, key, absent_as, required)
+            assert dict(got) == fresh(snap, key, absent_as, required), (step, key)
+        names = [n.name for n in snap]
+        change = step % 6
+        if change == 0:
+            snap.assume(pending[step % 40], rng.choice(names))
+        elif change == 1:
+            snap.forget(pending[(step - 1) % 40])
+        elif change == 2:
+            bound = [p for n in snap for p in n.pods]
+            snap.remove_pod(rng.choice(bound).raw)
+        elif change == 3:
+            snap.upsert_node(node(rng.choice(names), labels={ZONE: rng.choice(zones)}))
+        elif change == 4:
+            snap.remove_node(rng.choice(names))
+        else:
+            snap.upsert_node(node(f"new{step}", labels={ZONE: rng.choice(zones)}))
+            snap.upsert_pod(pod(f"q{step}", node_name=f"new{step}", labels={"app": "a"}))
+
+
+def test_domain_counts_match_everything_and_any_namespace() -> None:
+    snap = Snapshot(
+        [node("n1", labels={ZONE: "z"}), node("n2", labels={ZONE: "z"}), node("n3")],
+        [
+            pod("a", node_name="n1"),
+            pod("b", namespace="other", node_name="n2"),
+            pod("c", node_name="n3"),
+        ],
+    )
+    assert dict(snap.domain_counts(None, EVERYTHING, False, ZONE)) == {"z": 2}
+    assert dict(snap.domain_counts(frozenset({"default"}), EVERYTHING, False, ZONE, "")) == {
+        "z": 1,
+        "": 1,
+    }
+
+
+def test_scoring_inputs_follow_every_change() -> None:
+    snap = Snapshot([node("n", cpu="4", memory="8Gi")], [pod("a", node_name="n", cpu="1")])
+
+    def expected(info: NodeInfo) -> tuple[int, int, int, int, int, int]:
+        nz = info.non_zero_requested()
+        return (
+            info.allocatable.get("cpu", 0),
+            info.allocatable.get("memory", 0),
+            nz["cpu"],
+            nz["memory"],
+            info.requested.get("cpu", 0),
+            info.requested.get("memory", 0),
+        )
+
+    info = snap.node("n")
+    assert (
+        info.scoring_inputs() == expected(info) == (4000, 8 * 1024**3, 1000, 200 * 1024**2, 1000, 0)
+    )
+    pending = pod("x", cpu="500m", memory="1Gi")
+    snap.assume(pending, "n")
+    assert info.scoring_inputs() == expected(info)
+    assert info.scoring_inputs()[4:] == (1500, 1024**3)
+    snap.forget(pending)
+    assert info.scoring_inputs() == expected(info)
+    assert info.scoring_inputs()[4:] == (1000, 0)
+    snap.upsert_node(node("n", cpu="8"))
+    assert snap.node("n").scoring_inputs()[0] == 8000
