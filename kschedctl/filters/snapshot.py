@@ -95,39 +95,37 @@ class AffinityTerm:
         return f"term {self.index} ({sel} in {ns}, topologyKey {self.topology_key})"
 
 
+def _affinity_term(index: int, t: Mapping[str, Any], namespace: str) -> AffinityTerm:
+    """One ``PodAffinityTerm`` parsed (``newAffinityTerm``); SelectorError if a selector does
+    not parse. No namespaces and no namespaceSelector: the pod's own namespace."""
+    nss = t.get("namespaces") or []
+    ns_sel_raw = t.get("namespaceSelector")
+    return AffinityTerm(
+        index=index,
+        namespaces=frozenset([namespace]) if not nss and ns_sel_raw is None else frozenset(nss),
+        selector=label_selector(t.get("labelSelector")),
+        namespace_selector=label_selector(ns_sel_raw),
+        topology_key=str(t.get("topologyKey") or ""),
+    )
+
+
+def _affinity_block(pod: Mapping[str, Any], kind: str, which: str) -> tuple[list[Any], str]:
+    spec = pod.get("spec") or {}
+    block = ((spec.get("affinity") or {}).get(kind) or {}).get(which) or []
+    return block, (pod.get("metadata") or {}).get("namespace") or "default"
+
+
 def affinity_terms(pod: Mapping[str, Any], kind: str) -> tuple[AffinityTerm, ...]:
     """Required terms of ``podAffinity`` or ``podAntiAffinity`` (kind), like ``GetAffinityTerms``.
 
     A term whose selector does not parse drops all terms of that kind, as the scheduler does
     (``NewPodInfo`` ignores the error and keeps no terms).
     """
-    spec = pod.get("spec") or {}
-    md = pod.get("metadata") or {}
-    block = ((spec.get("affinity") or {}).get(kind) or {}).get(
-        "requiredDuringSchedulingIgnoredDuringExecution"
-    ) or []
-    out = []
+    block, namespace = _affinity_block(pod, kind, "requiredDuringSchedulingIgnoredDuringExecution")
     try:
-        for i, t in enumerate(block):
-            nss = t.get("namespaces") or []
-            ns_sel_raw = t.get("namespaceSelector")
-            namespaces = (
-                frozenset([md.get("namespace") or "default"])
-                if not nss and ns_sel_raw is None
-                else frozenset(nss)
-            )
-            out.append(
-                AffinityTerm(
-                    index=i,
-                    namespaces=namespaces,
-                    selector=label_selector(t.get("labelSelector")),
-                    namespace_selector=label_selector(ns_sel_raw),
-                    topology_key=str(t.get("topologyKey") or ""),
-                )
-            )
+        return tuple(_affinity_term(i, t, namespace) for i, t in enumerate(block))
     except SelectorError:
         return ()
-    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -141,30 +139,12 @@ class WeightedTerm:
 def weighted_affinity_terms(pod: Mapping[str, Any], kind: str) -> tuple[WeightedTerm, ...]:
     """Preferred terms of ``podAffinity`` or ``podAntiAffinity`` (kind), like
     ``GetWeightedAffinityTerms``; a selector that does not parse drops all terms of the kind."""
-    spec = pod.get("spec") or {}
-    md = pod.get("metadata") or {}
-    block = ((spec.get("affinity") or {}).get(kind) or {}).get(
-        "preferredDuringSchedulingIgnoredDuringExecution"
-    ) or []
+    block, namespace = _affinity_block(pod, kind, "preferredDuringSchedulingIgnoredDuringExecution")
     out = []
     try:
         for i, w in enumerate(block):
-            t = w.get("podAffinityTerm") or {}
-            nss = t.get("namespaces") or []
-            ns_sel_raw = t.get("namespaceSelector")
-            namespaces = (
-                frozenset([md.get("namespace") or "default"])
-                if not nss and ns_sel_raw is None
-                else frozenset(nss)
-            )
             weight = w.get("weight")
-            term = AffinityTerm(
-                index=i,
-                namespaces=namespaces,
-                selector=label_selector(t.get("labelSelector")),
-                namespace_selector=label_selector(ns_sel_raw),
-                topology_key=str(t.get("topologyKey") or ""),
-            )
+            term = _affinity_term(i, w.get("podAffinityTerm") or {}, namespace)
             out.append(WeightedTerm(weight if isinstance(weight, int) else 0, term))
     except SelectorError:
         return ()

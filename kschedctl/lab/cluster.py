@@ -179,6 +179,14 @@ class Lab:
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
 
+    def _start_component(self, component: ComponentState) -> None:
+        """Start a recorded component again (its argv, log and env) and record the process."""
+        pid = processes.start(
+            component.argv, Path(component.log),
+            processes.proxy_free_environment(component.env), cwd=self.dir,
+        )  # fmt: skip
+        component.pid, component.started = pid, processes.start_ticks(pid)
+
     def revive(self) -> list[str]:
         """Start again every control-plane process that exited, as systemd's Restart=always
         or a kubelet would: kube-scheduler exits when it loses its Lease during an API-server
@@ -196,11 +204,7 @@ class Lab:
                     continue
                 if component.running():
                     continue
-                pid = processes.start(
-                    component.argv, Path(component.log),
-                    processes.proxy_free_environment(component.env), cwd=self.dir,
-                )  # fmt: skip
-                component.pid, component.started = pid, processes.start_ticks(pid)
+                self._start_component(component)
                 revived.append(name)
             if revived:
                 self._save(state)
@@ -536,11 +540,7 @@ class Lab:
             component.stop()
             state.held = [n for n in state.held if n != name]  # the runner revives it again
             time.sleep(down_for)
-            pid = processes.start(
-                component.argv, Path(component.log),
-                processes.proxy_free_environment(component.env), cwd=self.dir,
-            )  # fmt: skip
-            component.pid, component.started = pid, processes.start_ticks(pid)
+            self._start_component(component)
             self._save(state)
         if name == "kube-apiserver":
             url = f"https://127.0.0.1:{component.port}/readyz"
@@ -569,11 +569,7 @@ class Lab:
                 raise LabError(f"no component {name!r} to start in {self.dir}")
             state.held = [n for n in state.held if n != name]
             if not component.running():
-                pid = processes.start(
-                    component.argv, Path(component.log),
-                    processes.proxy_free_environment(component.env), cwd=self.dir,
-                )  # fmt: skip
-                component.pid, component.started = pid, processes.start_ticks(pid)
+                self._start_component(component)
             self._save(state)
 
     def _wait(

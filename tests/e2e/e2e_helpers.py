@@ -109,3 +109,21 @@ def token_kubeconfig(lab: Lab, cluster: Cluster, namespace: str, account: str, p
         "contexts": [{"name": "sa", "context": {"cluster": "lab", "user": account}}],
     }  # fmt: skip
     path.write_text(yaml.safe_dump(config))
+
+
+def pod_reader_kubeconfig(lab: Lab, cluster: Cluster, namespace: str, tmp_path: Path) -> Path:
+    """A kubeconfig for a ServiceAccount ``viewer`` that may get and list the pods of
+    ``namespace`` only (to see what a command says when it is refused the rest)."""
+    rbac = "/apis/rbac.authorization.k8s.io/v1"
+    cluster.create(
+        f"/api/v1/namespaces/{namespace}/serviceaccounts", {"metadata": {"name": "viewer"}}
+    )
+    cluster.create(f"{rbac}/namespaces/{namespace}/roles", {"metadata": {"name": "pods"}, "rules": [
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list"]}]})  # fmt: skip
+    cluster.create(f"{rbac}/namespaces/{namespace}/rolebindings", {
+        "metadata": {"name": "pods"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "pods"},
+        "subjects": [{"kind": "ServiceAccount", "name": "viewer", "namespace": namespace}]})  # fmt: skip
+    path = tmp_path / "viewer.kubeconfig"
+    token_kubeconfig(lab, cluster, namespace, "viewer", path)
+    return path

@@ -8,8 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
-from e2e_helpers import create_and_bind, pod_manifest, wait_for
+from e2e_helpers import create_and_bind, pod_manifest, pod_reader_kubeconfig, wait_for
 from typer.testing import CliRunner
 
 from kschedctl.cli import app
@@ -59,29 +58,10 @@ def test_snapshot_of_the_lab(lab: Lab, cluster: Cluster, namespace: str, tmp_pat
     assert len(load_snapshot(str(anonymous)).nodes) == len(live_nodes)
 
 
-def _viewer_kubeconfig(lab: Lab, cluster: Cluster, ns: str, tmp_path: Path) -> Path:
-    """A ServiceAccount that may read the pods of ``ns`` only."""
-    cluster.create(f"/api/v1/namespaces/{ns}/serviceaccounts", {"metadata": {"name": "viewer"}})
-    cluster.create(f"{RBAC}/namespaces/{ns}/roles", {"metadata": {"name": "pods"}, "rules": [
-        {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list"]}]})  # fmt: skip
-    cluster.create(f"{RBAC}/namespaces/{ns}/rolebindings", {
-        "metadata": {"name": "pods"},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "pods"},
-        "subjects": [{"kind": "ServiceAccount", "name": "viewer", "namespace": ns}]})  # fmt: skip
-    token = cluster.create(f"/api/v1/namespaces/{ns}/serviceaccounts/viewer/token",
-                           {"spec": {"expirationSeconds": 600}})["status"]["token"]  # fmt: skip
-    config = yaml.safe_load(lab.kubeconfig.read_text())
-    config["users"] = [{"name": "viewer", "user": {"token": token}}]
-    config["contexts"][0]["context"]["user"] = "viewer"
-    path = tmp_path / "viewer.kubeconfig"
-    path.write_text(yaml.safe_dump(config))
-    return path
-
-
 def test_refusals_name_the_resource_and_the_verb(
     lab: Lab, cluster: Cluster, namespace: str, tmp_path: Path
 ) -> None:
-    kubeconfig = _viewer_kubeconfig(lab, cluster, namespace, tmp_path)
+    kubeconfig = pod_reader_kubeconfig(lab, cluster, namespace, tmp_path)
     target = tmp_path / "snap.yaml"
     refused = snapshot(kubeconfig, target)
     assert refused.exit_code == 4, refused.output

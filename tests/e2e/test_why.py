@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
-from e2e_helpers import pod_events, pod_manifest, wait_for
+from e2e_helpers import pod_events, pod_manifest, pod_reader_kubeconfig, wait_for
 from typer.testing import CliRunner
 
 from kschedctl.cli import app
@@ -399,32 +398,12 @@ def test_running_and_missing_pods(why_lab: Lab, why_cluster: Cluster, ns: str) -
     assert f"pod {ns}/ghost not found" in missing.stderr
 
 
-def _limited_kubeconfig(lab: Lab, cluster: Cluster, ns: str, tmp_path: Path) -> Path:
-    """A kubeconfig for a ServiceAccount that may read pods in ``ns`` only."""
-    rbac = "/apis/rbac.authorization.k8s.io/v1"
-    cluster.create(f"/api/v1/namespaces/{ns}/serviceaccounts", {"metadata": {"name": "viewer"}})
-    cluster.create(f"{rbac}/namespaces/{ns}/roles", {"metadata": {"name": "pods"}, "rules": [
-        {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list"]}]})  # fmt: skip
-    cluster.create(f"{rbac}/namespaces/{ns}/rolebindings", {
-        "metadata": {"name": "pods"},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "pods"},
-        "subjects": [{"kind": "ServiceAccount", "name": "viewer", "namespace": ns}]})  # fmt: skip
-    token = cluster.create(f"/api/v1/namespaces/{ns}/serviceaccounts/viewer/token",
-                           {"spec": {"expirationSeconds": 600}})["status"]["token"]  # fmt: skip
-    config = yaml.safe_load(lab.kubeconfig.read_text())
-    config["users"] = [{"name": "viewer", "user": {"token": token}}]
-    config["contexts"][0]["context"]["user"] = "viewer"
-    path = tmp_path / "viewer.kubeconfig"
-    path.write_text(yaml.safe_dump(config))
-    return path
-
-
 def test_missing_permissions_are_named(
     why_lab: Lab, why_cluster: Cluster, ns: str, tmp_path: Path
 ) -> None:
     why_cluster.create(f"/api/v1/namespaces/{ns}/pods",
                        pod_manifest("target", nodeSelector={"disk": "nvme"}))  # fmt: skip
-    kubeconfig = _limited_kubeconfig(why_lab, why_cluster, ns, tmp_path)
+    kubeconfig = pod_reader_kubeconfig(why_lab, why_cluster, ns, tmp_path)
     runner = CliRunner()
     result = runner.invoke(app, ["why", "target", "-n", ns, "--kubeconfig", str(kubeconfig)])
     assert result.exit_code == 4, result.output
