@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
-from e2e_helpers import pod_events, pod_manifest, wait_for
+from e2e_helpers import exists, pod_events, pod_manifest, wait_for
 
 from kschedctl.errors import NotFoundError
 from kschedctl.k8s.client import Cluster
@@ -129,6 +129,12 @@ def test_seed_flow(lab: Lab, cluster: Cluster, namespace: str, tmp_path: Path, f
     later = cluster.get(f"/api/v1/namespaces/{namespace}/pods/later")
     assert later["status"]["phase"] == "Pending" and not later["spec"].get("nodeName")
     assert pod_events(cluster, namespace, "later") == []
+    # Gone before the next form's test: namespaces are deleted asynchronously, and a pod that
+    # still names my-scheduler would make that test's `remove` refuse.
+    cluster.delete(f"/api/v1/namespaces/{namespace}/pods/later")
+    wait_for(
+        lambda: not exists(cluster, f"/api/v1/namespaces/{namespace}/pods/later"), 30, "later gone"
+    )
 
 
 def lease_holder(cluster: Cluster, name: str) -> str:
