@@ -76,7 +76,7 @@ def main() -> None:
         snap = Snapshot(nodes, [slim_pod(p, annotations=True) for p in make_pods(nodes)])
         filtering = {
             name: (lambda ps=ps, snap=snap: feasible_nodes(
-                PENDING, snap, extra=ps.cycle(PENDING, snap).fits if ps.filters else None))
+                PENDING, snap, extra=ps.cycle(PENDING, snap).status if ps.filters else None))
             for name, ps in variants.items()
         }  # fmt: skip
         deciding = {

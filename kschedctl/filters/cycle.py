@@ -4,6 +4,7 @@ that apply to the pod, their PreFilter state, and the nominated pods to count â€
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from .nodefilters import Incoming, NodeCheck
@@ -22,7 +23,14 @@ from .verdicts import (
 from .volumebinding import claim_class, volume_class
 from .volumes import claim_names
 
-__all__ = ["CycleState", "not_evaluated"]
+__all__ = ["CycleState", "ExtraFilter", "not_evaluated"]
+
+# A scheduler's own Filter plugins (kschedctl's Python plugins) as one filter run after the
+# built-in ones, on the nodes they pass: the reason it rejects ``node`` for (code
+# Unschedulable: evicting pods may help; UnschedulableAndUnresolvable: it cannot), or None.
+# It must read the node as it is when called: the nominated pods and the preemption dry run
+# add and remove pods on it.
+ExtraFilter = Callable[[NodeInfo], Reason | None]
 
 _INLINE_DISKS = ("gcePersistentDisk", "awsElasticBlockStore", "rbd", "iscsi")
 _MIGRATABLE = (
@@ -40,7 +48,9 @@ class CycleState:
     preemption dry run, like kube-scheduler's cloned CycleState).
 
     ``filters`` are the rows of ``FILTERS`` that run for this pod, in order (modelled, not
-    skipped by their PreFilter); ``states`` their PreFilter state by plugin name.
+    skipped by their PreFilter); ``states`` their PreFilter state by plugin name. ``extra``
+    runs after them on the nodes they pass (kube-scheduler runs out-of-tree Filter plugins
+    in every filter pass too: with nominated pods, and in the preemption dry run).
     """
 
     inc: Incoming
@@ -48,10 +58,18 @@ class CycleState:
     states: dict[str, PodState]
     filters: tuple[Filter, ...]
     nominated: dict[str, list[PodInfo]]
+    extra: ExtraFilter | None
 
-    def __init__(self, inc: Incoming, snapshot: Snapshot, notes: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        inc: Incoming,
+        snapshot: Snapshot,
+        notes: list[str] | None = None,
+        extra: ExtraFilter | None = None,
+    ) -> None:
         self.inc = inc
         self.snapshot = snapshot
+        self.extra = extra
         self.states = {}
         active: list[Filter] = []
         for f in FILTERS:
@@ -86,7 +104,8 @@ class CycleState:
 
     def run_filters(self, node: NodeInfo, all_reasons: bool) -> tuple[list[Reason], int]:
         """The failing filters' reasons, and how many leading ones kube-scheduler records
-        (the first failing plugin's; InterPodAffinity stops at its first failing check)."""
+        (the first failing plugin's; InterPodAffinity stops at its first failing check).
+        ``extra`` runs only on a node every built-in filter passes."""
         out: list[Reason] = []
         recorded = 0
         for f in self.filters:
@@ -98,6 +117,10 @@ class CycleState:
                 out.extend(reasons)
                 if not all_reasons:
                     break
+        if not out and self.extra is not None:
+            rejected = self.extra(node)
+            if rejected is not None:
+                return [rejected], 1
         return out, recorded
 
     def run_with_nominated(

@@ -7,7 +7,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from .cycle import CycleState, not_evaluated
+from .cycle import CycleState, ExtraFilter, not_evaluated
 from .nodefilters import Incoming
 from .preemption import INELIGIBLE_NEVER, preempt
 from .snapshot import Snapshot
@@ -34,10 +34,13 @@ def evaluate(
     preemption: bool = True,
     comparison_operators: bool = False,
     dynamic_provisioning: bool = True,
+    extra: ExtraFilter | None = None,
 ) -> Evaluation:
     """Evaluate ``pod`` against every node of ``snapshot`` (see the package docstring).
     ``dynamic_provisioning``: whether the scheduler provisions volumes (False for kschedctl's
-    own scheduler: a node that would need it fails VolumeBinding)."""
+    own scheduler: a node that would need it fails VolumeBinding). ``extra``: the scheduler's
+    own filter (its Python plugins), after the built-in ones on the nodes they pass, in the
+    preemption dry run too (kube-scheduler's SelectVictimsOnNode runs every Filter plugin)."""
     inc = Incoming(
         pod,
         comparison_operators=comparison_operators,
@@ -69,7 +72,7 @@ def evaluate(
             pod, snapshot.pvcs, snapshot.storage_classes, notes, snapshot.pvs
         )
 
-    cycle = CycleState(inc, snapshot, notes)
+    cycle = CycleState(inc, snapshot, notes, extra)
     if rejected is not None:
         # A PreFilter rejected the pod: no node is filtered. With all_reasons the per-node
         # filters still run, for information only.
@@ -100,8 +103,8 @@ def evaluate(
                 "fix the pod's matchFields metadata.name values",
                 UNRESOLVABLE,
             )
-            extra = cycle.run_with_nominated(node, True)[0] if all_reasons else []
-            out.append(NodeVerdict(node.name, False, (absent, *extra), recorded=1))
+            more = cycle.run_with_nominated(node, True)[0] if all_reasons else []
+            out.append(NodeVerdict(node.name, False, (absent, *more), recorded=1))
             continue
         reasons, recorded = cycle.run_with_nominated(node, all_reasons)
         out.append(NodeVerdict(node.name, not reasons, tuple(reasons), recorded=recorded))

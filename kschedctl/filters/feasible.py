@@ -15,13 +15,13 @@ tests compare the result with ``evaluate(...).feasible`` on every filter scenari
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .cycle import CycleState, not_evaluated
+from .cycle import CycleState, ExtraFilter, not_evaluated
 from .nodefilters import Incoming
-from .snapshot import NodeInfo, Snapshot
+from .snapshot import Snapshot
 from .volumes import volume_prefilter
 
 __all__ = ["Feasible", "feasible_nodes", "fits_node", "nodes_to_find"]
@@ -66,13 +66,14 @@ def feasible_nodes(
     start: int = 0,
     comparison_operators: bool = False,
     dynamic_provisioning: bool = True,
-    extra: Callable[[NodeInfo], bool] | None = None,
+    extra: ExtraFilter | None = None,
 ) -> Feasible:
     """The nodes ``pod`` fits on, visiting ``snapshot.nodes`` from index ``start`` (wrapping)
     and stopping after ``limit`` feasible ones (0: visit every node).
 
-    ``extra`` is one more filter, run after every built-in one on the nodes they pass (the
-    scheduler's Python plugins), before the node counts towards ``limit``."""
+    ``extra`` is one more filter (:data:`~.cycle.ExtraFilter`: the scheduler's Python
+    plugins), run after every built-in one on the nodes they pass — on a node with nominated
+    pods in both passes, like the built-in ones — before the node counts towards ``limit``."""
     inc = Incoming(
         pod,
         comparison_operators=comparison_operators,
@@ -87,7 +88,7 @@ def feasible_nodes(
     names, conflict = inc.prefilter_node_names()
     if conflict or volume_prefilter(pod, snapshot.pvcs, snapshot.storage_classes, [], snapshot.pvs):
         return Feasible((), 0, start, True)
-    cycle = CycleState(inc, snapshot)
+    cycle = CycleState(inc, snapshot, extra=extra)
     checks = cycle.node_checks()
     nominated = cycle.nominated
     found: list[str] = []
@@ -112,15 +113,15 @@ def feasible_nodes(
         if names is not None and node.name not in names:
             continue
         if nominated and nominated.get(node.name):
-            fits = not cycle.run_with_nominated(node)[0]
+            fits = not cycle.run_with_nominated(node)[0]  # ``extra`` included
         else:
             fits = True
             for check in checks:
                 if not check(node):
                     fits = False
                     break
-        if fits and extra is not None:
-            fits = extra(node)
+            if fits and extra is not None:
+                fits = extra(node) is None
         if fits:
             found.append(node.name)
             if limit and len(found) >= limit:
@@ -135,9 +136,11 @@ def fits_node(
     *,
     comparison_operators: bool = False,
     dynamic_provisioning: bool = True,
+    extra: ExtraFilter | None = None,
 ) -> bool:
-    """Whether ``pod`` passes every filter on ``node_name`` alone (kube-scheduler's
-    ``evaluateNominatedNode``: a pod nominated by preemption tries its node first)."""
+    """Whether ``pod`` passes every filter (``extra`` too) on ``node_name`` alone
+    (kube-scheduler's ``evaluateNominatedNode``: a pod nominated by preemption tries its node
+    first)."""
     if node_name not in snapshot:
         return False
     inc = Incoming(
@@ -152,4 +155,5 @@ def fits_node(
         return False
     if names is not None and node_name not in names:
         return False
-    return not CycleState(inc, snapshot).run_with_nominated(snapshot.node(node_name))[0]
+    cycle = CycleState(inc, snapshot, extra=extra)
+    return not cycle.run_with_nominated(snapshot.node(node_name))[0]

@@ -121,7 +121,9 @@ def select_victims(
 ) -> tuple[list[PodInfo], int, tuple[str, ...]]:
     """``SelectVictimsOnNode``: remove every lower-priority pod; if the pod then fits, add
     them back one by one — those whose eviction violates a budget first, each group most
-    important first — keeping out only those without which it does not fit.
+    important first — keeping out only those without which it does not fit. "Fits" is every
+    filter of ``cycle``, its ``extra`` (the scheduler's Python plugins) included, run on the
+    node as it is at that moment (RunFilterPluginsWithNominatedPods).
 
     Returns (victims most important first, how many of them violate a budget, the failure
     reasons when there is no victim set). ``node`` and ``cycle`` are restored."""
@@ -155,7 +157,7 @@ def select_victims(
         for p in potential:
             if id(p) not in on_node:
                 cycle.add(p, node)
-        node.pods[:] = order
+        node.reorder(order)
 
 
 def _earliest_top_start(victims: Sequence[PodInfo]) -> str:

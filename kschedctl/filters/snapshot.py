@@ -303,6 +303,12 @@ class NodeInfo:
         if p.with_affinity:
             self.affinity_pods += 1
 
+    def reorder(self, pods: list[PodInfo]) -> None:
+        """Put back ``pods``, the same pods in another order (after a dry run removed and
+        re-added some): a new generation, since what was read in between saw another order."""
+        self.pods[:] = pods
+        self.generation = next(_GENERATIONS)
+
     def remove(self, p: PodInfo) -> None:
         for i, q in enumerate(self.pods):
             if q is p:

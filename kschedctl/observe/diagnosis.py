@@ -22,6 +22,7 @@ from kschedctl.config.versions import DEFAULT_SCHEDULER_NAME, parse_git_version
 from kschedctl.filters import (
     Evaluation,
     NodeVerdict,
+    Preemption,
     Reason,
     Snapshot,
     evaluate,
@@ -213,9 +214,12 @@ def diagnose(
     fallback_found: list[Finding] = []
     placed = False
     if fallback is not None:
-        would, placed, fallback_found, diag.fallback = fallback_outcome(
+        would, placed, fallback_found, diag.fallback, preemption = fallback_outcome(
             pod, snapshot, fallback, server_version, plugins
         )
+        # What kschedctl's scheduler preempts is what its own algorithm computed (its
+        # plugins run in the dry run; none when a stage places the pod): shown as such.
+        ev = diag.evaluation = replace(ev, preemption=preemption)
         if diag.plugins is not None:
             fallback_found = plugin_findings(diag.plugins) + fallback_found
     outcome = _outcome_text(ev, would)
@@ -729,12 +733,12 @@ def fallback_outcome(
     policy: FallbackPolicy,
     server_version: Sequence[int] = (1, 36),
     plugins: PluginSet = NO_PLUGINS,
-) -> tuple[str | None, bool, list[Finding], dict[str, Any]]:
+) -> tuple[str | None, bool, list[Finding], dict[str, Any], Preemption | None]:
     """What kschedctl's scheduler does with ``pod`` under its fallback ``policy`` (the pod's
     own annotation wins) and its ``plugins``: (its FailedScheduling text or None, placed at
-    all, findings, every stage as JSON). Uses the scheduler's own code
-    (:mod:`kschedctl.scheduling.algorithm`); a plugin that raises gives the scheduler's
-    message for it.
+    all, findings, every stage as JSON, its DefaultPreemption outcome when nothing places
+    the pod). Uses the scheduler's own code (:mod:`kschedctl.scheduling.algorithm`); a
+    plugin that raises gives the scheduler's message for it.
     """
     try:
         return _fallback_outcome(pod, snapshot, policy, server_version, plugins)
@@ -742,7 +746,7 @@ def fallback_outcome(
         used, _problem = pod_policy(pod, policy)
         data = {"policy": used.source, "strictPreferences": used.strict_preferences,
                 "error": None, "stages": []}  # fmt: skip
-        return err.message, False, [], data
+        return err.message, False, [], data, None
 
 
 def _fallback_outcome(
@@ -751,7 +755,7 @@ def _fallback_outcome(
     policy: FallbackPolicy,
     server_version: Sequence[int],
     plugins: PluginSet,
-) -> tuple[str | None, bool, list[Finding], dict[str, Any]]:
+) -> tuple[str | None, bool, list[Finding], dict[str, Any], Preemption | None]:
     used, error, stages = explain(pod, snapshot, policy, plugins=plugins)
     data = {
         "policy": used.source,
@@ -771,7 +775,7 @@ def _fallback_outcome(
         )
     chosen = next((s for s in stages if s.chosen), None)
     if chosen is not None and chosen.step is None:
-        return None, True, found, data
+        return None, True, found, data, None
     if chosen is not None and chosen.step is not None:
         found.append(
             Finding(
@@ -784,7 +788,7 @@ def _fallback_outcome(
                 "the rejected-by-* findings say",
             )
         )
-        return None, True, found, data
+        return None, True, found, data, None
     tried = "; ".join(
         f"{s.step.name}: {(s.message or '').partition(' nodes are available: ')[2] or s.message}"
         for s in stages
@@ -802,7 +806,7 @@ def _fallback_outcome(
         )
     )
     _used, problem = pod_policy(pod, policy)
-    message = Algorithm(
+    message, preemption = Algorithm(
         policy=policy, server_version=tuple(server_version), plugins=plugins
-    ).failure_message(pod, snapshot, used, problem)
-    return message, False, found, data
+    ).failure(pod, snapshot, used, problem)
+    return message, False, found, data, preemption

@@ -25,6 +25,7 @@ from kschedctl.filters import (
     fits_node,
     nodes_to_find,
 )
+from kschedctl.filters.cycle import ExtraFilter
 from kschedctl.filters.messages import NO_NODES_MESSAGE, reason_text
 from kschedctl.filters.volumes import volume_bindings
 
@@ -164,12 +165,17 @@ class Algorithm:
         )  # fmt: skip
 
     def _fits_nominated(self, pod: Mapping[str, Any], snapshot: Snapshot, node: str) -> bool:
-        """Every filter passes on ``node``: the built-in ones, then the plugins'."""
-        if not fits_node(pod, snapshot, node, dynamic_provisioning=PROVISIONS):
-            return False
+        """Every filter passes on ``node``: the built-in ones, then the plugins' (counting
+        the pods nominated there, as every filter pass does)."""
+        return fits_node(
+            pod, snapshot, node, dynamic_provisioning=PROVISIONS, extra=self._extra(pod, snapshot)
+        )
+
+    def _extra(self, pod: Mapping[str, Any], snapshot: Snapshot) -> ExtraFilter | None:
+        """The plugins as the filter engine's ``extra`` filter (None: no plugin filters)."""
         if not (self.plugins.filters or self.plugins.pre_filters):
-            return True
-        return self.plugins.cycle(pod, snapshot).fits(snapshot.node(node))
+            return None  # score-only plugins filter nothing
+        return self.plugins.cycle(pod, snapshot).status
 
     def _place(
         self, pod: Mapping[str, Any], snapshot: Snapshot, start: int, strict: bool
@@ -178,7 +184,7 @@ class Algorithm:
         limit = 0 if strict else nodes_to_find(len(snapshot), self.percentage_of_nodes_to_score)
         cycle = self.plugins.cycle(pod, snapshot) if self.plugins else None
         filtering = self.plugins.filters or self.plugins.pre_filters  # score-only: no extra
-        extra = cycle.fits if cycle is not None and filtering else None
+        extra = cycle.status if cycle is not None and filtering else None
         found = feasible_nodes(
             pod, snapshot, limit=limit, start=start, dynamic_provisioning=PROVISIONS, extra=extra
         )
@@ -217,8 +223,9 @@ class Algorithm:
         """When no stage places the pod: the FailedScheduling text and DefaultPreemption's
         outcome for the pod's own rules. The text starts with kube-scheduler's message for
         those rules (the histogram, then "preemption: ..." unless preemption found a node),
-        then each fallback step's histogram. Plugin reasons count like built-in ones; a
-        plugin that raises raises PluginFailure."""
+        then each fallback step's histogram. Plugin reasons count like built-in ones, and
+        the plugins run in the preemption dry run too; a plugin that raises raises
+        PluginFailure."""
         own = strict_pod(pod) if policy.strict_preferences else pod
         plugins = self.plugins
         text, preemption = _stage(
@@ -292,7 +299,15 @@ def _stage(
     preempting: bool = False,
 ) -> tuple[str, Preemption | None]:
     """One stage's FailedScheduling text; with ``preempting``, DefaultPreemption runs when no
-    node passes the built-in filters and its PostFilter text ends the message."""
+    node passes every filter (the plugins' too) and its PostFilter text ends the message.
+
+    The plugins are the filter engine's ``extra`` filter, so they give each node's reason
+    after the built-in filters and run in the preemption dry run on the node with the
+    candidate victims taken off (kube-scheduler's SelectVictimsOnNode runs every Filter
+    plugin, pkg/scheduler/framework/preemption/preemption.go): a node only a plugin rejects
+    is a candidate; a node a plugin still rejects with every lower-priority pod gone is none.
+    A plugin ``pre_filter`` rejection is a PreFilter one (UnschedulableAndUnresolvable): no
+    node is filtered and preemption does not run."""
     found = feasible_nodes(pod, snapshot, dynamic_provisioning=PROVISIONS)
     if found.not_evaluated:
         ev = evaluate(pod, snapshot, preemption=False, dynamic_provisioning=PROVISIONS)
@@ -302,32 +317,25 @@ def _stage(
             f"{', '.join(sorted(set(found.not_evaluated)))} for this pod ({why}); use "
             "kube-scheduler for it."
         ), None
-    ev = evaluate(pod, snapshot, preemption=preempting, dynamic_provisioning=PROVISIONS)
-    cycle = plugins.cycle(pod, snapshot) if plugins and ev.prefilter is None and ev.nodes else None
-    if cycle is not None:
+    extra = None
+    if (plugins.filters or plugins.pre_filters) and len(snapshot) and not found.rejected:
+        cycle = plugins.cycle(pod, snapshot)
         # The plugins' pre_filter runs after the built-in PreFilter, before any filter.
         rejected = cycle.prefiltered()
         if rejected is not None:
             return f"0/{len(snapshot)} nodes are available: {rejected[1]}.", None
+        extra = cycle.status
+    ev = evaluate(
+        pod, snapshot, preemption=preempting, dynamic_provisioning=PROVISIONS, extra=extra
+    )
     if not ev.schedulable:
         # No DynamicResources PostFilter text: this scheduler does not deallocate claims.
         text = failed_scheduling_message(ev, version, dra_enabled=False, truncate=False)
         return text or NO_NODES_MESSAGE, ev.preemption
     reasons = [reason_text(r, version) for v in ev.nodes for r in v.scheduler_reasons]
-    passing = ev.feasible
-    if cycle is not None and plugins.filters:
-        # Plugin filters run on the nodes every built-in filter passed: the first reason.
-        left = []
-        for name in passing:
-            rejected = cycle.reject(snapshot.node(name))
-            if rejected is None:
-                left.append(name)
-            else:
-                reasons.append(rejected[1])
-        passing = left
-    # The nodes left were excluded by strictPreferences.
+    # The nodes every filter passes were excluded by strictPreferences.
     if strict:
-        reasons += [REASON_STRICT_PREFER] * len(passing)
+        reasons += [REASON_STRICT_PREFER] * len(ev.feasible)
     return fit_error_message(len(ev.nodes), reasons), None
 
 
@@ -381,9 +389,8 @@ def explain(
     out = []
     for step, staged, strict in stages:
         node, _score, _found, _next = algo._place(staged, snapshot, 0, strict)
-        cycle = plugins.cycle(staged, snapshot) if plugins else None
         found = feasible_nodes(
-            staged, snapshot, dynamic_provisioning=PROVISIONS, extra=cycle.fits if cycle else None
+            staged, snapshot, dynamic_provisioning=PROVISIONS, extra=algo._extra(staged, snapshot)
         ).names
         if strict:
             tolerations = (staged.get("spec") or {}).get("tolerations") or []

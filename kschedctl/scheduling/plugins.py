@@ -52,7 +52,7 @@ from typing import Any
 
 from kschedctl.config.userfile import read_user_file
 from kschedctl.errors import NotFoundError, PluginError, SpecError, printable
-from kschedctl.filters import Snapshot
+from kschedctl.filters import UNRESOLVABLE, Reason, Snapshot
 from kschedctl.filters.snapshot import NodeInfo
 
 from .cache import slim_node, slim_pod
@@ -148,7 +148,9 @@ class PluginContext:
         self._snapshot = snapshot
         self._reslim = reslim
         self._nodes: tuple[FrozenDict, ...] | None = None
-        self._pods: dict[str, tuple[FrozenDict, ...]] = {}
+        # node name -> (the node's generation when read, its pods): the nominated pods and
+        # the preemption dry run add and remove pods, and a plugin must see them as they are.
+        self._pods: dict[str, tuple[int, tuple[FrozenDict, ...]]] = {}
         self.cycle: dict[str, Any] = {}
 
     def node(self, name: str) -> FrozenDict | None:
@@ -167,17 +169,23 @@ class PluginContext:
         return tuple(n.name for n in self._snapshot)
 
     def pods_on(self, node_name: str) -> tuple[FrozenDict, ...]:
-        """The pods bound to (or being bound by this scheduler to) ``node_name``."""
+        """The pods bound to (or being bound by this scheduler to) ``node_name``, as the
+        filters see the node now: with the pods nominated there while they are counted, and
+        without the ones the preemption dry run has taken off."""
+        if node_name not in self._snapshot:
+            return ()
+        node = self._snapshot.node(node_name)
         found = self._pods.get(node_name)
-        if found is None:
-            if node_name not in self._snapshot:
-                return ()
-            found = tuple(
-                FrozenDict(slim_pod(p.raw, annotations=True) if self._reslim else p.raw)
-                for p in self._snapshot.node(node_name).pods
+        if found is None or found[0] != node.generation:
+            found = (
+                node.generation,
+                tuple(
+                    FrozenDict(slim_pod(p.raw, annotations=True) if self._reslim else p.raw)
+                    for p in node.pods
+                ),
             )
             self._pods[node_name] = found
-        return found
+        return found[1]
 
 
 def node_view(node: NodeInfo, reslim: bool = False) -> FrozenDict:
@@ -486,11 +494,25 @@ class Cycle:
             raise PluginFailure(p.name, "filter", _exception_text(err)) from err
         return _reason(p, "filter", result)
 
+    def status(self, node: NodeInfo) -> Reason | None:
+        """The ``extra`` filter of ``feasible_nodes``, ``fits_node`` and ``evaluate`` (so of
+        the preemption dry run): the plugins' ``pre_filter`` (on the first node that passes
+        the built-in filters, so after the built-in PreFilter; its reason is
+        UnschedulableAndUnresolvable, as from a PreFilter), then their ``filter`` (a plain
+        reason is Unschedulable: evicting pods may resolve it, kube-scheduler's
+        ``fwk.NewStatus(fwk.Unschedulable, reason)``)."""
+        pre = self.prefiltered()
+        if pre is not None:
+            detail = f"pre_filter of Python plugin {pre[0]}"
+            return Reason(pre[0], pre[1], detail, code=UNRESOLVABLE)
+        rejected = self.reject(node)
+        if rejected is None:
+            return None
+        return Reason(rejected[0], rejected[1], f"filter of Python plugin {rejected[0]}")
+
     def fits(self, node: NodeInfo) -> bool:
-        """The ``extra`` filter of ``feasible_nodes``: the plugins' ``pre_filter`` (on the
-        first node that passes the built-in filters, so after the built-in PreFilter) and
-        their ``filter``."""
-        return self.prefiltered() is None and self.reject(node) is None
+        """Whether :meth:`status` passes ``node``."""
+        return self.status(node) is None
 
     def verdicts(self, node: NodeInfo) -> list[PluginVerdict]:
         """Every plugin filter's answer for ``node`` (``why``), stopping at the first reject

@@ -81,8 +81,10 @@ def test_rack_match_in_the_scheduler_places_only_on_the_rack_and_words_the_histo
         snap.assume(asking(f"p{i}", "r2"), decision.node)
     failed = algo.decide(asking("q", "r9"), snap)
     assert failed.node is None
+    # A plugin's reject is Unschedulable: preemption runs, and nothing has a lower priority.
     assert failed.message == (
-        '0/4 nodes are available: 4 node(s) not in rack "r9" (annotation example.com/rack).'
+        '0/4 nodes are available: 4 node(s) not in rack "r9" (annotation example.com/rack). '
+        "preemption: 0/4 nodes are available: 4 No preemption victims found for incoming pod."
     )
 
 

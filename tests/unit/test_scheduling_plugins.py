@@ -262,7 +262,8 @@ def test_the_first_rejecting_plugin_in_order_gives_the_reason_and_later_ones_do_
     decision = Algorithm(plugins=set_).decide(pod("p", cpu="1"), snap)
     assert decision.node is None
     assert decision.message == (
-        "0/3 nodes are available: 1 node(s) rejected by second, 2 node(s) rejected by first."
+        "0/3 nodes are available: 1 node(s) rejected by second, 2 node(s) rejected by first. "
+        "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
     )
     filt = set_.plugins[1].filter
     assert filt is not None and filt.__globals__["CALLS"] == ["c", "c"]  # decide, then message
@@ -278,8 +279,11 @@ def test_plugin_reasons_join_the_built_in_histogram_like_kube_scheduler_reasons(
                     [pod("x", node_name="a", cpu="4")])  # fmt: skip
     decision = Algorithm(plugins=plugins(REJECT_NOT_GOLD)).decide(pod("p", cpu="1"), full)
     assert decision.node is None and decision.plugin_error is None
+    # tiny's cpu is short of the request itself: preemption cannot help there.
     assert decision.message == (
-        "0/4 nodes are available: 2 Insufficient cpu, 2 node(s) are not gold."
+        "0/4 nodes are available: 2 Insufficient cpu, 2 node(s) are not gold. preemption: "
+        "0/4 nodes are available: 1 Preemption is not helpful for scheduling, 3 No preemption "
+        "victims found for incoming pod."
     )
 
 
