@@ -12,23 +12,30 @@ reference outcome is also checked against the expected one, so a scenario cannot
 both schedulers doing nothing. Where nothing is preempted (no lower-priority pod; a
 preemptor with preemptionPolicy Never) the FailedScheduling messages, PostFilter text
 included, must be equal too.
+
+With a Python plugin (kube-scheduler cannot run one, so the reference is the plugin's own
+rule): kschedctl's scheduler runs it in the dry run as kube-scheduler runs out-of-tree
+Filter plugins, evicts exactly the pods the rule requires, and `kschedctl why --plugin` on
+a preemptor that stays pending says what the scheduler wrote.
 """
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from e2e_helpers import exists, pod_events, pod_manifest, wait_for
+from e2e_helpers import stop as stop_process
 
 from kschedctl.errors import NotFoundError
 from kschedctl.k8s.client import Cluster
@@ -73,6 +80,7 @@ class Scenario:
     # What kube-scheduler must do (checked on the reference run): node None = no preemption.
     node: str | None = None
     victims: frozenset[str] = frozenset()
+    labels: dict[str, str] = field(default_factory=dict)  # the preemptor's
 
 
 SCENARIOS = {
@@ -277,7 +285,14 @@ def _build(cluster: Cluster, namespace: str, scenario: Scenario) -> None:
     time.sleep(1.1)
 
 
-def _run(cluster: Cluster, scenario: Scenario, scheduler: str) -> Outcome:
+def _run(
+    cluster: Cluster,
+    scenario: Scenario,
+    scheduler: str,
+    pending: Callable[[str], None] | None = None,
+) -> Outcome:
+    """The scenario in a namespace of its own; ``pending(namespace)`` runs once the
+    preemptor has its FailedScheduling, while it may still be pending."""
     namespace = f"e2e-preempt-{RUN}-{uuid.uuid4().hex[:5]}"
     cluster.create("/api/v1/namespaces", {"metadata": {"name": namespace}})
     wait_for(
@@ -302,7 +317,8 @@ def _run(cluster: Cluster, scenario: Scenario, scheduler: str) -> Outcome:
         watcher = threading.Thread(target=watch, daemon=True)
         watcher.start()
         time.sleep(0.5)  # the watch is listening before the preemptor exists
-        body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "preemptor"},
+        body = {"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": "preemptor", "labels": scenario.labels},
                 "spec": _spec(scenario.cpu, scenario.priority, schedulerName=scheduler,
                               nodeSelector=LABEL)}  # fmt: skip
         uid = cluster.create(pods, body)["metadata"]["uid"]
@@ -318,6 +334,8 @@ def _run(cluster: Cluster, scenario: Scenario, scheduler: str) -> Outcome:
             return str(first["note"]) if first else None
 
         message = str(wait_for(failed, 60, f"{scheduler}'s FailedScheduling"))
+        if pending is not None:
+            pending(namespace)
         # Bound once the victims are gone; a scenario without preemption gets the same time
         # to show that nothing is evicted. Not bound in time is an outcome, not a failure.
         bound = _poll(
@@ -379,3 +397,125 @@ def test_preemption_matches_kube_scheduler(
             for note in reference.preempted.values()
         )
     assert ours == reference
+
+
+# --- with a Python plugin: kube-scheduler's rule for out-of-tree Filter plugins ----------------
+
+PLUGGED = f"preempt-plug-{RUN}"  # kschedctl scheduler run --plugin db_limit.py
+DB = {"app": "db"}
+DB_MAX = 2
+DB_LIMIT = f"""\
+NAME = "db-limit"
+MAX = {DB_MAX}  # pods labelled app=db per node, the incoming one included
+
+
+def _db(p):
+    return (p["metadata"].get("labels") or {{}}).get("app") == "db"
+
+
+def filter(pod, node, ctx):
+    if not _db(pod):
+        return None
+    dbs = sum(1 for p in ctx.pods_on(node["metadata"]["name"]) if _db(p))
+    return f"node(s) already run {{MAX}} db pods" if dbs + 1 > MAX else None
+"""
+DB_REASON = f"node(s) already run {DB_MAX} db pods"
+# Every node runs two db pods: the plugin rejects all three, and only evicting db pods helps.
+# preempt-1's lowest db pod has the lowest priority among the candidates' victims; web-1 is
+# the lowest pod of all but evicting it helps nobody, so it stays.
+DB_SCENARIO = Scenario(
+    (
+        Pinned("web-1", "preempt-1", "p100", "100m"),
+        Pinned("db-1a", "preempt-1", "p200", "100m", DB),
+        Pinned("db-1b", "preempt-1", "p300", "100m", DB),
+        Pinned("db-2a", "preempt-2", "p400", "100m", DB),
+        Pinned("db-2b", "preempt-2", "p500", "100m", DB),
+        Pinned("db-3a", "preempt-3", "p400", "100m", DB),
+        Pinned("db-3b", "preempt-3", "p500", "100m", DB),
+    ),
+    cpu="100m",
+    labels=DB,
+    node="preempt-1",
+    victims=frozenset({"db-1a"}),
+)
+
+
+def _db_limit_victims(scenario: Scenario) -> tuple[str, frozenset[str]]:
+    """The plugin's own arithmetic: on each node the fewest lower-priority db pods whose
+    eviction leaves MAX - 1 db pods; the node whose most important victim ranks lowest."""
+    rank = PRIORITIES[scenario.priority]
+    options = {}
+    for node in NODES:
+        dbs = [p for p in scenario.pinned if p.node == node and p.labels == DB]
+        lower = sorted((p for p in dbs if PRIORITIES[p.priority] < rank),
+                       key=lambda p: PRIORITIES[p.priority])  # fmt: skip
+        need = len(dbs) + 1 - DB_MAX
+        if 0 < need <= len(lower):
+            options[node] = lower[:need]
+    node = min(options, key=lambda n: max(PRIORITIES[p.priority] for p in options[n]))
+    return node, frozenset(p.name for p in options[node])
+
+
+@pytest.fixture(scope="module")
+def plugged(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """kschedctl's scheduler with the db-limit plugin; yields the plugin's file."""
+    tmp = tmp_path_factory.mktemp("preemption-plugin")
+    plugin = tmp / "db_limit.py"
+    plugin.write_text(DB_LIMIT)
+    argv = [sys.executable, "-m", "kschedctl", "scheduler", "run", f"--name={PLUGGED}",
+            f"--kubeconfig={lab.kubeconfig}", "--metrics-port=0", "--metrics-address=127.0.0.1",
+            "--pod-initial-backoff=0.5", "--pod-max-backoff=2", f"--plugin={plugin}"]  # fmt: skip
+    # With its Lease (leader election on): `why` finds it, its policy and its plugins' names.
+    with open(tmp / "scheduler.log", "ab") as log:
+        proc = subprocess.Popen(
+            argv, stdout=log, stderr=subprocess.STDOUT, env=proxy_free_environment()
+        )
+    try:
+        yield plugin
+    finally:
+        stop_process(proc)
+
+
+def _why(lab: Lab, namespace: str, pod: str, plugin: Path) -> dict[str, Any]:
+    argv = [sys.executable, "-m", "kschedctl", "why", pod, "-n", namespace,
+            f"--kubeconfig={lab.kubeconfig}", f"--plugin={plugin}", "-o", "json"]  # fmt: skip
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120,
+                          env=proxy_free_environment())  # fmt: skip
+    assert done.returncode in (0, 6), done.stderr
+    found: dict[str, Any] = json.loads(done.stdout)
+    return found
+
+
+def test_preemption_runs_the_plugins_in_the_dry_run(
+    lab: Lab, cluster: Cluster, preemption_lab: None, plugged: Path
+) -> None:
+    # The plugin rejects every node the built-in filters pass: preemption runs, evicts
+    # exactly the pods the plugin's rule requires, and the preemptor is bound there.
+    assert _db_limit_victims(DB_SCENARIO) == (DB_SCENARIO.node, DB_SCENARIO.victims)
+    ours = _run(cluster, DB_SCENARIO, PLUGGED)
+    print(f"\ndb-limit: kschedctl {ours}")
+    assert ours.nominated == {"preempt-1"} and ours.bound == "preempt-1"
+    assert ours.victims == {"db-1a"}
+    assert ours.preempted == {"db-1a": "Preempted by pod <uid> on node preempt-1"}
+    assert f"3 {DB_REASON}" in ours.message and "preemption:" not in ours.message
+
+    # A preemptor that outranks only web-1 there: evicting it does not satisfy the plugin,
+    # so the dry run records the plugin's reason for preempt-1, and `why --plugin` on the
+    # pending pod says exactly what the scheduler wrote.
+    said: dict[str, Any] = {}
+
+    def ask_why(namespace: str) -> None:
+        said.update(_why(lab, namespace, "preemptor", plugged))
+
+    outranks_web = replace(DB_SCENARIO, priority="p200", node=None, victims=frozenset())
+    stuck = _run(cluster, outranks_web, PLUGGED, ask_why)
+    assert (stuck.nominated, stuck.bound, stuck.victims) == (set(), None, set())
+    total = len(cluster.list("/api/v1/nodes"))
+    assert stuck.message.endswith(
+        f"preemption: 0/{total} nodes are available: 1 {DB_REASON}, 2 No preemption victims "
+        f"found for incoming pod, {total - 3} Preemption is not helpful for scheduling."
+    ), stuck.message
+    assert said["summary"] == stuck.message, said["findings"]
+    assert not any(f["code"] == "plugins-differ" for f in said["findings"])
+    assert said["preemption"]["helps"] is False
+    assert said["preemption"]["nodeReasons"]["preempt-1"] == [DB_REASON]

@@ -168,9 +168,11 @@ def test_plugins_place_pods_as_written_contain_errors_and_why_agrees(
         assert racks[node] == rack, (pod, rack, node, racks)
     create(cluster, namespace, "no-such-rack", name, annotations={RACK: "r9"})
     note = failed_note(cluster, namespace, "no-such-rack", name)
+    # The plugin's reject is Unschedulable, so preemption runs: nothing has a lower priority.
     assert note == (
         f'0/{len(racks)} nodes are available: {len(racks)} node(s) not in rack "r9" '
-        f"(annotation {RACK})."
+        f"(annotation {RACK}). preemption: 0/{len(racks)} nodes are available: "
+        f"{len(racks)} No preemption victims found for incoming pod."
     )
 
     # The score plugin: each replica where its app has the fewest pods, by the plugin's own
