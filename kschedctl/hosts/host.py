@@ -10,9 +10,11 @@ from __future__ import annotations
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
+from kschedctl.config.userfile import read_user_file
+from kschedctl.errors import KschedError, SpecError
 from kschedctl.hosts import journal, systemd
 from kschedctl.observe.loglines import LogLine
 from kschedctl.spec import Spec
@@ -94,6 +96,27 @@ class Host(ABC):
     def remove_files(self, paths: list[Path], name: str) -> list[Path]:
         """Delete those of ``paths`` that are scheduler ``name``'s files; the ones deleted."""
         return systemd.remove_files(paths, name)
+
+    # -- why ------------------------------------------------------------------------------------
+    def installed_plugin_files(
+        self, name: str, recorded: Iterable[str]
+    ) -> tuple[dict[str, tuple[Path, str]], list[str]]:
+        """The plugin files kschedctl installed here for scheduler ``name``, among the
+        ``recorded`` host files of its deploy: file name -> (path, text, read as the
+        scheduler reads it), and what could not be read."""
+        found: dict[str, tuple[Path, str]] = {}
+        problems: list[str] = []
+        for text_path in sorted(recorded):
+            path = Path(text_path)
+            if path.parent.name != systemd.plugin_dir_name(name) or path.suffix != ".py":
+                continue
+            if not path.is_relative_to(self.root) or not systemd.is_plugin_file(path, name):
+                continue  # absent here, or not the file kschedctl installed
+            try:
+                found[path.name] = (path, read_user_file(path))
+            except KschedError as err:
+                problems.append(f"{path}: {err.detail if isinstance(err, SpecError) else err}")
+        return found, problems
 
     # -- logs -----------------------------------------------------------------------------------
     def log_file(self, name: str, form: str) -> Path | None:

@@ -10,6 +10,7 @@ events at all.
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from collections.abc import Iterable
@@ -332,6 +333,24 @@ def builtin_facts(argv: list[str]) -> ConfigFacts:
         return ConfigFacts([name] if name else [], None)
     namespace = _flag(argv, "lease-namespace") or LEASE_SYSTEM_NAMESPACE
     return ConfigFacts([name] if name else [], (namespace, _flag(argv, "lease-name") or name))
+
+
+def recorded_host_files(objects: Iterable[dict[str, Any]]) -> tuple[set[str], str | None]:
+    """The host files ``deploy`` recorded on a scheduler's objects (absolute paths) and the
+    lab it deployed them into (None: the machine it ran on)."""
+    files: set[str] = set()
+    labs: set[str] = set()
+    for obj in objects:
+        annotations = _meta(obj).get("annotations") or {}
+        try:
+            listed = json.loads(annotations.get(HOST_FILES_ANNOTATION, "[]"))
+        except ValueError:
+            listed = None  # edited by hand into something else: nothing recorded
+        if isinstance(listed, list):
+            files.update(f for f in listed if isinstance(f, str))
+        if LAB_ANNOTATION in annotations:
+            labs.add(str(annotations[LAB_ANNOTATION]))
+    return files, min(labs) if labs else None  # one deploy records one lab
 
 
 def workload_leases(objects: Iterable[dict[str, Any]]) -> set[tuple[str, str]] | None:

@@ -6,7 +6,6 @@ name, and the annotations ``deploy`` put on them (the Lease, the host files, the
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from dataclasses import dataclass
@@ -23,9 +22,8 @@ from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.resources import describe
 from kschedctl.observe.appliers import appliers, helm_command, helm_releases
 from kschedctl.observe.schedulers import (
-    HOST_FILES_ANNOTATION,
-    LAB_ANNOTATION,
     LEASE_ANNOTATION,
+    recorded_host_files,
     workload_leases,
 )
 from kschedctl.ops import rollout
@@ -70,16 +68,12 @@ def find(cluster: Cluster, name: str) -> Removal:
             hint="`kschedctl list` shows the schedulers in this cluster",
         )
     recorded: set[tuple[str, str]] = set()
-    files: set[str] = set()
-    labs: set[str] = set()
     for obj in objects:
         annotations = obj["metadata"].get("annotations") or {}
         if LEASE_ANNOTATION in annotations:
             namespace, _, lease = annotations[LEASE_ANNOTATION].partition("/")
             recorded.add((namespace, lease))
-        files.update(json.loads(annotations.get(HOST_FILES_ANNOTATION, "[]")))
-        if LAB_ANNOTATION in annotations:
-            labs.add(annotations[LAB_ANNOTATION])
+    files, lab = recorded_host_files(objects)
     # What the workloads run says where their Lease is now (a kustomize overlay may have moved
     # it with the namespace); the annotation only when no workload tells (the host forms).
     running = workload_leases(objects)
@@ -89,7 +83,7 @@ def find(cluster: Cluster, name: str) -> Removal:
         tuple(objects),
         tuple(sorted(leases)),
         tuple(sorted(Path(f) for f in files)),
-        min(labs) if labs else None,  # one deploy records one lab
+        lab,
         tuple(_pods_asking_for(cluster, name)),
     )
 

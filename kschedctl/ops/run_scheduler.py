@@ -21,10 +21,17 @@ from kschedctl.errors import KschedError, UsageError
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.scheduler_api import ClusterSchedulerApi
 from kschedctl.observe.schedulers import BUILTIN_LEASE_ANNOTATION
+from kschedctl.render.builtin import bundle_hash
 from kschedctl.scheduling.algorithm import Algorithm
 from kschedctl.scheduling.leader import LeaderElector
 from kschedctl.scheduling.loop import CONNECTIONS, SchedulerLoop, Settings
-from kschedctl.scheduling.plugins import PLUGINS_LEASE_ANNOTATION, PluginSet, load_plugins
+from kschedctl.scheduling.plugins import (
+    PLUGIN_FILES_LEASE_ANNOTATION,
+    PLUGINS_HASH_LEASE_ANNOTATION,
+    PLUGINS_LEASE_ANNOTATION,
+    PluginSet,
+    load_plugins,
+)
 from kschedctl.scheduling.policy import EMPTY, POD_POLICY_ANNOTATION, FallbackPolicy, load_policy
 from kschedctl.scheduling.serving import HealthServer
 from kschedctl.scheduling.strategies import DEFAULT_STRATEGY
@@ -137,6 +144,21 @@ def run_scheduler(settings: RunSettings) -> None:
     log.info("scheduler %s stopped", settings.name)
 
 
+def plugin_files_annotations(plugins: PluginSet) -> dict[str, str]:
+    """The plugin files' names and the hash of their text as loaded, for the Lease: with
+    them `why` uses an installed copy (the host forms') only if it is what runs here. None
+    when there is no plugin or one was imported as a module."""
+    files = plugins.files()
+    if not files:
+        return {}
+    return {
+        PLUGIN_FILES_LEASE_ANNOTATION: ",".join(name for name, _ in files),
+        # The ConfigMap forms' config hash, without the config: the same function over the
+        # same (file, text) pairs.
+        PLUGINS_HASH_LEASE_ANNOTATION: bundle_hash("", files),
+    }
+
+
 def _serve(
     cluster: Cluster, settings: RunSettings, fallback: FallbackPolicy, plugins: PluginSet
 ) -> None:
@@ -170,6 +192,7 @@ def _serve(
                 "kschedctl.io/strategy": s.strategy,
                 # Which plugins run (names, in order): `why` says when it lacks them.
                 PLUGINS_LEASE_ANNOTATION: ",".join(plugins.names()),
+                **plugin_files_annotations(plugins),
             },
         ),
     )

@@ -13,11 +13,15 @@ import json
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from kschedctl import hosts
 from kschedctl.errors import ClusterError, ForbiddenError, NotFoundError, PolicyError, UsageError
 from kschedctl.filters import Snapshot
 from kschedctl.hosts.journal import recent_host_lines
+from kschedctl.hosts.systemd import plugin_dir_name
+from kschedctl.k8s.apply import managed_objects
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.events import failed_scheduling
 from kschedctl.k8s.inventory import snapshot as inventory_snapshot
@@ -41,12 +45,16 @@ from kschedctl.observe.schedulers import (
     Scheduler,
     discover,
     is_pending,
+    recorded_host_files,
 )
 from kschedctl.ops.crash import crash_reports, scheduler_pods
 from kschedctl.ops.doublebooking import explain_rejection
 from kschedctl.printers.formats import as_list
 from kschedctl.render.builtin import POLICY_FILE, bundle_hash
+from kschedctl.render.forms import HOST_FORMS
 from kschedctl.scheduling.plugins import (
+    PLUGIN_FILES_LEASE_ANNOTATION,
+    PLUGINS_HASH_LEASE_ANNOTATION,
     PLUGINS_LEASE_ANNOTATION,
     Plugin,
     PluginSet,
@@ -107,6 +115,10 @@ class ClusterState:
     plugins: PluginSet = field(default_factory=PluginSet)
     # Scheduler name -> the plugin NAMEs its Lease says it runs (None: not published).
     plugin_names: dict[str, tuple[str, ...] | None] = field(default_factory=dict)
+    # Scheduler name -> the plugin files (names in order) and their hash its Lease publishes.
+    plugin_hashes: dict[str, tuple[tuple[str, ...], str] | None] = field(default_factory=dict)
+    # Scheduler name -> why its plugins could not be read from where it was deployed.
+    unread_plugins: dict[str, str] = field(default_factory=dict)
 
 
 # The kinds DefaultSelector reads and where to list them.
@@ -279,7 +291,9 @@ def _diagnose(
     if wanted not in log_cache:
         log_cache[wanted] = _scheduler_log(cluster, entry, kubeconfig)
     if wanted not in state.policies:
-        state.policies[wanted], state.plugin_names[wanted] = _fallback_policy(cluster, entry)
+        lease = _lease_annotations(cluster, entry)
+        state.policies[wanted], state.plugin_names[wanted] = _fallback_policy(entry, lease)
+        state.plugin_hashes[wanted] = _published_plugin_files(lease)
     policy = state.policies[wanted]
     plugins = state.plugins if _runs_plugins(wanted, entry, policy) else PluginSet()
     if not state.plugins and policy is not None:
@@ -304,16 +318,21 @@ def _diagnose(
     )
     published = state.plugin_names.get(wanted)
     if published is not None and tuple(published) != plugins.names() and not is_rejected(pod):
-        diagnosis.findings.append(_plugins_differ(wanted, published, plugins.names()))
+        unread = None if state.plugins else state.unread_plugins.get(wanted)
+        diagnosis.findings.append(_plugins_differ(wanted, published, plugins.names(), unread))
     return diagnosis
 
 
-def _plugins_differ(name: str, runs: tuple[str, ...], given: tuple[str, ...]) -> Finding:
+def _plugins_differ(
+    name: str, runs: tuple[str, ...], given: tuple[str, ...], unread: str | None = None
+) -> Finding:
+    """``unread``: why the plugin files where it was deployed could not be used."""
+    could_not = f", which `why` could not read: {unread};" if unread else " but"
     return Finding(
         "plugins-differ",
         WARNING,
-        f"scheduler {name} runs the plugins [{', '.join(runs)}] but this evaluation ran "
-        f"[{', '.join(given)}]: its verdict and summary may differ from the scheduler's",
+        f"scheduler {name} runs the plugins [{', '.join(runs)}]{could_not} this evaluation "
+        f"ran [{', '.join(given)}]: its verdict and summary may differ from the scheduler's",
         "pass each of its plugin files with --plugin FILE, in the scheduler's order",
     )
 
@@ -337,17 +356,29 @@ def _crashes(
     return _optional(lambda: crash_reports(cluster, pods, name), []) or []
 
 
-def _fallback_policy(
-    cluster: Cluster, entry: Scheduler | None
-) -> tuple[FallbackPolicy | None, tuple[str, ...] | None]:
-    """The fallback policy kschedctl's own scheduler publishes on its Lease (None for any
-    other scheduler, or when the Lease cannot be read), and the NAMEs of its plugins."""
+def _lease_annotations(cluster: Cluster, entry: Scheduler | None) -> dict[str, str]:
+    """The annotations of the scheduler's Lease ({} without one, or when it cannot be read)."""
     lease = entry.lease if entry is not None else None
     if lease is None:
-        return None, None
+        return {}
     path = f"/apis/coordination.k8s.io/v1/namespaces/{lease.namespace}/leases/{lease.name}"
     obj = _optional(lambda: cluster.get(path))
     annotations = ((obj or {}).get("metadata") or {}).get("annotations") or {}
+    return {str(k): str(v) for k, v in annotations.items()}
+
+
+def _published_plugin_files(annotations: dict[str, str]) -> tuple[tuple[str, ...], str] | None:
+    """The plugin file names (in order) and their hash kschedctl's scheduler publishes."""
+    files = tuple(n for n in annotations.get(PLUGIN_FILES_LEASE_ANNOTATION, "").split(",") if n)
+    digest = annotations.get(PLUGINS_HASH_LEASE_ANNOTATION)
+    return (files, digest) if files and digest else None
+
+
+def _fallback_policy(
+    entry: Scheduler | None, annotations: dict[str, str]
+) -> tuple[FallbackPolicy | None, tuple[str, ...] | None]:
+    """The fallback policy kschedctl's own scheduler publishes on its Lease (None for any
+    other scheduler, or when the Lease cannot be read), and the NAMEs of its plugins."""
     text = annotations.get(POD_POLICY_ANNOTATION)
     if not text:
         return None, None
@@ -363,17 +394,64 @@ def _fallback_policy(
 def _deployed_plugins(
     cluster: Cluster, state: ClusterState, name: str, entry: Scheduler | None
 ) -> PluginSet:
-    """The plugins scheduler ``name`` was deployed with (pod and deployment forms), loaded
-    once per scheduler from its ConfigMap the way it loads them (a plugin that cannot load:
-    PluginError, exit 3, naming the ConfigMap and the file)."""
+    """The plugins scheduler ``name`` was deployed with, loaded once per scheduler the way
+    it loads them (a plugin that cannot load: PluginError, exit 3, naming where it is): from
+    its ConfigMap (pod and deployment forms), or from the files installed on its host
+    (service and static-pod forms) when they are what it loaded."""
     if name not in state.deployed_plugins:
-        where = f"ConfigMap {entry.namespace if entry else ''}/{configmap_name(name)}"
-        loaded = tuple(
-            plugin_from_source(file, text, source=f"{where}: {file}")
-            for file, text in deployed_plugin_files(cluster, entry, state.pods)
-        )
+        if entry is not None and entry.form in HOST_FORMS:
+            files, unread = host_plugin_files(cluster, entry, state.plugin_hashes.get(name))
+            if unread is not None:
+                state.unread_plugins[name] = unread
+            loaded = tuple(plugin_from_source(f, text, source=where) for f, text, where in files)
+        else:
+            where = f"ConfigMap {entry.namespace if entry else ''}/{configmap_name(name)}"
+            loaded = tuple(
+                plugin_from_source(file, text, source=f"{where}: {file}")
+                for file, text in deployed_plugin_files(cluster, entry, state.pods)
+            )
         state.deployed_plugins[name] = PluginSet(check_unique(loaded), reslim=True)
     return state.deployed_plugins[name]
+
+
+def host_plugin_files(
+    cluster: Cluster, entry: Scheduler, published: tuple[tuple[str, ...], str] | None
+) -> tuple[list[tuple[str, str, str]], str | None]:
+    """The plugin files (file name, source, path) of a kschedctl scheduler deployed as a
+    service or static pod, in its order, read on this machine from where ``deploy``
+    installed them (the paths it recorded on the scheduler's objects, in the lab it
+    recorded, if any) — only when they hash to what the scheduler's Lease says it loaded
+    (``published``: its files in order and their hash). Else [] and why, in words."""
+    if published is None:
+        return [], (
+            "its Lease publishes no hash of its plugin files (a plugin imported as a module, "
+            "or an older kschedctl), so no copy can be shown to be what it runs"
+        )
+    files, digest = published
+    objects = _optional(lambda: managed_objects(cluster, entry.name), []) or []
+    recorded, lab = recorded_host_files(objects)
+    directory = plugin_dir_name(entry.name)
+    if not any(Path(p).parent.name == directory for p in recorded):
+        return [], f"no plugin directory {directory}/ is recorded on its deployed objects"
+    host = hosts.for_record(lab)
+    found, problems = host.installed_plugin_files(entry.name, recorded)
+    where = next((str(Path(p).parent) for p in sorted(recorded)
+                  if Path(p).parent.name == directory), directory)  # fmt: skip
+    if problems:
+        return [], "; ".join(problems)
+    missing = [f for f in files if f not in found]
+    if missing:
+        return [], (
+            f"{', '.join(missing)} not found in {where} on this machine (it runs on another "
+            "host, or the files were removed)"
+        )
+    pairs = [(f, found[f][1]) for f in files]
+    if bundle_hash("", pairs) != digest:
+        return [], (
+            f"the files in {where} differ from the ones it loaded (changed since it started: "
+            "re-deploy, or restart it)"
+        )
+    return [(f, text, str(found[f][0])) for f, text in pairs], None
 
 
 def deployed_plugin_files(

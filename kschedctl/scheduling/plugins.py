@@ -46,7 +46,7 @@ import re
 import sys
 import types
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +67,8 @@ __all__ = [
     "PluginVerdict",
     "NO_PLUGINS",
     "PLUGINS_LEASE_ANNOTATION",
+    "PLUGIN_FILES_LEASE_ANNOTATION",
+    "PLUGINS_HASH_LEASE_ANNOTATION",
     "frozen",
     "load_plugin",
     "load_plugins",
@@ -78,8 +80,13 @@ MAX_SCORE = 100.0
 MAX_WEIGHT = 100
 REASON_LIMIT = 256  # characters of a filter reason (the event note is 1024 bytes in all)
 ERROR_LIMIT = 300  # characters of an exception's text in a FailedScheduling message
-# On the Lease of kschedctl's scheduler: the NAMEs of its plugins, in order, comma-separated.
+# On the Lease of kschedctl's scheduler: the NAMEs of its plugins, in order, comma-separated;
+# when every plugin was loaded from a file, those files' names in order (comma-separated) and
+# the hash of their text (:func:`kschedctl.render.builtin.bundle_hash` of no config and the
+# files), so that `why` can prove an installed copy is what the scheduler runs.
 PLUGINS_LEASE_ANNOTATION = "kschedctl.io/plugins"
+PLUGIN_FILES_LEASE_ANNOTATION = "kschedctl.io/plugin-files"
+PLUGINS_HASH_LEASE_ANNOTATION = "kschedctl.io/plugins-hash"
 MODULE_PREFIX = "kschedctl_plugins"  # sys.modules name of plugins loaded from files or text
 _NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -210,6 +217,10 @@ class Plugin:
     score: Score | None = None
     weight: float = 1
     pre_filter: PreFilter | None = None
+    # Loaded from Python text (a file, a ConfigMap key): its file name and that text, which
+    # the scheduler hashes onto its Lease (None for an imported module).
+    file: str | None = field(default=None, compare=False)
+    text: str | None = field(default=None, repr=False, compare=False)
 
     def describe(self) -> str:
         points = [p for p in ("pre_filter", "filter", "score") if getattr(self, p) is not None]
@@ -343,7 +354,7 @@ def plugin_from_source(file_name: str, text: str, *, source: str | None = None) 
         else:
             del sys.modules[module_name]
         raise _refuse(where, f"importing it raised {_exception_text(err)}") from err
-    return _plugin_from(module, stem, where)
+    return replace(_plugin_from(module, stem, where), file=Path(file_name).name, text=text)
 
 
 def load_plugin(spec: str) -> Plugin:
@@ -435,6 +446,12 @@ class PluginSet:
 
     def names(self) -> tuple[str, ...]:
         return tuple(p.name for p in self.plugins)
+
+    def files(self) -> list[tuple[str, str]] | None:
+        """(file name, text) of each plugin in order; None when one of them was imported
+        as a module (no text to show for it)."""
+        out = [(p.file, p.text) for p in self.plugins if p.file is not None and p.text is not None]
+        return out if len(out) == len(self.plugins) else None
 
     def cycle(self, pod: Mapping[str, Any], snapshot: Snapshot) -> Cycle:
         return Cycle(self, pod, snapshot)
