@@ -26,6 +26,15 @@ runs on each node that passed every built-in filter, in the order given, and the
 reason counts in the FailedScheduling histogram like a kube-scheduler reason. Their ``score``
 (times ``WEIGHT``) is added to the built-in weighted sum of each feasible node.
 
+A ``filter`` reason is Unschedulable (evicting pods may resolve it), as kube-scheduler treats
+an out-of-tree Filter plugin's failure: when no node fits, DefaultPreemption's dry run runs
+the plugins too, on each candidate node with lower-priority pods taken off and put back one
+at a time (and with the pods nominated there counted, as in every filter pass), so
+``ctx.pods_on`` shows the node as the dry run has it at that moment. Per-node counts a
+plugin keeps in ``ctx.cycle`` from ``pre_filter`` are not updated then (there is no
+AddPod/RemovePod extension): read ``ctx.pods_on`` in ``filter``. A ``pre_filter`` reason is
+UnschedulableAndUnresolvable: no preemption.
+
 Containment: a plugin that raises, or returns something outside its contract (a score
 outside 0..100, a reason that is not a non-empty string), fails that pod's scheduling attempt
 only — the pod gets ``running "NAME" filter plugin: ValueError: …`` (kube-scheduler's wording

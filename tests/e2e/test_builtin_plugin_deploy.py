@@ -204,3 +204,60 @@ def test_deploy_builtin_with_a_plugin_as_pod_and_deployment(
         removed = kschedctl("remove", name, "--force")
         assert removed.returncode == 0, removed.stderr
     wait_for(lambda: not _leftovers(cluster, namespace, name), 120, "nothing left")
+
+
+def test_deploy_builtin_with_a_plugin_as_service_and_why_reads_its_files(
+    lab: Lab, cluster: Cluster, namespace: str, tmp_path: Path
+) -> None:
+    """The service form installs the plugin beside its config on the host (the lab's); the
+    scheduler publishes the files' hash on its Lease; `why` without --plugin reads the
+    installed file because it hashes to that, and refuses it (saying so) once it changed."""
+    env = {**proxy_free_environment(), "KUBECONFIG": str(lab.kubeconfig)}
+
+    def kschedctl(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "kschedctl", *args], capture_output=True,
+                              text=True, env=env, cwd=tmp_path, timeout=420)  # fmt: skip
+
+    name = f"plugsvc-{uuid.uuid4().hex[:5]}"
+    nodes = sorted(n["metadata"]["name"] for n in cluster.list("/api/v1/nodes"))
+    first, second = nodes[0], nodes[1]
+    ws = _workspace(tmp_path / name, name, namespace, first)
+    try:
+        deployed = kschedctl("deploy", str(ws), "--as-service", "--timeout", "360")
+        assert deployed.returncode == 0, deployed.stderr
+        [installed] = list((lab.dir / "host").rglob(f"{name}-plugins/only_node.py"))
+        assert installed.read_text().startswith(PLUGIN.format(target=first))
+        assert set(_place(cluster, namespace, name, ["s-0", "s-1"]).values()) == {first}
+
+        refused = pod_manifest("elsewhere", schedulerName=name)
+        refused["spec"]["nodeSelector"] = {"kubernetes.io/hostname": second}
+        cluster.create(f"/api/v1/namespaces/{namespace}/pods", refused)
+        note = _failed_note(cluster, namespace, "elsewhere")
+        assert f"only {first} is allowed" in note, note
+        why = kschedctl("why", "elsewhere", "-n", namespace, "-o", "json")
+        assert why.returncode == 6, why.stderr
+        found = json.loads(why.stdout)
+        assert found["summary"] == note
+        assert found["plugins"]["plugins"] == ["only_node"]
+        assert not any(f["code"] == "plugins-differ" for f in found["findings"]), found
+        table = kschedctl("why", "elsewhere", "-n", namespace)
+        assert f"only {first} is allowed" in table.stdout, table.stdout
+
+        # Changed on the host since the scheduler loaded it: `why` does not run it, and says.
+        installed.write_text("# edited by hand\n" + installed.read_text())
+        why = kschedctl("why", "elsewhere", "-n", namespace, "-o", "json")
+        # Without the plugin the built-in filters alone pass a node: exit 0 (a warning).
+        assert why.returncode == 0, why.stderr
+        differ = [f for f in json.loads(why.stdout)["findings"] if f["code"] == "plugins-differ"]
+        assert len(differ) == 1, why.stdout
+        assert "runs the plugins [only_node], which `why` could not read" in differ[0]["message"]
+        assert "differ from the ones it loaded" in differ[0]["message"]
+        assert "--plugin FILE" in differ[0]["fix"]
+
+        removed = kschedctl("remove", name, "--force")
+        assert removed.returncode == 0, removed.stderr
+        wait_for(lambda: not _leftovers(cluster, namespace, name), 120, "nothing left")
+        assert not installed.exists() and not installed.parent.exists()
+        assert not list((lab.dir / "host").rglob(f"{name}.service"))
+    finally:
+        kschedctl("remove", name, "--force")  # after a failure: whatever is left
