@@ -25,8 +25,10 @@ from kschedctl.filters import (
     fits_node,
     nodes_to_find,
 )
-from kschedctl.filters.cycle import ExtraFilter
+from kschedctl.filters.cycle import CycleState, ExtraFilter
 from kschedctl.filters.messages import NO_NODES_MESSAGE, reason_text
+from kschedctl.filters.nodefilters import Incoming
+from kschedctl.filters.snapshot import NodeInfo, PodInfo
 from kschedctl.filters.volumes import volume_bindings
 
 from .plugins import NO_PLUGINS, Cycle, PluginFailure, PluginSet, PluginVerdict
@@ -466,17 +468,37 @@ def plugin_report(
     nodes: dict[str, tuple[PluginVerdict, ...]] = {}
     scores: dict[str, Mapping[str, float]] = {}
     try:
-        builtin = feasible_nodes(own, snapshot)
+        builtin = feasible_nodes(own, snapshot, dynamic_provisioning=PROVISIONS)
         if builtin.rejected or not builtin.names:
             return PluginReport(plugins.names(), sources=sources)
         rejected = cycle.prefiltered()
         if rejected is not None:
             return PluginReport(plugins.names(), rejected, sources=sources)
+        # The pods nominated to a node count for the plugins as for every filter pass.
+        nominated = CycleState(Incoming(own), snapshot).nominated
         for name in builtin.names:
             node = snapshot.node(name)
-            nodes[name] = tuple(cycle.verdicts(node))
+            nodes[name] = _verdicts_with_nominated(cycle, node, nominated.get(name) or [])
             if all(v.reason is None for v in nodes[name]) and plugins.scorers:
                 scores[name] = cycle.scores(node)
     except PluginFailure as err:
         return PluginReport(plugins.names(), None, nodes, scores, err.message, sources)
     return PluginReport(plugins.names(), None, nodes, scores, None, sources)
+
+
+def _verdicts_with_nominated(
+    cycle: Cycle, node: NodeInfo, nominated: Sequence[PodInfo]
+) -> tuple[PluginVerdict, ...]:
+    """The plugins' verdicts on ``node`` as ``RunFilterPluginsWithNominatedPods`` has them:
+    first with the ``nominated`` pods on it; if every plugin passes, once more without."""
+    if nominated:
+        for p in nominated:
+            node.add(p)
+        try:
+            first = tuple(cycle.verdicts(node))
+        finally:
+            for p in nominated:
+                node.remove(p)
+        if any(v.reason is not None for v in first):
+            return first
+    return tuple(cycle.verdicts(node))

@@ -272,3 +272,22 @@ def test_the_loop_counts_a_plugin_raising_in_the_dry_run_and_goes_on() -> None:
         eventually(lambda: api.node_of("after") == "a")
     finally:
         loop.shutdown(grace=2)
+
+
+def test_why_shows_the_plugin_verdicts_counting_nominated_pods_like_the_scheduler() -> None:
+    other = db("other", None, 20)
+    other["status"]["nominatedNodeName"] = "a"
+    snap = Snapshot([node("a"), node("b")], [db("d2", "a", 2), db("b1", "b", 30), db("b2", "b", 30),
+                                             other])  # fmt: skip
+    q = db("q", None, 10)
+    set_ = plugins(AT_MOST_TWO_DBS)
+    d, diag = decide_and_explain(q, snap, set_)
+    # a: d2 and the nominated db pod make two; evicting d2 is enough. b: nothing lower.
+    assert d.victims is not None and (d.victims.node, d.victims.victims) == ("a", ("default/d2",))
+    assert diag.plugins is not None
+    assert {n: [v.reason for v in vs] for n, vs in diag.plugins.nodes.items()} == {
+        "a": ["node(s) already run 2 db pods"],
+        "b": ["node(s) already run 2 db pods"],
+    }
+    # the nominated pod is not left on the node
+    assert [p.name for p in snap.node("a").pods] == ["d2"]
