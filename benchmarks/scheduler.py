@@ -11,8 +11,12 @@ the same client QPS/burst and the lab's system:kube-scheduler identity, in two s
   2,000): neither client limit is in the way, so the ratio compares the schedulers
   themselves (the API server and the machine's cores are shared by both).
 
-Printed per series, M and scheduler: pods/s over the binding window (first to last bind) and
-from the scheduler's start, the ratio kschedctl / kube-scheduler (goal: >= 1.0), the decision
+Each pair runs ``--rounds`` times (default 3; which scheduler goes first alternates): on this
+shared machine the API server's share of the cores decides most of the rate, and the same run
+repeated varies by +-15%, so the median of the rounds' ratios is the figure.
+
+Printed per series, M, round and scheduler: pods/s over the binding window (first to last bind)
+and from the scheduler's start, the ratio kschedctl / kube-scheduler (goal: >= 1.0), the decision
 latency p50/p99 (from each scheduler's own histogram:
 ``scheduler_scheduling_algorithm_duration_seconds`` and
 ``kschedctl_scheduler_decision_duration_seconds``, same buckets), and the scheduler's peak
@@ -25,7 +29,7 @@ scheduler starts, lists and caches all of it, and its peak memory is printed (go
 500 MB for 5,000 nodes and 50,000 pods).
 
     python benchmarks/scheduler.py [--nodes 100,500,1000] [--pods 1000] [--qps 50 --burst 100]
-                                   [--unthrottled-nodes 500,2000] [--py-spy PATH]
+                                   [--unthrottled-nodes 500,2000] [--rounds 3] [--py-spy PATH]
                                    [--memory-nodes 5000 --memory-pods 50000 | --no-memory]
 
 It starts and removes its own lab (``--lab-dir``, default a temporary directory) and stops
@@ -38,6 +42,7 @@ import argparse
 import json
 import re
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -85,6 +90,7 @@ class Run:
     nodes: int
     pods: int
     limits: Limits
+    round: int
     window_rate: float  # pods/s from the first to the last bind
     start_rate: float  # pods/s from the scheduler's start to the last bind
     p50: float | None
@@ -279,9 +285,11 @@ def measure(
     command: Callable[[str], tuple[list[str], str]],
     metric: str,
     log: Path,
+    round_: int = 0,
     py_spy: tuple[str, Path] | None = None,
 ) -> Run:
-    name = f"bench-{which}-{nodes}-{limits.qps:g}"
+    # A name per run: kwok may still act on a deleted pod's name when the next run starts.
+    name = f"bench-{which}-{nodes}-{limits.qps:g}-r{round_}"
     progress(f"{which}: {pods} pending pods on {nodes} nodes, QPS {limits.qps:g}")
     create_pods(cluster, name, pods)
     argv, metrics_url = command(name)
@@ -332,6 +340,7 @@ def measure(
         nodes,
         pods,
         limits,
+        round_,
         window_rate=(pods - 1) / window if window > 0 else float("inf"),
         start_rate=pods / (times[-1] - started),
         p50=quantile(0.5, buckets),
@@ -442,6 +451,13 @@ def main() -> int:
         default="500,2000",
         help="node counts of the unthrottled series (client QPS 5,000 / burst 10,000; '' none)",
     )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=3,
+        help="runs of each scheduler per M (alternating which goes first); the median ratio "
+        "is the figure (runs on a shared machine vary by +-15%%)",
+    )
     parser.add_argument("--memory-nodes", type=int, default=5000)
     parser.add_argument("--memory-pods", type=int, default=50000)
     parser.add_argument("--no-memory", action="store_true", help="skip the memory check")
@@ -477,7 +493,10 @@ def main() -> int:
             for limits, counts in series.items():
                 if m not in counts:
                     continue
-                runs += run_pair(lab, cluster, workdir, m, args.pods, limits, args.py_spy)
+                for round_ in range(args.rounds):
+                    runs += run_pair(
+                        lab, cluster, workdir, m, args.pods, limits, round_, args.py_spy
+                    )
                 report(runs, args, None, out=sys.stderr)  # so far, in case a later step fails
         if not args.no_memory:
             memory = memory_check(
@@ -516,32 +535,35 @@ def run_pair(
     m: int,
     pods: int,
     limits: Limits,
+    round_: int,
     py_spy: str | None,
 ) -> list[Run]:
-    """kube-scheduler, then kschedctl's scheduler, on the same M nodes with the same limits."""
-    kube = measure(
-        cluster,
-        "kube-scheduler",
-        m,
-        pods,
-        limits,
-        lambda n: kube_scheduler(lab, workdir, n, limits.qps, limits.burst),
-        KUBE_METRIC,
-        workdir / "kube-scheduler.log",
-    )
-    stacks = workdir / f"kschedctl-{m}-qps{limits.qps:g}.stacks"
-    mine = measure(
-        cluster,
-        "kschedctl",
-        m,
-        pods,
-        limits,
-        lambda n: ours(lab, n, limits.qps, limits.burst),
-        OUR_METRIC,
-        workdir / "kschedctl.log",
-        (py_spy, stacks) if py_spy else None,
-    )
-    return [kube, mine]
+    """kube-scheduler and kschedctl's scheduler on the same M nodes with the same limits; the
+    order alternates by round, so a drift of the machine's load favours neither."""
+    stacks = workdir / f"kschedctl-{m}-qps{limits.qps:g}-r{round_}.stacks"
+    kinds: list[tuple[str, Callable[[str], tuple[list[str], str]], str, Any]] = [
+        (
+            "kube-scheduler",
+            lambda n: kube_scheduler(lab, workdir, n, limits.qps, limits.burst),
+            KUBE_METRIC,
+            None,
+        ),
+        (
+            "kschedctl",
+            lambda n: ours(lab, n, limits.qps, limits.burst),
+            OUR_METRIC,
+            (py_spy, stacks) if py_spy else None,
+        ),
+    ]
+    if round_ % 2:
+        kinds.reverse()
+    runs = [
+        measure(
+            cluster, which, m, pods, limits, command, metric, workdir / f"{which}.log", round_, spy
+        )  # fmt: skip
+        for which, command, metric, spy in kinds
+    ]
+    return sorted(runs, key=lambda r: r.scheduler != "kube-scheduler")
 
 
 def busiest(stacks: Path, top: int) -> list[tuple[float, float, str]]:
@@ -576,9 +598,10 @@ def report(
     def line(text: str) -> None:
         print(text, file=out)
 
-    by_limits: dict[Limits, dict[int, dict[str, Run]]] = {}
+    by_limits: dict[Limits, dict[int, dict[int, dict[str, Run]]]] = {}
     for r in runs:
-        by_limits.setdefault(r.limits, {}).setdefault(r.nodes, {})[r.scheduler] = r
+        by_m = by_limits.setdefault(r.limits, {})
+        by_m.setdefault(r.nodes, {}).setdefault(r.round, {})[r.scheduler] = r
     for limits, by_m in by_limits.items():
         # Both clients take a token per binding: after the burst, QPS caps the rate.
         limit = "no limit within the burst"
@@ -591,16 +614,30 @@ def report(
             f"{limits.burst} for both ({limit})"
         )
         line(
-            f"{'M nodes':>8} {'scheduler':<15} {'pods/s':>8} {'(from start)':>12} {'ratio':>6} "
-            f"{'p50 ms':>7} {'p99 ms':>7} {'peak MB':>8}"
+            f"{'M nodes':>8} {'round':>5} {'scheduler':<15} {'pods/s':>8} {'(from start)':>12} "
+            f"{'ratio':>6} {'p50 ms':>7} {'p99 ms':>7} {'peak MB':>8}"
         )
-        for m, pair in by_m.items():
-            kube = pair.get("kube-scheduler")
-            for r in pair.values():
-                ratio = f"{r.window_rate / kube.window_rate:.2f}" if kube and r is not kube else ""
+        for m, rounds in by_m.items():
+            ratios: list[float] = []
+            rates: dict[str, list[float]] = {}
+            for round_, pair in rounds.items():
+                kube = pair.get("kube-scheduler")
+                for r in pair.values():
+                    rates.setdefault(r.scheduler, []).append(r.window_rate)
+                    ratio = ""
+                    if kube and r is not kube:
+                        ratios.append(r.window_rate / kube.window_rate)
+                        ratio = f"{ratios[-1]:.2f}"
+                    line(
+                        f"{m:>8} {round_ + 1:>5} {r.scheduler:<15} {r.window_rate:>8.1f} "
+                        f"{r.start_rate:>12.1f} {ratio:>6} {_ms(r.p50):>7} {_ms(r.p99):>7} "
+                        f"{r.peak_mb:>8.0f}"
+                    )
+            if len(rounds) > 1 and ratios:
+                medians = ", ".join(f"{k} {statistics.median(v):.1f}" for k, v in rates.items())
                 line(
-                    f"{m:>8} {r.scheduler:<15} {r.window_rate:>8.1f} {r.start_rate:>12.1f} "
-                    f"{ratio:>6} {_ms(r.p50):>7} {_ms(r.p99):>7} {r.peak_mb:>8.0f}"
+                    f"{m:>8} median pods/s: {medians}; ratio {statistics.median(ratios):.2f} "
+                    f"(rounds {min(ratios):.2f}-{max(ratios):.2f})"
                 )
     if memory is not None:
         verdict = "under" if memory["peak_mb"] < 500 else "OVER"
