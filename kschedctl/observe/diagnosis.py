@@ -680,7 +680,7 @@ def _reported_findings(
             Finding(
                 "reported-matches",
                 INFO,
-                "kube-scheduler's latest FailedScheduling event says exactly this",
+                "the scheduler's latest FailedScheduling event says exactly this",
             )
         ]
     return [
