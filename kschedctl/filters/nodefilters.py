@@ -15,7 +15,7 @@ from typing import Any
 
 from .resources import CPU, EPHEMERAL, MEMORY, PODS, format_amount, pod_requests
 from .selectors import NodeSelectorTerm, node_selector_terms
-from .snapshot import NodeInfo, host_ports
+from .snapshot import HEADROOM_INDEX, NodeInfo, host_ports
 from .taints import (
     UNSCHEDULABLE_TAINT,
     find_untolerated_taint,
@@ -376,8 +376,9 @@ def node_resources_fit_check(
     pod's non-zero requests picked once."""
     request = inc.request
     requests_nothing = inc.requests_nothing
-    native = [(n, request.get(n, 0)) for n in (CPU, MEMORY, EPHEMERAL)]
-    native = [(n, r) for n, r in native if r > 0]
+    # (index in NodeInfo.headroom(), request) of the native resources the pod requests
+    native = [(HEADROOM_INDEX[n], request.get(n, 0)) for n in (CPU, MEMORY, EPHEMERAL)]
+    native = [(i, r) for i, r in native if r > 0]
     scalars = [
         (n, r)
         for n, r in sorted(request.items())
@@ -385,14 +386,15 @@ def node_resources_fit_check(
     ]
 
     def fits(node: NodeInfo) -> bool:
-        alloc, used = node.allocatable, node.requested
-        if len(node.pods) + 1 > alloc.get(PODS, 0):
+        room = node.headroom()
+        if room[0] < 1:  # len(pods) + 1 > allocatable pods
             return False
         if requests_nothing:
             return True
-        for name, r in native:
-            if r > alloc.get(name, 0) - used.get(name, 0):
+        for i, r in native:
+            if r > room[i]:
                 return False
+        alloc, used = node.allocatable, node.requested
         for name, r in scalars:
             have = alloc.get(name, 0)
             if name in dra_resources and have <= 0:

@@ -15,7 +15,9 @@ from typing import Any, Protocol
 
 from .resources import (
     CPU,
+    EPHEMERAL,
     MEMORY,
+    PODS,
     is_scalar_resource,
     node_allocatable,
     pod_requests,
@@ -251,6 +253,9 @@ def _node_images(node: Mapping[str, Any]) -> dict[str, int]:
     return out
 
 
+HEADROOM_INDEX = {PODS: 0, CPU: 1, MEMORY: 2, EPHEMERAL: 3}  # NodeInfo.headroom()'s order
+
+
 @dataclass
 class NodeInfo:
     """One node with the pods bound to it (``framework.NodeInfo``)."""
@@ -272,6 +277,9 @@ class NodeInfo:
     generation: int = field(default_factory=lambda: next(_GENERATIONS))
     _non_zero: tuple[int, dict[str, int]] | None = field(default=None, repr=False, compare=False)
     _scoring: tuple[int, tuple[int, int, int, int, int, int]] | None = field(
+        default=None, repr=False, compare=False
+    )
+    _headroom: tuple[int, tuple[int, int, int, int]] | None = field(
         default=None, repr=False, compare=False
     )
 
@@ -371,6 +379,23 @@ class NodeInfo:
             mem += m
         out = {CPU: cpu, MEMORY: mem}
         self._non_zero = (self.generation, out)
+        return out
+
+    def headroom(self) -> tuple[int, int, int, int]:
+        """Pods, cpu, memory and ephemeral storage left (allocatable minus requested): what
+        NodeResourcesFit compares the native requests with on every node of a decision,
+        remembered until a pod comes or goes. Indexed by :data:`HEADROOM_INDEX`."""
+        cached = self._headroom
+        if cached is not None and cached[0] == self.generation:
+            return cached[1]
+        alloc, used = self.allocatable, self.requested
+        out = (
+            alloc.get(PODS, 0) - len(self.pods),
+            alloc.get(CPU, 0) - used.get(CPU, 0),
+            alloc.get(MEMORY, 0) - used.get(MEMORY, 0),
+            alloc.get(EPHEMERAL, 0) - used.get(EPHEMERAL, 0),
+        )
+        self._headroom = (self.generation, out)
         return out
 
     def scoring_inputs(self) -> tuple[int, int, int, int, int, int]:

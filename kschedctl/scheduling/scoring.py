@@ -206,46 +206,22 @@ Raw = tuple[str, int, int, int, int, int, int, int]  # name, then one input per 
 def _raw_scores(pre: PreScore, nodes: Sequence[NodeInfo]) -> list[Raw]:
     """Each plugin's ``Score`` per node in one tight pass (a decision scores hundreds of
     nodes); the normalisations need every node's score and come after, in ``_weighted``.
-
-    The per-node formulas of BalancedAllocation and the strategy's fit are written out here
-    (no list or call per node; ``min(share, 1.0)`` as a comparison, the same floats), and a
-    plugin skipped for this pod costs no per-node call."""
-    fraction, preferred, relevant = pre.fraction, pre.preferred, pre.tolerations
-    nz_cpu, nz_mem, req_cpu, req_mem = pre.nz_cpu, pre.nz_mem, pre.req_cpu, pre.req_mem
+    A plugin skipped for this pod costs no per-node call."""
+    preferred, relevant = pre.preferred, pre.tolerations
     spread_raw = pre.spread.raw if pre.spread is not None else None
     interpod_raw = pre.interpod.raw if pre.interpod is not None else None
     images, containers, snapshot = pre.images, pre.containers, pre.snapshot
-    balanced_on = not pre.best_effort  # BalancedAllocation is skipped for best-effort pods
-    half, max_score = MAX_SCORE // 2, float(MAX_SCORE)
     out: list[Raw] = []
     append = out.append
+    # Nodes of one shape and load (a node pool; the nodes a burst of replicas fills) have the
+    # same resource inputs: their fit and balance are computed once per decision.
+    resource_scores: dict[tuple[int, int, int, int, int, int], tuple[int, int]] = {}
     for node in nodes:
-        a_cpu, a_mem, used_cpu, used_mem, cpu, mem = node.scoring_inputs()
-        # NodeResourcesFit: the strategy's share per resource, averaged over those allocatable.
-        if a_cpu:
-            fit = fraction(used_cpu + nz_cpu, a_cpu)
-            if a_mem:
-                fit = (fit + fraction(used_mem + nz_mem, a_mem)) // 2
-        elif a_mem:
-            fit = fraction(used_mem + nz_mem, a_mem)
-        else:
-            fit = 0
-        if balanced_on:
-            # BalancedAllocation (actual requests): how much placing the pod improves balance,
-            # balance = (1 - std of the cpu and memory shares) x 100, a resource with no
-            # allocatable skipped (balancedResourceScore).
-            if a_cpu and a_mem:
-                f_cpu, f_mem = (cpu + req_cpu) / a_cpu, (mem + req_mem) / a_mem
-                f_cpu, f_mem = f_cpu if f_cpu < 1.0 else 1.0, f_mem if f_mem < 1.0 else 1.0
-                after = int((1 - abs((f_cpu - f_mem) / 2)) * max_score)
-                f_cpu, f_mem = cpu / a_cpu, mem / a_mem
-                f_cpu, f_mem = f_cpu if f_cpu < 1.0 else 1.0, f_mem if f_mem < 1.0 else 1.0
-                before = int((1 - abs((f_cpu - f_mem) / 2)) * max_score)
-                balanced = half + (half + after - before) // 2
-            else:
-                balanced = half + half // 2  # one or no resource: no spread, before == after
-        else:
-            balanced = 0
+        inputs = node.scoring_inputs()
+        known = resource_scores.get(inputs)
+        if known is None:
+            known = resource_scores[inputs] = _resource_scores(pre, inputs)
+        fit, balanced = known
         taints = _prefer_no_schedule_count(node.taints, relevant) if node.taints else 0
         affinity = (
             sum(w for w, t in preferred if t.matches(node.labels, node.name)) if preferred else 0
@@ -263,6 +239,42 @@ def _raw_scores(pre: PreScore, nodes: Sequence[NodeInfo]) -> list[Raw]:
             )
         )
     return out
+
+
+def _resource_scores(
+    pre: PreScore, inputs: tuple[int, int, int, int, int, int]
+) -> tuple[int, int]:
+    """NodeResourcesFit's and BalancedAllocation's raw scores on a node whose
+    :meth:`NodeInfo.scoring_inputs` are ``inputs``, written out (no list or call but the
+    strategy's fraction; ``min(share, 1.0)`` as a comparison, the same floats)."""
+    a_cpu, a_mem, used_cpu, used_mem, cpu, mem = inputs
+    fraction = pre.fraction
+    # NodeResourcesFit: the strategy's share per resource, averaged over those allocatable.
+    if a_cpu:
+        fit = fraction(used_cpu + pre.nz_cpu, a_cpu)
+        if a_mem:
+            fit = (fit + fraction(used_mem + pre.nz_mem, a_mem)) // 2
+    elif a_mem:
+        fit = fraction(used_mem + pre.nz_mem, a_mem)
+    else:
+        fit = 0
+    if pre.best_effort:
+        return fit, 0  # BalancedAllocation is skipped for best-effort pods
+    half = MAX_SCORE // 2
+    if not (a_cpu and a_mem):
+        return fit, half + half // 2  # one or no resource: no spread, before == after
+    # BalancedAllocation (actual requests): how much placing the pod improves balance,
+    # balance = (1 - std of the cpu and memory shares) x 100 (balancedResourceScore).
+    f_cpu, f_mem = (cpu + pre.req_cpu) / a_cpu, (mem + pre.req_mem) / a_mem
+    f_cpu, f_mem = f_cpu if f_cpu < 1.0 else 1.0, f_mem if f_mem < 1.0 else 1.0
+    after = int((1 - abs((f_cpu - f_mem) / 2)) * _MAX_SCORE_FLOAT)
+    f_cpu, f_mem = cpu / a_cpu, mem / a_mem
+    f_cpu, f_mem = f_cpu if f_cpu < 1.0 else 1.0, f_mem if f_mem < 1.0 else 1.0
+    before = int((1 - abs((f_cpu - f_mem) / 2)) * _MAX_SCORE_FLOAT)
+    return fit, half + (half + after - before) // 2
+
+
+_MAX_SCORE_FLOAT = float(MAX_SCORE)
 
 
 @dataclass(frozen=True)
@@ -294,12 +306,22 @@ def _weighted(pre: PreScore, raw: list[Raw]) -> Weighted:
     spread = pre.spread.normalize(names, spread_raw) if pre.spread is not None else [0] * n
     interpod = InterPodScore.normalize(interpod_raw) if pre.interpod is not None else [0] * n
     parts = (taint_scores, affinity_scores, fit, spread, interpod, balanced, image)
-    w0, w1, w2, w3, w4, w5, w6 = (WEIGHTS[p] for p in PLUGINS)
-    totals = [
-        w0 * p0 + w1 * p1 + w2 * p2 + w3 * p3 + w4 * p4 + w5 * p5 + w6 * p6
-        for p0, p1, p2, p3, p4, p5, p6 in zip(*parts, strict=True)
-    ]
-    return Weighted(names, parts, totals)
+    # The weighted sum, a column at a time; a column alike on every node (a plugin skipped,
+    # or scoring every node the same) adds one number.
+    base = 0
+    totals: list[int] | None = None
+    for plugin, column in zip(PLUGINS, parts, strict=True):
+        weight = WEIGHTS[plugin]
+        first = column[0]
+        if column.count(first) == n:
+            base += weight * first
+        elif totals is None:
+            totals = [weight * x for x in column]
+        else:
+            totals = [t + weight * x for t, x in zip(totals, column, strict=True)]
+    if totals is None:
+        return Weighted(names, parts, [base] * n)
+    return Weighted(names, parts, [t + base for t in totals] if base else totals)
 
 
 def _scored(
