@@ -64,6 +64,9 @@ __all__ = [
     "NOTE_LIMIT",
     "PDBS",
     "CONNECTIONS",
+    "BIND_WORKERS",
+    "REPORT_WORKERS",
+    "WATCHES",
 ]
 
 log = logging.getLogger("kschedctl.scheduler")
@@ -74,9 +77,13 @@ NOTE_LIMIT = 1024  # events.k8s.io note length limit (bytes)
 # at binders / API latency, whatever the client limit allows (4 binders at 1 s: 4 pods/s).
 BIND_WORKERS = 32
 REPORT_WORKERS = 8  # events and PodScheduled=False, off the decision path
+# Watches held open at once: nodes, pods, PodDisruptionBudgets, the volume kinds, the
+# workload kinds (see ``start``).
+WATCHES = 3 + len(VOLUME_KINDS) + len(WORKLOAD_RESOURCES)
 # Connections the scheduler's client keeps: one per request in flight (binders, reporters,
-# two watches, the Lease) so that none is opened and closed per request.
-CONNECTIONS = BIND_WORKERS + REPORT_WORKERS + 4
+# every watch, the Lease), so that none is opened (a TLS handshake on both sides) and closed
+# per request when the pool is short of one.
+CONNECTIONS = BIND_WORKERS + REPORT_WORKERS + WATCHES + 1
 SYNC = "SYNC"
 
 

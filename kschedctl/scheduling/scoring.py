@@ -241,9 +241,7 @@ def _raw_scores(pre: PreScore, nodes: Sequence[NodeInfo]) -> list[Raw]:
     return out
 
 
-def _resource_scores(
-    pre: PreScore, inputs: tuple[int, int, int, int, int, int]
-) -> tuple[int, int]:
+def _resource_scores(pre: PreScore, inputs: tuple[int, int, int, int, int, int]) -> tuple[int, int]:
     """NodeResourcesFit's and BalancedAllocation's raw scores on a node whose
     :meth:`NodeInfo.scoring_inputs` are ``inputs``, written out (no list or call but the
     strategy's fraction; ``min(share, 1.0)`` as a comparison, the same floats)."""

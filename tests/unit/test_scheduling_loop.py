@@ -16,6 +16,10 @@ from test_filters_support import node, pod
 
 from kschedctl.scheduling.algorithm import Algorithm
 from kschedctl.scheduling.loop import (
+    BIND_WORKERS,
+    CONNECTIONS,
+    REPORT_WORKERS,
+    WATCHES,
     ApiConflict,
     ApiNotFound,
     ApiUnavailable,
@@ -460,6 +464,17 @@ def test_health_and_readiness() -> None:
         assert 'kschedctl_scheduler_cache_objects{kind="nodes"} 1' in loop.metrics.render()
     finally:
         loop.shutdown(grace=2)
+
+
+def test_the_connection_pool_holds_every_request_in_flight(
+    running: Callable[..., SchedulerLoop],
+) -> None:
+    """Every watch holds a connection while binders, reporters and the elector use theirs:
+    a pool short of one opens and closes a connection (a TLS handshake) per request."""
+    loop = running(FakeApi([node("a")]), settings(leader_elect=True))
+    watches = [name for name in loop._threads if name.endswith(" watcher")]
+    assert len(watches) == WATCHES
+    assert CONNECTIONS == BIND_WORKERS + REPORT_WORKERS + WATCHES + ("elector" in loop._threads)
 
 
 def test_preemption_evicts_nominates_and_binds(running: Callable[..., SchedulerLoop]) -> None:
