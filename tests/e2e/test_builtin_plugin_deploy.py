@@ -15,6 +15,7 @@ import json
 import subprocess
 import sys
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -111,15 +112,21 @@ def _leftovers(cluster: Cluster, namespace: str, name: str) -> list[str]:
     return found
 
 
-def test_deploy_builtin_with_a_plugin_as_pod_and_deployment(
-    lab: Lab, cluster: Cluster, namespace: str, tmp_path: Path
-) -> None:
+def _runner(lab: Lab, cwd: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """``kschedctl ARGS…`` against the lab, run from ``cwd``."""
     env = {**proxy_free_environment(), "KUBECONFIG": str(lab.kubeconfig)}
 
     def kschedctl(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-m", "kschedctl", *args], capture_output=True,
-                              text=True, env=env, cwd=tmp_path, timeout=420)  # fmt: skip
+                              text=True, env=env, cwd=cwd, timeout=420)  # fmt: skip
 
+    return kschedctl
+
+
+def test_deploy_builtin_with_a_plugin_as_pod_and_deployment(
+    lab: Lab, cluster: Cluster, namespace: str, tmp_path: Path
+) -> None:
+    kschedctl = _runner(lab, tmp_path)
     name = f"plug-{uuid.uuid4().hex[:5]}"
     nodes = sorted(n["metadata"]["name"] for n in cluster.list("/api/v1/nodes"))
     first, second = nodes[0], nodes[1]
@@ -212,12 +219,7 @@ def test_deploy_builtin_with_a_plugin_as_service_and_why_reads_its_files(
     """The service form installs the plugin beside its config on the host (the lab's); the
     scheduler publishes the files' hash on its Lease; `why` without --plugin reads the
     installed file because it hashes to that, and refuses it (saying so) once it changed."""
-    env = {**proxy_free_environment(), "KUBECONFIG": str(lab.kubeconfig)}
-
-    def kschedctl(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "kschedctl", *args], capture_output=True,
-                              text=True, env=env, cwd=tmp_path, timeout=420)  # fmt: skip
-
+    kschedctl = _runner(lab, tmp_path)
     name = f"plugsvc-{uuid.uuid4().hex[:5]}"
     nodes = sorted(n["metadata"]["name"] for n in cluster.list("/api/v1/nodes"))
     first, second = nodes[0], nodes[1]
