@@ -74,9 +74,11 @@ log = logging.getLogger("kschedctl.scheduler")
 NOTE_LIMIT = 1024  # events.k8s.io note length limit (bytes)
 # Bindings in flight at once. kube-scheduler binds each pod in a goroutine of its own
 # (schedule_one.go: go sched.runBindingCycle): with a few binders, the binding rate is capped
-# at binders / API latency, whatever the client limit allows (4 binders at 1 s: 4 pods/s).
-BIND_WORKERS = 32
-REPORT_WORKERS = 8  # events and PodScheduled=False, off the decision path
+# at binders / API latency, whatever the client limit allows (4 binders at 1 s: 4 pods/s). On
+# a busy API server a binding takes 100-400 ms (benchmarks/scheduler.py, 1,000 pending pods
+# on 500 nodes: 8 binders 171 pods/s, 32: 272, 96: 294).
+BIND_WORKERS = 96
+REPORT_WORKERS = 16  # events and PodScheduled=False, off the decision path
 # Watches held open at once: nodes, pods, PodDisruptionBudgets, the volume kinds, the
 # workload kinds (see ``start``).
 WATCHES = 3 + len(VOLUME_KINDS) + len(WORKLOAD_RESOURCES)
