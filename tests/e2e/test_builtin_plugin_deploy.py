@@ -123,6 +123,28 @@ def _runner(lab: Lab, cwd: Path) -> Callable[..., subprocess.CompletedProcess[st
     return kschedctl
 
 
+def _refused_elsewhere(
+    cluster: Cluster,
+    kschedctl: Callable[..., subprocess.CompletedProcess[str]],
+    namespace: str,
+    name: str,
+    first: str,
+    second: str,
+) -> dict[str, Any]:
+    """A pod only ``second`` could take: the plugin's reason in its FailedScheduling, and
+    `why -o json` (without --plugin) with the same summary; its JSON."""
+    refused = pod_manifest("elsewhere", schedulerName=name)
+    refused["spec"]["nodeSelector"] = {"kubernetes.io/hostname": second}
+    cluster.create(f"/api/v1/namespaces/{namespace}/pods", refused)
+    note = _failed_note(cluster, namespace, "elsewhere")
+    assert f"only {first} is allowed" in note, note
+    why = kschedctl("why", "elsewhere", "-n", namespace, "-o", "json")
+    assert why.returncode == 6, why.stderr
+    found: dict[str, Any] = json.loads(why.stdout)
+    assert found["summary"] == note
+    return found
+
+
 def test_deploy_builtin_with_a_plugin_as_pod_and_deployment(
     lab: Lab, cluster: Cluster, namespace: str, tmp_path: Path
 ) -> None:
@@ -147,15 +169,7 @@ def test_deploy_builtin_with_a_plugin_as_pod_and_deployment(
         assert set(placed.values()) == {first}, placed
         # A pod only the other node could take: the plugin's reason, and why agrees without
         # being given the plugin (it reads it from the deployed ConfigMap).
-        refused = pod_manifest("elsewhere", schedulerName=name)
-        refused["spec"]["nodeSelector"] = {"kubernetes.io/hostname": second}
-        cluster.create(f"/api/v1/namespaces/{namespace}/pods", refused)
-        note = _failed_note(cluster, namespace, "elsewhere")
-        assert f"only {first} is allowed" in note, note
-        why = kschedctl("why", "elsewhere", "-n", namespace, "-o", "json")
-        assert why.returncode == 6, why.stderr
-        found = json.loads(why.stdout)
-        assert found["summary"] == note
+        found = _refused_elsewhere(cluster, kschedctl, namespace, name, first, second)
         assert not any(f["code"] == "plugins-differ" for f in found["findings"]), found
 
         # -- a changed plugin file rolls the pod, and the new plugin places the next pods ---
@@ -231,15 +245,7 @@ def test_deploy_builtin_with_a_plugin_as_service_and_why_reads_its_files(
         assert installed.read_text().startswith(PLUGIN.format(target=first))
         assert set(_place(cluster, namespace, name, ["s-0", "s-1"]).values()) == {first}
 
-        refused = pod_manifest("elsewhere", schedulerName=name)
-        refused["spec"]["nodeSelector"] = {"kubernetes.io/hostname": second}
-        cluster.create(f"/api/v1/namespaces/{namespace}/pods", refused)
-        note = _failed_note(cluster, namespace, "elsewhere")
-        assert f"only {first} is allowed" in note, note
-        why = kschedctl("why", "elsewhere", "-n", namespace, "-o", "json")
-        assert why.returncode == 6, why.stderr
-        found = json.loads(why.stdout)
-        assert found["summary"] == note
+        found = _refused_elsewhere(cluster, kschedctl, namespace, name, first, second)
         assert found["plugins"]["plugins"] == ["only_node"]
         assert not any(f["code"] == "plugins-differ" for f in found["findings"]), found
         table = kschedctl("why", "elsewhere", "-n", namespace)
