@@ -7,6 +7,8 @@ their own kubeconfig explicitly.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 
@@ -16,3 +18,13 @@ def _no_real_cluster(
 ) -> None:
     missing = tmp_path_factory.getbasetemp() / "no-such-kubeconfig"
     monkeypatch.setenv("KUBECONFIG", str(missing))
+
+
+@pytest.fixture(scope="session")
+def pki(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A lab PKI (CA, serving and client certificates) for tests that run real TLS servers."""
+    from kschedctl.lab.pki import generate
+
+    directory = tmp_path_factory.mktemp("pki") / "pki"
+    generate(directory, "127.0.0.1")
+    return directory

@@ -44,6 +44,8 @@ from kschedctl.errors import (
 )
 
 DEFAULT_TIMEOUT = 30.0
+# A GET whose connection broke before any answer is sent again, like client-go's (_call).
+GET_ATTEMPTS = 3
 Page = list[dict[str, Any]]  # the items of one page of a list (Cluster.pages)
 FIELD_MANAGER = "kschedctl"
 
@@ -148,22 +150,29 @@ class Cluster:
             urllib3_timeout = urllib3.Timeout(connect=timeout[0], read=timeout[1])
         else:
             urllib3_timeout = urllib3.Timeout(total=timeout)
-        try:
-            response = self.transport.pool_manager.request(
-                method,
-                url,
-                body=payload,
-                headers=headers,
-                timeout=urllib3_timeout,
-                retries=False,
-                preload_content=not stream,
-            )
-        except HTTPError as err:
-            raise ClusterError(
-                f"cannot reach the API server at {self.server}: {_short(err)}",
-                hint="check that the cluster is running and the kubeconfig points at it "
-                "(`kschedctl lab status` for the lab)",
-            ) from err
+        attempt = 0
+        while True:
+            try:
+                response = self.transport.pool_manager.request(
+                    method,
+                    url,
+                    body=payload,
+                    headers=headers,
+                    timeout=urllib3_timeout,
+                    retries=False,
+                    preload_content=not stream,
+                )
+                break
+            except HTTPError as err:
+                attempt += 1
+                if method == "GET" and attempt < GET_ATTEMPTS and _connection_broke(err):
+                    time.sleep(0.1 * attempt)
+                    continue
+                raise ClusterError(
+                    f"cannot reach the API server at {self.server}: {_short(err)}",
+                    hint="check that the cluster is running and the kubeconfig points at it "
+                    "(`kschedctl lab status` for the lab)",
+                ) from err
         if response.status >= 400:
             data = response.data if not stream else response.read()
             raise _translate(response.status, response.reason, data, method, path)
@@ -517,6 +526,20 @@ def _query_value(value: Any) -> Any:
     if isinstance(value, bool):
         return "true" if value else "false"
     return value
+
+
+def _connection_broke(err: BaseException) -> bool:
+    """Whether ``err`` is a connection that broke before an answer came (reset, closed, a TLS
+    alert or EOF in the handshake): client-go retries a GET then (``IsConnectionReset``,
+    ``IsProbableEOF``), since a read is safe to send again. A server certificate that fails
+    the check, a refused connection or a timeout are answers of their own: not retried."""
+    from urllib3.exceptions import ProtocolError, SSLError
+
+    if isinstance(err, ProtocolError):
+        return True
+    if isinstance(err, SSLError):
+        return not any(isinstance(arg, ssl.SSLCertVerificationError) for arg in err.args)
+    return False
 
 
 def _short(err: BaseException) -> str:

@@ -130,13 +130,6 @@ def test_insecure_skip_tls_verify() -> None:
 # -- TLS against a real server -------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def pki(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    directory = tmp_path_factory.mktemp("pki") / "pki"
-    generate(directory, "127.0.0.1")
-    return directory
-
-
 class _Echo(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802 (http.server's name)
         peer = self.connection.getpeercert() or {}  # type: ignore[attr-defined]
