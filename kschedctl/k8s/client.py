@@ -533,6 +533,7 @@ def _connection_broke(err: BaseException) -> bool:
     alert or EOF in the handshake): client-go retries a GET then (``IsConnectionReset``,
     ``IsProbableEOF``), since a read is safe to send again. A server certificate that fails
     the check, a refused connection or a timeout are answers of their own: not retried."""
+    # urllib3: loaded by the commands that talk to a cluster
     from urllib3.exceptions import ProtocolError, SSLError
 
     if isinstance(err, ProtocolError):
