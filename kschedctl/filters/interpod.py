@@ -112,18 +112,19 @@ class InterPodState:
                 _bump(self.anti_counts, self._w_anti, pair, delta, pod.key)
 
     def build(self, snapshot: Snapshot) -> None:
-        own_terms = bool(self.affinity or self.anti)
+        # Existing pods' anti-affinity: only the nodes that have such pods (kube-scheduler's
+        # HavePodsWithRequiredAntiAffinityList), not every node, on every decision.
+        for node in snapshot.nodes_with_anti_affinity_pods():
+            for p in node.pods:
+                if not p.anti_affinity:
+                    continue
+                for t in p.anti_affinity:
+                    if t.topology_key in node.labels and t.matches(self._self, self.ns_labels):
+                        pair = (t.topology_key, node.labels[t.topology_key])
+                        _bump(self.existing_anti, self._w_existing, pair, 1, p.key)
+        if not (self.affinity or self.anti):
+            return
         for node in snapshot:
-            if node.anti_affinity_pods:
-                for p in node.pods:
-                    if not p.anti_affinity:
-                        continue
-                    for t in p.anti_affinity:
-                        if t.topology_key in node.labels and t.matches(self._self, self.ns_labels):
-                            pair = (t.topology_key, node.labels[t.topology_key])
-                            _bump(self.existing_anti, self._w_existing, pair, 1, p.key)
-            if not own_terms:
-                continue
             for p in node.pods:
                 if self.affinity and self._matches_all_affinity(p):
                     for t in self.affinity:
@@ -336,14 +337,13 @@ def interpod_score(inc: Incoming, snapshot: Snapshot) -> InterPodScore | None:
                 if count:
                     by_value[value] = by_value.get(value, 0) + weight * count
                     touched = True
-    for node in snapshot:
-        if node.affinity_pods:
-            labels = node.labels
-            if not labels:
-                continue  # processExistingPod returns at once for a node without labels
-            for p in node.pods:
-                if p.with_affinity and _existing_terms(p, labels, me, ns_labels, scores):
-                    touched = True
+    for node in snapshot.nodes_with_affinity_pods():
+        labels = node.labels
+        if not labels:
+            continue  # processExistingPod returns at once for a node without labels
+        for p in node.pods:
+            if p.with_affinity and _existing_terms(p, labels, me, ns_labels, scores):
+                touched = True
     return InterPodScore(scores) if touched else None
 
 

@@ -282,6 +282,9 @@ class NodeInfo:
     _headroom: tuple[int, tuple[int, int, int, int]] | None = field(
         default=None, repr=False, compare=False
     )
+    # The owning snapshot's nodes with (anti-)affinity pods, kept as pods come and go here.
+    index: AffinityIndex | None = field(default=None, repr=False, compare=False)
+    ordinal: int = field(default=0, repr=False, compare=False)  # position in the snapshot
 
     @classmethod
     def from_node(cls, node: Mapping[str, Any]) -> NodeInfo:
@@ -308,8 +311,12 @@ class NodeInfo:
             by_ip[ip] = by_ip.get(ip, 0) + 1
         if p.anti_affinity:
             self.anti_affinity_pods += 1
+            if self.anti_affinity_pods == 1 and self.index is not None:
+                self.index.anti[self.name] = self
         if p.with_affinity:
             self.affinity_pods += 1
+            if self.affinity_pods == 1 and self.index is not None:
+                self.index.affinity[self.name] = self
 
     def reorder(self, pods: list[PodInfo]) -> None:
         """Put back ``pods``, the same pods in another order (after a dry run removed and
@@ -338,8 +345,12 @@ class NodeInfo:
                     del self.ports[(proto, port)]
         if p.anti_affinity:
             self.anti_affinity_pods -= 1
+            if not self.anti_affinity_pods and self.index is not None:
+                self.index.anti.pop(self.name, None)
         if p.with_affinity:
             self.affinity_pods -= 1
+            if not self.affinity_pods and self.index is not None:
+                self.index.affinity.pop(self.name, None)
 
     def port_conflict(self, ip: str, proto: str, port: int) -> str | None:
         """``HostPortInfo.CheckConflict``; returns the conflicting hostIP, or None.
@@ -418,6 +429,20 @@ class NodeInfo:
         return out
 
 
+@dataclass
+class AffinityIndex:
+    """The nodes with at least one pod that has pod anti-affinity (``anti``) or any pod
+    (anti-)affinity (``affinity``), by name: kube-scheduler's ``HavePodsWithAffinityList`` and
+    ``HavePodsWithRequiredAntiAffinityList``, so that a decision visits those nodes only, not
+    every node of the cluster."""
+
+    anti: dict[str, NodeInfo] = field(default_factory=dict)
+    affinity: dict[str, NodeInfo] = field(default_factory=dict)
+
+
+_ordinal = operator.attrgetter("ordinal")
+
+
 class Snapshot:
     """Nodes, their bound pods and namespace labels, indexed for fast filtering.
 
@@ -458,6 +483,8 @@ class Snapshot:
         for b in pod_disruption_budgets:
             self.upsert_pdb(b)
         self._nodes: dict[str, NodeInfo] = {}
+        self._affinity_index = AffinityIndex()
+        self._ordinals = itertools.count()
         self._pods: dict[str, PodInfo] = {}
         self._unplaced: dict[str, list[PodInfo]] = {}  # bound to a node not (yet) known
         self._nominated: dict[str, PodInfo] = {}
@@ -521,6 +548,14 @@ class Snapshot:
 
     def __iter__(self) -> Iterator[NodeInfo]:
         return iter(self._nodes.values())
+
+    def nodes_with_anti_affinity_pods(self) -> list[NodeInfo]:
+        """The nodes with a pod that has pod anti-affinity, in node order."""
+        return sorted(self._affinity_index.anti.values(), key=_ordinal)
+
+    def nodes_with_affinity_pods(self) -> list[NodeInfo]:
+        """The nodes with a pod that has any pod (anti-)affinity, in node order."""
+        return sorted(self._affinity_index.affinity.values(), key=_ordinal)
 
     def namespace_labels(self, namespace: str) -> Mapping[str, str] | None:
         """Labels of a namespace, or None when it is unknown (Go: nil labels)."""
@@ -682,6 +717,10 @@ class Snapshot:
         old = self._nodes.get(info.name)
         if old is not None:
             self._drop_images(old)
+            self._unindex(old)
+        # a replaced node keeps its place in the dict, and so its ordinal
+        info.ordinal = old.ordinal if old is not None else next(self._ordinals)
+        info.index = self._affinity_index
         for name, size in info.images.items():
             state = self._images.setdefault(name, (size, set()))
             state[1].add(info.name)
@@ -707,10 +746,16 @@ class Snapshot:
     def replace_pdbs(self, pdbs: Iterable[Mapping[str, Any]]) -> None:
         self._pdbs = {pod_key(b): b for b in pdbs}
 
+    def _unindex(self, node: NodeInfo) -> None:
+        node.index = None
+        self._affinity_index.anti.pop(node.name, None)
+        self._affinity_index.affinity.pop(node.name, None)
+
     def remove_node(self, name: str) -> None:
         old = self._nodes.pop(name, None)
         if old is not None:
             self._drop_images(old)
+            self._unindex(old)
         if old is not None and old.pods:
             self._unplaced[name] = list(old.pods)
 

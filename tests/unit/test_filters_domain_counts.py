@@ -1,10 +1,11 @@
-"""The snapshot's remembered per-domain pod counts (``Snapshot.domain_counts``) and per-node
-scoring inputs (``NodeInfo.scoring_inputs``) against fresh counts, after every kind of change
-a scheduler's cache makes between two decisions."""
+"""The snapshot's remembered per-domain pod counts (``Snapshot.domain_counts``), per-node
+scoring inputs (``NodeInfo.scoring_inputs``) and nodes with (anti-)affinity pods against fresh
+counts, after every kind of change a scheduler's cache makes between two decisions."""
 
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from test_filters_support import node, pod
 
@@ -116,3 +117,47 @@ def test_scoring_inputs_follow_every_change() -> None:
     assert info.scoring_inputs()[4:] == (1000, 0)
     snap.upsert_node(node("n", cpu="8"))
     assert snap.node("n").scoring_inputs()[0] == 8000
+
+
+def _affinity(kind: str) -> dict[str, Any]:
+    term = {"labelSelector": {"matchLabels": {"app": "a"}}, "topologyKey": ZONE}
+    return {kind: {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+
+
+def test_nodes_with_affinity_pods_follow_every_change() -> None:
+    """The index the inter-pod affinity plugin visits instead of every node: the same nodes,
+    in node order, as a scan of every node would find."""
+    rng = random.Random(11)
+    kinds = [None, "podAffinity", "podAntiAffinity"]
+
+    def some_pod(name: str, node_name: str | None = None) -> dict[str, Any]:
+        kind = rng.choice(kinds)
+        extra = {"affinity": _affinity(kind)} if kind else {}
+        return pod(name, node_name=node_name, labels={"app": "a"}, **extra)
+
+    nodes = [node(f"n{i}", labels={ZONE: f"z{i % 3}"}) for i in range(8)]
+    snap = Snapshot(nodes, [some_pod(f"p{j}", f"n{rng.randrange(8)}") for j in range(12)])
+    pending = [some_pod(f"x{k}") for k in range(40)]
+    for step in range(120):
+        assert snap.nodes_with_affinity_pods() == [n for n in snap if n.affinity_pods], step
+        assert snap.nodes_with_anti_affinity_pods() == [n for n in snap if n.anti_affinity_pods], (
+            step
+        )
+        names = [n.name for n in snap]
+        bound = [p for n in snap for p in n.pods]
+        change = step % 6
+        if change == 0:
+            snap.assume(pending[step % 40], rng.choice(names))
+        elif change == 1:
+            snap.forget(pending[(step - 1) % 40])
+        elif change == 2 and bound:
+            snap.remove_pod(rng.choice(bound).raw)
+        elif change == 3:
+            snap.upsert_node(node(rng.choice(names), labels={ZONE: "z9"}))
+        elif change == 4 and len(names) > 3:
+            snap.remove_node(rng.choice(names))
+        else:
+            snap.upsert_node(node(f"new{step}", labels={ZONE: "z1"}))
+            snap.upsert_pod(some_pod(f"q{step}", f"new{step}"))
+            snap.upsert_node(node(f"n{step % 8}", labels={ZONE: "z0"}))  # back, if it was gone
+    assert snap.nodes_with_affinity_pods() and snap.nodes_with_anti_affinity_pods()
