@@ -7,9 +7,11 @@ together and handles SIGTERM/SIGINT.
 
 from __future__ import annotations
 
+import gc
 import logging
 import signal
 import socket
+import threading
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -224,7 +226,31 @@ def _serve(
         f"Lease {s.lease_namespace}/{s.lease}" if s.leader_elect else "no leader election",
         s.metrics_address, health.port,
     )  # fmt: skip
+    _tune_gc(loop)
     try:
         loop.run()
     finally:
         health.stop()
+
+
+# Allocations between two collections of the youngest generation (CPython's default: 700).
+GC_YOUNG_THRESHOLD = 20_000
+
+
+def _tune_gc(loop: SchedulerLoop) -> None:
+    """Keep CPython's cycle collector off the hot path. The caches hold every node and pod
+    as plain dicts (freed by reference counting; no cycles), yet a full collection walks
+    them all, holding the GIL: at 2,000 nodes and 1,000 pods, 11 of them took 45 ms each
+    and collections took 17 % of the scheduler's CPU. So the young generation is collected
+    less often (a decision alone allocates a few thousand tuples), and what the first lists
+    loaded is frozen once the caches are synced: collections skip it from then on."""
+    gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
+
+    def freeze_when_synced() -> None:
+        while not loop.ready():
+            if loop.stop.wait(0.1):
+                return
+        gc.collect()  # what start-up left as garbage goes first; the rest stays
+        gc.freeze()
+
+    threading.Thread(target=freeze_when_synced, name="gc", daemon=True).start()
