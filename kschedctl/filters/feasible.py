@@ -15,13 +15,15 @@ tests compare the result with ``evaluate(...).feasible`` on every filter scenari
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import itertools
+import operator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from .cycle import CycleState, ExtraFilter, not_evaluated
 from .nodefilters import Incoming
-from .snapshot import Snapshot
+from .snapshot import NodeInfo, Snapshot
 from .volumes import volume_prefilter
 
 __all__ = ["Feasible", "feasible_nodes", "fits_node", "nodes_to_find"]
@@ -98,15 +100,16 @@ def feasible_nodes(
     # visits hundreds.
     order = nodes[start:] + nodes[:start] if start else nodes
     if names is None and not nominated and extra is None:
-        for node in order:
-            examined += 1
-            for check in checks:
-                if not check(node):
-                    break
-            else:
-                found.append(node.name)
-                if limit and len(found) >= limit:
-                    break
+        # The checks as a chain of filter() iterators over one list iterator: C walks the
+        # nodes, only the checks run as Python. What the list iterator has left says how
+        # many nodes were visited.
+        visiting = iter(order)
+        passing: Iterator[NodeInfo] = visiting
+        for check in checks:
+            passing = filter(check, passing)
+        fitting = itertools.islice(passing, limit) if limit else passing
+        found = [node.name for node in fitting]
+        examined = total - operator.length_hint(visiting)
         return Feasible(tuple(found), examined, (start + examined) % total if total else 0)
     for node in order:
         examined += 1

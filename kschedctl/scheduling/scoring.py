@@ -200,45 +200,34 @@ class PreScore:
         self.interpod: InterPodScore | None = interpod_score(inc, snapshot) if nodes else None
 
 
-Raw = tuple[str, int, int, int, int, int, int, int]  # name, then one input per plugin
-
-
-def _raw_scores(pre: PreScore, nodes: Sequence[NodeInfo]) -> list[Raw]:
-    """Each plugin's ``Score`` per node in one tight pass (a decision scores hundreds of
-    nodes); the normalisations need every node's score and come after, in ``_weighted``.
-    A plugin skipped for this pod costs no per-node call."""
-    preferred, relevant = pre.preferred, pre.tolerations
-    spread_raw = pre.spread.raw if pre.spread is not None else None
-    interpod_raw = pre.interpod.raw if pre.interpod is not None else None
-    images, containers, snapshot = pre.images, pre.containers, pre.snapshot
-    out: list[Raw] = []
-    append = out.append
+def _raw_scores(pre: PreScore, nodes: Sequence[NodeInfo]) -> tuple[list[int], ...]:
+    """Each plugin's ``Score`` per node, a column per plugin in PLUGINS order (a decision
+    scores hundreds of nodes: a comprehension per column, and a column of zeros for a plugin
+    skipped for this pod); the normalisations need every node's score and come after, in
+    ``_weighted``."""
+    n = len(nodes)
     # Nodes of one shape and load (a node pool; the nodes a burst of replicas fills) have the
     # same resource inputs: their fit and balance are computed once per decision.
-    resource_scores: dict[tuple[int, int, int, int, int, int], tuple[int, int]] = {}
-    for node in nodes:
-        inputs = node.scoring_inputs()
-        known = resource_scores.get(inputs)
-        if known is None:
-            known = resource_scores[inputs] = _resource_scores(pre, inputs)
-        fit, balanced = known
-        taints = _prefer_no_schedule_count(node.taints, relevant) if node.taints else 0
-        affinity = (
-            sum(w for w, t in preferred if t.matches(node.labels, node.name)) if preferred else 0
-        )
-        append(
-            (
-                node.name,
-                taints,
-                affinity,
-                fit,
-                spread_raw(node) if spread_raw is not None else 0,
-                interpod_raw(node) if interpod_raw is not None else 0,
-                balanced,
-                image_score(images, containers, node, snapshot) if images else 0,
-            )
-        )
-    return out
+    inputs = [node.scoring_inputs() for node in nodes]
+    resource = {shape: _resource_scores(pre, shape) for shape in set(inputs)}
+    relevant, preferred = pre.tolerations, pre.preferred
+    taints = [
+        _prefer_no_schedule_count(node.taints, relevant) if node.taints else 0 for node in nodes
+    ]
+    affinity = (
+        [sum(w for w, t in preferred if t.matches(node.labels, node.name)) for node in nodes]
+        if preferred
+        else [0] * n
+    )
+    spread = [pre.spread.raw(node) for node in nodes] if pre.spread is not None else [0] * n
+    interpod = [pre.interpod.raw(node) for node in nodes] if pre.interpod is not None else [0] * n
+    images, containers, snapshot = pre.images, pre.containers, pre.snapshot
+    image = (
+        [image_score(images, containers, node, snapshot) for node in nodes] if images else [0] * n
+    )
+    fit = [resource[shape][0] for shape in inputs]
+    balanced = [resource[shape][1] for shape in inputs]
+    return taints, affinity, fit, spread, interpod, balanced, image
 
 
 def _resource_scores(pre: PreScore, inputs: tuple[int, int, int, int, int, int]) -> tuple[int, int]:
@@ -285,16 +274,14 @@ class Weighted:
     totals: list[int]
 
 
-def _weighted(pre: PreScore, raw: list[Raw]) -> Weighted:
+def _weighted(pre: PreScore, names: list[str], raw: tuple[list[int], ...]) -> Weighted:
     """The score formula, once: each plugin's NormalizeScore over the scored nodes, a column
     per plugin (a constant one when the plugin is skipped or scores every node alike), then
     the weighted sum of WEIGHTS per node."""
-    n = len(raw)
+    n = len(names)
     if not n:
         return Weighted([], tuple([] for _ in PLUGINS), [])
-    names, taints, affinity, fit, spread_raw, interpod_raw, balanced, image = (
-        list(column) for column in zip(*raw, strict=True)
-    )
+    taints, affinity, fit, spread_raw, interpod_raw, balanced, image = raw
     # helper.DefaultNormalizeScore: reversed for taints, plain for node affinity.
     max_taints, max_affinity = max(taints), max(affinity)
     taint_scores = (
@@ -327,7 +314,7 @@ def _scored(
 ) -> Weighted:
     nodes = [snapshot.node(n) for n in names]
     pre = PreScore(pod, snapshot, nodes, strategy)
-    return _weighted(pre, _raw_scores(pre, nodes))
+    return _weighted(pre, [node.name for node in nodes], _raw_scores(pre, nodes))
 
 
 def score_nodes(
