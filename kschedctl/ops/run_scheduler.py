@@ -240,8 +240,8 @@ GC_YOUNG_THRESHOLD = 20_000
 def _tune_gc(loop: SchedulerLoop) -> None:
     """Keep CPython's cycle collector off the hot path. The caches hold every node and pod
     as plain dicts (freed by reference counting; no cycles), yet a full collection walks
-    them all, holding the GIL: at 2,000 nodes and 1,000 pods, 11 of them took 45 ms each
-    and collections took 17 % of the scheduler's CPU. So the young generation is collected
+    them all, holding the GIL: at 2,000 nodes and 1,000 pods, 11 of them took 45-65 ms each
+    and collections about 1 s of the run. So the young generation is collected
     less often (a decision alone allocates a few thousand tuples), and what the first lists
     loaded is frozen once the caches are synced: collections skip it from then on."""
     gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
