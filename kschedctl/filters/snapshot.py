@@ -549,6 +549,15 @@ class Snapshot:
     def __iter__(self) -> Iterator[NodeInfo]:
         return iter(self._nodes.values())
 
+    def set_namespace(self, name: str, labels: Mapping[str, str]) -> None:
+        """Add or relabel a namespace (a scheduler's namespace watch): from the first one on,
+        the namespaces are known."""
+        self._namespace_labels[name] = dict(labels)
+        self.namespaces_known = True
+
+    def remove_namespace(self, name: str) -> None:
+        self._namespace_labels.pop(name, None)
+
     def nodes_with_anti_affinity_pods(self) -> list[NodeInfo]:
         """The nodes with a pod that has pod anti-affinity, in node order."""
         return sorted(self._affinity_index.anti.values(), key=_ordinal)

@@ -2,8 +2,8 @@
 
 Implements :class:`kschedctl.scheduling.loop.SchedulerApi`: list+watch of nodes,
 non-terminal pods, PersistentVolumeClaims, PersistentVolumes and StorageClasses, services and
-controllers, PodDisruptionBudgets (slimmed as pages arrive), a PersistentVolume's claimRef for a
-WaitForFirstConsumer claim (read, then written with the read resourceVersion), the
+controllers, namespaces, PodDisruptionBudgets (slimmed as pages arrive), a PersistentVolume's
+claimRef for a WaitForFirstConsumer claim (read, then written with the read resourceVersion), the
 ``pods/binding`` subresource with the pod's uid as a precondition, events.k8s.io/v1 events, the
 pod status patch, the graceful delete of preemption victims, and the Lease. Client errors become
 the loop's three outcomes (conflict, gone, unavailable).
@@ -30,13 +30,14 @@ from kschedctl.k8s.ratelimit import TokenBucket
 from kschedctl.k8s.watch import SYNC, WatchEvent, list_and_watch
 from kschedctl.scheduling.cache import (
     bind_volume_to_claim,
+    slim_namespace,
     slim_node,
     slim_pdb,
     slim_pod,
     slim_volume,
     slim_workload,
 )
-from kschedctl.scheduling.loop import PDBS, ApiConflict, ApiNotFound, ApiUnavailable
+from kschedctl.scheduling.loop import NAMESPACES, PDBS, ApiConflict, ApiNotFound, ApiUnavailable
 
 __all__ = ["ThrottledCluster", "ClusterSchedulerApi"]
 
@@ -108,7 +109,15 @@ class ClusterSchedulerApi:
                 on_error=on_error, transform=slim_volume,
             )  # fmt: skip
         if resource in WORKLOAD_PATHS:
-            return self._workloads(resource, stop, on_error)
+            return self._optional(
+                resource, WORKLOAD_PATHS[resource], slim_workload, stop, on_error,
+                "pods get no system-default topology spreading",
+            )  # fmt: skip
+        if resource == NAMESPACES:
+            return self._optional(
+                resource, "/api/v1/namespaces", slim_namespace, stop, on_error,
+                "a namespaceSelector in pod affinity terms selects no namespace",
+            )  # fmt: skip
         if resource == PDBS:
             return list_and_watch(
                 self.cluster, "/apis/policy/v1/poddisruptionbudgets", stop,
@@ -126,29 +135,35 @@ class ClusterSchedulerApi:
             fieldSelector=NON_TERMINAL,
         )  # fmt: skip
 
-    def _workloads(
-        self, resource: str, stop: threading.Event, on_error: Callable[[Exception], None]
+    def _optional(
+        self,
+        resource: str,
+        path: str,
+        transform: Callable[[dict[str, Any]], dict[str, Any]],
+        stop: threading.Event,
+        on_error: Callable[[Exception], None],
+        without: str,
     ) -> Iterator[WatchEvent]:
-        """Services or controllers. Without the right to list them (a scheduler deployed with
-        an older ClusterRole) the scheduler still starts: an empty SYNC first, a warning, and
-        the watch keeps retrying until the right is granted."""
-        path = WORKLOAD_PATHS[resource]
+        """Services, controllers or namespaces. Without the right to list them (a scheduler
+        deployed with an older ClusterRole) the scheduler still starts: an empty SYNC first, a
+        warning saying what is missing (``without``), and the watch keeps retrying until the
+        right is granted."""
         try:
             self.cluster.get(path, limit=1)
         except ForbiddenError as err:
             log.warning(
-                "cannot list %s (%s): pods get no system-default topology spreading until the "
-                "scheduler's ClusterRole grants list and watch on them (redeploy it with this "
-                "kschedctl)",
+                "cannot list %s (%s): %s until the scheduler's ClusterRole grants list and "
+                "watch on them (redeploy it with this kschedctl)",
                 resource,
                 err.message,
+                without,
             )
             yield WatchEvent(SYNC, objects=[])
         except KschedError:
             pass  # unreachable or the like: list_and_watch retries and reports it
         yield from list_and_watch(
             self.cluster, path, stop, timeout_seconds=self.watch_timeout, on_error=on_error,
-            transform=slim_workload,
+            transform=transform,
         )  # fmt: skip
 
     def bind(self, pod: Mapping[str, Any], node: str, annotations: Mapping[str, str]) -> None:

@@ -73,6 +73,8 @@ def scheduler_access(
             Access("delete", "pods"),
             Access("list", "poddisruptionbudgets", group="policy"),
             Access("watch", "poddisruptionbudgets", group="policy"),
+            Access("list", "namespaces"),
+            Access("watch", "namespaces"),
         ]
     else:
         checks += [

@@ -71,6 +71,8 @@ RBAC_RULES: list[dict[str, Any]] = [
     {"apiGroups": ["storage.k8s.io"], "resources": ["storageclasses"], "verbs": ["list", "watch"]},
     # Preemption violates PodDisruptionBudgets as little as it can.
     {"apiGroups": ["policy"], "resources": ["poddisruptionbudgets"], "verbs": ["list", "watch"]},
+    # the labels a namespaceSelector of pod (anti-)affinity terms selects by
+    {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["list", "watch"]},
 ]
 LEASE_VERBS = ["get", "update"]
 # spec.builtin.plugins in the in-cluster forms: ConfigMap keys plugin-<file>, mounted under

@@ -42,6 +42,7 @@ __all__ = [
     "slim_workload",
     "WORKLOAD_RESOURCES",
     "slim_pdb",
+    "slim_namespace",
     "is_pending_for",
     "relevant_pod_change",
 ]
@@ -274,6 +275,20 @@ def _node_scoring(node: Mapping[str, Any] | None) -> Any:
     return None if node is None else (node.get("status") or {}).get("images")
 
 
+def _namespace_name(namespace: Mapping[str, Any]) -> str:
+    return str((namespace.get("metadata") or {}).get("name") or "")
+
+
+def _labels(obj: Mapping[str, Any]) -> dict[str, str]:
+    return dict((obj.get("metadata") or {}).get("labels") or {})
+
+
+def slim_namespace(namespace: Mapping[str, Any]) -> dict[str, Any]:
+    """A namespace's name and labels: all a namespaceSelector reads."""
+    md = namespace.get("metadata") or {}
+    return {"metadata": {k: md[k] for k in ("name", "labels") if k in md}}
+
+
 @dataclass
 class PodChanges:
     """What a pod event means for the queue."""
@@ -303,6 +318,9 @@ class SchedulerCache:
         self.workloads: dict[str, dict[str, Mapping[str, Any]]] = {k: {} for k in WORKLOAD_KINDS}
         self.workloads_synced: set[str] = set()
         self.pdbs_synced = False
+        # name -> labels: the namespaceSelector of pod (anti-)affinity terms selects by them
+        self.namespaces: dict[str, Mapping[str, str]] = {}
+        self.namespaces_synced = False
 
     # -- nodes ---------------------------------------------------------------------------
 
@@ -365,6 +383,34 @@ class SchedulerCache:
             self.workloads[kind][key] = obj
             self.snapshot.upsert_workload(kind, obj)
 
+    # -- namespaces (the namespaceSelector of pod affinity terms) ------------------------
+
+    def replace_namespaces(self, namespaces: Iterable[Mapping[str, Any]]) -> bool:
+        """A (re)list. True when a label changed: an affinity term may select differently."""
+        fresh: dict[str, Mapping[str, str]] = {
+            _namespace_name(ns): _labels(ns) for ns in namespaces
+        }
+        helps = fresh != self.namespaces
+        for name in set(self.namespaces) - set(fresh):
+            self.snapshot.remove_namespace(name)
+        for name, labels in fresh.items():
+            self.snapshot.set_namespace(name, labels)
+        self.namespaces = fresh
+        self.namespaces_synced = True
+        return helps
+
+    def namespace_event(self, kind: str, namespace: Mapping[str, Any]) -> bool:
+        name = _namespace_name(namespace)
+        if kind == "DELETED":
+            self.namespaces.pop(name, None)
+            self.snapshot.remove_namespace(name)
+            return False
+        labels = _labels(namespace)
+        helps = self.namespaces.get(name) != labels
+        self.namespaces[name] = labels
+        self.snapshot.set_namespace(name, labels)
+        return helps
+
     # -- pods ----------------------------------------------------------------------------
 
     def replace_pods(self, pods: Iterable[Mapping[str, Any]]) -> PodChanges:
@@ -374,6 +420,7 @@ class SchedulerCache:
         listed = [slim_pod(p, annotations=self.annotations) for p in pods]
         self.snapshot = Snapshot(
             self.nodes.values(),
+            namespaces=self.namespaces if self.namespaces_synced else None,
             workloads={k: list(v.values()) for k, v in self.workloads.items()},
             pod_disruption_budgets=self.pdbs.values(),
         )
@@ -578,6 +625,7 @@ class SchedulerCache:
     def counts(self) -> dict[str, int]:
         return {
             **{k.lower() + "s": len(v) for k, v in sorted(self.volumes.items())},
+            "namespaces": len(self.namespaces),
             "nodes": len(self.nodes),
             "pdbs": len(self.pdbs),
             "pods": len(self.bound),

@@ -4,8 +4,9 @@ pool binds, the Lease decides who may work.
 Threads (all daemons; ``run`` returns after a clean shutdown):
 
 - **watchers** (nodes; every non-terminal pod; PersistentVolumeClaims, PersistentVolumes and
-  StorageClasses) apply events to the cache and the queue, and move unschedulable pods back
-  when a change could help them; four more (services, replication controllers, replica sets,
+  StorageClasses; namespaces, whose labels the namespaceSelector of pod affinity terms
+  selects) apply events to the cache and the queue, and move unschedulable pods back when a
+  change could help them; four more (services, replication controllers, replica sets,
   stateful sets) keep the selectors of the system-default topology spreading, which only
   scoring reads, and one the PodDisruptionBudgets, which only preemption reads;
 - the **elector** renews or acquires the Lease every retry period (always leading with
@@ -53,6 +54,7 @@ from .policy import STEP_ANNOTATION
 from .queue import QueuedPod, SchedulingQueue, pod_uid
 
 PDBS = "poddisruptionbudgets"
+NAMESPACES = "namespaces"
 
 __all__ = [
     "ApiConflict",
@@ -63,6 +65,7 @@ __all__ = [
     "SchedulerLoop",
     "NOTE_LIMIT",
     "PDBS",
+    "NAMESPACES",
     "CONNECTIONS",
     "BIND_WORKERS",
     "REPORT_WORKERS",
@@ -79,9 +82,9 @@ NOTE_LIMIT = 1024  # events.k8s.io note length limit (bytes)
 # on 500 nodes: 8 binders 171 pods/s, 32: 272, 96: 294).
 BIND_WORKERS = 96
 REPORT_WORKERS = 16  # events and PodScheduled=False, off the decision path
-# Watches held open at once: nodes, pods, PodDisruptionBudgets, the volume kinds, the
-# workload kinds (see ``start``).
-WATCHES = 3 + len(VOLUME_KINDS) + len(WORKLOAD_RESOURCES)
+# Watches held open at once: nodes, pods, PodDisruptionBudgets, namespaces, the volume
+# kinds, the workload kinds (see ``start``).
+WATCHES = 4 + len(VOLUME_KINDS) + len(WORKLOAD_RESOURCES)
 # Connections the scheduler's client keeps: one per request in flight (binders, reporters,
 # every watch, the Lease), so that none is opened (a TLS handshake on both sides) and closed
 # per request when the pool is short of one.
@@ -109,7 +112,7 @@ class WatchEventLike(Protocol):
 
 class SchedulerApi(Protocol):
     def watch(self, resource: str, stop: threading.Event) -> Iterator[WatchEventLike]:
-        """``nodes``, ``pods`` (non-terminal), a key of ``VOLUME_KINDS`` or of
+        """``nodes``, ``pods`` (non-terminal), ``namespaces``, a key of ``VOLUME_KINDS`` or of
         ``WORKLOAD_RESOURCES``: a SYNC with every object after each (re)list, then
         ADDED/MODIFIED/DELETED, reconnecting and relisting on its own until ``stop``."""
         ...
@@ -266,6 +269,7 @@ class SchedulerLoop:
             c.nodes_synced
             and c.pods_synced
             and c.pdbs_synced
+            and c.namespaces_synced
             and len(c.volumes) == len(VOLUME_KINDS)
             and len(c.workloads_synced) == len(WORKLOAD_RESOURCES)
         )
@@ -284,6 +288,7 @@ class SchedulerLoop:
             ("pods watcher", lambda: self._watch("pods")),
             *((f"{r} watcher", lambda r=r: self._watch(r)) for r in WORKLOAD_RESOURCES),
             ("poddisruptionbudgets watcher", lambda: self._watch(PDBS)),
+            ("namespaces watcher", lambda: self._watch(NAMESPACES)),
             ("worker", self._work),
         ]
         for resource in VOLUME_KINDS:
@@ -338,7 +343,13 @@ class SchedulerLoop:
                     else:
                         self.cache.workload_event(resource, event.type, event.object)
                     continue  # scores may change; no pod becomes schedulable
-                if resource in VOLUME_KINDS:
+                if resource == NAMESPACES:
+                    if event.type == SYNC:
+                        helps = self.cache.replace_namespaces(event.objects)
+                    else:
+                        helps = self.cache.namespace_event(event.type, event.object)
+                    changes = PodChanges(helps=helps)
+                elif resource in VOLUME_KINDS:
                     kind = VOLUME_KINDS[resource]
                     if event.type == SYNC:
                         helps = self.cache.replace_volumes(kind, event.objects)

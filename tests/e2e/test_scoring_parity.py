@@ -65,9 +65,20 @@ def term(labels: dict[str, str], key: str) -> dict[str, Any]:
     return {"labelSelector": {"matchLabels": labels}, "topologyKey": key}
 
 
-def preferred(kind: str, weight: int, labels: dict[str, str], key: str) -> dict[str, Any]:
+def preferred(
+    kind: str, weight: int, labels: dict[str, str], key: str, namespaces: Any = None
+) -> dict[str, Any]:
+    affinity_term = term(labels, key)
+    if namespaces is not None:
+        affinity_term["namespaceSelector"] = namespaces
     return {kind: {"preferredDuringSchedulingIgnoredDuringExecution": [
-        {"weight": weight, "podAffinityTerm": term(labels, key)}]}}  # fmt: skip
+        {"weight": weight, "podAffinityTerm": affinity_term}]}}  # fmt: skip
+
+
+# Every namespace carries this label (the API server sets it).
+EVERY_NAMESPACE = {
+    "matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "Exists"}]
+}
 
 
 WEB, API, CLIENT = {"app": "web"}, {"app": "api"}, {"role": "client"}
@@ -112,6 +123,21 @@ SCENARIOS = [
         {"labels": CLIENT, "affinity": preferred("podAffinity", 50, {"app": "cache"}, ZONE)},
         "n1",
     ),
+    # The same term reaching the cache pod's namespace through a namespaceSelector that
+    # selects every namespace — by their labels, which the scheduler must watch (as
+    # kube-scheduler's namespace informer does) for the term to count the cache pod.
+    Scenario(
+        "preferred-pod-affinity-namespace-selector",
+        {"n1": {"zone": "z1"}, "n2": {"zone": "z2"}, "n3": {"zone": "z2"}},
+        [Existing("cache", "n1", {"app": "cache"}, **FILLER)],
+        {
+            "labels": CLIENT,
+            "affinity": preferred(
+                "podAffinity", 50, {"app": "cache"}, ZONE, namespaces=EVERY_NAMESPACE
+            ),
+        },
+        "n1",
+    ),  # fmt: skip
     Scenario(
         "preferred-pod-anti-affinity",
         {"n1": {"zone": "z1"}, "n2": {"zone": "z1"}, "n3": {"zone": "z2"}},
@@ -240,7 +266,8 @@ def _live_margin(cluster: Cluster, probe: dict[str, Any], ident: str) -> tuple[s
     nodes = cluster.list("/api/v1/nodes")
     pods = cluster.list("/api/v1/pods")
     services = cluster.list("/api/v1/services")
-    snap = Snapshot(nodes, pods, workloads={"Service": services})
+    namespaces = {ns["metadata"]["name"]: ns for ns in cluster.list("/api/v1/namespaces")}
+    snap = Snapshot(nodes, pods, namespaces, workloads={"Service": services})
     names = [n for n in feasible_nodes(probe, snap).names if n.startswith(ident)]
     ranked = sorted(score_nodes(probe, snap, names), key=lambda s: -s.total)
     lead = ranked[0].total - ranked[1].total if len(ranked) > 1 else 1000

@@ -58,6 +58,8 @@ def test_in_cluster_forms_have_least_privilege_rbac(form: str) -> None:
         ("replicationcontrollers", "watch"), ("replicasets", "list"), ("replicasets", "watch"),
         ("statefulsets", "list"), ("statefulsets", "watch"),
         ("pods", "delete"), ("poddisruptionbudgets", "list"), ("poddisruptionbudgets", "watch"),
+        # the namespaceSelector of pod affinity terms
+        ("namespaces", "list"), ("namespaces", "watch"),
     }  # fmt: skip
     (binding,) = by_kind(objects, "ClusterRoleBinding")
     assert binding["roleRef"]["name"] == role["metadata"]["name"]

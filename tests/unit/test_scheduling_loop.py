@@ -51,6 +51,7 @@ class FakeApi:
         }
         self.volume_binds: list[tuple[str, str]] = []  # (pv, claim)
         self.leases: dict[str, dict[str, Any]] = {}
+        self.namespaces: dict[str, dict[str, Any]] = {}
         self.watchers: list[tuple[str, queue.Queue[Event]]] = []
         self.binds: list[tuple[str, str, str]] = []  # (pod, node, by whom: the calling thread)
         self.events: list[dict[str, Any]] = []
@@ -77,6 +78,12 @@ class FakeApi:
             self.nodes[n["metadata"]["name"]] = n
             self._broadcast("nodes", "ADDED", n)
 
+    def put_namespace(self, name: str, labels: dict[str, str]) -> None:
+        with self.lock:
+            kind = "MODIFIED" if name in self.namespaces else "ADDED"
+            self.namespaces[name] = {"metadata": {"name": name, "labels": labels}}
+            self._broadcast("namespaces", kind, self.namespaces[name])
+
     def remove_pod(self, uid: str) -> None:
         with self.lock:
             p = self.pods.pop(uid)
@@ -100,6 +107,7 @@ class FakeApi:
                     "nodes": self.nodes,
                     "pods": self.pods,
                     "poddisruptionbudgets": self.pdbs,
+                    "namespaces": self.namespaces,
                 }.get(resource, {})
                 objects = list(source.values())
             self.watchers.append((resource, q))
@@ -322,6 +330,32 @@ def test_an_unschedulable_pod_is_retried_when_a_node_appears(
     eventually(lambda: api.binds)
     assert api.binds[0][:2] == ("big", "large")
     assert loop.queue.counts()["unschedulable"] == 0
+
+
+def test_namespace_selectors_select_by_the_watched_namespace_labels(
+    running: Callable[..., SchedulerLoop],
+) -> None:
+    """A required pod affinity term with a namespaceSelector, as kube-scheduler reads it:
+    the namespaces whose labels match now; a namespace relabelled makes the pod fit."""
+    api = FakeApi([node("a", cpu="4"), node("b", cpu="4")])
+    api.put_namespace("default", {})
+    api.put_namespace("shop", {})
+    api.add_pod(pod("db", namespace="shop", node_name="b", labels={"app": "db"}))
+    term = {
+        "labelSelector": {"matchLabels": {"app": "db"}},
+        "namespaceSelector": {"matchLabels": {"team": "shop"}},
+        "topologyKey": "kubernetes.io/hostname",
+    }
+    affinity = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+    api.add_pod(ours("web", affinity=affinity))
+    loop = running(api, settings())
+    failed = eventually(lambda: [e for e in api.events if e["reason"] == "FailedScheduling"])
+    assert "didn't match pod affinity rules" in failed[0]["note"], failed[0]["note"]
+    assert not api.binds
+    api.put_namespace("shop", {"team": "shop"})  # now the term selects it
+    eventually(lambda: api.binds)
+    assert api.binds[0][:2] == ("web", "b")
+    assert loop.cache.counts()["namespaces"] == 2
 
 
 def test_deleting_a_running_pod_makes_room(running: Callable[..., SchedulerLoop]) -> None:
