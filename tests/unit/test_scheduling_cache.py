@@ -107,7 +107,14 @@ def test_pending_pods_of_this_scheduler_only() -> None:
     cache.replace_nodes([node("a")])
     changes = cache.replace_pods([ours("p1"), other, gated, ours("bound", node_name="a")])
     assert [p["metadata"]["name"] for p in changes.queue] == ["p1"]
-    assert cache.counts() == {"nodes": 1, "pdbs": 0, "pods": 1, "pending": 1, "assumed": 0}
+    assert cache.counts() == {
+        "namespaces": 0,
+        "nodes": 1,
+        "pdbs": 0,
+        "pods": 1,
+        "pending": 1,
+        "assumed": 0,
+    }
     ungated = copy.deepcopy(gated)
     del ungated["spec"]["schedulingGates"]
     assert [p["metadata"]["name"] for p in cache.pod_event("MODIFIED", ungated).queue] == ["gated"]
