@@ -705,7 +705,7 @@ def _check_image(spec: Spec, version: versions.KubeVersion) -> list[Problem]:
     repo, _, tag = image.rpartition(":")
     if repo != versions.IMAGE_REPOSITORY:
         return []
-    release = _RELEASE_TAG.fullmatch(tag)
+    release = versions.RELEASE_TAG.fullmatch(tag)
     if release is None:
         return [
             Problem(
@@ -716,7 +716,7 @@ def _check_image(spec: Spec, version: versions.KubeVersion) -> list[Problem]:
             )
         ]
     try:
-        image_version = versions.parse_version(release.group(1))
+        image_version = versions.parse_version(".".join(release.group(1, 2, 3)))
     except ValueError as err:
         return [Problem("spec.image", f"tag {tag!r}: {err}")]
     if image_version.minor > version.minor or image_version.minor < version.minor - 1:
@@ -731,8 +731,6 @@ def _check_image(spec: Spec, version: versions.KubeVersion) -> list[Problem]:
     return []
 
 
-# registry.k8s.io/kube-scheduler's tags: v1.36.3, and pre-releases such as v1.37.0-rc.1
-_RELEASE_TAG = re.compile(r"v(\d+\.\d+\.\d+)(?:-(?:alpha|beta|rc)\.\d+)?")
 _PLUGIN_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{0,62}")
 _RULE_FIELDS = {"apiGroups": list, "resources": list, "verbs": list, "resourceNames": list}
 _VERBS = ("get", "list", "watch", "create", "update", "patch", "delete", "deletecollection")

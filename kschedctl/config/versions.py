@@ -112,6 +112,9 @@ def parse_version(text: str) -> KubeVersion:
     return KubeVersion(major, minor, int(patch) if patch is not None else PATCH_RELEASES[minor])
 
 
+# A tag of a Kubernetes release image (registry.k8s.io): v1.36.3, and pre-releases such as
+# v1.37.0-rc.1; groups: major, minor, patch, the pre-release suffix.
+RELEASE_TAG = re.compile(r"v(\d+)\.(\d+)\.(\d+)(-(?:alpha|beta|rc)\.\d+)?", re.ASCII)
 # A /version gitVersion: ``v1.36.3``, or with a distro suffix (``v1.33.5-eks-…``, ``v1.31.2+k3s1``).
 _GIT_VERSION_RE = re.compile(r"v?(\d+)\.(\d+)(?:\.(\d+))?")
 

@@ -7,12 +7,11 @@ The lab (:mod:`kschedctl.lab.cluster`) keeps kwok's pod-ready stage off these po
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from kschedctl.config.distributions import RELEASES as SCHEDULER_PLUGINS_RELEASES
-from kschedctl.config.versions import NEWEST_MINOR, PATCH_RELEASES
+from kschedctl.config.versions import NEWEST_MINOR, PATCH_RELEASES, RELEASE_TAG
 
 KUBE_SCHEDULER = "kube-scheduler"
 KSCHEDCTL = "kschedctl"  # kschedctl's own scheduler (program: builtin), from the Dockerfile
@@ -74,7 +73,6 @@ def kwok_selector_key() -> str:
 
 # Registries whose kube-scheduler tags are known: what the Kubernetes project publishes.
 OFFICIAL_REGISTRIES = ("registry.k8s.io", "k8s.gcr.io")
-_RELEASE_TAG = re.compile(r"v(\d+)\.(\d+)\.(\d+)(-(?:alpha|beta|rc)\.\d+)?", re.ASCII)
 # Patch releases come out for the three newest minors (the Kubernetes support window), some
 # after kschedctl's table was written: a higher patch of those may exist.
 _PATCHED_MINORS = 3
@@ -85,7 +83,7 @@ def _kubernetes_release(tag: str, plugins: bool) -> bool:
     scheduler-plugins (``v0.X.Y``, built on Kubernetes 1.X)."""
     if plugins and tag in SCHEDULER_PLUGINS_RELEASES:
         return True
-    match = _RELEASE_TAG.fullmatch(tag)
+    match = RELEASE_TAG.fullmatch(tag)
     if not match or int(match.group(1)) != (0 if plugins else 1):
         return False
     minor, patch = int(match.group(2)), int(match.group(3))

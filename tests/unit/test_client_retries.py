@@ -6,7 +6,7 @@ from __future__ import annotations
 import socket
 import ssl
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,16 +21,15 @@ OK = b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 12\r
 
 
 class BreakingServer:
-    """Accepts connections on loopback; the first ``broken`` of them are closed by ``breaker``
-    (each gets its socket), the others answer one request with ``OK``. ``requests`` counts the
+    """Accepts connections on loopback; the first ``broken`` of them are closed unanswered —
+    at once (before any TLS handshake: the client reads EOF), or with ``read_first`` after the
+    request was read — the others answer one request with ``OK``. ``requests`` counts the
     requests that reached the server (read whole), answered or not."""
 
-    def __init__(
-        self, broken: int, breaker: Callable[[socket.socket], None], tls: ssl.SSLContext | None
-    ) -> None:
+    def __init__(self, broken: int, tls: ssl.SSLContext | None, read_first: bool = False) -> None:
         self.broken = broken
-        self.breaker = breaker
         self.tls = tls
+        self.read_first = read_first
         self.connections = 0
         self.requests = 0
         self.sock = socket.create_server(("127.0.0.1", 0))
@@ -51,7 +50,8 @@ class BreakingServer:
             self.connections += 1
             try:
                 if self.connections <= self.broken:
-                    self.breaker(conn)
+                    if self.read_first:
+                        self._read_request(conn)  # the request arrived; no answer
                     continue
                 if self.tls is not None:
                     conn = self.tls.wrap_socket(conn, server_side=True)
@@ -73,18 +73,6 @@ class BreakingServer:
 
     def close(self) -> None:
         self.sock.close()
-
-
-def close_at_once(conn: socket.socket) -> None:
-    conn.close()  # before the TLS handshake: the client reads EOF
-
-
-def read_then_close(server: list[BreakingServer]) -> Callable[[socket.socket], None]:
-    def breaker(conn: socket.socket) -> None:
-        server[0]._read_request(conn)  # the request arrived; no answer
-        conn.close()
-
-    return breaker
 
 
 @pytest.fixture
@@ -113,21 +101,21 @@ def servers() -> Iterator[list[BreakingServer]]:
 def test_a_get_whose_tls_handshake_broke_is_sent_again(
     servers: list[BreakingServer], tls: ssl.SSLContext, pki: Path
 ) -> None:
-    servers.append(BreakingServer(2, close_at_once, tls))
+    servers.append(BreakingServer(2, tls))
     with connect(servers[0], pki) as cluster:
         assert cluster.get("/version") == {"ok": True}
     assert (servers[0].connections, servers[0].requests) == (3, 1)
 
 
 def test_a_get_answered_by_nothing_is_sent_again(servers: list[BreakingServer], pki: Path) -> None:
-    servers.append(BreakingServer(1, read_then_close(servers), None))
+    servers.append(BreakingServer(1, None, read_first=True))
     with connect(servers[0], pki) as cluster:
         assert cluster.get("/version") == {"ok": True}
     assert servers[0].requests == 2
 
 
 def test_a_write_is_never_sent_twice(servers: list[BreakingServer], pki: Path) -> None:
-    servers.append(BreakingServer(1, read_then_close(servers), None))
+    servers.append(BreakingServer(1, None, read_first=True))
     with connect(servers[0], pki) as cluster, pytest.raises(ClusterError) as caught:
         cluster.create("/api/v1/namespaces", {"metadata": {"name": "once"}})
     assert "cannot reach the API server" in caught.value.message
@@ -137,7 +125,7 @@ def test_a_write_is_never_sent_twice(servers: list[BreakingServer], pki: Path) -
 def test_a_get_that_keeps_breaking_gives_up_after_three_attempts(
     servers: list[BreakingServer], tls: ssl.SSLContext, pki: Path
 ) -> None:
-    servers.append(BreakingServer(10, close_at_once, tls))
+    servers.append(BreakingServer(10, tls))
     with connect(servers[0], pki) as cluster, pytest.raises(ClusterError) as caught:
         cluster.get("/version")
     assert caught.value.message.startswith(f"cannot reach the API server at {servers[0].url}: ")
@@ -151,7 +139,7 @@ def test_a_server_certificate_of_another_ca_is_not_retried(
     generate(other, "127.0.0.1")
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(other / "apiserver.crt", other / "apiserver.key")
-    servers.append(BreakingServer(0, close_at_once, context))
+    servers.append(BreakingServer(0, context))
     with connect(servers[0], pki) as cluster, pytest.raises(ClusterError) as caught:
         cluster.get("/version")
     assert "CERTIFICATE_VERIFY_FAILED" in caught.value.message
