@@ -385,6 +385,15 @@ def test_messages(message: str, tty: bool) -> None:
     assert terminal.escape(message, terminal.LINES) in text
 
 
+def test_the_consoles_never_read_markup() -> None:
+    shown = "[link=javascript:alert(1)]x[/link] [bold]y[/] :warning:"
+    for tty in (False, True):
+        text = printed(tty, lambda: output.stdout_console().print(shown))
+        assert text == shown + "\n"
+        text = printed(tty, lambda: output.stderr_console().print(shown))
+        assert text == shown + "\n"
+
+
 @RUN
 @given(data=st.dictionaries(hostile, hostile | st.lists(hostile, max_size=2), max_size=3))
 def test_yaml_and_json_are_exact_and_inert(data: dict[str, Any]) -> None:
