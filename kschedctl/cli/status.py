@@ -10,13 +10,14 @@ import typer
 from kschedctl import output
 from kschedctl.cli import cluster_completers
 from kschedctl.cli.common import age, connect
-from kschedctl.cli.inventory import health_text
+from kschedctl.cli.inventory import health_text, identity_text
 from kschedctl.cli.options import (
     TABLE_FORMATS,
     ClusterName,
     Context,
     Kubeconfig,
     NoHeaders,
+    SchedulerNamespace,
     TableOutput,
     User,
     check_output,
@@ -48,6 +49,7 @@ def status(
             help="Do not read each replica's /metrics (through pods/portforward).",
         ),
     ] = False,
+    namespace: SchedulerNamespace = None,
 ) -> None:
     """One scheduler in depth: objects, leader, RBAC, version, events, Pending pods, warnings,
     and each replica's own metrics.
@@ -63,7 +65,7 @@ def status(
     from kschedctl.ops.status import scheduler_status
 
     with connect(kubeconfig, context, cluster_name, user) as cluster:
-        report = scheduler_status(cluster, name, metrics=not no_metrics)
+        report = scheduler_status(cluster, name, metrics=not no_metrics, namespace=namespace)
     if not fmt.is_table:
         # -o name: the scheduler, as `list -o name` names it
         output.emit(
@@ -81,6 +83,7 @@ def _print_status(report: SchedulerStatus) -> None:
         lines += [
             f"Form:       {s['form']}{' (managed by kschedctl)' if s['managed'] else ''}",
             f"Namespace:  {s['namespace'] or '-'}",
+            f"Identity:   {identity_text(report.scheduler)}",
             f"Health:     {health_text(report.scheduler)}",
             f"Ready:      {ready}",
         ]

@@ -120,10 +120,10 @@ def _read(
         replicasets=[rs for batch in replicasets for rs in batch.result()],
         bindings=owned(future.result() for future in bindings),
     )
-    names = mirror_nodes(pods)
-    for name, node in zip(names, pool.map(lambda n: _node(cluster, n), names), strict=True):
+    hosts = mirror_nodes(pods)
+    for host, node in zip(hosts, pool.map(lambda n: _node(cluster, n), hosts), strict=True):
         if node is not None:
-            snap.nodes[name] = node
+            snap.nodes[host] = node
     wanted = set()
     for obj in [*snap.deployments, *snap.pods]:
         spec = obj.get("spec") or {}

@@ -103,7 +103,9 @@ def is_control_plane_mirror(pod: dict[str, Any], nodes: dict[str, dict[str, Any]
     if node is None or ref is None or ref.get("name") != node_name:
         return False
     labels = _meta(node).get("labels") or {}
-    return ref.get("uid") == _meta(node).get("uid") and any(r in labels for r in CONTROL_PLANE_ROLES)
+    return ref.get("uid") == _meta(node).get("uid") and any(
+        r in labels for r in CONTROL_PLANE_ROLES
+    )
 
 
 def mirror_nodes(pods: Iterable[dict[str, Any]]) -> list[str]:
@@ -176,7 +178,9 @@ def trusted_objects(
         lease = (meta.get("annotations") or {}).get(LEASE_ANNOTATION)
         if lease and (not meta.get("namespace") or meta.get("namespace") in anchored):
             anchored.add(str(lease).partition("/")[0])
-    kept = [o for o in objects if not _meta(o).get("namespace") or _meta(o)["namespace"] in anchored]
+    kept = [
+        o for o in objects if not _meta(o).get("namespace") or _meta(o)["namespace"] in anchored
+    ]
     return kept, [o for o in objects if o not in kept]
 
 
@@ -222,3 +226,14 @@ def claims(entry: Scheduler) -> str:
     return ", ".join(
         f"{c.instance or c.form} (namespace {c.namespace or '-'})" for c in entry.candidates
     )
+
+
+def impostor_note(entry: Scheduler | None) -> str:
+    """``; only impostors claim it: …`` for a name nothing known to be it serves ("" else)."""
+    if entry is None or not entry.impostors:
+        return ""
+    listed = ", ".join(
+        f"{i.instance or i.form} (namespace {i.namespace or '-'})" for i in entry.impostors
+    )
+    one = len(entry.impostors) == 1
+    return f"; only impostors claim it: {listed} ({'it is' if one else 'they are'} not it)"

@@ -20,10 +20,13 @@ from typing import Any
 
 from kschedctl.config.schema import YamlError, parse_yaml
 from kschedctl.config.versions import DEFAULT_LEASE_NAME, DEFAULT_SCHEDULER_NAME
-from kschedctl.observe.bodies import SchedulerEntry
 from kschedctl.observe import identity
+from kschedctl.observe.bodies import SchedulerEntry
 from kschedctl.observe.crash import pod_problems
-from kschedctl.observe.identity import LEASE_ANNOTATION, MIRROR_ANNOTATION
+
+# Re-exported: deploy, remove and placement read them here with the other kschedctl marks.
+from kschedctl.observe.identity import LEASE_ANNOTATION as LEASE_ANNOTATION
+from kschedctl.observe.identity import MIRROR_ANNOTATION as MIRROR_ANNOTATION
 
 MANAGED_BY = "app.kubernetes.io/managed-by"
 INSTANCE = "app.kubernetes.io/instance"
@@ -135,8 +138,13 @@ class Scheduler:
             },
             "identity": self.identity,
             "claims": [
-                {"namespace": c.namespace, "instance": c.instance, "form": c.form,
-                 "verdict": verdict, "reason": c.reason}
+                {
+                    "namespace": c.namespace,
+                    "instance": c.instance,
+                    "form": c.form,
+                    "verdict": verdict,
+                    "reason": c.reason,
+                }
                 for verdict, group in (("candidate", self.candidates), ("impostor", self.impostors))
                 for c in group
             ],  # fmt: skip

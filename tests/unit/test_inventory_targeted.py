@@ -289,7 +289,10 @@ def base() -> dict[str, list[dict[str, Any]]]:
             lease("kube-system", "apiserver-x", "apiserver-x_e7f1-Q"),
         ],  # fmt: skip
         "roles": [],
-        "replicasets": [replica_set("sched", "team-sched"), replica_set("kube-system", "my-scheduler")],
+        "replicasets": [
+            replica_set("sched", "team-sched"),
+            replica_set("kube-system", "my-scheduler"),
+        ],
         "bindings": [binding("team-sched", "sched"), binding("pod-sched", "pods-ns")],
     }
 
