@@ -255,7 +255,9 @@ def _status(monkeypatch: pytest.MonkeyPatch, metrics: Any = None) -> list[bool]:
     )  # fmt: skip
     asked: list[bool] = []
 
-    def scheduler_status(cluster: object, name: str, *, metrics: bool = True) -> Any:
+    def scheduler_status(
+        cluster: object, name: str, *, metrics: bool = True, namespace: str | None = None
+    ) -> Any:
         asked.append(metrics)
         return report
 
