@@ -234,3 +234,14 @@ def test_impostor_note() -> None:
         == "; only impostors claim it: pod/p (namespace n) (it is not it)"
     )
     assert identity.impostor_note(None) == ""
+
+
+def test_a_labelled_pod_elsewhere_is_not_the_schedulers_pod() -> None:
+    """status and why read the crash reports and the plugins' hash of a scheduler's pods:
+    kschedctl's label counts only in the scheduler's own namespace."""
+    from kschedctl.ops.crash import scheduler_pods
+
+    pods = [bare("team", "a", MINE), bare("aab-dev", "b", MINE)]
+    entry = Scheduler("mine", "pod", namespace="team", pods=["a"])
+    assert [p["metadata"]["name"] for p in scheduler_pods(pods, "mine", entry)] == ["a"]
+    assert scheduler_pods(pods, "mine", None) == []
