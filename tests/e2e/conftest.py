@@ -93,6 +93,16 @@ def namespace(cluster: Cluster, request: pytest.FixtureRequest) -> Iterator[str]
 
 
 @pytest.fixture()
+def own_lab_dir(tmp_path: Path) -> Iterator[Path]:
+    """A directory for a lab a test starts itself (`kschedctl lab up --dir`, which a test
+    interrupted kills); stopped whatever the test's outcome."""
+    directory = tmp_path / "own-lab"
+    yield directory
+    if directory.exists():
+        Lab(directory).down()
+
+
+@pytest.fixture()
 def kubectl(
     lab: Lab, lab_binaries: dict[str, Path]
 ) -> Callable[..., subprocess.CompletedProcess[str]]:
