@@ -274,7 +274,7 @@ def test_lab_up_stopped_by_sigterm_while_starting_leaves_nothing(own_lab_dir: Pa
         if up.poll() is None:
             up.kill()
             up.wait()
+    assert (left, marked, kept) == ([], [], False), stderr
     assert up.returncode == 143, stderr
     assert "start-up failed; stopping what was started" in stderr
     assert stderr.endswith("terminated by SIGTERM\n")
-    assert (left, marked, kept) == ([], [], False)

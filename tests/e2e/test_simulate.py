@@ -205,8 +205,8 @@ def test_a_terminating_signal_stops_the_simulation_lab(
             proc.wait()
         if directory.exists():
             Lab(directory).down()
-    assert proc.returncode == 128 + signum, stderr
-    assert f"terminated by {signal.Signals(signum).name}" in stderr
-    assert left == []
+    assert left == [], stderr
     assert marked == []  # nor one whose record was not written yet
     assert not kept
+    assert proc.returncode == 128 + signum, stderr
+    assert f"terminated by {signal.Signals(signum).name}" in stderr
