@@ -426,10 +426,15 @@ def _unrun_plugins(
             found = _host_unrun(cluster, entry, state.plugin_hashes.get(name))
         elif entry is not None:
             found = configmap_plugins(cluster, entry)
-        names = state.plugin_names.get(name)
+        published = state.plugin_hashes.get(name)
+        names = published[0] if published else state.plugin_names.get(name)
         if found is None and names:
             found = UnrunPlugins(
-                name, "its Lease", names, note="`why` found no copy of their files to show"
+                name,
+                "its Lease",
+                names,
+                published[1] if published else None,
+                note="`why` has no copy of their files to offer",
             )
         state.unrun[name] = found
     return state.unrun[name]
