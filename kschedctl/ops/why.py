@@ -503,21 +503,20 @@ def configmap_plugins(cluster: Cluster, entry: Scheduler) -> UnrunPlugins | None
     cannot be read. Nothing here runs them."""
     if not entry.managed or entry.form not in ("pod", "deployment") or not entry.namespace:
         return None
-    ref = f"{entry.namespace}/{configmap_name(entry.name)}"
-    obj = _optional(lambda: cluster.get(f"/api/v1/namespaces/{entry.namespace}/configmaps/"
-                                        f"{configmap_name(entry.name)}"))  # fmt: skip
+    namespace, name = entry.namespace, configmap_name(entry.name)
+    obj = _optional(lambda: cluster.get(f"/api/v1/namespaces/{namespace}/configmaps/{name}"))
     labels = ((obj or {}).get("metadata") or {}).get("labels") or {}
     if not obj or labels.get(SCHEDULER_LABEL) != entry.name:
         return None
-    where = f"ConfigMap {ref}"
+    where = f"ConfigMap {namespace}/{name}"
     try:
         files = plugin_files(obj)
-    except KschedError as err:
+    except KschedError as err:  # listed but missing: the scheduler's pods cannot mount it
         return UnrunPlugins(entry.name, where, (), note=err.message)
     if not files:
         return None
     digest = bundle_hash("", files)
-    flag = ClusterPluginsRef(entry.namespace, configmap_name(entry.name), digest).flag()
+    flag = ClusterPluginsRef(namespace, name, digest).flag()
     return UnrunPlugins(entry.name, where, tuple(f for f, _ in files), digest, run_with=flag)
 
 

@@ -507,6 +507,16 @@ def test_the_opt_in_flag_round_trips() -> None:
     assert ref.flag() == f"--run-cluster-plugins {text}"
 
 
+def test_two_configmaps_for_one_scheduler_are_refused_before_any_request() -> None:
+    from kschedctl.ops.why import explain
+
+    cluster = FakeCluster({})
+    refs = [_ref("a" * 64), observed.ClusterPluginsRef("team-b", "racks-config", "b" * 64)]
+    with pytest.raises(KschedError, match="names the plugins of scheduler racks twice") as caught:
+        explain(cluster, "p", run_cluster_plugins=refs)  # type: ignore[arg-type]
+    assert caught.value.exit_code == 2 and cluster.asked == []
+
+
 def test_why_lists_the_deployed_plugins_once(tmp_path: Path) -> None:
     from kschedctl.filters import Snapshot
     from kschedctl.ops.why import _unrun_plugins
