@@ -2875,7 +2875,9 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                   'fish': "A Python plugin of the pod's scheduler (kschedctl's "
                                           'own, run with the same --plugin): evaluated as the '
                                           'scheduler runs it, with its verdict per node; '
-                                          "repeatable, in the scheduler's order.",
+                                          "repeatable, in the scheduler's order. Without it (or "
+                                          '--run-cluster-plugins) no plugin runs, and a pod its '
+                                          "scheduler's plugins could reject gets no verdict.",
                                   'flag': False,
                                   'hidden': False,
                                   'kind': 'option',
@@ -2886,7 +2888,30 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                   'zsh': "A Python plugin of the pod''s scheduler (kschedctl''s "
                                          'own, run with the same --plugin)\\\\: evaluated as the '
                                          'scheduler runs it, with its verdict per node; '
-                                         "repeatable, in the scheduler''s order."},
+                                         "repeatable, in the scheduler''s order. Without it (or "
+                                         '--run-cluster-plugins) no plugin runs, and a pod its '
+                                         "scheduler''s plugins could reject gets no verdict."},
+                                 {'all_opts': ['--run-cluster-plugins'],
+                                  'callback': False,
+                                  'fish': 'Run the Python plugins of this ConfigMap of a kschedctl '
+                                          'scheduler in this process, with your credentials, only '
+                                          'if its plugin files hash to HEX (exit 3 otherwise, '
+                                          'nothing run): whoever can edit the ConfigMap chooses '
+                                          'that code. The plugins-not-run finding gives the exact '
+                                          'value; repeatable, one per scheduler.',
+                                  'flag': False,
+                                  'hidden': False,
+                                  'kind': 'option',
+                                  'multiple': True,
+                                  'name': 'run_cluster_plugins',
+                                  'nargs': 1,
+                                  'opts': ['--run-cluster-plugins'],
+                                  'zsh': 'Run the Python plugins of this ConfigMap of a kschedctl '
+                                         'scheduler in this process, with your credentials, only '
+                                         'if its plugin files hash to HEX (exit 3 otherwise, '
+                                         'nothing run)\\\\: whoever can edit the ConfigMap chooses '
+                                         'that code. The plugins-not-run finding gives the exact '
+                                         'value; repeatable, one per scheduler.'},
                                  {'all_opts': ['-o', '--output'],
                                   'callback': False,
                                   'fish': 'Output format: table, yaml, json, name, '
