@@ -28,7 +28,7 @@ from typing import Any, TypedDict
 from kschedctl.errors import KschedError
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.scrape import Target, get_via_port_forward, probe_via_port_forward
-from kschedctl.k8s.tokens import MIN_SECONDS, mint_token, service_account_exists
+from kschedctl.k8s.tokens import mint_token, service_account_exists
 from kschedctl.observe.metrics import (
     SUMMARY_PREFIXES,
     MetricsFormatError,
@@ -128,17 +128,14 @@ def read_metrics(
         )
         return report
     by_name = {(p["metadata"].get("namespace"), p["metadata"].get("name")): p for p in pods}
-    names = entry.pods[:MAX_REPLICAS]
-    chosen = [by_name.get((entry.namespace, name)) for name in names]
-    if any(_needs_token(entry, pod) for pod in chosen):
+    prepared = [
+        _prepare(entry, name, by_name.get((entry.namespace, name)))
+        for name in entry.pods[:MAX_REPLICAS]
+    ]
+    if any(target is not None and target.https for _, target, _ in prepared):
         report["reader"], report["readerProblem"] = _reader(cluster, entry, reader)
-    with ThreadPoolExecutor(max_workers=len(chosen)) as pool:
-        report["replicas"] = list(
-            pool.map(
-                lambda pair: _replica(cluster, entry, report, *pair),
-                zip(names, chosen, strict=True),
-            )
-        )
+    with ThreadPoolExecutor(max_workers=len(prepared)) as pool:
+        report["replicas"] = list(pool.map(lambda p: _read(cluster, report, *p), prepared))
     return report
 
 
@@ -157,39 +154,48 @@ def _reader(cluster: Cluster, entry: Scheduler, asked: str | None) -> tuple[str 
     return f"{namespace}/{account}", None
 
 
-def _needs_token(entry: Scheduler, pod: dict[str, Any] | None) -> bool:
-    """A kube-scheduler replica (it authenticates /metrics); kschedctl's own does not."""
-    container = scheduler_container((pod or {}).get("spec") or {})
-    return container is not None and metrics_endpoint(container, entry.namespace or "").https
-
-
-def _replica(
-    cluster: Cluster, entry: Scheduler, report: MetricsReport, name: str, pod: dict[str, Any] | None
-) -> ReplicaMetrics:
-    ref = f"{entry.namespace}/{name}"
+def _prepare(
+    entry: Scheduler, name: str, pod: dict[str, Any] | None
+) -> tuple[ReplicaMetrics, Target | None, str]:
+    """A replica's reading before anything is sent, the port to forward (None: nothing to
+    read, the reading says why) and its pod's uid."""
     reading: ReplicaMetrics = {
-        "pod": ref, "port": None, "leader": _lease_leader(entry, name, pod), "summary": None,
-        "problem": None, "sent": None, "health": None,
+        "pod": f"{entry.namespace}/{name}", "port": None,
+        "leader": _lease_leader(entry, name, pod), "summary": None, "problem": None,
+        "sent": None, "health": None,
     }  # fmt: skip
     container = scheduler_container((pod or {}).get("spec") or {})
     if pod is None or container is None:
         reading["problem"] = "not a kube-scheduler or kschedctl scheduler pod"
-        return reading
+        return reading, None, ""
     endpoint = metrics_endpoint(container, entry.namespace or "")
     reading["port"] = endpoint.port
     if endpoint.port is None:
         reading["problem"] = endpoint.problem
-        return reading
+        return reading, None, ""
     phase = (pod.get("status") or {}).get("phase")
     if phase != "Running":
         reading["problem"] = f"the pod is {phase or 'not started'}, not Running"
-        return reading
+        return reading, None, ""
     target = Target(entry.namespace or "", name, endpoint.port, endpoint.https)
-    nothing: Sent = {"token": False, "serviceAccount": None, "lifetimeSeconds": None,
-                     "boundToPod": None}  # fmt: skip
+    return reading, target, str(pod["metadata"].get("uid") or "")
+
+
+NOTHING: Sent = {"token": False, "serviceAccount": None, "lifetimeSeconds": None,
+                 "boundToPod": None}  # fmt: skip
+
+
+def _read(
+    cluster: Cluster, report: MetricsReport, reading: ReplicaMetrics, target: Target | None,
+    uid: str,
+) -> ReplicaMetrics:  # fmt: skip
+    """Read one replica: kschedctl's own scheduler with no credentials, a kube-scheduler with
+    a token minted for its pod, or, without a reader, its health endpoints anonymously."""
+    if target is None:
+        return reading
     try:
-        if endpoint.https and report["reader"] is None:
-            reading["sent"] = nothing
+        if target.https and report["reader"] is None:
+            reading["sent"] = NOTHING
             reading["problem"] = report["readerProblem"]
             answers = probe_via_port_forward(cluster, target, HEALTH_PATHS, TIMEOUT)
             reading["health"] = {
@@ -197,11 +203,10 @@ def _replica(
             }
             return reading
         bearer = None
-        reading["sent"] = nothing
-        if endpoint.https:
+        reading["sent"] = NOTHING
+        if target.https:
             namespace, account = str(report["reader"]).split("/", 1)
-            uid = str(pod["metadata"].get("uid") or "")
-            token = mint_token(cluster, namespace, account, pod=(name, uid), seconds=MIN_SECONDS)
+            token = mint_token(cluster, namespace, account, pod=(target.pod, uid))
             bearer = token.token
             reading["sent"] = {
                 "token": True, "serviceAccount": token.service_account,
@@ -218,7 +223,7 @@ def _replica(
         return reading
     if summary is None:
         reading["problem"] = (
-            f"port {endpoint.port} serves metrics, but no scheduler's "
+            f"port {target.port} serves metrics, but no scheduler's "
             "(no scheduler_schedule_attempts_total): not a kube-scheduler"
         )
         return reading

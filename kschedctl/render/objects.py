@@ -132,11 +132,6 @@ def status_reader(spec: Spec) -> bool:
     return not builtin(spec)
 
 
-def metrics_reader_role(spec: Spec) -> bool:
-    """The ClusterRole ``NAME-metrics-reader``: for the scraper, the status reader or both."""
-    return scraper_rbac(spec) or status_reader(spec)
-
-
 @dataclass(frozen=True)
 class Expected:
     """One object a form renders: ``{name}`` in ``name`` (and ``role_ref``) is the scheduler's."""
@@ -201,6 +196,13 @@ SERVICE_ACCOUNT_RBAC: tuple[Expected, ...] = (
         role_ref="ClusterRole/{name}-scheduler", subject=SERVICE_ACCOUNT,
     ),
     *_lease_rbac("{name}-leader-election", SERVICE_ACCOUNT),
+    # The status reader (templates/_metrics-reader.yaml.j2); its ClusterRole is the scraper's too.
+    Expected("v1", "ServiceAccount", NAMESPACE, "{name}-metrics-reader", when=status_reader),
+    Expected(RBAC, "ClusterRole", CLUSTER, "{name}-metrics-reader", when=status_reader),
+    Expected(
+        RBAC, "ClusterRoleBinding", CLUSTER, "{name}-metrics-reader-status", when=status_reader,
+        role_ref="ClusterRole/{name}-metrics-reader", subject=METRICS_READER,
+    ),
 )  # fmt: skip
 
 CONFIGMAP = Expected("v1", "ConfigMap", NAMESPACE, "{name}-config")
@@ -208,20 +210,13 @@ SCRAPER_BINDING = Expected(
     RBAC, "ClusterRoleBinding", CLUSTER, "{name}-metrics-reader", when=scraper_rbac,
     role_ref="ClusterRole/{name}-metrics-reader", subject=SCRAPER,
 )  # fmt: skip
-# spec.metrics and the status reader (templates/_metrics.yaml.j2), after the workload in both
-# in-cluster forms.
+# spec.metrics (templates/_metrics.yaml.j2), after the workload in both in-cluster forms.
 METRICS_OBJECTS = (
     Expected("v1", "Service", NAMESPACE, "{name}-metrics", when=metrics_service),
     Expected(
         "monitoring.coreos.com/v1", "ServiceMonitor", NAMESPACE, "{name}", when=service_monitor
     ),
-    Expected(RBAC, "ClusterRole", CLUSTER, "{name}-metrics-reader", when=metrics_reader_role),
     SCRAPER_BINDING,
-    Expected("v1", "ServiceAccount", NAMESPACE, "{name}-metrics-reader", when=status_reader),
-    Expected(
-        RBAC, "ClusterRoleBinding", CLUSTER, "{name}-metrics-reader-status", when=status_reader,
-        role_ref="ClusterRole/{name}-metrics-reader", subject=METRICS_READER,
-    ),
 )  # fmt: skip
 POD_OBJECTS = (
     *SERVICE_ACCOUNT_RBAC, CONFIGMAP, Expected("v1", "Pod", NAMESPACE, "{name}"),
