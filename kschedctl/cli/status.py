@@ -48,7 +48,7 @@ def status(
         typer.Option(
             "--metrics/--no-metrics",
             help="Read each replica's /metrics through pods/portforward, sending each pod a "
-            "10-minute token minted for it (never your credentials). Off by default.",
+            "10-minute token minted for the purpose (never your credentials). Off by default.",
         ),
     ] = False,
     metrics_reader: Annotated[
@@ -70,7 +70,7 @@ def status(
     With --metrics, each replica's /metrics (scheduling attempts by result, pending pods per
     queue, attempt latency p50/p99) is read through pods/portforward: your credentials open the
     port-forward at the API server and go no further; a kube-scheduler pod is sent a 10-minute
-    token, bound to it, of a ServiceAccount allowed only `get` on /metrics (kschedctl's own
+    token of a ServiceAccount allowed only `get` on /metrics (kschedctl's own
     scheduler is sent nothing). You need `get` and `create` on pods/portforward and `create` on
     serviceaccounts/token in the scheduler's namespace.
     """
@@ -182,7 +182,7 @@ def _print_metrics(metrics: MetricsReport | None) -> None:
     if metrics is None:
         typer.echo(
             "\nMetrics: not read (pass --metrics: each replica's /metrics is then read through "
-            "a port-forward with a short-lived token minted for it; your credentials are "
+            "a port-forward with a short-lived token minted for the purpose; your credentials are "
             "never sent to a pod)"
         )
         return
@@ -195,8 +195,8 @@ def _print_metrics(metrics: MetricsReport | None) -> None:
         first = sent[0]
         typer.echo(
             f"  sent: a token minted for ServiceAccount {first['serviceAccount']} (allowed only "
-            f"get /metrics), {first['lifetimeSeconds']}s, one per replica, bound to its pod; "
-            "your own credentials were not sent to any pod"
+            f"get /metrics, valid {first['lifetimeSeconds']}s); your own credentials were not "
+            "sent to any pod"
         )
     elif any(r["sent"] for r in metrics["replicas"]):
         typer.echo("  sent: no credentials (your own were not sent to any pod)")

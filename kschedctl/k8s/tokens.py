@@ -7,7 +7,12 @@ authentication reviews a bearer token with a TokenReview that names no audience 
 (k8s.io/apiserver pkg/server/options/authentication.go leaves ``APIAudiences`` empty), and the
 API server then checks it against those same audiences: a token minted for an audience of its
 own ("kschedctl-metrics") is refused there with 401 (tried in the lab). What limits the token
-is its ServiceAccount's rights, its lifetime and the pod it is bound to.
+is its ServiceAccount's rights and its lifetime.
+
+Not bound to the pod it is sent to: the API server refuses to bind a token to a pod that runs
+as another ServiceAccount ("cannot bind token for serviceaccount … to pod running with
+different serviceaccount name", tried in the lab), and a reader that may only get /metrics is
+no scheduler's own ServiceAccount.
 """
 
 from __future__ import annotations
@@ -30,12 +35,10 @@ class MintedToken:
     token: str
     service_account: str  # namespace/name
     seconds: int  # lifetime granted
-    bound_pod: str | None  # namespace/name: the token stops working when that pod goes
 
     def describe(self) -> str:
         """One line for the output (never the token itself)."""
-        bound = f", bound to pod {self.bound_pod}" if self.bound_pod else ""
-        return f"ServiceAccount {self.service_account} ({self.seconds}s{bound})"
+        return f"ServiceAccount {self.service_account} ({self.seconds}s)"
 
     def __repr__(self) -> str:  # the token must not reach a log or a traceback
         return f"MintedToken({self.describe()})"
@@ -51,22 +54,14 @@ def service_account_exists(cluster: Cluster, namespace: str, name: str) -> bool:
 
 
 def mint_token(
-    cluster: Cluster,
-    namespace: str,
-    service_account: str,
-    *,
-    pod: tuple[str, str] | None = None,
-    seconds: int = MIN_SECONDS,
+    cluster: Cluster, namespace: str, service_account: str, *, seconds: int = MIN_SECONDS
 ) -> MintedToken:
-    """A token of ServiceAccount ``namespace/service_account`` valid ``seconds``; with ``pod``
-    (name, uid) of a pod in ``namespace``, bound to it (boundObjectRef): deleting the pod
-    invalidates the token. ForbiddenError when the caller may not create
-    ``serviceaccounts/token`` there."""
+    """A token of ServiceAccount ``namespace/service_account`` valid ``seconds`` (at least the
+    API's minimum); ForbiddenError when the caller may not create ``serviceaccounts/token``
+    there."""
     where = f"{namespace}/{service_account}"
     asked = max(seconds, MIN_SECONDS)
-    spec: dict[str, object] = {"expirationSeconds": asked}
-    if pod is not None:
-        spec["boundObjectRef"] = {"apiVersion": "v1", "kind": "Pod", "name": pod[0], "uid": pod[1]}
+    spec = {"expirationSeconds": asked}
     try:
         answer = cluster.create(
             f"/api/v1/namespaces/{quote(namespace, safe='')}/serviceaccounts/"
@@ -86,7 +81,6 @@ def mint_token(
         token=token,
         service_account=where,
         seconds=_lifetime(status.get("expirationTimestamp"), asked),
-        bound_pod=f"{namespace}/{pod[0]}" if pod else None,
     )
 
 

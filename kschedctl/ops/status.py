@@ -113,7 +113,7 @@ def scheduler_status(
     cluster: Cluster, name: str, *, metrics: bool = False, metrics_reader: str | None = None
 ) -> SchedulerStatus:
     """``metrics``: the caller consents to port-forwards to the scheduler's pods, each sent a
-    token minted for it (``metrics_reader``: the ServiceAccount, :mod:`.status_metrics`)."""
+    token minted for the purpose (``metrics_reader``: its ServiceAccount; .status_metrics)."""
     snap = snapshot(cluster)
     schedulers = discover(snap)
     entry = next((s for s in schedulers if s.name == name), None)

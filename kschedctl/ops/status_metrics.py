@@ -3,10 +3,10 @@ through ``pods/portforward`` (:mod:`kschedctl.k8s.scrape` says why not ``pods/pr
 summarized by :mod:`kschedctl.observe.metrics`.
 
 What each pod is sent, and never more: the caller's credentials open the port-forward at the
-API server and stop there. A kube-scheduler replica is sent a token minted for it alone
+API server and stop there. A kube-scheduler replica is sent a token minted for the purpose
 (:mod:`kschedctl.k8s.tokens`): of the scheduler's metrics-reader ServiceAccount (allowed only
 ``get`` on ``/metrics``; kschedctl deploys ``NAME-metrics-reader`` with the pod and deployment
-forms), 10 minutes, bound to that pod. kschedctl's own scheduler serves ``/metrics`` without
+forms), valid 10 minutes. kschedctl's own scheduler serves ``/metrics`` without
 authentication and is sent nothing. A kube-scheduler with no reader (kube-scheduler itself, a
 static pod, an older deploy) is sent nothing either: its /healthz, /readyz and /livez are read
 anonymously and the section says how to let kschedctl read its metrics.
@@ -28,7 +28,7 @@ from typing import Any, TypedDict
 from kschedctl.errors import KschedError
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.scrape import Target, get_via_port_forward, probe_via_port_forward
-from kschedctl.k8s.tokens import mint_token, service_account_exists
+from kschedctl.k8s.tokens import MintedToken, mint_token, service_account_exists
 from kschedctl.observe.metrics import (
     SUMMARY_PREFIXES,
     MetricsFormatError,
@@ -37,7 +37,7 @@ from kschedctl.observe.metrics import (
     parse_text,
     summarize,
 )
-from kschedctl.observe.schedulers import Scheduler, scheduler_container
+from kschedctl.observe.schedulers import Scheduler, owner, scheduler_container
 
 TIMEOUT = 5.0  # seconds per replica (they are read in parallel)
 MAX_REPLICAS = 10  # a status, not a scraper
@@ -51,7 +51,6 @@ class Sent(TypedDict):
     token: bool  # a minted token (else no credentials at all)
     serviceAccount: str | None  # namespace/name whose token it was
     lifetimeSeconds: int | None
-    boundToPod: str | None  # namespace/name: the token dies with it
 
 
 class ReplicaMetrics(TypedDict):
@@ -76,21 +75,21 @@ def reader_name(entry: Scheduler, asked: str | None) -> str | None:
     the one asked for, else the one kschedctl deploys with a managed scheduler."""
     if asked:
         return asked
-    if entry.managed and entry.instance:
-        return entry.instance + READER_SUFFIX
-    return None
+    name = owner({"metadata": {"labels": entry.labels}}) if entry.managed else None
+    return name + READER_SUFFIX if name else None
 
 
 def no_reader_problem(entry: Scheduler, reader: str | None) -> str:
     """Why a kube-scheduler's /metrics are not read, and how to allow it."""
     namespace = entry.namespace or "default"
-    suggested = reader or f"{entry.instance or entry.name}{READER_SUFFIX}"
+    suggested = reader or f"{entry.name}{READER_SUFFIX}"
     if not reader:
         why = "kschedctl did not deploy this scheduler: it has no metrics-reader ServiceAccount"
     elif entry.managed and reader == reader_name(entry, None):
+        again = ": deploy it again" if entry.form in ("pod", "deployment") else ""
         why = (
             f"its metrics-reader ServiceAccount {namespace}/{reader} does not exist (kschedctl "
-            "deploys it with a kube-scheduler's pod and deployment forms: deploy it again)"
+            f"deploys it with a kube-scheduler's pod and deployment forms{again})"
         )
     else:
         why = f"ServiceAccount {namespace}/{reader} does not exist"
@@ -132,10 +131,18 @@ def read_metrics(
         _prepare(entry, name, by_name.get((entry.namespace, name)))
         for name in entry.pods[:MAX_REPLICAS]
     ]
-    if any(target is not None and target.https for _, target, _ in prepared):
+    token = None
+    if any(target is not None and target.https for _, target in prepared):
         report["reader"], report["readerProblem"] = _reader(cluster, entry, reader)
+    if report["reader"]:
+        namespace, account = report["reader"].split("/", 1)
+        try:  # one token for every replica: 10 minutes, the API's shortest
+            token = mint_token(cluster, namespace, account)
+        except KschedError as err:
+            report["reader"] = None
+            report["readerProblem"] = err.message + (f"; {err.hint}" if err.hint else "")
     with ThreadPoolExecutor(max_workers=len(prepared)) as pool:
-        report["replicas"] = list(pool.map(lambda p: _read(cluster, report, *p), prepared))
+        report["replicas"] = list(pool.map(lambda p: _read(cluster, report, token, *p), prepared))
     return report
 
 
@@ -156,9 +163,9 @@ def _reader(cluster: Cluster, entry: Scheduler, asked: str | None) -> tuple[str 
 
 def _prepare(
     entry: Scheduler, name: str, pod: dict[str, Any] | None
-) -> tuple[ReplicaMetrics, Target | None, str]:
-    """A replica's reading before anything is sent, the port to forward (None: nothing to
-    read, the reading says why) and its pod's uid."""
+) -> tuple[ReplicaMetrics, Target | None]:
+    """A replica's reading before anything is sent, and the port to forward (None: nothing
+    to read, the reading says why)."""
     reading: ReplicaMetrics = {
         "pod": f"{entry.namespace}/{name}", "port": None,
         "leader": _lease_leader(entry, name, pod), "summary": None, "problem": None,
@@ -167,35 +174,37 @@ def _prepare(
     container = scheduler_container((pod or {}).get("spec") or {})
     if pod is None or container is None:
         reading["problem"] = "not a kube-scheduler or kschedctl scheduler pod"
-        return reading, None, ""
+        return reading, None
     endpoint = metrics_endpoint(container, entry.namespace or "")
     reading["port"] = endpoint.port
     if endpoint.port is None:
         reading["problem"] = endpoint.problem
-        return reading, None, ""
+        return reading, None
     phase = (pod.get("status") or {}).get("phase")
     if phase != "Running":
         reading["problem"] = f"the pod is {phase or 'not started'}, not Running"
-        return reading, None, ""
+        return reading, None
     target = Target(entry.namespace or "", name, endpoint.port, endpoint.https)
-    return reading, target, str(pod["metadata"].get("uid") or "")
+    return reading, target
 
 
-NOTHING: Sent = {"token": False, "serviceAccount": None, "lifetimeSeconds": None,
-                 "boundToPod": None}  # fmt: skip
+NOTHING: Sent = {"token": False, "serviceAccount": None, "lifetimeSeconds": None}
 
 
 def _read(
-    cluster: Cluster, report: MetricsReport, reading: ReplicaMetrics, target: Target | None,
-    uid: str,
-) -> ReplicaMetrics:  # fmt: skip
+    cluster: Cluster,
+    report: MetricsReport,
+    token: MintedToken | None,
+    reading: ReplicaMetrics,
+    target: Target | None,
+) -> ReplicaMetrics:
     """Read one replica: kschedctl's own scheduler with no credentials, a kube-scheduler with
-    a token minted for its pod, or, without a reader, its health endpoints anonymously."""
+    the minted token, or, without one, its health endpoints anonymously."""
     if target is None:
         return reading
+    reading["sent"] = NOTHING
     try:
-        if target.https and report["reader"] is None:
-            reading["sent"] = NOTHING
+        if target.https and token is None:
             reading["problem"] = report["readerProblem"]
             answers = probe_via_port_forward(cluster, target, HEALTH_PATHS, TIMEOUT)
             reading["health"] = {
@@ -203,14 +212,11 @@ def _read(
             }
             return reading
         bearer = None
-        reading["sent"] = NOTHING
-        if target.https:
-            namespace, account = str(report["reader"]).split("/", 1)
-            token = mint_token(cluster, namespace, account, pod=(target.pod, uid))
+        if target.https and token is not None:
             bearer = token.token
             reading["sent"] = {
                 "token": True, "serviceAccount": token.service_account,
-                "lifetimeSeconds": token.seconds, "boundToPod": token.bound_pod,
+                "lifetimeSeconds": token.seconds,
             }  # fmt: skip
         text = get_via_port_forward(cluster, target, "/metrics", TIMEOUT, bearer=bearer)
     except KschedError as err:

@@ -308,14 +308,14 @@ def test_status_table_shows_each_replicas_metrics_and_why_one_is_unread(
         "leader": True,
     }
     minted = {"token": True, "serviceAccount": "kube-system/gpu-metrics-reader",
-              "lifetimeSeconds": 600, "boundToPod": "kube-system/gpu-a"}  # fmt: skip
+              "lifetimeSeconds": 600}  # fmt: skip
     metrics = {
         "replicas": [
             {"pod": "kube-system/gpu-a", "port": 10259, "leader": True, "summary": summary,
              "problem": None, "sent": minted, "health": None},
             {"pod": "kube-system/gpu-b", "port": 10259, "leader": False, "summary": None,
              "problem": "answered 403 Forbidden for /metrics; the token's ServiceAccount needs",
-             "sent": {**minted, "boundToPod": "kube-system/gpu-b"}, "health": None},
+             "sent": minted, "health": None},
         ],
         "problem": None,
         "reader": "kube-system/gpu-metrics-reader",
@@ -327,8 +327,7 @@ def test_status_table_shows_each_replicas_metrics_and_why_one_is_unread(
     assert "Metrics (each replica's /metrics, since it started):" in result.stdout
     assert (
         "  sent: a token minted for ServiceAccount kube-system/gpu-metrics-reader (allowed only "
-        "get /metrics), 600s, one per replica, bound to its pod; your own credentials were not "
-        "sent to any pod" in result.stdout
+        "get /metrics, valid 600s); your own credentials were not sent to any pod" in result.stdout
     )
     row = next(line for line in result.stdout.splitlines() if "gpu-a" in line).split()
     assert row == ["kube-system/gpu-a", "yes", "40", "2", "0", "active=1", "backoff=0",
@@ -359,7 +358,7 @@ def test_status_without_a_reader_shows_the_health_it_read_without_credentials(
             {"pod": "kube-system/kube-scheduler-n1", "port": 10259, "leader": True,
              "summary": None, "problem": why,
              "sent": {"token": False, "serviceAccount": None, "lifetimeSeconds": None,
-                      "boundToPod": None},
+                      },
              "health": {"/healthz": "200 ok", "/readyz": "200 ok", "/livez": "200 ok"}},
         ],
         "problem": None, "reader": None, "readerProblem": why,

@@ -1,19 +1,24 @@
-"""Scheduler metrics on the lab: `status` reads a kube-scheduler's real /metrics through
-pods/portforward (the lab runner maps the pod's port 10259 to the process with kwok's
-PortForward), and the rendered metrics Service and scraper RBAC are what a scraper needs."""
+"""Scheduler metrics on the lab: `status --metrics` reads a kube-scheduler's real /metrics
+through pods/portforward (the lab runner maps the pod's port 10259 to the process with kwok's
+PortForward) with a token minted for the pod, never the caller's credentials; the rendered
+metrics Service and scraper RBAC are what a scraper needs."""
 
 from __future__ import annotations
 
+import base64
 import json
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
-from e2e_helpers import create_and_bind, exists, token_kubeconfig
+from e2e_helpers import create_and_bind, exists, token_kubeconfig, wait_for
 from test_deploy import managed_leftovers, run
 
-from kschedctl.errors import ForbiddenError
+from kschedctl.errors import ApiError, ForbiddenError
 from kschedctl.k8s.client import Cluster
+from kschedctl.k8s.logs import Replica, read
 from kschedctl.k8s.scrape import Target, get_via_port_forward
 from kschedctl.lab.cluster import Lab
 
@@ -55,6 +60,156 @@ def _port_forward_role(cluster: Cluster, account: str, namespace: str) -> list[s
     )  # fmt: skip
     return [f"{RBAC}/namespaces/kube-system/rolebindings/{role}",
             f"{RBAC}/namespaces/kube-system/roles/{role}"]  # fmt: skip
+
+
+def _admin_kubeconfig(lab: Lab, cluster: Cluster, namespace: str, path: Path) -> tuple[str, str]:
+    """A TOKEN kubeconfig at ``path`` for a ServiceAccount bound to cluster-admin (how most
+    admins authenticate: OIDC, exec plugins, ServiceAccount tokens): (its token, the binding)."""
+    cluster.create(
+        f"/api/v1/namespaces/{namespace}/serviceaccounts", {"metadata": {"name": "admin"}}
+    )
+    binding = f"{namespace}-admin"
+    cluster.create(
+        f"{RBAC}/clusterrolebindings",
+        {"metadata": {"name": binding},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                     "name": "cluster-admin"},
+         "subjects": [{"kind": "ServiceAccount", "name": "admin", "namespace": namespace}]},
+    )  # fmt: skip
+    token_kubeconfig(lab, cluster, namespace, "admin", path)
+    token = yaml.safe_load(path.read_text())["users"][0]["user"]["token"]
+    return token, f"{RBAC}/clusterrolebindings/{binding}"
+
+
+def _log(cluster: Cluster, namespace: str, pod: str) -> str:
+    """The pod's whole log through the API server, as `kubectl logs` reads it."""
+    return "\n".join(line.text for line in read(cluster, Replica(namespace, pod, None)))
+
+
+def _reviewed_subjects(log: str) -> set[str]:
+    """The ServiceAccounts whose tokens kube-scheduler sent to TokenReview (client-go logs the
+    request body at --v=8 and more): each JWT's ``sub``."""
+    subjects = set()
+    for jwt in re.findall(r"eyJ[\w-]+\.(eyJ[\w-]+)\.[\w-]+", log.replace("\\", "")):
+        claims: dict[str, Any] = json.loads(base64.urlsafe_b64decode(jwt + "=" * (-len(jwt) % 4)))
+        subjects.add(str(claims.get("sub")))
+    return subjects
+
+
+def test_status_never_sends_the_callers_token_to_the_scheduler_pod(
+    lab: Lab, cluster: Cluster, namespace: str, tmp_path: Path
+) -> None:
+    """Issue 22, example 1: a scheduler at --v=10 logs every token it reviews; an admin with a
+    token kubeconfig runs `status NAME --metrics`. The pod gets a token minted for this (of
+    NAME-metrics-reader, which may only get /metrics), never the admin's; without --metrics
+    nothing is forwarded at all."""
+    name = "leaky-sched"
+    workspace = tmp_path / name
+    workspace.mkdir()
+    (workspace / "scheduler.yaml").write_text(
+        yaml.safe_dump(
+            {"apiVersion": "kschedctl.io/v1alpha1", "kind": "Scheduler",
+             "metadata": {"name": name}, "spec": {"pod": {"verbosity": 10}}}
+        )
+    )  # fmt: skip
+    admin = tmp_path / "admin.kubeconfig"
+    token, binding = _admin_kubeconfig(lab, cluster, namespace, admin)
+    deployed = run(lab, "deploy", str(workspace), "--as-pod", cwd=tmp_path)
+    try:
+        assert deployed.returncode == 0, deployed.stderr
+        pod = cluster.get(f"/api/v1/namespaces/kube-system/pods/{name}")
+        assert "--v=10" in pod["spec"]["containers"][0]["command"]
+
+        unasked = run(lab, "status", name, "--kubeconfig", str(admin), cwd=tmp_path)
+        assert unasked.returncode == 0, unasked.stderr
+        assert "Metrics: not read (pass --metrics" in unasked.stdout
+        quiet = run(lab, "status", name, "-o", "json", "--kubeconfig", str(admin), cwd=tmp_path)
+        assert json.loads(quiet.stdout)["metrics"] is None
+
+        status = run(
+            lab, "status", name, "--metrics", "-o", "json", "--kubeconfig", str(admin),
+            cwd=tmp_path,
+        )  # fmt: skip
+        assert status.returncode == 0, status.stderr
+        metrics = json.loads(status.stdout)["metrics"]
+        assert metrics["reader"] == f"kube-system/{name}-metrics-reader"
+        (replica,) = metrics["replicas"]
+        assert replica["problem"] is None, replica["problem"]
+        assert replica["summary"]["attempts"]["scheduled"] >= 1  # deploy's canary
+        sent = replica["sent"]
+        assert sent["token"] is True
+        assert sent["serviceAccount"] == f"kube-system/{name}-metrics-reader"
+        assert 0 < sent["lifetimeSeconds"] <= 600
+
+        table = run(lab, "status", name, "--metrics", "--kubeconfig", str(admin), cwd=tmp_path)
+        assert table.returncode == 0, table.stderr
+        assert (
+            f"sent: a token minted for ServiceAccount kube-system/{name}-metrics-reader "
+            "(allowed only get /metrics, valid" in table.stdout
+        )
+        assert "your own credentials were not sent to any pod" in table.stdout
+        assert token not in table.stdout + table.stderr
+
+        # What the pod's editor reads with `kubectl logs`: the reviews of the minted tokens
+        # (so the log does show what it is sent), never the admin's token.
+        log = wait_for(
+            lambda: (text := _log(cluster, "kube-system", name))
+            and f"{name}-metrics-reader" in str(_reviewed_subjects(text))
+            and text,
+            60, "the scheduler's log of the TokenReview of the minted token",
+        )  # fmt: skip
+        assert token not in log
+        assert token.split(".")[1] not in log  # nor its claims, however it is quoted
+        assert _reviewed_subjects(log) == {
+            f"system:serviceaccount:kube-system:{name}-metrics-reader"
+        }
+    finally:
+        cluster.delete(binding)
+        removed = run(lab, "remove", name, "--force", cwd=tmp_path)
+    assert removed.returncode == 0, removed.stderr
+    assert managed_leftovers(cluster, name) == []
+
+
+def test_a_token_for_another_audience_is_refused_by_kube_scheduler(
+    lab: Lab, cluster: Cluster, tmp_path: Path
+) -> None:
+    """Why kschedctl mints its tokens for the API server's own audiences (no audience asked)
+    and binds them to no pod (kschedctl.k8s.tokens): kube-scheduler's delegated authentication
+    reviews tokens without naming an audience, so the API server checks its own, and a token
+    for "kschedctl-metrics" is refused with 401; a pod running as another ServiceAccount
+    cannot be bound to."""
+    name = "audience-sched"
+    workspace = _spec(tmp_path, name, {})
+    deployed = run(lab, "deploy", str(workspace), "--as-pod", cwd=tmp_path)
+    try:
+        assert deployed.returncode == 0, deployed.stderr
+        pod = cluster.get(f"/api/v1/namespaces/kube-system/pods/{name}")
+        target = Target("kube-system", name, 10259, https=True)
+
+        def mint(audiences: list[str], pod_bound: bool = False) -> str:
+            spec: dict[str, Any] = {"audiences": audiences, "expirationSeconds": 600}
+            if pod_bound:
+                spec["boundObjectRef"] = {"apiVersion": "v1", "kind": "Pod", "name": name,
+                                          "uid": pod["metadata"]["uid"]}  # fmt: skip
+            answer = cluster.create(
+                f"/api/v1/namespaces/kube-system/serviceaccounts/{name}-metrics-reader/token",
+                {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": spec},
+            )
+            return str(answer["status"]["token"])
+
+        # Why the token is not bound to the pod it is sent to (kschedctl.k8s.tokens).
+        with pytest.raises(ApiError, match="pod running with different serviceaccount name"):
+            mint([], pod_bound=True)
+        with pytest.raises(ForbiddenError, match="answered 401"):
+            get_via_port_forward(cluster, target, bearer=mint(["kschedctl-metrics"]))
+        text = get_via_port_forward(cluster, target, bearer=mint([]))
+        assert "scheduler_schedule_attempts_total" in text
+        # No credentials at all: /metrics is refused, the health endpoints are anyone's.
+        with pytest.raises(ForbiddenError, match="answered 403"):
+            get_via_port_forward(cluster, target)
+    finally:
+        removed = run(lab, "remove", name, "--force", cwd=tmp_path)
+    assert removed.returncode == 0, removed.stderr
 
 
 def test_status_shows_a_kube_schedulers_attempts_and_latency_from_its_real_metrics(

@@ -15,6 +15,7 @@ from kschedctl.k8s.tokens import MintedToken
 from kschedctl.observe.schedulers import Lease, Scheduler
 from kschedctl.ops import status_metrics
 
+MARK_S = {"kschedctl.io/scheduler": "s"}  # kschedctl deployed it as "s"
 FIXTURE = Path(__file__).parent / "fixtures" / "metrics" / "kube-scheduler-v1.36.3.txt"
 
 
@@ -27,9 +28,9 @@ def _pod(name: str, argv: list[str], phase: str = "Running") -> dict[str, Any]:
 
 
 class Asked(list[tuple[Target, str | None]]):
-    """Every (Target, bearer token) the section reads; ``minted``: (account, pod, uid)."""
+    """Every (Target, bearer token) the section reads; ``minted``: the accounts."""
 
-    minted: list[tuple[str, str, str]]
+    minted: list[str]
     probed: list[Target]
 
 
@@ -55,12 +56,9 @@ def asked(monkeypatch: pytest.MonkeyPatch) -> Asked:
             return "go_goroutines 3\n"
         return FIXTURE.read_text()
 
-    def fake_mint(
-        cluster: object, namespace: str, account: str, *, pod: tuple[str, str]
-    ) -> MintedToken:
-        targets.minted.append((f"{namespace}/{account}", *pod))
-        return MintedToken(f"token-for-{pod[0]}", f"{namespace}/{account}", 600,
-                           f"{namespace}/{pod[0]}")  # fmt: skip
+    def fake_mint(cluster: object, namespace: str, account: str) -> MintedToken:
+        targets.minted.append(f"{namespace}/{account}")
+        return MintedToken(f"token-of-{account}", f"{namespace}/{account}", 600)
 
     def fake_probe(
         cluster: object, target: Target, paths: list[str], timeout: float
@@ -80,7 +78,7 @@ def asked(monkeypatch: pytest.MonkeyPatch) -> Asked:
 def test_each_replica_is_read_and_each_failure_says_why(asked: Asked) -> None:
     names = ["ok", "refused", "silent", "other", "pending", "off"]
     entry = Scheduler(
-        "s", "deployment", managed=True, namespace="kube-system", instance="s", pods=names,
+        "s", "deployment", managed=True, namespace="kube-system", labels=MARK_S, pods=names,
         lease=Lease("kube-system", "s", "ok_1234-5678"),
     )  # fmt: skip
     pods = [
@@ -96,18 +94,16 @@ def test_each_replica_is_read_and_each_failure_says_why(asked: Asked) -> None:
     assert report["reader"] == "kube-system/s-metrics-reader"
     by_pod = {r["pod"].split("/")[1]: r for r in report["replicas"]}
     assert list(by_pod) == names
-    # Each replica asked is sent a token minted for its own pod, and nothing else.
+    # Each replica asked is sent the one token minted for this, and nothing else.
     assert sorted((t.pod, t.port, t.https, bearer) for t, bearer in asked) == [
-        ("ok", 10300, True, "token-for-ok"), ("other", 10259, True, "token-for-other"),
-        ("refused", 10259, True, "token-for-refused"), ("silent", 10259, True, "token-for-silent"),
+        ("ok", 10300, True, "token-of-s-metrics-reader"),
+        ("other", 10259, True, "token-of-s-metrics-reader"),
+        ("refused", 10259, True, "token-of-s-metrics-reader"),
+        ("silent", 10259, True, "token-of-s-metrics-reader"),
     ]  # fmt: skip
-    assert sorted(asked.minted) == [
-        ("kube-system/s-metrics-reader", name, f"uid-{name}")
-        for name in ("ok", "other", "refused", "silent")
-    ]
+    assert asked.minted == ["kube-system/s-metrics-reader"]  # once, for every replica
     assert by_pod["ok"]["sent"] == {
         "token": True, "serviceAccount": "kube-system/s-metrics-reader", "lifetimeSeconds": 600,
-        "boundToPod": "kube-system/ok",
     }  # fmt: skip
     assert by_pod["pending"]["sent"] is None and by_pod["off"]["sent"] is None
     assert asked.probed == []
@@ -167,7 +163,7 @@ def test_a_static_pods_mirror_pods_are_matched_to_the_lease_by_their_node(
 def test_kschedctls_own_scheduler_is_sent_no_credentials_at_all(asked: Asked) -> None:
     """It serves /metrics over plain HTTP to anyone (kschedctl.scheduling.serving): no token is
     minted, no ServiceAccount looked for."""
-    entry = Scheduler("b", "deployment", managed=True, namespace="kube-system", instance="b",
+    entry = Scheduler("b", "deployment", managed=True, namespace="kube-system", labels={"kschedctl.io/scheduler": "b"},
                       pods=["b-1"])  # fmt: skip
     pod = _pod("b-1", ["kschedctl", "scheduler", "run", "--metrics-port=10300"])
     report = status_metrics.read_metrics(object(), entry, [pod])  # type: ignore[arg-type]
@@ -177,7 +173,7 @@ def test_kschedctls_own_scheduler_is_sent_no_credentials_at_all(asked: Asked) ->
     assert asked.minted == [] and report["reader"] is None
     (replica,) = report["replicas"]
     assert replica["sent"] == {
-        "token": False, "serviceAccount": None, "lifetimeSeconds": None, "boundToPod": None
+        "token": False, "serviceAccount": None, "lifetimeSeconds": None
     }  # fmt: skip
 
 
@@ -186,11 +182,11 @@ def test_kschedctls_own_scheduler_is_sent_no_credentials_at_all(asked: Asked) ->
     [
         (Scheduler("default-scheduler", "static-pod", namespace="kube-system", pods=["k-n1"]),
          None, "kschedctl did not deploy this scheduler"),
-        (Scheduler("x", "deployment", managed=True, namespace="kube-system", instance="x",
+        (Scheduler("x", "deployment", managed=True, namespace="kube-system", labels={"kschedctl.io/scheduler": "x"},
                    pods=["k-n1"]),
          None, "its metrics-reader ServiceAccount kube-system/x-metrics-reader does not exist "
          "(kschedctl deploys it"),
-        (Scheduler("x", "deployment", managed=True, namespace="kube-system", instance="x",
+        (Scheduler("x", "deployment", managed=True, namespace="kube-system", labels={"kschedctl.io/scheduler": "x"},
                    pods=["k-n1"]),
          "mine", "ServiceAccount kube-system/mine does not exist"),
     ],
@@ -206,7 +202,7 @@ def test_without_a_reader_no_token_is_minted_and_health_is_read_anonymously(
     problem = report["readerProblem"] or ""
     assert says in problem
     assert "never sends your own credentials to a pod" in problem
-    suggested = reader or f"{entry.instance or entry.name}-metrics-reader"
+    suggested = reader or f"{entry.name}-metrics-reader"
     assert "--non-resource-url=/metrics" in problem and f"--metrics-reader {suggested}" in problem
     (replica,) = report["replicas"]
     assert replica["summary"] is None and replica["problem"] == problem
@@ -219,5 +215,5 @@ def test_a_reader_named_by_the_caller_is_used_for_any_scheduler(asked: Asked) ->
     pod = _pod("k-n1", ["kube-scheduler"])
     report = status_metrics.read_metrics(object(), entry, [pod], "s-reader")  # type: ignore[arg-type]
     assert report["reader"] == "kube-system/s-reader"
-    assert asked.minted == [("kube-system/s-reader", "k-n1", "uid-k-n1")]
-    assert [bearer for _, bearer in asked] == ["token-for-k-n1"]
+    assert asked.minted == ["kube-system/s-reader"]
+    assert [bearer for _, bearer in asked] == ["token-of-s-reader"]
