@@ -41,25 +41,13 @@ def _spec(tmp_path: Path, name: str, metrics: dict[str, object]) -> Path:
     return workspace
 
 
-def _port_forward_role(cluster: Cluster, account: str, namespace: str) -> list[str]:
-    """Let ``account`` open port-forwards to kube-system pods (what a scraper outside the
-    cluster, or `kschedctl status`, needs besides get on /metrics)."""
-    role = f"{namespace}-{account}-portforward"
-    cluster.create(
-        f"{RBAC}/namespaces/kube-system/roles",
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
-         "metadata": {"name": role},
-         "rules": [{"apiGroups": [""], "resources": ["pods/portforward"], "verbs": ["get", "create"]}]},
+def _token(cluster: Cluster, namespace: str, account: str) -> str:
+    answer = cluster.create(
+        f"/api/v1/namespaces/{namespace}/serviceaccounts/{account}/token",
+        {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+         "spec": {"expirationSeconds": 600}},
     )  # fmt: skip
-    cluster.create(
-        f"{RBAC}/namespaces/kube-system/rolebindings",
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-         "metadata": {"name": role},
-         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role},
-         "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": namespace}]},
-    )  # fmt: skip
-    return [f"{RBAC}/namespaces/kube-system/rolebindings/{role}",
-            f"{RBAC}/namespaces/kube-system/roles/{role}"]  # fmt: skip
+    return str(answer["status"]["token"])
 
 
 def _admin_kubeconfig(lab: Lab, cluster: Cluster, namespace: str, path: Path) -> tuple[str, str]:
@@ -224,14 +212,13 @@ def test_status_shows_a_kube_schedulers_attempts_and_latency_from_its_real_metri
         tmp_path, name,
         {"service": True, "scraper": {"namespace": namespace, "serviceAccount": "scraper"}},
     )  # fmt: skip
-    cleanup: list[str] = []
     deployed = run(lab, "deploy", str(workspace), "--as-pod", cwd=tmp_path)
     try:
         assert deployed.returncode == 0, deployed.stderr
         pods = [f"m{i}" for i in range(4)]
         create_and_bind(cluster, namespace, pods, name)
 
-        status = run(lab, "status", name, "-o", "json", cwd=tmp_path)
+        status = run(lab, "status", name, "--metrics", "-o", "json", cwd=tmp_path)
         assert status.returncode == 0, status.stderr
         metrics = json.loads(status.stdout)["metrics"]
         assert metrics["problem"] is None
@@ -249,7 +236,7 @@ def test_status_shows_a_kube_schedulers_attempts_and_latency_from_its_real_metri
         assert set(summary["pending"]) == {"active", "backoff", "unschedulable", "gated"}
         assert replica["leader"] is True
 
-        table = run(lab, "status", name, cwd=tmp_path)
+        table = run(lab, "status", name, "--metrics", cwd=tmp_path)
         assert table.returncode == 0, table.stderr
         assert "Metrics (each replica's /metrics" in table.stdout
         assert f"kube-system/{name}" in table.stdout and "ATTEMPT P99" in table.stdout
@@ -265,33 +252,28 @@ def test_status_shows_a_kube_schedulers_attempts_and_latency_from_its_real_metri
         selected = cluster.list("/api/v1/pods", labelSelector=selector)
         assert [p["metadata"]["name"] for p in selected] == [name]
 
-        # The rendered scraper RBAC is exactly what /metrics needs: the scraper reads it, a
-        # ServiceAccount with the same port-forward right but without it is refused by
-        # kube-scheduler itself.
+        # The rendered scraper RBAC is exactly what /metrics needs: the scraper's token reads
+        # it, a ServiceAccount's without it is refused by kube-scheduler itself.
         cluster.create(
             f"/api/v1/namespaces/{namespace}/serviceaccounts",
             {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "nobody"}},
         )
         target = Target("kube-system", name, 10259, https=True)
-        for account in ("scraper", "nobody"):
-            cleanup += _port_forward_role(cluster, account, namespace)
-        token_kubeconfig(lab, cluster, namespace, "scraper", tmp_path / "scraper.kubeconfig")
-        token_kubeconfig(lab, cluster, namespace, "nobody", tmp_path / "nobody.kubeconfig")
-        with Cluster.connect(str(tmp_path / "scraper.kubeconfig")) as scraper:
-            text = get_via_port_forward(scraper, target)
+        text = get_via_port_forward(cluster, target, bearer=_token(cluster, namespace, "scraper"))
         assert f'scheduler_schedule_attempts_total{{profile="{name}",result="scheduled"}}' in text
-        with Cluster.connect(str(tmp_path / "nobody.kubeconfig")) as nobody:
-            with pytest.raises(ForbiddenError, match="answered 403") as refused:
-                get_via_port_forward(nobody, target)
+        with pytest.raises(ForbiddenError, match="answered 403") as refused:
+            get_via_port_forward(cluster, target, bearer=_token(cluster, namespace, "nobody"))
         assert "nonResourceURLs: [/metrics]" in (refused.value.hint or "")
     finally:
-        for path in cleanup:
-            cluster.delete(path)
         removed = run(lab, "remove", name, "--force", cwd=tmp_path)  # its pods still name it
     assert removed.returncode == 0, removed.stderr
     assert not exists(cluster, f"/api/v1/namespaces/kube-system/services/{name}-metrics")
     assert not exists(cluster, f"{RBAC}/clusterroles/{name}-metrics-reader")
     assert not exists(cluster, f"{RBAC}/clusterrolebindings/{name}-metrics-reader")
+    assert not exists(cluster, f"{RBAC}/clusterrolebindings/{name}-metrics-reader-status")
+    assert not exists(
+        cluster, f"/api/v1/namespaces/kube-system/serviceaccounts/{name}-metrics-reader"
+    )
 
 
 def test_a_service_monitor_without_its_crd_is_refused_before_anything_is_sent(
@@ -323,6 +305,7 @@ def test_a_static_pods_metrics_service_rbac_and_status_read_through_its_mirror_p
         {"service": True, "scraper": {"namespace": namespace, "serviceAccount": "scraper"}},
     )  # fmt: skip
     deployed = run(lab, "deploy", str(workspace), "--as-static-pod", cwd=tmp_path)
+    cleanup: list[str] = []
     try:
         assert deployed.returncode == 0, deployed.stderr
         assert "bindAddress" not in deployed.stderr  # the lab's pods listen on loopback
@@ -347,11 +330,42 @@ def test_a_static_pods_metrics_service_rbac_and_status_read_through_its_mirror_p
             {"kind": "ServiceAccount", "name": "scraper", "namespace": namespace}
         ]
 
-        status = run(lab, "status", name, "-o", "json", cwd=tmp_path)
+        # No metrics reader is rendered for the host forms: only what anyone may read.
+        status = run(lab, "status", name, "--metrics", "-o", "json", cwd=tmp_path)
         assert status.returncode == 0, status.stderr
         metrics = json.loads(status.stdout)["metrics"]
-        assert metrics["problem"] is None
+        assert metrics["reader"] is None
+        assert (
+            f"ServiceAccount kube-system/{name}-metrics-reader does not exist"
+            in (metrics["readerProblem"])
+        )
+        assert f"--metrics-reader {name}-metrics-reader" in metrics["readerProblem"]
         (replica,) = metrics["replicas"]
+        assert replica["summary"] is None and replica["sent"]["token"] is False
+        assert replica["health"] == {p: "200 ok" for p in ("/healthz", "/readyz", "/livez")}
+
+        # The way the message gives: a ServiceAccount of the pod's namespace allowed /metrics
+        # (here through the rendered ClusterRole), named with --metrics-reader.
+        reader = f"{name}-reader"
+        cluster.create(
+            "/api/v1/namespaces/kube-system/serviceaccounts", {"metadata": {"name": reader}}
+        )
+        cleanup.append(f"/api/v1/namespaces/kube-system/serviceaccounts/{reader}")
+        cluster.create(
+            f"{RBAC}/clusterrolebindings",
+            {"metadata": {"name": reader},
+             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                         "name": f"{name}-metrics-reader"},
+             "subjects": [{"kind": "ServiceAccount", "name": reader,
+                           "namespace": "kube-system"}]},
+        )  # fmt: skip
+        cleanup.append(f"{RBAC}/clusterrolebindings/{reader}")
+        status = run(lab, "status", name, "--metrics-reader", reader, "-o", "json", cwd=tmp_path)
+        assert status.returncode == 0, status.stderr
+        metrics = json.loads(status.stdout)["metrics"]
+        assert metrics["problem"] is None and metrics["reader"] == f"kube-system/{reader}"
+        (replica,) = metrics["replicas"]
+        assert replica["sent"]["serviceAccount"] == f"kube-system/{reader}"
         assert replica["pod"] == f"kube-system/{mirror['metadata']['name']}"
         assert replica["port"] == port and replica["problem"] is None, replica["problem"]
         summary = replica["summary"]
@@ -359,6 +373,8 @@ def test_a_static_pods_metrics_service_rbac_and_status_read_through_its_mirror_p
         assert summary["attempts"]["scheduled"] >= 3  # s0, s1 and deploy's canary
         assert replica["leader"] is True
     finally:
+        for path in cleanup:
+            cluster.delete(path)
         removed = run(lab, "remove", name, "--force", cwd=tmp_path)  # its pods still name it
     assert removed.returncode == 0, removed.stderr
     assert managed_leftovers(cluster, name) == []
@@ -382,7 +398,7 @@ def test_a_systemd_service_gets_the_scraper_rbac_but_no_service(
         )
         assert not exists(cluster, f"/api/v1/namespaces/kube-system/services/{name}-metrics")
         assert exists(cluster, f"{RBAC}/clusterrolebindings/{name}-metrics-reader")
-        status = run(lab, "status", name, "-o", "json", cwd=tmp_path)
+        status = run(lab, "status", name, "--metrics", "-o", "json", cwd=tmp_path)
         assert status.returncode == 0, status.stderr
         problem = json.loads(status.stdout)["metrics"]["problem"]
         assert "systemd service on a host" in problem and "/metrics" in problem
