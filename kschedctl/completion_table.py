@@ -2462,8 +2462,8 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                      'callback': False,
                                      'fish': "Read each replica's /metrics through "
                                              'pods/portforward, sending each pod a 10-minute token '
-                                             'minted for it (never your credentials). Off by '
-                                             'default.',
+                                             'minted for the purpose (never your credentials). Off '
+                                             'by default.',
                                      'flag': True,
                                      'hidden': False,
                                      'kind': 'option',
@@ -2473,8 +2473,8 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                      'opts': ['--metrics'],
                                      'zsh': "Read each replica''s /metrics through "
                                             'pods/portforward, sending each pod a 10-minute token '
-                                            'minted for it (never your credentials). Off by '
-                                            'default.'},
+                                            'minted for the purpose (never your credentials). Off '
+                                            'by default.'},
                                     {'all_opts': ['--metrics-reader'],
                                      'callback': False,
                                      'fish': "The ServiceAccount of the scheduler's namespace "
