@@ -110,7 +110,7 @@ def read_metrics(
     reader: str | None = None,
 ) -> MetricsReport:
     """The Metrics section for scheduler ``entry`` (``pods``: the cluster's pods);
-    ``reader``: the metrics-reader ServiceAccount of its namespace (None: kschedctl's own)."""
+    ``reader``: the metrics-reader ServiceAccount of its namespace (None: NAME-metrics-reader)."""
     report: MetricsReport = {"replicas": [], "problem": None, "reader": None, "readerProblem": None}
     if entry is None:
         report["problem"] = "nothing serves this name: no scheduler to ask"
