@@ -2458,19 +2458,42 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                      'opts': ['--no-headers'],
                                      'zsh': 'Tables and custom-columns\\\\: leave out the header '
                                             'row.'},
-                                    {'all_opts': ['--no-metrics'],
+                                    {'all_opts': ['--metrics', '--no-metrics'],
                                      'callback': False,
-                                     'fish': "Do not read each replica's /metrics (through "
-                                             'pods/portforward).',
+                                     'fish': "Read each replica's /metrics through "
+                                             'pods/portforward, sending each pod a 10-minute token '
+                                             'minted for the purpose (never your credentials). Off '
+                                             'by default.',
                                      'flag': True,
                                      'hidden': False,
                                      'kind': 'option',
                                      'multiple': False,
-                                     'name': 'no_metrics',
+                                     'name': 'metrics',
                                      'nargs': 1,
-                                     'opts': ['--no-metrics'],
-                                     'zsh': "Do not read each replica''s /metrics (through "
-                                            'pods/portforward).'},
+                                     'opts': ['--metrics'],
+                                     'zsh': "Read each replica''s /metrics through "
+                                            'pods/portforward, sending each pod a 10-minute token '
+                                            'minted for the purpose (never your credentials). Off '
+                                            'by default.'},
+                                    {'all_opts': ['--metrics-reader'],
+                                     'callback': False,
+                                     'fish': "The ServiceAccount of the scheduler's namespace "
+                                             '(allowed only get on /metrics) to mint the tokens '
+                                             'for (default: NAME-metrics-reader, deployed with '
+                                             "kschedctl's pod and deployment forms). Implies "
+                                             '--metrics.',
+                                     'flag': False,
+                                     'hidden': False,
+                                     'kind': 'option',
+                                     'multiple': False,
+                                     'name': 'metrics_reader',
+                                     'nargs': 1,
+                                     'opts': ['--metrics-reader'],
+                                     'zsh': "The ServiceAccount of the scheduler''s namespace "
+                                            '(allowed only get on /metrics) to mint the tokens for '
+                                            '(default\\\\: NAME-metrics-reader, deployed with '
+                                            "kschedctl''s pod and deployment forms). Implies "
+                                            '--metrics.'},
                                     {'all_opts': ['-h', '--help'],
                                      'callback': False,
                                      'fish': 'Show this message and exit.',
