@@ -102,7 +102,7 @@ def test_an_editors_bare_kube_scheduler_is_not_default_scheduler(
         as_editor.close()
     wait_for(lambda: running(cluster, namespace, "kube-scheduler"), 120, "the impostor running")
 
-    status = run(lab, "status", "default-scheduler", "-o", "json", cwd=tmp_path)
+    status = run(lab, "status", "default-scheduler", "--metrics", "-o", "json", cwd=tmp_path)
     assert status.returncode == 0, status.stderr
     report = json.loads(status.stdout)
     entry = report["scheduler"]
