@@ -1462,6 +1462,22 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                    'opts': ['--user'],
                                    'zsh': 'The kubeconfig user to use (instead of the '
                                           "context''s)."},
+                                  {'all_opts': ['-n', '--namespace'],
+                                   'callback': False,
+                                   'completer': 'kschedctl.cli.completers:namespaces',
+                                   'fish': "The scheduler's namespace: needed only when schedulers "
+                                           'in several namespaces claim NAME and none is known to '
+                                           'be it (list shows them).',
+                                   'flag': False,
+                                   'hidden': False,
+                                   'kind': 'option',
+                                   'multiple': False,
+                                   'name': 'namespace',
+                                   'nargs': 1,
+                                   'opts': ['-n', '--namespace'],
+                                   'zsh': "The scheduler''s namespace\\\\: needed only when "
+                                          'schedulers in several namespaces claim NAME and none is '
+                                          'known to be it (list shows them).'},
                                   {'all_opts': ['-h', '--help'],
                                    'callback': False,
                                    'fish': 'Show this message and exit.',
@@ -2494,6 +2510,22 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                             '(default\\\\: NAME-metrics-reader, deployed with '
                                             "kschedctl''s pod and deployment forms). Implies "
                                             '--metrics.'},
+                                    {'all_opts': ['-n', '--namespace'],
+                                     'callback': False,
+                                     'completer': 'kschedctl.cli.completers:namespaces',
+                                     'fish': "The scheduler's namespace: needed only when "
+                                             'schedulers in several namespaces claim NAME and none '
+                                             'is known to be it (list shows them).',
+                                     'flag': False,
+                                     'hidden': False,
+                                     'kind': 'option',
+                                     'multiple': False,
+                                     'name': 'namespace',
+                                     'nargs': 1,
+                                     'opts': ['-n', '--namespace'],
+                                     'zsh': "The scheduler''s namespace\\\\: needed only when "
+                                            'schedulers in several namespaces claim NAME and none '
+                                            'is known to be it (list shows them).'},
                                     {'all_opts': ['-h', '--help'],
                                      'callback': False,
                                      'fish': 'Show this message and exit.',

@@ -12,7 +12,14 @@ import typer
 from kschedctl import output
 from kschedctl.cli import cluster_completers
 from kschedctl.cli.common import connect
-from kschedctl.cli.options import ClusterName, Context, Kubeconfig, Since, User
+from kschedctl.cli.options import (
+    ClusterName,
+    Context,
+    Kubeconfig,
+    SchedulerNamespace,
+    Since,
+    User,
+)
 from kschedctl.errors import UsageError
 
 if TYPE_CHECKING:
@@ -79,6 +86,7 @@ def logs(
     context: Context = None,
     cluster_name: ClusterName = None,
     user: User = None,
+    namespace: SchedulerNamespace = None,
 ) -> None:
     """The scheduler's logs: every replica, merged in time order, the leader marked.
 
@@ -101,7 +109,7 @@ def logs(
     from kschedctl.cli.logview import Printer
     from kschedctl.ops.logs import LogsRequest, open_logs
 
-    request = LogsRequest(name, follow, since_seconds, tail, all_replicas, previous)
+    request = LogsRequest(name, follow, since_seconds, tail, all_replicas, previous, namespace)
     with connect(kubeconfig, context, cluster_name, user) as cluster:
         try:
             with open_logs(cluster, hosts.for_target(kubeconfig), request, output.warn) as stream:

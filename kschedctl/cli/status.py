@@ -10,13 +10,14 @@ import typer
 from kschedctl import output
 from kschedctl.cli import cluster_completers
 from kschedctl.cli.common import age, connect
-from kschedctl.cli.inventory import health_text
+from kschedctl.cli.inventory import health_text, identity_text
 from kschedctl.cli.options import (
     TABLE_FORMATS,
     ClusterName,
     Context,
     Kubeconfig,
     NoHeaders,
+    SchedulerNamespace,
     TableOutput,
     User,
     check_output,
@@ -61,6 +62,7 @@ def status(
             "kschedctl's pod and deployment forms). Implies --metrics.",
         ),
     ] = None,
+    namespace: SchedulerNamespace = None,
 ) -> None:
     """One scheduler in depth: objects, leader, RBAC, version, events, Pending pods, warnings,
     and each replica's own metrics.
@@ -88,7 +90,7 @@ def status(
     with connect(kubeconfig, context, cluster_name, user) as cluster:
         report = scheduler_status(
             cluster, name, metrics=metrics or metrics_reader is not None,
-            metrics_reader=metrics_reader,
+            metrics_reader=metrics_reader, namespace=namespace,
         )  # fmt: skip
     if not fmt.is_table:
         # -o name: the scheduler, as `list -o name` names it
@@ -107,6 +109,7 @@ def _print_status(report: SchedulerStatus) -> None:
         lines += [
             f"Form:       {s['form']}{' (managed by kschedctl)' if s['managed'] else ''}",
             f"Namespace:  {s['namespace'] or '-'}",
+            f"Identity:   {identity_text(report.scheduler)}",
             f"Health:     {health_text(report.scheduler)}",
             f"Ready:      {ready}",
         ]

@@ -29,6 +29,7 @@ from kschedctl.filters import (
     evaluation_key,
     failed_scheduling_message,
 )
+from kschedctl.observe import identity
 from kschedctl.observe.bodies import SchedulerEntry, UnknownScheduler
 from kschedctl.observe.crash import CrashReport, pod_problems
 from kschedctl.observe.nodegroups import NodeGroup, group_nodes
@@ -474,6 +475,46 @@ def _scheduler_findings(
                 "deployments or leases); only the filters were evaluated",
             )
         ]
+    claims = _claim_findings(name, entry)
+    if entry is not None and entry.candidates:
+        return claims
+    return claims + _served_findings(name, entry, schedulers, outcome)
+
+
+def _claim_findings(name: str, entry: Scheduler | None) -> list[Finding]:
+    """Schedulers claiming the name that are not known to be it (observe.identity): why
+    looks at none of them as the pod's scheduler."""
+    if entry is None:
+        return []
+    found = []
+    if entry.candidates:
+        found.append(
+            Finding(
+                "scheduler-conflict",
+                WARNING,
+                f"{len(entry.candidates)} schedulers claim schedulerName {name!r}: "
+                f"{identity.claims(entry)}; none is known to be it, so none was checked",
+                "remove the ones that should not serve it (`kschedctl list` shows them)",
+            )
+        )
+    for impostor in entry.impostors:
+        found.append(
+            Finding(
+                "scheduler-impostor",
+                WARNING,
+                f"{impostor.instance or impostor.form} in namespace {impostor.namespace or '-'} "
+                f"claims schedulerName {name!r} but is not it ({impostor.reason}); if it runs, "
+                "it may bind this pod too",
+                f"delete it: kubectl delete -n {impostor.namespace or '-'} "
+                f"{impostor.instance or impostor.form}",
+            )
+        )
+    return found
+
+
+def _served_findings(
+    name: str, entry: Scheduler | None, schedulers: Sequence[Scheduler], outcome: str
+) -> list[Finding]:
     if entry is None or not entry.served:
         running = _served_names(schedulers)
         if name == DEFAULT_SCHEDULER_NAME:

@@ -17,6 +17,7 @@ from kschedctl.k8s.inventory import snapshot
 from kschedctl.k8s.resources import describe
 from kschedctl.observe.crash import CrashReport
 from kschedctl.observe.doublebooking import for_scheduler
+from kschedctl.observe.identity import pick, trusted_objects
 from kschedctl.observe.permissions import (
     DEFAULT_LEASE_UPDATE,
     metrics_object,
@@ -110,14 +111,22 @@ class SchedulerStatus:
 
 
 def scheduler_status(
-    cluster: Cluster, name: str, *, metrics: bool = False, metrics_reader: str | None = None
+    cluster: Cluster,
+    name: str,
+    *,
+    metrics: bool = False,
+    metrics_reader: str | None = None,
+    namespace: str | None = None,
 ) -> SchedulerStatus:
     """``metrics``: the caller consents to port-forwards to the scheduler's pods, each sent a
-    token minted for the purpose (``metrics_reader``: its ServiceAccount; .status_metrics)."""
+    token minted for the purpose (``metrics_reader``: its ServiceAccount; .status_metrics).
+    ``namespace``: the one of the claims to ``name`` to report (a conflict needs it)."""
     snap = snapshot(cluster)
     schedulers = discover(snap)
-    entry = next((s for s in schedulers if s.name == name), None)
-    objects = managed_objects(cluster, name)
+    # Only what is known to be the scheduler is read, scraped and reviewed: never a claim
+    # to its name (observe.identity), nor an object only labelled like kschedctl's.
+    entry = pick(schedulers, name, namespace)
+    objects, _foreign = trusted_objects(name, managed_objects(cluster, name))
     if entry is None and not objects:
         raise NotFoundError(
             f"no scheduler named {name!r}: nothing serves it and no pod asks for it",
@@ -286,6 +295,12 @@ def warnings(
     found: list[str] = []
     if entry is None:
         return found
+    for impostor in entry.impostors:
+        found.append(
+            f"impostor: {impostor.instance or impostor.form} in namespace "
+            f"{impostor.namespace or '-'} claims the name {entry.name} but is not it "
+            f"({impostor.reason}); kschedctl ignores it — delete it if it should not run"
+        )
     for obj in objects:
         spec = obj.get("spec") or {}
         if obj["kind"] == "Deployment" and spec.get("replicas", 1) > 1 and entry.lease is None:

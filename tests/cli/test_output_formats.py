@@ -260,7 +260,12 @@ def _status(monkeypatch: pytest.MonkeyPatch, metrics: Any = None) -> list[tuple[
     asked: list[tuple[bool, str | None]] = []
 
     def scheduler_status(
-        cluster: object, name: str, *, metrics: bool = False, metrics_reader: str | None = None
+        cluster: object,
+        name: str,
+        *,
+        metrics: bool = False,
+        metrics_reader: str | None = None,
+        namespace: str | None = None,
     ) -> Any:
         asked.append((metrics, metrics_reader))
         return report
