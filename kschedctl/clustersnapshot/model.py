@@ -106,7 +106,7 @@ class SnapshotMetadata:
 class SnapshotNode:
     """A node as the scheduler sees it (``status.capacity``/``allocatable``, ``spec``)."""
 
-    name: str = field(default="", metadata={"required": True})
+    name: str = field(default="", metadata={"required": True, "name": "subdomain"})
     labels: dict[str, str] = field(default_factory=dict)
     capacity: dict[str, str] = field(default_factory=dict)
     allocatable: dict[str, str] = field(default_factory=dict)
@@ -131,8 +131,8 @@ class SnapshotContainer:
 class SnapshotPod:
     """A pod reduced to what scheduling reads; ``nodeName`` empty for a pending pod."""
 
-    namespace: str = field(default="", metadata={"required": True})
-    name: str = field(default="", metadata={"required": True})
+    namespace: str = field(default="", metadata={"required": True, "name": "label"})
+    name: str = field(default="", metadata={"required": True, "name": "subdomain"})
     node_name: str = ""
     phase: str = ""
     scheduler_name: str = ""
@@ -162,7 +162,7 @@ class SnapshotPod:
 class SnapshotNamespace:
     """A namespace's labels: what ``namespaceSelector`` in pod affinity terms matches."""
 
-    name: str = field(default="", metadata={"required": True})
+    name: str = field(default="", metadata={"required": True, "name": "label"})
     labels: dict[str, str] = field(default_factory=dict)
 
 
@@ -170,8 +170,8 @@ class SnapshotNamespace:
 class PodDisruptionBudget:
     """A PDB as preemption reads it (``selector``, the budget, ``status.disruptionsAllowed``)."""
 
-    namespace: str = field(default="", metadata={"required": True})
-    name: str = field(default="", metadata={"required": True})
+    namespace: str = field(default="", metadata={"required": True, "name": "label"})
+    name: str = field(default="", metadata={"required": True, "name": "subdomain"})
     selector: RawDict | None = None
     min_available: int | str | None = None
     max_unavailable: int | str | None = None
@@ -182,7 +182,7 @@ class PodDisruptionBudget:
 class PriorityClass:
     """A PriorityClass: ``value``, ``globalDefault``, ``preemptionPolicy``."""
 
-    name: str = field(default="", metadata={"required": True})
+    name: str = field(default="", metadata={"required": True, "name": "subdomain"})
     value: int = 0
     global_default: bool = False
     preemption_policy: str = ""

@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from kschedctl.config.schema import join
 from kschedctl.config.shapes import (
+    DNS_PATTERNS,
     dns_label_problem,
     dns_subdomain_problem,
     label_value_problems,
@@ -24,6 +25,12 @@ from kschedctl.config.shapes import (
 from kschedctl.errors import Problem, quote
 
 NameRule = Literal["subdomain", "label"]
+
+
+def name_schema(rule: NameRule) -> dict[str, Any]:
+    """The JSON Schema of a name under ``rule`` (pattern and length)."""
+    pattern, longest = DNS_PATTERNS[rule]
+    return {"pattern": f"^{pattern}$", "maxLength": longest}
 
 
 @functools.lru_cache(maxsize=65536)

@@ -174,3 +174,20 @@ def test_a_timeline_holds_at_most_a_week_of_minutes() -> None:
     assert found.minutes[0].start == now - timedelta(minutes=MAX_MINUTES - 1)
     assert found.omitted > 1_000_000_000
     assert found.totals["scheduled"] == 2
+
+
+def test_the_snapshot_schema_states_the_same_name_rules_and_limits() -> None:
+    import jsonschema
+
+    from kschedctl.render import schemas
+
+    validator = jsonschema.Draft202012Validator(schemas.schema("snapshot"))
+    good = _snapshot(1, 1, 1)
+    assert not list(validator.iter_errors(good))
+    good["spec"]["nodes"] = [{"name": "../../x"}]
+    good["spec"]["pendingPods"][0]["namespace"] = "Team_B"
+    paths = sorted("/".join(map(str, e.absolute_path)) for e in validator.iter_errors(good))
+    assert paths == ["spec/nodes/0/name", "spec/pendingPods/0/namespace"]
+    assert (
+        schemas.schema("snapshot")["properties"]["spec"]["properties"]["nodes"]["maxItems"] == 5000
+    )
