@@ -75,13 +75,22 @@ def check_keys(values: Any, path: str, out: list[Problem], what: str = "key") ->
     """The keys of a mapping (annotations, resources) as qualified names."""
     if isinstance(values, Mapping):  # not a mapping: the type checks' problem
         for key in values:
+            if type(key) is str and not _key_problems(key):
+                continue  # the common case, without building a path
             check_key(key, join(path, str(key)), out, what)
+
+
+@functools.lru_cache(maxsize=65536)
+def _label_ok(key: str, value: str) -> bool:
+    return not _key_problems(key) and not _value_problems(value)
 
 
 def check_labels(labels: Any, path: str, out: list[Problem]) -> None:
     """Label keys (qualified names) and values (label values, strings)."""
     if isinstance(labels, Mapping):
         for key, value in labels.items():
+            if type(key) is str and type(value) is str and _label_ok(key, value):
+                continue
             where = join(path, str(key))
             check_key(key, where, out, "label key")
             check_label_value(value, where, out)
