@@ -21,6 +21,7 @@ character and its ``str.lower``/``str.upper`` forms.
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -38,6 +39,11 @@ def _sre() -> tuple[Any, Any]:
         return importlib.import_module("sre_parse"), importlib.import_module("sre_constants")
 
 
+def _name(constant: Any) -> str:
+    """An opcode's name (``re._constants``' named integers)."""
+    return str(getattr(constant, "name", constant))
+
+
 class PatternError(ValueError):
     """A pattern that is not valid, or that needs backtracking (the message says which)."""
 
@@ -51,6 +57,8 @@ _BOUNDARY, _NON_BOUNDARY, _ASCII_BOUNDARY, _ASCII_NON_BOUNDARY = range(5, 9)
 _START, _AFTER_NL, _AFTER_WORD, _AFTER_ASCII_WORD = 1, 2, 4, 8
 
 Pred = Callable[[str], bool]
+# `\B` matches the empty string from Python 3.14 on, not before: as the running `re` does.
+_NON_BOUNDARY_IN_EMPTY = re.search(r"\B", "") is not None
 _MISSING: Any = object()  # not in a state's cache (None there means a match)
 
 
@@ -88,7 +96,7 @@ class _Compiler:
     def seq(self, items: Sequence[tuple[Any, Any]], flags: int) -> None:
         for op, av in items:
             self.charge()
-            self.node(str(op), av, flags)
+            self.node(_name(op), av, flags)
 
     def charge(self) -> None:
         """Count one step of compiling: empty groups repeated emit nothing, yet take time."""
@@ -108,7 +116,7 @@ class _Compiler:
         elif op == "IN":
             self.emit(_CHAR, self.char_class(av, flags))
         elif op == "AT":
-            self.emit(_ASSERT, self.at(str(av), flags))
+            self.emit(_ASSERT, self.at(_name(av), flags))
         elif op == "BRANCH":
             jumps = []
             *firsts, last = av[1]
@@ -172,7 +180,7 @@ class _Compiler:
         ranges: list[tuple[int, int]] = []
         tests: list[Pred] = []
         for op, av in items:
-            name = str(op)
+            name = _name(op)
             if name == "NEGATE":
                 negate = True
             elif name == "LITERAL":
@@ -180,7 +188,7 @@ class _Compiler:
             elif name == "RANGE":
                 ranges.append(av)
             elif name == "CATEGORY":
-                category = str(av)
+                category = _name(av)
                 tests.append(self.category(category.replace("_NOT", ""), ascii_only))
                 if "_NOT_" in category:
                     tests[-1] = (lambda t: lambda c: not t(c))(tests[-1])
@@ -252,7 +260,10 @@ class UserRegex:
         except (sre.error, ValueError, OverflowError, RecursionError) as err:
             raise PatternError(str(err)) from err
         compiler = _Compiler()
-        compiler.seq(parsed, parsed.state.flags)
+        try:
+            compiler.seq(parsed, parsed.state.flags)
+        except RecursionError as err:
+            raise PatternError("the pattern is too large (groups nested too deep)") from err
         compiler.emit(_MATCH)
         self.pattern = pattern
         self.program = tuple(compiler.program)
@@ -378,4 +389,4 @@ def _holds(kind: int, before: int, c: str | None, final_nl: bool, empty: bool) -
     word_after = c is not None and (_ascii_word(c) if ascii_only else _word(c))
     if kind in (_BOUNDARY, _ASCII_BOUNDARY):
         return word_before != word_after
-    return not empty and word_before == word_after
+    return (_NON_BOUNDARY_IN_EMPTY or not empty) and word_before == word_after
