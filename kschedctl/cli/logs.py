@@ -102,7 +102,11 @@ def logs(
     try:
         keep = Grep(grep)
     except ValueError as err:
-        raise UsageError(str(err), hint="--grep takes a Python regular expression") from err
+        raise UsageError(
+            str(err),
+            hint="--grep takes a Python regular expression without backreferences, "
+            "lookarounds or atomic groups (it is matched in time linear in the line)",
+        ) from err
     # Imported here, not at the top: the use case pulls in the cluster and host layers, which
     # `kschedctl --help` and the offline commands must not pay for.
     from kschedctl import hosts
