@@ -54,6 +54,7 @@ from kschedctl.k8s.client import Cluster  # noqa: E402
 from kschedctl.lab import binaries  # noqa: E402
 from kschedctl.lab.cluster import Lab  # noqa: E402
 from kschedctl.lab.nodes import default_nodes  # noqa: E402
+from kschedctl.signals import unwinding_on_termination  # noqa: E402
 
 NAMESPACE = "bench"
 # Pods bench-sched cannot place (no node has their label): `list` counts them as Pending.
@@ -206,4 +207,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with unwinding_on_termination():  # SIGTERM/SIGHUP: the lab goes down (finally)
+        main()

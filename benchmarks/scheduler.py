@@ -70,6 +70,7 @@ from kschedctl.lab.cluster import Lab, free_port  # noqa: E402
 from kschedctl.lab.nodes import node_object  # noqa: E402
 from kschedctl.lab.processes import proxy_free_environment  # noqa: E402
 from kschedctl.scheduling.metrics import quantile  # noqa: E402
+from kschedctl.signals import unwinding_on_termination  # noqa: E402
 
 NAMESPACE = "bench"
 KUBE_METRIC = "scheduler_scheduling_algorithm_duration_seconds"
@@ -651,7 +652,9 @@ def report(
 
 if __name__ == "__main__":
     try:
-        sys.exit(main())
+        with unwinding_on_termination():  # SIGTERM/SIGHUP: processes and lab stopped (finally)
+            code = main()
+        sys.exit(code)
     except NotFoundError as err:
         print(f"error: {err.message}", file=sys.stderr)
         sys.exit(5)

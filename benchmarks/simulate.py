@@ -28,6 +28,7 @@ from rich.console import Console
 from kschedctl.cli.simulate_view import report_picture
 from kschedctl.clustersnapshot import dump, snapshot_from_dict
 from kschedctl.ops.simulate import load_plan, simulate
+from kschedctl.signals import unwinding_on_termination
 
 ZONES = ("zone-a", "zone-b", "zone-c")
 SHAPES = (("8", "32Gi"), ("16", "64Gi"), ("4", "16Gi"))
@@ -124,4 +125,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with unwinding_on_termination():  # SIGTERM/SIGHUP: the lab goes down (finally)
+        main()

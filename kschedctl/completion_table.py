@@ -1462,6 +1462,22 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                    'opts': ['--user'],
                                    'zsh': 'The kubeconfig user to use (instead of the '
                                           "context''s)."},
+                                  {'all_opts': ['-n', '--namespace'],
+                                   'callback': False,
+                                   'completer': 'kschedctl.cli.completers:namespaces',
+                                   'fish': "The scheduler's namespace: needed only when schedulers "
+                                           'in several namespaces claim NAME and none is known to '
+                                           'be it (list shows them).',
+                                   'flag': False,
+                                   'hidden': False,
+                                   'kind': 'option',
+                                   'multiple': False,
+                                   'name': 'namespace',
+                                   'nargs': 1,
+                                   'opts': ['-n', '--namespace'],
+                                   'zsh': "The scheduler''s namespace\\\\: needed only when "
+                                          'schedulers in several namespaces claim NAME and none is '
+                                          'known to be it (list shows them).'},
                                   {'all_opts': ['-h', '--help'],
                                    'callback': False,
                                    'fish': 'Show this message and exit.',
@@ -2458,19 +2474,58 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                      'opts': ['--no-headers'],
                                      'zsh': 'Tables and custom-columns\\\\: leave out the header '
                                             'row.'},
-                                    {'all_opts': ['--no-metrics'],
+                                    {'all_opts': ['--metrics', '--no-metrics'],
                                      'callback': False,
-                                     'fish': "Do not read each replica's /metrics (through "
-                                             'pods/portforward).',
+                                     'fish': "Read each replica's /metrics through "
+                                             'pods/portforward, sending each pod a 10-minute token '
+                                             'minted for the purpose (never your credentials). Off '
+                                             'by default.',
                                      'flag': True,
                                      'hidden': False,
                                      'kind': 'option',
                                      'multiple': False,
-                                     'name': 'no_metrics',
+                                     'name': 'metrics',
                                      'nargs': 1,
-                                     'opts': ['--no-metrics'],
-                                     'zsh': "Do not read each replica''s /metrics (through "
-                                            'pods/portforward).'},
+                                     'opts': ['--metrics'],
+                                     'zsh': "Read each replica''s /metrics through "
+                                            'pods/portforward, sending each pod a 10-minute token '
+                                            'minted for the purpose (never your credentials). Off '
+                                            'by default.'},
+                                    {'all_opts': ['--metrics-reader'],
+                                     'callback': False,
+                                     'fish': "The ServiceAccount of the scheduler's namespace "
+                                             '(allowed only get on /metrics) to mint the tokens '
+                                             'for (default: NAME-metrics-reader, deployed with '
+                                             "kschedctl's pod and deployment forms). Implies "
+                                             '--metrics.',
+                                     'flag': False,
+                                     'hidden': False,
+                                     'kind': 'option',
+                                     'multiple': False,
+                                     'name': 'metrics_reader',
+                                     'nargs': 1,
+                                     'opts': ['--metrics-reader'],
+                                     'zsh': "The ServiceAccount of the scheduler''s namespace "
+                                            '(allowed only get on /metrics) to mint the tokens for '
+                                            '(default\\\\: NAME-metrics-reader, deployed with '
+                                            "kschedctl''s pod and deployment forms). Implies "
+                                            '--metrics.'},
+                                    {'all_opts': ['-n', '--namespace'],
+                                     'callback': False,
+                                     'completer': 'kschedctl.cli.completers:namespaces',
+                                     'fish': "The scheduler's namespace: needed only when "
+                                             'schedulers in several namespaces claim NAME and none '
+                                             'is known to be it (list shows them).',
+                                     'flag': False,
+                                     'hidden': False,
+                                     'kind': 'option',
+                                     'multiple': False,
+                                     'name': 'namespace',
+                                     'nargs': 1,
+                                     'opts': ['-n', '--namespace'],
+                                     'zsh': "The scheduler''s namespace\\\\: needed only when "
+                                            'schedulers in several namespaces claim NAME and none '
+                                            'is known to be it (list shows them).'},
                                     {'all_opts': ['-h', '--help'],
                                      'callback': False,
                                      'fish': 'Show this message and exit.',
@@ -2875,7 +2930,9 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                   'fish': "A Python plugin of the pod's scheduler (kschedctl's "
                                           'own, run with the same --plugin): evaluated as the '
                                           'scheduler runs it, with its verdict per node; '
-                                          "repeatable, in the scheduler's order.",
+                                          "repeatable, in the scheduler's order. Without it (or "
+                                          '--run-cluster-plugins) no plugin runs, and a pod its '
+                                          "scheduler's plugins could reject gets no verdict.",
                                   'flag': False,
                                   'hidden': False,
                                   'kind': 'option',
@@ -2886,7 +2943,30 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                   'zsh': "A Python plugin of the pod''s scheduler (kschedctl''s "
                                          'own, run with the same --plugin)\\\\: evaluated as the '
                                          'scheduler runs it, with its verdict per node; '
-                                         "repeatable, in the scheduler''s order."},
+                                         "repeatable, in the scheduler''s order. Without it (or "
+                                         '--run-cluster-plugins) no plugin runs, and a pod its '
+                                         "scheduler''s plugins could reject gets no verdict."},
+                                 {'all_opts': ['--run-cluster-plugins'],
+                                  'callback': False,
+                                  'fish': 'Run the Python plugins of this ConfigMap of a kschedctl '
+                                          'scheduler in this process, with your credentials, only '
+                                          'if its plugin files hash to HEX (exit 3 otherwise, '
+                                          'nothing run): whoever can edit the ConfigMap chooses '
+                                          'that code. The plugins-not-run finding gives the exact '
+                                          'value; repeatable, one per scheduler.',
+                                  'flag': False,
+                                  'hidden': False,
+                                  'kind': 'option',
+                                  'multiple': True,
+                                  'name': 'run_cluster_plugins',
+                                  'nargs': 1,
+                                  'opts': ['--run-cluster-plugins'],
+                                  'zsh': 'Run the Python plugins of this ConfigMap of a kschedctl '
+                                         'scheduler in this process, with your credentials, only '
+                                         'if its plugin files hash to HEX (exit 3 otherwise, '
+                                         'nothing run)\\\\: whoever can edit the ConfigMap chooses '
+                                         'that code. The plugins-not-run finding gives the exact '
+                                         'value; repeatable, one per scheduler.'},
                                  {'all_opts': ['-o', '--output'],
                                   'callback': False,
                                   'fish': 'Output format: table, yaml, json, name, '

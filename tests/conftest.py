@@ -3,13 +3,50 @@
 Unit and CLI tests point KUBECONFIG at a file that does not exist, so they can never reach a
 real cluster by accident. The e2e tests (tests/e2e) bring up one lab for the session and set
 their own kubeconfig explicitly.
+
+SIGTERM and SIGHUP stop a session as Ctrl-C does: pytest unwinds, so every fixture's teardown
+and every test's ``finally`` runs (the labs tests start are taken down, the processes they
+started stopped), and the session exits 128 + the signal number.
 """
 
 from __future__ import annotations
 
+import contextlib
+import signal
 from pathlib import Path
 
 import pytest
+
+from kschedctl.signals import unwinding_on_termination
+
+_TERMINATION = contextlib.ExitStack()
+_SESSION = pytest.StashKey[pytest.Session]()
+_SIGNAL = pytest.StashKey[int]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    def interrupt(signum: int) -> BaseException:
+        # KeyboardInterrupt is how pytest stops a session and tears it down. A command run
+        # in-process turns it into exit 130: the session is also told to stop after the test.
+        config.stash[_SIGNAL] = signum
+        if _SESSION in config.stash:
+            config.stash[_SESSION].shouldstop = f"terminated by {signal.Signals(signum).name}"
+        return KeyboardInterrupt()
+
+    _TERMINATION.enter_context(unwinding_on_termination(interrupt))
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    session.config.stash[_SESSION] = session
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if _SIGNAL in session.config.stash:
+        session.exitstatus = 128 + session.config.stash[_SIGNAL]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    _TERMINATION.close()
 
 
 @pytest.fixture(autouse=True)

@@ -7,6 +7,7 @@ exit code (see :class:`KschedGroup`).
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import re
@@ -19,6 +20,7 @@ from typer.core import TyperGroup
 
 from kschedctl import __version__
 from kschedctl.errors import EXIT_INTERRUPTED, KschedError, printable
+from kschedctl.signals import Terminated, unwinding_on_termination
 
 # A command line quoted in a message: `kschedctl …` or $(kschedctl …).
 _QUOTED_COMMAND = re.compile(r"(`|\$\()kschedctl ")
@@ -40,18 +42,30 @@ def _lines(text: str, prog: str) -> str:
 
 
 class KschedGroup(TyperGroup):
-    """Root group: the one place errors become messages and exit codes."""
+    """Root group: the one place errors become messages and exit codes, and where SIGTERM and
+    SIGHUP become an unwinding like Ctrl-C's (:mod:`kschedctl.signals`): whatever a command
+    started (a lab, a child process) is stopped on the way out, whichever of them ends it."""
 
     # typer.Context narrows click's Context; click always passes typer's here.
     def invoke(self, ctx: typer.Context) -> Any:  # type: ignore[override]
         try:
-            return super().invoke(ctx)
+            with unwinding_on_termination():
+                return super().invoke(ctx)
         except KschedError as err:
             report_error(err, ctx.find_root().info_name or "kschedctl")
             ctx.exit(err.exit_code)
         except KeyboardInterrupt:
-            typer.echo("interrupted", err=True)
+            _say("interrupted")
             ctx.exit(EXIT_INTERRUPTED)
+        except Terminated as err:
+            _say(str(err))
+            ctx.exit(err.exit_code)
+
+
+def _say(message: str) -> None:
+    # After a SIGHUP the terminal may be gone: the exit code must not depend on stderr.
+    with contextlib.suppress(OSError):
+        typer.echo(message, err=True)
 
 
 def _version(value: bool) -> None:

@@ -21,6 +21,7 @@ from kschedctl.cli.options import (
     WideOutput,
     check_output,
 )
+from kschedctl.observe import identity
 
 if TYPE_CHECKING:
     from kschedctl.observe.schedulers import Scheduler
@@ -74,6 +75,8 @@ def list_schedulers(
         output.info("no scheduler matches" if selector or field_selector else "no scheduler found")
     else:
         output.print_table(list_columns(fmt), list_rows(found, fmt), headers=not no_headers)
+    for line in claim_warnings(found):
+        output.warn(line)
     for s in found.unserved:
         output.warn(
             f"{s.pending} pod(s) ask for scheduler {s.name!r} but nothing serves it: they "
@@ -90,26 +93,64 @@ def list_columns(fmt: OutputFormat) -> list[str]:
 
 
 def list_rows(found: SchedulerList, fmt: OutputFormat) -> list[list[Any]]:
+    """One row per scheduler; a conflict shows each candidate (CONFLICT), and every impostor
+    of a name gets a row of its own (IMPOSTOR), in its namespace."""
     rows = []
-    for s in found.schedulers:
-        ready = "-" if s.desired is None else f"{s.ready or 0}/{s.desired}"
-        row = [
-            s.name, s.form, s.namespace or "-", ready, s.leader or "-",
-            age(s.lease.renew_age) if s.lease else "-", s.pending, health_text(s),
-        ]  # fmt: skip
-        if fmt.kind == "wide":
-            row += [
-                "yes" if s.managed else "no", s.instance or "-",
-                s.lease.ref if s.lease else "-", ",".join(s.sources),
+    for entry in found.schedulers:
+        shown = [(c, "CONFLICT") for c in entry.candidates] or [(entry, health_text(entry))]
+        for s, health in [*shown, *((i, "IMPOSTOR") for i in entry.impostors)]:
+            ready = "-" if s.desired is None else f"{s.ready or 0}/{s.desired}"
+            row = [
+                s.name, s.form, s.namespace or "-", ready, s.leader or "-",
+                age(s.lease.renew_age) if s.lease else "-", s.pending, health,
             ]  # fmt: skip
-        rows.append(row)
+            if fmt.kind == "wide":
+                row += [
+                    "yes" if s.managed else "no", s.instance or "-",
+                    s.lease.ref if s.lease else "-", ",".join(s.sources),
+                ]  # fmt: skip
+            rows.append(row)
     return rows
+
+
+IDENTITIES = {
+    identity.CONTROL_PLANE: "a static pod of a control-plane node",
+    identity.SYSTEM: "runs in kube-system",
+    identity.LEASE: "holds the Lease kube-system/kube-scheduler",
+    identity.KSCHEDCTL: "where kschedctl deployed it (its ClusterRoleBinding)",
+}
+
+
+def identity_text(s: Scheduler) -> str:
+    """status's Identity: how the scheduler is known to be the one of its name."""
+    if s.identity in IDENTITIES:
+        return IDENTITIES[s.identity]
+    return f"UNVERIFIED: {s.reason}" if s.reason else "-"
+
+
+def claim_warnings(found: SchedulerList) -> list[str]:
+    """A line per conflict and per impostor (list's stderr)."""
+    lines = []
+    for s in found.schedulers:
+        if s.candidates:
+            lines.append(
+                f"conflict: {len(s.candidates)} schedulers claim the name {s.name!r}: "
+                f"{identity.claims(s)}; none is known to be it, so status and logs need -n"
+            )
+        lines += [
+            f"impostor: {i.instance or i.form} in namespace {i.namespace or '-'} claims the "
+            f"name {s.name!r} but is not it: {i.reason}"
+            for i in s.impostors
+        ]
+    return lines
 
 
 def health_text(s: Scheduler) -> str:
     """list's HEALTH: ok, NOT SERVED, the kubelet's reason its pods do not run
     (CrashLoopBackOff, ImagePullBackOff, FailedMount, …), or unhealthy; a scheduler that
     serves while one of its pods does not run is ``degraded (REASON)``."""
+    if s.candidates:
+        return "CONFLICT"
     if not s.served:
         return "NOT SERVED"
     if s.healthy:

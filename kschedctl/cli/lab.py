@@ -11,6 +11,7 @@ import typer
 from kschedctl import output
 from kschedctl.cli.options import NoHeaders, check_output, output_option
 from kschedctl.cli.progress import BuildProgress
+from kschedctl.config import limits
 from kschedctl.errors import EXIT_ERROR, LabError
 from kschedctl.printers import formats
 
@@ -66,7 +67,12 @@ def up(
     directory: LabDir = None,
     nodes: Annotated[
         int,
-        typer.Option("--nodes", min=0, help="Number of simulated nodes (4 cpu, 8Gi, 110 pods)."),
+        typer.Option(
+            "--nodes",
+            min=0,
+            max=limits.MAX_NODES,
+            help="Number of simulated nodes (4 cpu, 8Gi, 110 pods).",
+        ),
     ] = 4,
     nodes_file: Annotated[
         Path | None,

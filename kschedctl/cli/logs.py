@@ -12,7 +12,14 @@ import typer
 from kschedctl import output
 from kschedctl.cli import cluster_completers
 from kschedctl.cli.common import connect
-from kschedctl.cli.options import ClusterName, Context, Kubeconfig, Since, User
+from kschedctl.cli.options import (
+    ClusterName,
+    Context,
+    Kubeconfig,
+    SchedulerNamespace,
+    Since,
+    User,
+)
 from kschedctl.errors import UsageError
 
 if TYPE_CHECKING:
@@ -79,6 +86,7 @@ def logs(
     context: Context = None,
     cluster_name: ClusterName = None,
     user: User = None,
+    namespace: SchedulerNamespace = None,
 ) -> None:
     """The scheduler's logs: every replica, merged in time order, the leader marked.
 
@@ -94,14 +102,18 @@ def logs(
     try:
         keep = Grep(grep)
     except ValueError as err:
-        raise UsageError(str(err), hint="--grep takes a Python regular expression") from err
+        raise UsageError(
+            str(err),
+            hint="--grep takes a Python regular expression without backreferences, "
+            "lookarounds or atomic groups (it is matched in time linear in the line)",
+        ) from err
     # Imported here, not at the top: the use case pulls in the cluster and host layers, which
     # `kschedctl --help` and the offline commands must not pay for.
     from kschedctl import hosts
     from kschedctl.cli.logview import Printer
     from kschedctl.ops.logs import LogsRequest, open_logs
 
-    request = LogsRequest(name, follow, since_seconds, tail, all_replicas, previous)
+    request = LogsRequest(name, follow, since_seconds, tail, all_replicas, previous, namespace)
     with connect(kubeconfig, context, cluster_name, user) as cluster:
         try:
             with open_logs(cluster, hosts.for_target(kubeconfig), request, output.warn) as stream:

@@ -55,6 +55,18 @@ Namespace = Annotated[
         autocompletion=completers.namespaces,
     ),
 ]
+# status and logs: which of the schedulers claiming a name (observe.identity) is meant.
+SchedulerNamespace = Annotated[
+    str | None,
+    typer.Option(
+        "-n",
+        "--namespace",
+        help="The scheduler's namespace: needed only when schedulers in several namespaces "
+        "claim NAME and none is known to be it (list shows them).",
+        show_default=False,
+        autocompletion=completers.namespaces,
+    ),
+]
 AllNamespaces = Annotated[
     bool, typer.Option("-A", "--all-namespaces", help="Across all namespaces.")
 ]

@@ -10,17 +10,20 @@ import typer
 from kschedctl import output
 from kschedctl.cli import cluster_completers
 from kschedctl.cli.common import age, connect
-from kschedctl.cli.inventory import health_text
+from kschedctl.cli.inventory import health_text, identity_text
 from kschedctl.cli.options import (
     TABLE_FORMATS,
     ClusterName,
     Context,
     Kubeconfig,
     NoHeaders,
+    SchedulerNamespace,
     TableOutput,
     User,
     check_output,
 )
+from kschedctl.config.shapes import dns_subdomain_problem
+from kschedctl.errors import UsageError
 
 if TYPE_CHECKING:
     from kschedctl.ops.status import SchedulerStatus
@@ -41,29 +44,54 @@ def status(
     user: User = None,
     out: TableOutput = None,
     no_headers: NoHeaders = False,
-    no_metrics: Annotated[
+    metrics: Annotated[
         bool,
         typer.Option(
-            "--no-metrics",
-            help="Do not read each replica's /metrics (through pods/portforward).",
+            "--metrics/--no-metrics",
+            help="Read each replica's /metrics through pods/portforward, sending each pod a "
+            "10-minute token minted for the purpose (never your credentials). Off by default.",
         ),
     ] = False,
+    metrics_reader: Annotated[
+        str | None,
+        typer.Option(
+            "--metrics-reader",
+            metavar="SERVICEACCOUNT",
+            help="The ServiceAccount of the scheduler's namespace (allowed only get on "
+            "/metrics) to mint the tokens for (default: NAME-metrics-reader, deployed with "
+            "kschedctl's pod and deployment forms). Implies --metrics.",
+        ),
+    ] = None,
+    namespace: SchedulerNamespace = None,
 ) -> None:
     """One scheduler in depth: objects, leader, RBAC, version, events, Pending pods, warnings,
     and each replica's own metrics.
 
     The RBAC check is a SubjectAccessReview of the identity it runs as for every permission a
     scheduler needs; warnings cover the multi-scheduler traps (double-booking, shared Lease).
-    Metrics (scheduling attempts by result, pending pods per queue, attempt latency p50/p99) are
-    read from each replica's /metrics through pods/portforward with your credentials: you need
-    `get` and `create` on pods/portforward and `get` on the non-resource URL /metrics.
+    With --metrics, each replica's /metrics (scheduling attempts by result, pending pods per
+    queue, attempt latency p50/p99) is read through pods/portforward: your credentials open the
+    port-forward at the API server and go no further; a kube-scheduler pod is sent a 10-minute
+    token of a ServiceAccount allowed only `get` on /metrics (kschedctl's own
+    scheduler is sent nothing). You need `get` and `create` on pods/portforward and `create` on
+    serviceaccounts/token in the scheduler's namespace.
     """
     fmt = check_output(out, TABLE_FORMATS)
+    if metrics_reader is not None:
+        problem = dns_subdomain_problem(metrics_reader)
+        if problem:
+            raise UsageError(
+                f"--metrics-reader: a ServiceAccount name {problem}",
+                hint="name a ServiceAccount of the scheduler's namespace",
+            )
     # the use case loads the cluster layers: not at start-up
     from kschedctl.ops.status import scheduler_status
 
     with connect(kubeconfig, context, cluster_name, user) as cluster:
-        report = scheduler_status(cluster, name, metrics=not no_metrics)
+        report = scheduler_status(
+            cluster, name, metrics=metrics or metrics_reader is not None,
+            metrics_reader=metrics_reader, namespace=namespace,
+        )  # fmt: skip
     if not fmt.is_table:
         # -o name: the scheduler, as `list -o name` names it
         output.emit(
@@ -81,6 +109,7 @@ def _print_status(report: SchedulerStatus) -> None:
         lines += [
             f"Form:       {s['form']}{' (managed by kschedctl)' if s['managed'] else ''}",
             f"Namespace:  {s['namespace'] or '-'}",
+            f"Identity:   {identity_text(report.scheduler)}",
             f"Health:     {health_text(report.scheduler)}",
             f"Ready:      {ready}",
         ]
@@ -117,8 +146,7 @@ def _print_status(report: SchedulerStatus) -> None:
             ("last seen", "type", "reason", "object", "message"),
             [(e["time"], e["type"], e["reason"], e["object"], e["message"]) for e in report.events],
         )
-    if report.metrics is not None:
-        _print_metrics(report.metrics)
+    _print_metrics(report.metrics)
     _print_double_booking(report)
     for warning in report.warnings:
         output.warn(warning)
@@ -151,17 +179,41 @@ def _millis(seconds: float | None) -> str:
     return "-" if seconds is None else f"{seconds * 1000:.1f}ms"
 
 
-def _print_metrics(metrics: MetricsReport) -> None:
-    """The Metrics section: one row per replica read, then why any could not be read."""
+def _print_metrics(metrics: MetricsReport | None) -> None:
+    """The Metrics section: what each pod was sent, one row per replica read, then why any
+    could not be read (and what was read without credentials instead)."""
+    if metrics is None:
+        output.echo(
+            "\nMetrics: not read (pass --metrics: each replica's /metrics is then read through "
+            "a port-forward with a short-lived token minted for the purpose; your credentials are "
+            "never sent to a pod)"
+        )
+        return
     output.echo("\nMetrics (each replica's /metrics, since it started):")
     if metrics["problem"]:
         output.echo(f"  not read: {metrics['problem']}")
         return
+    sent = [r["sent"] for r in metrics["replicas"] if r["sent"] and r["sent"]["token"]]
+    if sent:
+        first = sent[0]
+        output.echo(
+            f"  sent: a token minted for ServiceAccount {first['serviceAccount']} (allowed only "
+            f"get /metrics, valid {first['lifetimeSeconds']}s); your own credentials were not "
+            "sent to any pod"
+        )
+    elif any(r["sent"] for r in metrics["replicas"]):
+        output.echo("  sent: no credentials (your own were not sent to any pod)")
+    if metrics["readerProblem"]:
+        output.echo(f"  not read: {metrics['readerProblem']}")
     rows = []
     problems = []
     for replica in metrics["replicas"]:
         leader = {True: "yes", False: "no", None: "-"}[replica["leader"]]
         summary = replica["summary"]
+        if replica["health"] is not None:
+            health = " · ".join(f"{path} {answer}" for path, answer in replica["health"].items())
+            problems.append(f"  {replica['pod']}: read without credentials: {health}")
+            continue
         if summary is None:
             problems.append(f"  {replica['pod']}: not read: {replica['problem']}")
             continue

@@ -80,7 +80,20 @@ def why(
             metavar="PATH.py|package.module",
             help="A Python plugin of the pod's scheduler (kschedctl's own, run with the same "
             "--plugin): evaluated as the scheduler runs it, with its verdict per node; "
-            "repeatable, in the scheduler's order.",
+            "repeatable, in the scheduler's order. Without it (or --run-cluster-plugins) no "
+            "plugin runs, and a pod its scheduler's plugins could reject gets no verdict.",
+            show_default=False,
+        ),
+    ] = None,
+    run_cluster_plugins: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--run-cluster-plugins",
+            metavar="NS/NAME-config@sha256:HEX",
+            help="Run the Python plugins of this ConfigMap of a kschedctl scheduler in this "
+            "process, with your credentials, only if its plugin files hash to HEX (exit 3 "
+            "otherwise, nothing run): whoever can edit the ConfigMap chooses that code. The "
+            "plugins-not-run finding gives the exact value; repeatable, one per scheduler.",
             show_default=False,
         ),
     ] = None,
@@ -99,6 +112,10 @@ def why(
     (on more than 10 nodes grouped by reason: see --nodes); the summary is the
     FailedScheduling message kube-scheduler writes. Exit 0 if it can be scheduled. --all:
     every Pending pod, as one row per scheduler and reason (--pods: and per pod).
+
+    Python plugins run only when you give them (--plugin, --run-cluster-plugins): otherwise
+    a pod that passes the built-in filters gets no verdict when its scheduler's plugins could
+    still reject it ("passes the built-in filters; plugins not run", exit 6).
     """
     fmt = check_output(out, TABLE_FORMATS)
     if all_pods == (pod is not None):
@@ -125,15 +142,19 @@ def why(
     label_selector(selector)  # a malformed selector is a usage error before any request
     field_selector_of(field_selector)
     # Imported here: --help and the offline commands must not pay for the cluster layers.
+    from kschedctl.observe.plugin_files import ClusterPluginsRef
+    from kschedctl.ops.reporter import Reporter
     from kschedctl.ops.why import explain
     from kschedctl.scheduling.plugins import load_plugins
 
+    refs = [ClusterPluginsRef.parse(r) for r in run_cluster_plugins or ()]
     plugins = load_plugins(plugin or ())  # a plugin that cannot load: exit 3, no request
     with connect(kubeconfig, context, cluster_name, user) as cluster:
         found = explain(cluster, pod, namespace=namespace, all_namespaces=all_namespaces,
                         all_reasons=all_reasons, kubeconfig=kubeconfig,
                         label_selector=selector, field_selector=field_selector,
-                        plugins=plugins)  # fmt: skip
+                        plugins=plugins, run_cluster_plugins=refs,
+                        reporter=Reporter(warn=output.warn))  # fmt: skip
     if not fmt.is_table:
         output.emit(found.to_dict(), fmt, no_headers=no_headers, names=found.names())
     elif found.one_pod:

@@ -40,9 +40,14 @@ def print_diagnosis(
     text = output.text  # the pod's and the scheduler's text is data: escaped, never markup
     console = output.stdout_console()
     pod = d.pod
+    # pure logic imported with the printing (start-up)
+    from kschedctl.observe.diagnosis import WITHHELD
+
     verdict = (
         text("can be scheduled", "green") if d.schedulable else text("cannot be scheduled", "red")
     )
+    if d.schedulable is None:
+        verdict = Text.assemble(text(WITHHELD, "yellow"), " (no verdict: see plugins-not-run)")
     if d.evaluation is None:
         verdict = text("nothing to schedule", "green") if d.schedulable else text("stuck", "red")
     lines = [
@@ -81,7 +86,7 @@ def print_diagnosis(
     scores = _plugin_scores(d)
     for v in shown:
         if v.fits:
-            rows.append((v.name, "yes", "", "", scores.get(v.name, "")))
+            rows.append((v.name, *_fitting(d), scores.get(v.name, "")))
             continue
         for index, r in enumerate(v.reasons if all_reasons else v.scheduler_reasons):
             rows.append((v.name if index == 0 else "", "no" if index == 0 else "",
@@ -89,6 +94,17 @@ def print_diagnosis(
     output.print_table(("node", "fits", "filter", "reason", "detail"), rows, headers=headers)
     if len(shown) < len(ev.nodes):
         output.info(f"… {len(ev.nodes) - len(shown)} more node(s): --nodes all lists them")
+
+
+def _fitting(d: Diagnosis) -> tuple[str, str, str]:
+    """FITS, FILTER and REASON of a node every built-in filter passes: with the scheduler's
+    plugins not run, not "yes"."""
+    if d.unrun_plugins is None:
+        return ("yes", "", "")
+    # pure logic imported with the printing (start-up)
+    from kschedctl.observe.diagnosis import WITHHELD
+
+    return ("unknown", "", WITHHELD)
 
 
 def _plugin_scores(d: Diagnosis) -> dict[str, str]:
@@ -108,7 +124,7 @@ def _print_groups(d: Diagnosis, headers: bool) -> None:
     for g in d.node_groups:
         examples = ", ".join(g.examples) + (", …" if g.count > len(g.examples) else "")
         if g.fits:
-            rows.append((g.count, "yes", "", "", "", examples))
+            rows.append((g.count, *_fitting(d), "", examples))
             continue
         for index, r in enumerate(g.reasons):
             detail = (
@@ -144,6 +160,9 @@ def print_summary(
 def print_pending(
     diagnoses: list[Diagnosis], all_namespaces: bool, *, headers: bool = True
 ) -> None:
+    # pure logic imported with the printing (start-up)
+    from kschedctl.observe.diagnosis import WITHHELD
+
     columns = ["namespace"] if all_namespaces else []
     columns += ["pod", "scheduler", "verdict", "why"]
     rows = []
@@ -152,9 +171,10 @@ def print_pending(
         reason = d.summary or (
             blocking.message if blocking else d.findings[0].message if d.findings else ""
         )
+        verdict = "schedulable" if d.schedulable else (blocking.code if blocking else "blocked")
+        if d.schedulable is None:
+            verdict, reason = "plugins-not-run", WITHHELD
         row = [d.pod["namespace"]] if all_namespaces else []
-        row += [d.pod["name"], d.pod["schedulerName"],
-                "schedulable" if d.schedulable else (blocking.code if blocking else "blocked"),
-                reason]  # fmt: skip
+        row += [d.pod["name"], d.pod["schedulerName"], verdict, reason]
         rows.append(row)
     output.print_table(columns, rows, headers=headers)

@@ -30,6 +30,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any
 
+from kschedctl.config import apinames, limits
 from kschedctl.config.decode import decode_json
 from kschedctl.config.schema import YamlError, join, parse_yaml, type_message, type_ok
 from kschedctl.config.userfile import read_user_file
@@ -105,7 +106,7 @@ class SnapshotMetadata:
 class SnapshotNode:
     """A node as the scheduler sees it (``status.capacity``/``allocatable``, ``spec``)."""
 
-    name: str = field(default="", metadata={"required": True})
+    name: str = field(default="", metadata={"required": True, "name": "subdomain"})
     labels: dict[str, str] = field(default_factory=dict)
     capacity: dict[str, str] = field(default_factory=dict)
     allocatable: dict[str, str] = field(default_factory=dict)
@@ -130,8 +131,8 @@ class SnapshotContainer:
 class SnapshotPod:
     """A pod reduced to what scheduling reads; ``nodeName`` empty for a pending pod."""
 
-    namespace: str = field(default="", metadata={"required": True})
-    name: str = field(default="", metadata={"required": True})
+    namespace: str = field(default="", metadata={"required": True, "name": "label"})
+    name: str = field(default="", metadata={"required": True, "name": "subdomain"})
     node_name: str = ""
     phase: str = ""
     scheduler_name: str = ""
@@ -161,7 +162,7 @@ class SnapshotPod:
 class SnapshotNamespace:
     """A namespace's labels: what ``namespaceSelector`` in pod affinity terms matches."""
 
-    name: str = field(default="", metadata={"required": True})
+    name: str = field(default="", metadata={"required": True, "name": "label"})
     labels: dict[str, str] = field(default_factory=dict)
 
 
@@ -169,8 +170,8 @@ class SnapshotNamespace:
 class PodDisruptionBudget:
     """A PDB as preemption reads it (``selector``, the budget, ``status.disruptionsAllowed``)."""
 
-    namespace: str = field(default="", metadata={"required": True})
-    name: str = field(default="", metadata={"required": True})
+    namespace: str = field(default="", metadata={"required": True, "name": "label"})
+    name: str = field(default="", metadata={"required": True, "name": "subdomain"})
     selector: RawDict | None = None
     min_available: int | str | None = None
     max_unavailable: int | str | None = None
@@ -181,7 +182,7 @@ class PodDisruptionBudget:
 class PriorityClass:
     """A PriorityClass: ``value``, ``globalDefault``, ``preemptionPolicy``."""
 
-    name: str = field(default="", metadata={"required": True})
+    name: str = field(default="", metadata={"required": True, "name": "subdomain"})
     value: int = 0
     global_default: bool = False
     preemption_policy: str = ""
@@ -372,6 +373,8 @@ def snapshot_from_dict(doc: Any, source: str = "") -> ClusterSnapshot:
             out.append(Problem(join("", key), unknown_field_message(str(key), list(_TOP_KEYS))))
     metadata = _decode_model(doc.get("metadata") or {}, SnapshotMetadata, "metadata", out)
     spec = dict(doc.get("spec") or {}) if isinstance(doc.get("spec"), dict) else doc.get("spec")
+    if isinstance(spec, dict):
+        _check_counts(spec, source)
     snap = _decode_model(spec or {}, ClusterSnapshot, "spec", out)
     if isinstance(spec, dict) and "metadata" in spec:
         out.append(Problem("spec.metadata", "unknown field (metadata belongs at the top level)"))
@@ -383,9 +386,19 @@ def snapshot_from_dict(doc: Any, source: str = "") -> ClusterSnapshot:
     return typed
 
 
+def _check_counts(spec: dict[str, Any], source: str) -> None:
+    """The limits, before a node or pod is decoded (a lab holds every one of them)."""
+    hint = "take the snapshot of a smaller cluster, or of fewer namespaces (-n)"
+    nodes, pods = limits.nodes(), limits.pods()
+    for key, budget in (("nodes", nodes), ("pods", pods), ("pendingPods", pods)):
+        if isinstance(spec.get(key), list):
+            budget.take(len(spec[key]), f"spec.{key}", source, hint)
+
+
 def _check_consistency(snap: ClusterSnapshot, out: list[Problem]) -> None:
-    """What the types cannot say: quantities parse, names are unique, bound pods have a node
-    the snapshot holds and pending pods none."""
+    """What the types cannot say: names and labels are what the API server accepts, quantities
+    parse, names are unique, bound pods have a node the snapshot holds and pending pods none."""
+    _check_api_names(snap, out)
     nodes: set[str] = set()
     for i, node in enumerate(snap.nodes):
         where = f"spec.nodes[{i}]"
@@ -406,6 +419,57 @@ def _check_consistency(snap: ClusterSnapshot, out: list[Problem]) -> None:
     for i, name in enumerate(names):
         if name in names[:i]:
             out.append(Problem(f"spec.priorityClasses[{i}].name", f"{quote(name)} is listed twice"))
+
+
+def _check_api_names(snap: ClusterSnapshot, out: list[Problem]) -> None:
+    """Every name, label, taint and resource name by the API server's rules, so that a lab is
+    never started for a snapshot whose objects it would refuse (or a name like ``../x``)."""
+
+    def name(value: str, where: str, rule: apinames.NameRule = "subdomain") -> None:
+        if value:  # empty: the required check's, or an optional field left out
+            apinames.check_name(value, where, out, rule)
+
+    for i, node in enumerate(snap.nodes):
+        where = f"spec.nodes[{i}]"
+        name(node.name, f"{where}.name")
+        apinames.check_labels(node.labels, f"{where}.labels", out)
+        apinames.check_keys(node.capacity, f"{where}.capacity", out, "resource name")
+        apinames.check_keys(node.allocatable, f"{where}.allocatable", out, "resource name")
+        for j, taint in enumerate(node.taints):
+            if "key" in taint:
+                apinames.check_key(taint["key"], f"{where}.taints[{j}].key", out, "taint key")
+            if taint.get("value"):
+                apinames.check_label_value(taint["value"], f"{where}.taints[{j}].value", out)
+    for kind, pods in (("pods", snap.pods), ("pendingPods", snap.pending_pods)):
+        for i, pod in enumerate(pods):
+            where = f"spec.{kind}[{i}]"
+            name(pod.namespace, f"{where}.namespace", "label")
+            name(pod.name, f"{where}.name")
+            name(pod.node_name, f"{where}.nodeName")
+            name(pod.scheduler_name, f"{where}.schedulerName")
+            name(pod.priority_class_name, f"{where}.priorityClassName")
+            apinames.check_labels(pod.labels, f"{where}.labels", out)
+            apinames.check_labels(pod.node_selector, f"{where}.nodeSelector", out)
+            apinames.check_keys(pod.overhead, f"{where}.overhead", out, "resource name")
+            for j, gate in enumerate(pod.scheduling_gates):
+                apinames.check_key(gate, f"{where}.schedulingGates[{j}]", out, "gate")
+            for j, claim in enumerate(pod.persistent_volume_claims):
+                name(claim, f"{where}.persistentVolumeClaims[{j}]")
+            groups = (("containers", pod.containers), ("initContainers", pod.init_containers))
+            for group, containers in groups:
+                for j, c in enumerate(containers):
+                    at = f"{where}.{group}[{j}]"
+                    name(c.name, f"{at}.name", "label")
+                    apinames.check_keys(c.requests, f"{at}.requests", out, "resource name")
+                    apinames.check_keys(c.limits, f"{at}.limits", out, "resource name")
+    for i, ns in enumerate(snap.namespaces):
+        name(ns.name, f"spec.namespaces[{i}].name", "label")
+        apinames.check_labels(ns.labels, f"spec.namespaces[{i}].labels", out)
+    for i, pdb in enumerate(snap.pod_disruption_budgets):
+        name(pdb.namespace, f"spec.podDisruptionBudgets[{i}].namespace", "label")
+        name(pdb.name, f"spec.podDisruptionBudgets[{i}].name")
+    for i, pc in enumerate(snap.priority_classes):
+        name(pc.name, f"spec.priorityClasses[{i}].name")
 
 
 def _check_pod(

@@ -152,6 +152,8 @@ _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", re.ASCII)
 _DNS_SUBDOMAIN = re.compile(
     r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*", re.ASCII
 )
+# For JSON Schemas (anchored there): the same rules in an editor as in the loaders.
+DNS_PATTERNS = {"label": (_DNS_LABEL.pattern, 63), "subdomain": (_DNS_SUBDOMAIN.pattern, 253)}
 
 
 def dns_label_problem(value: str) -> str | None:

@@ -8,6 +8,10 @@ counts), and asks the API server which other schedulerNames bound pods carry, on
 ``limit=1`` query per name. When that leaves a name nothing found serves, a pod those reads do
 not reach could serve it, and every pod is read as before: the result is always the one a scan
 of every pod gives.
+
+What tells a scheduler from a claim to its name is read too (:mod:`kschedctl.observe.identity`):
+kschedctl's ClusterRoleBindings, the ReplicaSets of the scheduler Deployments (the owner chain
+of their pods) and the nodes of kube-system's mirror pods.
 """
 
 from __future__ import annotations
@@ -17,8 +21,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from kschedctl.config.versions import DEFAULT_SCHEDULER_NAME
-from kschedctl.errors import NotFoundError
+from kschedctl.errors import ForbiddenError, NotFoundError
 from kschedctl.k8s.client import Cluster
+from kschedctl.observe.identity import mirror_nodes
 from kschedctl.observe.schedulers import (
     KUBEADM_COMPONENT_SELECTOR,
     UNBOUND_PODS,
@@ -37,6 +42,7 @@ from kschedctl.observe.schedulers import (
 
 PODS = "/api/v1/pods"
 ROLES = "/apis/rbac.authorization.k8s.io/v1/roles"
+BINDINGS = "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"
 # More distinct names than any cluster binds pods under: past it, every pod is read instead.
 MAX_BOUND_NAMES = 64
 
@@ -70,6 +76,17 @@ def _read(
     managed_roles = [
         pool.submit(cluster.list, ROLES, labelSelector=selector) for selector in owner_selectors()
     ]
+    bindings = [
+        pool.submit(cluster.list, BINDINGS, labelSelector=selector)
+        for selector in owner_selectors()
+    ]
+    # The ReplicaSets of the scheduler Deployments: a pod is a Deployment's through them.
+    replicasets = [
+        pool.submit(
+            cluster.list, f"/apis/apps/v1/namespaces/{ns}/replicasets", labelSelector=selector
+        )
+        for ns, selector in scheduler_workload_selectors(deployments.result())
+    ]
     bound_names: set[str] | None = None
     if all_pods is not None:
         pods = all_pods.result()
@@ -100,7 +117,13 @@ def _read(
         leases=leases.result(),
         managed=owned(future.result() for future in managed_roles),
         bound_names=bound_names,
+        replicasets=[rs for batch in replicasets for rs in batch.result()],
+        bindings=owned(future.result() for future in bindings),
     )
+    hosts = mirror_nodes(pods)
+    for host, node in zip(hosts, pool.map(lambda n: _node(cluster, n), hosts), strict=True):
+        if node is not None:
+            snap.nodes[host] = node
     wanted = set()
     for obj in [*snap.deployments, *snap.pods]:
         spec = obj.get("spec") or {}
@@ -148,6 +171,15 @@ def _first(cluster: Cluster, selector: str) -> dict[str, Any] | None:
         token = (page.get("metadata") or {}).get("continue")
         if not token:
             return None
+
+
+def _node(cluster: Cluster, name: str) -> dict[str, Any] | None:
+    """A node, or None when it is gone or may not be read (then no pod on it is known to be a
+    control-plane static pod; kube-system still anchors it)."""
+    try:
+        return cluster.get(f"/api/v1/nodes/{name}")
+    except (NotFoundError, ForbiddenError):
+        return None
 
 
 def _configmap(cluster: Cluster, namespace: str, name: str) -> dict[str, Any] | None:

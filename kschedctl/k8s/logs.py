@@ -17,6 +17,7 @@ from typing import Any
 
 from kschedctl.errors import KschedError, NotFoundError
 from kschedctl.k8s.client import Cluster
+from kschedctl.observe.identity import deployment_uids, owning_deployment
 from kschedctl.observe.loglines import LogLine, merge, split_timestamp, time_key
 from kschedctl.observe.schedulers import Scheduler, scheduler_container
 
@@ -47,6 +48,12 @@ def replicas(cluster: Cluster, entry: Scheduler) -> list[Replica]:
         labels = ((dep.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
         selector = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
         pods = cluster.list(f"/api/v1/namespaces/{ns}/pods", labelSelector=selector)
+        # Its pods are those its ReplicaSets own (uids), not any pod carrying its labels.
+        owners = deployment_uids(
+            cluster.list(f"/apis/apps/v1/namespaces/{ns}/replicasets", labelSelector=selector)
+        )
+        uid = (dep.get("metadata") or {}).get("uid")
+        pods = [p for p in pods if uid and owning_deployment(p, owners) == uid]
     else:
         pods = []
         for pod_name in dict.fromkeys(entry.pods):

@@ -1,16 +1,19 @@
-"""A GET on a pod's own port through the API server's ``pods/portforward`` — what ``kubectl
-port-forward`` does — with the caller's own credentials.
+"""GETs on a pod's own port through the API server's ``pods/portforward`` — what ``kubectl
+port-forward`` does. The caller's credentials open the tunnel (a websocket to the API server)
+and go nowhere else: inside it, the pod receives the bearer token it is handed (one minted for
+the purpose, :mod:`kschedctl.k8s.tokens`) or nothing at all — never the caller's token, never
+the caller's client certificate. A pod is not trusted: whoever can edit it can make it log what
+it receives (kube-scheduler at ``--v=10`` logs the TokenReview of every token it is sent).
 
-Why port-forward and not ``pods/proxy``: the API server's proxy reaches the pod WITHOUT the
-caller's credentials (its authentication filter removes the Authorization header and the proxy
+Why port-forward and not ``pods/proxy``: the API server's proxy reaches the pod with no
+credentials at all (its authentication filter removes the Authorization header and the proxy
 transport has no client certificate: k8s.io/apiserver pkg/endpoints/filters/authentication.go,
 pkg/registry/core/pod/rest/subresources.go), so kube-scheduler, which authorizes ``/metrics``
 by delegated authn/authz (k8s.io/apiserver pkg/server/options/authorization.go: only
 /healthz, /readyz and /livez are always allowed), sees ``system:anonymous`` and answers 403.
-Through a port-forward the TLS session is end to end: kube-scheduler authenticates the caller
-by its client certificate (the cluster's client CA) or bearer token (TokenReview) and
-authorizes ``get`` on the non-resource URL with a SubjectAccessReview — exactly what
-Prometheus needs, so a figure shown here is one a scraper with the same RBAC can read.
+Through a port-forward the TLS session is end to end: kube-scheduler reviews the token it is
+sent (TokenReview) and authorizes ``get`` on the non-resource URL with a SubjectAccessReview —
+exactly what Prometheus needs, so a figure shown here is one a scraper with the same RBAC reads.
 
 kube-scheduler serves a self-signed certificate unless given one (``--tls-cert-file``), so the
 server certificate is not verified (as kube-prometheus scrapes it); the tunnel itself is the
@@ -23,14 +26,16 @@ import http.client
 import queue
 import ssl
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 from kschedctl.errors import ClusterError, ForbiddenError, KschedError
 from kschedctl.k8s.client import Cluster
 
 MAX_BODY = 32 * 1024 * 1024  # kube-scheduler's /metrics is ~300 KB; a bound, not an estimate
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -41,17 +46,59 @@ class Target:
     https: bool  # kube-scheduler: https; kschedctl's own scheduler: plain http
 
 
+@dataclass(frozen=True)
+class Answer:
+    status: int
+    reason: str
+    body: str
+
+
 def get_via_port_forward(
-    cluster: Cluster, target: Target, path: str = "/metrics", timeout: float = 5.0
+    cluster: Cluster,
+    target: Target,
+    path: str = "/metrics",
+    timeout: float = 5.0,
+    *,
+    bearer: str | None = None,
 ) -> str:
-    """The body of GET ``path`` on ``target``'s port; ForbiddenError when the API server
-    refuses the port-forward or the pod refuses the caller (the message says which), ClusterError
-    when it cannot be reached or does not answer within ``timeout`` seconds."""
-    answers: queue.Queue[tuple[str | None, KschedError | None]] = queue.Queue()
+    """The body of GET ``path`` on ``target``'s port, sending ``bearer`` (a token minted for
+    this, not the caller's) or no credentials at all; ForbiddenError when the API server
+    refuses the port-forward or the pod refuses the token (the message says which),
+    ClusterError when it cannot be reached or does not answer within ``timeout`` seconds."""
+    (answer,) = _in_thread(target, timeout, lambda: _get(cluster, target, [path], timeout, bearer))
+    if answer.status == 401:
+        raise ForbiddenError(
+            f"{_where(target)}: the scheduler answered 401 {answer.reason}: it could not "
+            f"authenticate {'the token it was sent' if bearer else 'an anonymous request'}",
+            hint="it reviews bearer tokens with a TokenReview: its delegated authentication "
+            "needs the kube-system/extension-apiserver-authentication ConfigMap",
+        )
+    if answer.status == 403:
+        raise ForbiddenError(
+            f"{_where(target)}: the scheduler answered 403 {answer.reason} for {path}",
+            hint=f"the token's ServiceAccount needs `get` on the non-resource URL {path} "
+            f"(a ClusterRole with nonResourceURLs: [{path}], verbs: [get])",
+        )
+    if answer.status != 200:
+        raise ClusterError(f"{_where(target)}: {path} answered {answer.status} {answer.reason}")
+    return answer.body
+
+
+def probe_via_port_forward(
+    cluster: Cluster, target: Target, paths: list[str], timeout: float = 5.0
+) -> dict[str, Answer]:
+    """GET each of ``paths`` on ``target``'s port with no credentials at all (kube-scheduler
+    serves /healthz, /readyz and /livez to anyone), through one port-forward: path → answer."""
+    answers = _in_thread(target, timeout, lambda: _get(cluster, target, paths, timeout, None))
+    return dict(zip(paths, answers, strict=True))
+
+
+def _in_thread(target: Target, timeout: float, work: Callable[[], T]) -> T:
+    answers: queue.Queue[tuple[T | None, KschedError | None]] = queue.Queue()
 
     def run() -> None:
         try:
-            answers.put((_get(cluster, target, path, timeout), None))
+            answers.put((work(), None))
         except KschedError as err:
             answers.put((None, err))
         except Exception as err:  # noqa: BLE001 - a network stack's any failure: unreachable
@@ -61,20 +108,22 @@ def get_via_port_forward(
     # daemon thread, given up on (and left to die with the process) after the timeout.
     threading.Thread(target=run, name="port-forward", daemon=True).start()
     try:
-        text, error = answers.get(timeout=timeout)
+        result, error = answers.get(timeout=timeout)
     except queue.Empty:
         raise ClusterError(f"{_where(target)}: no answer within {timeout:g}s") from None
     if error is not None:
         raise error
-    assert text is not None
-    return text
+    assert result is not None
+    return result
 
 
 def _where(target: Target) -> str:
     return f"pod {target.namespace}/{target.pod} port {target.port}"
 
 
-def _get(cluster: Cluster, target: Target, path: str, timeout: float) -> str:
+def _get(
+    cluster: Cluster, target: Target, paths: list[str], timeout: float, bearer: str | None
+) -> list[Answer]:
     # the websocket stream client: loaded by the one command that forwards a port. Called
     # directly, not through CoreV1Api, whose typed models take seconds to import.
     from kubernetes.client.rest import ApiException
@@ -85,10 +134,12 @@ def _get(cluster: Cluster, target: Target, path: str, timeout: float) -> str:
         f"{configuration.host}/api/v1/namespaces/{quote(target.namespace, safe='')}"
         f"/pods/{quote(target.pod, safe='')}/portforward"
     )
+    # The caller's credentials authenticate this websocket to the API server (its client
+    # certificate is in ``configuration``), and nothing past it.
     headers = {}
-    token = configuration.get_api_key_with_prefix("BearerToken", alias="authorization")
-    if token:
-        headers["authorization"] = token
+    own = configuration.get_api_key_with_prefix("BearerToken", alias="authorization")
+    if own:
+        headers["authorization"] = own
     try:
         forward = portforward_call(
             configuration, "GET", url, query_params=[("ports", str(target.port))], headers=headers
@@ -104,26 +155,33 @@ def _get(cluster: Cluster, target: Target, path: str, timeout: float) -> str:
             ) from err
         raise ClusterError(f"{_where(target)}: cannot open a port-forward: {reason[:300]}") from err
     try:
-        return _request(configuration, forward, target, path, timeout, token)
+        return _request(forward, target, paths, timeout, bearer)
     finally:
         forward.close()
 
 
+class _Forwarded(http.client.HTTPConnection):
+    """An HTTP connection over the forwarded stream only: never a connection of its own (an
+    HTTPConnection whose socket closed would otherwise dial the pod's name itself)."""
+
+    def connect(self) -> None:
+        raise ConnectionError("the forwarded stream was closed")
+
+
 def _request(
-    configuration: Any, forward: Any, target: Target, path: str, timeout: float, token: str | None
-) -> str:
+    forward: Any, target: Target, paths: list[str], timeout: float, bearer: str | None
+) -> list[Answer]:
     sock = forward.socket(target.port)
     sock.settimeout(timeout)
     headers = {"Accept": "text/plain", "User-Agent": "kschedctl"}
+    if bearer:
+        headers["Authorization"] = f"Bearer {bearer}"
     if target.https:
+        # No client certificate: the caller's is for the API server alone. The server's is
+        # self-signed unless configured otherwise (see the module's docstring).
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-        # Self-signed unless configured otherwise (see the module's docstring).
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE
-        if configuration.cert_file and configuration.key_file:
-            context.load_cert_chain(configuration.cert_file, configuration.key_file)
-        if token and not configuration.cert_file:
-            headers["Authorization"] = token
         try:
             sock = context.wrap_socket(sock, server_hostname=target.pod)
         except (OSError, ssl.SSLError) as err:
@@ -132,34 +190,22 @@ def _request(
                 f"{_where(target)}: no TLS answer: {str(problem).strip()[:300]}",
                 hint="is the scheduler running and serving on that port?",
             ) from err
-    connection = http.client.HTTPConnection(target.pod, target.port, timeout=timeout)
-    connection.sock = sock  # the forwarded stream; HTTPConnection does not connect again
+    connection = _Forwarded(target.pod, target.port, timeout=timeout)
+    connection.sock = sock  # the forwarded stream
+    answers = []
     try:
-        connection.request("GET", path, headers=headers)
-        response = connection.getresponse()
-        body = response.read(MAX_BODY + 1)
+        for path in paths:  # one keep-alive connection: Go's servers and http.server keep it
+            connection.request("GET", path, headers=headers)
+            response = connection.getresponse()
+            body = response.read(MAX_BODY + 1)
+            if len(body) > MAX_BODY:
+                raise ClusterError(f"{_where(target)}: {path} is larger than {MAX_BODY} bytes")
+            answers.append(
+                Answer(response.status, response.reason, body.decode("utf-8", errors="replace"))
+            )
     except (OSError, http.client.HTTPException) as err:
         problem = forward.error(target.port) or str(err)
         raise ClusterError(f"{_where(target)}: {str(problem).strip()[:300]}") from err
     finally:
         connection.close()
-    if response.status == 401:
-        raise ForbiddenError(
-            f"{_where(target)}: the scheduler answered 401 {response.reason}: it could not "
-            "authenticate you",
-            hint="it accepts client certificates signed by the cluster's client CA and bearer "
-            "tokens it can review (TokenReview); its delegated authentication needs the "
-            "kube-system/extension-apiserver-authentication ConfigMap",
-        )
-    if response.status == 403:
-        raise ForbiddenError(
-            f"{_where(target)}: the scheduler answered {response.status} "
-            f"{response.reason} for {path}",
-            hint=f"your user needs `get` on the non-resource URL {path} "
-            f"(a ClusterRole with nonResourceURLs: [{path}], verbs: [get])",
-        )
-    if response.status != 200:
-        raise ClusterError(f"{_where(target)}: {path} answered {response.status} {response.reason}")
-    if len(body) > MAX_BODY:
-        raise ClusterError(f"{_where(target)}: {path} is larger than {MAX_BODY} bytes")
-    return body.decode("utf-8", errors="replace")
+    return answers

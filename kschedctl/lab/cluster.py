@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from kschedctl import signals
 from kschedctl.errors import LabError, UsageError
 from kschedctl.lab import binaries, pki, processes
 from kschedctl.lab.images import kwok_admitted_expression, kwok_selector_key
@@ -280,8 +281,9 @@ class Lab:
             with self._exclusive():
                 state.ready = True
                 self._save(state)
-        except BaseException:
-            progress("start-up failed; stopping what was started")
+        except BaseException:  # an error, Ctrl-C, SIGTERM or SIGHUP (kschedctl.signals)
+            with contextlib.suppress(OSError):  # after a SIGHUP the terminal may be gone
+                progress("start-up failed; stopping what was started")
             self.down()
             raise
         return state
@@ -638,7 +640,12 @@ class Lab:
 
     # -- down / status --------------------------------------------------------------------------
     def down(self) -> list[str]:
-        """Stop every process this lab recorded (by pid) and remove the directory."""
+        """Stop every process this lab recorded (by pid) and remove the directory; a SIGTERM
+        or SIGHUP meanwhile takes effect once it is done (half a lab would outlive us)."""
+        with signals.deferred():
+            return self._down()
+
+    def _down(self) -> list[str]:
         stopped: list[str] = []
         if not self.dir.exists():
             return stopped

@@ -21,13 +21,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from kschedctl.config import apinames, limits
 from kschedctl.config.schema import YamlError, join, key_segment, parse_yaml
 from kschedctl.config.userfile import read_user_file
-from kschedctl.errors import NotFoundError, SpecError, printable, quote
+from kschedctl.errors import NotFoundError, Problem, SpecError, printable, quote
 
 DEFAULT_CAPACITY = {"cpu": "4", "memory": "8Gi", "pods": "110"}
 ZONES = ("zone-a", "zone-b")
-MAX_COUNT = 5000  # nodes in a file: 500 take about 2 minutes to become Ready
+MAX_COUNT = limits.MAX_NODES  # nodes in a file: 500 take about 2 minutes to become Ready
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _QUANTITY = re.compile(r"^[+]?[0-9.]+([eE][-+]?[0-9]+|[numkMGTPE]i?|Ki)?$")
 _EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -95,11 +96,14 @@ def load_nodes_file(path: str | Path) -> list[dict[str, Any]]:
     unknown = set(data) - {"nodes"}
     if unknown:
         raise SpecError(key_segment(sorted(unknown)[0]), "unknown field", hint=_HINT, source=source)
+    budget = limits.nodes()
+    for index, entry in enumerate(data["nodes"]):  # counted before any node is built
+        count = entry.get("count", 1) if isinstance(entry, dict) else 1
+        if isinstance(count, int) and not isinstance(count, bool) and count > 0:
+            budget.take(count, f"nodes[{index}].count", source, _HINT)
     nodes: list[dict[str, Any]] = []
     for index, entry in enumerate(data["nodes"]):
         nodes.extend(_entry_nodes(entry, f"nodes[{index}]", source))
-        if len(nodes) > MAX_COUNT:
-            raise SpecError("nodes", f"more than {MAX_COUNT} nodes in all", source=source)
     counts = Counter(n["metadata"]["name"] for n in nodes)
     duplicates = sorted(name for name, seen in counts.items() if seen > 1)
     if duplicates:
@@ -129,12 +133,18 @@ def _entry_nodes(entry: Any, at: str, source: str) -> list[dict[str, Any]]:
     if not isinstance(labels, dict) or not all(isinstance(k, str) for k in labels):
         raise fail("labels", "must be a mapping of label keys to string values")
     labels = {k: str(v) for k, v in labels.items()}
+    problems: list[Problem] = []
+    apinames.check_labels(labels, f"{at}.labels", problems)
     taints = entry.get("taints") or []
     if not isinstance(taints, list):
         raise fail("taints", "must be a list of {key, value, effect}")
     for t_index, taint in enumerate(taints):
         if not isinstance(taint, dict) or not taint.get("key"):
             raise fail(f"taints[{t_index}].key", "is required")
+        apinames.check_key(taint["key"], f"{at}.taints[{t_index}].key", problems, "taint key")
+        if taint.get("value") is not None:
+            where = f"{at}.taints[{t_index}].value"
+            apinames.check_label_value(taint["value"], where, problems)
         if taint.get("effect") not in _EFFECTS:
             raise fail(f"taints[{t_index}].effect", f"must be one of {', '.join(_EFFECTS)}")
         if set(taint) - {"key", "value", "effect"}:
@@ -146,10 +156,13 @@ def _entry_nodes(entry: Any, at: str, source: str) -> list[dict[str, Any]]:
         for resource, quantity in capacity.items():
             if not _QUANTITY.match(str(quantity)):
                 raise fail(join("capacity", resource), f"{quote(quantity)} is not a quantity")
+        apinames.check_keys(capacity, f"{at}.capacity", problems, "resource name")
         capacity = {**DEFAULT_CAPACITY, **{k: str(v) for k, v in capacity.items()}}
     unschedulable = entry.get("unschedulable", False)
     if not isinstance(unschedulable, bool):
         raise fail("unschedulable", "must be true or false")
+    if problems:  # what the API server would refuse once the lab is up
+        raise SpecError.from_problems([p.moved(source=source) for p in problems], hint=_HINT)
     names = [name] if count == 1 else [f"{name}-{i}" for i in range(1, count + 1)]
     return [
         node_object(

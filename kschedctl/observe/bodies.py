@@ -19,6 +19,16 @@ class LeaseEntry(TypedDict):
     durationSeconds: int | None
 
 
+class ClaimEntry(TypedDict):
+    """Something else that claims a scheduler's name, and in which namespace."""
+
+    namespace: str | None
+    instance: str | None
+    form: str
+    verdict: str  # impostor: not it · candidate: one of a conflict
+    reason: str | None
+
+
 class SchedulerEntry(TypedDict):
     """One scheduler name as the cluster serves it: ``list``, ``status`` and ``why`` share it.
 
@@ -42,6 +52,12 @@ class SchedulerEntry(TypedDict):
     # CreateContainerConfigError, FailedMount, …), None while they run.
     problem: str | None
     lease: LeaseEntry | None
+    # How it is known to be the scheduler of that name (kube-system, control-plane, lease,
+    # kschedctl, unverified), None when nothing known to be it serves the name.
+    identity: str | None
+    # Others claiming the name: impostors, or (form "conflict") the candidates none of which
+    # is known to be it.
+    claims: list[ClaimEntry]
 
 
 class UnknownScheduler(TypedDict):

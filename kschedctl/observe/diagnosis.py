@@ -29,9 +29,11 @@ from kschedctl.filters import (
     evaluation_key,
     failed_scheduling_message,
 )
+from kschedctl.observe import identity
 from kschedctl.observe.bodies import SchedulerEntry, UnknownScheduler
 from kschedctl.observe.crash import CrashReport, pod_problems
 from kschedctl.observe.nodegroups import NodeGroup, group_nodes
+from kschedctl.observe.plugin_files import UnrunPlugins
 from kschedctl.observe.schedulers import Scheduler
 from kschedctl.scheduling.algorithm import (
     PROVISIONS,
@@ -44,6 +46,10 @@ from kschedctl.scheduling.plugins import NO_PLUGINS, PluginFailure, PluginSet
 from kschedctl.scheduling.policy import FallbackPolicy, pod_policy
 
 ERROR, WARNING, INFO = "error", "warning", "info"
+
+# The verdict `why` gives instead of "can be scheduled" when the pod's scheduler runs Python
+# plugins `why` did not run: they can only reject nodes, so the built-in "no" stands.
+WITHHELD = "passes the built-in filters; plugins not run"
 
 # Lines of a kube-scheduler log that explain a scheduler that does not schedule.
 FORBIDDEN = re.compile(r"\bforbidden\b", re.IGNORECASE)
@@ -92,7 +98,7 @@ class Diagnosis:
 
     pod: dict[str, str]
     phase: str
-    schedulable: bool
+    schedulable: bool | None  # None: withheld (WITHHELD), plugins that decide were not run
     scheduler: SchedulerEntry | UnknownScheduler
     findings: list[Finding] = field(default_factory=list)
     summary: str | None = None
@@ -104,6 +110,9 @@ class Diagnosis:
     # A pod the kubelet rejected (OutOf*): its node's rejections and who collided there
     # (observe.doublebooking.NodeRejections.to_dict).
     double_booking: dict[str, Any] | None = None
+    # The Python plugins of the pod's scheduler that `why` did not run (code from the
+    # cluster runs only when the caller names it): no node is said to fit.
+    unrun_plugins: UnrunPlugins | None = None
 
     @property
     def blocking(self) -> Finding | None:
@@ -112,6 +121,13 @@ class Diagnosis:
 
     def to_dict(self) -> dict[str, Any]:
         ev = self.evaluation
+        unrun = self.unrun_plugins
+        nodes = [v.to_dict() for v in ev.nodes] if ev else []
+        groups = [g.to_dict() for g in self.node_groups]
+        if unrun is not None:  # passing the built-in filters is not fitting: null
+            for entry in (*nodes, *groups):
+                if entry["fits"]:
+                    entry["fits"] = None
         return {
             "pod": dict(self.pod),
             "phase": self.phase,
@@ -123,11 +139,12 @@ class Diagnosis:
             "preemption": ev.preemption.to_dict() if ev and ev.preemption else None,
             "notEvaluated": [n.to_dict() for n in ev.not_evaluated] if ev else [],
             "notes": list(ev.notes) if ev else [],
-            "nodes": [v.to_dict() for v in ev.nodes] if ev else [],
-            "nodeGroups": [g.to_dict() for g in self.node_groups],
+            "nodes": nodes,
+            "nodeGroups": groups,
             "fallback": self.fallback,
             "plugins": self.plugins.to_dict() if self.plugins else None,
             "doubleBooking": self.double_booking,
+            "pluginsNotRun": unrun.to_dict() if unrun else None,
         }
 
 
@@ -161,6 +178,7 @@ def diagnose(
     crashes: Sequence[CrashReport] = (),
     evaluations: dict[str, tuple[Evaluation, tuple[NodeGroup, ...]]] | None = None,
     plugins: PluginSet = NO_PLUGINS,
+    unrun: UnrunPlugins | None = None,
 ) -> Diagnosis:
     """Walk the decision tree for ``pod``.
 
@@ -174,6 +192,9 @@ def diagnose(
     shape of pod's verdicts and node groups (:func:`~kschedctl.filters.evaluation_key`).
     ``plugins``: the Python plugins of kschedctl's scheduler (with ``fallback``): they run as
     the scheduler runs them, and the summary is the scheduler's FailedScheduling message.
+    ``unrun``: plugins the scheduler runs that were not run here: a pod that passes the
+    built-in filters (or a fallback step) gets no verdict (``schedulable`` None, WITHHELD),
+    since they may reject every node; one rejected by the built-in filters stays rejected.
     """
     ref = _pod_ref(pod)
     spec, status = pod.get("spec") or {}, pod.get("status") or {}
@@ -223,7 +244,9 @@ def diagnose(
         if diag.plugins is not None:
             fallback_found = plugin_findings(diag.plugins) + fallback_found
     outcome = _outcome_text(ev, would)
-    if placed and not ev.schedulable:
+    if unrun is not None and (ev.schedulable or placed):
+        outcome = f"it {WITHHELD}"
+    elif placed and not ev.schedulable:
         outcome = "no node fits under its own rules, but a fallback step of its scheduler places it"
     elif plugins and fallback is not None and not placed:
         outcome = f"it would be rejected: {would}"
@@ -263,9 +286,12 @@ def diagnose(
     silent = any(f.code in ("scheduling-gated", "scheduler-not-served") for f in blockers)
 
     diag.findings = blockers + [f for f in scheduler_findings if f.severity != ERROR]
-    diag.findings += _evaluation_findings(ev)
+    diag.findings += _evaluation_findings(ev, unrun is not None)
     diag.findings += fallback_found
-    diag.findings += _reported_findings(reported, None if silent else would, ev)
+    if unrun is not None:
+        diag.unrun_plugins = unrun
+        diag.findings.append(plugins_not_run(unrun, ref, decides=ev.schedulable or placed))
+    diag.findings += _reported_findings(reported, None if silent else would, ev, unrun is not None)
     nominated = status.get("nominatedNodeName")
     if nominated:
         diag.findings.append(
@@ -281,7 +307,35 @@ def diagnose(
     # not enough.
     fits = placed if plugins and fallback is not None else ev.schedulable or placed
     diag.schedulable = fits and not blockers
+    if diag.schedulable and unrun is not None:
+        diag.schedulable = None
     return diag
+
+
+def plugins_not_run(unrun: UnrunPlugins, pod: Mapping[str, str], decides: bool) -> Finding:
+    """The plugins `why` did not run; ``decides``: the built-in filters pass the pod, so they
+    decide (else it is rejected without them: they can only reject nodes)."""
+    effect = (
+        "they may reject every node that passes the built-in filters, so `why` cannot say "
+        "that it fits"
+        if decides
+        else "the verdict stands without them (a plugin can only reject a node)"
+    )
+    if unrun.run_with:
+        fix = (
+            f"only if you trust that code (it runs in your process, with your credentials): "
+            f"kschedctl why {pod['name']} -n {pod['namespace']} {unrun.run_with}"
+        )
+    else:
+        fix = f"{unrun.note}; " if unrun.note else ""
+        fix += "pass each of its plugin files with --plugin FILE, in the scheduler's order"
+    return Finding(
+        "plugins-not-run",
+        WARNING if decides else INFO,
+        f"scheduler {unrun.scheduler} runs the Python plugins {unrun.describe()}, which `why` "
+        f"did not run (code read from the cluster is run only when you name it): {effect}",
+        fix,
+    )
 
 
 def with_plugins(ev: Evaluation, report: PluginReport) -> Evaluation:
@@ -421,6 +475,46 @@ def _scheduler_findings(
                 "deployments or leases); only the filters were evaluated",
             )
         ]
+    claims = _claim_findings(name, entry)
+    if entry is not None and entry.candidates:
+        return claims
+    return claims + _served_findings(name, entry, schedulers, outcome)
+
+
+def _claim_findings(name: str, entry: Scheduler | None) -> list[Finding]:
+    """Schedulers claiming the name that are not known to be it (observe.identity): why
+    looks at none of them as the pod's scheduler."""
+    if entry is None:
+        return []
+    found = []
+    if entry.candidates:
+        found.append(
+            Finding(
+                "scheduler-conflict",
+                WARNING,
+                f"{len(entry.candidates)} schedulers claim schedulerName {name!r}: "
+                f"{identity.claims(entry)}; none is known to be it, so none was checked",
+                "remove the ones that should not serve it (`kschedctl list` shows them)",
+            )
+        )
+    for impostor in entry.impostors:
+        found.append(
+            Finding(
+                "scheduler-impostor",
+                WARNING,
+                f"{impostor.instance or impostor.form} in namespace {impostor.namespace or '-'} "
+                f"claims schedulerName {name!r} but is not it ({impostor.reason}); if it runs, "
+                "it may bind this pod too",
+                f"delete it: kubectl delete -n {impostor.namespace or '-'} "
+                f"{impostor.instance or impostor.form}",
+            )
+        )
+    return found
+
+
+def _served_findings(
+    name: str, entry: Scheduler | None, schedulers: Sequence[Scheduler], outcome: str
+) -> list[Finding]:
     if entry is None or not entry.served:
         running = _served_names(schedulers)
         if name == DEFAULT_SCHEDULER_NAME:
@@ -551,7 +645,7 @@ def _log_findings(entry: Scheduler | None, lines: Iterable[str]) -> list[Finding
     ]
 
 
-def _evaluation_findings(ev: Evaluation) -> list[Finding]:
+def _evaluation_findings(ev: Evaluation, unrun: bool = False) -> list[Finding]:
     found: list[Finding] = []
     if ev.not_evaluated:
         plugins = ", ".join(sorted({n.plugin for n in ev.not_evaluated}))
@@ -576,9 +670,19 @@ def _evaluation_findings(ev: Evaluation) -> list[Finding]:
     elif ev.schedulable:
         names = ev.feasible
         shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
-        found.append(
-            Finding("fits", INFO, f"fits on {len(names)} of {ev.num_nodes} node(s): {shown}")
-        )
+        if unrun:  # not "fits": the scheduler's plugins may reject these nodes
+            found.append(
+                Finding(
+                    "builtin-filters-pass",
+                    INFO,
+                    f"passes the built-in filters on {len(names)} of {ev.num_nodes} node(s): "
+                    f"{shown}; plugins not run",
+                )
+            )
+        else:
+            found.append(
+                Finding("fits", INFO, f"fits on {len(names)} of {ev.num_nodes} node(s): {shown}")
+            )
     elif ev.num_nodes == 0:
         found.append(
             Finding("no-nodes", ERROR, "the cluster has no nodes", "add nodes to the cluster")
@@ -661,10 +765,11 @@ def _preemption_finding(ev: Evaluation) -> Finding:
 
 
 def _reported_findings(
-    reported: Reported | None, would: str | None, ev: Evaluation
+    reported: Reported | None, would: str | None, ev: Evaluation, unrun: bool = False
 ) -> list[Finding]:
     if reported is None or not reported.event or would is None:
-        if reported is not None and reported.event and ev.schedulable:
+        # With plugins not run, the event may be a plugin's reason: "now fits" is not known.
+        if reported is not None and reported.event and ev.schedulable and not unrun:
             return [
                 Finding(
                     "reported-stale",

@@ -12,6 +12,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from kschedctl.config.userregex import PatternError, UserRegex
+from kschedctl.errors import quote
+
 # Kinds of lines worth highlighting, most important first (the first match wins).
 FORBIDDEN = "forbidden"
 SCHEDULING_FAILURE = "scheduling-failure"
@@ -99,13 +102,15 @@ def prefix_for(line: LogLine) -> str:
 
 
 class Grep:
-    """``--grep RE``: a compiled filter (raises ValueError on a bad expression)."""
+    """``--grep RE``: a compiled filter (raises ValueError on a bad expression). Matched in
+    time linear in the line (:class:`UserRegex`): a log line is not to be trusted, and the
+    pattern runs on every line of a follow."""
 
     def __init__(self, expression: str | None) -> None:
         try:
-            self.pattern = re.compile(expression) if expression else None
-        except re.error as err:
-            raise ValueError(f"invalid --grep expression {expression!r}: {err}") from err
+            self.pattern = UserRegex(expression) if expression else None
+        except PatternError as err:
+            raise ValueError(f"invalid --grep expression {quote(expression)}: {err}") from err
 
     def __call__(self, line: LogLine) -> bool:
-        return self.pattern is None or bool(self.pattern.search(line.text))
+        return self.pattern is None or self.pattern.search(line.text)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kschedctl.filters.messages import NO_NODES_MESSAGE
-from kschedctl.observe.diagnosis import Diagnosis
+from kschedctl.observe.diagnosis import WITHHELD, Diagnosis
 from kschedctl.observe.nodegroups import EXAMPLES
 
 # Finding codes of pods that reached the filters: their reasons are kube-scheduler's strings.
@@ -26,7 +26,8 @@ class PendingReason:
     """Pods of one scheduler held back by one reason.
 
     ``code`` is the finding code (``rejected-by-<Plugin>``, ``prefilter-rejected``,
-    ``no-nodes``, ``fits``, or the blocker's: ``scheduling-gated``, ``scheduler-not-served`` …);
+    ``no-nodes``, ``fits``, ``plugins-not-run``, or the blocker's: ``scheduling-gated``,
+    ``scheduler-not-served`` …);
     ``reason`` kube-scheduler's reason string for filter rejections, else a short text.
     ``nodes`` counts the distinct nodes giving this reason to at least one of the pods
     (that the pods fit on, for ``fits``); ``pods`` are ``namespace/name``, sorted.
@@ -55,6 +56,8 @@ def pod_reasons(d: Diagnosis) -> list[tuple[str, str, frozenset[str]]]:
     ev = d.evaluation
     if d.schedulable:
         return [("fits", FITS_REASON, frozenset(ev.feasible if ev else ()))]
+    if d.schedulable is None:  # its scheduler's plugins, not run, decide
+        return [("plugins-not-run", WITHHELD, frozenset(ev.feasible if ev else ()))]
     blocking = d.blocking
     filtered = blocking is None or (
         blocking.code in FILTER_CODES or blocking.code.startswith("rejected-by-")

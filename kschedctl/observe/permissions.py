@@ -138,6 +138,13 @@ class RbacMode:
         return tuple(r for r in self.cluster_roles if r not in BOOTSTRAP_ROLES)
 
 
+def metrics_object(obj: dict[str, Any]) -> bool:
+    """One of spec.metrics' objects (component ``metrics``: the Service, the readers of
+    /metrics and their bindings), not the scheduler's own identity or rights."""
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    return labels.get("app.kubernetes.io/component") == "metrics"
+
+
 def rbac_mode(objects: list[dict[str, Any]]) -> RbacMode | None:
     """The RBAC mode of kschedctl's ``objects`` of one scheduler; None without a
     ClusterRoleBinding (host forms run as their kubeconfig's user). Any binding of a built-in
@@ -146,6 +153,7 @@ def rbac_mode(objects: list[dict[str, Any]]) -> RbacMode | None:
         str(ref.get("name"))
         for obj in objects
         if obj.get("kind") == "ClusterRoleBinding"
+        and not metrics_object(obj)
         and isinstance(ref := obj.get("roleRef"), dict)
         and ref.get("kind") == "ClusterRole"
     )

@@ -20,8 +20,13 @@ from typing import Any
 
 from kschedctl.config.schema import YamlError, parse_yaml
 from kschedctl.config.versions import DEFAULT_LEASE_NAME, DEFAULT_SCHEDULER_NAME
+from kschedctl.observe import identity
 from kschedctl.observe.bodies import SchedulerEntry
 from kschedctl.observe.crash import pod_problems
+
+# Re-exported: deploy, remove and placement read them here with the other kschedctl marks.
+from kschedctl.observe.identity import LEASE_ANNOTATION as LEASE_ANNOTATION
+from kschedctl.observe.identity import MIRROR_ANNOTATION as MIRROR_ANNOTATION
 
 MANAGED_BY = "app.kubernetes.io/managed-by"
 INSTANCE = "app.kubernetes.io/instance"
@@ -31,13 +36,11 @@ INSTANCE = "app.kubernetes.io/instance"
 # is app.kubernetes.io/instance, so kschedctl finds its objects by this label first.
 SCHEDULER_LABEL = "kschedctl.io/scheduler"
 FORM_ANNOTATION = "kschedctl.io/form"
-LEASE_ANNOTATION = "kschedctl.io/lease"
 # On the pod template: a changed config rolls the pods (written by the templates).
 CONFIG_HASH = "kschedctl.io/config-hash"
 # Host forms: where their files went (and which lab), so `remove` needs no workspace.
 HOST_FILES_ANNOTATION = "kschedctl.io/host-files"
 LAB_ANNOTATION = "kschedctl.io/lab"
-MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 # kschedctl's own scheduler names itself on the Lease it holds (with its fallback policy), so a
 # `kschedctl scheduler run` process is found even when no pod or object of it is visible.
 BUILTIN_LEASE_ANNOTATION = "kschedctl.io/scheduler"
@@ -88,10 +91,18 @@ class Scheduler:
     # The labels of the object serving it (Deployment, Pod, kschedctl's RBAC for the host
     # forms): what `list -l SELECTOR` matches. Not in to_dict: `list` shows them as metadata.
     labels: dict[str, str] = field(default_factory=dict)
+    # How it is known to be NAME's scheduler (observe.identity), None: nothing known to be it.
+    identity: str | None = None
+    # Why a claim is not (known to be) the scheduler (impostors, unverified ones).
+    reason: str | None = None
+    # Form "conflict": the claims that could each be it (none is known to be).
+    candidates: list[Scheduler] = field(default_factory=list)
+    # Claims of the name that are not it, each in its namespace (observe.identity).
+    impostors: list[Scheduler] = field(default_factory=list)
 
     @property
     def healthy(self) -> bool:
-        if not self.served:
+        if not self.served or self.candidates:
             return False
         if self.lease is not None and not self.lease.held:
             return False
@@ -125,6 +136,18 @@ class Scheduler:
                 "renewAgeSeconds": None if lease.renew_age is None else round(lease.renew_age, 1),
                 "durationSeconds": lease.duration,
             },
+            "identity": self.identity,
+            "claims": [
+                {
+                    "namespace": c.namespace,
+                    "instance": c.instance,
+                    "form": c.form,
+                    "verdict": verdict,
+                    "reason": c.reason,
+                }
+                for verdict, group in (("candidate", self.candidates), ("impostor", self.impostors))
+                for c in group
+            ],  # fmt: skip
         }
 
 
@@ -451,6 +474,12 @@ class Snapshot:
     now: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
     # Every schedulerName bound pods carry, when ``pods`` holds only some of them.
     bound_names: set[str] | None = None
+    # What tells a scheduler from a claim to its name (observe.identity): the ReplicaSets of
+    # the scheduler Deployments, kschedctl's ClusterRoleBindings, the nodes of kube-system's
+    # mirror pods by name.
+    replicasets: list[dict[str, Any]] = field(default_factory=list)
+    bindings: list[dict[str, Any]] = field(default_factory=list)
+    nodes: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 # -- what discovery needs to see of the pods ------------------------------------------------------
@@ -528,17 +557,34 @@ def needs_every_pod(schedulers: Iterable[Scheduler]) -> bool:
 
 
 def discover(snap: Snapshot) -> list[Scheduler]:
-    """Every scheduler name the snapshot shows, sorted: default first, then by name."""
+    """Every scheduler name the snapshot shows, sorted: default first, then by name.
+
+    Each object claiming a name is a claim, judged by :func:`identity.verdict`: the claims
+    known to be the scheduler (or, when none is, the only unverified one) make its entry;
+    the others are named on it as impostors, or as the candidates of a conflict."""
     leases = {
         (_meta(o).get("namespace"), _meta(o).get("name")): parse_lease(o, snap.now)
         for o in snap.leases
     }
-    found: dict[str, Scheduler] = {}
+    recorded = identity.recorded_namespaces(
+        (who, o) for o in snap.bindings if (who := owner(o)) is not None
+    )
+    # One claim per name, namespace and verdict: the objects of one place merge, never two.
+    claims: dict[tuple[str, str, str], Scheduler] = {}
 
-    def add(name: str, form: str, source: str, **facts: Any) -> Scheduler:
-        entry = found.get(name)
+    def add(name: str, form: str, source: str, obj: dict[str, Any], **facts: Any) -> Scheduler:
+        namespace = str(facts.get("namespace") or "")
+        is_pod = obj.get("kind", "Pod") == "Pod" and "containers" in (obj.get("spec") or {})
+        trusted, reason = identity.verdict(
+            name, owner(obj), namespace, recorded,
+            control_plane=is_pod and identity.is_control_plane_mirror(obj, snap.nodes),
+        )  # fmt: skip
+        group = "verified" if trusted in identity.VERIFIED else trusted
+        entry = claims.get((name, namespace, group))
         if entry is None:
-            entry = found[name] = Scheduler(name=name, form=form, **facts)
+            entry = claims[(name, namespace, group)] = Scheduler(
+                name=name, form=form, identity=trusted, reason=reason, **facts
+            )
         else:
             for key, value in facts.items():
                 if getattr(entry, key) in (None, False, [], 0, {}) and value not in (None, False):
@@ -581,7 +627,8 @@ def discover(snap: Snapshot) -> list[Scheduler]:
             found_problems = pod_problems(pod, missing_configmaps=missing, scheduler=entry.name)
             entry.problem = found_problems[0].reason if found_problems else None
 
-    # Deployments running kube-scheduler.
+    # Deployments running kube-scheduler; their pods are theirs by the owner chain only.
+    by_uid: dict[str, list[Scheduler]] = {}
     for dep in snap.deployments:
         template = ((dep.get("spec") or {}).get("template") or {}).get("spec") or {}
         container = scheduler_container(template)
@@ -593,13 +640,15 @@ def discover(snap: Snapshot) -> list[Scheduler]:
         status = dep.get("status") or {}
         managed = is_managed(dep)
         for name in names_of(dep, facts, missing_config(ns, template, container)):
-            add(
-                name, "deployment", "deployment", managed=managed, namespace=ns,
+            entry = add(
+                name, "deployment", "deployment", dep, managed=managed, namespace=ns,
                 instance=f"deployment/{meta.get('name')}", labels=dict(meta.get("labels") or {}),
                 desired=(dep.get("spec") or {}).get("replicas", 1),
                 ready=status.get("readyReplicas", 0),
                 lease=leases.get(facts.lease) if facts.lease else None,
             )  # fmt: skip
+            if meta.get("uid"):
+                by_uid.setdefault(str(meta["uid"]), []).append(entry)
 
     # Bare and static (mirror) pods running kube-scheduler; deployment pods are listed per name.
     # The Lease each kschedctl-managed host-form scheduler recorded at deploy time.
@@ -611,6 +660,7 @@ def discover(snap: Snapshot) -> list[Scheduler]:
             ns, _, lease_name = annotations[LEASE_ANNOTATION].partition("/")
             recorded_leases[instance] = leases.get((ns, lease_name)) or Lease(ns, lease_name)
 
+    replicasets = identity.deployment_uids(snap.replicasets)
     for pod in snap.pods:
         spec = pod.get("spec") or {}
         container = scheduler_container(spec)
@@ -622,10 +672,13 @@ def discover(snap: Snapshot) -> list[Scheduler]:
         facts = facts_for(ns, spec, container)
         missing = missing_config(ns, spec, container)
         if "ReplicaSet" in owners:
-            for name in names_of(pod, facts, missing):
-                if name in found:
-                    found[name].pods.append(meta.get("name", ""))
-                    note_problem(found[name], pod, missing)
+            # A pod is its Deployment's when the ReplicaSet it names is that Deployment's:
+            # one that only claims a ReplicaSet owner is no claim (the garbage collector
+            # deletes it), never a replica of a scheduler of the same name.
+            deployment = identity.owning_deployment(pod, replicasets)
+            for entry in by_uid.get(deployment, []) if deployment else []:
+                entry.pods.append(meta.get("name", ""))
+                note_problem(entry, pod, missing)
             continue
         static = MIRROR_ANNOTATION in (meta.get("annotations") or {})
         form = "static-pod" if static else "pod"
@@ -639,13 +692,17 @@ def discover(snap: Snapshot) -> list[Scheduler]:
             names, lease = [instance], recorded_leases.get(instance)
         for name in names:
             entry = add(
-                name, form, form, managed=managed, namespace=ns, instance=f"pod/{meta.get('name')}",
-                lease=lease, labels=dict(meta.get("labels") or {}),
+                name, form, form, pod, managed=managed, namespace=ns,
+                instance=f"pod/{meta.get('name')}", lease=lease,
+                labels=dict(meta.get("labels") or {}),
             )  # fmt: skip
             entry.desired = (entry.desired or 0) + 1
             entry.ready = (entry.ready or 0) + (1 if _ready(pod) else 0)
             entry.pods.append(meta.get("name", ""))
             note_problem(entry, pod, [] if static else missing)
+
+    def claimed(name: str) -> bool:
+        return any(key[0] == name and key[2] != identity.IMPOSTOR for key in claims)
 
     # kschedctl-managed schedulers without pods (service form): their objects carry the lease.
     for obj in snap.managed:
@@ -655,11 +712,11 @@ def discover(snap: Snapshot) -> list[Scheduler]:
         if (
             not managed_name
             or managed_form not in ("service", "static-pod")
-            or managed_name in found
+            or claimed(managed_name)
         ):
             continue
         add(
-            managed_name, managed_form, "kschedctl", managed=True,
+            managed_name, managed_form, "kschedctl", obj, managed=True,
             namespace=_meta(obj).get("namespace"), lease=recorded_leases.get(managed_name),
             labels=dict(_meta(obj).get("labels") or {}),
         )  # fmt: skip
@@ -667,27 +724,26 @@ def discover(snap: Snapshot) -> list[Scheduler]:
     # kschedctl's own scheduler running as a plain process: its Lease names it.
     for obj in snap.leases:
         builtin: str | None = (_meta(obj).get("annotations") or {}).get(BUILTIN_LEASE_ANNOTATION)
-        if builtin and builtin not in found:
+        if builtin and not claimed(builtin):
             ns = _meta(obj).get("namespace", "")
             add(
-                builtin,
-                "process",
-                "lease",
-                namespace=ns,
+                builtin, "process", "lease", {"kind": "Lease"}, namespace=ns,
                 lease=leases.get((ns, _meta(obj).get("name"))),
-            )
+            )  # fmt: skip
 
     # The default scheduler of clusters whose control plane is not visible as pods (hand-built,
-    # managed offerings, the lab): its Lease is the trace it leaves.
+    # managed offerings, the lab): its Lease is the trace it leaves, and only admins write it.
     default_lease = leases.get((LEASE_SYSTEM_NAMESPACE, DEFAULT_LEASE_NAME))
-    if DEFAULT_SCHEDULER_NAME not in found and default_lease is not None:
+    verified_default = any(
+        key[0] == DEFAULT_SCHEDULER_NAME and key[2] == "verified" for key in claims
+    )
+    if not verified_default and default_lease is not None:
         add(
-            DEFAULT_SCHEDULER_NAME,
-            "process",
-            "lease",
-            namespace=LEASE_SYSTEM_NAMESPACE,
-            lease=default_lease,
-        )
+            DEFAULT_SCHEDULER_NAME, "process", "lease", {"kind": "Lease"},
+            namespace=LEASE_SYSTEM_NAMESPACE, lease=default_lease,
+        ).identity = identity.LEASE  # fmt: skip
+
+    found = _resolve(claims.values())
 
     # Names pods were bound under or are waiting for.
     pending: dict[str, int] = {}
@@ -699,15 +755,48 @@ def discover(snap: Snapshot) -> list[Scheduler]:
         elif (pod.get("spec") or {}).get("nodeName"):
             bound.add(name)
     for name in sorted(bound - set(found)):
-        add(name, "unknown", "bound-pods", served=False)  # nothing visible serves it now
+        found[name] = Scheduler(name, "unknown", served=False, sources=["bound-pods"])
     for name, count in pending.items():
         if name not in found:
-            add(name, "none", "pending-pods", served=False)
+            found[name] = Scheduler(name, "none", served=False, sources=["pending-pods"])
         found[name].pending = count
 
     # A scheduler whose Lease is held by none of its pods has no active leader among them.
     for entry in found.values():
-        if entry.lease is not None and entry.lease.held:
-            entry.leader = entry.lease.holder.split("_", 1)[0] if entry.lease.holder else None
+        for one in [entry, *entry.candidates, *entry.impostors]:
+            if one.lease is not None and one.lease.held and one.lease.holder:
+                one.leader = one.lease.holder.split("_", 1)[0]
 
     return sorted(found.values(), key=lambda s: (s.name != DEFAULT_SCHEDULER_NAME, s.name))
+
+
+def _resolve(claims: Iterable[Scheduler]) -> dict[str, Scheduler]:
+    """One entry per name: its verified claim, else its only unverified one; several of
+    those are a conflict (an entry of form ``conflict`` naming them); the rest impostors."""
+    by_name: dict[str, list[Scheduler]] = {}
+    for claim in claims:
+        by_name.setdefault(claim.name, []).append(claim)
+    found: dict[str, Scheduler] = {}
+    for name, group in by_name.items():
+        verified = [c for c in group if c.identity in identity.VERIFIED]
+        unverified = [c for c in group if c.identity == identity.UNVERIFIED]
+        impostors = [c for c in group if c.identity == identity.IMPOSTOR]
+        if verified:
+            for claim in unverified:  # a name served from where it is known to be
+                claim.identity = identity.IMPOSTOR
+                claim.reason = f"{name} is served from namespace {verified[0].namespace}"
+            impostors, pickable = unverified + impostors, verified
+        else:
+            pickable = unverified
+        if len(pickable) == 1:
+            entry = pickable[0]
+        elif pickable:
+            entry = Scheduler(
+                name, "conflict", sources=sorted({s for c in pickable for s in c.sources}),
+                managed=any(c.managed for c in pickable), candidates=pickable,
+            )  # fmt: skip
+        else:  # only impostors: nothing known to serve the name
+            entry = Scheduler(name, "none", served=False, sources=["impostor"])
+        entry.impostors = sorted(impostors, key=lambda c: (c.namespace or "", c.instance or ""))
+        found[name] = entry
+    return found

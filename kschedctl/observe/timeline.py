@@ -23,6 +23,9 @@ PREEMPTED = "preempted"
 DECISIONS = (SCHEDULED, FAILED, PREEMPTED)
 _DECISION_OF = {"Scheduled": SCHEDULED, "FailedScheduling": FAILED, "Preempted": PREEMPTED}
 MINUTE = timedelta(minutes=1)
+# Events come from the cluster: one with a time in the year 1 next to one from today would make
+# a minute per row for two thousand years. A week covers any event TTL (default 1 hour).
+MAX_MINUTES = 7 * 24 * 60
 
 
 @dataclass(frozen=True)
@@ -104,8 +107,9 @@ def timeline(events: Iterable[Event]) -> Timeline:
         return Timeline([], totals)
     start, end = min(buckets), max(buckets)
     span = int((end - start) / MINUTE) + 1
+    omitted = max(0, span - MAX_MINUTES)  # counted, never built
     minutes = []
-    for i in range(span):
+    for i in range(omitted, span):
         moment = start + i * MINUTE
         minutes.append(Minute(moment, **buckets.get(moment, {})))
-    return Timeline(minutes, totals)
+    return Timeline(minutes, totals, omitted)

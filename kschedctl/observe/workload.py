@@ -13,16 +13,17 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kschedctl.config import apinames, limits
 from kschedctl.config.schema import YamlError, parse_yaml
 from kschedctl.config.userfile import read_user_file
-from kschedctl.errors import NotFoundError, SpecError, printable, quote
+from kschedctl.errors import NotFoundError, Problem, SpecError, printable, quote
 
 CONTROLLERS = ("Deployment", "ReplicaSet", "StatefulSet", "Job")
 KINDS = ("Pod", *CONTROLLERS)
-MAX_PODS = 100_000  # pods one workload file may expand to
 # Containers run nowhere in the lab: every container gets this image, so no image of the
 # cluster is ever pulled and the lab runner never mistakes a pod for a scheduler to run.
 PLACEHOLDER_IMAGE = "registry.k8s.io/pause:3.10"
@@ -33,8 +34,13 @@ def _fail(source: str, path: str, message: str) -> SpecError:
     return SpecError(path, message, hint=_HINT, source=source)
 
 
-def load_workload(path: str | Path, default_namespace: str = "default") -> list[dict[str, Any]]:
-    """The pods of a workload file, in file order; every problem names its document."""
+def load_workload(
+    path: str | Path, default_namespace: str = "default", budget: limits.Budget | None = None
+) -> list[dict[str, Any]]:
+    """The pods of a workload file, in file order; every problem names its document.
+
+    Every object's pod count is added to ``budget`` (default: :data:`limits.MAX_PODS`) before
+    any pod is built, so ``replicas: 1000000000`` is refused at once."""
     source = str(path)
     try:
         docs = parse_yaml(read_user_file(path, max_bytes=64 * 1024 * 1024))
@@ -53,11 +59,13 @@ def load_workload(path: str | Path, default_namespace: str = "default") -> list[
             objects.extend((f"[{i}].items[{j}]", item) for j, item in enumerate(items))
         else:
             objects.append((f"[{i}]", doc))
-    pods: list[dict[str, Any]] = []
+    budget = budget or limits.pods()
+    checked = []
     for at, obj in objects:
-        pods.extend(expand(obj, at, source, default_namespace))
-        if len(pods) > MAX_PODS:
-            raise _fail(source, at, f"expands to more than {MAX_PODS} pods")
+        one = _checked(obj, at, source, default_namespace)
+        budget.take(one.count, one.count_path, source, hint=_LIMIT_HINT)
+        checked.append(one)
+    pods = [pod for one in checked for pod in one.pods()]
     names = set()
     for pod in pods:
         key = (pod["metadata"]["namespace"], pod["metadata"]["name"])
@@ -65,6 +73,9 @@ def load_workload(path: str | Path, default_namespace: str = "default") -> list[
             raise _fail(source, "", f"two pods named {quote('/'.join(key))}")
         names.add(key)
     return pods
+
+
+_LIMIT_HINT = "simulate a smaller workload: fewer replicas, or a sample of the pods"
 
 
 def _count(spec: Mapping[str, Any], key: str, at: str, source: str) -> int:
@@ -78,8 +89,28 @@ def _count(spec: Mapping[str, Any], key: str, at: str, source: str) -> int:
     return value
 
 
-def expand(obj: Any, at: str, source: str, default_namespace: str) -> list[dict[str, Any]]:
-    """The pods one workload object stands for."""
+@dataclass(frozen=True)
+class _Object:
+    """One workload object, checked, not yet expanded: what its pods are made of."""
+
+    name: str
+    namespace: str
+    meta: Mapping[str, Any]  # the pod template's (a Pod's own)
+    spec: Mapping[str, Any]
+    count: int
+    count_path: str  # the field the count comes from
+    controller: bool
+
+    def pods(self) -> list[dict[str, Any]]:
+        if not self.controller:
+            return [_pod(self.name, self.namespace, self.meta, self.spec)]
+        return [
+            _pod(f"{self.name}-{i}", self.namespace, self.meta, self.spec)
+            for i in range(self.count)
+        ]
+
+
+def _checked(obj: Any, at: str, source: str, default_namespace: str) -> _Object:
     if not isinstance(obj, dict):
         raise _fail(source, at, "must be a Kubernetes object (a mapping)")
     kind = obj.get("kind")
@@ -93,35 +124,51 @@ def expand(obj: Any, at: str, source: str, default_namespace: str) -> list[dict[
     if not isinstance(spec, dict):
         raise _fail(source, f"{at}.spec", "is required")
     if kind == "Pod":
-        return [_pod(meta["name"], namespace, dict(meta), spec, at, source)]
+        _check_names(meta["name"], namespace, at, source)
+        _check_pod(meta, spec, at, source)
+        return _Object(meta["name"], namespace, meta, spec, 1, at, controller=False)
     template = spec.get("template")
     if not isinstance(template, dict) or not isinstance(template.get("spec"), dict):
         raise _fail(source, f"{at}.spec.template.spec", "is required")
-    if kind == "Job":
-        count = _count(spec, "parallelism", at, source)
-        if spec.get("completions") is not None:
-            count = min(count, _count(spec, "completions", at, source))
-    else:
-        count = _count(spec, "replicas", at, source)
-    tmeta = dict(template.get("metadata") or {})
-    return [
-        _pod(
-            f"{meta['name']}-{i}", namespace, tmeta, template["spec"], f"{at}.spec.template", source
-        )
-        for i in range(count)
-    ]
+    key = "parallelism" if kind == "Job" else "replicas"
+    count = _count(spec, key, at, source)
+    if kind == "Job" and spec.get("completions") is not None:
+        completions = _count(spec, "completions", at, source)
+        if completions < count:
+            key, count = "completions", completions
+    tmeta = template.get("metadata") or {}
+    if not isinstance(tmeta, dict):
+        raise _fail(source, f"{at}.spec.template.metadata", "must be a mapping")
+    # its pods are NAME-0 … NAME-<count-1>: the longest must still be a pod name
+    _check_names(f"{meta['name']}-{max(count - 1, 0)}", namespace, at, source)
+    _check_pod(tmeta, template["spec"], f"{at}.spec.template", source)
+    return _Object(
+        meta["name"], namespace, tmeta, template["spec"], count, f"{at}.spec.{key}", True
+    )
+
+
+def _check_names(pod_name: str, namespace: Any, at: str, source: str) -> None:
+    out: list[Problem] = []
+    apinames.check_name(pod_name, f"{at}.metadata.name", out)
+    apinames.check_name(namespace, f"{at}.metadata.namespace", out, "label")
+    if out:
+        raise SpecError.from_problems([p.moved(source=source) for p in out], hint=_HINT)
+
+
+def _check_pod(meta: Mapping[str, Any], spec: Mapping[str, Any], at: str, source: str) -> None:
+    """What the API server would refuse in the lab, refused before it starts."""
+    if not isinstance(spec.get("containers"), list) or not spec["containers"]:
+        raise _fail(source, f"{at}.spec.containers", "must list at least one container")
+    out: list[Problem] = []
+    apinames.check_labels(meta.get("labels") or {}, f"{at}.metadata.labels", out)
+    apinames.check_keys(meta.get("annotations") or {}, f"{at}.metadata.annotations", out)
+    if out:
+        raise SpecError.from_problems([p.moved(source=source) for p in out], hint=_HINT)
 
 
 def _pod(
-    name: str,
-    namespace: str,
-    meta: Mapping[str, Any],
-    spec: Mapping[str, Any],
-    at: str,
-    source: str,
+    name: str, namespace: str, meta: Mapping[str, Any], spec: Mapping[str, Any]
 ) -> dict[str, Any]:
-    if not isinstance(spec.get("containers"), list) or not spec["containers"]:
-        raise _fail(source, f"{at}.spec.containers", "must list at least one container")
     metadata: dict[str, Any] = {"name": name, "namespace": namespace}
     for key in ("labels", "annotations"):
         if meta.get(key):

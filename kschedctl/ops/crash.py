@@ -24,7 +24,8 @@ def scheduler_pods(
     pods: Iterable[dict[str, Any]], name: str, entry: Scheduler | None
 ) -> list[dict[str, Any]]:
     """The pods running scheduler ``name``: those discovery found for it, and those
-    kschedctl labelled as its (found even when their config cannot be read)."""
+    kschedctl labelled as its in its namespace (found even when their config cannot be
+    read); a pod labelled so elsewhere only claims to be (observe.identity)."""
     wanted = set(entry.pods) if entry is not None else set()
     namespace = entry.namespace if entry is not None else None
     found = []
@@ -33,7 +34,7 @@ def scheduler_pods(
         if meta.get("deletionTimestamp") or _replaced(pod):
             continue
         ours = meta.get("namespace") == namespace and meta.get("name") in wanted
-        if ours or owner(pod) == name:
+        if ours or (owner(pod) == name and namespace and meta.get("namespace") == namespace):
             found.append(pod)
     return sorted(found, key=lambda p: (p["metadata"].get("namespace"), p["metadata"]["name"]))
 

@@ -17,10 +17,12 @@ client-go tools/leaderelection ``NewLeaderElector``).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import re
+import signal
 import subprocess
 import tempfile
 import time
@@ -135,7 +137,8 @@ def _run(binary: Path, text: str, work: Path, timeout: float) -> Verdict:
         "--master=https://127.0.0.1:1",
         "--secure-port=0",
     ]
-    # A fresh session: on a timeout the whole process group is killed, nothing outlives us.
+    # A fresh session: on a timeout, Ctrl-C, SIGTERM or SIGHUP (kschedctl.signals) the whole
+    # process group is killed, nothing outlives us.
     with subprocess.Popen(
         argv,
         stdin=subprocess.DEVNULL,
@@ -146,9 +149,12 @@ def _run(binary: Path, text: str, work: Path, timeout: float) -> Verdict:
     ) as proc:
         try:
             output, _ = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, 9)
+        except BaseException as err:
+            with contextlib.suppress(ProcessLookupError):  # it ended meanwhile
+                os.killpg(proc.pid, signal.SIGKILL)
             proc.communicate()
+            if not isinstance(err, subprocess.TimeoutExpired):
+                raise
             return Verdict(
                 False, [f"kube-scheduler did not finish within {timeout:.0f}s: no verdict"]
             )

@@ -15,6 +15,7 @@ from kschedctl.hosts import Host
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.inventory import snapshot
 from kschedctl.k8s.logs import Follower, Replica, leader_pod, read_all, replicas
+from kschedctl.observe.identity import impostor_note, pick
 from kschedctl.observe.loglines import LogLine
 from kschedctl.observe.schedulers import Scheduler, discover
 
@@ -31,6 +32,7 @@ class LogsRequest:
     tail: int | None = None  # lines per replica
     all_replicas: bool = True  # False: only the replica holding the leader Lease
     previous: bool = False  # the container instance before the current one (kubectl -p)
+    namespace: str | None = None  # which of the schedulers claiming the name (a conflict)
 
 
 @dataclass
@@ -55,10 +57,11 @@ def open_logs(
 
     Replicas that cannot be read (a container still starting) are reported through ``warn``.
     """
-    entry = next((s for s in discover(snapshot(cluster)) if s.name == request.name), None)
+    # Only the scheduler known to be the one of that name: an impostor's output is not its.
+    entry = pick(discover(snapshot(cluster)), request.name, request.namespace)
     if entry is None or not entry.served:
         raise NotFoundError(
-            f"no scheduler named {request.name!r} is running",
+            f"no scheduler named {request.name!r} is running{impostor_note(entry)}",
             hint="`kschedctl list` shows the schedulers in this cluster",
         )
     if request.previous and request.follow:

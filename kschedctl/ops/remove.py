@@ -1,7 +1,9 @@
 """Remove exactly what kschedctl deployed for a scheduler, its Lease and host files included.
 
 What to remove is read back from the cluster: every object labelled as kschedctl's for the
-name, and the annotations ``deploy`` put on them (the Lease, the host files, the lab).
+name where kschedctl deployed it (:func:`kschedctl.observe.identity.trusted_objects`: anyone
+may label an object in their namespace, and such a label deletes nothing), and the annotations
+``deploy`` put on them (the Lease, the host files, the lab).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from kschedctl.k8s import apply
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.resources import describe
 from kschedctl.observe.appliers import appliers, helm_command, helm_releases
+from kschedctl.observe.identity import trusted_objects
 from kschedctl.observe.schedulers import (
     LEASE_ANNOTATION,
     recorded_host_files,
@@ -42,6 +45,8 @@ class Removal:
     files: tuple[Path, ...]  # host files
     lab_dir: str | None  # the lab whose host holds the files, if any
     asking: tuple[str, ...]  # namespace/name of live pods that still name the scheduler
+    # Objects labelled as its outside where kschedctl deployed it: left alone (not kschedctl's).
+    foreign: tuple[dict[str, Any], ...] = ()
 
     @property
     def refs(self) -> list[str]:
@@ -60,11 +65,17 @@ class RemoveResult:
 
 def find(cluster: Cluster, name: str) -> Removal:
     """What ``remove`` would delete for ``name``; NotFoundError if there is nothing."""
-    objects = apply.managed_objects(cluster, name)
+    objects, foreign = trusted_objects(name, apply.managed_objects(cluster, name))
     objects = [o for o in objects if not _is_canary(o)] + [o for o in objects if _is_canary(o)]
     if not objects:
         raise NotFoundError(
-            f"nothing kschedctl deployed is named {name!r}",
+            f"nothing kschedctl deployed is named {name!r}"
+            + (
+                f" ({', '.join(describe(o) for o in foreign)} only carry its label: not "
+                "kschedctl's, left alone)"
+                if foreign
+                else ""
+            ),
             hint="`kschedctl list` shows the schedulers in this cluster",
         )
     recorded: set[tuple[str, str]] = set()
@@ -85,6 +96,7 @@ def find(cluster: Cluster, name: str) -> Removal:
         tuple(sorted(Path(f) for f in files)),
         lab,
         tuple(_pods_asking_for(cluster, name)),
+        tuple(foreign),
     )
 
 
@@ -109,6 +121,12 @@ def remove(
     authorization and admission, deletes nothing) and no host file is touched.
     """
     removal = find(cluster, name)
+    if removal.foreign:
+        report.warn(
+            f"left alone: {', '.join(describe(o) for o in removal.foreign)} carry {name}'s "
+            "kschedctl label outside the namespaces kschedctl deployed it in: kschedctl did not "
+            "create them (delete them yourself if they should not exist)"
+        )
     if applied := appliers(removal.objects):
         report.warn(
             f"{name} was not applied by `kschedctl deploy` but by {' and '.join(applied)}: if a "
@@ -161,8 +179,9 @@ def remove(
             report.warn(
                 f"{shown(str(path))} left in place: it is not a file kschedctl rendered for {name}"
             )
+    where = {o["metadata"].get("namespace") for o in removal.objects}
     rollout.poll(
-        lambda: not _scheduler_pods(cluster, name), until, f"the pods of {name} to stop",
+        lambda: not _scheduler_pods(cluster, name, where), until, f"the pods of {name} to stop",
         hint="`kubectl get pods -A -l app.kubernetes.io/instance=" + name + "` shows them",
     )  # fmt: skip
     for obj in removal.objects:
@@ -217,5 +236,10 @@ def _pods_asking_for(cluster: Cluster, name: str) -> list[str]:
     ]
 
 
-def _scheduler_pods(cluster: Cluster, name: str) -> list[dict[str, Any]]:
-    return apply.list_owned(cluster, "/api/v1/pods", name, "app.kubernetes.io/component=scheduler")
+def _scheduler_pods(
+    cluster: Cluster, name: str, namespaces: set[str | None]
+) -> list[dict[str, Any]]:
+    """Its pods still running, in the namespaces of the objects removed (labels elsewhere are
+    only claims: nothing remove deletes runs them)."""
+    pods = apply.list_owned(cluster, "/api/v1/pods", name, "app.kubernetes.io/component=scheduler")
+    return [p for p in pods if p["metadata"].get("namespace") in namespaces]

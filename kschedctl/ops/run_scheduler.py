@@ -130,7 +130,7 @@ def _configure_logging(verbosity: int) -> None:
 
 
 def run_scheduler(settings: RunSettings) -> None:
-    """Schedule until SIGTERM or SIGINT (from the main thread: it installs signal handlers).
+    """Schedule until SIGTERM, SIGINT or SIGHUP (from the main thread: it installs signal handlers).
 
     Bad settings, a bad policy and a plugin that cannot be loaded stop it before any
     connection (exit 2 and 3); a port that cannot be served is an error (exit 1).
@@ -214,8 +214,9 @@ def _serve(
         log.info("received %s: shutting down", signal.Signals(signum).name)
         loop.stop.set()
 
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
+    # SIGHUP too (a closed terminal): every way of being told to stop releases the Lease.
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(signum, stop)
     steps = ", ".join(step.name for step in fallback.steps) or "none"
     for plugin in plugins.plugins:
         log.info("plugin %s", plugin.describe())

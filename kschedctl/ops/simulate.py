@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from kschedctl.clustersnapshot import ClusterSnapshot, load_snapshot, pod_object
-from kschedctl.config import userfile
+from kschedctl.config import limits, userfile
 from kschedctl.errors import LabError, NotFoundError, SpecError, UsageError, printable, quote
 from kschedctl.filters import Snapshot
 from kschedctl.hosts import lab as lab_host
@@ -415,8 +415,10 @@ def load_plan(
 ) -> tuple[Plan, list[Candidate]]:
     """Everything read and checked before a lab starts: the snapshot, the workload, the specs
     (exit 3 or 5 on the first that is wrong)."""
-    snap = load_snapshot(snapshot)
-    extra = load_workload(workload) if workload else []
+    snap = load_snapshot(snapshot)  # at most limits.MAX_PODS pods
+    held = len(snap.pods) + (len(snap.pending_pods) if pending else 0)
+    budget = limits.pods(held, f"the snapshot's {held:,} pods")
+    extra = load_workload(workload, budget=budget) if workload else []
     candidates = [load_candidate(source) for source in schedulers]
     plan = plan_from_snapshot(snap, snapshot, extra)
     if not pending:

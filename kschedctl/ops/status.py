@@ -17,7 +17,13 @@ from kschedctl.k8s.inventory import snapshot
 from kschedctl.k8s.resources import describe
 from kschedctl.observe.crash import CrashReport
 from kschedctl.observe.doublebooking import for_scheduler
-from kschedctl.observe.permissions import DEFAULT_LEASE_UPDATE, rbac_mode, scheduler_access
+from kschedctl.observe.identity import pick, trusted_objects
+from kschedctl.observe.permissions import (
+    DEFAULT_LEASE_UPDATE,
+    metrics_object,
+    rbac_mode,
+    scheduler_access,
+)
 from kschedctl.observe.schedulers import (
     Scheduler,
     discover,
@@ -81,7 +87,7 @@ class SchedulerStatus:
     # Why its pods do not run (CrashLoopBackOff, ImagePullBackOff, a missing ConfigMap, …),
     # with each crashed container's last log lines (kschedctl.ops.crash).
     problems: list[CrashReport] = field(default_factory=list)
-    metrics: MetricsReport | None = None  # None: not asked (--no-metrics)
+    metrics: MetricsReport | None = None  # None: not asked (no --metrics)
     # Nodes where this scheduler and another bound pods at once and the kubelet rejected some
     # (observe.doublebooking.NodeRejections.to_dict each).
     double_booking: list[dict[str, Any]] = field(default_factory=list)
@@ -104,11 +110,23 @@ class SchedulerStatus:
         }
 
 
-def scheduler_status(cluster: Cluster, name: str, *, metrics: bool = True) -> SchedulerStatus:
+def scheduler_status(
+    cluster: Cluster,
+    name: str,
+    *,
+    metrics: bool = False,
+    metrics_reader: str | None = None,
+    namespace: str | None = None,
+) -> SchedulerStatus:
+    """``metrics``: the caller consents to port-forwards to the scheduler's pods, each sent a
+    token minted for the purpose (``metrics_reader``: its ServiceAccount; .status_metrics).
+    ``namespace``: the one of the claims to ``name`` to report (a conflict needs it)."""
     snap = snapshot(cluster)
     schedulers = discover(snap)
-    entry = next((s for s in schedulers if s.name == name), None)
-    objects = managed_objects(cluster, name)
+    # Only what is known to be the scheduler is read, scraped and reviewed: never a claim
+    # to its name (observe.identity), nor an object only labelled like kschedctl's.
+    entry = pick(schedulers, name, namespace)
+    objects, _foreign = trusted_objects(name, managed_objects(cluster, name))
     if entry is None and not objects:
         raise NotFoundError(
             f"no scheduler named {name!r}: nothing serves it and no pod asks for it",
@@ -142,7 +160,7 @@ def scheduler_status(cluster: Cluster, name: str, *, metrics: bool = True) -> Sc
         ],
         warnings=warnings(entry, schedulers, objects) + rbac_warnings(objects),
         problems=crash_reports(cluster, scheduler_pods(snap.pods, name, entry), name),
-        metrics=read_metrics(cluster, entry, snap.pods) if metrics else None,
+        metrics=read_metrics(cluster, entry, snap.pods, metrics_reader) if metrics else None,
         double_booking=[n.to_dict() for n in for_scheduler(detect(cluster, snap.pods), name)],
     )
 
@@ -203,7 +221,7 @@ def _subject(objects: list[dict[str, Any]]) -> tuple[str, list[str]] | None:
     """The identity the scheduler runs as: its ServiceAccount, or the host user."""
     subject: tuple[str, list[str]] | None = None
     for obj in objects:
-        if obj["kind"] == "ServiceAccount":
+        if obj["kind"] == "ServiceAccount" and not metrics_object(obj):
             subject = access.service_account_identity(
                 obj["metadata"]["namespace"], obj["metadata"]["name"]
             )
@@ -277,6 +295,12 @@ def warnings(
     found: list[str] = []
     if entry is None:
         return found
+    for impostor in entry.impostors:
+        found.append(
+            f"impostor: {impostor.instance or impostor.form} in namespace "
+            f"{impostor.namespace or '-'} claims the name {entry.name} but is not it "
+            f"({impostor.reason}); kschedctl ignores it — delete it if it should not run"
+        )
     for obj in objects:
         spec = obj.get("spec") or {}
         if obj["kind"] == "Deployment" and spec.get("replicas", 1) > 1 and entry.lease is None:
@@ -320,7 +344,7 @@ def rbac_warnings(objects: list[dict[str, Any]]) -> list[str]:
     bindings = {
         str(o["metadata"]["name"]): str((o.get("roleRef") or {}).get("name"))
         for o in objects
-        if o["kind"] == "ClusterRoleBinding"
+        if o["kind"] == "ClusterRoleBinding" and not metrics_object(o)
     }
     builtin = sorted(b for b, role in bindings.items() if role not in found.stale)
     explicit = sorted(b for b, role in bindings.items() if role in found.stale)

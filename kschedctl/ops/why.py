@@ -5,11 +5,18 @@ Nodes and every pod are required (the filters cannot be evaluated without them):
 permission to list them, `why` fails naming the permission. Everything else degrades: no
 access to Deployments/Leases means "scheduler unknown", no access to events means no
 comparison with what the scheduler reported, unreadable logs mean no ``forbidden`` check.
+
+Python plugins run in this process only when the caller gives them: ``--plugin FILE``, or
+``--run-cluster-plugins NS/NAME-config@sha256:HEX`` (that ConfigMap's files, run only if they
+hash to HEX). Whoever may edit a scheduler's ConfigMap, pods or Lease must not get to run code
+with the caller's credentials, so the plugins a scheduler runs are otherwise only listed
+(:class:`UnrunPlugins`) and the verdict they could change is withheld.
 """
 
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -17,7 +24,15 @@ from pathlib import Path
 from typing import Any
 
 from kschedctl import hosts
-from kschedctl.errors import ClusterError, ForbiddenError, NotFoundError, PolicyError, UsageError
+from kschedctl.errors import (
+    ClusterError,
+    ForbiddenError,
+    KschedError,
+    NotFoundError,
+    PluginError,
+    PolicyError,
+    UsageError,
+)
 from kschedctl.filters import Snapshot
 from kschedctl.hosts.journal import recent_host_lines
 from kschedctl.hosts.systemd import plugin_dir_name
@@ -38,9 +53,13 @@ from kschedctl.observe.diagnosis import (
 from kschedctl.observe.doublebooking import is_rejected
 from kschedctl.observe.events import Event
 from kschedctl.observe.pending import PendingReason, summarize
-from kschedctl.observe.plugin_files import configmap_name, plugin_files
+from kschedctl.observe.plugin_files import (
+    ClusterPluginsRef,
+    UnrunPlugins,
+    configmap_name,
+    plugin_files,
+)
 from kschedctl.observe.schedulers import (
-    CONFIG_HASH,
     SCHEDULER_LABEL,
     Scheduler,
     discover,
@@ -49,8 +68,9 @@ from kschedctl.observe.schedulers import (
 )
 from kschedctl.ops.crash import crash_reports, scheduler_pods
 from kschedctl.ops.doublebooking import explain_rejection
+from kschedctl.ops.reporter import QUIET, Reporter
 from kschedctl.printers.formats import as_list
-from kschedctl.render.builtin import POLICY_FILE, bundle_hash
+from kschedctl.render.builtin import bundle_hash
 from kschedctl.render.forms import HOST_FORMS
 from kschedctl.scheduling.plugins import (
     PLUGIN_FILES_LEASE_ANNOTATION,
@@ -104,21 +124,21 @@ class ClusterState:
     version: tuple[int, ...]
     # Scheduler name -> the fallback policy of kschedctl's own scheduler (None: another one).
     policies: dict[str, FallbackPolicy | None] = field(default_factory=dict)
-    # Scheduler name -> the plugins its deployed ConfigMap carries, loaded (kschedctl's own
-    # scheduler deployed as a pod or Deployment; empty for any other).
-    deployed_plugins: dict[str, PluginSet] = field(default_factory=dict)
+    # Scheduler name -> the plugins of its ConfigMap the caller named with
+    # --run-cluster-plugins (hash checked), loaded.
+    cluster_plugins: dict[str, PluginSet] = field(default_factory=dict)
+    # Scheduler name -> the plugins it runs that `why` does not run (None: none known).
+    unrun: dict[str, UnrunPlugins | None] = field(default_factory=dict)
     # Scheduler name -> why its pods do not run (read once per scheduler).
     crashes: dict[str, list[CrashReport]] = field(default_factory=dict)
     pods: list[dict[str, Any]] = field(default_factory=list)  # every pod, as listed
-    # The Python plugins `why` runs for pods of kschedctl's own scheduler (``--plugin``,
-    # or read from a deployed scheduler), as that scheduler runs them.
+    # The Python plugins `why` runs for pods of kschedctl's own scheduler (``--plugin``),
+    # as that scheduler runs them.
     plugins: PluginSet = field(default_factory=PluginSet)
     # Scheduler name -> the plugin NAMEs its Lease says it runs (None: not published).
     plugin_names: dict[str, tuple[str, ...] | None] = field(default_factory=dict)
     # Scheduler name -> the plugin files (names in order) and their hash its Lease publishes.
     plugin_hashes: dict[str, tuple[tuple[str, ...], str] | None] = field(default_factory=dict)
-    # Scheduler name -> why its plugins could not be read from where it was deployed.
-    unread_plugins: dict[str, str] = field(default_factory=dict)
 
 
 # The kinds DefaultSelector reads and where to list them.
@@ -248,6 +268,7 @@ def why_pod(
     all_reasons: bool = False,
     kubeconfig: str | None = None,
     plugins: PluginSet | None = None,
+    cluster_plugins: dict[str, PluginSet] | None = None,
 ) -> Diagnosis:
     try:
         pod = _required(
@@ -272,6 +293,7 @@ def why_pod(
         return diagnosis
     state = cluster_state(cluster, [pod])
     state.plugins = plugins or state.plugins
+    state.cluster_plugins = dict(cluster_plugins or {})
     failures = _optional(lambda: failed_scheduling(cluster, namespace, name), {})
     return _diagnose(cluster, pod, state, all_reasons, kubeconfig, {}, failures)
 
@@ -295,10 +317,10 @@ def _diagnose(
         state.policies[wanted], state.plugin_names[wanted] = _fallback_policy(entry, lease)
         state.plugin_hashes[wanted] = _published_plugin_files(lease)
     policy = state.policies[wanted]
-    plugins = state.plugins if _runs_plugins(wanted, entry, policy) else PluginSet()
-    if not state.plugins and policy is not None:
-        # kschedctl's own scheduler, no --plugin given: the plugins its ConfigMap carries.
-        plugins = _deployed_plugins(cluster, state, wanted, entry)
+    given = state.plugins or state.cluster_plugins.get(wanted) or PluginSet()
+    plugins = given if _runs_plugins(wanted, entry, policy) else PluginSet()
+    # Plugins the caller did not give are listed, never run: no verdict they could change.
+    unrun = None if given else _unrun_plugins(cluster, state, wanted, entry)
     if plugins and policy is None:
         policy = EMPTY  # a scheduler run by hand without a Lease: no fallback steps known
     if wanted not in state.crashes:
@@ -315,23 +337,24 @@ def _diagnose(
         crashes=state.crashes[wanted],
         evaluations=None if plugins else evaluations,
         plugins=plugins,
+        unrun=unrun,
     )
     published = state.plugin_names.get(wanted)
-    if published is not None and tuple(published) != plugins.names() and not is_rejected(pod):
-        unread = None if state.plugins else state.unread_plugins.get(wanted)
-        diagnosis.findings.append(_plugins_differ(wanted, published, plugins.names(), unread))
+    if (
+        unrun is None
+        and published is not None
+        and tuple(published) != plugins.names()
+        and not is_rejected(pod)
+    ):
+        diagnosis.findings.append(_plugins_differ(wanted, published, plugins.names()))
     return diagnosis
 
 
-def _plugins_differ(
-    name: str, runs: tuple[str, ...], given: tuple[str, ...], unread: str | None = None
-) -> Finding:
-    """``unread``: why the plugin files where it was deployed could not be used."""
-    could_not = f", which `why` could not read: {unread};" if unread else " but"
+def _plugins_differ(name: str, runs: tuple[str, ...], given: tuple[str, ...]) -> Finding:
     return Finding(
         "plugins-differ",
         WARNING,
-        f"scheduler {name} runs the plugins [{', '.join(runs)}]{could_not} this evaluation "
+        f"scheduler {name} runs the plugins [{', '.join(runs)}] but this evaluation "
         f"ran [{', '.join(given)}]: its verdict and summary may differ from the scheduler's",
         "pass each of its plugin files with --plugin FILE, in the scheduler's order",
     )
@@ -391,27 +414,46 @@ def _fallback_policy(
     return policy, plugin_names
 
 
-def _deployed_plugins(
+def _unrun_plugins(
     cluster: Cluster, state: ClusterState, name: str, entry: Scheduler | None
-) -> PluginSet:
-    """The plugins scheduler ``name`` was deployed with, loaded once per scheduler the way
-    it loads them (a plugin that cannot load: PluginError, exit 3, naming where it is): from
-    its ConfigMap (pod and deployment forms), or from the files installed on its host
-    (service and static-pod forms) when they are what it loaded."""
-    if name not in state.deployed_plugins:
+) -> UnrunPlugins | None:
+    """The plugins scheduler ``name`` runs, as `why` lists them without running them (once
+    per scheduler): its ConfigMap's files (pod and deployment forms), the files installed on
+    this machine (service and static-pod forms), else the NAMEs its Lease publishes."""
+    if name not in state.unrun:
+        found = None
         if entry is not None and entry.form in HOST_FORMS:
-            files, unread = host_plugin_files(cluster, entry, state.plugin_hashes.get(name))
-            if unread is not None:
-                state.unread_plugins[name] = unread
-            loaded = tuple(plugin_from_source(f, text, source=where) for f, text, where in files)
-        else:
-            where = f"ConfigMap {entry.namespace if entry else ''}/{configmap_name(name)}"
-            loaded = tuple(
-                plugin_from_source(file, text, source=f"{where}: {file}")
-                for file, text in deployed_plugin_files(cluster, entry, state.pods)
+            found = _host_unrun(cluster, entry, state.plugin_hashes.get(name))
+        elif entry is not None:
+            found = configmap_plugins(cluster, entry)
+        published = state.plugin_hashes.get(name)
+        names = published[0] if published else state.plugin_names.get(name)
+        if found is None and names:
+            found = UnrunPlugins(
+                name,
+                "its Lease",
+                names,
+                published[1] if published else None,
+                note="`why` has no copy of their files to offer",
             )
-        state.deployed_plugins[name] = PluginSet(check_unique(loaded), reslim=True)
-    return state.deployed_plugins[name]
+        state.unrun[name] = found
+    return state.unrun[name]
+
+
+def _host_unrun(
+    cluster: Cluster, entry: Scheduler, published: tuple[tuple[str, ...], str] | None
+) -> UnrunPlugins | None:
+    """A host-form scheduler's plugins: with ``--plugin`` flags for its installed files when
+    they are what it loaded (``published``: the files and hash its Lease publishes)."""
+    if published is None:
+        return None
+    names, digest = published
+    files, unread = host_plugin_files(cluster, entry, published)
+    if not files:
+        return UnrunPlugins(entry.name, "its Lease", names, digest, note=unread)
+    where = str(Path(files[0][2]).parent)
+    flags = " ".join(f"--plugin {shlex.quote(path)}" for _f, _text, path in files)
+    return UnrunPlugins(entry.name, where, names, digest, run_with=flags)
 
 
 def host_plugin_files(
@@ -454,35 +496,74 @@ def host_plugin_files(
     return [(f, text, str(found[f][0])) for f, text in pairs], None
 
 
-def deployed_plugin_files(
-    cluster: Cluster, entry: Scheduler | None, pods: Iterable[dict[str, Any]] = ()
-) -> list[tuple[str, str]]:
-    """The plugin files (file name, source) of a kschedctl scheduler deployed as a pod or
-    Deployment, in order, from its ConfigMap NAME-config ([] for another scheduler, one
-    without plugins, or when the ConfigMap cannot be read).
-
-    `why` runs this code on this machine, so only what the scheduler itself runs counts: a
-    ConfigMap labelled for that scheduler, in its namespace, whose config and plugins hash to
-    the ``kschedctl.io/config-hash`` of one of its running pods (``pods``: every pod, as
-    listed). A ConfigMap changed since (by hand, or a rollout under way) gives []."""
-    if entry is None or not entry.managed or entry.form not in ("pod", "deployment"):
-        return []
-    if not entry.namespace:
-        return []
-    path = f"/api/v1/namespaces/{entry.namespace}/configmaps/{configmap_name(entry.name)}"
-    obj = _optional(lambda: cluster.get(path))
+def configmap_plugins(cluster: Cluster, entry: Scheduler) -> UnrunPlugins | None:
+    """The plugins of a kschedctl scheduler deployed as a pod or Deployment, as its ConfigMap
+    NAME-config (in its namespace, labelled for it) carries them, with the flag that runs
+    exactly them; None for another scheduler, one without plugins, or when the ConfigMap
+    cannot be read. Nothing here runs them."""
+    if not entry.managed or entry.form not in ("pod", "deployment") or not entry.namespace:
+        return None
+    namespace, name = entry.namespace, configmap_name(entry.name)
+    obj = _optional(lambda: cluster.get(f"/api/v1/namespaces/{namespace}/configmaps/{name}"))
     labels = ((obj or {}).get("metadata") or {}).get("labels") or {}
     if not obj or labels.get(SCHEDULER_LABEL) != entry.name:
-        return []
-    files = plugin_files(obj)
-    config = (obj.get("data") or {}).get(POLICY_FILE)
-    if not files or not isinstance(config, str):
-        return []
-    running = {
-        ((p.get("metadata") or {}).get("annotations") or {}).get(CONFIG_HASH)
-        for p in scheduler_pods(pods, entry.name, entry)
-    }
-    return files if bundle_hash(config, files) in running else []
+        return None
+    where = f"ConfigMap {namespace}/{name}"
+    try:
+        files = plugin_files(obj)
+    except KschedError as err:  # listed but missing: the scheduler's pods cannot mount it
+        return UnrunPlugins(entry.name, where, (), note=err.message)
+    if not files:
+        return None
+    digest = bundle_hash("", files)
+    flag = ClusterPluginsRef(namespace, name, digest).flag()
+    return UnrunPlugins(entry.name, where, tuple(f for f, _ in files), digest, run_with=flag)
+
+
+def load_cluster_plugins(
+    cluster: Cluster, refs: Sequence[ClusterPluginsRef], reporter: Reporter = QUIET
+) -> dict[str, PluginSet]:
+    """Scheduler name -> the plugins of each ConfigMap the caller named, loaded (their code
+    runs here, in this process). Every ConfigMap is read and its files hashed first: one
+    that is missing, holds no plugin files, or hashes to anything but what was named stops
+    everything before any code runs (NotFoundError exit 5, PluginError exit 3 showing the
+    actual hash). Only the text that was hashed is run."""
+    checked = []
+    for ref in refs:
+        path = f"/api/v1/namespaces/{ref.namespace}/configmaps/{ref.configmap}"
+        try:
+            obj = cluster.get(path)
+        except NotFoundError as err:
+            raise NotFoundError(
+                f"{ref.where} not found: nothing was run",
+                hint=f"kubectl get configmaps -n {ref.namespace} lists the ConfigMaps there",
+            ) from err
+        files = plugin_files(obj)
+        digest = bundle_hash("", files)
+        if not files:
+            raise PluginError("", "holds no plugin files: nothing was run", source=ref.where)
+        if digest != ref.digest:
+            raise PluginError(
+                "",
+                f"its plugin files hash to sha256:{digest}, not to the sha256:{ref.digest} "
+                "you named: they are not the code you approved, and nothing was run",
+                hint=f"read them (kubectl get configmap {ref.configmap} -n {ref.namespace} -o "
+                f"yaml); only if you trust them: "
+                f"{ClusterPluginsRef(ref.namespace, ref.configmap, digest).flag()}",
+                source=ref.where,
+            )
+        checked.append((ref, files))
+    out = {}
+    for ref, files in checked:
+        reporter.warn(
+            f"running the Python plugins [{', '.join(f for f, _ in files)}] of {ref.where} "
+            f"(sha256:{ref.digest}) in this process, as {ref.flag()} asks"
+        )
+        loaded = tuple(
+            plugin_from_source(file, text, source=f"{ref.where}: {file}") for file, text in files
+        )
+        out[ref.scheduler] = PluginSet(check_unique(loaded), reslim=True)
+    return out
 
 
 def why_pending(
@@ -494,6 +575,7 @@ def why_pending(
     label_selector: str | None = None,
     field_selector: str | None = None,
     plugins: PluginSet | None = None,
+    cluster_plugins: dict[str, PluginSet] | None = None,
 ) -> list[Diagnosis]:
     """Every pod waiting for a scheduler in ``namespace`` (None: all namespaces), narrowed by
     kubectl-style selectors the API server judges."""
@@ -511,6 +593,7 @@ def why_pending(
         return []
     state = cluster_state(cluster, pending)
     state.plugins = plugins or state.plugins
+    state.cluster_plugins = dict(cluster_plugins or {})
     failures = _optional(lambda: failed_scheduling(cluster, namespace), {})
     cache: dict[str, list[str]] = {}
     # One snapshot for every pod, and one evaluation per shape of pod (replicas share it).
@@ -531,8 +614,9 @@ class Explanation:
 
     @property
     def schedulable(self) -> bool:
-        """Every pod can run (exit 0); otherwise `why` exits 6."""
-        return all(d.schedulable for d in self.diagnoses)
+        """Every pod can run (exit 0); otherwise `why` exits 6, also when the verdict on a
+        pod is withheld (its scheduler's plugins were not run)."""
+        return all(d.schedulable is True for d in self.diagnoses)
 
     def summary(self) -> tuple[PendingReason, ...]:
         """``--all``: the pods by scheduler and reason."""
@@ -573,16 +657,35 @@ def explain(
     label_selector: str | None = None,
     field_selector: str | None = None,
     plugins: Sequence[Plugin] = (),
+    run_cluster_plugins: Sequence[ClusterPluginsRef] = (),
+    reporter: Reporter = QUIET,
 ) -> Explanation:
     """Diagnose ``pod`` (NAME or pod/NAME), or with ``pod=None`` every Pending pod of
     ``namespace`` (default: the context's; ``all_namespaces``: the cluster's).
 
     ``kubeconfig`` is passed on to read a host scheduler's journal (service/process forms).
-    ``plugins`` (loaded: :func:`kschedctl.scheduling.plugins.load_plugins`, or from a
-    deployed scheduler's files with ``plugin_from_source``) run, in order, for the pods of
-    kschedctl's own scheduler, as that scheduler runs them.
+    ``plugins`` (loaded: :func:`kschedctl.scheduling.plugins.load_plugins`) run, in order,
+    for the pods of kschedctl's own scheduler, as that scheduler runs them.
+    ``run_cluster_plugins``: instead, the plugins of these ConfigMaps run for the pods of
+    their schedulers, if each hashes to what it names (:func:`load_cluster_plugins`; the
+    ``reporter`` warns that cluster code runs). Without either, plugins are never run: a
+    scheduler's are listed (``plugins-not-run``) and the verdict they could change withheld.
     """
+    if plugins and run_cluster_plugins:
+        raise UsageError(
+            "--plugin and --run-cluster-plugins both name the plugins to run: give one",
+            hint="kschedctl why POD --plugin FILE … | kschedctl why POD --run-cluster-plugins "
+            "NS/NAME-config@sha256:HEX",
+        )
+    named = [r.scheduler for r in run_cluster_plugins]
+    twice = sorted({n for n in named if named.count(n) > 1})
+    if twice:
+        raise UsageError(
+            f"--run-cluster-plugins names the plugins of scheduler {', '.join(twice)} twice",
+            hint="one ConfigMap per scheduler",
+        )
     loaded = PluginSet(tuple(plugins), reslim=True) if plugins else None
+    chosen = load_cluster_plugins(cluster, run_cluster_plugins, reporter)
     ns = None if all_namespaces else (namespace or cluster.namespace)
     if pod is not None:
         name = pod_name(pod)
@@ -593,10 +696,12 @@ def explain(
             all_reasons=all_reasons,
             kubeconfig=kubeconfig,
             plugins=loaded,
+            cluster_plugins=chosen,
         )
         return Explanation([diagnosis], one_pod=True, namespace=ns)
     diagnoses = why_pending(
         cluster, ns, all_reasons=all_reasons, kubeconfig=kubeconfig,
         label_selector=label_selector, field_selector=field_selector, plugins=loaded,
+        cluster_plugins=chosen,
     )  # fmt: skip
     return Explanation(diagnoses, one_pod=False, namespace=ns)

@@ -167,6 +167,9 @@ def kube_scheduler_context(spec: Spec) -> dict[str, Any]:
         "metrics_port_name": "http-metrics" if spec.program == "builtin" else METRICS_PORT_NAME,
         # program builtin serves plain HTTP without authorization: no RBAC to grant.
         "metrics_rbac": spec.metrics.scraper_rbac and spec.program != "builtin",
+        # The ServiceAccount `status --metrics` mints its tokens for (a kube-scheduler's pod and
+        # deployment forms; host-rbac.yaml sets it off): render.objects.status_reader.
+        "metrics_status_reader": spec.program != "builtin",
     }
 
 

@@ -59,6 +59,7 @@ CLUSTER = ""  # cluster-scoped
 SERVICE_ACCOUNT = "ServiceAccount"  # the scheduler's ServiceAccount NAME in its namespace
 HOST_USER = "User"  # the host kubeconfig's user (spec.service.user)
 SCRAPER = "Scraper"  # the metrics scraper's ServiceAccount (spec.metrics.scraper)
+METRICS_READER = "MetricsReader"  # the ServiceAccount NAME-metrics-reader in its namespace
 
 Condition = Callable[["Spec"], bool]
 
@@ -124,6 +125,13 @@ def scraper_rbac(spec: Spec) -> bool:
     return spec.metrics.scraper_rbac and not builtin(spec)
 
 
+def status_reader(spec: Spec) -> bool:
+    """The ServiceAccount ``NAME-metrics-reader`` (only ``get`` on /metrics) that
+    ``kschedctl status --metrics`` mints tokens for: a kube-scheduler's, in the pod and
+    deployment forms (program builtin authorizes no one)."""
+    return not builtin(spec)
+
+
 @dataclass(frozen=True)
 class Expected:
     """One object a form renders: ``{name}`` in ``name`` (and ``role_ref``) is the scheduler's."""
@@ -138,8 +146,8 @@ class Expected:
     role_ref: str = ""
     """A binding: ``Kind/name`` of the role it grants (nothing else is accepted)."""
     subject: str = ""
-    """A binding: :data:`SERVICE_ACCOUNT`, :data:`HOST_USER` or :data:`SCRAPER`, its only
-    subject."""
+    """A binding: :data:`SERVICE_ACCOUNT`, :data:`HOST_USER`, :data:`SCRAPER` or
+    :data:`METRICS_READER`, its only subject."""
     forms: tuple[str, ...] = ()
     """Of the forms applying its row, the only ones that apply it (none: all of them); the
     others drop it from the rendered text (:func:`for_form`, :func:`not_for_form`)."""
@@ -188,20 +196,27 @@ SERVICE_ACCOUNT_RBAC: tuple[Expected, ...] = (
         role_ref="ClusterRole/{name}-scheduler", subject=SERVICE_ACCOUNT,
     ),
     *_lease_rbac("{name}-leader-election", SERVICE_ACCOUNT),
+    # The status reader (templates/_metrics-reader.yaml.j2); its ClusterRole is the scraper's too.
+    Expected("v1", "ServiceAccount", NAMESPACE, "{name}-metrics-reader", when=status_reader),
+    Expected(RBAC, "ClusterRole", CLUSTER, "{name}-metrics-reader", when=status_reader),
+    Expected(
+        RBAC, "ClusterRoleBinding", CLUSTER, "{name}-metrics-reader-status", when=status_reader,
+        role_ref="ClusterRole/{name}-metrics-reader", subject=METRICS_READER,
+    ),
 )  # fmt: skip
 
 CONFIGMAP = Expected("v1", "ConfigMap", NAMESPACE, "{name}-config")
+SCRAPER_BINDING = Expected(
+    RBAC, "ClusterRoleBinding", CLUSTER, "{name}-metrics-reader", when=scraper_rbac,
+    role_ref="ClusterRole/{name}-metrics-reader", subject=SCRAPER,
+)  # fmt: skip
 # spec.metrics (templates/_metrics.yaml.j2), after the workload in both in-cluster forms.
 METRICS_OBJECTS = (
     Expected("v1", "Service", NAMESPACE, "{name}-metrics", when=metrics_service),
     Expected(
         "monitoring.coreos.com/v1", "ServiceMonitor", NAMESPACE, "{name}", when=service_monitor
     ),
-    Expected(RBAC, "ClusterRole", CLUSTER, "{name}-metrics-reader", when=scraper_rbac),
-    Expected(
-        RBAC, "ClusterRoleBinding", CLUSTER, "{name}-metrics-reader", when=scraper_rbac,
-        role_ref="ClusterRole/{name}-metrics-reader", subject=SCRAPER,
-    ),
+    SCRAPER_BINDING,
 )  # fmt: skip
 POD_OBJECTS = (
     *SERVICE_ACCOUNT_RBAC, CONFIGMAP, Expected("v1", "Pod", NAMESPACE, "{name}"),
@@ -214,13 +229,15 @@ DEPLOYMENT_OBJECTS = (
 # spec.metrics for the host forms (templates/host-rbac.yaml.j2): a Service selects the static
 # pods' mirror pods, as kube-prometheus scrapes kubeadm's kube-scheduler; a systemd service has
 # no pod to select (an EndpointSlice would need the host's IP): only the scraper's right to
-# /metrics, which its delegated authorization checks the same way.
+# /metrics, which its delegated authorization checks the same way. No status reader: its
+# ServiceAccount would be the only one of a host form (`status --metrics-reader` names one).
 HOST_METRICS_OBJECTS = (
     Expected("v1", "Service", NAMESPACE, "{name}-metrics", when=metrics_service,
              forms=("static-pod",)),
     Expected("monitoring.coreos.com/v1", "ServiceMonitor", NAMESPACE, "{name}",
              when=service_monitor, forms=("static-pod",)),
-    *METRICS_OBJECTS[2:],  # the scraper's ClusterRole and binding
+    Expected(RBAC, "ClusterRole", CLUSTER, "{name}-metrics-reader", when=scraper_rbac),
+    SCRAPER_BINDING,
 )  # fmt: skip
 # The host forms (service, static-pod) send only this to the API server: their unit or
 # manifest goes to the host.
@@ -253,8 +270,9 @@ def expected_objects(spec: Spec, rows: Iterable[Expected]) -> dict[ObjectKey, Ex
 
 
 RBAC_KINDS = ("Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding")
-# Besides RBAC, the optional objects a spec may stop asking for (spec.metrics).
-PRUNABLE_KINDS = (*RBAC_KINDS, "Service", "ServiceMonitor")
+# Besides RBAC, the optional objects a spec may stop asking for (spec.metrics, the status
+# reader of a scheduler that became program builtin).
+PRUNABLE_KINDS = (*RBAC_KINDS, "Service", "ServiceMonitor", "ServiceAccount")
 
 
 def stale_rbac(spec: Spec, rows: Iterable[Expected], form: str = "") -> set[tuple[str, str, str]]:
@@ -334,6 +352,11 @@ def _binding_problem(doc: dict[str, Any], row: Expected, spec: Spec) -> str:
         want = {
             "kind": "ServiceAccount", "name": scraper.service_account,
             "namespace": scraper.namespace,
+        }  # fmt: skip
+    elif row.subject == METRICS_READER:
+        want = {
+            "kind": "ServiceAccount", "name": f"{spec.name}-metrics-reader",
+            "namespace": spec.namespace,
         }  # fmt: skip
     else:
         want = {"apiGroup": RBAC_GROUP, "kind": "User", "name": spec.service.user}

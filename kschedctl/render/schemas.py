@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from kschedctl.clustersnapshot import model as snapshot_model
+from kschedctl.config import apinames, limits
 from kschedctl.config.rbac import RBAC_MODES
 from kschedctl.scheduling import policy
 from kschedctl.scheduling.strategies import STRATEGIES
@@ -206,6 +207,9 @@ def _snapshot_object(cls: type) -> dict[str, Any]:
         out["required"] = required
         for key in required:
             out["properties"][key]["minLength"] = 1
+    for f, key, _ in fields:
+        if f.metadata.get("name"):  # the API server's rule for the name (validate checks it)
+            out["properties"][key].update(apinames.name_schema(f.metadata["name"]))
     if cls.__doc__:
         out["description"] = " ".join(cls.__doc__.split())
     return out
@@ -214,6 +218,10 @@ def _snapshot_object(cls: type) -> dict[str, Any]:
 def _snapshot_schema() -> dict[str, Any]:
     spec = _snapshot_object(snapshot_model.ClusterSnapshot)
     metadata = spec["properties"].pop("metadata")
+    # the limits the loader checks before decoding (kschedctl.config.limits)
+    spec["properties"]["nodes"]["maxItems"] = limits.MAX_NODES
+    for key in ("pods", "pendingPods"):
+        spec["properties"][key]["maxItems"] = limits.MAX_PODS
     return {
         "$schema": DRAFT,
         "$id": SCHEMA_FILES["snapshot"],

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner, Result
@@ -27,3 +29,22 @@ def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Run:
         return result
 
     return invoke
+
+
+@pytest.fixture
+def why(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """``explain`` answers with what ``found["pod"]`` / ``found["all"]`` hold; it keeps the
+    options it was given in ``found["options"]``."""
+    from kschedctl.ops.why import Explanation
+
+    found: dict[str, Any] = {}
+    monkeypatch.setattr("kschedctl.cli.why.connect", lambda *a: contextlib.nullcontext(object()))
+
+    def explain(cluster: object, pod: str | None, **kw: Any) -> Explanation:
+        found["options"] = kw
+        if pod is not None:
+            return Explanation(found["pod"], one_pod=True, namespace="default")
+        return Explanation(found["all"], one_pod=False, namespace=kw.get("namespace"))
+
+    monkeypatch.setattr("kschedctl.ops.why.explain", explain)
+    return found

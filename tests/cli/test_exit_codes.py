@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import time
+
 import pytest
 import typer
 from typer.testing import CliRunner
@@ -18,6 +22,7 @@ from kschedctl.errors import (
     UsageError,
     WorseError,
 )
+from kschedctl.signals import TERMINATING, Terminated
 
 
 def _app(exc: BaseException | None = None, code: int | None = None) -> typer.Typer:
@@ -55,6 +60,8 @@ def _app(exc: BaseException | None = None, code: int | None = None) -> typer.Typ
             "error: b leaves 3 more pods unschedulable\n",
         ),
         (KeyboardInterrupt(), 130, "interrupted\n"),
+        (Terminated(signal.SIGTERM), 143, "terminated by SIGTERM\n"),
+        (Terminated(signal.SIGHUP), 129, "terminated by SIGHUP\n"),
     ],
 )
 def test_errors_become_messages_and_exit_codes(exc: BaseException, code: int, stderr: str) -> None:
@@ -62,6 +69,38 @@ def test_errors_become_messages_and_exit_codes(exc: BaseException, code: int, st
     assert result.exit_code == code
     assert result.stderr == stderr
     assert result.stdout == ""
+
+
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_a_terminating_signal_cleans_up_like_ctrl_c(signum: int, code: int) -> None:
+    # What a command started is stopped on the way out (simulate's lab, a child process).
+    demo = typer.Typer(cls=KschedGroup, pretty_exceptions_enable=False)
+    stopped = []
+
+    @demo.command()
+    def start() -> None:
+        try:
+            os.kill(os.getpid(), signum)
+            time.sleep(30)  # interrupted at once: signals reach the main thread
+        finally:
+            stopped.append("the lab")
+
+    @demo.command()
+    def other() -> None:
+        pass
+
+    # the dispositions a command starts with, not the test session's (tests/conftest.py)
+    session = {sig: signal.signal(sig, signal.SIG_DFL) for sig in TERMINATING}
+    try:
+        result = CliRunner().invoke(demo, ["start"])
+    finally:
+        for sig, handler in session.items():
+            signal.signal(sig, handler)
+    assert (result.exit_code, result.stderr) == (
+        code,
+        f"terminated by {signal.Signals(signum).name}\n",
+    )
+    assert stopped == ["the lab"]
 
 
 def test_findings_and_ok() -> None:

@@ -609,3 +609,13 @@ def test_devices_are_not_files(cli: Callable[..., Result], tmp_path: Path, path:
         result = cli(*args)
         assert result.exit_code == 3, (args, result.stderr)
         assert "not a regular file" in result.stdout + result.stderr
+
+
+def test_lab_nodes_beyond_the_limit_are_a_usage_error(
+    cli: Callable[..., Result], tmp_path: Path
+) -> None:
+    """`--nodes 1000000000` is refused by the option, before a node or a lab exists."""
+    result = cli("lab", "up", "--nodes", "1000000000", "--dir", str(tmp_path / "lab"))
+    assert result.exit_code == 2, result.stderr
+    assert "1000000000 is not in the range 0<=x<=5000" in result.stderr
+    assert not (tmp_path / "lab").exists()

@@ -26,6 +26,9 @@ DEPLOYMENT_NAMES = [
     "rolebinding.rbac.authorization.k8s.io/s1-extension-apiserver-authentication-reader",
     "role.rbac.authorization.k8s.io/s1-leader-election",
     "rolebinding.rbac.authorization.k8s.io/s1-leader-election",
+    "serviceaccount/s1-metrics-reader",
+    "clusterrole.rbac.authorization.k8s.io/s1-metrics-reader",
+    "clusterrolebinding.rbac.authorization.k8s.io/s1-metrics-reader-status",
     "configmap/s1-config",
     "deployment.apps/s1",
 ]
@@ -243,8 +246,9 @@ def test_list_watch_json_prints_one_document_per_change(
     assert [d["metadata"]["name"] for d in documents] == ["default-scheduler", "gpu", "ghost"]
 
 
-def _status(monkeypatch: pytest.MonkeyPatch, metrics: Any = None) -> list[bool]:
-    """Fake the status use case; the list it returns records each call's ``metrics`` flag."""
+def _status(monkeypatch: pytest.MonkeyPatch, metrics: Any = None) -> list[tuple[bool, str | None]]:
+    """Fake the status use case; the list it returns records each call's ``metrics`` consent
+    and ``metrics_reader``."""
     from kschedctl.ops.status import SchedulerStatus
 
     report = SchedulerStatus(
@@ -253,10 +257,17 @@ def _status(monkeypatch: pytest.MonkeyPatch, metrics: Any = None) -> list[bool]:
         version={"server": "v1.36.3", "image": "k8s/kube-scheduler:v1.36.3", "skew": "ok"},
         events=[], pending_pods=[], warnings=[], metrics=metrics,
     )  # fmt: skip
-    asked: list[bool] = []
+    asked: list[tuple[bool, str | None]] = []
 
-    def scheduler_status(cluster: object, name: str, *, metrics: bool = True) -> Any:
-        asked.append(metrics)
+    def scheduler_status(
+        cluster: object,
+        name: str,
+        *,
+        metrics: bool = False,
+        metrics_reader: str | None = None,
+        namespace: str | None = None,
+    ) -> Any:
+        asked.append((metrics, metrics_reader))
         return report
 
     monkeypatch.setattr("kschedctl.ops.status.scheduler_status", scheduler_status)
@@ -301,25 +312,81 @@ def test_status_table_shows_each_replicas_metrics_and_why_one_is_unread(
         "podSchedulingLatency": None,
         "leader": True,
     }
+    minted = {"token": True, "serviceAccount": "kube-system/gpu-metrics-reader",
+              "lifetimeSeconds": 600}  # fmt: skip
     metrics = {
         "replicas": [
             {"pod": "kube-system/gpu-a", "port": 10259, "leader": True, "summary": summary,
-             "problem": None},
+             "problem": None, "sent": minted, "health": None},
             {"pod": "kube-system/gpu-b", "port": 10259, "leader": False, "summary": None,
-             "problem": "answered 403 Forbidden for /metrics; your user needs get"},
+             "problem": "answered 403 Forbidden for /metrics; the token's ServiceAccount needs",
+             "sent": minted, "health": None},
         ],
         "problem": None,
+        "reader": "kube-system/gpu-metrics-reader",
+        "readerProblem": None,
     }  # fmt: skip
     asked = _status(monkeypatch, metrics)
-    result = run("status", "gpu")
+    result = run("status", "gpu", "--metrics")
     assert result.exit_code == 0, result.stderr
     assert "Metrics (each replica's /metrics, since it started):" in result.stdout
+    assert (
+        "  sent: a token minted for ServiceAccount kube-system/gpu-metrics-reader (allowed only "
+        "get /metrics, valid 600s); your own credentials were not sent to any pod" in result.stdout
+    )
     row = next(line for line in result.stdout.splitlines() if "gpu-a" in line).split()
     assert row == ["kube-system/gpu-a", "yes", "40", "2", "0", "active=1", "backoff=0",
                    "unschedulable=2", "gated=0", "4.2ms", "31.1ms"]  # fmt: skip
     assert "  kube-system/gpu-b: not read: answered 403 Forbidden for /metrics" in result.stdout
     run("status", "gpu", "--no-metrics")
-    assert asked == [True, False]
+    run("status", "gpu", "--metrics-reader", "reader")
+    assert asked == [(True, None), (False, None), (True, "reader")]
+
+
+def test_status_reads_no_metrics_unless_asked_and_says_how(
+    run: Run, cluster: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked = _status(monkeypatch, None)
+    result = run("status", "gpu")
+    assert result.exit_code == 0, result.stderr
+    assert asked == [(False, None)]
+    assert "Metrics: not read (pass --metrics" in result.stdout
+    assert "your credentials are never sent to a pod" in result.stdout
+
+
+def test_status_without_a_reader_shows_the_health_it_read_without_credentials(
+    run: Run, cluster: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    why = "kschedctl did not deploy this scheduler: it has no metrics-reader ServiceAccount, …"
+    metrics = {
+        "replicas": [
+            {"pod": "kube-system/kube-scheduler-n1", "port": 10259, "leader": True,
+             "summary": None, "problem": why,
+             "sent": {"token": False, "serviceAccount": None, "lifetimeSeconds": None,
+                      },
+             "health": {"/healthz": "200 ok", "/readyz": "200 ok", "/livez": "200 ok"}},
+        ],
+        "problem": None, "reader": None, "readerProblem": why,
+    }  # fmt: skip
+    _status(monkeypatch, metrics)
+    result = run("status", "gpu", "--metrics")
+    assert result.exit_code == 0, result.stderr
+    assert "  sent: no credentials (your own were not sent to any pod)" in result.stdout
+    assert f"  not read: {why}" in result.stdout
+    assert (
+        "  kube-system/kube-scheduler-n1: read without credentials: /healthz 200 ok · "
+        "/readyz 200 ok · /livez 200 ok" in result.stdout
+    )
+
+
+def test_status_refuses_a_metrics_reader_that_is_no_service_account_name(
+    run: Run, cluster: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked = _status(monkeypatch)
+    result = run("status", "gpu", "--metrics-reader", "kube-system/reader")
+    assert result.exit_code == 2
+    assert "--metrics-reader: a ServiceAccount name" in result.stderr
+    assert asked == []
 
 
 def test_status_table_shows_the_double_booking_section(

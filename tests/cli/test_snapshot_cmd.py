@@ -206,3 +206,58 @@ def test_validate_a_pod_on_a_missing_node_exits_3(run, tmp_path: Path) -> None:
     assert (
         result.stdout == "s.yaml: spec.pods[0].nodeName: node 'n9' is not in the snapshot's nodes\n"
     )
+
+
+def _with(snap: ClusterSnapshot, **changes: Any) -> ClusterSnapshot:
+    from dataclasses import replace
+
+    return replace(snap, **changes)
+
+
+@pytest.mark.parametrize(
+    ("snap", "lines"),
+    [
+        pytest.param(
+            _with(GOOD, nodes=[*GOOD.nodes, SnapshotNode(name="../../x")]),
+            ["s.yaml: spec.nodes[1].name: '../../x' is not a DNS-1123 subdomain"],
+            id="node-name-path",
+        ),
+        pytest.param(
+            _with(GOOD, nodes=[SnapshotNode(name="n1", labels={"app": "<script>", "a/b/c": "x"},
+                                            taints=[{"key": "k k", "value": "v", "effect": "NoSchedule"}],
+                                            capacity={"cpu\n": "1"})]),
+            ["s.yaml: spec.nodes[0].labels.app: label value '<script>': a valid label must consist of",
+             "s.yaml: spec.nodes[0].labels.a/b/c: label key 'a/b/c': a qualified name must consist of",
+             "s.yaml: spec.nodes[0].taints[0].key: taint key 'k k': name part must consist of",
+             "s.yaml: spec.nodes[0].capacity['cpu\\n']: resource name 'cpu\\n': name part must consist"],
+            id="labels-taints-resources",
+        ),
+        pytest.param(
+            _with(GOOD, pending_pods=[SnapshotPod(namespace="../etc", name="q/../r", labels={"x": "1" * 64})]),
+            ["s.yaml: spec.pendingPods[0].namespace: '../etc' is not a DNS-1123 label",
+             "s.yaml: spec.pendingPods[0].name: 'q/../r' is not a DNS-1123 subdomain",
+             "s.yaml: spec.pendingPods[0].labels.x: label value '1111",
+             "must be no more than 63 characters"],
+            id="pod-namespace-name-label",
+        ),
+    ],
+)  # fmt: skip
+def test_validate_checks_names_and_labels_by_the_api_rules(
+    run, tmp_path: Path, snap: ClusterSnapshot, lines: list[str]
+) -> None:
+    """Issue 22: such a snapshot passed `validate` and was refused only once a lab ran."""
+    (tmp_path / "s.yaml").write_text(dump(snap))
+    result = run("validate", "s.yaml")
+    assert result.exit_code == 3, result.stdout
+    for line in lines:
+        assert line in result.stdout
+    assert "\n" not in result.stdout.rstrip("\n").replace("\ns.yaml: ", " ")  # one problem a line
+
+
+def test_a_snapshot_with_too_many_nodes_is_refused_before_it_is_read(run, tmp_path: Path) -> None:
+    doc = yaml.safe_load(dump(GOOD))
+    doc["spec"]["nodes"] = [{"name": f"n{i}"} for i in range(5001)]
+    (tmp_path / "s.json").write_text(json.dumps(doc))
+    result = run("validate", "s.json")
+    assert result.exit_code == 3
+    assert "s.json: spec.nodes: 5,001 nodes is more than the limit of 5,000 nodes" in result.stdout

@@ -22,6 +22,11 @@ from test_offline_imports import _loaded
         (["events", "-o", "csv"], "unknown output format 'csv'"),
         (["logs", "s", "--since", "yesterday"], "invalid --since 'yesterday'"),
         (["logs", "s", "--grep", "("], "invalid --grep expression '('"),
+        (
+            ["logs", "s", "--grep", r"(a)\1"],
+            "backreferences and group conditionals are not supported",
+        ),
+        (["logs", "s", "--grep", "(?<=a)b"], "lookahead and lookbehind are not supported"),
     ],
     ids=lambda v: " ".join(v) if isinstance(v, list) else None,
 )

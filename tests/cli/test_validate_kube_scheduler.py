@@ -7,6 +7,11 @@ The fast tests use a stand-in binary that speaks kube-scheduler's protocol (exit
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -160,3 +165,35 @@ def test_real_kube_scheduler_refuses_an_unknown_plugin(run: Run, tmp_path: Path)
         "initializing profiles: creating profile for scheduler name my-scheduler: "
         'FilterPlugin "NodeNames" does not exist'
     ]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_a_terminating_signal_leaves_no_kube_scheduler(tmp_path: Path, signum: int) -> None:
+    # A kube-scheduler that takes its time; the signal comes while validate waits for it.
+    started, finished = tmp_path / "started", tmp_path / "finished"
+    slow = tmp_path / "kube-scheduler"
+    slow.write_text(f"#!/bin/sh\necho $$ > {started}.tmp\nmv {started}.tmp {started}\n"
+                    f"sleep 30\ntouch {finished}\n")  # fmt: skip
+    slow.chmod(0o755)
+    (tmp_path / "c.yaml").write_text(VALID)
+    validate = subprocess.Popen(
+        [sys.executable, "-m", "kschedctl", "validate", "--kube-scheduler", str(slow), "c.yaml"],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not started.exists() and validate.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        pid = int(started.read_text())
+        validate.send_signal(signum)
+        _, stderr = validate.communicate(timeout=60)
+        left = Path(f"/proc/{pid}").exists()
+    finally:
+        if validate.poll() is None:
+            validate.kill()
+            validate.wait()
+    if left:
+        os.kill(pid, signal.SIGKILL)
+    assert not left  # killed, not left to finish on its own
+    assert validate.returncode == 128 + signum, stderr
+    assert not finished.exists()

@@ -3,7 +3,6 @@ node table, --nodes, why --all's table by scheduler and reason, --pods, and the 
 
 from __future__ import annotations
 
-import contextlib
 import json
 from typing import Any
 
@@ -44,23 +43,6 @@ def _cluster(small: int = 12, hdd: int = 6) -> Snapshot:
 def _scheduler() -> list[Scheduler]:
     lease = Lease("kube-system", "kube-scheduler", holder="cp-1_abc", renew_age=2, duration=15)
     return [Scheduler(name="default-scheduler", form="process", lease=lease)]
-
-
-@pytest.fixture
-def why(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Diagnosis]]:
-    """``explain`` answers with what ``found["pod"]`` / ``found["all"]`` hold."""
-    from kschedctl.ops.why import Explanation
-
-    found: dict[str, list[Diagnosis]] = {}
-    monkeypatch.setattr("kschedctl.cli.why.connect", lambda *a: contextlib.nullcontext(object()))
-
-    def explain(cluster: object, pod: str | None, **kw: Any) -> Explanation:
-        if pod is not None:
-            return Explanation(found["pod"], one_pod=True, namespace="default")
-        return Explanation(found["all"], one_pod=False, namespace=kw.get("namespace"))
-
-    monkeypatch.setattr("kschedctl.ops.why.explain", explain)
-    return found
 
 
 def _table(stdout: str) -> list[list[str]]:

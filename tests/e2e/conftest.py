@@ -1,15 +1,14 @@
 """One real control plane (``kschedctl lab``) for the whole e2e session.
 
 The lab starts once, is torn down at the end of the session whatever happens (failure,
-Ctrl-C, SIGTERM), and each test works in a namespace of its own. Missing binaries are built
-(needs Go); if that fails the session fails — e2e tests are never silently skipped.
+Ctrl-C, SIGTERM, SIGHUP), and each test works in a namespace of its own. Missing binaries are
+built (needs Go); if that fails the session fails — e2e tests are never silently skipped.
 """
 
 from __future__ import annotations
 
 import atexit
 import os
-import signal
 import subprocess
 import time
 import uuid
@@ -58,8 +57,9 @@ def lab(lab_binaries: dict[str, Path], tmp_path_factory: pytest.TempPathFactory)
         if the_lab.dir.exists():
             the_lab.down()
 
+    # SIGTERM and SIGHUP unwind the session as Ctrl-C does (tests/conftest.py): this finally
+    # runs; atexit is for an exit that skips it.
     atexit.register(teardown)
-    previous = signal.signal(signal.SIGTERM, lambda *a: (teardown(), os._exit(143)))
     started = time.monotonic()
     try:
         the_lab.up(default_nodes(E2E_NODES), progress=lambda _m: None)
@@ -67,7 +67,6 @@ def lab(lab_binaries: dict[str, Path], tmp_path_factory: pytest.TempPathFactory)
         yield the_lab
     finally:
         teardown()
-        signal.signal(signal.SIGTERM, previous)
         atexit.unregister(teardown)
 
 
@@ -91,6 +90,16 @@ def namespace(cluster: Cluster, request: pytest.FixtureRequest) -> Iterator[str]
     )
     yield name
     cluster.delete(f"/api/v1/namespaces/{name}")
+
+
+@pytest.fixture()
+def own_lab_dir(tmp_path: Path) -> Iterator[Path]:
+    """A directory for a lab a test starts itself (`kschedctl lab up --dir`, which a test
+    interrupted kills); stopped whatever the test's outcome."""
+    directory = tmp_path / "own-lab"
+    yield directory
+    if directory.exists():
+        Lab(directory).down()
 
 
 @pytest.fixture()

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from kschedctl.errors import NotFoundError
+from kschedctl.errors import LabError, NotFoundError
 from kschedctl.k8s.client import Cluster
+from kschedctl.lab import processes
 from kschedctl.lab.cluster import Lab
 
 
@@ -25,6 +29,78 @@ def stop(proc: subprocess.Popen[Any], grace: float = 15) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait(5)
+
+
+@contextmanager
+def sigint_as_in_a_background_job() -> Iterator[None]:
+    """SIGINT ignored in this process, as a shell script's ``pytest &`` has it; the commands
+    started meanwhile inherit that unless started as :func:`foreground` does."""
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def foreground(argv: list[str], **popen: Any) -> subprocess.Popen[Any]:
+    """Start ``argv`` with SIGINT at its default, as a terminal's foreground command has it, so
+    that a test's Ctrl-C (SIGINT) reaches it. A test run in the background (``pytest &`` in a
+    script) ignores SIGINT, and an ignored signal is inherited across exec; a Python handler
+    is not (it is the default again after exec)."""
+    previous = signal.getsignal(signal.SIGINT)
+    if previous == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        return subprocess.Popen(argv, **popen)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def start_kschedctl(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    """``kschedctl ARGS`` running, its output captured (read it after it ends)."""
+    return foreground(
+        [sys.executable, "-m", "kschedctl", *args],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+
+
+def signal_and_wait(proc: subprocess.Popen[str], signum: int, timeout: float = 120) -> str:
+    """Send ``signum`` and wait for the process to end (however long its cleanup takes, up to
+    ``timeout``); its stderr."""
+    proc.send_signal(signum)
+    try:
+        _, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        pytest.fail(f"still running {timeout:.0f}s after {signal.Signals(signum).name}")
+    return str(stderr)
+
+
+Recorded = tuple[int, str, int | None]  # pid, executable, start time
+
+
+def recorded_processes(directory: Path) -> set[Recorded]:
+    """The processes the lab in ``directory`` records now: its components (lab.json) and what
+    commands started in it (procs/). A record being written is read at the next call."""
+    found: set[Recorded] = set()
+    try:
+        state = Lab(directory).state()
+    except (LabError, OSError):
+        state = None
+    for c in state.components.values() if state is not None else []:
+        found.add((c.pid, c.exe, c.started))
+    for record in (directory / "procs").glob("*.json"):
+        try:
+            data = json.loads(record.read_text())
+            found.add((data["pid"], data["exe"], data.get("started")))
+        except (OSError, ValueError, KeyError):
+            continue
+    return found
+
+
+def running(found: set[Recorded]) -> list[Recorded]:
+    return sorted(p for p in found if processes.is_running(*p))
 
 
 def exists(cluster: Cluster, path: str) -> bool:

@@ -3,15 +3,16 @@ the session lab, in a namespace of its own.
 
 The proofs, for the pod form and then the deployment form: the plugin travels in the
 ConfigMap and the scheduler runs it (every pod lands where the filter plugin allows; a pod it
-refuses gets the plugin's reason, and ``why`` — reading the plugin from the deployed ConfigMap,
-no ``--plugin`` — gives the scheduler's exact message); a changed plugin file re-deployed rolls
-the pods (a new config hash, the old pods gone) and the new plugin places the next pods;
-``remove`` leaves nothing of the scheduler behind.
+refuses gets the plugin's reason; ``why`` alone runs no plugin, withholds its verdict and names
+the exact ``--run-cluster-plugins`` flag, with which it gives the scheduler's exact message); a
+changed plugin file re-deployed rolls the pods (a new config hash, the old pods gone) and the
+new plugin places the next pods; ``remove`` leaves nothing of the scheduler behind.
 """
 
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 import uuid
@@ -25,6 +26,7 @@ from e2e_helpers import pod_events, pod_manifest, wait_for
 from kschedctl.k8s.client import Cluster
 from kschedctl.lab.cluster import Lab
 from kschedctl.lab.processes import proxy_free_environment
+from kschedctl.render.builtin import bundle_hash
 
 CONFIG_HASH = "kschedctl.io/config-hash"
 PLUGIN = '''\
@@ -130,19 +132,30 @@ def _refused_elsewhere(
     name: str,
     first: str,
     second: str,
-) -> dict[str, Any]:
-    """A pod only ``second`` could take: the plugin's reason in its FailedScheduling, and
-    `why -o json` (without --plugin) with the same summary; its JSON."""
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A pod only ``second`` could take: the plugin's reason in its FailedScheduling; `why -o
+    json` alone runs no plugin and withholds its verdict (the built-in filters pass
+    ``second``), naming the flags that run the scheduler's plugins; with those flags, the
+    scheduler's own summary. Both JSONs (with the flags, without)."""
     refused = pod_manifest("elsewhere", schedulerName=name)
     refused["spec"]["nodeSelector"] = {"kubernetes.io/hostname": second}
     cluster.create(f"/api/v1/namespaces/{namespace}/pods", refused)
     note = _failed_note(cluster, namespace, "elsewhere")
     assert f"only {first} is allowed" in note, note
-    why = kschedctl("why", "elsewhere", "-n", namespace, "-o", "json")
+    alone = kschedctl("why", "elsewhere", "-n", namespace, "-o", "json")
+    assert alone.returncode == 6, alone.stderr
+    withheld: dict[str, Any] = json.loads(alone.stdout)
+    assert withheld["schedulable"] is None and withheld["plugins"] is None, withheld
+    assert withheld["pluginsNotRun"]["runWith"], withheld["pluginsNotRun"]
+    flags = shlex.split(withheld["pluginsNotRun"]["runWith"])
+    why = kschedctl("why", "elsewhere", "-n", namespace, "-o", "json", *flags)
     assert why.returncode == 6, why.stderr
+    if flags[0] == "--run-cluster-plugins":  # said on stderr: cluster code runs here
+        assert "running the Python plugins [only_node.py] of ConfigMap" in why.stderr
     found: dict[str, Any] = json.loads(why.stdout)
     assert found["summary"] == note
-    return found
+    assert found["schedulable"] is False and found["pluginsNotRun"] is None
+    return found, withheld
 
 
 def test_deploy_builtin_with_a_plugin_as_pod_and_deployment(
@@ -167,9 +180,13 @@ def test_deploy_builtin_with_a_plugin_as_pod_and_deployment(
         )
         placed = _place(cluster, namespace, name, ["a-0", "a-1", "a-2"])
         assert set(placed.values()) == {first}, placed
-        # A pod only the other node could take: the plugin's reason, and why agrees without
-        # being given the plugin (it reads it from the deployed ConfigMap).
-        found = _refused_elsewhere(cluster, kschedctl, namespace, name, first, second)
+        # A pod only the other node could take: the plugin's reason, and why agrees once
+        # told to run exactly the deployed ConfigMap's plugin (by its hash).
+        found, withheld = _refused_elsewhere(cluster, kschedctl, namespace, name, first, second)
+        digest = bundle_hash("", [("only_node.py", PLUGIN.format(target=first))])
+        assert withheld["pluginsNotRun"]["runWith"] == (
+            f"--run-cluster-plugins {namespace}/{name}-config@sha256:{digest}"
+        )
         assert not any(f["code"] == "plugins-differ" for f in found["findings"]), found
 
         # -- a changed plugin file rolls the pod, and the new plugin places the next pods ---
@@ -231,8 +248,9 @@ def test_deploy_builtin_with_a_plugin_as_service_and_why_reads_its_files(
     lab: Lab, cluster: Cluster, namespace: str, tmp_path: Path
 ) -> None:
     """The service form installs the plugin beside its config on the host (the lab's); the
-    scheduler publishes the files' hash on its Lease; `why` without --plugin reads the
-    installed file because it hashes to that, and refuses it (saying so) once it changed."""
+    scheduler publishes the files' hash on its Lease; `why` runs no plugin by itself but
+    names the installed file (``--plugin PATH``) because it hashes to that, and says why it
+    offers none once the file changed."""
     kschedctl = _runner(lab, tmp_path)
     name = f"plugsvc-{uuid.uuid4().hex[:5]}"
     nodes = sorted(n["metadata"]["name"] for n in cluster.list("/api/v1/nodes"))
@@ -245,22 +263,25 @@ def test_deploy_builtin_with_a_plugin_as_service_and_why_reads_its_files(
         assert installed.read_text().startswith(PLUGIN.format(target=first))
         assert set(_place(cluster, namespace, name, ["s-0", "s-1"]).values()) == {first}
 
-        found = _refused_elsewhere(cluster, kschedctl, namespace, name, first, second)
+        found, withheld = _refused_elsewhere(cluster, kschedctl, namespace, name, first, second)
+        assert withheld["pluginsNotRun"]["runWith"] == f"--plugin {installed}"
         assert found["plugins"]["plugins"] == ["only_node"]
         assert not any(f["code"] == "plugins-differ" for f in found["findings"]), found
-        table = kschedctl("why", "elsewhere", "-n", namespace)
+        table = kschedctl("why", "elsewhere", "-n", namespace, "--plugin", str(installed))
         assert f"only {first} is allowed" in table.stdout, table.stdout
 
-        # Changed on the host since the scheduler loaded it: `why` does not run it, and says.
+        # Changed on the host since the scheduler loaded it: `why` offers no flag, and says.
         installed.write_text("# edited by hand\n" + installed.read_text())
         why = kschedctl("why", "elsewhere", "-n", namespace, "-o", "json")
-        # Without the plugin the built-in filters alone pass a node: exit 0 (a warning).
-        assert why.returncode == 0, why.stderr
-        differ = [f for f in json.loads(why.stdout)["findings"] if f["code"] == "plugins-differ"]
-        assert len(differ) == 1, why.stdout
-        assert "runs the plugins [only_node], which `why` could not read" in differ[0]["message"]
-        assert "differ from the ones it loaded" in differ[0]["message"]
-        assert "--plugin FILE" in differ[0]["fix"]
+        # The built-in filters pass a node, the plugins decide: no verdict, exit 6.
+        assert why.returncode == 6, why.stderr
+        said = json.loads(why.stdout)
+        assert said["schedulable"] is None
+        assert said["pluginsNotRun"]["runWith"] is None
+        assert "differ from the ones it loaded" in said["pluginsNotRun"]["note"]
+        [unrun] = [f for f in said["findings"] if f["code"] == "plugins-not-run"]
+        assert "[only_node.py] (its Lease, sha256:" in unrun["message"], unrun
+        assert "--plugin FILE" in unrun["fix"]
 
         removed = kschedctl("remove", name, "--force")
         assert removed.returncode == 0, removed.stderr

@@ -480,6 +480,16 @@ def test_deploy_builtin_as_deployment(
         )
         status = kschedctl("status", "own-sched")
         assert "all allowed" in status.stdout, status.stdout
+        # Its /metrics are anyone's (plain HTTP, no authentication): no token is minted, no
+        # credentials at all are sent to its pods.
+        status = kschedctl("status", "own-sched", "--metrics", "-o", "json")
+        metrics = json.loads(status.stdout)["metrics"]
+        assert metrics["reader"] is None and metrics["readerProblem"] is None
+        for replica in metrics["replicas"]:
+            assert replica["problem"] is None, replica["problem"]
+            assert replica["summary"]["program"] == "kschedctl"
+            assert replica["sent"] == {"token": False, "serviceAccount": None,
+                                       "lifetimeSeconds": None}  # fmt: skip
     finally:
         removed = kschedctl("remove", "own-sched", "--force")
         assert removed.returncode == 0, removed.stderr

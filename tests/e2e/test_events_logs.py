@@ -15,7 +15,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from e2e_helpers import pod_manifest, wait_for
+import pytest
+from e2e_helpers import foreground, pod_manifest, sigint_as_in_a_background_job, wait_for
 
 from kschedctl.k8s.client import Cluster
 from kschedctl.lab.cluster import Lab
@@ -36,7 +37,8 @@ class Streaming:
     """A kschedctl command that streams (-w, -f): its stdout lines as they come."""
 
     def __init__(self, lab: Lab, *args: str, cwd: Path) -> None:
-        self.proc = subprocess.Popen(
+        # as from a terminal: Ctrl-C reaches it even when the tests run in the background
+        self.proc = foreground(
             [sys.executable, "-m", "kschedctl", *args],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd, env=env(lab),
         )  # fmt: skip
@@ -49,11 +51,15 @@ class Streaming:
         for line in self.proc.stdout:
             self.lines.append(line.rstrip("\n"))
 
-    def interrupt(self) -> tuple[int, str]:
-        """Ctrl-C, as a user ends a watch: (exit code, stderr)."""
-        self.proc.send_signal(signal.SIGINT)
-        code = self.proc.wait(20)
-        self.reader.join(5)
+    def interrupt(self, signum: int = signal.SIGINT) -> tuple[int, str]:
+        """Ctrl-C (or ``signum``), as a user ends a watch: (exit code, stderr). It must end
+        promptly; the generous bound is for a busy machine, not a measure of it."""
+        self.proc.send_signal(signum)
+        try:
+            code = self.proc.wait(60)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"still running 60s after {signal.Signals(signum).name}")
+        self.reader.join(60)
         assert self.proc.stderr is not None
         return code, self.proc.stderr.read()
 
@@ -82,6 +88,44 @@ def test_events_watch_streams_until_interrupted(
         watch.stop()
     assert code == 0, stderr
     assert stderr == ""  # Ctrl-C ends a watch quietly
+
+
+@pytest.mark.parametrize(
+    ("args", "what"),
+    [
+        (("events", "default-scheduler", "-w", "-n", "{namespace}"), "the watch's header"),
+        (("logs", "default-scheduler", "-f", "--tail", "1"), "the followed tail"),
+    ],
+    ids=["events -w", "logs -f"],
+)
+def test_ctrl_c_ends_an_idle_watch_even_from_a_background_test_run(
+    lab: Lab, namespace: str, tmp_path: Path, args: tuple[str, ...], what: str
+) -> None:
+    # A shell script's `pytest &` ignores SIGINT and its children inherit that: the watch
+    # never heard the test's Ctrl-C (these tests timed out so). Nothing happens in the new
+    # namespace, nor to the lab's default scheduler: the stream is idle when Ctrl-C comes.
+    with sigint_as_in_a_background_job():
+        watch = Streaming(lab, *(a.format(namespace=namespace) for a in args), cwd=tmp_path)
+    try:
+        wait_for(lambda: watch.lines, 60, what)
+        code, stderr = watch.interrupt()
+    finally:
+        watch.stop()
+    assert (code, stderr) == (0, "")  # Ctrl-C is how a watch ends
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_and_sighup_end_an_idle_watch_as_terminated(
+    lab: Lab, namespace: str, tmp_path: Path, signum: int
+) -> None:
+    watch = Streaming(lab, "events", "default-scheduler", "-n", namespace, "-w", cwd=tmp_path)
+    try:
+        wait_for(lambda: watch.lines, 60, "the watch's header")
+        code, stderr = watch.interrupt(signum)
+    finally:
+        watch.stop()
+    name = signal.Signals(signum).name
+    assert (code, stderr) == (128 + signum, f"terminated by {name}\n")
 
 
 def _leader(cluster: Cluster, name: str) -> str:

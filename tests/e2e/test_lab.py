@@ -4,17 +4,25 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import ssl
 import subprocess
 import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-from e2e_helpers import pod_events, pod_manifest, wait_for
+from e2e_helpers import (
+    Recorded,
+    pod_events,
+    pod_manifest,
+    recorded_processes,
+    running,
+    signal_and_wait,
+    start_kschedctl,
+    wait_for,
+)
 
 from kschedctl.k8s.client import Cluster
 from kschedctl.lab import pki, processes
@@ -96,15 +104,6 @@ def test_missing_binaries_and_missing_go(tmp_path: Path) -> None:
     )  # fmt: skip
     assert no_go.returncode == 5
     assert "Go toolchain is not installed" in no_go.stderr and "--bin-dir" in no_go.stderr
-
-
-@pytest.fixture()
-def own_lab_dir(tmp_path: Path) -> Iterator[Path]:
-    """A directory for a lab a test starts itself; stopped whatever the test's outcome."""
-    directory = tmp_path / "own-lab"
-    yield directory
-    if directory.exists():
-        Lab(directory).down()
 
 
 def test_second_lab_with_nodes_file_survives_a_crash_and_goes_down_clean(
@@ -251,3 +250,31 @@ def test_lab_down_stops_its_processes_with_lost_records_and_only_them(
         for bystander in bystanders:
             bystander.kill()
             bystander.wait()
+
+
+def test_lab_up_stopped_by_sigterm_while_starting_leaves_nothing(own_lab_dir: Path) -> None:
+    # Once up, a lab outlives the command (its processes are in sessions of their own); while
+    # it starts, SIGTERM stops what was started, as Ctrl-C does.
+    directory = own_lab_dir
+    seen: set[Recorded] = set()
+
+    def starting() -> bool:
+        seen.update(recorded_processes(directory))
+        return any(exe.endswith("kube-apiserver") for _, exe, _ in seen)
+
+    up = start_kschedctl("lab", "up", "--dir", str(directory), "--nodes", "1")
+    try:
+        wait_for(lambda: starting() or up.poll() is not None, 120, "kube-apiserver started")
+        assert up.poll() is None, up.communicate()
+        identity = processes.read_identity(directory)
+        assert identity is not None
+        stderr = signal_and_wait(up, signal.SIGTERM)
+        left, marked, kept = running(seen), processes.marked(identity), directory.exists()
+    finally:
+        if up.poll() is None:
+            up.kill()
+            up.wait()
+    assert (left, marked, kept) == ([], [], False), stderr
+    assert up.returncode == 143, stderr
+    assert "start-up failed; stopping what was started" in stderr
+    assert stderr.endswith("terminated by SIGTERM\n")

@@ -251,8 +251,8 @@ def kschedctl(*args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=180)  # fmt: skip
 
 
-def test_runner_crash_is_adopted_and_lab_down_leaves_no_process(tmp_path: Path) -> None:
-    directory = tmp_path / "lab-runner"
+def test_runner_crash_is_adopted_and_lab_down_leaves_no_process(own_lab_dir: Path) -> None:
+    directory = own_lab_dir
     up = kschedctl("lab", "up", "--dir", str(directory), "--nodes", "1")
     assert up.returncode == 0, up.stderr
     lab = Lab(directory)

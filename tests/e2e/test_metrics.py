@@ -1,19 +1,24 @@
-"""Scheduler metrics on the lab: `status` reads a kube-scheduler's real /metrics through
-pods/portforward (the lab runner maps the pod's port 10259 to the process with kwok's
-PortForward), and the rendered metrics Service and scraper RBAC are what a scraper needs."""
+"""Scheduler metrics on the lab: `status --metrics` reads a kube-scheduler's real /metrics
+through pods/portforward (the lab runner maps the pod's port 10259 to the process with kwok's
+PortForward) with a token minted for the pod, never the caller's credentials; the rendered
+metrics Service and scraper RBAC are what a scraper needs."""
 
 from __future__ import annotations
 
+import base64
 import json
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
-from e2e_helpers import create_and_bind, exists, token_kubeconfig
+from e2e_helpers import create_and_bind, exists, token_kubeconfig, wait_for
 from test_deploy import managed_leftovers, run
 
-from kschedctl.errors import ForbiddenError
+from kschedctl.errors import ApiError, ForbiddenError
 from kschedctl.k8s.client import Cluster
+from kschedctl.k8s.logs import Replica, read
 from kschedctl.k8s.scrape import Target, get_via_port_forward
 from kschedctl.lab.cluster import Lab
 
@@ -36,25 +41,163 @@ def _spec(tmp_path: Path, name: str, metrics: dict[str, object]) -> Path:
     return workspace
 
 
-def _port_forward_role(cluster: Cluster, account: str, namespace: str) -> list[str]:
-    """Let ``account`` open port-forwards to kube-system pods (what a scraper outside the
-    cluster, or `kschedctl status`, needs besides get on /metrics)."""
-    role = f"{namespace}-{account}-portforward"
-    cluster.create(
-        f"{RBAC}/namespaces/kube-system/roles",
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
-         "metadata": {"name": role},
-         "rules": [{"apiGroups": [""], "resources": ["pods/portforward"], "verbs": ["get", "create"]}]},
+def _token(cluster: Cluster, namespace: str, account: str) -> str:
+    answer = cluster.create(
+        f"/api/v1/namespaces/{namespace}/serviceaccounts/{account}/token",
+        {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+         "spec": {"expirationSeconds": 600}},
     )  # fmt: skip
+    return str(answer["status"]["token"])
+
+
+def _admin_kubeconfig(lab: Lab, cluster: Cluster, namespace: str, path: Path) -> tuple[str, str]:
+    """A TOKEN kubeconfig at ``path`` for a ServiceAccount bound to cluster-admin (how most
+    admins authenticate: OIDC, exec plugins, ServiceAccount tokens): (its token, the binding)."""
     cluster.create(
-        f"{RBAC}/namespaces/kube-system/rolebindings",
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-         "metadata": {"name": role},
-         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role},
-         "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": namespace}]},
+        f"/api/v1/namespaces/{namespace}/serviceaccounts", {"metadata": {"name": "admin"}}
+    )
+    binding = f"{namespace}-admin"
+    cluster.create(
+        f"{RBAC}/clusterrolebindings",
+        {"metadata": {"name": binding},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                     "name": "cluster-admin"},
+         "subjects": [{"kind": "ServiceAccount", "name": "admin", "namespace": namespace}]},
     )  # fmt: skip
-    return [f"{RBAC}/namespaces/kube-system/rolebindings/{role}",
-            f"{RBAC}/namespaces/kube-system/roles/{role}"]  # fmt: skip
+    token_kubeconfig(lab, cluster, namespace, "admin", path)
+    token = yaml.safe_load(path.read_text())["users"][0]["user"]["token"]
+    return token, f"{RBAC}/clusterrolebindings/{binding}"
+
+
+def _log(cluster: Cluster, namespace: str, pod: str) -> str:
+    """The pod's whole log through the API server, as `kubectl logs` reads it."""
+    return "\n".join(line.text for line in read(cluster, Replica(namespace, pod, None)))
+
+
+def _reviewed_subjects(log: str) -> set[str]:
+    """The ServiceAccounts whose tokens kube-scheduler sent to TokenReview (client-go logs the
+    request body at --v=8 and more): each JWT's ``sub``."""
+    subjects = set()
+    for jwt in re.findall(r"eyJ[\w-]+\.(eyJ[\w-]+)\.[\w-]+", log.replace("\\", "")):
+        claims: dict[str, Any] = json.loads(base64.urlsafe_b64decode(jwt + "=" * (-len(jwt) % 4)))
+        subjects.add(str(claims.get("sub")))
+    return subjects
+
+
+def test_status_never_sends_the_callers_token_to_the_scheduler_pod(
+    lab: Lab, cluster: Cluster, namespace: str, tmp_path: Path
+) -> None:
+    """Issue 22, example 1: a scheduler at --v=10 logs every token it reviews; an admin with a
+    token kubeconfig runs `status NAME --metrics`. The pod gets a token minted for this (of
+    NAME-metrics-reader, which may only get /metrics), never the admin's; without --metrics
+    nothing is forwarded at all."""
+    name = "leaky-sched"
+    workspace = tmp_path / name
+    workspace.mkdir()
+    (workspace / "scheduler.yaml").write_text(
+        yaml.safe_dump(
+            {"apiVersion": "kschedctl.io/v1alpha1", "kind": "Scheduler",
+             "metadata": {"name": name}, "spec": {"pod": {"verbosity": 10}}}
+        )
+    )  # fmt: skip
+    admin = tmp_path / "admin.kubeconfig"
+    token, binding = _admin_kubeconfig(lab, cluster, namespace, admin)
+    deployed = run(lab, "deploy", str(workspace), "--as-pod", cwd=tmp_path)
+    try:
+        assert deployed.returncode == 0, deployed.stderr
+        pod = cluster.get(f"/api/v1/namespaces/kube-system/pods/{name}")
+        assert "--v=10" in pod["spec"]["containers"][0]["command"]
+
+        unasked = run(lab, "status", name, "--kubeconfig", str(admin), cwd=tmp_path)
+        assert unasked.returncode == 0, unasked.stderr
+        assert "Metrics: not read (pass --metrics" in unasked.stdout
+        quiet = run(lab, "status", name, "-o", "json", "--kubeconfig", str(admin), cwd=tmp_path)
+        assert json.loads(quiet.stdout)["metrics"] is None
+
+        status = run(
+            lab, "status", name, "--metrics", "-o", "json", "--kubeconfig", str(admin),
+            cwd=tmp_path,
+        )  # fmt: skip
+        assert status.returncode == 0, status.stderr
+        metrics = json.loads(status.stdout)["metrics"]
+        assert metrics["reader"] == f"kube-system/{name}-metrics-reader"
+        (replica,) = metrics["replicas"]
+        assert replica["problem"] is None, replica["problem"]
+        assert replica["summary"]["attempts"]["scheduled"] >= 1  # deploy's canary
+        sent = replica["sent"]
+        assert sent["token"] is True
+        assert sent["serviceAccount"] == f"kube-system/{name}-metrics-reader"
+        assert 0 < sent["lifetimeSeconds"] <= 600
+
+        table = run(lab, "status", name, "--metrics", "--kubeconfig", str(admin), cwd=tmp_path)
+        assert table.returncode == 0, table.stderr
+        assert (
+            f"sent: a token minted for ServiceAccount kube-system/{name}-metrics-reader "
+            "(allowed only get /metrics, valid" in table.stdout
+        )
+        assert "your own credentials were not sent to any pod" in table.stdout
+        assert token not in table.stdout + table.stderr
+
+        # What the pod's editor reads with `kubectl logs`: the reviews of the minted tokens
+        # (so the log does show what it is sent), never the admin's token.
+        log = wait_for(
+            lambda: (text := _log(cluster, "kube-system", name))
+            and f"{name}-metrics-reader" in str(_reviewed_subjects(text))
+            and text,
+            60, "the scheduler's log of the TokenReview of the minted token",
+        )  # fmt: skip
+        assert token not in log
+        assert token.split(".")[1] not in log  # nor its claims, however it is quoted
+        assert _reviewed_subjects(log) == {
+            f"system:serviceaccount:kube-system:{name}-metrics-reader"
+        }
+    finally:
+        cluster.delete(binding)
+        removed = run(lab, "remove", name, "--force", cwd=tmp_path)
+    assert removed.returncode == 0, removed.stderr
+    assert managed_leftovers(cluster, name) == []
+
+
+def test_a_token_for_another_audience_is_refused_by_kube_scheduler(
+    lab: Lab, cluster: Cluster, tmp_path: Path
+) -> None:
+    """Why kschedctl mints its tokens for the API server's own audiences (no audience asked)
+    and binds them to no pod (kschedctl.k8s.tokens): kube-scheduler's delegated authentication
+    reviews tokens without naming an audience, so the API server checks its own, and a token
+    for "kschedctl-metrics" is refused with 401; a pod running as another ServiceAccount
+    cannot be bound to."""
+    name = "audience-sched"
+    workspace = _spec(tmp_path, name, {})
+    deployed = run(lab, "deploy", str(workspace), "--as-pod", cwd=tmp_path)
+    try:
+        assert deployed.returncode == 0, deployed.stderr
+        pod = cluster.get(f"/api/v1/namespaces/kube-system/pods/{name}")
+        target = Target("kube-system", name, 10259, https=True)
+
+        def mint(audiences: list[str], pod_bound: bool = False) -> str:
+            spec: dict[str, Any] = {"audiences": audiences, "expirationSeconds": 600}
+            if pod_bound:
+                spec["boundObjectRef"] = {"apiVersion": "v1", "kind": "Pod", "name": name,
+                                          "uid": pod["metadata"]["uid"]}  # fmt: skip
+            answer = cluster.create(
+                f"/api/v1/namespaces/kube-system/serviceaccounts/{name}-metrics-reader/token",
+                {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": spec},
+            )
+            return str(answer["status"]["token"])
+
+        # Why the token is not bound to the pod it is sent to (kschedctl.k8s.tokens).
+        with pytest.raises(ApiError, match="pod running with different serviceaccount name"):
+            mint([], pod_bound=True)
+        with pytest.raises(ForbiddenError, match="answered 401"):
+            get_via_port_forward(cluster, target, bearer=mint(["kschedctl-metrics"]))
+        text = get_via_port_forward(cluster, target, bearer=mint([]))
+        assert "scheduler_schedule_attempts_total" in text
+        # No credentials at all: /metrics is refused, the health endpoints are anyone's.
+        with pytest.raises(ForbiddenError, match="answered 403"):
+            get_via_port_forward(cluster, target)
+    finally:
+        removed = run(lab, "remove", name, "--force", cwd=tmp_path)
+    assert removed.returncode == 0, removed.stderr
 
 
 def test_status_shows_a_kube_schedulers_attempts_and_latency_from_its_real_metrics(
@@ -69,14 +212,13 @@ def test_status_shows_a_kube_schedulers_attempts_and_latency_from_its_real_metri
         tmp_path, name,
         {"service": True, "scraper": {"namespace": namespace, "serviceAccount": "scraper"}},
     )  # fmt: skip
-    cleanup: list[str] = []
     deployed = run(lab, "deploy", str(workspace), "--as-pod", cwd=tmp_path)
     try:
         assert deployed.returncode == 0, deployed.stderr
         pods = [f"m{i}" for i in range(4)]
         create_and_bind(cluster, namespace, pods, name)
 
-        status = run(lab, "status", name, "-o", "json", cwd=tmp_path)
+        status = run(lab, "status", name, "--metrics", "-o", "json", cwd=tmp_path)
         assert status.returncode == 0, status.stderr
         metrics = json.loads(status.stdout)["metrics"]
         assert metrics["problem"] is None
@@ -94,7 +236,7 @@ def test_status_shows_a_kube_schedulers_attempts_and_latency_from_its_real_metri
         assert set(summary["pending"]) == {"active", "backoff", "unschedulable", "gated"}
         assert replica["leader"] is True
 
-        table = run(lab, "status", name, cwd=tmp_path)
+        table = run(lab, "status", name, "--metrics", cwd=tmp_path)
         assert table.returncode == 0, table.stderr
         assert "Metrics (each replica's /metrics" in table.stdout
         assert f"kube-system/{name}" in table.stdout and "ATTEMPT P99" in table.stdout
@@ -110,33 +252,28 @@ def test_status_shows_a_kube_schedulers_attempts_and_latency_from_its_real_metri
         selected = cluster.list("/api/v1/pods", labelSelector=selector)
         assert [p["metadata"]["name"] for p in selected] == [name]
 
-        # The rendered scraper RBAC is exactly what /metrics needs: the scraper reads it, a
-        # ServiceAccount with the same port-forward right but without it is refused by
-        # kube-scheduler itself.
+        # The rendered scraper RBAC is exactly what /metrics needs: the scraper's token reads
+        # it, a ServiceAccount's without it is refused by kube-scheduler itself.
         cluster.create(
             f"/api/v1/namespaces/{namespace}/serviceaccounts",
             {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "nobody"}},
         )
         target = Target("kube-system", name, 10259, https=True)
-        for account in ("scraper", "nobody"):
-            cleanup += _port_forward_role(cluster, account, namespace)
-        token_kubeconfig(lab, cluster, namespace, "scraper", tmp_path / "scraper.kubeconfig")
-        token_kubeconfig(lab, cluster, namespace, "nobody", tmp_path / "nobody.kubeconfig")
-        with Cluster.connect(str(tmp_path / "scraper.kubeconfig")) as scraper:
-            text = get_via_port_forward(scraper, target)
+        text = get_via_port_forward(cluster, target, bearer=_token(cluster, namespace, "scraper"))
         assert f'scheduler_schedule_attempts_total{{profile="{name}",result="scheduled"}}' in text
-        with Cluster.connect(str(tmp_path / "nobody.kubeconfig")) as nobody:
-            with pytest.raises(ForbiddenError, match="answered 403") as refused:
-                get_via_port_forward(nobody, target)
+        with pytest.raises(ForbiddenError, match="answered 403") as refused:
+            get_via_port_forward(cluster, target, bearer=_token(cluster, namespace, "nobody"))
         assert "nonResourceURLs: [/metrics]" in (refused.value.hint or "")
     finally:
-        for path in cleanup:
-            cluster.delete(path)
         removed = run(lab, "remove", name, "--force", cwd=tmp_path)  # its pods still name it
     assert removed.returncode == 0, removed.stderr
     assert not exists(cluster, f"/api/v1/namespaces/kube-system/services/{name}-metrics")
     assert not exists(cluster, f"{RBAC}/clusterroles/{name}-metrics-reader")
     assert not exists(cluster, f"{RBAC}/clusterrolebindings/{name}-metrics-reader")
+    assert not exists(cluster, f"{RBAC}/clusterrolebindings/{name}-metrics-reader-status")
+    assert not exists(
+        cluster, f"/api/v1/namespaces/kube-system/serviceaccounts/{name}-metrics-reader"
+    )
 
 
 def test_a_service_monitor_without_its_crd_is_refused_before_anything_is_sent(
@@ -168,6 +305,7 @@ def test_a_static_pods_metrics_service_rbac_and_status_read_through_its_mirror_p
         {"service": True, "scraper": {"namespace": namespace, "serviceAccount": "scraper"}},
     )  # fmt: skip
     deployed = run(lab, "deploy", str(workspace), "--as-static-pod", cwd=tmp_path)
+    cleanup: list[str] = []
     try:
         assert deployed.returncode == 0, deployed.stderr
         assert "bindAddress" not in deployed.stderr  # the lab's pods listen on loopback
@@ -192,11 +330,42 @@ def test_a_static_pods_metrics_service_rbac_and_status_read_through_its_mirror_p
             {"kind": "ServiceAccount", "name": "scraper", "namespace": namespace}
         ]
 
-        status = run(lab, "status", name, "-o", "json", cwd=tmp_path)
+        # No metrics reader is rendered for the host forms: only what anyone may read.
+        status = run(lab, "status", name, "--metrics", "-o", "json", cwd=tmp_path)
         assert status.returncode == 0, status.stderr
         metrics = json.loads(status.stdout)["metrics"]
-        assert metrics["problem"] is None
+        assert metrics["reader"] is None
+        assert (
+            f"ServiceAccount kube-system/{name}-metrics-reader does not exist"
+            in (metrics["readerProblem"])
+        )
+        assert f"--metrics-reader {name}-metrics-reader" in metrics["readerProblem"]
         (replica,) = metrics["replicas"]
+        assert replica["summary"] is None and replica["sent"]["token"] is False
+        assert replica["health"] == {p: "200 ok" for p in ("/healthz", "/readyz", "/livez")}
+
+        # The way the message gives: a ServiceAccount of the pod's namespace allowed /metrics
+        # (here through the rendered ClusterRole), named with --metrics-reader.
+        reader = f"{name}-reader"
+        cluster.create(
+            "/api/v1/namespaces/kube-system/serviceaccounts", {"metadata": {"name": reader}}
+        )
+        cleanup.append(f"/api/v1/namespaces/kube-system/serviceaccounts/{reader}")
+        cluster.create(
+            f"{RBAC}/clusterrolebindings",
+            {"metadata": {"name": reader},
+             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                         "name": f"{name}-metrics-reader"},
+             "subjects": [{"kind": "ServiceAccount", "name": reader,
+                           "namespace": "kube-system"}]},
+        )  # fmt: skip
+        cleanup.append(f"{RBAC}/clusterrolebindings/{reader}")
+        status = run(lab, "status", name, "--metrics-reader", reader, "-o", "json", cwd=tmp_path)
+        assert status.returncode == 0, status.stderr
+        metrics = json.loads(status.stdout)["metrics"]
+        assert metrics["problem"] is None and metrics["reader"] == f"kube-system/{reader}"
+        (replica,) = metrics["replicas"]
+        assert replica["sent"]["serviceAccount"] == f"kube-system/{reader}"
         assert replica["pod"] == f"kube-system/{mirror['metadata']['name']}"
         assert replica["port"] == port and replica["problem"] is None, replica["problem"]
         summary = replica["summary"]
@@ -204,6 +373,8 @@ def test_a_static_pods_metrics_service_rbac_and_status_read_through_its_mirror_p
         assert summary["attempts"]["scheduled"] >= 3  # s0, s1 and deploy's canary
         assert replica["leader"] is True
     finally:
+        for path in cleanup:
+            cluster.delete(path)
         removed = run(lab, "remove", name, "--force", cwd=tmp_path)  # its pods still name it
     assert removed.returncode == 0, removed.stderr
     assert managed_leftovers(cluster, name) == []
@@ -227,7 +398,7 @@ def test_a_systemd_service_gets_the_scraper_rbac_but_no_service(
         )
         assert not exists(cluster, f"/api/v1/namespaces/kube-system/services/{name}-metrics")
         assert exists(cluster, f"{RBAC}/clusterrolebindings/{name}-metrics-reader")
-        status = run(lab, "status", name, "-o", "json", cwd=tmp_path)
+        status = run(lab, "status", name, "--metrics", "-o", "json", cwd=tmp_path)
         assert status.returncode == 0, status.stderr
         problem = json.loads(status.stdout)["metrics"]["problem"]
         assert "systemd service on a host" in problem and "/metrics" in problem

@@ -219,9 +219,14 @@ def test_plugins_place_pods_as_written_contain_errors_and_why_agrees(
     assert why(lab, namespace, "boom", *plugins)["summary"] == (
         'running "explodes" filter plugin: RuntimeError: exploded on purpose'
     )
-    # Without the plugins, why says it evaluated less than the scheduler runs.
+    # Without the plugins, why runs none, lists what the scheduler runs, and withholds the
+    # verdict the plugins decide (the built-in filters pass every node).
     bare = why(lab, namespace, "no-such-rack")
-    assert any(f["code"] == "plugins-differ" for f in bare["findings"])
+    assert bare["schedulable"] is None
+    [unrun] = [f for f in bare["findings"] if f["code"] == "plugins-not-run"]
+    assert "rack_match.py, fewest_same_app.py, explodes.py" in unrun["message"], unrun
+    assert "--plugin FILE" in unrun["fix"]
+    assert not any(f["code"] == "plugins-differ" for f in bare["findings"])
 
     # The transcript: the plugin's reason in `kubectl describe pod` and in `kschedctl why`.
     described = kubectl("describe", "pod", "no-such-rack", "-n", namespace).stdout

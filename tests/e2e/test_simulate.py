@@ -8,20 +8,33 @@ the candidates one after the other, and tears the lab down.
 - round trip: a snapshot of the session lab, its bound test pods submitted again to a
   candidate with the lab's own scheduler config, land where the live lab put them (the pods
   whose placement is unique), and the pod no node fits gets the reasons `why` gives live.
+- SIGTERM and SIGHUP stop a simulation as Ctrl-C does: every process its lab started is gone
+  and the lab's directory removed, whether the lab was starting or a candidate running.
 """
 
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
-from e2e_helpers import pod_manifest, wait_for
+from e2e_helpers import (
+    Recorded,
+    pod_manifest,
+    recorded_processes,
+    running,
+    signal_and_wait,
+    start_kschedctl,
+    wait_for,
+)
 from typer.testing import CliRunner
 
 from kschedctl.cli import app
 from kschedctl.k8s.client import Cluster
+from kschedctl.lab import processes
 from kschedctl.lab.cluster import Lab
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "simulate"
@@ -155,3 +168,45 @@ def test_round_trip_of_the_session_lab(
     assert simulated == {**placed, "nowhere": None}
     assert {r["reason"] for r in run["reasons"]} == why_reasons
     assert {r["reason"] for r in run["whyReasons"]} == why_reasons
+
+
+@pytest.mark.parametrize(
+    ("signum", "phase"),
+    [(signal.SIGTERM, "a candidate runs"), (signal.SIGHUP, "the lab starts")],
+)
+def test_a_terminating_signal_stops_the_simulation_lab(
+    signum: int, phase: str, tmp_path: Path
+) -> None:
+    directory = tmp_path / "sim" / "lab"
+    seen: set[Recorded] = set()
+
+    def reached() -> bool:
+        seen.update(recorded_processes(directory))
+        if phase == "the lab starts":
+            return any(exe.endswith("kube-apiserver") for _, exe, _ in seen)
+        return any((directory / "procs").glob("*.json")) and len(seen) > 6
+
+    # --settle long: the candidate is still running when the signal comes
+    proc = start_kschedctl(
+        "simulate", str(FIXTURES / "cluster.yaml"), "--scheduler", str(FIXTURES / "spread.yaml"),
+        "--lab-dir", str(tmp_path / "sim"), "--settle", "300", "-o", "json",
+    )  # fmt: skip
+    try:
+        wait_for(lambda: reached() or proc.poll() is not None, 300, f"the moment {phase}")
+        assert proc.poll() is None, proc.communicate()
+        identity = processes.read_identity(directory)
+        assert identity is not None and running(seen)
+        stderr = signal_and_wait(proc, signum)
+        # what the command left, before this test cleans up after it
+        left, marked, kept = running(seen), processes.marked(identity), directory.exists()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if directory.exists():
+            Lab(directory).down()
+    assert left == [], stderr
+    assert marked == []  # nor one whose record was not written yet
+    assert not kept
+    assert proc.returncode == 128 + signum, stderr
+    assert f"terminated by {signal.Signals(signum).name}" in stderr

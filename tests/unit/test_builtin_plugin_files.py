@@ -1,6 +1,7 @@
 """``spec.builtin.plugins``: shapes and reading, the ConfigMap (size, keys, exact text), the
-``--plugin`` flags and mounts of every form, the config hash, the host files, and reading the
-plugins back from a deployed ConfigMap (``why``)."""
+``--plugin`` flags and mounts of every form, the config hash, the host files, and how ``why``
+lists the plugins of a deployed ConfigMap without running them, and runs them only when the
+caller names their exact hash."""
 
 from __future__ import annotations
 
@@ -11,13 +12,13 @@ from typing import Any
 import pytest
 import yaml
 
-from kschedctl.errors import KschedError, NotFoundError, SpecError
+from kschedctl.errors import KschedError, NotFoundError, PluginError, SpecError
 from kschedctl.hosts import systemd
 from kschedctl.hosts.host import SystemdHost
 from kschedctl.observe import plugin_files as observed
 from kschedctl.observe.schedulers import Scheduler
 from kschedctl.ops.deploy import cluster_objects, config_hash
-from kschedctl.ops.why import deployed_plugin_files
+from kschedctl.ops.why import ClusterState, configmap_plugins, load_cluster_plugins
 from kschedctl.render import builtin
 from kschedctl.render.escape import yaml_text_map
 from kschedctl.render.forms import render, render_workspace
@@ -372,52 +373,160 @@ def _deployed(spec: Spec) -> tuple[FakeCluster, list[dict[str, Any]], str]:
     return FakeCluster({path: objects["ConfigMap"]}), [objects["Pod"]], path
 
 
-def test_why_reads_the_plugins_from_the_deployed_configmap(tmp_path: Path) -> None:
+# Imports a marker-writing module: running the plugin's text leaves MARKER_ENV's file behind.
+MARKER_ENV = "KSCHEDCTL_TEST_PLUGIN_MARKER"
+MARKING = (
+    "import os\n"
+    f"open(os.environ['{MARKER_ENV}'], 'w').write(repr(sorted(os.environ)))\n"
+    "\n\ndef filter(pod, node, ctx):\n    return None\n"
+)
+ENTRY = Scheduler("racks", "pod", managed=True, namespace="kube-system", pods=["racks"])
+
+
+def _ref(digest: str, configmap: str = "racks-config") -> observed.ClusterPluginsRef:
+    return observed.ClusterPluginsRef("kube-system", configmap, digest)
+
+
+def test_why_lists_the_plugins_of_the_deployed_configmap_with_the_flag_that_runs_them(
+    tmp_path: Path,
+) -> None:
     spec = _spec(tmp_path, {"plugins/rack.py": RACK, "score.py": SCORE})
-    cluster, pods, path = _deployed(spec)
-    entry = Scheduler("racks", "pod", managed=True, namespace="kube-system", pods=["racks"])
-    files = [("rack.py", RACK), ("score.py", SCORE)]
-    assert deployed_plugin_files(cluster, entry, pods) == files  # type: ignore[arg-type]
+    cluster, _pods, path = _deployed(spec)
+    unrun = configmap_plugins(cluster, ENTRY)  # type: ignore[arg-type]
+    digest = builtin.bundle_hash("", [("rack.py", RACK), ("score.py", SCORE)])
+    assert unrun == observed.UnrunPlugins(
+        "racks",
+        "ConfigMap kube-system/racks-config",
+        ("rack.py", "score.py"),
+        digest,
+        run_with=f"--run-cluster-plugins kube-system/racks-config@sha256:{digest}",
+    )
+    assert unrun.to_dict()["sha256"] == digest
     # Only kschedctl's own pod and deployment forms, and a ConfigMap labelled for it.
     for other in (
-        None,
         Scheduler("racks", "deployment", managed=False, namespace="kube-system"),
         Scheduler("racks", "service", managed=True, namespace="kube-system"),
         Scheduler("other", "deployment", managed=True, namespace="kube-system"),
     ):
-        assert deployed_plugin_files(cluster, other, pods) == []  # type: ignore[arg-type]
+        assert configmap_plugins(cluster, other) is None  # type: ignore[arg-type]
     configmap = cluster.objects[path]
     foreign = {**configmap, "metadata": {**configmap["metadata"], "labels": {}}}
-    assert deployed_plugin_files(FakeCluster({path: foreign}), entry, pods) == []  # type: ignore[arg-type]
+    assert configmap_plugins(FakeCluster({path: foreign}), ENTRY) is None  # type: ignore[arg-type]
 
 
-def test_why_runs_only_the_code_the_scheduler_runs(tmp_path: Path) -> None:
-    """A ConfigMap edited after the deploy (its hash is no running pod's) is not loaded: `why`
-    would run code here that the scheduler does not run."""
-    spec = _spec(tmp_path, {"rack.py": RACK})
-    cluster, pods, path = _deployed(spec)
-    entry = Scheduler("racks", "pod", managed=True, namespace="kube-system", pods=["racks"])
-    edited = cluster.objects[path]
-    edited["data"]["plugin-rack.py"] = "import os\nos.system('true')\n" + RACK
-    assert deployed_plugin_files(cluster, entry, pods) == []  # type: ignore[arg-type]
-    assert deployed_plugin_files(_deployed(spec)[0], entry, []) == []  # type: ignore[arg-type]
+def test_why_never_runs_the_code_of_a_configmap_it_lists(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Listing reads the text and hashes it; nothing of it runs (even when it hashes to what
+    the scheduler's pod says it runs: both are the namespace editor's to change)."""
+    marker = tmp_path / "ran"
+    monkeypatch.setenv(MARKER_ENV, str(marker))
+    spec = _spec(tmp_path / "ws", {"rack.py": MARKING})
+    cluster, _pods, _path = _deployed(spec)
+    unrun = configmap_plugins(cluster, ENTRY)  # type: ignore[arg-type]
+    assert unrun is not None and unrun.files == ("rack.py",)
+    assert not marker.exists()
 
 
-def test_why_loads_the_deployed_plugins_once_in_order(tmp_path: Path) -> None:
-    from kschedctl.filters import Snapshot
-    from kschedctl.ops.why import ClusterState, _deployed_plugins
+def test_the_named_hash_runs_exactly_that_configmap_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kschedctl.ops.reporter import Reporter
 
     spec = _spec(tmp_path, {"plugins/rack.py": RACK, "score.py": SCORE})
-    cluster, pods, path = _deployed(spec)
-    entry = Scheduler("racks", "pod", managed=True, namespace="kube-system", pods=["racks"])
-    state = ClusterState(Snapshot([]), [entry], (1, 36), pods=pods)
-    plugins = _deployed_plugins(cluster, state, "racks", entry)  # type: ignore[arg-type]
-    assert plugins.names() == ("rack", "score")
-    assert [p.source for p in plugins.plugins] == [
+    cluster, _pods, path = _deployed(spec)
+    digest = builtin.bundle_hash("", [("rack.py", RACK), ("score.py", SCORE)])
+    said: list[str] = []
+    loaded = load_cluster_plugins(cluster, [_ref(digest)], Reporter(warn=said.append))  # type: ignore[arg-type]
+    assert list(loaded) == ["racks"]
+    assert loaded["racks"].names() == ("rack", "score")
+    assert loaded["racks"].reslim  # as the scheduler's cache slims objects
+    assert [p.source for p in loaded["racks"].plugins] == [
         "ConfigMap kube-system/racks-config: rack.py",
         "ConfigMap kube-system/racks-config: score.py",
     ]
-    assert _deployed_plugins(cluster, state, "racks", entry) is plugins  # type: ignore[arg-type]
+    assert said == [
+        "running the Python plugins [rack.py, score.py] of ConfigMap kube-system/racks-config "
+        f"(sha256:{digest}) in this process, as --run-cluster-plugins "
+        f"kube-system/racks-config@sha256:{digest} asks"
+    ]
+    assert cluster.asked == [path]
+
+
+def test_a_wrong_hash_refuses_every_named_configmap_before_any_code_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    marker = tmp_path / "ran"
+    monkeypatch.setenv(MARKER_ENV, str(marker))
+    spec = _spec(tmp_path / "ws", {"rack.py": MARKING})
+    cluster, _pods, _path = _deployed(spec)
+    actual = builtin.bundle_hash("", [("rack.py", MARKING)])
+    other = "0" * 64
+    # The good one is named first: the bad one after it still stops both.
+    cluster.objects["/api/v1/namespaces/kube-system/configmaps/more-config"] = cluster.objects[
+        "/api/v1/namespaces/kube-system/configmaps/racks-config"
+    ]
+    with pytest.raises(PluginError) as caught:
+        load_cluster_plugins(cluster, [_ref(actual), _ref(other, "more-config")])  # type: ignore[arg-type]
+    assert caught.value.exit_code == 3
+    assert caught.value.message == (
+        f"ConfigMap kube-system/more-config: its plugin files hash to sha256:{actual}, not to "
+        f"the sha256:{other} you named: they are not the code you approved, and nothing was run"
+    )
+    assert f"--run-cluster-plugins kube-system/more-config@sha256:{actual}" in str(
+        caught.value.hint
+    )
+    assert not marker.exists()
+    with pytest.raises(NotFoundError, match="ConfigMap kube-system/gone-config not found"):
+        load_cluster_plugins(cluster, [_ref(actual, "gone-config")])  # type: ignore[arg-type]
+    load_cluster_plugins(cluster, [_ref(actual)])  # type: ignore[arg-type]
+    assert marker.exists()  # named with its hash: it runs
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        ("kube-system/racks-config", "expected --run-cluster-plugins NAMESPACE/NAME-config"),
+        ("racks-config@sha256:" + "a" * 64, "expected --run-cluster-plugins"),
+        ("kube-system/racks@sha256:" + "a" * 64, "is not a kschedctl scheduler's ConfigMap"),
+        ("kube-system/racks-config@sha256:" + "A" * 64, "64 lowercase hex digits"),
+        ("kube-system/racks-config@md5:" + "a" * 32, "64 lowercase hex digits"),
+        ("Kube_System/racks-config@sha256:" + "a" * 64, "is not a DNS-1123 label"),
+    ],
+)
+def test_the_opt_in_flag_is_checked_before_anything_is_asked(value: str, said: str) -> None:
+    with pytest.raises(KschedError, match=said) as caught:
+        observed.ClusterPluginsRef.parse(value)
+    assert caught.value.exit_code == 2
+
+
+def test_the_opt_in_flag_round_trips() -> None:
+    text = "team-b/racks-config@sha256:" + "ab" * 32
+    ref = observed.ClusterPluginsRef.parse(text)
+    assert (ref.namespace, ref.configmap, ref.scheduler) == ("team-b", "racks-config", "racks")
+    assert ref.flag() == f"--run-cluster-plugins {text}"
+
+
+def test_two_configmaps_for_one_scheduler_are_refused_before_any_request() -> None:
+    from kschedctl.ops.why import explain
+
+    cluster = FakeCluster({})
+    refs = [_ref("a" * 64), observed.ClusterPluginsRef("team-b", "racks-config", "b" * 64)]
+    with pytest.raises(KschedError, match="names the plugins of scheduler racks twice") as caught:
+        explain(cluster, "p", run_cluster_plugins=refs)  # type: ignore[arg-type]
+    assert caught.value.exit_code == 2 and cluster.asked == []
+
+
+def test_why_lists_the_deployed_plugins_once(tmp_path: Path) -> None:
+    from kschedctl.filters import Snapshot
+    from kschedctl.ops.why import _unrun_plugins
+
+    spec = _spec(tmp_path, {"plugins/rack.py": RACK, "score.py": SCORE})
+    cluster, pods, path = _deployed(spec)
+    state = ClusterState(Snapshot([]), [ENTRY], (1, 36), pods=pods)
+    unrun = _unrun_plugins(cluster, state, "racks", ENTRY)  # type: ignore[arg-type]
+    assert unrun is not None and unrun.files == ("rack.py", "score.py")
+    assert _unrun_plugins(cluster, state, "racks", ENTRY) is unrun  # type: ignore[arg-type]
     assert cluster.asked == [path]
 
 

@@ -324,7 +324,7 @@ def test_json_contract() -> None:
     assert list(data) == [
         "pod", "phase", "schedulable", "scheduler", "findings", "summary", "reported",
         "preemption", "notEvaluated", "notes", "nodes", "nodeGroups", "fallback", "plugins",
-        "doubleBooking",
+        "doubleBooking", "pluginsNotRun",
     ]  # fmt: skip
     assert data["pod"] == {
         "namespace": "default",
@@ -338,6 +338,7 @@ def test_json_contract() -> None:
     assert [n["name"] for n in data["nodes"]] == ["tainted", "cordoned", "small", "big"]
     assert data["fallback"] is None  # only kschedctl's own scheduler has a fallback policy
     assert data["plugins"] is None  # and Python plugins
+    assert data["pluginsNotRun"] is None  # none it did not run
     for n in data["nodes"]:
         assert {"name", "fits", "reasons"} <= set(n)
         assert n["fits"] is False

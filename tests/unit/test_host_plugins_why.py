@@ -1,7 +1,9 @@
 """`why` and the plugins of a kschedctl scheduler deployed as a service or static pod: the
 scheduler publishes on its Lease the names and the hash of the plugin files it loaded; `why`
-reads the files `deploy` installed (the paths recorded on the scheduler's objects) and uses
-them only when they hash to that; otherwise it says, in its findings, why not."""
+reads the files `deploy` installed (the paths recorded on the scheduler's objects) and, when
+they hash to that, gives the exact ``--plugin`` flags that run them; it never runs them by
+itself (the recorded paths, the lab and the hash are the cluster's word). Otherwise it says,
+in its findings, why no copy can be shown."""
 
 from __future__ import annotations
 
@@ -93,13 +95,13 @@ def test_why_uses_the_installed_files_when_they_are_what_the_scheduler_loaded(
     ]
     state = why.ClusterState(Snapshot([]), [ENTRY], (1, 36))
     state.plugin_hashes["racks"] = _published(installed["lease"])
-    plugins = why._deployed_plugins(None, state, "racks", ENTRY)  # type: ignore[arg-type]
-    assert plugins.names() == ("rack", "score")
-    assert [p.source for p in plugins.plugins] == [
-        str(installed["dir"] / "rack.py"),
-        str(installed["dir"] / "score.py"),
-    ]
-    assert plugins.reslim  # as the scheduler's cache slims objects
+    unrun = why._unrun_plugins(None, state, "racks", ENTRY)  # type: ignore[arg-type]
+    assert unrun is not None
+    assert (unrun.source, unrun.files) == (str(installed["dir"]), ("rack.py", "score.py"))
+    assert unrun.digest == installed["lease"][PLUGINS_HASH_LEASE_ANNOTATION]
+    assert unrun.run_with == (
+        f"--plugin {installed['dir'] / 'rack.py'} --plugin {installed['dir'] / 'score.py'}"
+    )
     # static-pod: the same files, the same way
     static = Scheduler("racks", "static-pod", managed=True)
     assert why.host_plugin_files(None, static, _published(installed["lease"]))[1] is None  # type: ignore[arg-type]
@@ -141,18 +143,31 @@ def test_without_a_published_hash_or_a_record_nothing_is_read(installed: Any) ->
     assert unread == "no plugin directory racks-plugins/ is recorded on its deployed objects"
 
 
-def test_the_warning_says_which_plugins_could_not_be_read_and_how_to_supply_them() -> None:
-    finding = why._plugins_differ("racks", ("rack", "score"), (), "score.py not found in /x")
-    assert finding.code == "plugins-differ"
+def test_the_finding_says_which_plugins_could_not_be_read_and_how_to_supply_them(
+    installed: Any,
+) -> None:
+    from kschedctl.observe.diagnosis import plugins_not_run
+
+    (installed["dir"] / "score.py").unlink()
+    state = why.ClusterState(Snapshot([]), [ENTRY], (1, 36))
+    state.plugin_hashes["racks"] = _published(installed["lease"])
+    unrun = why._unrun_plugins(None, state, "racks", ENTRY)  # type: ignore[arg-type]
+    assert unrun is not None and unrun.run_with is None and unrun.source == "its Lease"
+    finding = plugins_not_run(unrun, {"name": "p", "namespace": "ns"}, decides=True)
+    assert finding.code == "plugins-not-run"
+    assert finding.severity == "warning"
+    digest = installed["lease"][PLUGINS_HASH_LEASE_ANNOTATION]
     assert finding.message == (
-        "scheduler racks runs the plugins [rack, score], which `why` could not read: score.py "
-        "not found in /x; this evaluation ran []: its verdict and summary may differ from the "
-        "scheduler's"
+        f"scheduler racks runs the Python plugins [rack.py, score.py] (its Lease, sha256:"
+        f"{digest}), which `why` did not run (code read from the cluster is run only when you "
+        "name it): they may reject every node that passes the built-in filters, so `why` "
+        "cannot say that it fits"
     )
-    assert (
-        finding.fix == "pass each of its plugin files with --plugin FILE, in the scheduler's order"
+    assert finding.fix == (
+        f"score.py not found in {installed['dir']} on this machine (it runs on another host, "
+        "or the files were removed); pass each of its plugin files with --plugin FILE, in the "
+        "scheduler's order"
     )
-    # Without a reason: today's wording.
     assert why._plugins_differ("racks", ("rack",), ()).message == (
         "scheduler racks runs the plugins [rack] but this evaluation ran []: its verdict and "
         "summary may differ from the scheduler's"

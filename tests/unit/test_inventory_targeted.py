@@ -45,6 +45,11 @@ class FakeApi:
                 if (obj["metadata"]["namespace"], obj["metadata"]["name"]) == cm.groups():
                     return copy.deepcopy(obj)
             raise NotFoundError(f"configmap {path} not found")
+        if node := re.fullmatch(r"/api/v1/nodes/([^/]+)", path):
+            for obj in self.objects.get("nodes", []):
+                if obj["metadata"]["name"] == node.group(1):
+                    return copy.deepcopy(obj)
+            raise NotFoundError(f"node {path} not found")
         items = self._collection(path, query)
         start = int(query.get("continue") or 0)
         limit = int(query.get("limit") or 0) or len(items)
@@ -66,23 +71,28 @@ class FakeApi:
         namespace = None
         if match := re.fullmatch(r"/api/v1/namespaces/([^/]+)/pods", path):
             kind, namespace = "pods", match.group(1)
+        elif match := re.fullmatch(r"/apis/apps/v1/namespaces/([^/]+)/replicasets", path):
+            kind, namespace = "replicasets", match.group(1)
         else:
             kind = {
                 "/api/v1/pods": "pods",
                 "/apis/apps/v1/deployments": "deployments",
                 "/apis/coordination.k8s.io/v1/leases": "leases",
                 "/apis/rbac.authorization.k8s.io/v1/roles": "roles",
+                "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings": "bindings",
             }[path]
         labels = parse_label_selector(query.get("labelSelector") or "")
         fields = parse_field_selector(query.get("fieldSelector") or "")
         found = [
             copy.deepcopy(obj)
             for obj in self.objects.get(kind, [])
-            if (namespace is None or obj["metadata"]["namespace"] == namespace)
+            if (namespace is None or obj["metadata"].get("namespace") == namespace)
             and labels.matches(obj["metadata"].get("labels") or {})
             and all(r.matches(_fields(obj)) for r in fields)
         ]
-        return sorted(found, key=lambda o: f"{o['metadata']['namespace']}/{o['metadata']['name']}")
+        return sorted(
+            found, key=lambda o: f"{o['metadata'].get('namespace', '')}/{o['metadata']['name']}"
+        )
 
     def pod_lists(self) -> list[dict[str, Any]]:
         """The queries that listed pods across every namespace with no selector at all."""
@@ -172,12 +182,35 @@ def deployment(namespace: str, name: str, config: str, labels: dict[str, str]) -
 
 
 def replica(namespace: str, deployment_name: str, index: int, config: str) -> dict:
+    rs = f"{deployment_name}-7d9"
     pod = scheduler_pod(
-        namespace, f"{deployment_name}-7d9-{index}", config, ready=index == 0,
+        namespace, f"{rs}-{index}", config, ready=index == 0,
         labels={"app": deployment_name},
-        ownerReferences=[{"kind": "ReplicaSet", "name": f"{deployment_name}-7d9"}],
+        ownerReferences=[{"kind": "ReplicaSet", "name": rs, "uid": f"{namespace}-{rs}",
+                          "controller": True}],
     )  # fmt: skip
     return pod
+
+
+def replica_set(namespace: str, deployment_name: str) -> dict:
+    """The ReplicaSet of :func:`replica`'s pods, owned by the Deployment (uids as meta makes)."""
+    owner = {"kind": "Deployment", "name": deployment_name,
+             "uid": f"{namespace}-{deployment_name}", "controller": True}  # fmt: skip
+    return {
+        "kind": "ReplicaSet",
+        "metadata": meta(namespace, f"{deployment_name}-7d9", labels={"app": deployment_name},
+                         ownerReferences=[owner]),
+    }  # fmt: skip
+
+
+def binding(scheduler: str, namespace: str) -> dict:
+    """kschedctl's ClusterRoleBinding of ``scheduler``: its record of where it deployed it."""
+    return {
+        "kind": "ClusterRoleBinding",
+        "metadata": {"name": f"{scheduler}-scheduler", "uid": f"crb-{scheduler}",
+                     "labels": {**KSCHEDCTL, "kschedctl.io/scheduler": scheduler}},
+        "subjects": [{"kind": "ServiceAccount", "name": scheduler, "namespace": namespace}],
+    }  # fmt: skip
 
 
 def lease(namespace: str, name: str, holder: str, **annotations: str) -> dict:
@@ -256,6 +289,11 @@ def base() -> dict[str, list[dict[str, Any]]]:
             lease("kube-system", "apiserver-x", "apiserver-x_e7f1-Q"),
         ],  # fmt: skip
         "roles": [],
+        "replicasets": [
+            replica_set("sched", "team-sched"),
+            replica_set("kube-system", "my-scheduler"),
+        ],
+        "bindings": [binding("team-sched", "sched"), binding("pod-sched", "pods-ns")],
     }
 
 

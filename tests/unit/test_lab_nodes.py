@@ -72,3 +72,32 @@ def test_nodes_file_errors_name_the_field(
 def test_missing_nodes_file(tmp_path: Path) -> None:
     with pytest.raises(NotFoundError):
         load_nodes_file(tmp_path / "nope.yaml")
+
+
+def test_node_counts_are_added_up_before_any_node_is_built(tmp_path: Path) -> None:
+    file = tmp_path / "nodes.yaml"
+    file.write_text("nodes:\n- {name: a, count: 3000}\n- {name: b, count: 3000}\n")
+    with pytest.raises(SpecError) as info:
+        load_nodes_file(file)
+    assert info.value.path == "nodes[1].count"
+    assert "3,000 nodes is more than the limit of 5,000 nodes" in info.value.message
+
+
+@pytest.mark.parametrize(
+    ("entry", "path", "message"),
+    [
+        ("{name: a, labels: {app: <script>}}", "nodes[0].labels.app", "label value '<script>'"),
+        ("{name: a, labels: {'a b': x}}", "nodes[0].labels['a b']", "label key 'a b'"),
+        ("{name: a, taints: [{key: '../k', effect: NoSchedule}]}", "nodes[0].taints[0].key", "taint key '../k'"),
+        ("{name: a, taints: [{key: k, value: 'a b', effect: NoSchedule}]}", "nodes[0].taints[0].value", "label value 'a b'"),
+        ("{name: a, capacity: {'gpu!': '1'}}", "nodes[0].capacity['gpu!']", "resource name 'gpu!'"),
+    ],
+)  # fmt: skip
+def test_nodes_file_labels_and_taints_follow_the_api_rules(
+    tmp_path: Path, entry: str, path: str, message: str
+) -> None:
+    file = tmp_path / "nodes.yaml"
+    file.write_text(f"nodes: [{entry}]\n")
+    with pytest.raises(SpecError) as info:
+        load_nodes_file(file)
+    assert info.value.path == path and message in info.value.message

@@ -151,7 +151,9 @@ def test_rendered_cluster_role_is_the_table(version: str, form: str) -> None:
 def test_each_mode_renders_its_objects_only(spec_rbac: str, kinds: list[tuple[str, str]]) -> None:
     objects = _objects(spec_rbac)
     cluster_wide = [k for k in objects if k[0] in ("ClusterRole", "ClusterRoleBinding")]
-    assert cluster_wide == kinds
+    # and the status metrics reader's (component metrics: not the scheduler's RBAC mode)
+    assert cluster_wide == [*kinds, ("ClusterRole", "my-scheduler-metrics-reader"),
+                            ("ClusterRoleBinding", "my-scheduler-metrics-reader-status")]  # fmt: skip
     reader = objects[("RoleBinding", "my-scheduler-extension-apiserver-authentication-reader")]
     assert reader["roleRef"]["name"] == "extension-apiserver-authentication-reader"
     assert rbac_mode(list(objects.values())) == RbacMode(

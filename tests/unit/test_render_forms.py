@@ -92,6 +92,13 @@ RBAC_OBJECTS = {
 }
 
 
+METRICS_READER = {
+    ("ServiceAccount", "my-scheduler-metrics-reader"),
+    ("ClusterRole", "my-scheduler-metrics-reader"),
+    ("ClusterRoleBinding", "my-scheduler-metrics-reader-status"),
+}
+
+
 @pytest.mark.parametrize("rbac", list(RBAC_OBJECTS))
 def test_deployment_bundle(rbac: str) -> None:
     spec = default_spec("my-scheduler", replicas=3, rbac=rbac)
@@ -102,9 +109,21 @@ def test_deployment_bundle(rbac: str) -> None:
         ("RoleBinding", "my-scheduler-extension-apiserver-authentication-reader"),
         ("Role", "my-scheduler-leader-election"),
         ("RoleBinding", "my-scheduler-leader-election"),
+        *METRICS_READER,
         ("ConfigMap", "my-scheduler-config"),
         ("Deployment", "my-scheduler"),
     }
+    # `status --metrics` mints tokens of this ServiceAccount: it may get /metrics, nothing else.
+    assert objects[("ClusterRole", "my-scheduler-metrics-reader")]["rules"] == [
+        {"nonResourceURLs": ["/metrics"], "verbs": ["get"]}
+    ]
+    assert objects[("ClusterRoleBinding", "my-scheduler-metrics-reader-status")]["subjects"] == [
+        {
+            "kind": "ServiceAccount",
+            "name": "my-scheduler-metrics-reader",
+            "namespace": "kube-system",
+        }
+    ]
     for key, role in RBAC_OBJECTS[rbac].items():
         if key[0] == "ClusterRoleBinding":
             crb = objects[key]

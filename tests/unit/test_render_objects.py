@@ -78,6 +78,10 @@ def test_the_rendered_names_today() -> None:
         ("RoleBinding", "kube-system", "s-extension-apiserver-authentication-reader"),
         ("Role", "kube-system", "s-leader-election"),
         ("RoleBinding", "kube-system", "s-leader-election"),
+        # `status --metrics` mints its tokens for this ServiceAccount: get /metrics, nothing else
+        ("ServiceAccount", "kube-system", "s-metrics-reader"),
+        ("ClusterRole", "", "s-metrics-reader"),
+        ("ClusterRoleBinding", "", "s-metrics-reader-status"),
         ("ConfigMap", "kube-system", "s-config"),
         ("Deployment", "kube-system", "s"),
     }
@@ -241,6 +245,13 @@ NO_METRICS = {
     ("ClusterRole", "", "s-metrics-reader"),
     ("ClusterRoleBinding", "", "s-metrics-reader"),
 }
+# A kube-scheduler's status reader holds the ClusterRole too (templates/_metrics-reader.yaml.j2).
+NO_SCRAPER = NO_METRICS - {("ClusterRole", "", "s-metrics-reader")}
+STATUS_READER = {
+    ("ServiceAccount", "kube-system", "s-metrics-reader"),
+    ("ClusterRole", "", "s-metrics-reader"),
+    ("ClusterRoleBinding", "", "s-metrics-reader-status"),
+}
 
 
 def test_deploy_prunes_exactly_the_rbac_the_spec_no_longer_renders() -> None:
@@ -249,13 +260,13 @@ def test_deploy_prunes_exactly_the_rbac_the_spec_no_longer_renders() -> None:
     assert stale_rbac(spec, rows) == {
         ("ClusterRoleBinding", "", "s-as-kube-scheduler"),
         ("ClusterRoleBinding", "", "s-as-volume-scheduler"),
-        *NO_METRICS,
+        *NO_SCRAPER,
     }
     spec.rbac = "builtinRoles"
     assert stale_rbac(spec, rows) == {
         ("ClusterRole", "", "s-scheduler"),
         ("ClusterRoleBinding", "", "s-scheduler"),
-        *NO_METRICS,
+        *NO_SCRAPER,
     }
     spec.leader_election.leader_elect = False
     assert ("Role", "kube-system", "s-leader-election") in stale_rbac(spec, rows)
@@ -263,7 +274,8 @@ def test_deploy_prunes_exactly_the_rbac_the_spec_no_longer_renders() -> None:
     spec.metrics.service = spec.metrics.service_monitor = True
     assert not NO_METRICS & stale_rbac(spec, rows)  # asked for: kept
     spec.metrics.scraper.service_account = ""  # the scraper has its RBAC already
-    assert {k for k in NO_METRICS if "metrics-reader" in k[2]} <= stale_rbac(spec, rows)
+    assert stale_rbac(spec, rows) & NO_METRICS == {("ClusterRoleBinding", "", "s-metrics-reader")}
+    assert not STATUS_READER & stale_rbac(spec, rows)
     # The host forms' table holds the host Lease RBAC and the host metrics objects: nothing of
     # the in-cluster forms is touched.
     host_rows = forms.applied("static-pod").objects
@@ -279,6 +291,13 @@ def test_deploy_prunes_exactly_the_rbac_the_spec_no_longer_renders() -> None:
     # A systemd service has no pod for the static pods' Service to select: it goes too (a
     # scheduler moved from --as-static-pod to --as-service keeps no dangling scrape target).
     assert stale_rbac(spec, host_rows, "service") == host_lease_and_plugins | NO_METRICS
+
+
+def test_a_scheduler_moved_to_kschedctls_own_program_loses_its_metrics_reader() -> None:
+    """kschedctl's own scheduler serves /metrics to anyone: no reader ServiceAccount (deploy
+    deletes the one the kube-scheduler had), no right to /metrics."""
+    spec = require_renderable(with_program(load_target("s"), "builtin"))
+    assert STATUS_READER <= stale_rbac(spec, forms.applied("deployment").objects)
 
 
 @pytest.mark.parametrize(

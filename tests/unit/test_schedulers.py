@@ -72,14 +72,23 @@ def deployment(managed: bool = True, ready: int = 1) -> dict[str, Any]:
         "app.kubernetes.io/instance": "my-scheduler",
     }
     return {
-        "metadata": {"namespace": "kube-system", "name": "my-scheduler",
+        "metadata": {"namespace": "kube-system", "name": "my-scheduler", "uid": "dep-uid",
                      "labels": labels if managed else {}},
         "spec": {"replicas": 2, "template": {"spec": SCHEDULER_TEMPLATE}},
         "status": {"readyReplicas": ready},
     }  # fmt: skip
 
 
+# The ReplicaSet of deployment()'s pods: a pod is the Deployment's through it (uids).
+REPLICA_SET = {
+    "metadata": {"namespace": "kube-system", "name": "my-scheduler-6d4", "uid": "rs-uid",
+                 "ownerReferences": [{"kind": "Deployment", "name": "my-scheduler",
+                                      "uid": "dep-uid", "controller": True}]},
+}  # fmt: skip
+
+
 def snapshot(**kw: Any) -> Snapshot:
+    kw.setdefault("replicasets", [REPLICA_SET])
     kw.setdefault("pods", [])
     kw.setdefault("deployments", [])
     kw.setdefault("configmaps", {})
@@ -265,7 +274,8 @@ def scheduler_pod(state: dict[str, Any], managed: bool = True) -> dict[str, Any]
     labels = {"kschedctl.io/scheduler": "my-scheduler"} if managed else {}
     return {
         "metadata": {"namespace": "kube-system", "name": "my-scheduler-6d4-x1", "labels": labels,
-                     "ownerReferences": [{"kind": "ReplicaSet", "name": "my-scheduler-6d4"}]},
+                     "ownerReferences": [{"kind": "ReplicaSet", "name": "my-scheduler-6d4",
+                                          "uid": "rs-uid", "controller": True}]},
         "spec": {**SCHEDULER_TEMPLATE, "nodeName": "n1"},
         "status": {"phase": "Running" if "running" in state else "Pending",
                    "containerStatuses": [{"name": "kube-scheduler", "restartCount": 2,
