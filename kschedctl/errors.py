@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kschedctl import terminal
+
 EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_USAGE = 2
@@ -54,14 +56,12 @@ def printable(text: str, limit: int = _LINE_LIMIT) -> str:
     """``text`` on one line with nothing a terminal interprets, at most ~``limit`` characters.
 
     Line breaks (``\\n``, ``\\r``, U+2028/U+2029, ``\\x85``), ESC and every other control or
-    format character are written as Python escapes, so user text can neither start a new
-    ``FILE: path: message`` line nor send terminal escape sequences.
+    format character are escaped (:func:`kschedctl.terminal.escape`), so user text can neither
+    start a new ``FILE: path: message`` line nor send terminal escape sequences.
     """
     if len(text) > limit:
         text = text[:limit] + "…"
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return terminal.escape(text)
 
 
 def quote(value: object, limit: int = QUOTE_LIMIT) -> str:

@@ -3,22 +3,28 @@
 Consoles are created per call (never a module-global Console) so tests that capture
 stdout/stderr see everything. rich is imported on first use: it costs ~30 ms of start-up
 that commands printing plain data (render, validate) should not pay.
+
+What the cluster says is data (DESIGN.md "Trust"): every table cell, message and line printed
+here goes through :func:`kschedctl.terminal.escape`, and rich never reads it as markup or
+emoji codes (the consoles have both off; styled text is built with :func:`text`). The data
+formats stay exact: JSON escapes control characters itself, YAML writes them escaped
+(:mod:`kschedctl.yamltext`).
 """
 
 from __future__ import annotations
 
 import json
-import re
 import sys
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from kschedctl import yamltext
+from kschedctl import terminal, yamltext
 from kschedctl.printers import formats
 from kschedctl.printers.formats import OutputFormat
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.text import Text
 
 
 def stdout_console() -> Console:
@@ -27,13 +33,42 @@ def stdout_console() -> Console:
 
     # Piped output must not wrap at 80 columns: kubectl never folds its tables.
     width = None if sys.stdout.isatty() else 1000
-    return Console(file=sys.stdout, soft_wrap=True, width=width)
+    # markup and emoji off: a string printed is shown as it is, never read as "[link=…]"
+    return Console(file=sys.stdout, soft_wrap=True, width=width, markup=False, emoji=False)
 
 
 def stderr_console() -> Console:
     from rich.console import Console  # on first use (module docstring)
 
-    return Console(file=sys.stderr, soft_wrap=True)
+    return Console(file=sys.stderr, soft_wrap=True, markup=False, emoji=False)
+
+
+def text(value: object, style: str | None = None, keep: str = "") -> Text:
+    """A styled piece of output from data: ``value`` escaped (:func:`kschedctl.terminal.escape`
+    with ``keep``), as plain text, never markup."""
+    from rich.text import Text  # on first use (module docstring)
+
+    return Text(terminal.escape("" if value is None else str(value), keep), style=style or "")
+
+
+def _cell(value: Any) -> Any:
+    """A table cell as printed: text escaped to one line; a styled ``Text`` keeps its style
+    (and its spans when it holds nothing to escape)."""
+    from rich.text import Text  # on first use (module docstring)
+
+    if isinstance(value, Text):
+        if terminal.is_inert(value.plain):
+            return value
+        return Text(terminal.escape(value.plain), style=value.style)
+    return terminal.escape("" if value is None else str(value))
+
+
+def echo(message: str = "", *, err: bool = False) -> None:
+    """A line of a command's text output (stdout, or stderr with ``err``): ``message`` may
+    hold several lines; everything else a terminal acts on is escaped."""
+    stream = sys.stderr if err else sys.stdout
+    stream.write(terminal.escape(message, terminal.LINES) + "\n")
+    stream.flush()
 
 
 def to_yaml(data: Any) -> str:
@@ -89,11 +124,12 @@ def print_table(
 ) -> None:
     """A kubectl-like plain table on stdout (data, so it stays pipeable).
 
-    Cells are literal text: event messages and log lines carry brackets ("plugin(s)
-    [NodeAffinity]") that rich would otherwise read as markup. Pass a ``rich.text.Text`` to
+    Cells are literal text, escaped to one line (:func:`kschedctl.terminal.escape`): event
+    messages and log lines carry brackets ("plugin(s) [NodeAffinity]") that rich would
+    otherwise read as markup, and whatever an object's editor wrote. Pass :func:`text` to
     style a cell.
     """
-    rows = list(rows)
+    rows = [[_cell(v) for v in row] for row in rows]
     console = stdout_console()
     lines = _plain_lines(columns, rows, console.width, headers) if title is None else None
     if lines is None:
@@ -120,7 +156,7 @@ def _rich_table(
     from rich.text import Text
 
     table = Table(
-        title=Text(title) if title else None,
+        title=text(title) if title else None,
         box=None,
         header_style="bold",
         show_header=headers,
@@ -130,9 +166,7 @@ def _rich_table(
     for col in columns:
         table.add_column(col.upper(), no_wrap=True)
     for row in rows:
-        table.add_row(
-            *(v if isinstance(v, Text) else Text("" if v is None else str(v)) for v in row)
-        )
+        table.add_row(*(v if isinstance(v, Text) else text(v) for v in row))
     return table
 
 
@@ -141,8 +175,8 @@ def _plain_lines(
 ) -> list[str] | None:
     """The header (if ``headers``) and rows as rich lays out a table of plain one-line cells
     that fits ``width`` (columns padded to their widest cell, two spaces apart, the last one
-    padded too); None when rich must do it: styled cells, control characters, too wide, no
-    rows."""
+    padded too); None when rich must do it: styled cells, too wide, no rows. The cells are
+    escaped already (:func:`print_table`)."""
     # rich on first use (module docstring)
     from rich.cells import cell_len
     from rich.text import Text
@@ -154,8 +188,6 @@ def _plain_lines(
         if len(row) != len(columns) or any(isinstance(v, Text) for v in row):
             return None
         cells.append(["" if v is None else str(v) for v in row])
-    if any(_CONTROL.search(c) for line in cells for c in line):
-        return None
     widths = [max(cell_len(line[i]) for line in cells) for i in range(len(columns))]
     if sum(widths) + 2 * (len(widths) - 1) > width:
         return None
@@ -165,13 +197,11 @@ def _plain_lines(
     ]
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-
-
 def info(message: str) -> None:
     """Progress and notes for humans: stderr, never stdout. ``message`` is literal text (it
-    quotes names, images and paths the user gave): never read as rich markup."""
-    stderr_console().print(message, highlight=False, markup=False)
+    quotes names, images and paths the user gave, and what the cluster said): never read as
+    rich markup, and escaped but for its line breaks."""
+    stderr_console().print(terminal.escape(message, terminal.LINES), highlight=False)
 
 
 def warn(message: str) -> None:
@@ -179,5 +209,6 @@ def warn(message: str) -> None:
     from rich.text import Text  # on first use (module docstring)
 
     stderr_console().print(
-        Text.assemble(("warning:", "yellow"), " ", message), highlight=False, markup=False
+        Text.assemble(("warning:", "yellow"), " ", terminal.escape(message, terminal.LINES)),
+        highlight=False,
     )

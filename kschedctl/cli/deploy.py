@@ -197,7 +197,7 @@ def deploy_command(
         typer.echo(use_case.client_dry_run(request, on_machine), nl=False)
         return
     host = hosts.for_target(kubeconfig, root, manifests_dir)
-    report = Reporter(done=typer.echo, info=output.info, warn=output.warn)
+    report = Reporter(done=output.echo, info=output.info, warn=output.warn)
     with connect(kubeconfig, context, cluster_name, user) as cluster:
         _print_summary(use_case.deploy(cluster, host, request, report))
 

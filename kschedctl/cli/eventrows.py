@@ -35,19 +35,18 @@ def columns(out: str, all_namespaces: bool) -> list[str]:
 
 
 def row(e: Event, out: str, all_namespaces: bool, now: datetime, color: bool) -> list[str | Text]:
-    # rich.text when printing only (start-up)
-    from rich.text import Text
+    """The cells: plain strings (escaped where printed) or :func:`output.text` (escaped)."""
 
     def seen(moment: datetime | None) -> str:
         return age((now - moment).total_seconds()) if moment else "-"
 
     row: list[str | Text] = [e.namespace] if all_namespaces else []
     style = "red" if e.failed else None
-    row += [seen(e.time), Text(e.type, style=style) if color and style else e.type,
-            Text(e.reason, style=style) if color and style else e.reason, e.object]  # fmt: skip
+    row += [seen(e.time), output.text(e.type, style) if color and style else e.type,
+            output.text(e.reason, style) if color and style else e.reason, e.object]  # fmt: skip
     if out == "wide":
         row += [e.controller or "-", str(e.count), seen(e.first_time)]
-    row.append(Text(e.message, style="yellow") if color and e.failed else e.message)
+    row.append(output.text(e.message, "yellow") if color and e.failed else e.message)
     return row
 
 
@@ -81,7 +80,7 @@ def _line(console: Console, e: Event, fmt: OutputFormat, all_namespaces: bool) -
     widths = [_WIDTHS.get(c, 0) for c in columns(out, all_namespaces)]
     text = Text()
     for cell, width in zip(cells, widths, strict=True):
-        piece = cell if isinstance(cell, Text) else Text(cell)
+        piece = cell if isinstance(cell, Text) else output.text(cell)
         text.append_text(piece)
         if width:
             text.append(" " * max(1, width - len(piece.plain)))

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kschedctl import output
+from kschedctl import output, terminal
 from kschedctl.printers import formats
 
 if TYPE_CHECKING:
@@ -84,7 +84,6 @@ def _live(watch: _Watch) -> None:
     # rich's live display and table only for a terminal watch (start-up)
     from rich.live import Live
     from rich.table import Table
-    from rich.text import Text
 
     def table(found: SchedulerList) -> Table:
         grid = Table(
@@ -93,7 +92,7 @@ def _live(watch: _Watch) -> None:
         for col in watch.columns(watch.fmt):
             grid.add_column(col.upper(), no_wrap=True)
         for row in watch.rows(found, watch.fmt):
-            grid.add_row(*(Text("" if v is None else str(v)) for v in row))
+            grid.add_row(*(output.text(v) for v in row))
         return grid
 
     with Live(table(watch.fetch()), console=watch.console, auto_refresh=False) as live:
@@ -139,7 +138,8 @@ def _print_batch(
     out, fmt, columns, rows = watch.console.file, watch.fmt, watch.columns, watch.rows
     if fmt.is_table:
         table: list[Sequence[str]] = [[c.upper() for c in columns(fmt)]] if header else []
-        table += [["" if v is None else str(v) for v in row] for row in rows(batch, fmt)]
+        table += [[terminal.escape("" if v is None else str(v)) for v in row]
+                  for row in rows(batch, fmt)]  # fmt: skip
         out.write(formats.tabwriter(table))
     elif fmt.kind == formats.CUSTOM_COLUMNS:
         objects = formats.as_list([item(s) for s in batch.schedulers])

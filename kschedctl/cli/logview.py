@@ -1,13 +1,17 @@
 """How `kschedctl logs` prints lines: plain when piped (stdout is data), highlighted on a
-terminal. Imported when the command runs: rich's markup module is not start-up material."""
+terminal. Imported when the command runs: rich is not start-up material.
+
+A log line is whatever the scheduler's process wrote (pod names, event text, a plugin's
+output): escaped (:mod:`kschedctl.terminal`, tabs kept) and styled as plain text, never markup.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from rich.markup import escape
+from rich.text import Text
 
-from kschedctl import output
+from kschedctl import output, terminal
 from kschedctl.observe import loglines
 from kschedctl.observe.loglines import Grep, LogLine
 
@@ -22,23 +26,22 @@ STYLES = {
 }
 
 
-def render(line: LogLine, *, prefix: bool, timestamps: bool, color: bool) -> str:
-    """The line as printed: plain text, or rich markup (escaped) for a terminal."""
+def render(line: LogLine, *, prefix: bool, timestamps: bool, color: bool) -> str | Text:
+    """The line as printed: plain text, or styled text for a terminal (the same characters)."""
     parts = []
     if prefix:
         parts.append(loglines.prefix_for(line))
     if timestamps and line.time:
         parts.append(line.time)
     parts.append(line.text)
-    text = " ".join(parts)
     if not color:
-        return text
-    style = STYLES.get(line.kind or "")
-    head = escape(loglines.prefix_for(line)) + " " if prefix else ""
-    body = escape(" ".join(parts[1:] if prefix else parts))
-    if prefix:
-        head = f"[bold cyan]{head}[/]" if line.leader else f"[cyan]{head}[/]"
-    return head + (f"[{style}]{body}[/]" if style else body)
+        return terminal.escape(" ".join(parts), terminal.LOG)
+    body = output.text(" ".join(parts[1:] if prefix else parts), STYLES.get(line.kind or ""),
+                       terminal.LOG)  # fmt: skip
+    if not prefix:
+        return body
+    head = output.text(loglines.prefix_for(line) + " ", "bold cyan" if line.leader else "cyan")
+    return Text.assemble(head, body)
 
 
 class Printer:
@@ -60,5 +63,5 @@ class Printer:
             if self.color:
                 self.console.print(text, soft_wrap=True, highlight=False)
             else:
-                self.console.file.write(text + "\n")
+                self.console.file.write(f"{text}\n")
                 self.console.file.flush()

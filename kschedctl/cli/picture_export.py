@@ -13,7 +13,7 @@ from pathlib import Path
 from rich.console import Console, RenderableType
 
 from kschedctl.errors import UsageError, os_error, shown_path
-from kschedctl.render.escape import comment
+from kschedctl.terminal import escape
 
 EXPORT_WIDTH = 100  # columns of an exported picture
 EXPORTS = (".svg", ".html")
@@ -58,12 +58,13 @@ def render_export(picture: RenderableType, suffix: str, title: str) -> str:
         legacy_windows=False,
         emoji=False,
         highlight=False,
+        markup=False,  # a string in a picture is never read as "[link=…]" (DESIGN.md "Trust")
     )
     console.print(picture)
     if suffix == ".svg":
-        return console.export_svg(title=comment(title), unique_id="kschedctl")
+        return console.export_svg(title=escape(title), unique_id="kschedctl")
     # the title is text inside a str.format template: braces doubled
-    shown_title = html.escape(comment(title)).replace("{", "{{").replace("}", "}}")
+    shown_title = html.escape(escape(title)).replace("{", "{{").replace("}", "}}")
     return console.export_html(code_format=_HTML.replace("{title}", shown_title))
 
 

@@ -2,8 +2,9 @@
 layouts (kschedctl/observe/bars.py), printed on the terminal and exported as SVG or HTML by
 kschedctl/cli/picture_export.py.
 
-Names from the cluster go through :func:`kschedctl.render.escape.comment` (one line, control
-characters escaped) before they are drawn; rich escapes the text for SVG and HTML.
+Names from the cluster are data: escaped (:func:`kschedctl.terminal.escape`: one line, control
+characters escaped) and drawn as ``Text``, never markup; rich escapes the text for SVG and
+HTML.
 Imported when a picture is drawn: rich is not start-up material.
 """
 
@@ -17,7 +18,7 @@ from kschedctl.filters.resources import CPU, MEMORY, PODS, format_amount
 from kschedctl.observe.bars import FREE, Run, bar, percent
 from kschedctl.observe.placement import NO_SCHEDULER, RESOURCES, Placement
 from kschedctl.observe.timeline import DECISIONS, FAILED, PREEMPTED, SCHEDULED, Timeline
-from kschedctl.render.escape import comment
+from kschedctl.terminal import escape
 
 BAR_WIDTH = 40  # cells of a node's bar
 TIMELINE_WIDTH = 40  # cells of the busiest minute's bar
@@ -76,7 +77,7 @@ def nodes_picture(shown: Placement, *, headers: bool = True) -> RenderableType:
         char, style = styles[name]
         pods = shown.totals.get(name, {}).get(PODS, 0)
         legend.append(char * 2, style=style)
-        legend.append(f" {comment(name)} ")
+        legend.append(f" {escape(name)} ")
         legend.append(f"{pods} pod{'s' if pods != 1 else ''}", style="dim")
         legend.append("  ")
     legend.append(LIGHT * 2, style=FREE_STYLE)
@@ -99,7 +100,7 @@ def nodes_picture(shown: Placement, *, headers: bool = True) -> RenderableType:
             flagged = resource in over
             name_cell = Text("")
             if i == 0:
-                name_cell = Text(comment(usage.name), style="bold red" if over else "bold")
+                name_cell = Text(escape(usage.name), style="bold red" if over else "bold")
             elif i == 1 and usage.unschedulable:
                 name_cell = Text("(cordoned)", style="dim")
             table.add_row(
@@ -152,7 +153,7 @@ def timeline_picture(
     """One row per minute: the counts and a bar stacked scheduled / failed / preempted,
     scaled to the busiest minute."""
     legend = Text()
-    legend.append(f"{comment(scheduler) if scheduler else 'every scheduler'}: ", style="bold")
+    legend.append(f"{escape(scheduler) if scheduler else 'every scheduler'}: ", style="bold")
     for decision in DECISIONS:
         legend.append(FULL * 2, style=DECISION_STYLES[decision])
         legend.append(f" {decision} {shown.totals.get(decision, 0)}   ")

@@ -53,7 +53,7 @@ def remove_command(
     from kschedctl.ops.remove import remove
     from kschedctl.ops.reporter import Reporter
 
-    report = Reporter(done=typer.echo, info=output.info, warn=output.warn)
+    report = Reporter(done=output.echo, info=output.info, warn=output.warn)
     with connect(kubeconfig, context, cluster_name, user) as cluster:
         result = remove(cluster, name, force=force, dry_run=mode == "client",
                         server_dry_run=mode == "server", timeout=timeout, report=report)  # fmt: skip
@@ -80,11 +80,11 @@ def _print_plan(result: RemoveResult, force: bool) -> None:
             f"{removal.name!r}"
         )
     for ref in removal.refs:
-        typer.echo(f"{ref} would be deleted")
+        output.echo(f"{ref} would be deleted")
     for namespace, lease in removal.leases:
-        typer.echo(f"lease/{lease} -n {namespace} would be deleted")
+        output.echo(f"lease/{lease} -n {namespace} would be deleted")
     for path in removal.files:
-        typer.echo(f"file {path} would be removed")
+        output.echo(f"file {path} would be removed")
 
 
 def register(app: typer.Typer) -> None:

@@ -1,7 +1,9 @@
 """`kschedctl simulate`'s side-by-side report as rich renderables: printed on the terminal and
 exported as SVG or HTML with the pictures' machinery (kschedctl/cli/pictures.py).
 
-Names from the snapshot and the specs go through :func:`kschedctl.render.escape.comment`.
+Every name, reason and source is data from the snapshot, the specs and the lab's events: each
+cell, title and header is a ``Text`` escaped by :func:`kschedctl.output.text`, never a string
+rich would read as markup (a reason ``[link=javascript:…]x[/link]`` stays text in the HTML).
 Imported when a report is drawn: rich is not start-up material.
 """
 
@@ -14,7 +16,8 @@ from rich.text import Text
 from kschedctl.cli import pictures
 from kschedctl.filters.resources import CPU, MEMORY, PODS
 from kschedctl.observe.simulation import DETERMINISM_NOTE, CandidateResult, SimulationReport
-from kschedctl.render.escape import comment
+from kschedctl.output import text
+from kschedctl.terminal import escape
 
 SHOWN_REASONS = 8  # reasons per candidate in the table
 SHOWN_MOVED = 10  # moved pods listed per candidate
@@ -29,14 +32,14 @@ def _percent(result: CandidateResult, resource: str) -> str:
 
 
 def _title(result: CandidateResult) -> str:
-    return comment(result.name)
+    return escape(result.name)
 
 
 def summary_table(report: SimulationReport) -> Table:
-    table = Table(title="candidates, side by side", title_justify="left", header_style="bold")
+    table = Table(title=text("candidates, side by side"), title_justify="left", header_style="bold")
     table.add_column("", style="bold", no_wrap=True)
     for c in report.candidates:
-        table.add_column(_title(c), justify="right", no_wrap=True)
+        table.add_column(text(c.name), justify="right", no_wrap=True)
     moved = {c.name: len(m) for c, m in report.differences()}
     rows: list[tuple[str, list[str]]] = [
         (
@@ -49,7 +52,7 @@ def summary_table(report: SimulationReport) -> Table:
         (
             "by fallback step",
             [
-                ", ".join(f"{comment(k)} {v}" for k, v in c.fallback_steps.items()) or "-"
+                ", ".join(f"{k} {v}" for k, v in c.fallback_steps.items()) or "-"
                 for c in report.candidates
             ],
         ),  # fmt: skip
@@ -63,7 +66,7 @@ def summary_table(report: SimulationReport) -> Table:
         ("moved vs first", ["-"] + [str(moved.get(c.name, 0)) for c in report.candidates[1:]]),
     ]
     for label, values in rows:
-        table.add_row(label, *values)
+        table.add_row(text(label), *(text(v) for v in values))
     return table
 
 
@@ -73,30 +76,34 @@ def _used(shown: object) -> int:
 
 
 def groups_table(report: SimulationReport) -> Table:
-    table = Table(title="submitted pods per node group", title_justify="left", header_style="bold")
+    table = Table(
+        title=text("submitted pods per node group"), title_justify="left", header_style="bold"
+    )
     table.add_column("GROUP", no_wrap=True)
     table.add_column("NODES", justify="right")
     table.add_column("EXAMPLES")
     for c in report.candidates:
-        table.add_column(_title(c), justify="right", no_wrap=True)
+        table.add_column(text(c.name), justify="right", no_wrap=True)
     counts = [c.by_group(report.groups) for c in report.candidates]
     for group in report.groups:
         if not any(group.name in by for by in counts):
             continue
-        examples = ", ".join(comment(n) for n in group.nodes[:SHOWN_GROUP_NODES])
+        examples = ", ".join(group.nodes[:SHOWN_GROUP_NODES])
         if len(group.nodes) > SHOWN_GROUP_NODES:
             examples += ", …"
-        table.add_row(group.name, str(len(group.nodes)), examples,
-                      *[str(by.get(group.name, 0)) for by in counts])  # fmt: skip
+        table.add_row(text(group.name), text(len(group.nodes)), text(examples),
+                      *[text(by.get(group.name, 0)) for by in counts])  # fmt: skip
     unschedulable = [by.get("(unschedulable)", 0) for by in counts]
     if any(unschedulable):
-        table.add_row("(unschedulable)", "", "", *[str(n) for n in unschedulable])
+        table.add_row(
+            text("(unschedulable)"), text(""), text(""), *[text(n) for n in unschedulable]
+        )
     return table
 
 
 def reasons_table(result: CandidateResult) -> Table:
     table = Table(
-        title=f"{_title(result)}: why pods stay unschedulable (FailedScheduling)",
+        title=text(f"{result.name}: why pods stay unschedulable (FailedScheduling)"),
         title_justify="left",
         header_style="bold",
     )
@@ -105,34 +112,36 @@ def reasons_table(result: CandidateResult) -> Table:
     table.add_column("REASON")
     reasons = result.reasons
     for r in reasons[:SHOWN_REASONS]:
-        table.add_row(str(r.pods), str(r.nodes) if r.nodes else "", comment(r.reason))
+        table.add_row(text(r.pods), text(r.nodes or ""), text(r.reason))
     if len(reasons) > SHOWN_REASONS:
-        table.add_row("", "", f"… {len(reasons) - SHOWN_REASONS} more (-o yaml: all)")
+        table.add_row(
+            text(""), text(""), text(f"… {len(reasons) - SHOWN_REASONS} more (-o yaml: all)")
+        )
     return table
 
 
 def moved_text(report: SimulationReport) -> Text:
-    text = Text()
+    shown = Text()
     for c, moved in report.differences():
-        text.append(f"{_title(c)} vs {_title(report.candidates[0])}: ", style="bold")
-        text.append(f"{len(moved)} pod(s) in another node group (or node, or unschedulable)\n")
+        shown.append(f"{_title(c)} vs {_title(report.candidates[0])}: ", style="bold")
+        shown.append(f"{len(moved)} pod(s) in another node group (or node, or unschedulable)\n")
         for m in moved[:SHOWN_MOVED]:
-            text.append(f"  {comment(m.pod)}: {comment(m.baseline)} → {comment(m.candidate)}\n")
+            shown.append(f"  {escape(m.pod)}: {escape(m.baseline)} → {escape(m.candidate)}\n")
         if len(moved) > SHOWN_MOVED:
-            text.append(f"  … {len(moved) - SHOWN_MOVED} more (-o yaml: all)\n", style="dim")
-    return text
+            shown.append(f"  … {len(moved) - SHOWN_MOVED} more (-o yaml: all)\n", style="dim")
+    return shown
 
 
 def report_picture(report: SimulationReport, limit: int | None) -> RenderableType:
     """The whole report: summary, groups, reasons, moved pods, per-node bars after each run."""
-    head = Text(
-        f"snapshot {comment(report.snapshot)}: {report.nodes} nodes, {report.pinned_pods} "
+    head = text(
+        f"snapshot {report.snapshot}: {report.nodes} nodes, {report.pinned_pods} "
         f"pods pinned to them, {report.pending_pods + report.workload_pods} pods submitted "
         f"({report.pending_pods} pending in the snapshot, {report.workload_pods} from the "
         f"workload); lab: {report.lab}"
     )
-    sources = Text("candidates: " + "; ".join(
-        f"{_title(c)} = {comment(c.source)}" for c in report.candidates), style="dim")  # fmt: skip
+    sources = text("candidates: " + "; ".join(
+        f"{c.name} = {c.source}" for c in report.candidates), "dim")  # fmt: skip
     parts: list[RenderableType] = [head, sources, Text(""), summary_table(report), Text("")]
     parts += [groups_table(report), Text("")]
     for c in report.candidates:
@@ -143,7 +152,7 @@ def report_picture(report: SimulationReport, limit: int | None) -> RenderableTyp
     for c in report.candidates:
         shown = c.after.first(limit)
         parts += [
-            Text(f"{_title(c)}: per node after the run (busiest cpu first)", style="bold"),
+            text(f"{c.name}: per node after the run (busiest cpu first)", "bold"),
             pictures.nodes_picture(shown),
             Text(""),
         ]

@@ -125,10 +125,10 @@ def _print_status(report: SchedulerStatus) -> None:
     lines.append(
         f"Version:    image {version['image'] or '-'} · server {version['server']} · {version['skew']}"
     )
-    typer.echo("\n".join(lines))
+    output.echo("\n".join(lines))
     _print_problems(report)
     if report.objects:
-        typer.echo("\nObjects:")
+        output.echo("\nObjects:")
         output.print_table(("object", "state"), [(o["ref"], o["state"]) for o in report.objects])
     access = report.access
     rbac = [_rbac_line(report)]
@@ -136,12 +136,12 @@ def _print_status(report: SchedulerStatus) -> None:
         missing = [c["access"] for c in access["checks"] if not c["allowed"]]
         verdict = "all allowed" if not missing else f"MISSING: {'; '.join(missing)}"
         rbac.insert(0, f"RBAC ({access['subject']}): {len(access['checks'])} checks, {verdict}")
-    typer.echo("\n" + "\n".join(rbac))
-    typer.echo(f"\nPending pods: {len(report.pending_pods)}")
+    output.echo("\n" + "\n".join(rbac))
+    output.echo(f"\nPending pods: {len(report.pending_pods)}")
     for pod in report.pending_pods[:10]:
-        typer.echo(f"  {pod}")
+        output.echo(f"  {pod}")
     if report.events:
-        typer.echo("\nRecent events:")
+        output.echo("\nRecent events:")
         output.print_table(
             ("last seen", "type", "reason", "object", "message"),
             [(e["time"], e["type"], e["reason"], e["object"], e["message"]) for e in report.events],
@@ -157,22 +157,22 @@ def _print_problems(report: SchedulerStatus) -> None:
     the last lines of the container that crashed."""
     if not report.problems:
         return
-    typer.echo("\nProblems:")
+    output.echo("\nProblems:")
     for crash in report.problems:
         p = crash.to_dict()
-        typer.echo(f"  pod/{p['pod'].split('/', 1)[-1]} container {p['container']}: "
+        output.echo(f"  pod/{p['pod'].split('/', 1)[-1]} container {p['container']}: "
                    f"{crash.problem.headline}")  # fmt: skip
         if p["message"]:
-            typer.echo(f"    message:  {p['message']}")
+            output.echo(f"    message:  {p['message']}")
         if p["finishedAt"]:
-            typer.echo(f"    finished: {p['finishedAt']}")
-        typer.echo(f"    fix:      {p['hint']}")
+            output.echo(f"    finished: {p['finishedAt']}")
+        output.echo(f"    fix:      {p['hint']}")
         if p["previousLog"]:
-            typer.echo(f"    last {len(p['previousLog'])} line(s) of the previous container:")
+            output.echo(f"    last {len(p['previousLog'])} line(s) of the previous container:")
             for line in p["previousLog"]:
-                typer.echo(f"      {line}")
+                output.echo(f"      {line}")
         elif p["previousLogError"]:
-            typer.echo(f"    previous container's log: not readable ({p['previousLogError']})")
+            output.echo(f"    previous container's log: not readable ({p['previousLogError']})")
 
 
 def _millis(seconds: float | None) -> str:
@@ -183,28 +183,28 @@ def _print_metrics(metrics: MetricsReport | None) -> None:
     """The Metrics section: what each pod was sent, one row per replica read, then why any
     could not be read (and what was read without credentials instead)."""
     if metrics is None:
-        typer.echo(
+        output.echo(
             "\nMetrics: not read (pass --metrics: each replica's /metrics is then read through "
             "a port-forward with a short-lived token minted for the purpose; your credentials are "
             "never sent to a pod)"
         )
         return
-    typer.echo("\nMetrics (each replica's /metrics, since it started):")
+    output.echo("\nMetrics (each replica's /metrics, since it started):")
     if metrics["problem"]:
-        typer.echo(f"  not read: {metrics['problem']}")
+        output.echo(f"  not read: {metrics['problem']}")
         return
     sent = [r["sent"] for r in metrics["replicas"] if r["sent"] and r["sent"]["token"]]
     if sent:
         first = sent[0]
-        typer.echo(
+        output.echo(
             f"  sent: a token minted for ServiceAccount {first['serviceAccount']} (allowed only "
             f"get /metrics, valid {first['lifetimeSeconds']}s); your own credentials were not "
             "sent to any pod"
         )
     elif any(r["sent"] for r in metrics["replicas"]):
-        typer.echo("  sent: no credentials (your own were not sent to any pod)")
+        output.echo("  sent: no credentials (your own were not sent to any pod)")
     if metrics["readerProblem"]:
-        typer.echo(f"  not read: {metrics['readerProblem']}")
+        output.echo(f"  not read: {metrics['readerProblem']}")
     rows = []
     problems = []
     for replica in metrics["replicas"]:
@@ -232,19 +232,21 @@ def _print_metrics(metrics: MetricsReport | None) -> None:
             rows,
         )  # fmt: skip
     for line in problems:
-        typer.echo(line)
+        output.echo(line)
 
 
 def _print_double_booking(report: SchedulerStatus) -> None:
     """The nodes this scheduler double-booked with another: the kubelet rejected pods there."""
     if not report.double_booking:
         return
-    typer.echo(f"\nDouble booking: {len(report.double_booking)} node(s)")
+    output.echo(f"\nDouble booking: {len(report.double_booking)} node(s)")
     for node in report.double_booking:
-        typer.echo(f"  ✗ {node['message']}")
+        output.echo(f"  ✗ {node['message']}")
         for pod in node["rejected"]:
-            typer.echo(f"      {pod['pod']} (bound by {pod['scheduler'] or '?'}): {pod['message']}")
-        typer.echo(f"      fix: {node['fix']}")
+            output.echo(
+                f"      {pod['pod']} (bound by {pod['scheduler'] or '?'}): {pod['message']}"
+            )
+        output.echo(f"      fix: {node['fix']}")
 
 
 def _rbac_line(report: SchedulerStatus) -> str:

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from kschedctl.observe.diagnosis import Diagnosis
     from kschedctl.observe.pending import PendingReason
 
-_MARK = {"error": "[red]✗[/red]", "warning": "[yellow]![/yellow]", "info": "[dim]·[/dim]"}
+_MARK = {"error": ("✗", "red"), "warning": ("!", "yellow"), "info": ("·", "dim")}
 
 
 def _scheduler_line(s: Mapping[str, Any]) -> str:
@@ -34,36 +34,38 @@ def _scheduler_line(s: Mapping[str, Any]) -> str:
 def print_diagnosis(
     d: Diagnosis, all_reasons: bool, *, headers: bool = True, nodes: str | int | None = None
 ) -> None:
-    # rich.markup when printing only (start-up)
-    from rich.markup import escape
+    # rich.text when printing only (start-up)
+    from rich.text import Text
 
+    text = output.text  # the pod's and the scheduler's text is data: escaped, never markup
     console = output.stdout_console()
     pod = d.pod
     # pure logic imported with the printing (start-up)
     from kschedctl.observe.diagnosis import WITHHELD
 
     verdict = (
-        "[green]can be scheduled[/green]" if d.schedulable else "[red]cannot be scheduled[/red]"
+        text("can be scheduled", "green") if d.schedulable else text("cannot be scheduled", "red")
     )
     if d.schedulable is None:
-        verdict = f"[yellow]{WITHHELD}[/yellow] (no verdict: see plugins-not-run)"
+        verdict = Text.assemble(text(WITHHELD, "yellow"), " (no verdict: see plugins-not-run)")
     if d.evaluation is None:
-        verdict = "[green]nothing to schedule[/green]" if d.schedulable else "[red]stuck[/red]"
-    console.print(
-        f"Pod:        {escape(pod['namespace'])}/{escape(pod['name'])} ({escape(str(d.phase))})",
-        highlight=False,
-    )
-    console.print(f"Scheduler:  {escape(_scheduler_line(d.scheduler))}", highlight=False)
-    console.print(f"Verdict:    {verdict}", highlight=False)
+        verdict = text("nothing to schedule", "green") if d.schedulable else text("stuck", "red")
+    lines = [
+        Text.assemble("Pod:        ", text(f"{pod['namespace']}/{pod['name']} ({d.phase})")),
+        Text.assemble("Scheduler:  ", text(_scheduler_line(d.scheduler))),
+        Text.assemble("Verdict:    ", verdict),
+    ]
     if d.summary:
-        console.print(f"Summary:    {escape(d.summary)}", highlight=False)
-    console.print("\nFindings:", highlight=False)
+        lines.append(Text.assemble("Summary:    ", text(d.summary)))
+    lines.append(Text("\nFindings:"))
     for f in d.findings:
-        console.print(
-            f"  {_MARK[f.severity]} {escape(f.code)}: {escape(f.message)}", highlight=False
+        lines.append(
+            Text.assemble("  ", text(*_MARK[f.severity]), " ", text(f"{f.code}: {f.message}"))
         )
         if f.fix:
-            console.print(f"      fix: {escape(f.fix)}", highlight=False)
+            lines.append(Text.assemble("      fix: ", text(f.fix)))
+    for line in lines:
+        console.print(line, highlight=False)
     ev = d.evaluation
     if ev is None or not ev.nodes:
         return

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from kschedctl import terminal
 from kschedctl.errors import UsageError
 
 if TYPE_CHECKING:
@@ -246,15 +247,6 @@ def go_sprint(value: Any) -> str:
     return jsonpath.go_text(value)
 
 
-def escape_terminal(text: str) -> str:
-    """cli-runtime's ``printers.EscapeTerminal`` (ESC as ``^[``, CR as ``\\r``), and the other
-    control characters escaped too: a cell cannot move the cursor or break the table."""
-    import unicodedata  # on use (start-up)
-
-    text = text.replace("\x1b", "^[").replace("\r", "\\r")
-    return "".join(ch if unicodedata.category(ch)[0] != "C" else repr(ch)[1:-1] for ch in text)
-
-
 def custom_columns(spec: str, data: Any, *, headers: bool = True) -> str:
     """The table kubectl prints for ``-o custom-columns=SPEC`` (``<none>`` where a path finds
     nothing; several results joined by commas)."""
@@ -270,7 +262,7 @@ def custom_columns(spec: str, data: Any, *, headers: bool = True) -> str:
                 found = col.template.find(obj)
             except jsonpath.JSONPathError as err:
                 raise UsageError(f"custom-columns {col.header}:{col.expression}: {err}") from err
-            cells = [escape_terminal(go_sprint(v)) for results in found for v in results]
+            cells = [terminal.escape(go_sprint(v)) for results in found for v in results]
             row.append(",".join(cells) if found and found[0] else "<none>")
         rows.append(row)
     return tabwriter(rows)

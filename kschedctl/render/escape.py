@@ -10,7 +10,8 @@ these functions make each target safe on their own as well:
   with the same emitter, as readable literal blocks where the emitter allows one;
 - a ``#`` comment, a Markdown line or a unit's free-text value: :func:`comment` — one line,
   every control, format or line-break character (``\\n``, ``\\r``, ``\\x85``, U+2028,
-  U+2029…) and the backslash written as an escape, so nothing ends the comment;
+  U+2029…) escaped as on a terminal (:mod:`kschedctl.terminal`) and the backslash doubled,
+  so nothing ends the comment;
 - a systemd ``ExecStart=`` command line: :func:`exec_start_line` quotes each argument
   following systemd.service(5) "Command lines" and systemd.syntax(7): ``%`` → ``%%`` (a
   specifier otherwise), ``$`` → ``$$`` (environment expansion otherwise), ``\\`` and ``"``
@@ -21,11 +22,11 @@ these functions make each target safe on their own as well:
 from __future__ import annotations
 
 import re
-import unicodedata
 from typing import Any
 
 import yaml
 
+from kschedctl import terminal
 from kschedctl.errors import KschedError, SpecError
 from kschedctl.yamltext import to_yaml
 
@@ -75,34 +76,15 @@ def yaml_text_map(files: dict[str, str]) -> str:
     return text.removesuffix("\n")
 
 
-# Characters never written raw into a text line: controls (C0, C1 with \x85, DEL), format
-# characters, line and paragraph separators, surrogates, private and unassigned code points.
-_ESCAPED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
-
-
-def _escaped(c: str) -> str:
-    if c == "\\":
-        return "\\\\"
-    if c.isascii() and c.isprintable():
-        return c
-    if unicodedata.category(c) not in _ESCAPED_CATEGORIES and c.isprintable():
-        return c
-    code = ord(c)
-    if code < 0x100:
-        return f"\\x{code:02x}"
-    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
-
-
 def comment(value: Any) -> str:
     """``value`` as one line of text for a comment (YAML ``#``, systemd ``#``, Markdown).
 
-    Every character that could end the line or hide text is written as an escape, and so is
-    the backslash: the result never ends in a lone ``\\`` (a systemd line continuation).
+    Every character that could end the line or hide text is escaped as on a terminal
+    (:func:`kschedctl.terminal.escape`), and so is the backslash: the result never ends in a
+    lone ``\\`` (a systemd line continuation).
     """
     text = value if isinstance(value, str) else str(value)
-    if text.isascii() and text.isprintable() and "\\" not in text:
-        return text
-    return "".join(_escaped(c) for c in text)
+    return terminal.escape(text.replace("\\", "\\\\"))
 
 
 def unit_value(value: Any) -> str:
@@ -126,7 +108,7 @@ def systemd_arg(arg: str) -> str:
         raise SpecError("", f"cannot write {arg!r} as an argument of a systemd ExecStart line")
     if _BARE.fullmatch(arg):
         return arg
-    if any(_escaped(c) != c for c in arg if c != "\\"):
+    if not terminal.is_inert(arg):
         raise SpecError(
             "",
             "cannot write an argument holding control or line-break characters into a "

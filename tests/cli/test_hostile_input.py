@@ -535,7 +535,7 @@ def test_a_note_about_a_file_name_is_plain_text(cli: Callable[..., Result], tmp_
     file.write_text("kind: Service\n")  # a manifest with nothing of ours: validate notes it
     result = cli("validate", str(file))
     assert result.exit_code == 0
-    assert result.stderr.startswith(f"note: {tmp_path}/[bold red]x\\x1b[2J.yaml: no scheduler")
+    assert result.stderr.startswith(f"note: {tmp_path}/[bold red]x^[[2J.yaml: no scheduler")
 
 
 def test_keys_with_newlines_stay_on_their_line(cli: Callable[..., Result], tmp_path: Path) -> None:

@@ -241,7 +241,7 @@ def test_quote_is_bounded_for_any_value() -> None:
 
 
 def test_printable_escapes_and_bounds() -> None:
-    assert printable("a\nb\x1b[0m\t") == "a\\nb\\x1b[0m\\t"
+    assert printable("a\nb\x1b[0m\t") == "a\\nb^[[0m\\t"
     assert printable("ok text: with colons") == "ok text: with colons"
     assert printable("é✓ 日本") == "é✓ 日本"
     assert printable("x" * 5000, 10) == "x" * 10 + "…"
@@ -249,7 +249,7 @@ def test_printable_escapes_and_bounds() -> None:
 
 def test_a_problem_is_one_line() -> None:
     problem = Problem("spec.a\nb", "bad\x1b[2J value\r", "file\n.yaml")
-    assert str(problem) == "file\\n.yaml: spec.a\\nb: bad\\x1b[2J value\\r"
+    assert str(problem) == "file\\n.yaml: spec.a\\nb: bad^[[2J value\\r"
     error = SpecError.from_problems([problem, problem])
     assert error.message.count("\n") == 2
     assert "\x1b" not in error.message

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.text import Text
 
 from kschedctl.cli.logview import render
 from kschedctl.config.durations import parse_duration
@@ -175,7 +176,18 @@ def test_render_plain_and_marked_up() -> None:
         "2026-01-01T00:00:00Z E0101 pods is forbidden [x]"
     )
     marked = render(line, prefix=True, timestamps=False, color=True)
-    assert "[bold red]" in marked and "\\[x]" in marked  # brackets escaped for rich
+    assert isinstance(marked, Text)  # styled text, never markup: "[x]" stays as it is
+    assert marked.plain == "[sched-1 (leader)] E0101 pods is forbidden [x]"
+    styles = {str(span.style) for span in marked.spans}
+    assert styles == {"bold cyan", "bold red"}
+
+
+def test_render_escapes_what_the_scheduler_wrote() -> None:
+    line = LogLine("s", "I0101 pod \x1b]52;c;ZXZpbA==\x07x\r\x9b2J\u202e\tat main.go", None)
+    for color in (False, True):
+        shown = render(line, prefix=True, timestamps=False, color=color)
+        plain = shown.plain if isinstance(shown, Text) else shown
+        assert plain == "[s] I0101 pod ^[]52;c;ZXZpbA==\\x07x\\r\\x9b2J\\u202e\tat main.go"
 
 
 def test_grep() -> None:

@@ -181,7 +181,7 @@ def test_add_to_keeps_its_header_one_comment() -> None:
     existing = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
     text = add_profile(existing, spec, source="evil\n---\nkind: ClusterRoleBinding\u2028#")
     header = text.split("\n")[0]
-    assert header.startswith("# evil\\x0a---\\x0akind: ClusterRoleBinding\\u2028#")
+    assert header.startswith("# evil\\n---\\nkind: ClusterRoleBinding\\u2028#")
     assert "team-b added by kschedctl" in header
     docs = list(yaml.safe_load_all(text))
     assert len(docs) == 1 and docs[0]["kind"] == "KubeSchedulerConfiguration"
