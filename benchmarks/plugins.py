@@ -30,10 +30,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from why import make_nodes, make_pods  # noqa: E402
 
-from kschedctl.filters import Snapshot, feasible_nodes  # noqa: E402
-from kschedctl.scheduling.algorithm import Algorithm  # noqa: E402
-from kschedctl.scheduling.cache import slim_node, slim_pod  # noqa: E402
-from kschedctl.scheduling.plugins import PluginSet, plugin_from_source  # noqa: E402
+from kschedctl.model.filters import Snapshot, feasible_nodes  # noqa: E402
+from kschedctl.model.scheduling.algorithm import Algorithm  # noqa: E402
+from kschedctl.model.scheduling.cache import slim_node, slim_pod  # noqa: E402
+from kschedctl.model.scheduling.plugins import PluginSet, plugin_from_source  # noqa: E402
 
 EMPTY_FILTER = "def filter(pod, node, ctx):\n    return None\n"
 EMPTY_SCORE = "def score(pod, node, ctx):\n    return 0\n"

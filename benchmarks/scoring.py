@@ -24,8 +24,8 @@ import argparse
 import time
 from typing import Any
 
-from kschedctl.filters import Snapshot
-from kschedctl.scheduling.algorithm import Algorithm
+from kschedctl.model.filters import Snapshot
+from kschedctl.model.scheduling.algorithm import Algorithm
 
 APPS = 50
 

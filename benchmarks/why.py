@@ -38,7 +38,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from kschedctl.filters import Snapshot, evaluate, failed_scheduling_message  # noqa: E402
+from kschedctl.model.filters import Snapshot, evaluate, failed_scheduling_message  # noqa: E402
 from kschedctl.observe.diagnosis import diagnose  # noqa: E402
 from kschedctl.observe.nodegroups import group_nodes  # noqa: E402
 from kschedctl.observe.pending import summarize  # noqa: E402

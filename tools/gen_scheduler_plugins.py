@@ -1,4 +1,4 @@
-"""Generate kschedctl/config/scheduler_plugins.py from a git mirror of scheduler-plugins.
+"""Generate kschedctl/_generated/scheduler_plugins.py from a git mirror of scheduler-plugins.
 
 Usage: python tools/gen_scheduler_plugins.py MIRROR_GIT_DIR [--check]
 
@@ -283,7 +283,7 @@ Source: https://github.com/kubernetes-sigs/scheduler-plugins at each tag below: 
 (k8s.io/kubernetes), cmd/scheduler/main.go (app.WithPlugin), pkg/<plugin>/ (Name, the
 framework methods of the plugin type, the custom resources it reads), apis/config/v1/types.go
 (args), apis/config/validation/validation_pluginargs.go (args checks), build/scheduler/Dockerfile
-(the binary). Read through :mod:`kschedctl.config.distributions`.
+(the binary). Read through :mod:`kschedctl.model.config.distributions`.
 """
 
 from typing import Any, Final

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 # cheap (yaml is imported when a file is read): every command imports this module
-from kschedctl.config.kubeconfig import (
+from kschedctl.k8s.kubeconfig import (
     kubeconfig_paths,
     merge_kubeconfigs,
     names,

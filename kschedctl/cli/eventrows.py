@@ -7,7 +7,7 @@ import threading
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
-from kschedctl import output
+from kschedctl.cli import output
 from kschedctl.cli.common import age
 from kschedctl.printers import formats
 

@@ -7,8 +7,7 @@ from typing import Annotated
 
 import typer
 
-from kschedctl import output
-from kschedctl.cli import cluster_completers, eventrows
+from kschedctl.cli import cluster_completers, eventrows, output
 from kschedctl.cli.common import connect
 from kschedctl.cli.options import (
     WIDE_FORMATS,

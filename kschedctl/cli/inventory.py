@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from kschedctl import output
+from kschedctl.cli import output
 from kschedctl.cli.common import age, connect, label_selector
 from kschedctl.cli.common import field_selector as field_selector_of
 from kschedctl.cli.options import (

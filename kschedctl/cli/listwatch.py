@@ -16,7 +16,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kschedctl import output, terminal
+from kschedctl.base import terminal
+from kschedctl.cli import output
 from kschedctl.printers import formats
 
 if TYPE_CHECKING:

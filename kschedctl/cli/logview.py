@@ -2,7 +2,7 @@
 terminal. Imported when the command runs: rich is not start-up material.
 
 A log line is whatever the scheduler's process wrote (pod names, event text, a plugin's
-output): escaped (:mod:`kschedctl.terminal`, tabs kept) and styled as plain text, never markup.
+output): escaped (:mod:`kschedctl.base.terminal`, tabs kept) and styled as plain text, never markup.
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from collections.abc import Iterable
 
 from rich.text import Text
 
-from kschedctl import output, terminal
+from kschedctl.base import terminal
+from kschedctl.cli import output
 from kschedctl.observe import loglines
 from kschedctl.observe.loglines import Grep, LogLine
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kschedctl import output
+from kschedctl.cli import output
 
 
 class BuildProgress:

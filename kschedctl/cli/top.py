@@ -6,8 +6,8 @@ from typing import Annotated
 
 import typer
 
-from kschedctl import output
-from kschedctl.cli import completers
+from kschedctl.base.errors import UsageError, shown_path
+from kschedctl.cli import completers, output
 from kschedctl.cli.common import connect, label_selector
 from kschedctl.cli.options import (
     TABLE_FORMATS,
@@ -20,7 +20,6 @@ from kschedctl.cli.options import (
     User,
     check_output,
 )
-from kschedctl.errors import UsageError, shown_path
 
 # The table's default number of nodes: a screenful an operator reads; data formats give all.
 TABLE_LIMIT = 50

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from kschedctl import output
+from kschedctl.base.errors import SpecError, printable
+from kschedctl.cli import output
 from kschedctl.cli.options import KubernetesVersion, check_version_option
 from kschedctl.cli.paths import guard_paths
-from kschedctl.errors import SpecError, printable
 
 if TYPE_CHECKING:
     from kschedctl.ops.validate import FileReport

@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from kschedctl import output
-from kschedctl.cli import cluster_completers, completers, why_view
+from kschedctl.base.errors import EXIT_FINDINGS, UsageError
+from kschedctl.cli import cluster_completers, completers, output, why_view
 from kschedctl.cli.common import connect, label_selector
 from kschedctl.cli.common import field_selector as field_selector_of
 from kschedctl.cli.options import (
@@ -24,7 +24,6 @@ from kschedctl.cli.options import (
     User,
     check_output,
 )
-from kschedctl.errors import EXIT_FINDINGS, UsageError
 
 if TYPE_CHECKING:
     pass
@@ -142,10 +141,10 @@ def why(
     label_selector(selector)  # a malformed selector is a usage error before any request
     field_selector_of(field_selector)
     # Imported here: --help and the offline commands must not pay for the cluster layers.
+    from kschedctl.model.scheduling.plugins import load_plugins
     from kschedctl.observe.plugin_files import ClusterPluginsRef
     from kschedctl.ops.reporter import Reporter
     from kschedctl.ops.why import explain
-    from kschedctl.scheduling.plugins import load_plugins
 
     refs = [ClusterPluginsRef.parse(r) for r in run_cluster_plugins or ()]
     plugins = load_plugins(plugin or ())  # a plugin that cannot load: exit 3, no request

@@ -17,12 +17,12 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from kschedctl.config.versions import DEFAULT_SCHEDULER_NAME
-from kschedctl.errors import KschedError
+from kschedctl.base.errors import KschedError
 from kschedctl.hosts import systemd
 from kschedctl.hosts.host import Host, Say
 from kschedctl.lab import binaries, processes
 from kschedctl.lab.cluster import Lab, free_port
+from kschedctl.model.config.versions import DEFAULT_SCHEDULER_NAME
 from kschedctl.observe.schedulers import LAB_ANNOTATION
 from kschedctl.spec import Spec
 

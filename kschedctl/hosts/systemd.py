@@ -21,7 +21,7 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
-from kschedctl.errors import KschedError, SpecError, UsageError, os_error, shown_path
+from kschedctl.base.errors import KschedError, SpecError, UsageError, os_error, shown_path
 from kschedctl.render.builtin import host_plugin_files, host_plugin_trailer
 from kschedctl.render.escape import exec_start_argv
 from kschedctl.render.forms import render

@@ -20,9 +20,9 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from kschedctl.config.versions import DEFAULT_SCHEDULER_NAME
-from kschedctl.errors import ForbiddenError, NotFoundError
+from kschedctl.base.errors import ForbiddenError, NotFoundError
 from kschedctl.k8s.client import Cluster
+from kschedctl.model.config.versions import DEFAULT_SCHEDULER_NAME
 from kschedctl.observe.identity import mirror_nodes
 from kschedctl.observe.schedulers import (
     KUBEADM_COMPONENT_SELECTOR,

@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from kschedctl.errors import ConflictError, LabError, NotFoundError
+from kschedctl.base.errors import ConflictError, LabError, NotFoundError
 from kschedctl.k8s.client import Cluster
 
 NOT_READY_TAINT = "node.kubernetes.io/not-ready"

@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from kschedctl import signals
-from kschedctl.errors import LabError, UsageError
+from kschedctl.base import signals
+from kschedctl.base.errors import LabError, UsageError
 from kschedctl.lab import binaries, pki, processes
 from kschedctl.lab.images import kwok_admitted_expression, kwok_selector_key
 from kschedctl.lab.private import private_dir, write_private
@@ -281,7 +281,7 @@ class Lab:
             with self._exclusive():
                 state.ready = True
                 self._save(state)
-        except BaseException:  # an error, Ctrl-C, SIGTERM or SIGHUP (kschedctl.signals)
+        except BaseException:  # an error, Ctrl-C, SIGTERM or SIGHUP (kschedctl.base.signals)
             with contextlib.suppress(OSError):  # after a SIGHUP the terminal may be gone
                 progress("start-up failed; stopping what was started")
             self.down()

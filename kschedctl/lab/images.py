@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kschedctl.config.distributions import RELEASES as SCHEDULER_PLUGINS_RELEASES
-from kschedctl.config.versions import NEWEST_MINOR, PATCH_RELEASES, RELEASE_TAG
+from kschedctl.model.config.distributions import RELEASES as SCHEDULER_PLUGINS_RELEASES
+from kschedctl.model.config.versions import NEWEST_MINOR, PATCH_RELEASES, RELEASE_TAG
 
 KUBE_SCHEDULER = "kube-scheduler"
 KSCHEDCTL = "kschedctl"  # kschedctl's own scheduler (program: builtin), from the Dockerfile

@@ -21,10 +21,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from kschedctl.config import apinames, limits
-from kschedctl.config.schema import YamlError, join, key_segment, parse_yaml
-from kschedctl.config.userfile import read_user_file
-from kschedctl.errors import NotFoundError, Problem, SpecError, printable, quote
+from kschedctl.base import limits
+from kschedctl.base.errors import NotFoundError, Problem, SpecError, printable, quote
+from kschedctl.base.userfile import read_user_file
+from kschedctl.model.config import apinames
+from kschedctl.model.config.schema import YamlError, join, key_segment, parse_yaml
 
 DEFAULT_CAPACITY = {"cpu": "4", "memory": "8Gi", "pods": "110"}
 ZONES = ("zone-a", "zone-b")

@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from kschedctl.errors import ConflictError, KschedError, LabError, NotFoundError
+from kschedctl.base.errors import ConflictError, KschedError, LabError, NotFoundError
 from kschedctl.k8s.client import Cluster
 from kschedctl.lab.api import NOT_READY_TAINT, is_ready
 from kschedctl.lab.images import ADMITTED_ANNOTATION

@@ -5,7 +5,7 @@ for a scheduler at all (phase, ``spec.nodeName``, deletion), is it held back bef
 (``spec.schedulingGates``), does something serve its ``schedulerName`` and is that something
 healthy (Ready, leading its Lease, not logging ``forbidden``), and only then which filter
 rejects each node. The per-node part and the FailedScheduling text come from
-:mod:`kschedctl.filters`; this module turns them into findings with fixes.
+:mod:`kschedctl.model.filters`; this module turns them into findings with fixes.
 
 ``diagnose`` needs nothing but dicts and discovered :class:`~kschedctl.observe.schedulers.Scheduler`
 entries, so it is tested on fixtures; the cluster I/O lives in ``kschedctl.ops.why``.
@@ -18,8 +18,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from kschedctl.config.versions import DEFAULT_SCHEDULER_NAME, parse_git_version
-from kschedctl.filters import (
+from kschedctl.model.config.versions import DEFAULT_SCHEDULER_NAME, parse_git_version
+from kschedctl.model.filters import (
     Evaluation,
     NodeVerdict,
     Preemption,
@@ -29,21 +29,21 @@ from kschedctl.filters import (
     evaluation_key,
     failed_scheduling_message,
 )
-from kschedctl.observe import identity
-from kschedctl.observe.bodies import SchedulerEntry, UnknownScheduler
-from kschedctl.observe.crash import CrashReport, pod_problems
-from kschedctl.observe.nodegroups import NodeGroup, group_nodes
-from kschedctl.observe.plugin_files import UnrunPlugins
-from kschedctl.observe.schedulers import Scheduler
-from kschedctl.scheduling.algorithm import (
+from kschedctl.model.scheduling.algorithm import (
     PROVISIONS,
     Algorithm,
     PluginReport,
     explain,
     plugin_report,
 )
-from kschedctl.scheduling.plugins import NO_PLUGINS, PluginFailure, PluginSet
-from kschedctl.scheduling.policy import FallbackPolicy, pod_policy
+from kschedctl.model.scheduling.plugins import NO_PLUGINS, PluginFailure, PluginSet
+from kschedctl.model.scheduling.policy import FallbackPolicy, pod_policy
+from kschedctl.observe import identity
+from kschedctl.observe.bodies import SchedulerEntry, UnknownScheduler
+from kschedctl.observe.crash import CrashReport, pod_problems
+from kschedctl.observe.nodegroups import NodeGroup, group_nodes
+from kschedctl.observe.plugin_files import UnrunPlugins
+from kschedctl.observe.schedulers import Scheduler
 
 ERROR, WARNING, INFO = "error", "warning", "info"
 
@@ -189,7 +189,7 @@ def diagnose(
     the pod's scheduler (see :func:`fallback_outcome`). ``crashes``: why the scheduler's own
     pods do not run (:mod:`kschedctl.observe.crash`). ``evaluations``, shared by the calls
     for many pods over one snapshot (same ``server_version`` and ``all_reasons``), keeps each
-    shape of pod's verdicts and node groups (:func:`~kschedctl.filters.evaluation_key`).
+    shape of pod's verdicts and node groups (:func:`~kschedctl.model.filters.evaluation_key`).
     ``plugins``: the Python plugins of kschedctl's scheduler (with ``fallback``): they run as
     the scheduler runs them, and the summary is the scheduler's FailedScheduling message.
     ``unrun``: plugins the scheduler runs that were not run here: a pod that passes the
@@ -842,7 +842,7 @@ def fallback_outcome(
     """What kschedctl's scheduler does with ``pod`` under its fallback ``policy`` (the pod's
     own annotation wins) and its ``plugins``: (its FailedScheduling text or None, placed at
     all, findings, every stage as JSON, its DefaultPreemption outcome when nothing places
-    the pod). Uses the scheduler's own code (:mod:`kschedctl.scheduling.algorithm`); a
+    the pod). Uses the scheduler's own code (:mod:`kschedctl.model.scheduling.algorithm`); a
     plugin that raises gives the scheduler's message for it.
     """
     try:

@@ -22,8 +22,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from kschedctl.config.versions import DEFAULT_SCHEDULER_NAME
-from kschedctl.errors import KschedError, NotFoundError
+from kschedctl.base.errors import KschedError, NotFoundError
+from kschedctl.model.config.versions import DEFAULT_SCHEDULER_NAME
 
 if TYPE_CHECKING:
     from kschedctl.observe.schedulers import Scheduler

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kschedctl.filters import NodeVerdict, Reason, reason_text
+from kschedctl.model.filters import NodeVerdict, Reason, reason_text
 
 EXAMPLES = 3  # example names per group: enough to find the nodes, short enough for a row
 

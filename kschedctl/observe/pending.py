@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from kschedctl.filters.messages import NO_NODES_MESSAGE
+from kschedctl.model.filters.messages import NO_NODES_MESSAGE
 from kschedctl.observe.diagnosis import WITHHELD, Diagnosis
 from kschedctl.observe.nodegroups import EXAMPLES
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from kschedctl.config.schema import YamlError, parse_yaml
-from kschedctl.config.versions import DEFAULT_LEASE_NAME, DEFAULT_SCHEDULER_NAME
+from kschedctl.model.config.schema import YamlError, parse_yaml
+from kschedctl.model.config.versions import DEFAULT_LEASE_NAME, DEFAULT_SCHEDULER_NAME
 from kschedctl.observe import identity
 from kschedctl.observe.bodies import SchedulerEntry
 from kschedctl.observe.crash import pod_problems

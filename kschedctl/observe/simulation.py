@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kschedctl.filters.resources import CPU, MEMORY, PODS, node_allocatable
+from kschedctl.model.filters.resources import CPU, MEMORY, PODS, node_allocatable
 from kschedctl.observe.diagnosis import parse_failed_scheduling
 from kschedctl.observe.placement import RESOURCES, Placement
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from kschedctl.errors import KschedError, NotFoundError
+from kschedctl.base.errors import KschedError, NotFoundError
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.logs import previous_lines
 from kschedctl.observe.crash import STARTING, CrashReport, configmap_volumes, pod_problems

@@ -19,15 +19,15 @@ from typing import Any
 
 import yaml
 
-from kschedctl.config import userfile
-from kschedctl.config.versions import DEFAULT_SCHEDULER_NAME, parse_git_version
-from kschedctl.errors import ApplyError, ClusterError, KschedError, SpecError, UsageError
+from kschedctl.base import userfile
+from kschedctl.base.errors import ApplyError, ClusterError, KschedError, SpecError, UsageError
 from kschedctl.hosts import Host
 from kschedctl.k8s import apply
 from kschedctl.k8s.apply import Outcome
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.inventory import snapshot
 from kschedctl.k8s.resources import describe
+from kschedctl.model.config.versions import DEFAULT_SCHEDULER_NAME, parse_git_version
 from kschedctl.observe.appliers import GITOPS_TOOLS, appliers, helm_command, helm_releases
 from kschedctl.observe.schedulers import (
     CONFIG_HASH,
@@ -222,7 +222,7 @@ def deploy(
 ) -> DeployResult:
     """Deploy ``request.spec`` as ``request.form`` and (by default) wait until it serves.
 
-    Raises :class:`~kschedctl.errors.KschedError` subclasses: ApplyError (with what was applied
+    Raises :class:`~kschedctl.base.errors.KschedError` subclasses: ApplyError (with what was applied
     before the failure), WaitTimeout, ForbiddenError, …
     """
     spec, form = request.spec, request.form

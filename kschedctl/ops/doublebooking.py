@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from kschedctl.errors import KschedError
+from kschedctl.base.errors import KschedError
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.events import scheduled_events
 from kschedctl.observe import doublebooking

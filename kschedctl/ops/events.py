@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from kschedctl.config.durations import parse_duration
-from kschedctl.errors import UsageError
+from kschedctl.base.errors import UsageError
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.events import Query, list_events, served_api, watch_events
+from kschedctl.model.config.durations import parse_duration
 from kschedctl.observe.events import (
     SCHEDULER_REASONS,
     TYPES,

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kschedctl.errors import NotFoundError, Problem, SpecError, errors_in, shown_path
+from kschedctl.base.errors import NotFoundError, Problem, SpecError, errors_in, shown_path
 
 # klog's text format: "E1203 06:11:59.146155   19216 run.go:72] message"
 _KLOG = re.compile(r"^[IWEF]\d{4} [\d:.]+\s+\d+ [^\]]+\] ")
@@ -137,7 +137,7 @@ def _run(binary: Path, text: str, work: Path, timeout: float) -> Verdict:
         "--master=https://127.0.0.1:1",
         "--secure-port=0",
     ]
-    # A fresh session: on a timeout, Ctrl-C, SIGTERM or SIGHUP (kschedctl.signals) the whole
+    # A fresh session: on a timeout, Ctrl-C, SIGTERM or SIGHUP (kschedctl.base.signals) the whole
     # process group is killed, nothing outlives us.
     with subprocess.Popen(
         argv,
@@ -253,8 +253,8 @@ def targets(text: str, source: str) -> list[Target]:
     kube-scheduler may well read it (a JSON document is JSON to it).
     """
     # the YAML reader and renderer only for this option: plain `validate` does not pay
-    from kschedctl.config.decode import holds_config
-    from kschedctl.config.schema import AliasBudget, YamlError, parse_yaml
+    from kschedctl.model.config.decode import holds_config
+    from kschedctl.model.config.schema import AliasBudget, YamlError, parse_yaml
 
     try:
         docs = parse_yaml(text, AliasBudget())
@@ -343,7 +343,7 @@ class FileVerdict:
 def judge_file(binary: str | Path, path: str | Path) -> FileVerdict | None:
     """kube-scheduler's verdict on the configs of ``path``; None if it holds none."""
     # on use, like the renderer above
-    from kschedctl.config import userfile
+    from kschedctl.base import userfile
 
     target = Path(path)
     if userfile.path_kind(target) == "directory":

@@ -6,14 +6,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kschedctl.errors import UsageError
+from kschedctl.base.errors import UsageError
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.inventory import snapshot
 from kschedctl.observe.schedulers import Scheduler, discover
 from kschedctl.printers.formats import as_item, as_list
 
 if TYPE_CHECKING:
-    from kschedctl.filters.selectors import FieldRequirement, Selector
+    from kschedctl.model.filters.selectors import FieldRequirement, Selector
 
 
 @dataclass

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from kschedctl.errors import KschedError, NotFoundError, UsageError
+from kschedctl.base.errors import KschedError, NotFoundError, UsageError
 from kschedctl.hosts import Host
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.inventory import snapshot

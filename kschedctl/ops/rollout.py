@@ -8,10 +8,10 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
-from kschedctl.config.versions import PAUSE_IMAGE
-from kschedctl.errors import KschedError, NotFoundError, WaitTimeout
+from kschedctl.base.errors import KschedError, NotFoundError, WaitTimeout
 from kschedctl.k8s.apply import list_owned
 from kschedctl.k8s.client import Cluster
+from kschedctl.model.config.versions import PAUSE_IMAGE
 from kschedctl.observe.schedulers import (
     CONFIG_HASH,
     INSTANCE,

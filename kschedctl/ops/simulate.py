@@ -23,16 +23,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kschedctl.base import limits, userfile
+from kschedctl.base.errors import LabError, NotFoundError, SpecError, UsageError, printable, quote
 from kschedctl.clustersnapshot import ClusterSnapshot, load_snapshot, pod_object
-from kschedctl.config import limits, userfile
-from kschedctl.errors import LabError, NotFoundError, SpecError, UsageError, printable, quote
-from kschedctl.filters import Snapshot
 from kschedctl.hosts import lab as lab_host
 from kschedctl.hosts import systemd
 from kschedctl.k8s.client import Cluster
 from kschedctl.lab import api as lab_api
 from kschedctl.lab import binaries, processes, seed
 from kschedctl.lab.cluster import Lab
+from kschedctl.model.filters import Snapshot
+from kschedctl.model.scheduling.policy import STEP_ANNOTATION, parse_policy
 from kschedctl.observe.diagnosis import diagnose, parse_version
 from kschedctl.observe.pending import pod_reasons
 from kschedctl.observe.placement import placement
@@ -45,7 +46,6 @@ from kschedctl.observe.simulation import (
     node_groups,
 )
 from kschedctl.observe.workload import lab_pod, load_workload
-from kschedctl.scheduling.policy import STEP_ANNOTATION, parse_policy
 from kschedctl.spec import SPEC_FILE, LeaderElection, Spec, load_spec
 
 Progress = Callable[[str], None]

@@ -7,14 +7,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, TypedDict
 
-from kschedctl.config.versions import image_kubernetes_version, parse_git_version
-from kschedctl.errors import NotFoundError
+from kschedctl.base.errors import NotFoundError
 from kschedctl.k8s import access
 from kschedctl.k8s.apply import managed_objects
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.events import Query, list_events
 from kschedctl.k8s.inventory import snapshot
 from kschedctl.k8s.resources import describe
+from kschedctl.model.config.versions import image_kubernetes_version, parse_git_version
 from kschedctl.observe.crash import CrashReport
 from kschedctl.observe.doublebooking import for_scheduler
 from kschedctl.observe.identity import pick, trusted_objects

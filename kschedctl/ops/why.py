@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from kschedctl import hosts
-from kschedctl.errors import (
+from kschedctl.base.errors import (
     ClusterError,
     ForbiddenError,
     KschedError,
@@ -33,7 +33,6 @@ from kschedctl.errors import (
     PolicyError,
     UsageError,
 )
-from kschedctl.filters import Snapshot
 from kschedctl.hosts.journal import recent_host_lines
 from kschedctl.hosts.systemd import plugin_dir_name
 from kschedctl.k8s.apply import managed_objects
@@ -41,6 +40,22 @@ from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.events import failed_scheduling
 from kschedctl.k8s.inventory import snapshot as inventory_snapshot
 from kschedctl.k8s.logs import recent_lines
+from kschedctl.model.filters import Snapshot
+from kschedctl.model.scheduling.plugins import (
+    PLUGIN_FILES_LEASE_ANNOTATION,
+    PLUGINS_HASH_LEASE_ANNOTATION,
+    PLUGINS_LEASE_ANNOTATION,
+    Plugin,
+    PluginSet,
+    check_unique,
+    plugin_from_source,
+)
+from kschedctl.model.scheduling.policy import (
+    EMPTY,
+    POD_POLICY_ANNOTATION,
+    FallbackPolicy,
+    parse_policy,
+)
 from kschedctl.observe.crash import CrashReport
 from kschedctl.observe.diagnosis import (
     WARNING,
@@ -72,21 +87,6 @@ from kschedctl.ops.reporter import QUIET, Reporter
 from kschedctl.printers.formats import as_list
 from kschedctl.render.builtin import bundle_hash
 from kschedctl.render.forms import HOST_FORMS
-from kschedctl.scheduling.plugins import (
-    PLUGIN_FILES_LEASE_ANNOTATION,
-    PLUGINS_HASH_LEASE_ANNOTATION,
-    PLUGINS_LEASE_ANNOTATION,
-    Plugin,
-    PluginSet,
-    check_unique,
-    plugin_from_source,
-)
-from kschedctl.scheduling.policy import (
-    EMPTY,
-    POD_POLICY_ANNOTATION,
-    FallbackPolicy,
-    parse_policy,
-)
 
 PERMISSION_HINT = (
     "`kschedctl why` needs get/list on pods and list on nodes, cluster-wide (e.g. a ClusterRole "
@@ -664,7 +664,7 @@ def explain(
     ``namespace`` (default: the context's; ``all_namespaces``: the cluster's).
 
     ``kubeconfig`` is passed on to read a host scheduler's journal (service/process forms).
-    ``plugins`` (loaded: :func:`kschedctl.scheduling.plugins.load_plugins`) run, in order,
+    ``plugins`` (loaded: :func:`kschedctl.model.scheduling.plugins.load_plugins`) run, in order,
     for the pods of kschedctl's own scheduler, as that scheduler runs them.
     ``run_cluster_plugins``: instead, the plugins of these ConfigMaps run for the pods of
     their schedulers, if each hashes to what it names (:func:`load_cluster_plugins`; the

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kschedctl.config import versions
-from kschedctl.config.durations import parse_go_duration
-from kschedctl.errors import Problem
+from kschedctl.base.errors import Problem
+from kschedctl.base.yamltext import to_yaml
+from kschedctl.model.config import versions
+from kschedctl.model.config.durations import parse_go_duration
 from kschedctl.render.escape import comment, exec_start_line
 from kschedctl.render.templates import content_hash
 from kschedctl.spec import plugin_file
-from kschedctl.yamltext import to_yaml
 
 if TYPE_CHECKING:
     from kschedctl.spec import Spec

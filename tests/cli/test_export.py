@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kschedctl.errors import SpecError
+from kschedctl.base.errors import SpecError
 from kschedctl.lab import binaries
 from kschedctl.observe.schedulers import FORM_ANNOTATION, LEASE_ANNOTATION, expanded_argv
 from kschedctl.render import context

@@ -599,7 +599,7 @@ def test_list_watch_on_a_terminal_is_a_live_table(
 
     screen = io.StringIO()
     terminal = Console(file=screen, force_terminal=True, width=120)
-    monkeypatch.setattr("kschedctl.output.stdout_console", lambda: terminal)
+    monkeypatch.setattr("kschedctl.cli.output.stdout_console", lambda: terminal)
     pauses: list[float] = []
 
     def pause(seconds: float) -> None:

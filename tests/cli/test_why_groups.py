@@ -10,8 +10,8 @@ import pytest
 import yaml
 from conftest import Run
 
-from kschedctl.filters import Snapshot
 from kschedctl.lab.nodes import node_object
+from kschedctl.model.filters import Snapshot
 from kschedctl.observe.diagnosis import Diagnosis, diagnose
 from kschedctl.observe.schedulers import Lease, Scheduler
 

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from conftest import Run
 
-from kschedctl.filters import Snapshot
 from kschedctl.lab.nodes import node_object
+from kschedctl.model.filters import Snapshot
 from kschedctl.observe.diagnosis import diagnose
 from kschedctl.observe.plugin_files import ClusterPluginsRef, UnrunPlugins
 from kschedctl.observe.schedulers import Lease, Scheduler

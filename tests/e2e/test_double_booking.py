@@ -24,7 +24,7 @@ import pytest
 import yaml
 from e2e_helpers import pod_manifest, wait_for
 
-from kschedctl.errors import NotFoundError
+from kschedctl.base.errors import NotFoundError
 from kschedctl.k8s.client import Cluster
 from kschedctl.lab.cluster import Lab, free_port
 from kschedctl.lab.nodes import node_object

@@ -37,7 +37,7 @@ import yaml
 from e2e_helpers import exists, pod_events, pod_manifest, wait_for
 from e2e_helpers import stop as stop_process
 
-from kschedctl.errors import NotFoundError
+from kschedctl.base.errors import NotFoundError
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.watch import list_and_watch
 from kschedctl.lab.cluster import Lab, free_port

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from e2e_helpers import exists, pod_events, pod_manifest, token_kubeconfig, wait_for
 
-from kschedctl.errors import NotFoundError
+from kschedctl.base.errors import NotFoundError
 from kschedctl.hosts import systemd as host
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.resources import object_path

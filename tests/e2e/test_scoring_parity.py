@@ -25,12 +25,12 @@ from typing import Any
 import pytest
 from e2e_helpers import exists, pod_manifest, stop, wait_for
 
-from kschedctl.filters import Snapshot, feasible_nodes
 from kschedctl.k8s.client import Cluster
 from kschedctl.lab.cluster import Lab
 from kschedctl.lab.nodes import node_object
 from kschedctl.lab.processes import proxy_free_environment
-from kschedctl.scheduling.scoring import score_nodes
+from kschedctl.model.filters import Snapshot, feasible_nodes
+from kschedctl.model.scheduling.scoring import score_nodes
 
 SCHEDULER = "scoring-parity"
 KEY = "kschedctl.io/scoring-e2e"

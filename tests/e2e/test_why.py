@@ -17,8 +17,8 @@ import pytest
 from e2e_helpers import pod_events, pod_manifest, pod_reader_kubeconfig, wait_for
 from typer.testing import CliRunner
 
+from kschedctl.base.errors import NotFoundError
 from kschedctl.cli import app
-from kschedctl.errors import NotFoundError
 from kschedctl.k8s.client import Cluster
 from kschedctl.lab.cluster import Lab
 from kschedctl.lab.nodes import node_object

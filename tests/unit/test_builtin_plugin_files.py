@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kschedctl.errors import KschedError, NotFoundError, PluginError, SpecError
+from kschedctl.base.errors import KschedError, NotFoundError, PluginError, SpecError
 from kschedctl.hosts import systemd
 from kschedctl.hosts.host import SystemdHost
 from kschedctl.observe import plugin_files as observed
@@ -518,7 +518,7 @@ def test_two_configmaps_for_one_scheduler_are_refused_before_any_request() -> No
 
 
 def test_why_lists_the_deployed_plugins_once(tmp_path: Path) -> None:
-    from kschedctl.filters import Snapshot
+    from kschedctl.model.filters import Snapshot
     from kschedctl.ops.why import _unrun_plugins
 
     spec = _spec(tmp_path, {"plugins/rack.py": RACK, "score.py": SCORE})

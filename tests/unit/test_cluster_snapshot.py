@@ -16,6 +16,7 @@ import pytest
 import snapshot_fixtures as fx
 import yaml
 
+from kschedctl.base.errors import ClusterError, ForbiddenError, NotFoundError, SpecError
 from kschedctl.clustersnapshot import (
     API_VERSION,
     ClusterSnapshot,
@@ -30,8 +31,7 @@ from kschedctl.clustersnapshot import (
 from kschedctl.clustersnapshot import model as model_module
 from kschedctl.clustersnapshot.anonymize import Anonymizer, anonymize
 from kschedctl.clustersnapshot.reduce import Reducer, reduce_pod
-from kschedctl.errors import ClusterError, ForbiddenError, NotFoundError, SpecError
-from kschedctl.filters import Snapshot, feasible_nodes
+from kschedctl.model.filters import Snapshot, feasible_nodes
 from kschedctl.ops.snapshot import take_snapshot, write_snapshot
 from kschedctl.render import schemas
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from test_filters_support import container, host_port, node, pod
 
-from kschedctl.filters import Snapshot, evaluate, failed_scheduling_message
+from kschedctl.model.filters import Snapshot, evaluate, failed_scheduling_message
 from kschedctl.observe.diagnosis import (
     Reported,
     diagnose,

@@ -7,11 +7,11 @@ from typing import Any
 
 from test_filters_support import node, pod
 
-from kschedctl.filters import Snapshot
+from kschedctl.model.filters import Snapshot
+from kschedctl.model.scheduling.algorithm import Algorithm
+from kschedctl.model.scheduling.policy import POD_POLICY_ANNOTATION, parse_policy
 from kschedctl.observe.diagnosis import Reported, diagnose
 from kschedctl.observe.schedulers import Lease, Scheduler
-from kschedctl.scheduling.algorithm import Algorithm
-from kschedctl.scheduling.policy import POD_POLICY_ANNOTATION, parse_policy
 
 SPARE_TAINT = {"key": "pool", "value": "spare", "effect": "NoSchedule"}
 POLICY = parse_policy(

@@ -10,9 +10,8 @@ from typing import Any
 import pytest
 from rich.text import Text
 
+from kschedctl.base.errors import NotFoundError, UsageError
 from kschedctl.cli.logview import render
-from kschedctl.config.durations import parse_duration
-from kschedctl.errors import NotFoundError, UsageError
 from kschedctl.hosts.journal import follow_file, journal_argv, klog_time, read_file
 from kschedctl.k8s.events import (
     CORE_V1,
@@ -22,6 +21,7 @@ from kschedctl.k8s.events import (
     field_selector,
     list_events,
 )
+from kschedctl.model.config.durations import parse_duration
 from kschedctl.observe.events import SCHEDULER_REASONS, normalize, parse_for, parse_types, select
 from kschedctl.observe.loglines import Grep, LogLine, classify, merge, split_timestamp
 

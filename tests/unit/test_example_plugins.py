@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from test_filters_support import node, pod
 
-from kschedctl.filters import Snapshot
-from kschedctl.scheduling.algorithm import Algorithm
-from kschedctl.scheduling.plugins import Plugin, PluginContext, PluginSet, frozen, load_plugin
+from kschedctl.model.filters import Snapshot
+from kschedctl.model.scheduling.algorithm import Algorithm
+from kschedctl.model.scheduling.plugins import Plugin, PluginContext, PluginSet, frozen, load_plugin
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "plugins"
 

@@ -9,9 +9,9 @@ from typing import Any
 
 from test_filters_support import node, pod
 
-from kschedctl.filters import Snapshot
-from kschedctl.filters.selectors import EVERYTHING, label_selector
-from kschedctl.filters.snapshot import NodeInfo
+from kschedctl.model.filters import Snapshot
+from kschedctl.model.filters.selectors import EVERYTHING, label_selector
+from kschedctl.model.filters.snapshot import NodeInfo
 
 ZONE = "topology.kubernetes.io/zone"
 APP_A = label_selector({"matchLabels": {"app": "a"}})

@@ -8,14 +8,14 @@ from typing import Any
 import pytest
 from test_filters_support import container, expr, host_port, node, node_affinity, pod, pod_term
 
-from kschedctl.filters import (
+from kschedctl.model.filters import (
     FILTER_ORDER,
     Snapshot,
     evaluate,
     failed_scheduling_message,
     matches_node_affinity,
 )
-from kschedctl.filters.verdicts import UNRESOLVABLE, UNSCHEDULABLE
+from kschedctl.model.filters.verdicts import UNRESOLVABLE, UNSCHEDULABLE
 
 
 def only(pod_: dict[str, Any], *nodes: dict[str, Any], pods: Any = (), **kw: Any) -> Any:

@@ -9,7 +9,7 @@ import pytest
 from test_filters_messages import SCENARIOS, _pod_from
 from test_filters_support import container, expand_nodes, expr, host_port, node, node_affinity, pod
 
-from kschedctl.filters import Snapshot, evaluate, feasible_nodes, nodes_to_find
+from kschedctl.model.filters import Snapshot, evaluate, feasible_nodes, nodes_to_find
 
 
 @pytest.mark.parametrize("sc", SCENARIOS, ids=[s["id"] for s in SCENARIOS])

@@ -17,7 +17,7 @@ from test_filters_support import (
     pod_term,
 )
 
-from kschedctl.filters import (
+from kschedctl.model.filters import (
     Evaluation,
     NodeVerdict,
     Preemption,
@@ -29,7 +29,7 @@ from kschedctl.filters import (
     histogram,
     reason_text,
 )
-from kschedctl.filters.verdicts import (
+from kschedctl.model.filters.verdicts import (
     REASON_TAINT,
     TAINT_TOLERATION,
     UNRESOLVABLE,

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from test_filters_support import container, host_port, node, pod
 
-from kschedctl.filters import FILTER_ORDER, FILTERS, Snapshot, evaluate
-from kschedctl.filters.cycle import CycleState
-from kschedctl.filters.nodefilters import Incoming
+from kschedctl.model.filters import FILTER_ORDER, FILTERS, Snapshot, evaluate
+from kschedctl.model.filters.cycle import CycleState
+from kschedctl.model.filters.nodefilters import Incoming
 
 PACKAGE = Path(__file__).resolve().parents[2] / "kschedctl"
 

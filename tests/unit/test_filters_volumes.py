@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from test_filters_support import node, pod
 
-from kschedctl.filters import Snapshot, evaluate, failed_scheduling_message, feasible_nodes
-from kschedctl.filters.volumebinding import (
+from kschedctl.model.filters import Snapshot, evaluate, failed_scheduling_message, feasible_nodes
+from kschedctl.model.filters.volumebinding import (
     REASON_BIND_CONFLICT,
     REASON_NODE_CONFLICT,
     REASON_PROVISIONING_UNSUPPORTED,
@@ -22,7 +22,7 @@ from kschedctl.filters.volumebinding import (
     pv_node_affinity_failure,
     zone_set,
 )
-from kschedctl.filters.volumes import volume_bindings
+from kschedctl.model.filters.volumes import volume_bindings
 
 HOST = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"
@@ -420,9 +420,9 @@ def test_read_write_once_pod_claim_in_use() -> None:
 
 
 def test_why_uses_the_same_volume_reasons_as_each_scheduler() -> None:
+    from kschedctl.model.scheduling.algorithm import Algorithm
+    from kschedctl.model.scheduling.policy import FallbackPolicy
     from kschedctl.observe.diagnosis import diagnose
-    from kschedctl.scheduling.algorithm import Algorithm
-    from kschedctl.scheduling.policy import FallbackPolicy
 
     s = snap([pvc("data", cls="fast"), pvc("local-data")], [pv("l", nodes=("n2",))])
     provisioned = with_claims("p", "data", schedulerName="fb")

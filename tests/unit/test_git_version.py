@@ -1,10 +1,10 @@
-"""One gitVersion parser (config/versions.py) behind diagnosis and the scheduler's API."""
+"""One gitVersion parser (model/config/versions.py) behind diagnosis and the scheduler's API."""
 
 from __future__ import annotations
 
 import pytest
 
-from kschedctl.config.versions import parse_git_version
+from kschedctl.model.config.versions import parse_git_version
 from kschedctl.observe.diagnosis import parse_version
 
 

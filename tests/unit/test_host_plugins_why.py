@@ -14,19 +14,19 @@ from typing import Any
 import pytest
 import yaml
 
-from kschedctl.filters import Snapshot
 from kschedctl.hosts.host import SystemdHost
-from kschedctl.observe.schedulers import HOST_FILES_ANNOTATION, LAB_ANNOTATION, Scheduler
-from kschedctl.ops import why
-from kschedctl.ops.run_scheduler import plugin_files_annotations
-from kschedctl.render.builtin import bundle_hash
-from kschedctl.scheduling.plugins import (
+from kschedctl.model.filters import Snapshot
+from kschedctl.model.scheduling.plugins import (
     PLUGIN_FILES_LEASE_ANNOTATION,
     PLUGINS_HASH_LEASE_ANNOTATION,
     PluginSet,
     load_plugin,
     load_plugins,
 )
+from kschedctl.observe.schedulers import HOST_FILES_ANNOTATION, LAB_ANNOTATION, Scheduler
+from kschedctl.ops import why
+from kschedctl.ops.run_scheduler import plugin_files_annotations
+from kschedctl.render.builtin import bundle_hash
 from kschedctl.spec import Spec, load_spec
 
 RACK = 'def filter(pod, node, ctx):\n    return None if node else "no node"\n'

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from test_schedulers import REPLICA_SET, by_name, deployment, lease, snapshot
 
-from kschedctl.errors import KschedError, NotFoundError
+from kschedctl.base.errors import KschedError, NotFoundError
 from kschedctl.observe import identity
 from kschedctl.observe.schedulers import Scheduler, discover
 

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from kschedctl.errors import NotFoundError
-from kschedctl.filters.selectors import parse_field_selector, parse_label_selector
+from kschedctl.base.errors import NotFoundError
 from kschedctl.k8s.inventory import snapshot
+from kschedctl.model.filters.selectors import parse_field_selector, parse_label_selector
 from kschedctl.observe.schedulers import (
     Scheduler,
     discover,

@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kschedctl.config.kubeconfig import (
+from kschedctl.base.errors import ClusterError, NotFoundError
+from kschedctl.k8s.kubeconfig import (
     kubeconfig_paths,
     merge_kubeconfigs,
     names,
     read_kubeconfigs,
     select,
 )
-from kschedctl.errors import ClusterError, NotFoundError
 
 
 def cluster(name: str, server: str, **extra: str) -> dict:

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from kschedctl.errors import LabError
+from kschedctl.base.errors import LabError
 from kschedctl.lab import pki, private, processes
 from kschedctl.lab.cluster import MARKER, STATE, ComponentState, Lab, LabState
 from kschedctl.lab.runner import spawn, volumes

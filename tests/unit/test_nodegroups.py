@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from test_filters_support import node, pod
 
-from kschedctl.filters import Snapshot, evaluate, failed_scheduling_message
+from kschedctl.model.filters import Snapshot, evaluate, failed_scheduling_message
 from kschedctl.observe.diagnosis import diagnose, parse_failed_scheduling
 from kschedctl.observe.nodegroups import ALL, GROUPED, group_nodes, node_layout
 from kschedctl.observe.pending import summarize

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kschedctl.errors import KschedError
+from kschedctl.base.errors import KschedError
 from kschedctl.observe.appliers import helm_command, helm_releases
 from kschedctl.observe.schedulers import (
     MIRROR_ANNOTATION,

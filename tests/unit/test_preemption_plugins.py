@@ -13,11 +13,11 @@ from typing import Any
 
 from test_filters_support import node, pod
 
-from kschedctl.filters import Snapshot
+from kschedctl.model.filters import Snapshot
+from kschedctl.model.scheduling.algorithm import Algorithm
+from kschedctl.model.scheduling.plugins import PluginSet, plugin_from_source
+from kschedctl.model.scheduling.policy import FallbackPolicy
 from kschedctl.observe.diagnosis import diagnose
-from kschedctl.scheduling.algorithm import Algorithm
-from kschedctl.scheduling.plugins import PluginSet, plugin_from_source
-from kschedctl.scheduling.policy import FallbackPolicy
 
 # At most MAX pods labelled app=db per node, the incoming one included: a rule only evicting
 # db pods can satisfy. It counts what ctx shows of the node, as every plugin does.
@@ -222,7 +222,7 @@ def test_the_nominated_node_counts_for_plugins_and_is_taken_only_when_they_pass(
 def test_the_loop_evicts_exactly_the_victims_the_plugin_needs_and_binds_there() -> None:
     from test_scheduling_loop import FakeApi, eventually, settings
 
-    from kschedctl.scheduling.loop import SchedulerLoop
+    from kschedctl.model.scheduling.loop import SchedulerLoop
 
     set_ = plugins(AT_MOST_TWO_DBS)
     api = FakeApi([node("a"), node("b")])
@@ -243,7 +243,7 @@ def test_the_loop_evicts_exactly_the_victims_the_plugin_needs_and_binds_there() 
 def test_the_loop_counts_a_plugin_raising_in_the_dry_run_and_goes_on() -> None:
     from test_scheduling_loop import FakeApi, eventually, ours, settings
 
-    from kschedctl.scheduling.loop import SchedulerLoop
+    from kschedctl.model.scheduling.loop import SchedulerLoop
 
     set_ = plugins(
         """

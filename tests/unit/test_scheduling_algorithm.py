@@ -8,11 +8,18 @@ from typing import Any
 import pytest
 from test_filters_support import expr, node, node_affinity, pod
 
-from kschedctl.filters import Snapshot
-from kschedctl.scheduling.algorithm import REASON_STRICT_PREFER, Algorithm, explain
-from kschedctl.scheduling.policy import POD_POLICY_ANNOTATION, parse_policy
-from kschedctl.scheduling.scoring import BINPACK, SPREAD, STRATEGIES, best, best_node, score_nodes
-from kschedctl.scheduling.strategies import DEFAULT_STRATEGY
+from kschedctl.model.filters import Snapshot
+from kschedctl.model.scheduling.algorithm import REASON_STRICT_PREFER, Algorithm, explain
+from kschedctl.model.scheduling.policy import POD_POLICY_ANNOTATION, parse_policy
+from kschedctl.model.scheduling.scoring import (
+    BINPACK,
+    SPREAD,
+    STRATEGIES,
+    best,
+    best_node,
+    score_nodes,
+)
+from kschedctl.model.scheduling.strategies import DEFAULT_STRATEGY
 
 HEAD = {"apiVersion": "kschedctl.io/v1alpha1", "kind": "FallbackPolicy"}
 
@@ -245,7 +252,7 @@ def test_explain_with_affinity_terms() -> None:
 def test_the_fast_pick_is_the_best_score() -> None:
     import random
 
-    from kschedctl.scheduling.scoring import best_node
+    from kschedctl.model.scheduling.scoring import best_node
 
     rng = random.Random(7)
     soft = [{"key": "spot", "value": "1", "effect": "PreferNoSchedule"}]

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from test_filters_support import node, pod
 
-from kschedctl.scheduling.algorithm import Algorithm
-from kschedctl.scheduling.loop import (
+from kschedctl.model.scheduling.algorithm import Algorithm
+from kschedctl.model.scheduling.loop import (
     BIND_WORKERS,
     CONNECTIONS,
     REPORT_WORKERS,
@@ -26,7 +26,7 @@ from kschedctl.scheduling.loop import (
     SchedulerLoop,
     Settings,
 )
-from kschedctl.scheduling.policy import parse_policy
+from kschedctl.model.scheduling.policy import parse_policy
 
 
 @dataclass

@@ -12,12 +12,11 @@ from typing import Any
 import pytest
 from test_filters_support import node, pod
 
-from kschedctl.errors import EXIT_INVALID, PluginError
-from kschedctl.filters import Snapshot
-from kschedctl.observe.diagnosis import diagnose
-from kschedctl.scheduling.algorithm import Algorithm, explain, plugin_report
-from kschedctl.scheduling.cache import SchedulerCache
-from kschedctl.scheduling.plugins import (
+from kschedctl.base.errors import EXIT_INVALID, PluginError
+from kschedctl.model.filters import Snapshot
+from kschedctl.model.scheduling.algorithm import Algorithm, explain, plugin_report
+from kschedctl.model.scheduling.cache import SchedulerCache
+from kschedctl.model.scheduling.plugins import (
     FrozenDict,
     Plugin,
     PluginSet,
@@ -27,8 +26,9 @@ from kschedctl.scheduling.plugins import (
     plugin_from_source,
     thaw,
 )
-from kschedctl.scheduling.policy import EMPTY, parse_policy
-from kschedctl.scheduling.scoring import score_nodes
+from kschedctl.model.scheduling.policy import EMPTY, parse_policy
+from kschedctl.model.scheduling.scoring import score_nodes
+from kschedctl.observe.diagnosis import diagnose
 
 
 def source(text: str, name: str = "plug.py") -> Plugin:
@@ -544,7 +544,7 @@ def test_the_cache_keeps_every_annotation_when_plugins_run() -> None:
 def test_the_loop_reports_a_raising_plugin_counts_it_and_schedules_the_others() -> None:
     from test_scheduling_loop import FakeApi, eventually, ours, settings
 
-    from kschedctl.scheduling.loop import SchedulerLoop
+    from kschedctl.model.scheduling.loop import SchedulerLoop
 
     set_ = plugins(
         """

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from test_filters_support import expr, node, node_affinity, pod
 
-from kschedctl.filters import Snapshot, feasible_nodes
-from kschedctl.scheduling.policy import (
+from kschedctl.model.filters import Snapshot, feasible_nodes
+from kschedctl.model.scheduling.policy import (
     POD_POLICY_ANNOTATION,
     FallbackPolicy,
     FallbackStep,

@@ -1,4 +1,4 @@
-"""DefaultPreemption (kschedctl.filters.preemption) rule by rule on plain dicts, and what
+"""DefaultPreemption (kschedctl.model.filters.preemption) rule by rule on plain dicts, and what
 kschedctl's scheduler does with it: only after the fallback steps, the nominated node, the
 victims it evicts, the events, and `why` saying the same."""
 
@@ -9,16 +9,16 @@ from typing import Any
 import pytest
 from test_filters_support import node, pod, pod_term
 
-from kschedctl.filters import (
+from kschedctl.model.filters import (
     PreemptionCandidate,
     Snapshot,
     evaluate,
     failed_scheduling_message,
     pick_node,
 )
+from kschedctl.model.scheduling.algorithm import Algorithm
+from kschedctl.model.scheduling.policy import FallbackPolicy, parse_policy
 from kschedctl.observe.diagnosis import diagnose
-from kschedctl.scheduling.algorithm import Algorithm
-from kschedctl.scheduling.policy import FallbackPolicy, parse_policy
 
 
 def running(
@@ -340,9 +340,9 @@ class _Recorder:
 
 
 def test_victims_are_deleted_with_their_own_grace_period_and_uid() -> None:
-    from kschedctl.errors import ConflictError
+    from kschedctl.base.errors import ConflictError
     from kschedctl.k8s.scheduler_api import ClusterSchedulerApi
-    from kschedctl.scheduling.loop import ApiConflict
+    from kschedctl.model.scheduling.loop import ApiConflict
 
     api = ClusterSchedulerApi.__new__(ClusterSchedulerApi)
     api.cluster = _Recorder()  # type: ignore[assignment]

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from test_filters_support import container, expr, node, pod
 
-from kschedctl.filters import Snapshot
-from kschedctl.filters.spread import go_round
-from kschedctl.scheduling.algorithm import Algorithm
-from kschedctl.scheduling.scoring import (
+from kschedctl.model.filters import Snapshot
+from kschedctl.model.filters.spread import go_round
+from kschedctl.model.scheduling.algorithm import Algorithm
+from kschedctl.model.scheduling.scoring import (
     BINPACK,
     SPREAD,
     WEIGHTS,

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from kschedctl.base.errors import NotFoundError, SpecError
 from kschedctl.clustersnapshot import snapshot_from_dict
-from kschedctl.errors import NotFoundError, SpecError
 from kschedctl.observe.workload import PLACEHOLDER_IMAGE, lab_pod, load_workload
 from kschedctl.ops.simulate import Candidate, plan_from_snapshot, target_name
 from kschedctl.spec import default_spec

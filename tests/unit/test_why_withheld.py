@@ -13,7 +13,7 @@ from test_diagnosis_fallback import POLICY, fb, ours
 from test_diagnosis_fallback import cluster as fallback_cluster
 from test_filters_support import node, pod
 
-from kschedctl.filters import Snapshot
+from kschedctl.model.filters import Snapshot
 from kschedctl.observe.diagnosis import WITHHELD, Reported, diagnose
 from kschedctl.observe.pending import summarize
 from kschedctl.observe.plugin_files import UnrunPlugins

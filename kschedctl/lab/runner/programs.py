@@ -18,7 +18,7 @@ from pathlib import Path
 import yaml
 
 import kschedctl
-from kschedctl.errors import NotFoundError
+from kschedctl.base.errors import NotFoundError
 from kschedctl.lab.binaries import find_optional
 from kschedctl.lab.images import CUSTOM_KUBE_SCHEDULER, KSCHEDCTL, KUBE_SCHEDULER, image_tag
 from kschedctl.lab.private import private_dir, write_private

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from kschedctl.errors import KschedError, LabError
+from kschedctl.base.errors import KschedError, LabError
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.watch import SYNC, list_and_watch
 from kschedctl.lab import processes
