@@ -33,7 +33,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-OUT = Path(__file__).resolve().parent.parent / "kschedctl" / "config" / "scheduler_plugins.py"
+OUT = Path(__file__).resolve().parent.parent / "kschedctl" / "_generated" / "scheduler_plugins.py"
 OLDEST_MINOR = 25  # kubescheduler.config.k8s.io/v1 (kschedctl's oldest supported version)
 MODULE = "sigs.k8s.io/scheduler-plugins/"
 

@@ -52,7 +52,7 @@ def test_wheel_ships_the_json_schemas(wheel: Path) -> None:
     archive = zipfile.ZipFile(wheel)
     for name in ("scheduler.schema.json", "policy.schema.json"):
         shipped = archive.read(f"kschedctl/_generated/schemas/{name}").decode()
-        assert shipped == (ROOT / "kschedctl" / "schemas" / name).read_text()
+        assert shipped == (ROOT / "kschedctl" / "_generated" / "schemas" / name).read_text()
 
 
 def test_wheel_marks_the_package_typed(wheel: Path) -> None:
