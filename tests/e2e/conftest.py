@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_helpers import exists, wait_for
+from e2e_helpers import new_namespace
 
 from kschedctl.base.errors import NotFoundError
 from kschedctl.k8s.client import Cluster
@@ -82,13 +82,7 @@ def namespace(cluster: Cluster, request: pytest.FixtureRequest) -> Iterator[str]
     base = request.node.name.lower().replace("_", "-")
     slug = "".join(c for c in base if c.isalnum() or c == "-")[:40].strip("-")
     name = f"e2e-{slug}-{uuid.uuid4().hex[:5]}"
-    cluster.create("/api/v1/namespaces", {"metadata": {"name": name}})
-    wait_for(
-        lambda: exists(cluster, f"/api/v1/namespaces/{name}/serviceaccounts/default"),
-        60,
-        f"ServiceAccount {name}/default",
-    )
-    yield name
+    yield new_namespace(cluster, name)
     cluster.delete(f"/api/v1/namespaces/{name}")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -203,3 +204,24 @@ def pod_reader_kubeconfig(lab: Lab, cluster: Cluster, namespace: str, tmp_path: 
     path = tmp_path / "viewer.kubeconfig"
     token_kubeconfig(lab, cluster, namespace, "viewer", path)
     return path
+
+
+def run(lab: Lab, *args: str, cwd: Path, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    """``kschedctl ARGS`` in a fresh process against ``lab``, run in ``cwd``."""
+    env = {**os.environ, "KUBECONFIG": str(lab.kubeconfig)}
+    return subprocess.run(
+        [sys.executable, "-m", "kschedctl", *args],
+        capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout,
+    )  # fmt: skip
+
+
+def new_namespace(cluster: Cluster, name: str) -> str:
+    """Create namespace ``name`` and wait until its ``default`` ServiceAccount exists (pods
+    cannot be created before)."""
+    cluster.create("/api/v1/namespaces", {"metadata": {"name": name}})
+    wait_for(
+        lambda: exists(cluster, f"/api/v1/namespaces/{name}/serviceaccounts/default"),
+        60,
+        f"ServiceAccount {name}/default",
+    )
+    return name

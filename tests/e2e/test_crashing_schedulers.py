@@ -6,25 +6,14 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import yaml
-from e2e_helpers import pod_manifest, wait_for
+from e2e_helpers import pod_manifest, run, wait_for
 
 from kschedctl.k8s.client import Cluster
 from kschedctl.lab.cluster import Lab
-
-
-def run(lab: Lab, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "KUBECONFIG": str(lab.kubeconfig)}
-    return subprocess.run(
-        [sys.executable, "-m", "kschedctl", *args],
-        capture_output=True, text=True, cwd=cwd, env=env, timeout=120,
-    )  # fmt: skip
 
 
 def deploy(lab: Lab, name: str, namespace: str, cwd: Path, form: str, **spec: Any) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
-from e2e_helpers import exists, pod_events, pod_manifest, wait_for
+from e2e_helpers import exists, pod_events, pod_manifest, run, wait_for
 
 from kschedctl.base.errors import NotFoundError
 from kschedctl.k8s.client import Cluster
@@ -26,14 +26,6 @@ FORM_FLAGS = {
     "deployment": "--as-deployment",
     "static-pod": "--as-static-pod",
 }
-
-
-def run(lab: Lab, *args: str, cwd: Path, timeout: float = 240) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "KUBECONFIG": str(lab.kubeconfig)}
-    return subprocess.run(
-        [sys.executable, "-m", "kschedctl", *args],
-        capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout,
-    )  # fmt: skip
 
 
 def managed_leftovers(

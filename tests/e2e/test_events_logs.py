@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_helpers import foreground, pod_manifest, sigint_as_in_a_background_job, wait_for
+from e2e_helpers import foreground, pod_manifest, run, sigint_as_in_a_background_job, wait_for
 
 from kschedctl.k8s.client import Cluster
 from kschedctl.lab.cluster import Lab
@@ -24,13 +24,6 @@ from kschedctl.lab.cluster import Lab
 
 def env(lab: Lab) -> dict[str, str]:
     return {**os.environ, "KUBECONFIG": str(lab.kubeconfig)}
-
-
-def run(lab: Lab, *args: str, cwd: Path, timeout: float = 240) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "kschedctl", *args],
-        capture_output=True, text=True, cwd=cwd, env=env(lab), timeout=timeout,
-    )  # fmt: skip
 
 
 class Streaming:

@@ -9,15 +9,13 @@ each hostile text shows up escaped, as kubectl shows it (ESC as ``^[``).
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 import unicodedata
 from datetime import datetime, timezone
 from pathlib import Path
 
 import yaml
-from e2e_helpers import pod_manifest, wait_for
+from e2e_helpers import pod_manifest, run, wait_for
 
 from kschedctl.k8s.client import Cluster
 from kschedctl.lab.cluster import Lab
@@ -30,14 +28,6 @@ PROFILE = f"evil{OSC52}\u202e{CLEAR}"
 FLAG = f"--x{OSC52}{CLEAR}=1"  # kube-scheduler: "Error: unknown flag: --x…"
 REFUSED = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 NAME = "hostile-text"
-
-
-def run(lab: Lab, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "kschedctl", *args],
-        capture_output=True, text=True, cwd=cwd, timeout=240,
-        env={**os.environ, "KUBECONFIG": str(lab.kubeconfig)},
-    )  # fmt: skip
 
 
 def inert(result: subprocess.CompletedProcess[str], keep: str = "\n") -> str:

@@ -11,9 +11,6 @@ kschedctl cannot tell apart are a conflict, reported, never picked at random.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,7 +18,7 @@ from typing import Any
 
 import pytest
 import yaml
-from e2e_helpers import exists, token_kubeconfig, wait_for
+from e2e_helpers import exists, new_namespace, run, token_kubeconfig, wait_for
 
 from kschedctl.k8s.client import Cluster
 from kschedctl.lab.cluster import Lab
@@ -30,25 +27,11 @@ RBAC = "/apis/rbac.authorization.k8s.io/v1"
 IMAGE = "registry.k8s.io/kube-scheduler:v1.36.3"
 
 
-def run(lab: Lab, *args: str, cwd: Path, timeout: float = 240) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "KUBECONFIG": str(lab.kubeconfig)}
-    return subprocess.run(
-        [sys.executable, "-m", "kschedctl", *args],
-        capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout,
-    )  # fmt: skip
-
-
 @pytest.fixture()
 def other_namespace(cluster: Cluster) -> Iterator[str]:
     """A second namespace (the `namespace` fixture's twin)."""
     name = f"e2e-identity-b-{uuid.uuid4().hex[:5]}"
-    cluster.create("/api/v1/namespaces", {"metadata": {"name": name}})
-    wait_for(
-        lambda: exists(cluster, f"/api/v1/namespaces/{name}/serviceaccounts/default"),
-        60,
-        f"ServiceAccount {name}/default",
-    )
-    yield name
+    yield new_namespace(cluster, name)
     cluster.delete(f"/api/v1/namespaces/{name}")
 
 

@@ -4,23 +4,12 @@ why -o json and -l/--field-selector (the API server judges -l for `why --all`)."
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-from e2e_helpers import wait_for
+from e2e_helpers import run, wait_for
 
 from kschedctl.k8s.client import Cluster
 from kschedctl.lab.cluster import Lab
-
-
-def run(lab: Lab, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "KUBECONFIG": str(lab.kubeconfig)}
-    return subprocess.run(
-        [sys.executable, "-m", "kschedctl", *args],
-        capture_output=True, text=True, cwd=cwd, env=env, timeout=120,
-    )  # fmt: skip
 
 
 def _pending_pod(cluster: Cluster, namespace: str, name: str, app: str) -> None:

@@ -5,15 +5,12 @@ what the ServiceAccount can and cannot do in each ``spec.rbac`` mode."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from e2e_helpers import pod_events, pod_manifest, wait_for
+from e2e_helpers import pod_events, pod_manifest, run, wait_for
 
 from kschedctl.base.errors import NotFoundError
 from kschedctl.k8s.access import review, service_account_identity
@@ -27,14 +24,6 @@ from kschedctl.spec import default_spec
 
 COORD = "coordination.k8s.io"
 RBAC_API = "/apis/rbac.authorization.k8s.io/v1"
-
-
-def run(lab: Lab, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "KUBECONFIG": str(lab.kubeconfig)}
-    return subprocess.run(
-        [sys.executable, "-m", "kschedctl", *args],
-        capture_output=True, text=True, cwd=cwd, env=env, timeout=240,
-    )  # fmt: skip
 
 
 def server_minor(cluster: Cluster) -> str:

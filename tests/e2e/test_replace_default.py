@@ -10,13 +10,10 @@ share this lab and its default scheduler.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from e2e_helpers import pod_events, pod_manifest, wait_for
+from e2e_helpers import pod_events, pod_manifest, run, wait_for
 
 from kschedctl.base.errors import NotFoundError
 from kschedctl.k8s.client import Cluster
@@ -26,14 +23,6 @@ from kschedctl.observe.schedulers import BUILTIN_LEASE_ANNOTATION
 NAME = "default-scheduler"
 LEASE = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-scheduler"
 FORM_FLAGS = {"service": "--as-service", "static-pod": "--as-static-pod"}
-
-
-def run(lab: Lab, *args: str, cwd: Path, timeout: float = 240) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "KUBECONFIG": str(lab.kubeconfig)}
-    return subprocess.run(
-        [sys.executable, "-m", "kschedctl", *args],
-        capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout,
-    )  # fmt: skip
 
 
 def lease(cluster: Cluster) -> dict[str, object]:
