@@ -758,7 +758,7 @@ def check_custom(spec: Spec, version: versions.KubeVersion | None) -> list[Probl
             )
         )
     elif custom.distribution and release is None and spec.image:
-        tag = distributions.image_tag(spec.image)
+        tag = shapes.image_tag(spec.image)
         known = list(distributions.RELEASES)
         out.append(
             Problem(

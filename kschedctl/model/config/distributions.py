@@ -24,7 +24,7 @@ from typing import Any
 from kschedctl._generated.scheduler_plugins import RELEASES as _SCHEDULER_PLUGINS_TABLE
 from kschedctl.base.errors import Problem
 from kschedctl.model.config.schema import NUMBER, type_name, type_ok, unknown_field_message
-from kschedctl.model.config.shapes import shown
+from kschedctl.model.config.shapes import image_repository, image_tag, shown
 
 SCHEDULER_PLUGINS = "scheduler-plugins"
 DISTRIBUTIONS = (SCHEDULER_PLUGINS,)
@@ -107,21 +107,6 @@ def _release(tag: str, row: Mapping[str, Any]) -> Release:
 RELEASES: Mapping[str, Release] = MappingProxyType(
     {tag: _release(tag, row) for tag, row in _SCHEDULER_PLUGINS_TABLE.items()}
 )
-
-
-def image_tag(image: str) -> str:
-    """The tag of an image reference ("" without one; a digest is not a tag)."""
-    name = image.split("@", 1)[0]
-    last = name.rsplit("/", 1)[-1]
-    return last.rsplit(":", 1)[1] if ":" in last else ""
-
-
-def image_repository(image: str) -> str:
-    """The image reference without tag and digest."""
-    name = image.split("@", 1)[0]
-    head, _, last = name.rpartition("/")
-    last = last.split(":", 1)[0]
-    return f"{head}/{last}" if head else last
 
 
 def distribution_of_image(image: str) -> str:

@@ -10,7 +10,8 @@ user name or a ``..`` in a host path is refused with the field named instead of 
   int64, finite numbers, bounded nesting;
 - one ``*_problem`` function per shape (DNS-1123 label/subdomain, absolute clean path, image
   reference, IP address, user name, command-line flag, Kubernetes version), each returning
-  why the value does not fit, or None.
+  why the value does not fit, or None;
+- :func:`image_repository` and :func:`image_tag`: the one place an image reference is split.
 
 Messages never quote a hostile value raw: :func:`shown` gives a bounded, escaped form.
 """
@@ -285,6 +286,23 @@ def image_problem(value: str) -> str | None:
     if len(match.group(1)) > _NAME_MAX_LENGTH:
         return f"its repository name is longer than {_NAME_MAX_LENGTH} characters"
     return None
+
+
+def image_repository(image: str) -> str:
+    """The image reference without tag and digest.
+
+    ``localhost:5000/a/b`` for ``localhost:5000/a/b:v1@sha256:…`` (a registry's port is no tag).
+    """
+    name = image.split("@", 1)[0]
+    slash, colon = name.rfind("/"), name.rfind(":")
+    return name[:colon] if colon > slash else name
+
+
+def image_tag(image: str) -> str:
+    """The tag of an image reference ("" without one; a digest is not a tag)."""
+    name = image.split("@", 1)[0]
+    slash, colon = name.rfind("/"), name.rfind(":")
+    return name[colon + 1 :] if colon > slash else ""
 
 
 def ip_address_problem(value: str) -> str | None:

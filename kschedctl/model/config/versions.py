@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 
 from kschedctl._generated import registry_data
-from kschedctl.model.config.shapes import shown
+from kschedctl.model.config.shapes import image_tag, shown
 
 CONFIG_GROUP = "kubescheduler.config.k8s.io"
 CONFIG_API_VERSION = f"{CONFIG_GROUP}/v1"
@@ -136,9 +136,7 @@ def image_kubernetes_version(image: str) -> tuple[int, int] | None:
     ``v1.33.5`` is 1.33; a scheduler-plugins tag ``v0.X.Y`` is built on Kubernetes 1.X (its
     go.mod requires k8s.io/kubernetes v1.X: kschedctl.model.config.distributions), not release 0.X.
     """
-    name = image.split("@", 1)[0].rsplit("/", 1)[-1]
-    tag = name.rsplit(":", 1)[1] if ":" in name else ""
-    parsed = parse_git_version(tag)
+    parsed = parse_git_version(image_tag(image))
     if parsed is None or len(parsed) < 2:
         return None
     if parsed[0] == 0:
