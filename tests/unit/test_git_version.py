@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kschedctl.model.config.versions import parse_git_version
-from kschedctl.observe.diagnosis import parse_version
+from kschedctl.model.config.versions import parse_git_version, server_version
 
 
 @pytest.mark.parametrize(
@@ -45,7 +44,7 @@ def test_parse_git_version(text: str, expected: tuple[int, ...] | None) -> None:
 def test_diagnosis_version_falls_back_to_the_engine_default(
     text: str, expected: tuple[int, ...]
 ) -> None:
-    assert parse_version(text) == expected
+    assert server_version(text) == expected
 
 
 class _Cluster:

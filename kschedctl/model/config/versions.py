@@ -130,6 +130,12 @@ def parse_git_version(text: str) -> tuple[int, ...] | None:
     return tuple(int(g) for g in match.groups() if g is not None)
 
 
+def server_version(git_version: str) -> tuple[int, ...]:
+    """The API server's version from its /version gitVersion, as :func:`parse_git_version` reads
+    it; (1, 36), the version the filter engine assumes, when it is unreadable."""
+    return parse_git_version(git_version or "") or (1, 36)
+
+
 def image_kubernetes_version(image: str) -> tuple[int, int] | None:
     """(major, minor) of the Kubernetes release a scheduler image's tag stands for, else None.
 
