@@ -30,7 +30,7 @@ from kschedctl.observe.schedulers import (
     is_builtin_container,
     scheduler_container,
 )
-from kschedctl.ops.crash import crash_reports, scheduler_pods
+from kschedctl.ops.crash import crash_reports, pods_of_scheduler
 from kschedctl.ops.doublebooking import detect
 from kschedctl.ops.status_metrics import MetricsReport, read_metrics
 
@@ -159,7 +159,7 @@ def scheduler_status(
             if not p["spec"].get("nodeName")
         ],
         warnings=warnings(entry, schedulers, objects) + rbac_warnings(objects),
-        problems=crash_reports(cluster, scheduler_pods(snap.pods, name, entry), name),
+        problems=crash_reports(cluster, pods_of_scheduler(snap.pods, name, entry), name),
         metrics=read_metrics(cluster, entry, snap.pods, metrics_reader) if metrics else None,
         double_booking=[n.to_dict() for n in for_scheduler(detect(cluster, snap.pods), name)],
     )

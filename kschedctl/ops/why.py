@@ -81,7 +81,7 @@ from kschedctl.observe.schedulers import (
     is_pending,
     recorded_host_files,
 )
-from kschedctl.ops.crash import crash_reports, scheduler_pods
+from kschedctl.ops.crash import crash_reports, pods_of_scheduler
 from kschedctl.ops.doublebooking import explain_rejection
 from kschedctl.ops.reporter import QUIET, Reporter
 from kschedctl.printers.formats import as_list
@@ -375,7 +375,7 @@ def _crashes(
     """Why the scheduler's pods do not run, when discovery saw a problem (no request else)."""
     if entry is None or entry.problem is None:
         return []
-    pods = scheduler_pods(state.pods, name, entry)
+    pods = pods_of_scheduler(state.pods, name, entry)
     return _optional(lambda: crash_reports(cluster, pods, name), []) or []
 
 

@@ -239,9 +239,9 @@ def test_impostor_note() -> None:
 def test_a_labelled_pod_elsewhere_is_not_the_schedulers_pod() -> None:
     """status and why read the crash reports and the plugins' hash of a scheduler's pods:
     kschedctl's label counts only in the scheduler's own namespace."""
-    from kschedctl.ops.crash import scheduler_pods
+    from kschedctl.ops.crash import pods_of_scheduler
 
     pods = [bare("team", "a", MINE), bare("aab-dev", "b", MINE)]
     entry = Scheduler("mine", "pod", namespace="team", pods=["a"])
-    assert [p["metadata"]["name"] for p in scheduler_pods(pods, "mine", entry)] == ["a"]
-    assert scheduler_pods(pods, "mine", None) == []
+    assert [p["metadata"]["name"] for p in pods_of_scheduler(pods, "mine", entry)] == ["a"]
+    assert pods_of_scheduler(pods, "mine", None) == []
