@@ -448,7 +448,7 @@ def _host_unrun(
     if published is None:
         return None
     names, digest = published
-    files, unread = host_plugin_files(cluster, entry, published)
+    files, unread = verified_host_plugin_files(cluster, entry, published)
     if not files:
         return UnrunPlugins(entry.name, "its Lease", names, digest, note=unread)
     where = str(Path(files[0][2]).parent)
@@ -456,7 +456,7 @@ def _host_unrun(
     return UnrunPlugins(entry.name, where, names, digest, run_with=flags)
 
 
-def host_plugin_files(
+def verified_host_plugin_files(
     cluster: Cluster, entry: Scheduler, published: tuple[tuple[str, ...], str] | None
 ) -> tuple[list[tuple[str, str, str]], str | None]:
     """The plugin files (file name, source, path) of a kschedctl scheduler deployed as a

@@ -32,7 +32,7 @@ __all__ = [
     "builtin_context",
     "bundle_hash",
     "configmap_problems",
-    "host_plugin_files",
+    "host_plugin_files_to_install",
     "plugin_key",
     "policy_file",
 ]
@@ -128,7 +128,7 @@ def configmap_problems(spec: Spec) -> list[Problem]:
     ]
 
 
-def host_plugin_files(spec: Spec) -> dict[str, str]:
+def host_plugin_files_to_install(spec: Spec) -> dict[str, str]:
     """The plugin files the host forms install (host path → text): each file's source with
     one closing comment saying whose it is, which is how ``remove`` recognises it."""
     out: dict[str, str] = {}
@@ -232,7 +232,7 @@ def builtin_context(spec: Spec, context: dict[str, Any]) -> dict[str, Any]:
         *spec.extra_args,
     ]
     plugins = _plugins(spec)
-    host_files = host_plugin_files(spec)
+    host_files = host_plugin_files_to_install(spec)
     return {
         "builtin": True,
         "container_name": CONTAINER,
