@@ -7,6 +7,7 @@ import threading
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
+from kschedctl.base import yamltext
 from kschedctl.cli import output
 from kschedctl.cli.common import age
 from kschedctl.printers import formats
@@ -61,7 +62,7 @@ def _line(console: Console, e: Event, fmt: OutputFormat, all_namespaces: bool) -
         if fmt.kind == formats.JSON:
             line = json.dumps(item) + "\n"
         elif fmt.kind == formats.YAML:
-            line = "---\n" + output.to_yaml(item)
+            line = "---\n" + yamltext.to_yaml(item, document=True)
         elif fmt.kind == formats.NAME:
             line = formats.name_of(item) + "\n"
         elif fmt.kind == formats.CUSTOM_COLUMNS:

@@ -71,18 +71,13 @@ def echo(message: str = "", *, err: bool = False) -> None:
     stream.flush()
 
 
-def to_yaml(data: Any) -> str:
-    """``data`` as a YAML document (block style, key order kept; see kschedctl.base.yamltext)."""
-    return yamltext.to_yaml(data, document=True)
-
-
 def to_json(data: Any) -> str:
     return json.dumps(data, indent=2, sort_keys=False) + "\n"
 
 
 def emit_data(data: Any, fmt: str) -> None:
     """Write ``data`` to stdout as yaml or json."""
-    sys.stdout.write(to_yaml(data) if fmt == "yaml" else to_json(data))
+    sys.stdout.write(yamltext.to_yaml(data, document=True) if fmt == "yaml" else to_json(data))
     sys.stdout.flush()
 
 
@@ -101,7 +96,7 @@ def emit(
     rows are not objects (``why``: the pods it explains).
     """
     if fmt.kind in (formats.YAML, formats.JSON):
-        text = to_yaml(data) if fmt.kind == formats.YAML else to_json(data)
+        text = yamltext.to_yaml(data, document=True) if fmt.kind == formats.YAML else to_json(data)
     elif fmt.kind == formats.NAME:
         lines = list(names) if names is not None else formats.names(data)
         text = "".join(f"{line}\n" for line in lines)

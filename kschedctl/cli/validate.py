@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from kschedctl.base import yamltext
 from kschedctl.base.errors import SpecError, printable
 from kschedctl.cli import output
 from kschedctl.cli.options import KubernetesVersion, check_version_option
@@ -79,7 +80,7 @@ def validate(
     if fmt is ValidateOutput.json:
         typer.echo(json.dumps([r.to_dict() for r in result.reports], indent=2))
     elif fmt is ValidateOutput.yaml:
-        typer.echo(output.to_yaml([r.to_dict() for r in result.reports]), nl=False)
+        typer.echo(yamltext.to_yaml([r.to_dict() for r in result.reports], document=True), nl=False)
     else:
         for report in result.reports:
             for problem in report.problems:

@@ -39,7 +39,7 @@ from kschedctl.observe.schedulers import (
 )
 from kschedctl.ops import rollout
 from kschedctl.ops.reporter import QUIET, Reporter
-from kschedctl.render.context import config_hash as rendered_config_hash
+from kschedctl.render.context import config_hash
 from kschedctl.render.forms import DEPLOY_FORMS, HOST_FORMS, applied, render
 from kschedctl.render.objects import (
     ObjectKey,
@@ -466,9 +466,3 @@ def _wait_serving(
     return rollout.wait_lease(
         cluster, le.resource_namespace, le.resource_name, holders, until, alive=alive
     )
-
-
-def config_hash(spec: Spec) -> str:
-    """The ``CONFIG_HASH`` annotation the rendered pods carry: sha256 of the rendered config
-    and, for program builtin, of its plugin files (a changed plugin rolls the pods too)."""
-    return rendered_config_hash(spec)

@@ -17,9 +17,10 @@ from kschedctl.hosts import systemd
 from kschedctl.hosts.host import SystemdHost
 from kschedctl.observe import plugin_files as observed
 from kschedctl.observe.schedulers import Scheduler
-from kschedctl.ops.deploy import cluster_objects, config_hash
+from kschedctl.ops.deploy import cluster_objects
 from kschedctl.ops.why import ClusterState, configmap_plugins, load_cluster_plugins
 from kschedctl.render import builtin
+from kschedctl.render.context import config_hash
 from kschedctl.render.escape import yaml_text_map
 from kschedctl.render.forms import render, render_workspace
 from kschedctl.spec import Spec, load_spec, spec_from_dict
