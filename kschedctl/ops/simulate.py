@@ -32,7 +32,7 @@ from kschedctl.k8s.client import Cluster
 from kschedctl.lab import api as lab_api
 from kschedctl.lab import binaries, processes, seed
 from kschedctl.lab.cluster import Lab
-from kschedctl.model.config.versions import server_version
+from kschedctl.model.config.versions import server_version_or_default
 from kschedctl.model.filters import Snapshot
 from kschedctl.model.scheduling.policy import STEP_ANNOTATION, parse_policy
 from kschedctl.observe.diagnosis import diagnose
@@ -239,7 +239,7 @@ def why_reasons(
         cluster.list("/api/v1/pods"),
         {n["metadata"]["name"]: n for n in cluster.list("/api/v1/namespaces")},
     )
-    version = server_version(str(cluster.server_version().get("gitVersion", "")))
+    version = server_version_or_default(str(cluster.server_version().get("gitVersion", "")))
     policy = None
     if candidate.spec.program == "builtin":
         policy = parse_policy(

@@ -40,7 +40,7 @@ from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.events import failed_scheduling
 from kschedctl.k8s.inventory import snapshot as inventory_snapshot
 from kschedctl.k8s.logs import recent_lines
-from kschedctl.model.config.versions import server_version
+from kschedctl.model.config.versions import server_version_or_default
 from kschedctl.model.filters import Snapshot
 from kschedctl.model.scheduling.plugins import (
     PLUGIN_FILES_LEASE_ANNOTATION,
@@ -222,7 +222,7 @@ def cluster_state(cluster: Cluster, pending: list[dict[str, Any]]) -> ClusterSta
         return ClusterState(
             snap,
             found.result(),
-            server_version(version.result().get("gitVersion", "")),
+            server_version_or_default(version.result().get("gitVersion", "")),
             pods=all_pods,
         )
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from test_filters_support import container, host_port, node, pod
 
-from kschedctl.model.config.versions import server_version
+from kschedctl.model.config.versions import server_version_or_default
 from kschedctl.model.filters import Snapshot, evaluate, failed_scheduling_message
 from kschedctl.observe.diagnosis import (
     Reported,
@@ -392,7 +392,7 @@ def test_parse_failed_scheduling_rejects_other_text() -> None:
     [("v1.36.3", (1, 36, 3)), ("v1.34.1-eks-abc", (1, 34, 1)), ("v1.30", (1, 30)), ("", (1, 36))],
 )
 def test_parse_version(git: str, version: tuple[int, ...]) -> None:
-    assert server_version(git) == version
+    assert server_version_or_default(git) == version
 
 
 # -- a scheduler whose pods do not run -------------------------------------------------------------

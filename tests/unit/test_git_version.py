@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kschedctl.model.config.versions import parse_git_version, server_version
+from kschedctl.model.config.versions import parse_git_version, server_version_or_default
 
 
 @pytest.mark.parametrize(
@@ -44,7 +44,7 @@ def test_parse_git_version(text: str, expected: tuple[int, ...] | None) -> None:
 def test_diagnosis_version_falls_back_to_the_engine_default(
     text: str, expected: tuple[int, ...]
 ) -> None:
-    assert server_version(text) == expected
+    assert server_version_or_default(text) == expected
 
 
 class _Cluster:

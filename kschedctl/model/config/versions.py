@@ -130,7 +130,7 @@ def parse_git_version(text: str) -> tuple[int, ...] | None:
     return tuple(int(g) for g in match.groups() if g is not None)
 
 
-def server_version(git_version: str) -> tuple[int, ...]:
+def server_version_or_default(git_version: str) -> tuple[int, ...]:
     """The API server's version from its /version gitVersion, as :func:`parse_git_version` reads
     it; (1, 36), the version the filter engine assumes, when it is unreadable."""
     return parse_git_version(git_version or "") or (1, 36)
