@@ -47,7 +47,7 @@ _RELEASE_TAG = re.compile(r"v0\.(\d+)\.(\d+)")
 
 
 @dataclass(frozen=True)
-class Plugin:
+class OutOfTreePlugin:
     """One out-of-tree plugin of a release."""
 
     name: str
@@ -70,7 +70,7 @@ class Release:
     tag: str
     kubernetes: str  # "1.33.5"
     binary: str  # the scheduler's path inside the image
-    plugins: Mapping[str, Plugin]
+    plugins: Mapping[str, OutOfTreePlugin]
 
     @property
     def minor(self) -> int:
@@ -83,7 +83,7 @@ class Release:
 
 def _release(tag: str, row: Mapping[str, Any]) -> Release:
     plugins = {
-        name: Plugin(
+        name: OutOfTreePlugin(
             name=name,
             points=frozenset(facts["points"]),
             args_kind=facts["args"],
@@ -219,7 +219,7 @@ _KINDS: dict[str, Any] = {"int": int, "number": NUMBER, "str": str, "bool": bool
 _KINDS["dict"] = dict
 
 
-def check_plugin_args(plugin: Plugin, args: Any, path: str) -> list[Problem]:
+def check_plugin_args(plugin: OutOfTreePlugin, args: Any, path: str) -> list[Problem]:
     """The args of ``plugin`` as its release decodes (strictly) and validates them."""
     if not isinstance(args, Mapping) or plugin.args_fields is None:
         return []
