@@ -143,7 +143,7 @@ def reason_histogram(messages: Iterable[str]) -> list[ReasonCount]:
 
 
 @dataclass(frozen=True)
-class Preemption:
+class PreemptedPod:
     victim: str  # namespace/name
     message: str  # the Preempted event's note ("Preempted by pod <uid> on node <node>")
 
@@ -162,7 +162,7 @@ class CandidateResult:
     scheduler_names: tuple[str, ...]  # the profiles' schedulerNames pods were given
     strategy: str | None  # builtin's strategy; None for kube-scheduler's own scoring
     outcomes: list[PodOutcome]
-    preemptions: list[Preemption]
+    preemptions: list[PreemptedPod]
     before: Placement
     after: Placement
     seconds: float  # submission of the first pod to the last binding seen (or to settling)

@@ -41,7 +41,7 @@ from kschedctl.observe.placement import placement
 from kschedctl.observe.simulation import (
     CandidateResult,
     PodOutcome,
-    Preemption,
+    PreemptedPod,
     ReasonCount,
     SimulationReport,
     node_groups,
@@ -206,14 +206,14 @@ def wait_decided(
         time.sleep(POLL)
 
 
-def _preemptions(cluster: Cluster, seen: set[str]) -> list[Preemption]:
+def _preemptions(cluster: Cluster, seen: set[str]) -> list[PreemptedPod]:
     out = []
     for event in cluster.list("/apis/events.k8s.io/v1/events", fieldSelector="reason=Preempted"):
         if event["metadata"]["uid"] in seen:
             continue
         regarding = event.get("regarding") or {}
         out.append(
-            Preemption(
+            PreemptedPod(
                 f"{regarding.get('namespace')}/{regarding.get('name')}",
                 str(event.get("note") or ""),
             )
