@@ -32,6 +32,7 @@ from kschedctl.k8s.client import Cluster
 from kschedctl.lab import api as lab_api
 from kschedctl.lab import binaries, processes, seed
 from kschedctl.lab.cluster import Lab
+from kschedctl.lab.nodes import kwok_node
 from kschedctl.model.config.versions import server_version_or_default
 from kschedctl.model.filters import Snapshot
 from kschedctl.model.scheduling.policy import STEP_ANNOTATION, parse_policy
@@ -354,7 +355,7 @@ def plan_from_snapshot(
         for resources in (capacity, allocatable):
             resources.setdefault("pods", DEFAULT_PODS)  # what a kubelet allows by default
         nodes.append(
-            seed.kwok_node(
+            kwok_node(
                 n.name,
                 labels=n.labels,
                 taints=n.taints,

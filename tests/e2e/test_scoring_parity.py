@@ -27,7 +27,7 @@ from e2e_helpers import exists, pod_manifest, stop, wait_for
 
 from kschedctl.k8s.client import Cluster
 from kschedctl.lab.cluster import Lab
-from kschedctl.lab.nodes import node_object
+from kschedctl.lab.nodes import lab_node
 from kschedctl.lab.processes import proxy_free_environment
 from kschedctl.model.filters import Snapshot, feasible_nodes
 from kschedctl.model.scheduling.scoring import score_nodes
@@ -282,7 +282,7 @@ def test_kschedctl_picks_kube_schedulers_node(
     names = {suffix: f"{ident}-{suffix}" for suffix in scenario.nodes}
     try:
         for suffix, shape in scenario.nodes.items():
-            node = node_object(
+            node = lab_node(
                 names[suffix],
                 labels={KEY: ident, **shape.get("labels", {})},
                 taints=[{"key": KEY, "value": ident, "effect": "NoSchedule"},
