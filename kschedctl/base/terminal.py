@@ -37,7 +37,7 @@ def is_inert(text: str, keep: str = "") -> bool:
     return text.isprintable() or all(c in keep or _inert(c) for c in text)
 
 
-def shown(c: str) -> str:
+def escaped_char(c: str) -> str:
     """How :func:`escape` writes one character it does not let through."""
     named = _NAMED.get(c)
     if named is not None:
@@ -56,4 +56,4 @@ def escape(text: str, keep: str = "") -> str:
     """
     if text.isprintable():  # the common case, checked in C
         return text
-    return "".join(c if c in keep or _inert(c) else shown(c) for c in text)
+    return "".join(c if c in keep or _inert(c) else escaped_char(c) for c in text)

@@ -27,7 +27,7 @@ def on_terminal() -> bool:
     return output.stdout_console().is_terminal
 
 
-def columns(out: str, all_namespaces: bool) -> list[str]:
+def event_columns(out: str, all_namespaces: bool) -> list[str]:
     cols = ["namespace"] if all_namespaces else []
     cols += ["last seen", "type", "reason", "object"]
     if out == "wide":
@@ -78,7 +78,7 @@ def _line(console: Console, e: Event, fmt: OutputFormat, all_namespaces: bool) -
 
     now = datetime.now(timezone.utc)
     cells = row(e, out, all_namespaces, now, console.is_terminal)
-    widths = [_WIDTHS.get(c, 0) for c in columns(out, all_namespaces)]
+    widths = [_WIDTHS.get(c, 0) for c in event_columns(out, all_namespaces)]
     text = Text()
     for cell, width in zip(cells, widths, strict=True):
         piece = cell if isinstance(cell, Text) else output.text(cell)
@@ -99,7 +99,7 @@ def watch(source: SchedulerEvents, fmt: OutputFormat, no_headers: bool) -> None:
     if fmt.kind == formats.CUSTOM_COLUMNS and not no_headers:
         console.file.write(formats.custom_columns(fmt.argument, formats.as_list([])))
     if fmt.is_table and not no_headers:
-        header = columns(fmt.kind, all_namespaces)
+        header = event_columns(fmt.kind, all_namespaces)
         console.print(
             "".join(c.upper().ljust(_WIDTHS.get(c, 0) or len(c)) for c in header), highlight=False
         )

@@ -126,7 +126,7 @@ def events(
     now = datetime.now(timezone.utc)
     out = fmt.kind
     output.print_table(
-        eventrows.columns(out, all_ns),
+        eventrows.event_columns(out, all_ns),
         [eventrows.row(e, out, all_ns, now, eventrows.on_terminal()) for e in found.events],
         headers=not no_headers,
     )

@@ -294,7 +294,9 @@ def for_pod(found: Iterable[NodeRejections], namespace: str, name: str) -> NodeR
     )
 
 
-def rejection_findings(pod: Mapping[str, Any], found: NodeRejections | None) -> list[Finding]:
+def kubelet_rejection_findings(
+    pod: Mapping[str, Any], found: NodeRejections | None
+) -> list[Finding]:
     """``why`` for a pod the kubelet rejected: that (not the scheduler) is what stopped it, and
     whether two schedulers colliding on the node caused it."""
     status, spec = pod.get("status") or {}, pod.get("spec") or {}

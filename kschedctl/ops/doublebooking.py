@@ -39,7 +39,7 @@ def explain_rejection(cluster: Cluster, pod: dict[str, Any], diagnosis: Diagnosi
     found = doublebooking.for_pod(
         detect(cluster, pods), str(meta.get("namespace")), str(meta.get("name"))
     )
-    findings = doublebooking.rejection_findings(pod, found)
+    findings = doublebooking.kubelet_rejection_findings(pod, found)
     diagnosis.findings = findings + [f for f in diagnosis.findings if f.code != "pod-finished"]
     diagnosis.schedulable = False
     diagnosis.double_booking = found.to_dict() if found is not None else None

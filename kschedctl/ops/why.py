@@ -67,7 +67,7 @@ from kschedctl.observe.diagnosis import (
 )
 from kschedctl.observe.doublebooking import is_rejected
 from kschedctl.observe.events import Event
-from kschedctl.observe.pending import PendingReason, summarize
+from kschedctl.observe.pending import PendingReason, pending_reasons
 from kschedctl.observe.plugin_files import (
     ClusterPluginsRef,
     UnrunPlugins,
@@ -620,7 +620,7 @@ class Explanation:
 
     def summary(self) -> tuple[PendingReason, ...]:
         """``--all``: the pods by scheduler and reason."""
-        return summarize(self.diagnoses)
+        return pending_reasons(self.diagnoses)
 
     def to_dict(self) -> dict[str, Any]:
         """``why -o json|yaml``: the diagnosis of the named pod, or (``--all``) a kubectl

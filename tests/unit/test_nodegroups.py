@@ -13,7 +13,7 @@ from test_filters_support import node, pod
 from kschedctl.model.filters import Snapshot, evaluate, failed_scheduling_message
 from kschedctl.observe.diagnosis import diagnose, parse_failed_scheduling
 from kschedctl.observe.nodegroups import ALL, GROUPED, group_nodes, node_layout
-from kschedctl.observe.pending import summarize
+from kschedctl.observe.pending import pending_reasons
 from kschedctl.observe.schedulers import Lease, Scheduler
 
 GPU = {"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}
@@ -206,7 +206,8 @@ def _pending(snap: Snapshot) -> list[Any]:
 
 def test_summary_by_scheduler_and_reason() -> None:
     table = [
-        (r.scheduler, r.code, r.reason, len(r.pods), r.nodes) for r in summarize(_pending(lab()))
+        (r.scheduler, r.code, r.reason, len(r.pods), r.nodes)
+        for r in pending_reasons(_pending(lab()))
     ]
     assert table == [
         # cpu-a, cpu-b: hdd-*; label: fit-*, small-*, hdd-* (gpu-* fail on the taint first)
@@ -222,7 +223,7 @@ def test_summary_by_scheduler_and_reason() -> None:
 
 
 def test_summary_rows_name_their_pods_sorted() -> None:
-    rows_ = {(r.scheduler, r.code): r for r in summarize(_pending(lab()))}
+    rows_ = {(r.scheduler, r.code): r for r in pending_reasons(_pending(lab()))}
     cpu = rows_[("default-scheduler", "rejected-by-NodeResourcesFit")]
     assert cpu.pods == ("default/cpu-a", "other/cpu-b")
     lost = rows_[("nowhere", "scheduler-not-served")].to_dict()
@@ -233,7 +234,7 @@ def test_summary_rows_name_their_pods_sorted() -> None:
 
 
 def test_summary_of_no_pods_is_empty() -> None:
-    assert summarize([]) == ()
+    assert pending_reasons([]) == ()
 
 
 # -- why --all evaluates each shape of pod once -----------------------------------------------------

@@ -193,7 +193,7 @@ def event(note: str, reason: str, name: str, controller: str) -> dict[str, Any]:
 def test_events(note: str, reason: str, name: str, controller: str, tty: bool) -> None:
     e = normalize(event(note, reason, name, controller))
     for kind in ("table", "wide"):
-        columns = eventrows.columns(kind, True)
+        columns = eventrows.event_columns(kind, True)
         rows = [eventrows.row(e, kind, True, NOW, tty)]
         text = printed(tty, output.print_table, columns, rows)
         assert_inert(text)

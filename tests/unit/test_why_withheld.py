@@ -15,7 +15,7 @@ from test_filters_support import node, pod
 
 from kschedctl.model.filters import Snapshot
 from kschedctl.observe.diagnosis import WITHHELD, Reported, diagnose
-from kschedctl.observe.pending import summarize
+from kschedctl.observe.pending import pending_reasons
 from kschedctl.observe.plugin_files import UnrunPlugins
 from kschedctl.ops.why import Explanation
 
@@ -130,7 +130,7 @@ def test_why_all_counts_withheld_pods_apart_and_exits_6() -> None:
         [fb()],
         fallback=POLICY,
     )
-    [row] = [r for r in summarize([withheld, fits]) if r.code == "plugins-not-run"]
+    [row] = [r for r in pending_reasons([withheld, fits]) if r.code == "plugins-not-run"]
     assert (row.reason, row.pods, row.nodes) == (WITHHELD, ("team-b/p",), 1)
     assert Explanation([fits], one_pod=False, namespace=None).schedulable
     both = Explanation([withheld, fits], one_pod=False, namespace=None)
