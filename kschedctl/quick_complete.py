@@ -243,13 +243,13 @@ def _kubeconfig_names(section: str, explicit: str | None, env: Any, incomplete: 
     from kschedctl.k8s.kubeconfig import (
         kubeconfig_paths,
         merge_kubeconfigs,
-        names,
         read_kubeconfigs,
+        section_names,
     )
 
     try:
         files = read_kubeconfigs(kubeconfig_paths(explicit or None, env), explicit=bool(explicit))
-        found = names(merge_kubeconfigs(files), section)
+        found = section_names(merge_kubeconfigs(files), section)
     except Exception:  # nowhere to report it: no candidates
         return []
     seen: list[str] = []

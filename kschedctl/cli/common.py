@@ -28,7 +28,7 @@ def connect(
     return Cluster.connect(kubeconfig, context, cluster=cluster, user=user)
 
 
-def label_selector(text: str | None) -> Selector | None:
+def parsed_label_selector(text: str | None) -> Selector | None:
     """``-l`` parsed once (exit 2 when malformed): the server judges it where the command
     lists from the API, this matches it where rows are computed here."""
     if text is None:
@@ -42,10 +42,10 @@ def label_selector(text: str | None) -> Selector | None:
         raise UsageError(f"-l {text}: {err}") from err
 
 
-def field_selector(text: str | None) -> tuple[FieldRequirement, ...]:
+def parsed_field_selector(text: str | None) -> tuple[FieldRequirement, ...]:
     if text is None:
         return ()
-    # on use, as for label_selector
+    # on use, as for parsed_label_selector
     from kschedctl.model.filters.selectors import SelectorError, parse_field_selector
 
     try:

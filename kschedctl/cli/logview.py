@@ -27,7 +27,7 @@ STYLES = {
 }
 
 
-def render(line: LogLine, *, prefix: bool, timestamps: bool, color: bool) -> str | Text:
+def render_line(line: LogLine, *, prefix: bool, timestamps: bool, color: bool) -> str | Text:
     """The line as printed: plain text, or styled text for a terminal (the same characters)."""
     parts = []
     if prefix:
@@ -60,7 +60,7 @@ class Printer:
         for line in lines:
             if not self.keep(line):
                 continue
-            text = render(line, prefix=prefix, timestamps=self.timestamps, color=self.color)
+            text = render_line(line, prefix=prefix, timestamps=self.timestamps, color=self.color)
             if self.color:
                 self.console.print(text, soft_wrap=True, highlight=False)
             else:

@@ -8,7 +8,7 @@ import typer
 
 from kschedctl.base.errors import UsageError, shown_path
 from kschedctl.cli import completers, output
-from kschedctl.cli.common import connect, label_selector
+from kschedctl.cli.common import connect, parsed_label_selector
 from kschedctl.cli.options import (
     TABLE_FORMATS,
     ClusterName,
@@ -88,7 +88,7 @@ def nodes(
     fmt = check_output(out, TABLE_FORMATS)
     if sort_by not in SORT_KEYS:
         raise UsageError(f"--sort-by {sort_by!r}: use one of {', '.join(SORT_KEYS)}")
-    label_selector(selector)  # exit 2 on a malformed selector, before connecting
+    parsed_label_selector(selector)  # exit 2 on a malformed selector, before connecting
     # the picture module loads rich (start-up): only when drawing
     from kschedctl.cli import picture_export, pictures
 

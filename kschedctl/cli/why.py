@@ -8,8 +8,7 @@ import typer
 
 from kschedctl.base.errors import EXIT_FINDINGS, UsageError
 from kschedctl.cli import cluster_completers, completers, output, why_view
-from kschedctl.cli.common import connect, label_selector
-from kschedctl.cli.common import field_selector as field_selector_of
+from kschedctl.cli.common import connect, parsed_field_selector, parsed_label_selector
 from kschedctl.cli.options import (
     TABLE_FORMATS,
     AllNamespaces,
@@ -138,8 +137,8 @@ def why(
     if pods and not all_pods:
         raise UsageError("--pods goes with --all", hint="kschedctl why --all --pods")
     layout = parse_nodes(nodes)
-    label_selector(selector)  # a malformed selector is a usage error before any request
-    field_selector_of(field_selector)
+    parsed_label_selector(selector)  # a malformed selector is a usage error before any request
+    parsed_field_selector(field_selector)
     # Imported here: --help and the offline commands must not pay for the cluster layers.
     from kschedctl.model.scheduling.plugins import load_plugins
     from kschedctl.observe.plugin_files import ClusterPluginsRef

@@ -40,9 +40,9 @@ def running(lab: Lab, unit: str) -> dict[str, object] | None:
     return record if alive else None
 
 
-def start(lab: Lab, unit: str, argv: list[str]) -> int:
+def start_unit(lab: Lab, unit: str, argv: list[str]) -> int:
     """(Re)start ``argv`` as the lab's stand-in for ``systemctl enable --now UNIT``."""
-    stop(lab, unit)
+    stop_unit(lab, unit)
     log = lab.dir / "logs" / f"service_{unit}.log"
     pid = processes.start(argv, log, processes.proxy_free_environment(), cwd=lab.dir)
     record = _record(lab, unit)
@@ -78,7 +78,7 @@ def _executable(program: str) -> str:
     return path
 
 
-def stop(lab: Lab, unit: str) -> bool:
+def stop_unit(lab: Lab, unit: str) -> bool:
     record = _record(lab, unit)
     try:
         data = json.loads(record.read_text())
@@ -157,7 +157,7 @@ class LabHost(Host):
         unit = systemd.unit_name(spec)
         if changed or not running(self.lab, unit):
             argv = systemd.exec_start(files[systemd.unit_path(spec, self.root)])
-            pid = start(self.lab, unit, argv)
+            pid = start_unit(self.lab, unit, argv)
             info(f"lab: started {unit}'s ExecStart as pid {pid}")
             return False
         return True
@@ -179,7 +179,7 @@ class LabHost(Host):
 
     def stop_service(self, name: str, files: list[Path], info: Say) -> None:
         unit = systemd.unit_name_for(name)
-        if stop(self.lab, unit):
+        if stop_unit(self.lab, unit):
             info(f"lab: stopped {unit}")
 
     def log_file(self, name: str, form: str) -> Path | None:

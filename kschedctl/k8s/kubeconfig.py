@@ -171,7 +171,7 @@ def _absolute(path: str, base: str) -> str:
     return path if os.path.isabs(path) else os.path.normpath(os.path.join(base, path))
 
 
-def names(merged: Mapping[str, Any], section: str) -> list[str]:
+def section_names(merged: Mapping[str, Any], section: str) -> list[str]:
     """The names in one section (``clusters``, ``users``, ``contexts``) in merged order."""
     return [e["name"] for e in _entries(merged.get(section))]
 

@@ -224,7 +224,7 @@ def bindings_from(
     return per_node
 
 
-def find(
+def find_rejections(
     pods: Iterable[Mapping[str, Any]],
     events: Iterable[Event],
     *,

@@ -25,7 +25,7 @@ def detect(cluster: Cluster, pods: Sequence[dict[str, Any]]) -> list[NodeRejecti
         events = scheduled_events(cluster)
     except KschedError:
         events = []
-    return doublebooking.find(pods, events)
+    return doublebooking.find_rejections(pods, events)
 
 
 def explain_rejection(cluster: Cluster, pod: dict[str, Any], diagnosis: Diagnosis) -> None:

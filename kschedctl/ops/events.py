@@ -3,7 +3,8 @@
 :func:`event_filter` turns the command's arguments into an :class:`EventFilter` (pure: usage
 errors come before any connection); :func:`open_events` aims it at a cluster. The server
 filters what a field selector can express (scheduler, object, a single type); the rest (a set
-of reasons or types, a time window) is applied here by :func:`kschedctl.observe.events.select`.
+of reasons or types, a time window) is applied here by
+:func:`kschedctl.observe.events.select_events`.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from kschedctl.observe.events import (
     Event,
     parse_for,
     parse_types,
-    select,
+    select_events,
 )
 from kschedctl.printers.formats import as_item, as_list
 
@@ -56,7 +57,7 @@ class EventFilter:
 
     def select(self, events: Iterable[Event], now: datetime, *, window: bool = True) -> list[Event]:
         """The events that pass, oldest first; ``window=False`` ignores ``since``."""
-        return select(events, types=self.types, reasons=self.reasons,
+        return select_events(events, types=self.types, reasons=self.reasons,
                       since=self.since if window else None, now=now)  # fmt: skip
 
 

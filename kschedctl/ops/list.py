@@ -51,7 +51,7 @@ def scheduler_fields(s: Scheduler) -> dict[str, str]:
     return fields
 
 
-def select(
+def select_schedulers(
     schedulers: list[Scheduler],
     labels: Selector | None = None,
     fields: Sequence[FieldRequirement] = (),
@@ -79,4 +79,4 @@ def scheduler_list(
     labels: Selector | None = None,
     fields: Sequence[FieldRequirement] = (),
 ) -> SchedulerList:
-    return SchedulerList(select(discover(snapshot(cluster)), labels, fields))
+    return SchedulerList(select_schedulers(discover(snapshot(cluster)), labels, fields))

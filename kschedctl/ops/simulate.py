@@ -121,7 +121,7 @@ def start_candidate(lab: Lab, candidate: Candidate) -> tuple[str, str]:
     host.write_files(files)
     argv = systemd.exec_start(files[systemd.unit_path(spec, host.root)])
     unit = systemd.unit_name(spec)
-    lab_host.start(lab, unit, argv)
+    lab_host.start_unit(lab, unit, argv)
     port = spec.service.secure_port
     scheme = "http" if spec.program == "builtin" else "https"
     return unit, f"{scheme}://127.0.0.1:{port}/healthz"
@@ -302,7 +302,7 @@ def run_candidate(
             progress=progress,
         )
     finally:
-        lab_host.stop(lab, unit)
+        lab_host.stop_unit(lab, unit)
     outcomes = []
     for pod in pods:
         node = (pod.get("spec") or {}).get("nodeName")
