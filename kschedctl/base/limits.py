@@ -43,9 +43,9 @@ class Budget:
         )
 
 
-def pods(used: int = 0, already: str = "") -> Budget:
+def pod_budget(used: int = 0, already: str = "") -> Budget:
     return Budget("pods", MAX_PODS, used, already)
 
 
-def nodes(used: int = 0, already: str = "") -> Budget:
+def node_budget(used: int = 0, already: str = "") -> Budget:
     return Budget("nodes", MAX_NODES, used, already)

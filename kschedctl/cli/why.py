@@ -143,12 +143,12 @@ def why(
     from kschedctl.model.scheduling.plugins import load_plugins
     from kschedctl.observe.plugin_files import ClusterPluginsRef
     from kschedctl.ops.reporter import Reporter
-    from kschedctl.ops.why import explain
+    from kschedctl.ops.why import explain_pods
 
     refs = [ClusterPluginsRef.parse(r) for r in run_cluster_plugins or ()]
     plugins = load_plugins(plugin or ())  # a plugin that cannot load: exit 3, no request
     with connect(kubeconfig, context, cluster_name, user) as cluster:
-        found = explain(cluster, pod, namespace=namespace, all_namespaces=all_namespaces,
+        found = explain_pods(cluster, pod, namespace=namespace, all_namespaces=all_namespaces,
                         all_reasons=all_reasons, kubeconfig=kubeconfig,
                         label_selector=selector, field_selector=field_selector,
                         plugins=plugins, run_cluster_plugins=refs,

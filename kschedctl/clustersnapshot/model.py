@@ -390,7 +390,7 @@ def snapshot_from_dict(doc: Any, source: str = "") -> ClusterSnapshot:
 def _check_counts(spec: dict[str, Any], source: str) -> None:
     """The limits, before a node or pod is decoded (a lab holds every one of them)."""
     hint = "take the snapshot of a smaller cluster, or of fewer namespaces (-n)"
-    nodes, pods = limits.nodes(), limits.pods()
+    nodes, pods = limits.node_budget(), limits.pod_budget()
     for key, budget in (("nodes", nodes), ("pods", pods), ("pendingPods", pods)):
         if isinstance(spec.get(key), list):
             budget.take(len(spec[key]), f"spec.{key}", source, hint)

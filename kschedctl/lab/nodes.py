@@ -118,7 +118,7 @@ def load_nodes_file(path: str | Path) -> list[dict[str, Any]]:
     unknown = set(data) - {"nodes"}
     if unknown:
         raise SpecError(key_segment(sorted(unknown)[0]), "unknown field", hint=_HINT, source=source)
-    budget = limits.nodes()
+    budget = limits.node_budget()
     for index, entry in enumerate(data["nodes"]):  # counted before any node is built
         count = entry.get("count", 1) if isinstance(entry, dict) else 1
         if isinstance(count, int) and not isinstance(count, bool) and count > 0:

@@ -60,7 +60,7 @@ def load_workload(
             objects.extend((f"[{i}].items[{j}]", item) for j, item in enumerate(items))
         else:
             objects.append((f"[{i}]", doc))
-    budget = budget or limits.pods()
+    budget = budget or limits.pod_budget()
     checked = []
     for at, obj in objects:
         one = _checked(obj, at, source, default_namespace)

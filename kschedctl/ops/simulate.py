@@ -419,7 +419,7 @@ def load_plan(
     (exit 3 or 5 on the first that is wrong)."""
     snap = load_snapshot(snapshot)  # at most limits.MAX_PODS pods
     held = len(snap.pods) + (len(snap.pending_pods) if pending else 0)
-    budget = limits.pods(held, f"the snapshot's {held:,} pods")
+    budget = limits.pod_budget(held, f"the snapshot's {held:,} pods")
     extra = load_workload(workload, budget=budget) if workload else []
     candidates = [load_candidate(source) for source in schedulers]
     plan = plan_from_snapshot(snap, snapshot, extra)

@@ -1,5 +1,5 @@
 """`kschedctl why`: gather what it needs from the cluster, then run the pure decision tree
-(:mod:`kschedctl.observe.diagnosis`). :func:`explain` is the use case.
+(:mod:`kschedctl.observe.diagnosis`). :func:`explain_pods` is the use case.
 
 Nodes and every pod are required (the filters cannot be evaluated without them): without
 permission to list them, `why` fails naming the permission. Everything else degrades: no
@@ -646,7 +646,7 @@ def pod_name(argument: str) -> str:
     return name
 
 
-def explain(
+def explain_pods(
     cluster: Cluster,
     pod: str | None = None,
     *,

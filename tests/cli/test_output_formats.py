@@ -450,7 +450,7 @@ def pending(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
         return Explanation([_diagnosis("a", True), _diagnosis("b", False)], one_pod=False,
                            namespace="default")  # fmt: skip
 
-    monkeypatch.setattr("kschedctl.ops.why.explain", explain)
+    monkeypatch.setattr("kschedctl.ops.why.explain_pods", explain)
     return calls
 
 

@@ -509,12 +509,12 @@ def test_the_opt_in_flag_round_trips() -> None:
 
 
 def test_two_configmaps_for_one_scheduler_are_refused_before_any_request() -> None:
-    from kschedctl.ops.why import explain
+    from kschedctl.ops.why import explain_pods
 
     cluster = FakeCluster({})
     refs = [_ref("a" * 64), observed.ClusterPluginsRef("team-b", "racks-config", "b" * 64)]
     with pytest.raises(KschedError, match="names the plugins of scheduler racks twice") as caught:
-        explain(cluster, "p", run_cluster_plugins=refs)  # type: ignore[arg-type]
+        explain_pods(cluster, "p", run_cluster_plugins=refs)  # type: ignore[arg-type]
     assert caught.value.exit_code == 2 and cluster.asked == []
 
 
