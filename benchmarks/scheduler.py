@@ -68,7 +68,7 @@ from kschedctl.lab.api import (  # noqa: E402
     wait_nodes_ready,
 )
 from kschedctl.lab.cluster import Lab, free_port  # noqa: E402
-from kschedctl.lab.nodes import node_object  # noqa: E402
+from kschedctl.lab.nodes import lab_node  # noqa: E402
 from kschedctl.lab.processes import proxy_free_environment  # noqa: E402
 from kschedctl.model.scheduling.metrics import quantile  # noqa: E402
 
@@ -105,7 +105,7 @@ def progress(message: str) -> None:
 
 def nodes_named(start: int, stop: int) -> list[dict[str, Any]]:
     return [
-        node_object(f"bench-{i:05d}", zone=("zone-a", "zone-b")[i % 2]) for i in range(start, stop)
+        lab_node(f"bench-{i:05d}", zone=("zone-a", "zone-b")[i % 2]) for i in range(start, stop)
     ]
 
 
