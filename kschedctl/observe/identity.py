@@ -33,6 +33,9 @@ MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 # Where deploy recorded the scheduler's Lease, on each of its objects ("namespace/name").
 LEASE_ANNOTATION = "kschedctl.io/lease"
 CONTROL_PLANE_ROLES = ("node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master")
+# The form deploy recorded on each object it applied (render.context writes it).
+FORM_ANNOTATION = "kschedctl.io/form"
+HOST_FORMS = ("service", "static-pod")
 
 # How a claim is known to be its scheduler (Scheduler.identity), or why it is not.
 CONTROL_PLANE = "control-plane"  # a static pod of a control-plane node (its mirror pod)
@@ -60,6 +63,18 @@ def recorded_namespaces(bindings: Iterable[tuple[str, dict[str, Any]]]) -> dict[
             if subject.get("kind") == "ServiceAccount" and subject.get("name") == name:
                 found.setdefault(name, set()).add(str(subject.get("namespace") or ""))
     return found
+
+
+def host_rbac_namespace(obj: dict[str, Any], kind: str = "Role") -> str | None:
+    """The namespace a host-form scheduler's deploy recorded, when ``obj`` (of ``kind``: list
+    items carry none) is its Lease Role or RoleBinding: a service or static pod has no
+    ClusterRoleBinding, and RBAC objects are beyond the namespace editors the identity rules
+    guard against (the built-in ``edit`` role writes no roles or bindings)."""
+    meta = _meta(obj)
+    form = (meta.get("annotations") or {}).get(FORM_ANNOTATION)
+    if obj.get("kind", kind) not in ("Role", "RoleBinding") or form not in HOST_FORMS:
+        return None
+    return str(meta.get("namespace") or "") or None
 
 
 def _controller(obj: dict[str, Any], kind: str) -> dict[str, Any] | None:
@@ -167,12 +182,14 @@ def trusted_objects(
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """kschedctl's objects of scheduler ``name`` (found by label) split into those kschedctl
     created — cluster-scoped ones, and those in kube-system, in the namespaces its
-    ClusterRoleBindings among ``objects`` record, or in the namespace of the Lease those
-    record — and those only labelled like them elsewhere (anyone may label an object)."""
+    ClusterRoleBindings (host forms: its Lease Role and RoleBinding) among ``objects`` record,
+    or in the namespace of the Lease those record — and those only labelled like them
+    elsewhere (anyone may label an object)."""
     recorded = recorded_namespaces(
         (name, o) for o in objects if o.get("kind") == "ClusterRoleBinding"
     )
     anchored = {KUBE_SYSTEM, *recorded.get(name, set())}
+    anchored.update(ns for o in objects if (ns := host_rbac_namespace(o, "")) is not None)
     for obj in objects:
         meta = _meta(obj)
         lease = (meta.get("annotations") or {}).get(LEASE_ANNOTATION)

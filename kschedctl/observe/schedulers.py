@@ -25,6 +25,7 @@ from kschedctl.observe.bodies import SchedulerEntry
 from kschedctl.observe.crash import pod_problems
 
 # Re-exported: deploy, remove and placement read them here with the other kschedctl marks.
+from kschedctl.observe.identity import FORM_ANNOTATION as FORM_ANNOTATION
 from kschedctl.observe.identity import LEASE_ANNOTATION as LEASE_ANNOTATION
 from kschedctl.observe.identity import MIRROR_ANNOTATION as MIRROR_ANNOTATION
 
@@ -35,7 +36,6 @@ INSTANCE = "app.kubernetes.io/instance"
 # creates (helm.sh/helm/v4 pkg/action setMetadataVisitor) and Argo CD's default tracking label
 # is app.kubernetes.io/instance, so kschedctl finds its objects by this label first.
 SCHEDULER_LABEL = "kschedctl.io/scheduler"
-FORM_ANNOTATION = "kschedctl.io/form"
 # On the pod template: a changed config rolls the pods (written by the templates).
 CONFIG_HASH = "kschedctl.io/config-hash"
 # Host forms: where their files went (and which lab), so `remove` needs no workspace.
@@ -569,6 +569,9 @@ def discover(snap: Snapshot) -> list[Scheduler]:
     recorded = identity.recorded_namespaces(
         (who, o) for o in snap.bindings if (who := owner(o)) is not None
     )
+    for obj in snap.managed:  # kschedctl's Roles: host forms are recorded by theirs
+        if (who := owner(obj)) is not None and (ns := identity.host_rbac_namespace(obj)):
+            recorded.setdefault(who, set()).add(ns)
     # One claim per name, namespace and verdict: the objects of one place merge, never two.
     claims: dict[tuple[str, str, str], Scheduler] = {}
 
