@@ -105,12 +105,13 @@ from .engine import evaluate, evaluation_key
 from .feasible import Feasible, feasible_nodes, fits_node, nodes_to_find
 from .messages import failed_scheduling_message, fit_error_message, histogram, reason_text
 from .nodefilters import RequiredNodeAffinity, matches_node_affinity
+from .plugin import Filter
 from .preemption import pick_node, preempt, select_victims
 from .quantity import QuantityError, parse_quantity, to_milli, to_units
 from .resources import format_amount, is_scalar_resource, node_allocatable, pod_requests
 from .selectors import Selector, SelectorError, label_selector
 from .snapshot import NodeInfo, PodInfo, Snapshot, pod_key
-from .table import FILTER_ORDER, FILTERS, Filter
+from .table import FILTER_ORDER, FILTERS
 from .taints import find_untolerated_taint, taint_text, tolerates, toleration_for
 from .verdicts import (
     UNRESOLVABLE,

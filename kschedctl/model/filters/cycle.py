@@ -8,8 +8,9 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from .nodefilters import Incoming, NodeCheck
+from .plugin import Filter, PodState
 from .snapshot import NodeInfo, PodInfo, Snapshot
-from .table import FILTERS, Filter, PodState
+from .table import FILTERS
 from .verdicts import (
     DYNAMIC_RESOURCES,
     NODE_DECLARED_FEATURES,
