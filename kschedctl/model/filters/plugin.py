@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from .nodefilters import Incoming, NodeCheck
-from .snapshot import NodeInfo, PodInfo, Snapshot
+from .nodeinfo import NodeInfo, PodInfo
+from .snapshot import NodeInfoSnapshot
 from .verdicts import Reason
 
 __all__ = ["Check", "Cycle", "Explain", "Filter", "PodState", "PreFilter"]
@@ -31,13 +32,13 @@ class Cycle(Protocol):
     """What a row reads of one pod's scheduling cycle (``cycle.CycleState``)."""
 
     inc: Incoming
-    snapshot: Snapshot
+    snapshot: NodeInfoSnapshot
     states: dict[str, PodState]
 
 
 Explain = Callable[[Cycle, NodeInfo, bool], list[Reason]]
 Check = Callable[[Cycle], NodeCheck]
-PreFilter = Callable[[Incoming, Snapshot, "list[str] | None"], "PodState | None"]
+PreFilter = Callable[[Incoming, NodeInfoSnapshot, "list[str] | None"], "PodState | None"]
 
 
 @dataclass(frozen=True)

@@ -48,8 +48,9 @@ from .nodefilters import (
     taint_toleration_check,
     tolerates_unschedulable,
 )
+from .nodeinfo import NodeInfo
 from .plugin import Check, Cycle, Explain, Filter, PodState
-from .snapshot import NodeInfo, Snapshot
+from .snapshot import NodeInfoSnapshot
 from .spread import spread_state
 from .verdicts import (
     DYNAMIC_RESOURCES,
@@ -91,7 +92,7 @@ def _stateful_check(plugin: str) -> Check:
 
 
 def _spread_prefilter(
-    inc: Incoming, snapshot: Snapshot, notes: list[str] | None
+    inc: Incoming, snapshot: NodeInfoSnapshot, notes: list[str] | None
 ) -> PodState | None:
     return spread_state(inc, snapshot)
 
