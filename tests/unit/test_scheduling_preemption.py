@@ -344,7 +344,7 @@ class _Recorder:
 def test_victims_are_deleted_with_their_own_grace_period_and_uid() -> None:
     from kschedctl.base.errors import ConflictError
     from kschedctl.k8s.scheduler_api import ClusterSchedulerApi
-    from kschedctl.model.scheduling.loop import ApiConflict
+    from kschedctl.model.scheduling.port import ApiConflict
 
     api = ClusterSchedulerApi.__new__(ClusterSchedulerApi)
     api.cluster = _Recorder()  # type: ignore[assignment]
