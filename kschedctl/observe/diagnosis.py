@@ -24,10 +24,12 @@ from kschedctl.model.filters import (
     NodeVerdict,
     Preemption,
     Reason,
-    Snapshot,
     evaluate,
     evaluation_key,
     failed_scheduling_message,
+)
+from kschedctl.model.filters import (
+    NodeInfoSnapshot as Snapshot,
 )
 from kschedctl.model.scheduling.algorithm import (
     PROVISIONS,

@@ -32,7 +32,7 @@ from kschedctl.k8s.client import Cluster
 from kschedctl.lab import api as lab_api
 from kschedctl.lab import binaries, processes, seed
 from kschedctl.lab.cluster import Lab
-from kschedctl.model.filters import Snapshot
+from kschedctl.model.filters import NodeInfoSnapshot
 from kschedctl.model.scheduling.policy import STEP_ANNOTATION, parse_policy
 from kschedctl.observe.diagnosis import diagnose, parse_version
 from kschedctl.observe.pending import pod_reasons
@@ -233,7 +233,7 @@ def why_reasons(
     left = [p for p in pods if not (p.get("spec") or {}).get("nodeName")]
     if not left:
         return []
-    snap = Snapshot(
+    snap = NodeInfoSnapshot(
         cluster.list("/api/v1/nodes"),
         cluster.list("/api/v1/pods"),
         {n["metadata"]["name"]: n for n in cluster.list("/api/v1/namespaces")},

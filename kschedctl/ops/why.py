@@ -40,7 +40,7 @@ from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.events import failed_scheduling
 from kschedctl.k8s.inventory import snapshot as inventory_snapshot
 from kschedctl.k8s.logs import recent_lines
-from kschedctl.model.filters import Snapshot
+from kschedctl.model.filters import NodeInfoSnapshot
 from kschedctl.model.scheduling.plugins import (
     PLUGIN_FILES_LEASE_ANNOTATION,
     PLUGINS_HASH_LEASE_ANNOTATION,
@@ -119,7 +119,7 @@ def _optional(call: Any, default: Any = None) -> Any:
 
 @dataclass
 class ClusterState:
-    snapshot: Snapshot
+    snapshot: NodeInfoSnapshot
     schedulers: list[Scheduler] | None
     version: tuple[int, ...]
     # Scheduler name -> the fallback policy of kschedctl's own scheduler (None: another one).
@@ -208,7 +208,7 @@ def cluster_state(cluster: Cluster, pending: list[dict[str, Any]]) -> ClusterSta
         pdbs = None
         if _may_preempt(pending, all_pods):
             pdbs = _optional(lambda: cluster.list("/apis/policy/v1/poddisruptionbudgets"))
-        snap = Snapshot(
+        snap = NodeInfoSnapshot(
             nodes.result(),
             all_pods,
             namespaces,
@@ -287,7 +287,7 @@ def why_pod(
         if node:
             found = _optional(lambda: cluster.get(f"/api/v1/nodes/{node}"))
             nodes = [found] if found else []
-        diagnosis = diagnose(pod, Snapshot(nodes), None)
+        diagnosis = diagnose(pod, NodeInfoSnapshot(nodes), None)
         if is_rejected(pod):
             explain_rejection(cluster, pod, diagnosis)
         return diagnosis

@@ -13,7 +13,7 @@ from test_diagnosis_fallback import POLICY, fb, ours
 from test_diagnosis_fallback import cluster as fallback_cluster
 from test_filters_support import node, pod
 
-from kschedctl.model.filters import Snapshot
+from kschedctl.model.filters import NodeInfoSnapshot
 from kschedctl.observe.diagnosis import WITHHELD, Reported, diagnose
 from kschedctl.observe.pending import summarize
 from kschedctl.observe.plugin_files import UnrunPlugins
@@ -29,8 +29,8 @@ UNRUN = UnrunPlugins(
 )
 
 
-def _snapshot() -> Snapshot:
-    return Snapshot([node("roomy", labels={"pool": "main"}), node("tiny", cpu="100m")], [])
+def _snapshot() -> NodeInfoSnapshot:
+    return NodeInfoSnapshot([node("roomy", labels={"pool": "main"}), node("tiny", cpu="100m")], [])
 
 
 def _ours(**kw: Any) -> dict[str, Any]:
