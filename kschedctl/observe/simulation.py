@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kschedctl.model.filters.resources import CPU, MEMORY, PODS, node_allocatable
-from kschedctl.observe.diagnosis import parse_failed_scheduling
+from kschedctl.observe.failedscheduling import parse_failed_scheduling
 from kschedctl.observe.placement import RESOURCES, Placement
 
 API_VERSION = "kschedctl.io/v1alpha1"

@@ -57,16 +57,11 @@ from kschedctl.model.scheduling.policy import (
     parse_policy,
 )
 from kschedctl.observe.crash import CrashReport
-from kschedctl.observe.diagnosis import (
-    WARNING,
-    Diagnosis,
-    Finding,
-    Reported,
-    diagnose,
-    parse_version,
-)
+from kschedctl.observe.diagnosis import Diagnosis, diagnose, parse_version
 from kschedctl.observe.doublebooking import is_rejected
 from kschedctl.observe.events import Event
+from kschedctl.observe.failedscheduling import Reported
+from kschedctl.observe.findings import WARNING, Finding
 from kschedctl.observe.pending import PendingReason, summarize
 from kschedctl.observe.plugin_files import (
     ClusterPluginsRef,
