@@ -55,7 +55,7 @@ from kschedctl.observe.findings import (
     plugins_not_run,
     scheduler_findings,
 )
-from kschedctl.observe.nodegroups import NodeGroup, group_nodes
+from kschedctl.observe.nodegroups import VerdictGroup, group_nodes
 from kschedctl.observe.plugin_files import UnrunPlugins
 from kschedctl.observe.schedulers import Scheduler
 
@@ -78,7 +78,7 @@ class Diagnosis:
     reported: Reported | None = None
     fallback: dict[str, Any] | None = None  # kschedctl's own scheduler: every policy stage
     plugins: PluginReport | None = None  # kschedctl's own scheduler: its plugins' verdicts
-    node_groups: tuple[NodeGroup, ...] = ()  # the evaluation's nodes grouped by verdict
+    node_groups: tuple[VerdictGroup, ...] = ()  # the evaluation's nodes grouped by verdict
     # A pod the kubelet rejected (OutOf*): its node's rejections and who collided there
     # (observe.doublebooking.NodeRejections.to_dict).
     double_booking: dict[str, Any] | None = None
@@ -148,7 +148,7 @@ def diagnose(
     all_reasons: bool = False,
     fallback: FallbackPolicy | None = None,
     crashes: Sequence[CrashReport] = (),
-    evaluations: dict[str, tuple[Evaluation, tuple[NodeGroup, ...]]] | None = None,
+    evaluations: dict[str, tuple[Evaluation, tuple[VerdictGroup, ...]]] | None = None,
     plugins: PluginSet = NO_PLUGINS,
     unrun: UnrunPlugins | None = None,
 ) -> Diagnosis:
