@@ -57,16 +57,12 @@ from kschedctl.model.scheduling.policy import (
     parse_policy,
 )
 from kschedctl.observe.crash import CrashReport
-from kschedctl.observe.diagnosis import (
-    WARNING,
-    Diagnosis,
-    Finding,
-    Reported,
-    diagnose,
-    parse_version,
-)
+from kschedctl.observe.diagnosis import Diagnosis, diagnose, parse_version
+from kschedctl.observe.discovery import discover, is_pending
 from kschedctl.observe.doublebooking import is_rejected
 from kschedctl.observe.events import Event
+from kschedctl.observe.failedscheduling import Reported
+from kschedctl.observe.findings import WARNING, Finding
 from kschedctl.observe.pending import PendingReason, summarize
 from kschedctl.observe.plugin_files import (
     ClusterPluginsRef,
@@ -74,13 +70,7 @@ from kschedctl.observe.plugin_files import (
     configmap_name,
     plugin_files,
 )
-from kschedctl.observe.schedulers import (
-    SCHEDULER_LABEL,
-    Scheduler,
-    discover,
-    is_pending,
-    recorded_host_files,
-)
+from kschedctl.observe.schedulers import SCHEDULER_LABEL, Scheduler, recorded_host_files
 from kschedctl.ops.crash import crash_reports, scheduler_pods
 from kschedctl.ops.doublebooking import explain_rejection
 from kschedctl.ops.reporter import QUIET, Reporter

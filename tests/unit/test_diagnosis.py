@@ -9,12 +9,8 @@ import pytest
 from test_filters_support import container, host_port, node, pod
 
 from kschedctl.model.filters import NodeInfoSnapshot, evaluate, failed_scheduling_message
-from kschedctl.observe.diagnosis import (
-    Reported,
-    diagnose,
-    parse_failed_scheduling,
-    parse_version,
-)
+from kschedctl.observe.diagnosis import diagnose, parse_version
+from kschedctl.observe.failedscheduling import Reported, parse_failed_scheduling
 from kschedctl.observe.schedulers import Lease, Scheduler
 
 TAINT = {"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}

@@ -146,7 +146,7 @@ def test_without_a_published_hash_or_a_record_nothing_is_read(installed: Any) ->
 def test_the_finding_says_which_plugins_could_not_be_read_and_how_to_supply_them(
     installed: Any,
 ) -> None:
-    from kschedctl.observe.diagnosis import plugins_not_run
+    from kschedctl.observe.findings import plugins_not_run
 
     (installed["dir"] / "score.py").unlink()
     state = why.ClusterState(NodeInfoSnapshot([]), [ENTRY], (1, 36))

@@ -11,7 +11,8 @@ import pytest
 from test_filters_support import node, pod
 
 from kschedctl.model.filters import NodeInfoSnapshot, evaluate, failed_scheduling_message
-from kschedctl.observe.diagnosis import diagnose, parse_failed_scheduling
+from kschedctl.observe.diagnosis import diagnose
+from kschedctl.observe.failedscheduling import parse_failed_scheduling
 from kschedctl.observe.nodegroups import ALL, GROUPED, group_nodes, node_layout
 from kschedctl.observe.pending import summarize
 from kschedctl.observe.schedulers import Lease, Scheduler

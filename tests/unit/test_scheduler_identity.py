@@ -9,7 +9,8 @@ from test_schedulers import REPLICA_SET, by_name, deployment, lease, snapshot
 
 from kschedctl.base.errors import KschedError, NotFoundError
 from kschedctl.observe import identity
-from kschedctl.observe.schedulers import Scheduler, discover
+from kschedctl.observe.discovery import discover
+from kschedctl.observe.schedulers import Scheduler
 
 MINE = {"kschedctl.io/scheduler": "mine"}
 

@@ -52,8 +52,9 @@ from kschedctl.cli.inventory import list_columns, list_rows
 from kschedctl.cli.status import _print_status
 from kschedctl.model.filters import NodeInfoSnapshot
 from kschedctl.observe.crash import ContainerProblem, CrashReport
-from kschedctl.observe.diagnosis import Reported, diagnose
+from kschedctl.observe.diagnosis import diagnose
 from kschedctl.observe.events import normalize
+from kschedctl.observe.failedscheduling import Reported
 from kschedctl.observe.loglines import Grep, LogLine
 from kschedctl.observe.placement import placement
 from kschedctl.observe.schedulers import Lease, Scheduler
