@@ -67,7 +67,8 @@ from kschedctl.lab.api import (  # noqa: E402
     wait_default_service_account,
     wait_nodes_ready,
 )
-from kschedctl.lab.cluster import Lab, free_port  # noqa: E402
+from kschedctl.lab.cluster import Lab  # noqa: E402
+from kschedctl.lab.components import free_port  # noqa: E402
 from kschedctl.lab.nodes import lab_node  # noqa: E402
 from kschedctl.lab.processes import proxy_free_environment  # noqa: E402
 from kschedctl.model.scheduling.metrics import quantile  # noqa: E402

@@ -38,7 +38,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from kschedctl.model.filters import Snapshot, evaluate, failed_scheduling_message  # noqa: E402
+from kschedctl.model.filters import NodeInfoSnapshot, evaluate, failed_scheduling_message  # noqa: E402
 from kschedctl.observe.diagnosis import diagnose  # noqa: E402
 from kschedctl.observe.nodegroups import group_nodes  # noqa: E402
 from kschedctl.observe.pending import pending_reasons  # noqa: E402
@@ -178,7 +178,7 @@ def run(size: int, repeat: int, trace: bool, pending_pods: int = 200) -> None:
     if trace:
         tracemalloc.start()
     t0 = time.perf_counter()
-    snap = Snapshot(nodes, pods)
+    snap = NodeInfoSnapshot(nodes, pods)
     build = time.perf_counter() - t0
     traced = ""
     if trace:

@@ -5,7 +5,7 @@
 ``kschedctl/_generated/schemas/snapshot.schema.json`` (generated from these dataclasses by
 :mod:`kschedctl.render.schemas`). Named ``ClusterSnapshot`` (not ``Snapshot``): the filters'
 indexed cluster state is :class:`kschedctl.model.filters.snapshot.Snapshot`, scheduler discovery's
-reads are :class:`kschedctl.observe.schedulers.Snapshot`.
+reads are :class:`kschedctl.observe.discovery.ClusterReading`.
 
 Pure. Nodes and pods are reduced to the fields kube-scheduler's plugins read (no uid, no
 status but the phase, no annotations, no env, no commands); the Kubernetes-shaped parts

@@ -21,7 +21,8 @@ from kschedctl.base.errors import KschedError
 from kschedctl.hosts import systemd
 from kschedctl.hosts.host import Host, Say
 from kschedctl.lab import binaries, processes
-from kschedctl.lab.cluster import Lab, free_port
+from kschedctl.lab.cluster import Lab
+from kschedctl.lab.components import free_port
 from kschedctl.model.config.versions import DEFAULT_SCHEDULER_NAME
 from kschedctl.observe.schedulers import LAB_ANNOTATION
 from kschedctl.spec import Spec

@@ -1,6 +1,6 @@
 """What kschedctl's scheduler asks of the API server, on plain dicts.
 
-Implements :class:`kschedctl.model.scheduling.loop.SchedulerApi`: list+watch of nodes,
+Implements :class:`kschedctl.model.scheduling.port.SchedulerApi`: list+watch of nodes,
 non-terminal pods, PersistentVolumeClaims, PersistentVolumes and StorageClasses, services and
 controllers, namespaces, PodDisruptionBudgets (slimmed as pages arrive), a PersistentVolume's
 claimRef for a WaitForFirstConsumer claim (read, then written with the read resourceVersion), the
@@ -37,7 +37,7 @@ from kschedctl.model.scheduling.cache import (
     slim_volume,
     slim_workload,
 )
-from kschedctl.model.scheduling.loop import (
+from kschedctl.model.scheduling.port import (
     NAMESPACES,
     PDBS,
     ApiConflict,

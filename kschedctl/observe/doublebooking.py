@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from kschedctl.observe.diagnosis import ERROR, WARNING, Finding
 from kschedctl.observe.events import Event, first_time, iso_time
+from kschedctl.observe.findings import ERROR, WARNING, Finding
 
 OUT_OF = "OutOf"  # lifecycle.InsufficientResourcePrefix
 DEFAULT_SCHEDULER = "default-scheduler"

@@ -20,19 +20,20 @@ the only one claiming it. Two claims that could stand for one name are a *confli
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kschedctl.base.errors import KschedError, NotFoundError
 from kschedctl.model.config.versions import DEFAULT_SCHEDULER_NAME
-
-if TYPE_CHECKING:
-    from kschedctl.observe.schedulers import Scheduler
+from kschedctl.observe.schedulers import (
+    FORM_ANNOTATION,
+    LEASE_ANNOTATION,
+    MIRROR_ANNOTATION,
+    Scheduler,
+)
 
 KUBE_SYSTEM = "kube-system"
-MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
-# Where deploy recorded the scheduler's Lease, on each of its objects ("namespace/name").
-LEASE_ANNOTATION = "kschedctl.io/lease"
 CONTROL_PLANE_ROLES = ("node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master")
+HOST_FORMS = ("service", "static-pod")
 
 # How a claim is known to be its scheduler (Scheduler.identity), or why it is not.
 CONTROL_PLANE = "control-plane"  # a static pod of a control-plane node (its mirror pod)
@@ -60,6 +61,18 @@ def recorded_namespaces(bindings: Iterable[tuple[str, dict[str, Any]]]) -> dict[
             if subject.get("kind") == "ServiceAccount" and subject.get("name") == name:
                 found.setdefault(name, set()).add(str(subject.get("namespace") or ""))
     return found
+
+
+def host_rbac_namespace(obj: dict[str, Any], kind: str = "Role") -> str | None:
+    """The namespace a host-form scheduler's deploy recorded, when ``obj`` (of ``kind``: list
+    items carry none) is its Lease Role or RoleBinding: a service or static pod has no
+    ClusterRoleBinding, and RBAC objects are beyond the namespace editors the identity rules
+    guard against (the built-in ``edit`` role writes no roles or bindings)."""
+    meta = _meta(obj)
+    form = (meta.get("annotations") or {}).get(FORM_ANNOTATION)
+    if obj.get("kind", kind) not in ("Role", "RoleBinding") or form not in HOST_FORMS:
+        return None
+    return str(meta.get("namespace") or "") or None
 
 
 def _controller(obj: dict[str, Any], kind: str) -> dict[str, Any] | None:
@@ -167,12 +180,14 @@ def trusted_objects(
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """kschedctl's objects of scheduler ``name`` (found by label) split into those kschedctl
     created — cluster-scoped ones, and those in kube-system, in the namespaces its
-    ClusterRoleBindings among ``objects`` record, or in the namespace of the Lease those
-    record — and those only labelled like them elsewhere (anyone may label an object)."""
+    ClusterRoleBindings (host forms: its Lease Role and RoleBinding) among ``objects`` record,
+    or in the namespace of the Lease those record — and those only labelled like them
+    elsewhere (anyone may label an object)."""
     recorded = recorded_namespaces(
         (name, o) for o in objects if o.get("kind") == "ClusterRoleBinding"
     )
     anchored = {KUBE_SYSTEM, *recorded.get(name, set())}
+    anchored.update(ns for o in objects if (ns := host_rbac_namespace(o, "")) is not None)
     for obj in objects:
         meta = _meta(obj)
         lease = (meta.get("annotations") or {}).get(LEASE_ANNOTATION)
@@ -182,6 +197,39 @@ def trusted_objects(
         o for o in objects if not _meta(o).get("namespace") or _meta(o)["namespace"] in anchored
     ]
     return kept, [o for o in objects if o not in kept]
+
+
+def resolve(claims: Iterable[Scheduler]) -> dict[str, Scheduler]:
+    """One entry per name from discovery's claims: its verified claim, else its only
+    unverified one; several of those are a conflict (an entry of form ``conflict`` naming
+    them); the rest impostors."""
+    by_name: dict[str, list[Scheduler]] = {}
+    for claim in claims:
+        by_name.setdefault(claim.name, []).append(claim)
+    found: dict[str, Scheduler] = {}
+    for name, group in by_name.items():
+        verified = [c for c in group if c.identity in VERIFIED]
+        unverified = [c for c in group if c.identity == UNVERIFIED]
+        impostors = [c for c in group if c.identity == IMPOSTOR]
+        if verified:
+            for claim in unverified:  # a name served from where it is known to be
+                claim.identity = IMPOSTOR
+                claim.reason = f"{name} is served from namespace {verified[0].namespace}"
+            impostors, pickable = unverified + impostors, verified
+        else:
+            pickable = unverified
+        if len(pickable) == 1:
+            entry = pickable[0]
+        elif pickable:
+            entry = Scheduler(
+                name, "conflict", sources=sorted({s for c in pickable for s in c.sources}),
+                managed=any(c.managed for c in pickable), candidates=pickable,
+            )  # fmt: skip
+        else:  # only impostors: nothing known to serve the name
+            entry = Scheduler(name, "none", served=False, sources=["impostor"])
+        entry.impostors = sorted(impostors, key=lambda c: (c.namespace or "", c.instance or ""))
+        found[name] = entry
+    return found
 
 
 def pick(schedulers: list[Scheduler], name: str, namespace: str | None = None) -> Scheduler | None:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from kschedctl.model.scheduling.metrics import quantile
-from kschedctl.observe.schedulers import expanded_argv, is_builtin_container
+from kschedctl.observe.containers import expanded_argv, is_builtin_container
 
 __all__ = [
     "ATTEMPT_RESULTS",

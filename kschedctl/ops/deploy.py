@@ -29,13 +29,13 @@ from kschedctl.k8s.inventory import snapshot
 from kschedctl.k8s.resources import describe
 from kschedctl.model.config.versions import DEFAULT_SCHEDULER_NAME, parse_git_version
 from kschedctl.observe.appliers import GITOPS_TOOLS, appliers, helm_command, helm_releases
+from kschedctl.observe.discovery import discover
 from kschedctl.observe.schedulers import (
     CONFIG_HASH,
     FORM_ANNOTATION,
     HOST_FILES_ANNOTATION,
     LEASE_ANNOTATION,
     Scheduler,
-    discover,
 )
 from kschedctl.ops import rollout
 from kschedctl.ops.reporter import QUIET, Reporter

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 from kschedctl.base.errors import UsageError
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.inventory import snapshot
-from kschedctl.observe.schedulers import Scheduler, discover
+from kschedctl.observe.discovery import discover
+from kschedctl.observe.schedulers import Scheduler
 from kschedctl.printers.formats import as_item, as_list
 
 if TYPE_CHECKING:

@@ -23,12 +23,9 @@ from kschedctl.k8s.resources import describe
 from kschedctl.model.config.shapes import shown
 from kschedctl.model.config.versions import DEFAULT_SCHEDULER_NAME
 from kschedctl.observe.appliers import appliers, helm_command, helm_releases
+from kschedctl.observe.containers import workload_leases
 from kschedctl.observe.identity import trusted_objects
-from kschedctl.observe.schedulers import (
-    LEASE_ANNOTATION,
-    recorded_host_files,
-    workload_leases,
-)
+from kschedctl.observe.schedulers import LEASE_ANNOTATION, recorded_host_files
 from kschedctl.ops import rollout
 from kschedctl.ops.reporter import QUIET, Reporter
 

@@ -34,7 +34,7 @@ from kschedctl.lab import binaries, processes, seed
 from kschedctl.lab.cluster import Lab
 from kschedctl.lab.nodes import kwok_node
 from kschedctl.model.config.versions import server_version_or_default
-from kschedctl.model.filters import Snapshot
+from kschedctl.model.filters import NodeInfoSnapshot
 from kschedctl.model.scheduling.policy import STEP_ANNOTATION, parse_policy
 from kschedctl.observe.diagnosis import diagnose
 from kschedctl.observe.pending import pod_reasons
@@ -235,7 +235,7 @@ def why_reasons(
     left = [p for p in pods if not (p.get("spec") or {}).get("nodeName")]
     if not left:
         return []
-    snap = Snapshot(
+    snap = NodeInfoSnapshot(
         cluster.list("/api/v1/nodes"),
         cluster.list("/api/v1/pods"),
         {n["metadata"]["name"]: n for n in cluster.list("/api/v1/namespaces")},

@@ -15,7 +15,9 @@ from kschedctl.k8s.events import Query, list_events
 from kschedctl.k8s.inventory import snapshot
 from kschedctl.k8s.resources import describe
 from kschedctl.model.config.versions import image_kubernetes_version, parse_git_version
+from kschedctl.observe.containers import is_builtin_container, scheduler_container
 from kschedctl.observe.crash import CrashReport
+from kschedctl.observe.discovery import discover
 from kschedctl.observe.doublebooking import for_scheduler
 from kschedctl.observe.identity import pick, trusted_objects
 from kschedctl.observe.permissions import (
@@ -24,12 +26,7 @@ from kschedctl.observe.permissions import (
     rbac_mode,
     scheduler_access,
 )
-from kschedctl.observe.schedulers import (
-    Scheduler,
-    discover,
-    is_builtin_container,
-    scheduler_container,
-)
+from kschedctl.observe.schedulers import Scheduler
 from kschedctl.ops.crash import crash_reports, pods_of_scheduler
 from kschedctl.ops.doublebooking import detect
 from kschedctl.ops.status_metrics import MetricsReport, read_metrics

@@ -41,7 +41,7 @@ from kschedctl.k8s.events import failed_scheduling
 from kschedctl.k8s.inventory import snapshot as inventory_snapshot
 from kschedctl.k8s.logs import recent_lines
 from kschedctl.model.config.versions import server_version_or_default
-from kschedctl.model.filters import Snapshot
+from kschedctl.model.filters import NodeInfoSnapshot
 from kschedctl.model.scheduling.plugins import (
     PLUGIN_FILES_LEASE_ANNOTATION,
     PLUGINS_HASH_LEASE_ANNOTATION,
@@ -58,15 +58,12 @@ from kschedctl.model.scheduling.policy import (
     parse_policy,
 )
 from kschedctl.observe.crash import CrashReport
-from kschedctl.observe.diagnosis import (
-    WARNING,
-    Diagnosis,
-    Finding,
-    Reported,
-    diagnose,
-)
+from kschedctl.observe.diagnosis import Diagnosis, diagnose
+from kschedctl.observe.discovery import discover, is_pending
 from kschedctl.observe.doublebooking import is_rejected
 from kschedctl.observe.events import Event
+from kschedctl.observe.failedscheduling import Reported
+from kschedctl.observe.findings import WARNING, Finding
 from kschedctl.observe.pending import PendingReason, pending_reasons
 from kschedctl.observe.plugin_files import (
     ClusterPluginsRef,
@@ -74,13 +71,7 @@ from kschedctl.observe.plugin_files import (
     configmap_name,
     plugin_files,
 )
-from kschedctl.observe.schedulers import (
-    SCHEDULER_LABEL,
-    Scheduler,
-    discover,
-    is_pending,
-    recorded_host_files,
-)
+from kschedctl.observe.schedulers import SCHEDULER_LABEL, Scheduler, recorded_host_files
 from kschedctl.ops.crash import crash_reports, pods_of_scheduler
 from kschedctl.ops.doublebooking import explain_rejection
 from kschedctl.ops.reporter import QUIET, Reporter
@@ -119,7 +110,7 @@ def _optional(call: Any, default: Any = None) -> Any:
 
 @dataclass
 class ClusterState:
-    snapshot: Snapshot
+    snapshot: NodeInfoSnapshot
     schedulers: list[Scheduler] | None
     version: tuple[int, ...]
     # Scheduler name -> the fallback policy of kschedctl's own scheduler (None: another one).
@@ -208,7 +199,7 @@ def cluster_state(cluster: Cluster, pending: list[dict[str, Any]]) -> ClusterSta
         pdbs = None
         if _may_preempt(pending, all_pods):
             pdbs = _optional(lambda: cluster.list("/apis/policy/v1/poddisruptionbudgets"))
-        snap = Snapshot(
+        snap = NodeInfoSnapshot(
             nodes.result(),
             all_pods,
             namespaces,
@@ -287,7 +278,7 @@ def why_pod(
         if node:
             found = _optional(lambda: cluster.get(f"/api/v1/nodes/{node}"))
             nodes = [found] if found else []
-        diagnosis = diagnose(pod, Snapshot(nodes), None)
+        diagnosis = diagnose(pod, NodeInfoSnapshot(nodes), None)
         if is_rejected(pod):
             explain_rejection(cluster, pod, diagnosis)
         return diagnosis

@@ -11,7 +11,7 @@ import yaml
 from conftest import Run
 
 from kschedctl.lab.nodes import lab_node
-from kschedctl.model.filters import Snapshot
+from kschedctl.model.filters import NodeInfoSnapshot
 from kschedctl.observe.diagnosis import Diagnosis, diagnose
 from kschedctl.observe.schedulers import Lease, Scheduler
 
@@ -28,7 +28,7 @@ def _pod(name: str, *, cpu: str = "2", namespace: str = "default", **spec: Any) 
     }  # fmt: skip
 
 
-def _cluster(small: int = 12, hdd: int = 6) -> Snapshot:
+def _cluster(small: int = 12, hdd: int = 6) -> NodeInfoSnapshot:
     """3 nodes that fit, ``small`` short of cpu, ``hdd`` without the label, 4 with a taint."""
     ssd = {"disk": "ssd"}
     nodes = (
@@ -37,7 +37,7 @@ def _cluster(small: int = 12, hdd: int = 6) -> Snapshot:
         + [lab_node(f"hdd-{i}") for i in range(hdd)]
         + [lab_node(f"gpu-{i}", labels=ssd, taints=[GPU]) for i in range(4)]
     )
-    return Snapshot(nodes)
+    return NodeInfoSnapshot(nodes)
 
 
 def _scheduler() -> list[Scheduler]:

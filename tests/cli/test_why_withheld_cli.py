@@ -12,7 +12,7 @@ import pytest
 from conftest import Run
 
 from kschedctl.lab.nodes import lab_node
-from kschedctl.model.filters import Snapshot
+from kschedctl.model.filters import NodeInfoSnapshot
 from kschedctl.observe.diagnosis import diagnose
 from kschedctl.observe.plugin_files import ClusterPluginsRef, UnrunPlugins
 from kschedctl.observe.schedulers import Lease, Scheduler
@@ -32,7 +32,7 @@ def _diagnosis(name: str, cpu: str, unrun: UnrunPlugins | None = UNRUN) -> Any:
     nodes = [lab_node("roomy"), lab_node("tiny", capacity={"cpu": "1", "pods": "110"})]
     lease = Lease("team-b", "racks", holder="racks-1_x", renew_age=1, duration=15)
     racks = Scheduler("racks", "deployment", managed=True, lease=lease, desired=1, ready=1)
-    return diagnose(pod, Snapshot(nodes), [racks], unrun=unrun)
+    return diagnose(pod, NodeInfoSnapshot(nodes), [racks], unrun=unrun)
 
 
 def test_the_table_withholds_the_verdict_and_names_the_flag(run: Run, why: dict) -> None:

@@ -33,7 +33,7 @@ from kschedctl.k8s.client import Cluster
 from kschedctl.lab.cluster import Lab
 from kschedctl.lab.nodes import lab_node
 from kschedctl.lab.processes import proxy_free_environment
-from kschedctl.model.filters import Snapshot, evaluate
+from kschedctl.model.filters import NodeInfoSnapshot, evaluate
 from kschedctl.model.scheduling.policy import POD_POLICY_ANNOTATION, STEP_ANNOTATION, load_policy
 
 SCHEDULER = "placer"
@@ -207,7 +207,7 @@ def no_hard_rule_broken(api: Cluster, policy_path: Path) -> list[str]:
         step = (pod["metadata"].get("annotations") or {}).get(STEP_ANNOTATION)
         if step:
             pending = policy[step].apply(pending)
-        verdict = evaluate(pending, Snapshot(nodes, others), preemption=False).verdict(
+        verdict = evaluate(pending, NodeInfoSnapshot(nodes, others), preemption=False).verdict(
             pod["spec"]["nodeName"]
         )
         if not verdict.fits:

@@ -26,7 +26,8 @@ from e2e_helpers import pod_manifest, wait_for
 
 from kschedctl.base.errors import NotFoundError
 from kschedctl.k8s.client import Cluster
-from kschedctl.lab.cluster import Lab, free_port
+from kschedctl.lab.cluster import Lab
+from kschedctl.lab.components import free_port
 from kschedctl.lab.nodes import lab_node
 from kschedctl.lab.processes import proxy_free_environment
 

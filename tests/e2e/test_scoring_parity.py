@@ -29,7 +29,7 @@ from kschedctl.k8s.client import Cluster
 from kschedctl.lab.cluster import Lab
 from kschedctl.lab.nodes import lab_node
 from kschedctl.lab.processes import proxy_free_environment
-from kschedctl.model.filters import Snapshot, feasible_nodes
+from kschedctl.model.filters import NodeInfoSnapshot, feasible_nodes
 from kschedctl.model.scheduling.scoring import score_nodes
 
 SCHEDULER = "scoring-parity"
@@ -267,7 +267,7 @@ def _live_margin(cluster: Cluster, probe: dict[str, Any], ident: str) -> tuple[s
     pods = cluster.list("/api/v1/pods")
     services = cluster.list("/api/v1/services")
     namespaces = {ns["metadata"]["name"]: ns for ns in cluster.list("/api/v1/namespaces")}
-    snap = Snapshot(nodes, pods, namespaces, workloads={"Service": services})
+    snap = NodeInfoSnapshot(nodes, pods, namespaces, workloads={"Service": services})
     names = [n for n in feasible_nodes(probe, snap).names if n.startswith(ident)]
     ranked = sorted(score_nodes(probe, snap, names), key=lambda s: -s.total)
     lead = ranked[0].total - ranked[1].total if len(ranked) > 1 else 1000

@@ -22,7 +22,7 @@ from kschedctl.cli import app
 from kschedctl.k8s.client import Cluster
 from kschedctl.lab.cluster import Lab
 from kschedctl.lab.nodes import lab_node
-from kschedctl.observe.diagnosis import parse_failed_scheduling
+from kschedctl.observe.failedscheduling import parse_failed_scheduling
 
 TAINT = {"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}
 TOLERATE = [{"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}]

@@ -29,7 +29,7 @@ from kschedctl.base.errors import NotFoundError
 from kschedctl.cli import app
 from kschedctl.k8s.client import Cluster
 from kschedctl.lab.cluster import Lab
-from kschedctl.observe.diagnosis import parse_failed_scheduling
+from kschedctl.observe.failedscheduling import parse_failed_scheduling
 
 pytestmark = pytest.mark.slow
 

@@ -280,7 +280,7 @@ def test_field_paths_quote_keys_that_are_not_names() -> None:
     ids=["alias-bomb", "profiles-mapping", "profiles-int", "5000-digits", "unhashable-key"],
 )
 def test_a_hostile_config_in_the_cluster_is_ignored(config: str) -> None:
-    from kschedctl.observe.schedulers import config_facts
+    from kschedctl.observe.containers import config_facts
 
     started = time.monotonic()
     facts = config_facts(config, [])

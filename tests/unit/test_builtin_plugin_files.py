@@ -519,12 +519,12 @@ def test_two_configmaps_for_one_scheduler_are_refused_before_any_request() -> No
 
 
 def test_why_lists_the_deployed_plugins_once(tmp_path: Path) -> None:
-    from kschedctl.model.filters import Snapshot
+    from kschedctl.model.filters import NodeInfoSnapshot
     from kschedctl.ops.why import _unrun_plugins
 
     spec = _spec(tmp_path, {"plugins/rack.py": RACK, "score.py": SCORE})
     cluster, pods, path = _deployed(spec)
-    state = ClusterState(Snapshot([]), [ENTRY], (1, 36), pods=pods)
+    state = ClusterState(NodeInfoSnapshot([]), [ENTRY], (1, 36), pods=pods)
     unrun = _unrun_plugins(cluster, state, "racks", ENTRY)  # type: ignore[arg-type]
     assert unrun is not None and unrun.files == ("rack.py", "score.py")
     assert _unrun_plugins(cluster, state, "racks", ENTRY) is unrun  # type: ignore[arg-type]

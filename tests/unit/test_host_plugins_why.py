@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from kschedctl.hosts.host import SystemdHost
-from kschedctl.model.filters import Snapshot
+from kschedctl.model.filters import NodeInfoSnapshot
 from kschedctl.model.scheduling.plugins import (
     PLUGIN_FILES_LEASE_ANNOTATION,
     PLUGINS_HASH_LEASE_ANNOTATION,
@@ -93,7 +93,7 @@ def test_why_uses_the_installed_files_when_they_are_what_the_scheduler_loaded(
         ("rack.py", str(installed["dir"])),
         ("score.py", str(installed["dir"])),
     ]
-    state = why.ClusterState(Snapshot([]), [ENTRY], (1, 36))
+    state = why.ClusterState(NodeInfoSnapshot([]), [ENTRY], (1, 36))
     state.plugin_hashes["racks"] = _published(installed["lease"])
     unrun = why._unrun_plugins(None, state, "racks", ENTRY)  # type: ignore[arg-type]
     assert unrun is not None
@@ -146,10 +146,10 @@ def test_without_a_published_hash_or_a_record_nothing_is_read(installed: Any) ->
 def test_the_finding_says_which_plugins_could_not_be_read_and_how_to_supply_them(
     installed: Any,
 ) -> None:
-    from kschedctl.observe.diagnosis import plugins_not_run
+    from kschedctl.observe.findings import plugins_not_run
 
     (installed["dir"] / "score.py").unlink()
-    state = why.ClusterState(Snapshot([]), [ENTRY], (1, 36))
+    state = why.ClusterState(NodeInfoSnapshot([]), [ENTRY], (1, 36))
     state.plugin_hashes["racks"] = _published(installed["lease"])
     unrun = why._unrun_plugins(None, state, "racks", ENTRY)  # type: ignore[arg-type]
     assert unrun is not None and unrun.run_with is None and unrun.source == "its Lease"

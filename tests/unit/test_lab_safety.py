@@ -20,8 +20,9 @@ import pytest
 
 from kschedctl.base.errors import LabError
 from kschedctl.lab import pki, private, processes
-from kschedctl.lab.cluster import MARKER, STATE, ComponentState, Lab, LabState
+from kschedctl.lab.cluster import Lab
 from kschedctl.lab.runner import spawn, volumes
+from kschedctl.lab.state import MARKER, STATE, ComponentState, LabState
 
 
 def mode(path: Path) -> int:

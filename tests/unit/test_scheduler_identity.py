@@ -9,7 +9,8 @@ from test_schedulers import REPLICA_SET, by_name, deployment, lease, snapshot
 
 from kschedctl.base.errors import KschedError, NotFoundError
 from kschedctl.observe import identity
-from kschedctl.observe.schedulers import Scheduler, discover
+from kschedctl.observe.discovery import discover
+from kschedctl.observe.schedulers import Scheduler
 
 MINE = {"kschedctl.io/scheduler": "mine"}
 
@@ -245,3 +246,36 @@ def test_a_labelled_pod_elsewhere_is_not_the_schedulers_pod() -> None:
     entry = Scheduler("mine", "pod", namespace="team", pods=["a"])
     assert [p["metadata"]["name"] for p in pods_of_scheduler(pods, "mine", entry)] == ["a"]
     assert pods_of_scheduler(pods, "mine", None) == []
+
+
+def host_role(namespace: str, form: str | None = "service") -> dict[str, Any]:
+    """A host-form scheduler's Lease Role as deploy applies it (no ClusterRoleBinding)."""
+    annotations = {"kschedctl.io/lease": f"{namespace}/mine"}
+    if form:
+        annotations["kschedctl.io/form"] = form
+    return {"metadata": {"namespace": namespace, "name": "mine-leader-election",
+                         "labels": MINE, "annotations": annotations}}  # fmt: skip
+
+
+@pytest.mark.parametrize("form", ["service", "static-pod"])
+def test_a_host_form_is_recorded_by_its_lease_role(form: str) -> None:
+    """A service or static pod deployed outside kube-system: its Lease Role (RBAC, which the
+    `edit` role cannot write) records the namespace, as a ClusterRoleBinding does for the
+    in-cluster forms; a pod only labelled as it elsewhere stays an impostor."""
+    snap = snapshot(
+        pods=[configured("aab-dev", "b", "mine", MINE)], managed=[host_role("team", form)]
+    )
+    mine = by_name(snap)["mine"]
+    assert (mine.form, mine.namespace, mine.identity) == (form, "team", "kschedctl")
+    assert [i.namespace for i in mine.impostors] == ["aab-dev"]
+
+
+def test_only_host_form_rbac_records_a_namespace() -> None:
+    """A Role without the host-form mark, or an object editors can write, records nothing."""
+    assert identity.host_rbac_namespace(host_role("team")) == "team"
+    assert identity.host_rbac_namespace(host_role("team", form="deployment")) is None
+    assert identity.host_rbac_namespace(host_role("team", form=None)) is None
+    lease_like = {**host_role("team"), "kind": "Lease"}
+    assert identity.host_rbac_namespace(lease_like) is None
+    kept, foreign = identity.trusted_objects("mine", [{**host_role("team"), "kind": "Role"}])
+    assert (len(kept), foreign) == (1, [])

@@ -20,13 +20,11 @@ from kschedctl.model.scheduling.loop import (
     CONNECTIONS,
     REPORT_WORKERS,
     WATCHES,
-    ApiConflict,
-    ApiNotFound,
-    ApiUnavailable,
     SchedulerLoop,
     Settings,
 )
 from kschedctl.model.scheduling.policy import parse_policy
+from kschedctl.model.scheduling.port import ApiConflict, ApiNotFound, ApiUnavailable
 
 
 @dataclass

@@ -186,7 +186,8 @@ def test_a_retired_component_is_not_revived(tmp_path: Path) -> None:
     import sys
 
     from kschedctl.lab import processes
-    from kschedctl.lab.cluster import MARKER, STATE, ComponentState, Lab, LabState
+    from kschedctl.lab.cluster import Lab
+    from kschedctl.lab.state import MARKER, STATE, ComponentState, LabState
 
     lab = Lab(tmp_path / "lab")
     lab.dir.mkdir()

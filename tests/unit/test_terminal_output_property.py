@@ -50,10 +50,11 @@ from kschedctl.cli import (
 )
 from kschedctl.cli.inventory import list_columns, list_rows
 from kschedctl.cli.status import _print_status
-from kschedctl.model.filters import Snapshot
+from kschedctl.model.filters import NodeInfoSnapshot
 from kschedctl.observe.crash import ContainerProblem, CrashReport
-from kschedctl.observe.diagnosis import Reported, diagnose
+from kschedctl.observe.diagnosis import diagnose
 from kschedctl.observe.events import normalize
+from kschedctl.observe.failedscheduling import Reported
 from kschedctl.observe.loglines import Grep, LogLine
 from kschedctl.observe.placement import placement
 from kschedctl.observe.schedulers import Lease, Scheduler
@@ -250,7 +251,7 @@ def test_status(name: str, message: str, log: str, warning: str, tty: bool) -> N
 @given(name=hostile, node_name=hostile, event_note=hostile, tty=st.booleans())
 def test_why(name: str, node_name: str, event_note: str, tty: bool) -> None:
     p = pod(name, namespace=name, cpu="8", schedulerName="default-scheduler")
-    snap = Snapshot([node(node_name, cpu="2"), node("n-2", cpu="1")], [])
+    snap = NodeInfoSnapshot([node(node_name, cpu="2"), node("n-2", cpu="1")], [])
     scheduler = Scheduler(name="default-scheduler", form="process",
                           lease=Lease("kube-system", "kube-scheduler", node_name, 1.0, 15),
                           leader=node_name)  # fmt: skip

@@ -6,37 +6,42 @@ Pure. Mirrors what kube-scheduler checks at start-up (strict decoding, then
 is not the only scheduler: a profile or lease that collides with
 the default scheduler. Every rule reports a :class:`~kschedctl.base.errors.Problem` naming the
 field; nothing stops at the first one, like kube-scheduler's own aggregate.
+
+This module holds the entry point, the type meta, the profiles and their plugins;
+``validation_settings`` the process's own settings (top-level numbers, clientConnection,
+leaderElection) and the extenders.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from kschedctl.base.errors import ERROR, WARNING, Problem, quote
 from kschedctl.model.config.defaults import default_config
-from kschedctl.model.config.durations import parse_go_duration
 from kschedctl.model.config.framework import build_profiles
 from kschedctl.model.config.plugin_args import check_args
 from kschedctl.model.config.schema import (
     GO_INT32,
     GO_INT64,
-    NUMBER,
     check_fields,
     check_list,
     join,
-    type_message,
-    type_ok,
 )
 from kschedctl.model.config.shapes import (
     dns_subdomain_problem,
     flag_problem,
     hostile_problems,
     plain,
-    qualified_name_problems,
     shown,
+)
+from kschedctl.model.config.validation_settings import (
+    DEFAULT_TRAP,
+    as_int,
+    check_extenders,
+    check_leader_election,
+    check_top,
 )
 from kschedctl.model.config.versions import (
     CONFIG_API_VERSION,
@@ -55,57 +60,15 @@ from kschedctl.model.config.versions import (
 
 __all__ = ["check_config", "check_extra_args"]
 
-# client-go's leader election adds up to 20% jitter to retryPeriod and refuses a renewDeadline
-# that does not leave room for it ("renewDeadline must be greater than retryPeriod*JitterFactor").
-_JITTER_FACTOR = 1.2
-# client-go's rest.Config.QPS is a float32.
-_FLOAT32_MAX = 3.4028234663852886e38
-
 
 # ---------------------------------------------------------------------------------------------
 # Shapes for strict decoding: kube-scheduler rejects unknown fields and wrong types.
 
-LEADER_ELECTION = {
-    "leaderElect": bool,
-    "leaseDuration": str,
-    "renewDeadline": str,
-    "retryPeriod": str,
-    "resourceLock": str,
-    "resourceName": str,
-    "resourceNamespace": str,
-}
-CLIENT_CONNECTION = {
-    "kubeconfig": str,
-    "acceptContentTypes": str,
-    "contentType": str,
-    "qps": NUMBER,
-    "burst": GO_INT32,
-}
 PROFILE = {"schedulerName": str, "percentageOfNodesToScore": GO_INT32, "plugins": dict}
 PROFILE["pluginConfig"] = list
 PLUGIN_SET = {"enabled": list, "disabled": list}
 PLUGIN = {"name": str, "weight": GO_INT32}
 PLUGIN_CONFIG = {"name": str, "args": dict}
-EXTENDER = {
-    "urlPrefix": str,
-    "filterVerb": str,
-    "preemptVerb": str,
-    "prioritizeVerb": str,
-    "weight": GO_INT64,
-    "bindVerb": str,
-    "enableHTTPS": bool,
-    "tlsConfig": dict,
-    "httpTimeout": str,
-    "nodeCacheCapable": bool,
-    "managedResources": list,
-    "ignorable": bool,
-}
-TLS_CONFIG: dict[str, Any] = {"insecure": bool}
-TLS_CONFIG.update(
-    dict.fromkeys(("serverName", "certFile", "keyFile", "caFile", "certData", "keyData"), str),
-    caData=str,
-)
-MANAGED_RESOURCE = {"name": str, "ignoredByScheduler": bool}
 
 # Known fields of in-tree plugin args (kubescheduler.config.k8s.io/v1); None = not checked.
 ARGS_FIELDS: dict[str, dict[str, Any] | None] = {
@@ -168,10 +131,10 @@ def check_config(
     # kube-scheduler validates the defaulted config (decode → default → validate): what
     # defaulting fills in (retryPeriod: 0s, resourceName: "", weight: 0) is valid.
     defaulted = default_config(doc)
-    _check_top(defaulted, out, prefix)
+    check_top(defaulted, out, prefix)
     # (a spec, type_meta=False, has its own replacesDefault field and its own Lease name)
     own_file = _explicit_default_profile(doc) if type_meta and not replaces_default else None
-    _check_leader_election(
+    check_leader_election(
         defaulted.get("leaderElection"), doc.get("leaderElection"), replaces_default, out, prefix
     )
     if own_file is not None:
@@ -179,18 +142,15 @@ def check_config(
         out[:] = [p for p in out if not _is_default_trap(p)]
         out.append(_own_file_problem(prefix, own_file))
     _check_profiles(defaulted, doc, version, replaces_default, own_file, type_meta, out, prefix)
-    _check_extenders(defaulted.get("extenders"), out, join(prefix.rstrip("."), "extenders"))
+    check_extenders(defaulted.get("extenders"), out, join(prefix.rstrip("."), "extenders"))
     # What kube-scheduler refuses when it builds each profile's framework (after validation);
     # it merges the default plugins itself, so it reads the plugins as written.
     out += build_profiles(doc, version, extra_plugins=extra_plugins, prefix=prefix)
     return [p.moved(source=source) for p in out]
 
 
-_TRAP = "the default scheduler's lock"
-
-
 def _is_default_trap(problem: Problem) -> bool:
-    return _TRAP in problem.message
+    return DEFAULT_TRAP in problem.message
 
 
 def _explicit_default_profile(doc: dict[str, Any]) -> int | None:
@@ -237,121 +197,6 @@ def _check_type_meta(
         out.append(
             Problem(
                 prefix + "kind", f"must be KubeSchedulerConfiguration, not {shown(doc.get('kind'))}"
-            )
-        )
-
-
-_TOP_INTS = {
-    "parallelism": GO_INT32,
-    "percentageOfNodesToScore": GO_INT32,
-    "percentageOfPlacementsToScore": GO_INT32,
-    "podInitialBackoffSeconds": GO_INT64,
-    "podMaxBackoffSeconds": GO_INT64,
-}
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _check_top(doc: dict[str, Any], out: list[Problem], prefix: str) -> None:
-    """validation.go ValidateKubeSchedulerConfiguration's top-level rules (on the defaulted
-    config) and component-base's ValidateClientConnectionConfiguration."""
-    p = prefix
-    cc = check_fields(doc.get("clientConnection"), CLIENT_CONNECTION, p + "clientConnection", out)
-    burst = _int(cc.get("burst"))
-    if burst is not None and burst < 0:
-        out.append(Problem(p + "clientConnection.burst", "must be non-negative"))
-    qps = cc.get("qps")
-    if isinstance(qps, NUMBER) and not isinstance(qps, bool) and not abs(qps) <= _FLOAT32_MAX:
-        out.append(Problem(p + "clientConnection.qps", f"{shown(qps)} is out of range (float32)"))
-    for key in ("enableProfiling", "enableContentionProfiling", "delayCacheUntilActive"):
-        if key in doc and not type_ok(doc[key], bool):
-            out.append(Problem(p + key, f"must be a boolean, not {quote(doc[key])}"))
-    typed: dict[str, int] = {}
-    for key, kind in _TOP_INTS.items():
-        if key in doc and not type_ok(doc[key], kind):
-            out.append(Problem(p + key, type_message(doc[key], kind)))
-        elif _int(doc.get(key)) is not None:
-            typed[key] = doc[key]
-    if typed.get("parallelism", 1) <= 0:
-        out.append(Problem(p + "parallelism", "should be an integer value greater than zero"))
-    for key in ("percentageOfNodesToScore", "percentageOfPlacementsToScore"):
-        value = typed.get(key)
-        if value is not None and not 0 <= value <= 100:
-            out.append(Problem(p + key, f"not in valid range [0-100] (got {value})"))
-    initial = typed.get("podInitialBackoffSeconds", 1)
-    maximum = typed.get("podMaxBackoffSeconds", 10)
-    if initial <= 0:
-        out.append(
-            Problem(p + "podInitialBackoffSeconds", f"must be greater than 0 (got {initial})")
-        )
-    if maximum < initial:
-        out.append(
-            Problem(
-                p + "podMaxBackoffSeconds",
-                f"must be greater than or equal to PodInitialBackoffSeconds (got {maximum}, "
-                f"podInitialBackoffSeconds is {initial})",
-            )
-        )
-
-
-def _duration(le: dict[str, Any], key: str, path: str, out: list[Problem]) -> float | None:
-    try:
-        return parse_go_duration(le[key])
-    except (ValueError, KeyError, TypeError) as err:
-        if isinstance(err, ValueError):
-            out.append(Problem(f"{path}.{key}", str(err)))
-        return None
-
-
-def _check_leader_election(
-    defaulted: Any, raw: Any, replaces_default: bool, out: list[Problem], prefix: str
-) -> None:
-    """component-base ValidateLeaderElectionConfiguration on the defaulted values, the
-    resourceLock rule of validation.go, client-go's leader elector rules, and the Lease trap."""
-    path = prefix + "leaderElection"
-    le = check_fields(defaulted, LEADER_ELECTION, path, out)
-    lease = _duration(le, "leaseDuration", path, out)
-    renew = _duration(le, "renewDeadline", path, out)
-    retry = _duration(le, "retryPeriod", path, out)
-    if le.get("leaderElect") is False:
-        return  # kube-scheduler skips every leader-election rule then
-    for key, value in (("leaseDuration", lease), ("renewDeadline", renew), ("retryPeriod", retry)):
-        if value is not None and value <= 0:
-            out.append(Problem(f"{path}.{key}", f"must be greater than zero (got {le[key]})"))
-    if lease is not None and renew is not None and lease <= renew:
-        out.append(
-            Problem(
-                f"{path}.leaseDuration",
-                f"{le['leaseDuration']} must be greater than renewDeadline "
-                f"({le['renewDeadline']}) (kube-scheduler: must be greater than `RenewDeadline`)",
-            )
-        )
-    if renew is not None and retry is not None and 0 < renew <= retry * _JITTER_FACTOR:
-        out.append(
-            Problem(
-                f"{path}.renewDeadline",
-                f"{le['renewDeadline']} must be greater than retryPeriod ({le['retryPeriod']}) "
-                "× 1.2: client-go's leader election refuses it (renewDeadline must be greater "
-                "than retryPeriod*JitterFactor)",
-            )
-        )
-    if le.get("resourceLock") != "leases":
-        out.append(
-            Problem(
-                f"{path}.resourceLock",
-                f'{quote(le.get("resourceLock"))}: resourceLock value must be "leases"',
-            )
-        )
-    given = raw if isinstance(raw, dict) else {}
-    if le.get("resourceName") == DEFAULT_LEASE_NAME and not replaces_default:
-        where = "is" if given.get("resourceName") else "defaults to"
-        out.append(
-            Problem(
-                f"{path}.resourceName",
-                f"{where} {DEFAULT_LEASE_NAME!r}, {_TRAP}: an additional scheduler holding it "
-                "only waits as a standby. Use a Lease of its own (e.g. the scheduler name)",
             )
         )
 
@@ -435,7 +280,7 @@ def _check_profiles(
                         severity=WARNING if from_file else ERROR,
                     )
                 )
-        pct = _int(profile.get("percentageOfNodesToScore"))
+        pct = as_int(profile.get("percentageOfNodesToScore"))
         if pct is not None and not 0 <= pct <= 100:
             out.append(
                 Problem(
@@ -632,153 +477,6 @@ def _check_plugin_config(
             else:
                 check_args(name, cfg["args"], fields, f"{epath}.args", out, version.minor)
     return entries
-
-
-def _check_extenders(raw: Any, out: list[Problem], path: str) -> None:
-    binders = 0
-    managed: set[str] = set()
-    for i, entry in enumerate(check_list(raw, path, out)):
-        epath = f"{path}[{i}]"
-        ext = check_fields(entry, EXTENDER, epath, out)
-        tls = check_fields(ext.get("tlsConfig"), TLS_CONFIG, f"{epath}.tlsConfig", out)
-        pem: dict[str, bytes] = {}
-        for key in ("certData", "keyData", "caData"):
-            problem = _base64_problem(tls.get(key))
-            if problem:
-                out.append(Problem(f"{epath}.tlsConfig.{key}", problem))
-            elif tls.get(key):
-                pem[key] = _base64_bytes(tls[key])
-        _check_pem(pem, f"{epath}.tlsConfig", out)
-        if tls.get("insecure") is True and (tls.get("caFile") or tls.get("caData")):
-            # client-go rest.TLSConfigFor, when scheduler.New builds the extenders (with or
-            # without enableHTTPS): "couldn't build extenders: specifying a root certificates
-            # file with the insecure flag is not allowed".
-            out.append(
-                Problem(
-                    f"{epath}.tlsConfig.insecure",
-                    "specifying a root certificates file (caFile/caData) with the insecure flag "
-                    "is not allowed: drop one of them",
-                )
-            )
-        weight = _int(ext.get("weight"))
-        if ext.get("prioritizeVerb") and (weight is None or weight <= 0):
-            out.append(
-                Problem(
-                    f"{epath}.weight",
-                    f"must have a positive weight applied to it (got {weight or 0})",
-                )
-            )
-        if ext.get("bindVerb"):
-            binders += 1
-        if "httpTimeout" in ext:  # a null too: metav1.Duration refuses it
-            try:
-                parse_go_duration(ext["httpTimeout"])
-            except ValueError as err:
-                out.append(Problem(f"{epath}.httpTimeout", str(err)))
-        for j, res in enumerate(
-            check_list(ext.get("managedResources"), f"{epath}.managedResources", out)
-        ):
-            rpath = f"{epath}.managedResources[{j}]"
-            resource = check_fields(res, MANAGED_RESOURCE, rpath, out)
-            name = resource.get("name")
-            name = "" if name is None else name  # Go's zero value
-            qualified = qualified_name_problems(name) if isinstance(name, str) else []
-            if qualified:
-                out += [Problem(f"{rpath}.name", f"{quote(name)}: {m}") for m in qualified]
-            elif not _is_extended_resource(name):
-                out.append(
-                    Problem(
-                        f"{rpath}.name",
-                        f"{quote(name)} is an invalid extended resource name (expected "
-                        "domain/name, not in kubernetes.io)",
-                    )
-                )
-            elif name in managed:
-                out.append(
-                    Problem(
-                        f"{rpath}.name", f"{quote(name)}: duplicate extender managed resource name"
-                    )
-                )
-            else:
-                managed.add(str(name))
-
-    if binders > 1:
-        out.append(
-            Problem(
-                path,
-                f"found {binders} extenders implementing bind: only one extender can implement "
-                "bind",
-            )
-        )
-
-
-def _base64_problem(value: Any) -> str | None:
-    """Why a ``[]byte`` field's string is not what encoding/json decodes it from: standard,
-    padded base64 (\r and \n ignored), or None."""
-    if not isinstance(value, str) or not value:
-        return None
-    import base64  # only for extenders with inline TLS data
-    import binascii
-
-    text = value.replace("\r", "").replace("\n", "")
-    try:
-        base64.b64decode(text, validate=True)
-    except (binascii.Error, ValueError):
-        return (
-            "is not base64: certData, keyData and caData hold the PEM file base64-encoded "
-            "(kube-scheduler: illegal base64 data)"
-        )
-    return None
-
-
-def _base64_bytes(value: str) -> bytes:
-    import base64  # only for extenders with inline TLS data
-
-    return base64.b64decode(value.replace("\r", "").replace("\n", ""))
-
-
-_PEM_BLOCK = re.compile(rb"-----BEGIN ([A-Z0-9 ]+)-----\r?\n")
-
-
-def _check_pem(pem: dict[str, bytes], path: str, out: list[Problem]) -> None:
-    """What client-go (transport.TLSConfigFor, when scheduler.New builds the extenders) refuses
-    in inline TLS data: a caData with no CERTIFICATE PEM block, a certData/keyData pair
-    without PEM blocks (tls.X509KeyPair). Block contents are not parsed here."""
-    types = {key: {m.group(1) for m in _PEM_BLOCK.finditer(data)} for key, data in pem.items()}
-    if "caData" in types and b"CERTIFICATE" not in types["caData"]:
-        out.append(
-            Problem(
-                f"{path}.caData",
-                "holds no PEM certificate (-----BEGIN CERTIFICATE-----): kube-scheduler: "
-                "unable to load root certificates: unable to parse bytes as PEM block",
-            )
-        )
-    if "certData" in types and "keyData" in types:
-        if b"CERTIFICATE" not in types["certData"]:
-            out.append(
-                Problem(
-                    f"{path}.certData",
-                    "holds no PEM certificate: kube-scheduler: tls: failed to find any PEM data "
-                    "in certificate input",
-                )
-            )
-        elif not any(t.endswith(b"PRIVATE KEY") for t in types["keyData"]):
-            out.append(
-                Problem(
-                    f"{path}.keyData",
-                    "holds no PEM private key: kube-scheduler: tls: failed to find any PEM "
-                    "data in key input",
-                )
-            )
-
-
-def _is_extended_resource(name: Any) -> bool:
-    """pkg/apis/core/v1/helper IsExtendedResourceName: not native (it has a '/' and does not
-    contain "kubernetes.io/"), not "requests."-prefixed, and "requests." + name is still a
-    qualified name (so its prefix is at most 244 characters)."""
-    if not isinstance(name, str) or "/" not in name or "kubernetes.io/" in name:
-        return False
-    return not name.startswith("requests.") and not qualified_name_problems("requests." + name)
 
 
 def check_extra_args(args: Sequence[Any], path: str) -> list[Problem]:

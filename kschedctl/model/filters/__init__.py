@@ -6,9 +6,9 @@ verdicts come out.
 
 Typical use::
 
-    from kschedctl.model.filters import Snapshot, evaluate, failed_scheduling_message
+    from kschedctl.model.filters import NodeInfoSnapshot, evaluate, failed_scheduling_message
 
-    snap = Snapshot(nodes, pods, namespaces)          # once; cheap to evaluate many pods
+    snap = NodeInfoSnapshot(nodes, pods, namespaces)  # once; cheap to evaluate many pods
     ev = evaluate(pending_pod, snap)                  # first failing filter per node
     ev.schedulable, ev.feasible                       # bool, [node names]
     for v in ev.nodes:                                # NodeVerdict(name, fits, reasons)
@@ -18,8 +18,9 @@ Typical use::
 
 Public API
 ----------
-``Snapshot(nodes, pods=(), namespaces=None, *, device_classes=(), persistent_volume_claims=None,
-storage_classes=None, persistent_volumes=None, pod_disruption_budgets=())``
+``NodeInfoSnapshot(nodes, pods=(), namespaces=None, *, device_classes=(),
+persistent_volume_claims=None, storage_classes=None, persistent_volumes=None,
+pod_disruption_budgets=())``
     Cluster state. ``pods`` may be all pods: terminal ones are ignored, bound ones
     (``spec.nodeName``) count on their node, pending ones with ``status.nominatedNodeName`` are
     treated as nominated. ``namespaces`` ({name: Namespace dict or labels}) is only needed for
@@ -105,12 +106,14 @@ from .engine import evaluate, evaluation_key
 from .feasible import Feasible, feasible_nodes, fits_node, nodes_to_find
 from .messages import failed_scheduling_message, fit_error_message, histogram, reason_text
 from .nodefilters import RequiredNodeAffinity, matches_node_affinity
+from .nodeinfo import NodeInfo, PodInfo, pod_key
+from .plugin import Filter
 from .preemption import pick_node, preempt, select_victims
 from .quantity import QuantityError, parse_quantity, to_milli, to_units
 from .resources import format_amount, is_scalar_resource, node_allocatable, pod_requests
 from .selectors import Selector, SelectorError, label_selector
-from .snapshot import NodeInfo, PodInfo, Snapshot, pod_key
-from .table import FILTER_ORDER, FILTERS, Filter
+from .snapshot import NodeInfoSnapshot
+from .table import FILTER_ORDER, FILTERS
 from .taints import find_untolerated_taint, taint_text, tolerates, toleration_for
 from .verdicts import (
     UNRESOLVABLE,
@@ -142,7 +145,7 @@ __all__ = [
     "RequiredNodeAffinity",
     "Selector",
     "SelectorError",
-    "Snapshot",
+    "NodeInfoSnapshot",
     "evaluate",
     "evaluation_key",
     "failed_scheduling_message",

@@ -8,8 +8,10 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from .nodefilters import Incoming, NodeCheck
-from .snapshot import NodeInfo, PodInfo, Snapshot
-from .table import FILTERS, Filter, PodState
+from .nodeinfo import NodeInfo, PodInfo
+from .plugin import Filter, PodState
+from .snapshot import NodeInfoSnapshot
+from .table import FILTERS
 from .verdicts import (
     DYNAMIC_RESOURCES,
     NODE_DECLARED_FEATURES,
@@ -54,7 +56,7 @@ class CycleState:
     """
 
     inc: Incoming
-    snapshot: Snapshot
+    snapshot: NodeInfoSnapshot
     states: dict[str, PodState]
     filters: tuple[Filter, ...]
     nominated: dict[str, list[PodInfo]]
@@ -63,7 +65,7 @@ class CycleState:
     def __init__(
         self,
         inc: Incoming,
-        snapshot: Snapshot,
+        snapshot: NodeInfoSnapshot,
         notes: list[str] | None = None,
         extra: ExtraFilter | None = None,
     ) -> None:
@@ -146,7 +148,7 @@ class CycleState:
         return self.run_filters(node, all_reasons)
 
 
-def _csi_volumes(inc: Incoming, snapshot: Snapshot) -> list[str]:
+def _csi_volumes(inc: Incoming, snapshot: NodeInfoSnapshot) -> list[str]:
     """The pod's claims whose PersistentVolume (bound, or a static candidate of an unbound
     claim's class) is a CSI or CSI-migrated volume: NodeVolumeLimits counts them."""
     pvcs, pvs = snapshot.pvcs or {}, snapshot.pvs or {}
@@ -166,7 +168,7 @@ def _csi_volumes(inc: Incoming, snapshot: Snapshot) -> list[str]:
     return out
 
 
-def not_evaluated(inc: Incoming, snapshot: Snapshot) -> tuple[list[NotEvaluated], bool]:
+def not_evaluated(inc: Incoming, snapshot: NodeInfoSnapshot) -> tuple[list[NotEvaluated], bool]:
     """The unmodelled filters (rows of ``FILTERS`` without ``explain``) this pod needs, in
     filter order, and whether the pod has (DRA) resource claims."""
     spec = inc.raw.get("spec") or {}

@@ -10,7 +10,7 @@ from typing import Any
 from .cycle import CycleState, ExtraFilter, not_evaluated
 from .nodefilters import Incoming
 from .preemption import INELIGIBLE_NEVER, preempt
-from .snapshot import Snapshot
+from .snapshot import NodeInfoSnapshot
 from .verdicts import (
     NODE_AFFINITY,
     REASON_AFFINITY_CONFLICT,
@@ -28,7 +28,7 @@ __all__ = ["evaluate", "evaluation_key"]
 
 def evaluate(
     pod: Mapping[str, Any],
-    snapshot: Snapshot,
+    snapshot: NodeInfoSnapshot,
     *,
     all_reasons: bool = False,
     preemption: bool = True,

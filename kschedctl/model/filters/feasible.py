@@ -23,7 +23,8 @@ from typing import Any
 
 from .cycle import CycleState, ExtraFilter, not_evaluated
 from .nodefilters import Incoming
-from .snapshot import NodeInfo, Snapshot
+from .nodeinfo import NodeInfo
+from .snapshot import NodeInfoSnapshot
 from .volumes import volume_prefilter
 
 __all__ = ["Feasible", "feasible_nodes", "fits_node", "nodes_to_find"]
@@ -62,7 +63,7 @@ class Feasible:
 
 def feasible_nodes(
     pod: Mapping[str, Any],
-    snapshot: Snapshot,
+    snapshot: NodeInfoSnapshot,
     *,
     limit: int = 0,
     start: int = 0,
@@ -134,7 +135,7 @@ def feasible_nodes(
 
 def fits_node(
     pod: Mapping[str, Any],
-    snapshot: Snapshot,
+    snapshot: NodeInfoSnapshot,
     node_name: str,
     *,
     comparison_operators: bool = False,

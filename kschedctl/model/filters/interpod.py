@@ -25,15 +25,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from .nodefilters import Incoming
+from .nodeinfo import AffinityTerm, NodeInfo, PodInfo, affinity_terms, weighted_affinity_terms
 from .selectors import NOTHING
-from .snapshot import (
-    AffinityTerm,
-    NodeInfo,
-    PodInfo,
-    Snapshot,
-    affinity_terms,
-    weighted_affinity_terms,
-)
+from .snapshot import NodeInfoSnapshot
 from .verdicts import (
     INTER_POD_AFFINITY,
     REASON_EXISTING_ANTI_AFFINITY,
@@ -111,7 +105,7 @@ class InterPodState:
                 pair = (t.topology_key, labels[t.topology_key])
                 _bump(self.anti_counts, self._w_anti, pair, delta, pod.key)
 
-    def build(self, snapshot: Snapshot) -> None:
+    def build(self, snapshot: NodeInfoSnapshot) -> None:
         # Existing pods' anti-affinity: only the nodes that have such pods (kube-scheduler's
         # HavePodsWithRequiredAntiAffinityList), not every node, on every decision.
         for node in snapshot.nodes_with_anti_affinity_pods():
@@ -233,7 +227,7 @@ class _IncomingView:
 
 
 def interpod_state(
-    inc: Incoming, snapshot: Snapshot, notes: list[str] | None = None
+    inc: Incoming, snapshot: NodeInfoSnapshot, notes: list[str] | None = None
 ) -> InterPodState | None:
     """PreFilter: None when the plugin is skipped (no terms anywhere apply)."""
     affinity = affinity_terms(inc.raw, "podAffinity")
@@ -248,7 +242,9 @@ def interpod_state(
     return state
 
 
-def _merge_namespaces(t: AffinityTerm, snapshot: Snapshot, notes: list[str] | None) -> AffinityTerm:
+def _merge_namespaces(
+    t: AffinityTerm, snapshot: NodeInfoSnapshot, notes: list[str] | None
+) -> AffinityTerm:
     """``mergeAffinityTermNamespacesIfNotEmpty``: a non-empty namespaceSelector is replaced by
     the namespaces it selects now."""
     sel = t.namespace_selector
@@ -298,7 +294,7 @@ def _add(scores: dict[str, dict[str, int]], key: str, value: str, delta: int) ->
     by_value[value] = by_value.get(value, 0) + delta
 
 
-def interpod_score(inc: Incoming, snapshot: Snapshot) -> InterPodScore | None:
+def interpod_score(inc: Incoming, snapshot: NodeInfoSnapshot) -> InterPodScore | None:
     """PreScore: None when the plugin is skipped (no term of any pod applies anywhere).
 
     Without preferred terms of its own, only pods that have pod (anti-)affinity can add

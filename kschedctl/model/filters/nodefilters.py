@@ -13,9 +13,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .nodeinfo import HEADROOM_INDEX, NodeInfo, host_ports
 from .resources import CPU, EPHEMERAL, MEMORY, PODS, format_amount, pod_requests
 from .selectors import NodeSelectorTerm, node_selector_terms
-from .snapshot import HEADROOM_INDEX, NodeInfo, host_ports
 from .taints import (
     UNSCHEDULABLE_TAINT,
     find_untolerated_taint,

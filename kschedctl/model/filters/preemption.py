@@ -22,8 +22,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .cycle import CycleState
+from .nodeinfo import NodeInfo, PodInfo
 from .selectors import SelectorError, label_selector
-from .snapshot import NodeInfo, PodInfo
 from .verdicts import (
     REASON_NO_VICTIMS,
     UNRESOLVABLE,

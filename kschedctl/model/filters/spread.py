@@ -3,7 +3,7 @@
 Filtering (:func:`spread_state`) takes the DoNotSchedule constraints; scoring
 (:func:`spread_score`) the ScheduleAnyway ones, or, for a pod without any constraint, the
 system defaults (hostname maxSkew 3, zone maxSkew 5) with the selector of the Services and
-controller that select the pod (:meth:`Snapshot.default_spread_selector`).
+controller that select the pod (:meth:`NodeInfoSnapshot.default_spread_selector`).
 
 The pod's own ``topologySpreadConstraints`` with ``whenUnsatisfiable: DoNotSchedule``; the
 cluster-default constraints are ScheduleAnyway and never filter. ``matchLabelKeys`` values are
@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .nodefilters import Incoming
+from .nodeinfo import NodeInfo, PodInfo
 from .selectors import Selector, SelectorError, label_selector
-from .snapshot import NodeInfo, PodInfo, Snapshot
+from .snapshot import NodeInfoSnapshot
 from .taints import find_untolerated_taint
 from .verdicts import (
     POD_TOPOLOGY_SPREAD,
@@ -95,7 +96,7 @@ class SpreadState:
     def _included(self, c: Constraint, node: NodeInfo) -> bool:
         return _included(self.inc, c, node)
 
-    def build(self, snapshot: Snapshot) -> None:
+    def build(self, snapshot: NodeInfoSnapshot) -> None:
         ns = self.inc.namespace
         for node in snapshot:
             if not self._node_has_keys(node):
@@ -211,7 +212,7 @@ def _constraints(inc: Incoming, action: str = "DoNotSchedule") -> list[Constrain
     return out
 
 
-def spread_state(inc: Incoming, snapshot: Snapshot) -> SpreadState | None:
+def spread_state(inc: Incoming, snapshot: NodeInfoSnapshot) -> SpreadState | None:
     """PreFilter: None when the pod has no DoNotSchedule constraint (the plugin is skipped)."""
     try:
         constraints = _constraints(inc)
@@ -232,7 +233,7 @@ def go_round(x: float) -> int:
     return int(t)
 
 
-def _counter(snapshot: Snapshot, c: Constraint, ns: str) -> Callable[[NodeInfo], int]:
+def _counter(snapshot: NodeInfoSnapshot, c: Constraint, ns: str) -> Callable[[NodeInfo], int]:
     """``countPodsMatchSelector``: not terminating, in the pod's namespace, selected."""
     if c.selector.empty():
         return lambda _node: 0
@@ -260,7 +261,7 @@ class SpreadScore:
     def _has_keys(self, labels: Mapping[str, str]) -> bool:
         return all(c.topology_key in labels for c in self.constraints)
 
-    def build(self, snapshot: Snapshot, feasible: Sequence[NodeInfo]) -> None:
+    def build(self, snapshot: NodeInfoSnapshot, feasible: Sequence[NodeInfo]) -> None:
         ns = self.inc.namespace
         self.counters = [_counter(snapshot, c, ns) for c in self.constraints]
         sizes = [0] * len(self.constraints)
@@ -369,7 +370,7 @@ MAX_NODE_SCORE = 100
 
 
 def spread_score(
-    inc: Incoming, snapshot: Snapshot, feasible: Sequence[NodeInfo]
+    inc: Incoming, snapshot: NodeInfoSnapshot, feasible: Sequence[NodeInfo]
 ) -> SpreadScore | None:
     """PreScore: None when the plugin is skipped (no ScheduleAnyway constraint, and for a pod
     without constraints no default selector)."""

@@ -30,10 +30,6 @@ needs no state over other pods, else in its own module with a PreFilter state cl
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
-
 from .interpod import interpod_state
 from .nodefilters import (
     Incoming,
@@ -52,7 +48,9 @@ from .nodefilters import (
     taint_toleration_check,
     tolerates_unschedulable,
 )
-from .snapshot import NodeInfo, PodInfo, Snapshot
+from .nodeinfo import NodeInfo
+from .plugin import Check, Cycle, Explain, Filter, PodState
+from .snapshot import NodeInfoSnapshot
 from .spread import spread_state
 from .verdicts import (
     DYNAMIC_RESOURCES,
@@ -73,56 +71,20 @@ from .verdicts import (
 )
 from .volumes import binding_state, rwop_state, zone_state
 
-if TYPE_CHECKING:
-    from .cycle import CycleState
-
-__all__ = ["FILTERS", "FILTER_ORDER", "Filter", "PodState"]
-
-
-class PodState(Protocol):
-    """A filter's PreFilter state over all pods (``SpreadState``, ``InterPodState``)."""
-
-    def update_with_pod(self, pod: PodInfo, node: NodeInfo, delta: int) -> None: ...
-
-    def filter(self, node: NodeInfo, *, all_reasons: bool = False) -> list[Reason]: ...
-
-
-Explain = Callable[["CycleState", NodeInfo, bool], list[Reason]]
-Check = Callable[["CycleState"], NodeCheck]
-PreFilter = Callable[[Incoming, Snapshot, "list[str] | None"], "PodState | None"]
-
-
-@dataclass(frozen=True)
-class Filter:
-    """One row of ``FILTERS`` (see the module docstring)."""
-
-    plugin: str
-    explain: Explain | None = None  # None: not modelled
-    check: Check | None = None
-    skip: Callable[[Incoming], bool] | None = None
-    prefilter: PreFilter | None = None
-    first_reason_only: bool = False
-
-    def node_check(self, cycle: CycleState) -> NodeCheck:
-        """The per-node boolean for this pod (``check``, else "``explain`` found nothing")."""
-        if self.check is not None:
-            return self.check(cycle)
-        explain = self.explain
-        assert explain is not None, f"{self.plugin} is not modelled"
-        return lambda node: not explain(cycle, node, False)
+__all__ = ["FILTERS", "FILTER_ORDER"]
 
 
 def _stateful(plugin: str) -> Explain:
     """``explain`` of a filter whose PreFilter state does the filtering."""
 
-    def explain(cycle: CycleState, node: NodeInfo, all_reasons: bool) -> list[Reason]:
+    def explain(cycle: Cycle, node: NodeInfo, all_reasons: bool) -> list[Reason]:
         return cycle.states[plugin].filter(node, all_reasons=all_reasons)
 
     return explain
 
 
 def _stateful_check(plugin: str) -> Check:
-    def check(cycle: CycleState) -> NodeCheck:
+    def check(cycle: Cycle) -> NodeCheck:
         state_filter = cycle.states[plugin].filter
         return lambda node: not state_filter(node)
 
@@ -130,7 +92,7 @@ def _stateful_check(plugin: str) -> Check:
 
 
 def _spread_prefilter(
-    inc: Incoming, snapshot: Snapshot, notes: list[str] | None
+    inc: Incoming, snapshot: NodeInfoSnapshot, notes: list[str] | None
 ) -> PodState | None:
     return spread_state(inc, snapshot)
 

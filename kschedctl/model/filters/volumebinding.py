@@ -19,9 +19,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .nodeinfo import NodeInfo, PodInfo
 from .quantity import QuantityError, parse_quantity
 from .selectors import SelectorError, label_selector, node_selector_terms
-from .snapshot import NodeInfo, PodInfo
 from .verdicts import (
     UNRESOLVABLE,
     UNSCHEDULABLE,

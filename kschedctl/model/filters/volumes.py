@@ -41,7 +41,7 @@ from .volumebinding import (
 )
 
 if TYPE_CHECKING:
-    from .snapshot import Snapshot
+    from .snapshot import NodeInfoSnapshot
 
 __all__ = [
     "volume_prefilter",
@@ -181,7 +181,7 @@ def volume_prefilter(
     return None
 
 
-def _claims_of(inc: Incoming, snapshot: Snapshot) -> list[Mapping[str, Any]] | None:
+def _claims_of(inc: Incoming, snapshot: NodeInfoSnapshot) -> list[Mapping[str, Any]] | None:
     """The pod's claims, each once, in volume order; None when the state is not known or a
     claim is missing (the PreFilter rejected the pod)."""
     if snapshot.pvcs is None or snapshot.pvs is None:
@@ -196,7 +196,7 @@ def _claims_of(inc: Incoming, snapshot: Snapshot) -> list[Mapping[str, Any]] | N
 
 
 def binding_state(
-    inc: Incoming, snapshot: Snapshot, notes: list[str] | None
+    inc: Incoming, snapshot: NodeInfoSnapshot, notes: list[str] | None
 ) -> VolumeBindingState | None:
     """VolumeBinding's PreFilter (``GetPodVolumeClaims``); None: Skip (no claims) or rejected."""
     claims = _claims_of(inc, snapshot)
@@ -236,7 +236,7 @@ def binding_state(
 
 
 def zone_state(
-    inc: Incoming, snapshot: Snapshot, notes: list[str] | None
+    inc: Incoming, snapshot: NodeInfoSnapshot, notes: list[str] | None
 ) -> VolumeZoneState | None:
     """VolumeZone's PreFilter: the zone labels of the PVs of bound ``persistentVolumeClaim``
     volumes (generic ephemeral ones are not read); None: Skip."""
@@ -253,7 +253,9 @@ def zone_state(
     return VolumeZoneState(topologies) if topologies else None
 
 
-def rwop_state(inc: Incoming, snapshot: Snapshot, notes: list[str] | None) -> RwopState | None:
+def rwop_state(
+    inc: Incoming, snapshot: NodeInfoSnapshot, notes: list[str] | None
+) -> RwopState | None:
     """VolumeRestrictions' PreFilter for ReadWriteOncePod claims; None: Skip (none)."""
     if snapshot.pvcs is None:
         return None
@@ -279,7 +281,7 @@ def rwop_state(inc: Incoming, snapshot: Snapshot, notes: list[str] | None) -> Rw
 
 
 def volume_bindings(
-    pod: Mapping[str, Any], snapshot: Snapshot, node_name: str
+    pod: Mapping[str, Any], snapshot: NodeInfoSnapshot, node_name: str
 ) -> list[tuple[Mapping[str, Any], Mapping[str, Any]]]:
     """The static bindings (claim, PersistentVolume) VolumeBinding's Reserve would make for
     ``pod`` on ``node_name``: what a scheduler writes in PreBind. Empty when every claim is

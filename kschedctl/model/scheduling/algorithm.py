@@ -1,10 +1,11 @@
 """One scheduling decision: filter, score, and — only when no node fits — the fallback steps,
 then DefaultPreemption.
 
-Pure: a pod dict and a :class:`~kschedctl.model.filters.Snapshot` in, a :class:`Decision` out.
-The filters are :mod:`kschedctl.model.filters` (the code ``kschedctl why`` runs); the ranking is
-:mod:`.scoring`; the relaxations are :mod:`.policy`. :func:`explain` runs every stage in full
-for ``kschedctl why``: which stage would place the pod, where, and why the others do not.
+Pure: a pod dict and a :class:`~kschedctl.model.filters.NodeInfoSnapshot` in, a
+:class:`Decision` out. The filters are :mod:`kschedctl.model.filters` (the code
+``kschedctl why`` runs); the ranking is :mod:`.scoring`; the relaxations are :mod:`.policy`.
+:func:`explain` runs every stage in full for ``kschedctl why``: which stage would place the
+pod, where, and why the others do not.
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ from typing import Any
 
 from kschedctl.base.errors import PolicyError
 from kschedctl.model.filters import (
+    NodeInfoSnapshot,
     Preemption,
     PreemptionCandidate,
-    Snapshot,
     evaluate,
     failed_scheduling_message,
     feasible_nodes,
@@ -28,7 +29,7 @@ from kschedctl.model.filters import (
 from kschedctl.model.filters.cycle import CycleState, ExtraFilter
 from kschedctl.model.filters.messages import NO_NODES_MESSAGE, reason_text
 from kschedctl.model.filters.nodefilters import Incoming
-from kschedctl.model.filters.snapshot import NodeInfo, PodInfo
+from kschedctl.model.filters.nodeinfo import NodeInfo, PodInfo
 from kschedctl.model.filters.volumes import volume_bindings
 
 from .plugins import NO_PLUGINS, Cycle, PluginFailure, PluginSet, PluginVerdict
@@ -118,7 +119,9 @@ class Algorithm:
     def __post_init__(self) -> None:
         scorer_for(self.strategy)  # refuse an unknown strategy now, not at the first decision
 
-    def decide(self, pod: Mapping[str, Any], snapshot: Snapshot, start: int = 0) -> Decision:
+    def decide(
+        self, pod: Mapping[str, Any], snapshot: NodeInfoSnapshot, start: int = 0
+    ) -> Decision:
         """Where ``pod`` goes. A plugin that raises fails this decision only: no node, and
         its error as the message (``plugin_error`` names it)."""
         try:
@@ -129,7 +132,7 @@ class Algorithm:
                 None, None, None, 0, start, err.message, policy, plugin_error=err.plugin
             )
 
-    def _decide(self, pod: Mapping[str, Any], snapshot: Snapshot, start: int) -> Decision:
+    def _decide(self, pod: Mapping[str, Any], snapshot: NodeInfoSnapshot, start: int) -> Decision:
         policy, problem = pod_policy(pod, self.policy)
         error = f"invalid {problem.source}: {_problems_text(problem)}" if problem else None
         own = strict_pod(pod) if policy.strict_preferences else pod
@@ -166,21 +169,23 @@ class Algorithm:
             preemption=preemption,
         )  # fmt: skip
 
-    def _fits_nominated(self, pod: Mapping[str, Any], snapshot: Snapshot, node: str) -> bool:
+    def _fits_nominated(
+        self, pod: Mapping[str, Any], snapshot: NodeInfoSnapshot, node: str
+    ) -> bool:
         """Every filter passes on ``node``: the built-in ones, then the plugins' (counting
         the pods nominated there, as every filter pass does)."""
         return fits_node(
             pod, snapshot, node, dynamic_provisioning=PROVISIONS, extra=self._extra(pod, snapshot)
         )
 
-    def _extra(self, pod: Mapping[str, Any], snapshot: Snapshot) -> ExtraFilter | None:
+    def _extra(self, pod: Mapping[str, Any], snapshot: NodeInfoSnapshot) -> ExtraFilter | None:
         """The plugins as the filter engine's ``extra`` filter (None: no plugin filters)."""
         if not (self.plugins.filters or self.plugins.pre_filters):
             return None  # score-only plugins filter nothing
         return self.plugins.cycle(pod, snapshot).status
 
     def _place(
-        self, pod: Mapping[str, Any], snapshot: Snapshot, start: int, strict: bool
+        self, pod: Mapping[str, Any], snapshot: NodeInfoSnapshot, start: int, strict: bool
     ) -> tuple[str | None, int | None, int, int]:
         # Strictness removes nodes after filtering, so a sample could miss the ones left.
         limit = 0 if strict else nodes_to_find(len(snapshot), self.percentage_of_nodes_to_score)
@@ -208,7 +213,7 @@ class Algorithm:
     def failure_message(
         self,
         pod: Mapping[str, Any],
-        snapshot: Snapshot,
+        snapshot: NodeInfoSnapshot,
         policy: FallbackPolicy,
         problem: PolicyError | None = None,
     ) -> str:
@@ -218,7 +223,7 @@ class Algorithm:
     def failure(
         self,
         pod: Mapping[str, Any],
-        snapshot: Snapshot,
+        snapshot: NodeInfoSnapshot,
         policy: FallbackPolicy,
         problem: PolicyError | None = None,
     ) -> tuple[str, Preemption | None]:
@@ -252,7 +257,11 @@ class Algorithm:
 
 
 def _best_with_plugins(
-    pod: Mapping[str, Any], snapshot: Snapshot, names: Sequence[str], strategy: str, cycle: Cycle
+    pod: Mapping[str, Any],
+    snapshot: NodeInfoSnapshot,
+    names: Sequence[str],
+    strategy: str,
+    cycle: Cycle,
 ) -> tuple[str, int] | None:
     """``best_node`` with Σ WEIGHT × score of the score plugins added to each total (the
     same tie rule: the name that sorts first)."""
@@ -283,7 +292,7 @@ def _histogram_part(message: str) -> str:
 
 def _stage_message(
     pod: Mapping[str, Any],
-    snapshot: Snapshot,
+    snapshot: NodeInfoSnapshot,
     strict: bool,
     version: Sequence[int],
     plugins: PluginSet = NO_PLUGINS,
@@ -293,7 +302,7 @@ def _stage_message(
 
 def _stage(
     pod: Mapping[str, Any],
-    snapshot: Snapshot,
+    snapshot: NodeInfoSnapshot,
     strict: bool,
     version: Sequence[int],
     plugins: PluginSet = NO_PLUGINS,
@@ -362,7 +371,7 @@ class StageOutcome:
 
 def explain(
     pod: Mapping[str, Any],
-    snapshot: Snapshot,
+    snapshot: NodeInfoSnapshot,
     default_policy: FallbackPolicy,
     strategy: str = DEFAULT_STRATEGY,
     plugins: PluginSet = NO_PLUGINS,
@@ -458,7 +467,7 @@ class PluginReport:
 
 
 def plugin_report(
-    pod: Mapping[str, Any], snapshot: Snapshot, policy: FallbackPolicy, plugins: PluginSet
+    pod: Mapping[str, Any], snapshot: NodeInfoSnapshot, policy: FallbackPolicy, plugins: PluginSet
 ) -> PluginReport:
     """Every plugin's verdict on every node for the pod's own rules (the first stage)."""
     used, _problem = pod_policy(pod, policy)

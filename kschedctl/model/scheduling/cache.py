@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kschedctl.model.filters import Snapshot, pod_key
+from kschedctl.model.filters import NodeInfoSnapshot, pod_key
 from kschedctl.model.filters.snapshot import WORKLOAD_KINDS
 from kschedctl.model.filters.volumebinding import BOUND_BY_CONTROLLER
 
@@ -303,7 +303,7 @@ class SchedulerCache:
     def __init__(self, scheduler_name: str, *, annotations: bool = False) -> None:
         self.name = scheduler_name
         self.annotations = annotations  # keep every annotation: plugins may read them
-        self.snapshot = Snapshot()
+        self.snapshot = NodeInfoSnapshot()
         self.nodes: dict[str, Mapping[str, Any]] = {}
         self.pending: dict[str, Mapping[str, Any]] = {}  # uid -> our pending pod
         self.bound: set[str] = set()  # uids of pods the snapshot counts on a node
@@ -418,7 +418,7 @@ class SchedulerCache:
         assumptions whose pods are still pending (their bindings are in flight)."""
         changes = PodChanges(helps=True)
         listed = [slim_pod(p, annotations=self.annotations) for p in pods]
-        self.snapshot = Snapshot(
+        self.snapshot = NodeInfoSnapshot(
             self.nodes.values(),
             namespaces=self.namespaces if self.namespaces_synced else None,
             workloads={k: list(v.values()) for k, v in self.workloads.items()},

@@ -29,9 +29,9 @@ Threads (all daemons; ``run`` returns after a clean shutdown):
   lower-priority pods nominated to that node lose their nomination. The preemptor is not
   retried before that is done.
 
-The API is reached only through a :class:`SchedulerApi` (``kschedctl.k8s.scheduler_api``
-implements it), so this module stays free of the kubernetes client and is unit-tested with a
-fake.
+The API is reached only through the port, :class:`~.port.SchedulerApi`
+(``kschedctl.k8s.scheduler_api`` implements it), so this module stays free of the kubernetes
+client and is unit-tested with a fake.
 """
 
 from __future__ import annotations
@@ -39,10 +39,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from kschedctl.model.filters.volumebinding import fully_bound, pv_node_affinity_failure
 
@@ -51,21 +51,13 @@ from .cache import VOLUME_KINDS, WORKLOAD_RESOURCES, PodChanges, SchedulerCache
 from .leader import LeaderElector, micro_time
 from .metrics import BINDING_BUCKETS, DECISION_BUCKETS, Metrics
 from .policy import STEP_ANNOTATION
+from .port import NAMESPACES, PDBS, SYNC, ApiConflict, ApiNotFound, ApiUnavailable, SchedulerApi
 from .queue import QueuedPod, SchedulingQueue, pod_uid
 
-PDBS = "poddisruptionbudgets"
-NAMESPACES = "namespaces"
-
 __all__ = [
-    "ApiConflict",
-    "ApiNotFound",
-    "ApiUnavailable",
-    "SchedulerApi",
     "Settings",
     "SchedulerLoop",
     "NOTE_LIMIT",
-    "PDBS",
-    "NAMESPACES",
     "CONNECTIONS",
     "BIND_WORKERS",
     "REPORT_WORKERS",
@@ -89,56 +81,6 @@ WATCHES = 4 + len(VOLUME_KINDS) + len(WORKLOAD_RESOURCES)
 # every watch, the Lease), so that none is opened (a TLS handshake on both sides) and closed
 # per request when the pool is short of one.
 CONNECTIONS = BIND_WORKERS + REPORT_WORKERS + WATCHES + 1
-SYNC = "SYNC"
-
-
-class ApiConflict(Exception):
-    """409: the object changed under us (a bound pod, a Lease another candidate wrote)."""
-
-
-class ApiNotFound(Exception):
-    """404: the object is gone."""
-
-
-class ApiUnavailable(Exception):
-    """Anything else: unreachable, throttled, a server error. Retried later."""
-
-
-class WatchEventLike(Protocol):
-    type: str
-    object: dict[str, Any]
-    objects: list[dict[str, Any]]
-
-
-class SchedulerApi(Protocol):
-    def watch(self, resource: str, stop: threading.Event) -> Iterator[WatchEventLike]:
-        """``nodes``, ``pods`` (non-terminal), ``namespaces``, a key of ``VOLUME_KINDS`` or of
-        ``WORKLOAD_RESOURCES``: a SYNC with every object after each (re)list, then
-        ADDED/MODIFIED/DELETED, reconnecting and relisting on its own until ``stop``."""
-        ...
-
-    def bind(self, pod: Mapping[str, Any], node: str, annotations: Mapping[str, str]) -> None: ...
-
-    def bind_volume(self, pv: Mapping[str, Any], pvc: Mapping[str, Any]) -> None:
-        """Write the claimRef of ``pvc`` into the PersistentVolume (``GetBindVolumeToClaim``);
-        ApiConflict when the volume was taken or changed meanwhile."""
-        ...
-
-    def delete_pod(self, pod: Mapping[str, Any]) -> None:
-        """Delete with the pod's own grace period, only if its uid still matches."""
-        ...
-
-    def post_event(self, event: Mapping[str, Any]) -> None: ...
-
-    def patch_pod_status(self, pod: Mapping[str, Any], patch: Mapping[str, Any]) -> None: ...
-
-    def get_lease(self, namespace: str, name: str) -> dict[str, Any] | None: ...
-
-    def create_lease(self, namespace: str, body: Mapping[str, Any]) -> dict[str, Any]: ...
-
-    def update_lease(
-        self, namespace: str, name: str, body: Mapping[str, Any]
-    ) -> dict[str, Any]: ...
 
 
 @dataclass

@@ -61,8 +61,8 @@ from typing import Any
 
 from kschedctl.base.errors import NotFoundError, PluginError, SpecError, printable
 from kschedctl.base.userfile import read_user_file
-from kschedctl.model.filters import UNRESOLVABLE, Reason, Snapshot
-from kschedctl.model.filters.snapshot import NodeInfo
+from kschedctl.model.filters import UNRESOLVABLE, NodeInfoSnapshot, Reason
+from kschedctl.model.filters.nodeinfo import NodeInfo
 
 from .cache import slim_node, slim_pod
 
@@ -160,7 +160,7 @@ class PluginContext:
 
     __slots__ = ("_snapshot", "_reslim", "_nodes", "_pods", "cycle")
 
-    def __init__(self, snapshot: Snapshot, reslim: bool = False) -> None:
+    def __init__(self, snapshot: NodeInfoSnapshot, reslim: bool = False) -> None:
         self._snapshot = snapshot
         self._reslim = reslim
         self._nodes: tuple[FrozenDict, ...] | None = None
@@ -462,7 +462,7 @@ class PluginSet:
         out = [(p.file, p.text) for p in self.plugins if p.file is not None and p.text is not None]
         return out if len(out) == len(self.plugins) else None
 
-    def cycle(self, pod: Mapping[str, Any], snapshot: Snapshot) -> Cycle:
+    def cycle(self, pod: Mapping[str, Any], snapshot: NodeInfoSnapshot) -> Cycle:
         return Cycle(self, pod, snapshot)
 
 
@@ -473,7 +473,9 @@ class Cycle:
     """The plugins run for one pod (one stage of one decision) over one snapshot. Every
     method raises :class:`PluginFailure` when a plugin raises or breaks its contract."""
 
-    def __init__(self, plugins: PluginSet, pod: Mapping[str, Any], snapshot: Snapshot) -> None:
+    def __init__(
+        self, plugins: PluginSet, pod: Mapping[str, Any], snapshot: NodeInfoSnapshot
+    ) -> None:
         self.set = plugins
         self.pod = FrozenDict(slim_pod(pod, annotations=True) if plugins.reslim else pod)
         self.snapshot = snapshot

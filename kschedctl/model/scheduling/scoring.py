@@ -52,12 +52,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kschedctl.model.filters import Snapshot, pod_requests
+from kschedctl.model.filters import NodeInfoSnapshot, pod_requests
 from kschedctl.model.filters.interpod import InterPodScore, interpod_score
 from kschedctl.model.filters.nodefilters import Incoming
+from kschedctl.model.filters.nodeinfo import NodeInfo
 from kschedctl.model.filters.resources import CPU, MEMORY
 from kschedctl.model.filters.selectors import NodeSelectorTerm, node_selector_term
-from kschedctl.model.filters.snapshot import NodeInfo
 from kschedctl.model.filters.spread import SpreadScore, spread_score
 from kschedctl.model.filters.taints import find_untolerated_taint, toleration_tolerates_taint
 
@@ -154,7 +154,9 @@ def _pod_images(pod: Mapping[str, Any]) -> tuple[list[str], int]:
     return names, len(containers)
 
 
-def image_score(images: Sequence[str], containers: int, node: NodeInfo, snapshot: Snapshot) -> int:
+def image_score(
+    images: Sequence[str], containers: int, node: NodeInfo, snapshot: NodeInfoSnapshot
+) -> int:
     """ImageLocality's ``Score``: ``scaledImageScore`` summed, then ``calculatePriority``."""
     total_nodes = len(snapshot)
     total = 0
@@ -179,7 +181,11 @@ class PreScore:
     """What every score plugin computes once per pod (kube-scheduler's PreScore)."""
 
     def __init__(
-        self, pod: Mapping[str, Any], snapshot: Snapshot, nodes: Sequence[NodeInfo], strategy: str
+        self,
+        pod: Mapping[str, Any],
+        snapshot: NodeInfoSnapshot,
+        nodes: Sequence[NodeInfo],
+        strategy: str,
     ) -> None:
         spec = pod.get("spec") or {}
         self.snapshot = snapshot
@@ -310,7 +316,7 @@ def _weighted(pre: PreScore, names: list[str], raw: tuple[list[int], ...]) -> We
 
 
 def _scored(
-    pod: Mapping[str, Any], snapshot: Snapshot, names: Iterable[str], strategy: str
+    pod: Mapping[str, Any], snapshot: NodeInfoSnapshot, names: Iterable[str], strategy: str
 ) -> Weighted:
     nodes = [snapshot.node(n) for n in names]
     pre = PreScore(pod, snapshot, nodes, strategy)
@@ -319,7 +325,7 @@ def _scored(
 
 def score_nodes(
     pod: Mapping[str, Any],
-    snapshot: Snapshot,
+    snapshot: NodeInfoSnapshot,
     names: Iterable[str],
     strategy: str = DEFAULT_STRATEGY,
 ) -> list[NodeScore]:
@@ -335,7 +341,7 @@ def score_nodes(
 
 def best_node(
     pod: Mapping[str, Any],
-    snapshot: Snapshot,
+    snapshot: NodeInfoSnapshot,
     names: Iterable[str],
     strategy: str = DEFAULT_STRATEGY,
 ) -> tuple[str, int] | None:
