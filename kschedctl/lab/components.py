@@ -48,7 +48,7 @@ def advertise_address() -> str:
             return "127.0.0.1"
 
 
-def start(
+def start_component(
     lab: LabDir,
     state: LabState,
     name: str,

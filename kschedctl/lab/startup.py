@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from kschedctl.lab import pki, processes
-from kschedctl.lab.components import Progress, advertise_address, free_port, start, wait
+from kschedctl.lab.components import Progress, advertise_address, free_port, start_component, wait
 from kschedctl.lab.images import kwok_admitted_expression, kwok_selector_key
 from kschedctl.lab.state import LabDir, LabState
 
@@ -45,11 +45,11 @@ def start_all(
     env = processes.proxy_free_environment()
 
     etcd_port, peer_port = free_port(), free_port()
-    start(lab, state, "etcd", bins, etcd_port, env, _etcd_args(lab, etcd_port, peer_port))
+    start_component(lab, state, "etcd", bins, etcd_port, env, _etcd_args(lab, etcd_port, peer_port))
     wait(lab, state, "etcd", f"https://127.0.0.1:{etcd_port}/health", timeout, progress)
 
     p = lab.pki
-    start(lab, state, "kube-apiserver", bins, state.api_port, env, [
+    start_component(lab, state, "kube-apiserver", bins, state.api_port, env, [
         f"--etcd-servers=https://127.0.0.1:{etcd_port}",
         f"--etcd-cafile={pki.etcd_file(p, 'ca', 'crt')}",
         f"--etcd-certfile={pki.etcd_file(p, pki.ETCD_APISERVER_CLIENT, 'crt')}",
@@ -126,7 +126,7 @@ def _start_rest(
 
     p = lab.pki
     kcm_port = free_port()
-    start(lab, state, "kube-controller-manager", bins, kcm_port, env, [
+    start_component(lab, state, "kube-controller-manager", bins, kcm_port, env, [
         f"--kubeconfig={lab.dir / 'controller-manager.kubeconfig'}",
         "--leader-elect=false", "--bind-address=127.0.0.1", f"--secure-port={kcm_port}",
         f"--service-account-private-key-file={p / 'sa.key'}",
@@ -139,7 +139,7 @@ def _start_rest(
     sched_port = free_port()
     sched_config = lab.dir / "default-scheduler.yaml"
     sched_config.write_text(yaml.safe_dump(_default_scheduler_config(lab), sort_keys=False))
-    start(lab, state, "kube-scheduler", bins, sched_port, env, [
+    start_component(lab, state, "kube-scheduler", bins, sched_port, env, [
         f"--config={sched_config}", "--bind-address=127.0.0.1",
         f"--secure-port={sched_port}",
     ])  # fmt: skip
@@ -152,7 +152,7 @@ def _start_rest(
     kwok_port = free_port()
     kwok_env = {"HOME": str(lab.dir / "kwok-home")}
     (lab.dir / "kwok-home").mkdir(exist_ok=True)
-    start(lab, state, "kwok", bins, kwok_port, kwok_env, [
+    start_component(lab, state, "kwok", bins, kwok_port, kwok_env, [
         f"--kubeconfig={lab.kubeconfig}", f"--config={_kwok_stages(lab)}",
         "--manage-all-nodes=false",
         "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
@@ -181,7 +181,7 @@ def start_runner(lab: LabDir, state: LabState, env: dict[str, str]) -> int:
     """Start the runner (scheduler pods as processes) with this interpreter; its port."""
     port = free_port()
     python = os.path.realpath(sys.executable)  # what /proc/<pid>/exe shows
-    start(lab, state, "runner", {}, port, env, [
+    start_component(lab, state, "runner", {}, port, env, [
         "-m", "kschedctl", "lab", "runner", f"--dir={lab.dir}", f"--health-port={port}",
     ], exe=python, argv0=sys.executable)  # fmt: skip
     return port

@@ -8,7 +8,7 @@ scheduler name. Pods asking for a name nothing serves are reported too: they han
 events at all.
 
 :func:`discover` gathers one claim per object that shows a scheduler (:class:`_Claims`), lets
-:func:`kschedctl.observe.identity.resolve` pick the scheduler each name stands for, and adds
+:func:`kschedctl.observe.identity.resolve_claims` pick the scheduler each name stands for, and adds
 the names pods use that nothing serves.
 """
 
@@ -176,7 +176,7 @@ def discover(reading: ClusterReading) -> list[Scheduler]:
     _claim_managed(claims, recorded_leases)
     _claim_builtin_leases(claims)
     _claim_default_lease(claims)
-    found = identity.resolve(claims.values())
+    found = identity.resolve_claims(claims.values())
     _add_unserved(found, reading)
     # A scheduler whose Lease is held by none of its pods has no active leader among them.
     for entry in found.values():

@@ -199,7 +199,7 @@ def trusted_objects(
     return kept, [o for o in objects if o not in kept]
 
 
-def resolve(claims: Iterable[Scheduler]) -> dict[str, Scheduler]:
+def resolve_claims(claims: Iterable[Scheduler]) -> dict[str, Scheduler]:
     """One entry per name from discovery's claims: its verified claim, else its only
     unverified one; several of those are a conflict (an entry of form ``conflict`` naming
     them); the rest impostors."""

@@ -32,7 +32,7 @@ from kschedctl.model.filters.nodefilters import Incoming
 from kschedctl.model.filters.nodeinfo import NodeInfo, PodInfo
 from kschedctl.model.filters.volumes import volume_bindings
 
-from .plugins import NO_PLUGINS, Cycle, PluginFailure, PluginSet, PluginVerdict
+from .plugins import NO_PLUGINS, PluginCycle, PluginFailure, PluginSet, PluginVerdict
 from .policy import FallbackPolicy, FallbackStep, pod_policy, strict_pod
 from .scoring import best_node, has_untolerated_prefer_no_schedule, score_nodes
 from .strategies import DEFAULT_STRATEGY, scorer_for
@@ -261,7 +261,7 @@ def _best_with_plugins(
     snapshot: NodeInfoSnapshot,
     names: Sequence[str],
     strategy: str,
-    cycle: Cycle,
+    cycle: PluginCycle,
 ) -> tuple[str, int] | None:
     """``best_node`` with Σ WEIGHT × score of the score plugins added to each total (the
     same tie rule: the name that sorts first)."""
@@ -496,7 +496,7 @@ def plugin_report(
 
 
 def _verdicts_with_nominated(
-    cycle: Cycle, node: NodeInfo, nominated: Sequence[PodInfo]
+    cycle: PluginCycle, node: NodeInfo, nominated: Sequence[PodInfo]
 ) -> tuple[PluginVerdict, ...]:
     """The plugins' verdicts on ``node`` as ``RunFilterPluginsWithNominatedPods`` has them:
     first with the ``nominated`` pods on it; if every plugin passes, once more without."""

@@ -462,14 +462,14 @@ class PluginSet:
         out = [(p.file, p.text) for p in self.plugins if p.file is not None and p.text is not None]
         return out if len(out) == len(self.plugins) else None
 
-    def cycle(self, pod: Mapping[str, Any], snapshot: NodeInfoSnapshot) -> Cycle:
-        return Cycle(self, pod, snapshot)
+    def cycle(self, pod: Mapping[str, Any], snapshot: NodeInfoSnapshot) -> PluginCycle:
+        return PluginCycle(self, pod, snapshot)
 
 
 NO_PLUGINS = PluginSet()
 
 
-class Cycle:
+class PluginCycle:
     """The plugins run for one pod (one stage of one decision) over one snapshot. Every
     method raises :class:`PluginFailure` when a plugin raises or breaks its contract."""
 
