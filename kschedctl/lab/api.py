@@ -14,10 +14,6 @@ from kschedctl.k8s.client import Cluster
 NOT_READY_TAINT = "node.kubernetes.io/not-ready"
 
 
-def connect(kubeconfig: Path) -> Cluster:
-    return Cluster.connect(str(kubeconfig))
-
-
 def create_nodes(cluster: Cluster, nodes: list[dict[str, Any]]) -> None:
     for node in nodes:
         try:

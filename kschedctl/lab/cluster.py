@@ -302,9 +302,10 @@ class Lab(LabDir):
         nodes = None
         if shown["kube-apiserver"].get("state") == "healthy":
             # lab.api loads the kubernetes client: only once the API server runs
+            from kschedctl.k8s.client import Cluster
             from kschedctl.lab import api
 
-            with api.connect(self.kubeconfig) as cluster:
+            with Cluster.connect(str(self.kubeconfig)) as cluster:
                 nodes = api.node_counts(cluster)
         return {
             "dir": str(self.dir),

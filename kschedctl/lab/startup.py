@@ -78,9 +78,9 @@ def start_all(
                timeout, progress)  # fmt: skip
 
     # lab.api loads the kubernetes client: only once the API server runs
-    from kschedctl.lab import api  # the kubernetes client is needed from here on only
+    from kschedctl.k8s.client import Cluster  # the kubernetes client is needed from here on only
 
-    with api.connect(lab.kubeconfig) as cluster:
+    with Cluster.connect(str(lab.kubeconfig)) as cluster:
         _start_rest(lab, state, bins, nodes, progress, timeout, env, cluster)
 
 

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from kschedctl.model.config.versions import DEFAULT_SCHEDULER_NAME, parse_git_version
+from kschedctl.model.config.versions import DEFAULT_SCHEDULER_NAME
 from kschedctl.model.filters import (
     Evaluation,
     NodeVerdict,
@@ -120,11 +120,6 @@ class Diagnosis:
             "doubleBooking": self.double_booking,
             "pluginsNotRun": unrun.to_dict() if unrun else None,
         }
-
-
-def parse_version(git_version: str) -> tuple[int, ...]:
-    """``v1.36.3`` (distro suffixes allowed) as (1, 36, 3); the engine's default if unreadable."""
-    return parse_git_version(git_version or "") or (1, 36)
 
 
 def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:

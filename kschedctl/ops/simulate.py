@@ -29,7 +29,6 @@ from kschedctl.clustersnapshot import ClusterSnapshot, load_snapshot, pod_object
 from kschedctl.hosts import lab as lab_host
 from kschedctl.hosts import systemd
 from kschedctl.k8s.client import Cluster
-from kschedctl.lab import api as lab_api
 from kschedctl.lab import binaries, processes, seed
 from kschedctl.lab.cluster import Lab
 from kschedctl.lab.nodes import kwok_node
@@ -462,7 +461,7 @@ def simulate(
         stack.callback(lab.down)
         # The lab's kube-scheduler serves default-scheduler: the candidate must be alone.
         lab.retire("kube-scheduler")
-        with lab_api.connect(lab.kubeconfig) as cluster:
+        with Cluster.connect(str(lab.kubeconfig)) as cluster:
             seed.seed(cluster, plan.what, timeout=max(120.0, timeout), progress=progress)
             results = []
             for i, candidate in enumerate(candidates):
