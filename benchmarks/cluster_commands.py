@@ -49,12 +49,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from kschedctl.errors import ConflictError  # noqa: E402
+from kschedctl.base.errors import ConflictError  # noqa: E402
+from kschedctl.base.signals import unwinding_on_termination  # noqa: E402
 from kschedctl.k8s.client import Cluster  # noqa: E402
 from kschedctl.lab import binaries  # noqa: E402
 from kschedctl.lab.cluster import Lab  # noqa: E402
 from kschedctl.lab.nodes import default_nodes  # noqa: E402
-from kschedctl.signals import unwinding_on_termination  # noqa: E402
 
 NAMESPACE = "bench"
 # Pods bench-sched cannot place (no node has their label): `list` counts them as Pending.

@@ -30,10 +30,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from why import make_nodes, make_pods  # noqa: E402
 
-from kschedctl.filters import Snapshot, feasible_nodes  # noqa: E402
-from kschedctl.scheduling.algorithm import Algorithm  # noqa: E402
-from kschedctl.scheduling.cache import slim_node, slim_pod  # noqa: E402
-from kschedctl.scheduling.plugins import PluginSet, plugin_from_source  # noqa: E402
+from kschedctl.model.filters import NodeInfoSnapshot, feasible_nodes  # noqa: E402
+from kschedctl.model.scheduling.algorithm import Algorithm  # noqa: E402
+from kschedctl.model.scheduling.cache import slim_node, slim_pod  # noqa: E402
+from kschedctl.model.scheduling.plugins import PluginSet, plugin_from_source  # noqa: E402
 
 EMPTY_FILTER = "def filter(pod, node, ctx):\n    return None\n"
 EMPTY_SCORE = "def score(pod, node, ctx):\n    return 0\n"
@@ -73,7 +73,7 @@ def main() -> None:
     print(f"python {sys.version.split()[0]}; best of {args.repeat} (CPU time)")
     for size in (int(s) for s in args.sizes.split(",")):
         nodes = [slim_node(n, annotations=True) for n in make_nodes(size)]
-        snap = Snapshot(nodes, [slim_pod(p, annotations=True) for p in make_pods(nodes)])
+        snap = NodeInfoSnapshot(nodes, [slim_pod(p, annotations=True) for p in make_pods(nodes)])
         filtering = {
             name: (lambda ps=ps, snap=snap: feasible_nodes(
                 PENDING, snap, extra=ps.cycle(PENDING, snap).status if ps.filters else None))

@@ -57,7 +57,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from kschedctl.errors import ClusterError, KschedError, NotFoundError  # noqa: E402
+from kschedctl.base.errors import ClusterError, KschedError, NotFoundError  # noqa: E402
+from kschedctl.base.signals import unwinding_on_termination  # noqa: E402
 from kschedctl.k8s.client import Cluster  # noqa: E402
 from kschedctl.k8s.watch import list_and_watch  # noqa: E402
 from kschedctl.lab import binaries  # noqa: E402
@@ -66,11 +67,11 @@ from kschedctl.lab.api import (  # noqa: E402
     wait_default_service_account,
     wait_nodes_ready,
 )
-from kschedctl.lab.cluster import Lab, free_port  # noqa: E402
-from kschedctl.lab.nodes import node_object  # noqa: E402
+from kschedctl.lab.cluster import Lab  # noqa: E402
+from kschedctl.lab.components import free_port  # noqa: E402
+from kschedctl.lab.nodes import lab_node  # noqa: E402
 from kschedctl.lab.processes import proxy_free_environment  # noqa: E402
-from kschedctl.scheduling.metrics import quantile  # noqa: E402
-from kschedctl.signals import unwinding_on_termination  # noqa: E402
+from kschedctl.model.scheduling.metrics import quantile  # noqa: E402
 
 NAMESPACE = "bench"
 KUBE_METRIC = "scheduler_scheduling_algorithm_duration_seconds"
@@ -105,7 +106,7 @@ def progress(message: str) -> None:
 
 def nodes_named(start: int, stop: int) -> list[dict[str, Any]]:
     return [
-        node_object(f"bench-{i:05d}", zone=("zone-a", "zone-b")[i % 2]) for i in range(start, stop)
+        lab_node(f"bench-{i:05d}", zone=("zone-a", "zone-b")[i % 2]) for i in range(start, stop)
     ]
 
 

@@ -24,13 +24,13 @@ import argparse
 import time
 from typing import Any
 
-from kschedctl.filters import Snapshot
-from kschedctl.scheduling.algorithm import Algorithm
+from kschedctl.model.filters import NodeInfoSnapshot
+from kschedctl.model.scheduling.algorithm import Algorithm
 
 APPS = 50
 
 
-def cluster(nodes: int, per_node: int) -> Snapshot:
+def cluster(nodes: int, per_node: int) -> NodeInfoSnapshot:
     node_objs = [
         {
             "metadata": {
@@ -81,7 +81,7 @@ def cluster(nodes: int, per_node: int) -> Snapshot:
             for k in range(APPS)
         ],
     }
-    return Snapshot(node_objs, pods, workloads=workloads)
+    return NodeInfoSnapshot(node_objs, pods, workloads=workloads)
 
 
 def owner(app: str) -> dict[str, Any]:

@@ -25,10 +25,10 @@ from typing import Any
 import yaml
 from rich.console import Console
 
+from kschedctl.base.signals import unwinding_on_termination
 from kschedctl.cli.simulate_view import report_picture
 from kschedctl.clustersnapshot import dump, snapshot_from_dict
 from kschedctl.ops.simulate import load_plan, simulate
-from kschedctl.signals import unwinding_on_termination
 
 ZONES = ("zone-a", "zone-b", "zone-c")
 SHAPES = (("8", "32Gi"), ("16", "64Gi"), ("4", "16Gi"))

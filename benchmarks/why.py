@@ -38,10 +38,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from kschedctl.filters import Snapshot, evaluate, failed_scheduling_message  # noqa: E402
+from kschedctl.model.filters import NodeInfoSnapshot, evaluate, failed_scheduling_message  # noqa: E402
 from kschedctl.observe.diagnosis import diagnose  # noqa: E402
 from kschedctl.observe.nodegroups import group_nodes  # noqa: E402
-from kschedctl.observe.pending import summarize  # noqa: E402
+from kschedctl.observe.pending import pending_reasons  # noqa: E402
 from kschedctl.observe.schedulers import Lease, Scheduler  # noqa: E402
 
 PODS_PER_NODE = 10
@@ -178,7 +178,7 @@ def run(size: int, repeat: int, trace: bool, pending_pods: int = 200) -> None:
     if trace:
         tracemalloc.start()
     t0 = time.perf_counter()
-    snap = Snapshot(nodes, pods)
+    snap = NodeInfoSnapshot(nodes, pods)
     build = time.perf_counter() - t0
     traced = ""
     if trace:
@@ -240,7 +240,7 @@ def run(size: int, repeat: int, trace: bool, pending_pods: int = 200) -> None:
             ]
             took = time.perf_counter() - t0
             t0 = time.perf_counter()
-            rows = summarize(diagnoses)
+            rows = pending_reasons(diagnoses)
             summed = time.perf_counter() - t0
             print(f"        why --all, {pending_pods} {label} pods ({len(cache)} evaluated): "
                   f"diagnose {took:6.2f} s ({took / pending_pods * 1000:.0f} ms/pod), "

@@ -19,11 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from kschedctl import __version__
-from kschedctl.config import distributions, shapes, userfile, versions
-from kschedctl.config import validation as validate
-from kschedctl.config.defaults import LEASE_NAMESPACE
-from kschedctl.config.rbac import BUILTIN_ROLES, DEFAULT_RBAC, RBAC_MODES
-from kschedctl.config.schema import (
+from kschedctl.base import userfile
+from kschedctl.base.errors import NotFoundError, Problem, SpecError, errors_in, printable, quote
+from kschedctl.model.config import distributions, shapes, versions
+from kschedctl.model.config import validation as validate
+from kschedctl.model.config.defaults import LEASE_NAMESPACE
+from kschedctl.model.config.rbac import BUILTIN_ROLES, DEFAULT_RBAC, RBAC_MODES
+from kschedctl.model.config.schema import (
     YamlError,
     check_fields,
     join,
@@ -32,7 +34,6 @@ from kschedctl.config.schema import (
     type_ok,
     unknown_field_message,
 )
-from kschedctl.errors import NotFoundError, Problem, SpecError, errors_in, printable, quote
 
 API_VERSION = "kschedctl.io/v1alpha1"
 KIND = "Scheduler"
@@ -82,7 +83,7 @@ BUILTIN_BINARY = "/usr/local/bin/kschedctl"
 @dataclass
 class CustomSettings:
     """``program: custom``: a kube-scheduler image with plugins of its own
-    (kschedctl.config.distributions)."""
+    (kschedctl.model.config.distributions)."""
 
     # A known distribution (scheduler-plugins), its release read from the image tag; "" → read
     # from the image when it is a known one.
@@ -99,7 +100,7 @@ class CustomSettings:
 class BuiltinSettings:
     """``program: builtin`` (kschedctl's own scheduler): ranking and fallback policy."""
 
-    strategy: str = "spread"  # kschedctl.scheduling.strategies.DEFAULT_STRATEGY
+    strategy: str = "spread"  # kschedctl.model.scheduling.strategies.DEFAULT_STRATEGY
     # The fallback policy (``fallbacks``, ``strictPreferences``), as in a --policy file.
     policy: dict[str, Any] = field(default_factory=dict)
     metrics_port: int = 10259  # in-cluster forms; host forms serve on service.securePort
@@ -143,7 +144,7 @@ class Spec:
     namespace: str = "kube-system"
     image: str = ""  # "" → registry.k8s.io/kube-scheduler:<patch of kubernetesVersion>
     program: str = "kube-scheduler"
-    # What the ServiceAccount is bound to (kschedctl.config.rbac): least privilege, or the
+    # What the ServiceAccount is bound to (kschedctl.model.config.rbac): least privilege, or the
     # built-in system:kube-scheduler and system:volume-scheduler roles.
     rbac: str = DEFAULT_RBAC
     replicas: int = 1
@@ -739,7 +740,7 @@ _RESOURCE = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?(/[a-z0-9]([-a-z0-9]*[a-z
 
 def check_custom(spec: Spec, version: versions.KubeVersion | None) -> list[Problem]:
     """``program: custom``: a known distribution release, or the plugins the image adds, and
-    the args of the release's plugins (kschedctl.config.distributions)."""
+    the args of the release's plugins (kschedctl.model.config.distributions)."""
     out: list[Problem] = []
     custom, path = spec.custom, "spec.custom"
     if custom.binary:
@@ -757,7 +758,7 @@ def check_custom(spec: Spec, version: versions.KubeVersion | None) -> list[Probl
             )
         )
     elif custom.distribution and release is None and spec.image:
-        tag = distributions.image_tag(spec.image)
+        tag = shapes.image_tag(spec.image)
         known = list(distributions.RELEASES)
         out.append(
             Problem(
@@ -876,9 +877,9 @@ def _check_rule(rule: Any, path: str) -> list[Problem]:
 def _check_builtin(spec: Spec) -> list[Problem]:
     """kschedctl's own scheduler: one name, its own algorithm, a valid fallback policy."""
     # scheduling loads the filters: only for program: builtin specs
-    from kschedctl.errors import PolicyError
-    from kschedctl.scheduling.policy import parse_policy
-    from kschedctl.scheduling.strategies import STRATEGIES
+    from kschedctl.base.errors import PolicyError
+    from kschedctl.model.scheduling.policy import parse_policy
+    from kschedctl.model.scheduling.strategies import STRATEGIES
 
     out: list[Problem] = []
     b, path = spec.builtin, "spec.builtin"

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from kschedctl.signals import unwinding_on_termination
+from kschedctl.base.signals import unwinding_on_termination
 
 _TERMINATION = contextlib.ExitStack()
 _SESSION = pytest.StashKey[pytest.Session]()

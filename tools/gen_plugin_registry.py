@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Generate kschedctl/config/registry_data.py from the Kubernetes source of each version.
+"""Generate kschedctl/_generated/registry_data.py from the Kubernetes source of each version.
 
 Usage::
 
-    python tools/gen_plugin_registry.py SRC [SRC ...] [-o kschedctl/config/registry_data.py]
+    python tools/gen_plugin_registry.py SRC [SRC ...] [-o kschedctl/_generated/registry_data.py]
 
 Each SRC is the source of one ``k8s.io/kubernetes`` version: a directory (the Go module cache's
 ``~/go/pkg/mod/k8s.io/kubernetes@v1.36.3``) or that module's zip
@@ -519,7 +519,7 @@ def _minor(d: VersionData) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("sources", nargs="+", help="kubernetes source dirs or module zips")
-    parser.add_argument("-o", "--output", default="kschedctl/config/registry_data.py")
+    parser.add_argument("-o", "--output", default="kschedctl/_generated/registry_data.py")
     args = parser.parse_args(argv)
     datas: dict[str, VersionData] = {}
     try:

@@ -1,4 +1,4 @@
-"""Generate kschedctl/config/scheduler_plugins.py from a git mirror of scheduler-plugins.
+"""Generate kschedctl/_generated/scheduler_plugins.py from a git mirror of scheduler-plugins.
 
 Usage: python tools/gen_scheduler_plugins.py MIRROR_GIT_DIR [--check]
 
@@ -33,7 +33,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-OUT = Path(__file__).resolve().parent.parent / "kschedctl" / "config" / "scheduler_plugins.py"
+OUT = Path(__file__).resolve().parent.parent / "kschedctl" / "_generated" / "scheduler_plugins.py"
 OLDEST_MINOR = 25  # kubescheduler.config.k8s.io/v1 (kschedctl's oldest supported version)
 MODULE = "sigs.k8s.io/scheduler-plugins/"
 
@@ -283,7 +283,7 @@ Source: https://github.com/kubernetes-sigs/scheduler-plugins at each tag below: 
 (k8s.io/kubernetes), cmd/scheduler/main.go (app.WithPlugin), pkg/<plugin>/ (Name, the
 framework methods of the plugin type, the custom resources it reads), apis/config/v1/types.go
 (args), apis/config/validation/validation_pluginargs.go (args checks), build/scheduler/Dockerfile
-(the binary). Read through :mod:`kschedctl.config.distributions`.
+(the binary). Read through :mod:`kschedctl.model.config.distributions`.
 """
 
 from typing import Any, Final

@@ -4,7 +4,7 @@ Prefer the nodes running the fewest pods of the pod's own app (same namespace, s
 label): 100 on a node without one, 100 / (1 + n) on a node with n of them. ``WEIGHT = 10``
 makes the difference between 0 and 1 such pod (10 × 50 = 500 points) outweigh every
 built-in score but untolerated PreferNoSchedule taints and preferred node affinity
-(kschedctl/scheduling/scoring.py: 3, 2, 1 and 1 times 0..100).
+(kschedctl/model/scheduling/scoring.py: 3, 2, 1 and 1 times 0..100).
 
     kschedctl scheduler run --name spread-apps --plugin examples/plugins/fewest_same_app.py
 

@@ -1,7 +1,7 @@
 """The command-line interface: one typer module per command group, registered here.
 
 This package parses arguments, calls the core and presents results. It is the only place
-that turns a :class:`~kschedctl.errors.KschedError` into ``error:``/``hint:`` on stderr and an
+that turns a :class:`~kschedctl.base.errors.KschedError` into ``error:``/``hint:`` on stderr and an
 exit code (see :class:`KschedGroup`).
 """
 
@@ -19,8 +19,8 @@ import typer
 from typer.core import TyperGroup
 
 from kschedctl import __version__
-from kschedctl.errors import EXIT_INTERRUPTED, KschedError, printable
-from kschedctl.signals import Terminated, unwinding_on_termination
+from kschedctl.base.errors import EXIT_INTERRUPTED, KschedError, printable
+from kschedctl.base.signals import Terminated, unwinding_on_termination
 
 # A command line quoted in a message: `kschedctl …` or $(kschedctl …).
 _QUOTED_COMMAND = re.compile(r"(`|\$\()kschedctl ")
@@ -43,7 +43,7 @@ def _lines(text: str, prog: str) -> str:
 
 class KschedGroup(TyperGroup):
     """Root group: the one place errors become messages and exit codes, and where SIGTERM and
-    SIGHUP become an unwinding like Ctrl-C's (:mod:`kschedctl.signals`): whatever a command
+    SIGHUP become an unwinding like Ctrl-C's (:mod:`kschedctl.base.signals`): whatever a command
     started (a lab, a child process) is stopped on the way out, whichever of them ends it."""
 
     # typer.Context narrows click's Context; click always passes typer's here.

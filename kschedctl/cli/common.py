@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kschedctl.errors import UsageError
+from kschedctl.base.errors import UsageError
 
 if TYPE_CHECKING:
-    from kschedctl.filters.selectors import FieldRequirement, Selector
     from kschedctl.k8s.client import Cluster
+    from kschedctl.model.filters.selectors import FieldRequirement, Selector
 
 
 def connect(
@@ -28,13 +28,13 @@ def connect(
     return Cluster.connect(kubeconfig, context, cluster=cluster, user=user)
 
 
-def label_selector(text: str | None) -> Selector | None:
+def parsed_label_selector(text: str | None) -> Selector | None:
     """``-l`` parsed once (exit 2 when malformed): the server judges it where the command
     lists from the API, this matches it where rows are computed here."""
     if text is None:
         return None
-    # kschedctl.filters on use: its package loads the filter engine (~0.15 s of start-up)
-    from kschedctl.filters.selectors import SelectorError, parse_label_selector
+    # kschedctl.model.filters on use: its package loads the filter engine (~0.15 s of start-up)
+    from kschedctl.model.filters.selectors import SelectorError, parse_label_selector
 
     try:
         return parse_label_selector(text)
@@ -42,11 +42,11 @@ def label_selector(text: str | None) -> Selector | None:
         raise UsageError(f"-l {text}: {err}") from err
 
 
-def field_selector(text: str | None) -> tuple[FieldRequirement, ...]:
+def parsed_field_selector(text: str | None) -> tuple[FieldRequirement, ...]:
     if text is None:
         return ()
-    # on use, as for label_selector
-    from kschedctl.filters.selectors import SelectorError, parse_field_selector
+    # on use, as for parsed_label_selector
+    from kschedctl.model.filters.selectors import SelectorError, parse_field_selector
 
     try:
         return parse_field_selector(text)

@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 # cheap (yaml is imported when a file is read): every command imports this module
-from kschedctl.config.kubeconfig import (
+from kschedctl.k8s.kubeconfig import (
     kubeconfig_paths,
     merge_kubeconfigs,
-    names,
     read_kubeconfigs,
+    section_names,
     select,
 )
 
@@ -69,7 +69,7 @@ def _kubeconfig_names(ctx: typer.Context, section: str) -> list[str]:
     explicit = param(ctx, "kubeconfig")
     try:
         files = read_kubeconfigs(kubeconfig_paths(explicit), explicit=explicit is not None)
-        return names(merge_kubeconfigs(files), section)
+        return section_names(merge_kubeconfigs(files), section)
     except Exception:  # nowhere to report it: no candidates
         return []
 

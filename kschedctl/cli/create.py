@@ -8,10 +8,10 @@ from typing import Annotated
 
 import typer
 
-from kschedctl import output
+from kschedctl.base.errors import UsageError, printable
+from kschedctl.cli import output
 from kschedctl.cli.options import KubernetesVersion, check_version_option
 from kschedctl.cli.paths import guard_paths
-from kschedctl.errors import UsageError, printable
 from kschedctl.render import forms
 
 

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from kschedctl import output
-from kschedctl.cli import cluster_completers
+from kschedctl.base.errors import UsageError
+from kschedctl.cli import cluster_completers, output
 from kschedctl.cli.common import connect
 from kschedctl.cli.options import (
     ClusterName,
@@ -24,7 +24,6 @@ from kschedctl.cli.options import (
     dry_run_mode,
 )
 from kschedctl.cli.paths import guard_paths
-from kschedctl.errors import UsageError
 from kschedctl.render import forms
 
 if TYPE_CHECKING:

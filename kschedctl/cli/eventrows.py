@@ -7,7 +7,8 @@ import threading
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
-from kschedctl import output
+from kschedctl.base import yamltext
+from kschedctl.cli import output
 from kschedctl.cli.common import age
 from kschedctl.printers import formats
 
@@ -26,7 +27,7 @@ def on_terminal() -> bool:
     return output.stdout_console().is_terminal
 
 
-def columns(out: str, all_namespaces: bool) -> list[str]:
+def event_columns(out: str, all_namespaces: bool) -> list[str]:
     cols = ["namespace"] if all_namespaces else []
     cols += ["last seen", "type", "reason", "object"]
     if out == "wide":
@@ -61,7 +62,7 @@ def _line(console: Console, e: Event, fmt: OutputFormat, all_namespaces: bool) -
         if fmt.kind == formats.JSON:
             line = json.dumps(item) + "\n"
         elif fmt.kind == formats.YAML:
-            line = "---\n" + output.to_yaml(item)
+            line = "---\n" + yamltext.to_yaml(item, document=True)
         elif fmt.kind == formats.NAME:
             line = formats.name_of(item) + "\n"
         elif fmt.kind == formats.CUSTOM_COLUMNS:
@@ -77,7 +78,7 @@ def _line(console: Console, e: Event, fmt: OutputFormat, all_namespaces: bool) -
 
     now = datetime.now(timezone.utc)
     cells = row(e, out, all_namespaces, now, console.is_terminal)
-    widths = [_WIDTHS.get(c, 0) for c in columns(out, all_namespaces)]
+    widths = [_WIDTHS.get(c, 0) for c in event_columns(out, all_namespaces)]
     text = Text()
     for cell, width in zip(cells, widths, strict=True):
         piece = cell if isinstance(cell, Text) else output.text(cell)
@@ -98,7 +99,7 @@ def watch(source: SchedulerEvents, fmt: OutputFormat, no_headers: bool) -> None:
     if fmt.kind == formats.CUSTOM_COLUMNS and not no_headers:
         console.file.write(formats.custom_columns(fmt.argument, formats.as_list([])))
     if fmt.is_table and not no_headers:
-        header = columns(fmt.kind, all_namespaces)
+        header = event_columns(fmt.kind, all_namespaces)
         console.print(
             "".join(c.upper().ljust(_WIDTHS.get(c, 0) or len(c)) for c in header), highlight=False
         )

@@ -7,8 +7,7 @@ from typing import Annotated
 
 import typer
 
-from kschedctl import output
-from kschedctl.cli import cluster_completers, eventrows
+from kschedctl.cli import cluster_completers, eventrows, output
 from kschedctl.cli.common import connect
 from kschedctl.cli.options import (
     WIDE_FORMATS,
@@ -127,7 +126,7 @@ def events(
     now = datetime.now(timezone.utc)
     out = fmt.kind
     output.print_table(
-        eventrows.columns(out, all_ns),
+        eventrows.event_columns(out, all_ns),
         [eventrows.row(e, out, all_ns, now, eventrows.on_terminal()) for e in found.events],
         headers=not no_headers,
     )

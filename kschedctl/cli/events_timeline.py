@@ -4,11 +4,10 @@ asked for."""
 
 from __future__ import annotations
 
-from kschedctl import output
-from kschedctl.cli import picture_export, pictures
+from kschedctl.base.errors import UsageError, shown_path
+from kschedctl.cli import output, picture_export, pictures
 from kschedctl.cli.common import connect
 from kschedctl.cli.options import TABLE_FORMATS, check_output
-from kschedctl.errors import UsageError, shown_path
 from kschedctl.ops.events import EventFilter, open_events
 from kschedctl.ops.timeline import event_timeline, timeline_dict
 

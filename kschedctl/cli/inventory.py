@@ -6,9 +6,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from kschedctl import output
-from kschedctl.cli.common import age, connect, label_selector
-from kschedctl.cli.common import field_selector as field_selector_of
+from kschedctl.cli import output
+from kschedctl.cli.common import age, connect, parsed_field_selector, parsed_label_selector
 from kschedctl.cli.options import (
     WIDE_FORMATS,
     ClusterName,
@@ -56,7 +55,7 @@ def list_schedulers(
     healthy, served, leader ….
     """
     fmt = check_output(out, WIDE_FORMATS)
-    labels, fields = label_selector(selector), field_selector_of(field_selector)
+    labels, fields = parsed_label_selector(selector), parsed_field_selector(field_selector)
     # Imported here: --help and the offline commands must not pay for the cluster layers.
     from kschedctl.ops.list import scheduler_list
 

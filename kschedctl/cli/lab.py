@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from kschedctl import output
+from kschedctl.base import limits
+from kschedctl.base.errors import EXIT_ERROR, LabError
+from kschedctl.cli import output
 from kschedctl.cli.options import NoHeaders, check_output, output_option
-from kschedctl.cli.progress import BuildProgress
-from kschedctl.config import limits
-from kschedctl.errors import EXIT_ERROR, LabError
+from kschedctl.cli.progress import StderrBuildProgress
 from kschedctl.printers import formats
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ def build(
     # lab modules load when a lab command runs, not at start-up
     from kschedctl.lab import binaries
 
-    with BuildProgress() as report:
+    with StderrBuildProgress() as report:
         results = binaries.build(force=force, progress=report)
     for module, path, _elapsed in results:
         typer.echo(f"{module.title()}\t{path}")

@@ -16,7 +16,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kschedctl import output, terminal
+from kschedctl.base import terminal, yamltext
+from kschedctl.cli import output
 from kschedctl.printers import formats
 
 if TYPE_CHECKING:
@@ -150,7 +151,7 @@ def _print_batch(
             if fmt.kind == formats.JSON:
                 out.write(output.to_json(obj))
             elif fmt.kind == formats.YAML:
-                out.write("---\n" + output.to_yaml(obj))
+                out.write("---\n" + yamltext.to_yaml(obj, document=True))
             elif fmt.kind == formats.NAME:
                 out.write(formats.name_of(obj) + "\n")
             else:

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from kschedctl import output
-from kschedctl.cli import cluster_completers
+from kschedctl.base.errors import UsageError
+from kschedctl.cli import cluster_completers, output
 from kschedctl.cli.common import connect
 from kschedctl.cli.options import (
     ClusterName,
@@ -20,7 +20,6 @@ from kschedctl.cli.options import (
     Since,
     User,
 )
-from kschedctl.errors import UsageError
 
 if TYPE_CHECKING:
     pass
@@ -95,7 +94,7 @@ def logs(
     highlighted on a terminal.
     """
     # on use: every command module is imported when the CLI starts
-    from kschedctl.config.durations import parse_duration
+    from kschedctl.model.config.durations import parse_duration
     from kschedctl.observe.loglines import Grep
 
     since_seconds = int(max(1, parse_duration(since))) if since else None

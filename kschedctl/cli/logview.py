@@ -2,7 +2,7 @@
 terminal. Imported when the command runs: rich is not start-up material.
 
 A log line is whatever the scheduler's process wrote (pod names, event text, a plugin's
-output): escaped (:mod:`kschedctl.terminal`, tabs kept) and styled as plain text, never markup.
+output): escaped (:mod:`kschedctl.base.terminal`, tabs kept) and styled as plain text, never markup.
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from collections.abc import Iterable
 
 from rich.text import Text
 
-from kschedctl import output, terminal
+from kschedctl.base import terminal
+from kschedctl.cli import output
 from kschedctl.observe import loglines
 from kschedctl.observe.loglines import Grep, LogLine
 
@@ -26,7 +27,7 @@ STYLES = {
 }
 
 
-def render(line: LogLine, *, prefix: bool, timestamps: bool, color: bool) -> str | Text:
+def render_line(line: LogLine, *, prefix: bool, timestamps: bool, color: bool) -> str | Text:
     """The line as printed: plain text, or styled text for a terminal (the same characters)."""
     parts = []
     if prefix:
@@ -59,7 +60,7 @@ class Printer:
         for line in lines:
             if not self.keep(line):
                 continue
-            text = render(line, prefix=prefix, timestamps=self.timestamps, color=self.color)
+            text = render_line(line, prefix=prefix, timestamps=self.timestamps, color=self.color)
             if self.color:
                 self.console.print(text, soft_wrap=True, highlight=False)
             else:

@@ -13,9 +13,9 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperCommand
 
+from kschedctl.base.errors import UsageError
 from kschedctl.cli import completers
-from kschedctl.config.versions import DEFAULT_VERSION, parse_version, supported_minors
-from kschedctl.errors import UsageError
+from kschedctl.model.config.versions import DEFAULT_VERSION, parse_version, supported_minors
 from kschedctl.printers import formats
 
 Kubeconfig = Annotated[

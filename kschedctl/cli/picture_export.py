@@ -12,8 +12,8 @@ from pathlib import Path
 
 from rich.console import Console, RenderableType
 
-from kschedctl.errors import UsageError, os_error, shown_path
-from kschedctl.terminal import escape
+from kschedctl.base.errors import UsageError, os_error, shown_path
+from kschedctl.base.terminal import escape
 
 EXPORT_WIDTH = 100  # columns of an exported picture
 EXPORTS = (".svg", ".html")

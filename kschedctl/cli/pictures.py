@@ -2,7 +2,7 @@
 layouts (kschedctl/observe/bars.py), printed on the terminal and exported as SVG or HTML by
 kschedctl/cli/picture_export.py.
 
-Names from the cluster are data: escaped (:func:`kschedctl.terminal.escape`: one line, control
+Names from the cluster are data: escaped (:func:`kschedctl.base.terminal.escape`: one line, control
 characters escaped) and drawn as ``Text``, never markup; rich escapes the text for SVG and
 HTML.
 Imported when a picture is drawn: rich is not start-up material.
@@ -14,11 +14,11 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from kschedctl.filters.resources import CPU, MEMORY, PODS, format_amount
+from kschedctl.base.terminal import escape
+from kschedctl.model.filters.resources import CPU, MEMORY, PODS, format_amount
 from kschedctl.observe.bars import FREE, Run, bar, percent
 from kschedctl.observe.placement import NO_SCHEDULER, RESOURCES, Placement
 from kschedctl.observe.timeline import DECISIONS, FAILED, PREEMPTED, SCHEDULED, Timeline
-from kschedctl.terminal import escape
 
 BAR_WIDTH = 40  # cells of a node's bar
 TIMELINE_WIDTH = 40  # cells of the busiest minute's bar

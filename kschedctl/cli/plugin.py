@@ -48,7 +48,7 @@ def _register_completion_class(words: list[str]) -> None:
     # a class per shell, looked up by the name after complete_.
     from typer._click.shell_completion import ShellComplete, add_completion_class
 
-    from kschedctl.errors import printable
+    from kschedctl.base.errors import printable
 
     class KubectlComplete(ShellComplete):
         name = _SHELL

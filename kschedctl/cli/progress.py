@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from kschedctl import output
+from kschedctl.cli import output
 
 
-class BuildProgress:
+class StderrBuildProgress:
     """``lab build``'s progress on stderr: a spinner with the elapsed time on a terminal; in a
     log (CI), a line per step and one every 30 s while a binary compiles."""
 
@@ -16,7 +16,7 @@ class BuildProgress:
         self.status = self.console.status("") if self.console.is_terminal else None
         self.next_beat = self.BEAT
 
-    def __enter__(self) -> BuildProgress:
+    def __enter__(self) -> StderrBuildProgress:
         if self.status is not None:
             self.status.start()
         return self

@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from kschedctl import output
-from kschedctl.cli import cluster_completers
+from kschedctl.cli import cluster_completers, output
 from kschedctl.cli.common import connect
 from kschedctl.cli.options import (
     ClusterName,

@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 
+from kschedctl.base.errors import UsageError
 from kschedctl.cli.options import (
     DATA_FORMATS,
     DataOutput,
@@ -19,7 +20,6 @@ from kschedctl.cli.options import (
     check_version_option,
 )
 from kschedctl.cli.paths import guard_paths
-from kschedctl.errors import UsageError
 from kschedctl.render import forms
 
 # The choices and their help come from the FORMS table (kschedctl.render.forms imports only
@@ -120,7 +120,7 @@ def render(
         sys.stdout.write(rendered)
         sys.stdout.flush()
         return
-    from kschedctl import output  # on use: rich and the printers (start-up)
+    from kschedctl.cli import output  # on use: rich and the printers (start-up)
 
     output.emit(rendered_objects(rendered, form.value), fmt, no_headers=no_headers)
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from kschedctl.cli.options import Context, Kubeconfig
-from kschedctl.scheduling.strategies import DEFAULT_STRATEGY, STRATEGIES
+from kschedctl.model.scheduling.strategies import DEFAULT_STRATEGY, STRATEGIES
 
 scheduler_app = typer.Typer(
     help=f"kschedctl's own scheduler: the filters `why` uses, {' or '.join(STRATEGIES)} "

@@ -8,9 +8,9 @@ from typing import Annotated
 
 import typer
 
-from kschedctl import output
+from kschedctl.base.errors import UsageError, WorseError, shown_path
+from kschedctl.cli import output
 from kschedctl.cli.options import check_output, output_option
-from kschedctl.errors import UsageError, WorseError, shown_path
 from kschedctl.printers import formats
 
 TABLE_LIMIT = 20  # nodes drawn per candidate in the table and the report

@@ -2,7 +2,7 @@
 exported as SVG or HTML with the pictures' machinery (kschedctl/cli/pictures.py).
 
 Every name, reason and source is data from the snapshot, the specs and the lab's events: each
-cell, title and header is a ``Text`` escaped by :func:`kschedctl.output.text`, never a string
+cell, title and header is a ``Text`` escaped by :func:`kschedctl.cli.output.text`, never a string
 rich would read as markup (a reason ``[link=javascript:…]x[/link]`` stays text in the HTML).
 Imported when a report is drawn: rich is not start-up material.
 """
@@ -13,11 +13,11 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from kschedctl.base.terminal import escape
 from kschedctl.cli import pictures
-from kschedctl.filters.resources import CPU, MEMORY, PODS
+from kschedctl.cli.output import text
+from kschedctl.model.filters.resources import CPU, MEMORY, PODS
 from kschedctl.observe.simulation import DETERMINISM_NOTE, CandidateResult, SimulationReport
-from kschedctl.output import text
-from kschedctl.terminal import escape
 
 SHOWN_REASONS = 8  # reasons per candidate in the table
 SHOWN_MOVED = 10  # moved pods listed per candidate

@@ -8,11 +8,10 @@ from typing import Annotated
 
 import typer
 
-from kschedctl import output
-from kschedctl.cli import completers
+from kschedctl.base.errors import shown_path
+from kschedctl.cli import completers, output
 from kschedctl.cli.common import connect
 from kschedctl.cli.options import ClusterName, Context, Kubeconfig, User
-from kschedctl.errors import shown_path
 
 
 def snapshot(

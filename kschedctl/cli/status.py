@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from kschedctl import output
-from kschedctl.cli import cluster_completers
+from kschedctl.base.errors import UsageError
+from kschedctl.cli import cluster_completers, output
 from kschedctl.cli.common import age, connect
 from kschedctl.cli.inventory import health_text, identity_text
 from kschedctl.cli.options import (
@@ -22,8 +22,7 @@ from kschedctl.cli.options import (
     User,
     check_output,
 )
-from kschedctl.config.shapes import dns_subdomain_problem
-from kschedctl.errors import UsageError
+from kschedctl.model.config.shapes import dns_subdomain_problem
 
 if TYPE_CHECKING:
     from kschedctl.ops.status import SchedulerStatus

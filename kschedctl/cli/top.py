@@ -6,9 +6,9 @@ from typing import Annotated
 
 import typer
 
-from kschedctl import output
-from kschedctl.cli import completers
-from kschedctl.cli.common import connect, label_selector
+from kschedctl.base.errors import UsageError, shown_path
+from kschedctl.cli import completers, output
+from kschedctl.cli.common import connect, parsed_label_selector
 from kschedctl.cli.options import (
     TABLE_FORMATS,
     ClusterName,
@@ -20,7 +20,6 @@ from kschedctl.cli.options import (
     User,
     check_output,
 )
-from kschedctl.errors import UsageError, shown_path
 
 # The table's default number of nodes: a screenful an operator reads; data formats give all.
 TABLE_LIMIT = 50
@@ -89,7 +88,7 @@ def nodes(
     fmt = check_output(out, TABLE_FORMATS)
     if sort_by not in SORT_KEYS:
         raise UsageError(f"--sort-by {sort_by!r}: use one of {', '.join(SORT_KEYS)}")
-    label_selector(selector)  # exit 2 on a malformed selector, before connecting
+    parsed_label_selector(selector)  # exit 2 on a malformed selector, before connecting
     # the picture module loads rich (start-up): only when drawing
     from kschedctl.cli import picture_export, pictures
 

@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from kschedctl import output
+from kschedctl.base import yamltext
+from kschedctl.base.errors import SpecError, printable
+from kschedctl.cli import output
 from kschedctl.cli.options import KubernetesVersion, check_version_option
 from kschedctl.cli.paths import guard_paths
-from kschedctl.errors import SpecError, printable
 
 if TYPE_CHECKING:
     from kschedctl.ops.validate import FileReport
@@ -79,7 +80,7 @@ def validate(
     if fmt is ValidateOutput.json:
         typer.echo(json.dumps([r.to_dict() for r in result.reports], indent=2))
     elif fmt is ValidateOutput.yaml:
-        typer.echo(output.to_yaml([r.to_dict() for r in result.reports]), nl=False)
+        typer.echo(yamltext.to_yaml([r.to_dict() for r in result.reports], document=True), nl=False)
     else:
         for report in result.reports:
             for problem in report.problems:

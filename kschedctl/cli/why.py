@@ -6,10 +6,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from kschedctl import output
-from kschedctl.cli import cluster_completers, completers, why_view
-from kschedctl.cli.common import connect, label_selector
-from kschedctl.cli.common import field_selector as field_selector_of
+from kschedctl.base.errors import EXIT_FINDINGS, UsageError
+from kschedctl.cli import cluster_completers, completers, output, why_view
+from kschedctl.cli.common import connect, parsed_field_selector, parsed_label_selector
 from kschedctl.cli.options import (
     TABLE_FORMATS,
     AllNamespaces,
@@ -24,7 +23,6 @@ from kschedctl.cli.options import (
     User,
     check_output,
 )
-from kschedctl.errors import EXIT_FINDINGS, UsageError
 
 if TYPE_CHECKING:
     pass
@@ -139,18 +137,18 @@ def why(
     if pods and not all_pods:
         raise UsageError("--pods goes with --all", hint="kschedctl why --all --pods")
     layout = parse_nodes(nodes)
-    label_selector(selector)  # a malformed selector is a usage error before any request
-    field_selector_of(field_selector)
+    parsed_label_selector(selector)  # a malformed selector is a usage error before any request
+    parsed_field_selector(field_selector)
     # Imported here: --help and the offline commands must not pay for the cluster layers.
+    from kschedctl.model.scheduling.plugins import load_plugins
     from kschedctl.observe.plugin_files import ClusterPluginsRef
     from kschedctl.ops.reporter import Reporter
-    from kschedctl.ops.why import explain
-    from kschedctl.scheduling.plugins import load_plugins
+    from kschedctl.ops.why import explain_pods
 
     refs = [ClusterPluginsRef.parse(r) for r in run_cluster_plugins or ()]
     plugins = load_plugins(plugin or ())  # a plugin that cannot load: exit 3, no request
     with connect(kubeconfig, context, cluster_name, user) as cluster:
-        found = explain(cluster, pod, namespace=namespace, all_namespaces=all_namespaces,
+        found = explain_pods(cluster, pod, namespace=namespace, all_namespaces=all_namespaces,
                         all_reasons=all_reasons, kubeconfig=kubeconfig,
                         label_selector=selector, field_selector=field_selector,
                         plugins=plugins, run_cluster_plugins=refs,

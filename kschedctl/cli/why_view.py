@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from kschedctl import output
+from kschedctl.cli import output
 
 if TYPE_CHECKING:
     from kschedctl.observe.diagnosis import Diagnosis

@@ -2,20 +2,20 @@
 
 ``kschedctl snapshot`` writes it, ``kschedctl simulate`` reads it. A versioned format
 (``apiVersion: kschedctl.io/v1alpha1``, ``kind: Snapshot``) whose JSON Schema ships as
-``kschedctl/schemas/snapshot.schema.json`` (generated from these dataclasses by
+``kschedctl/_generated/schemas/snapshot.schema.json`` (generated from these dataclasses by
 :mod:`kschedctl.render.schemas`). Named ``ClusterSnapshot`` (not ``Snapshot``): the filters'
-indexed cluster state is :class:`kschedctl.filters.snapshot.Snapshot`, scheduler discovery's
-reads are :class:`kschedctl.observe.schedulers.Snapshot`.
+indexed cluster state is :class:`kschedctl.model.filters.snapshot.Snapshot`, scheduler discovery's
+reads are :class:`kschedctl.observe.discovery.ClusterReading`.
 
 Pure. Nodes and pods are reduced to the fields kube-scheduler's plugins read (no uid, no
 status but the phase, no annotations, no env, no commands); the Kubernetes-shaped parts
 (affinity, tolerations, taints, topology spread constraints) are kept as the API spells them.
 :func:`node_object` and :func:`pod_object` turn the reduced forms back into API objects, for
-:class:`kschedctl.filters.snapshot.Snapshot` and for a lab built from the snapshot.
+:class:`kschedctl.model.filters.snapshot.Snapshot` and for a lab built from the snapshot.
 
 Reading is bounded like every file kschedctl reads (:func:`read_user_file`: regular files,
 at most :data:`MAX_SNAPSHOT_BYTES`; YAML through the bounded loader of
-:mod:`kschedctl.config.schema`; a file starting with ``{`` is JSON, much faster to read for a
+:mod:`kschedctl.model.config.schema`; a file starting with ``{`` is JSON, much faster to read for a
 large cluster) and strict: unknown fields, wrong types, bad quantities, duplicate names and
 a pod bound to a node the snapshot does not hold are refused with every problem listed.
 """
@@ -30,13 +30,14 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any
 
-from kschedctl.config import apinames, limits
-from kschedctl.config.decode import decode_json
-from kschedctl.config.schema import YamlError, join, parse_yaml, type_message, type_ok
-from kschedctl.config.userfile import read_user_file
-from kschedctl.errors import Problem, SpecError, quote
-from kschedctl.filters.quantity import QuantityError, parse_quantity
-from kschedctl.yamltext import to_yaml
+from kschedctl.base import limits
+from kschedctl.base.errors import Problem, SpecError, quote
+from kschedctl.base.userfile import read_user_file
+from kschedctl.base.yamltext import to_yaml
+from kschedctl.model.config import apinames
+from kschedctl.model.config.decode import decode_json
+from kschedctl.model.config.schema import YamlError, join, parse_yaml, type_message, type_ok
+from kschedctl.model.filters.quantity import QuantityError, parse_quantity
 
 __all__ = [
     "API_VERSION",
@@ -336,7 +337,7 @@ def _decode_model(value: Any, cls: type, where: Where, out: list[Problem]) -> An
     kwargs: dict[str, Any] = {}
     for key, raw in value.items():
         if key not in known:
-            from kschedctl.config.schema import unknown_field_message  # only on errors
+            from kschedctl.model.config.schema import unknown_field_message  # only on errors
 
             child = join(_spelled(where), key)
             out.append(Problem(child, unknown_field_message(str(key), list(known))))
@@ -368,7 +369,7 @@ def snapshot_from_dict(doc: Any, source: str = "") -> ClusterSnapshot:
         raise SpecError("kind", f"expected {KIND!r}, got {quote(doc.get('kind'))}", _HINT, source)
     for key in doc:
         if key not in _TOP_KEYS:
-            from kschedctl.config.schema import unknown_field_message  # only on errors
+            from kschedctl.model.config.schema import unknown_field_message  # only on errors
 
             out.append(Problem(join("", key), unknown_field_message(str(key), list(_TOP_KEYS))))
     metadata = _decode_model(doc.get("metadata") or {}, SnapshotMetadata, "metadata", out)
@@ -389,7 +390,7 @@ def snapshot_from_dict(doc: Any, source: str = "") -> ClusterSnapshot:
 def _check_counts(spec: dict[str, Any], source: str) -> None:
     """The limits, before a node or pod is decoded (a lab holds every one of them)."""
     hint = "take the snapshot of a smaller cluster, or of fewer namespaces (-n)"
-    nodes, pods = limits.nodes(), limits.pods()
+    nodes, pods = limits.node_budget(), limits.pod_budget()
     for key, budget in (("nodes", nodes), ("pods", pods), ("pendingPods", pods)):
         if isinstance(spec.get(key), list):
             budget.take(len(spec[key]), f"spec.{key}", source, hint)

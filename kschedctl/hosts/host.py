@@ -13,8 +13,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from kschedctl.config.userfile import read_user_file
-from kschedctl.errors import KschedError, SpecError
+from kschedctl.base.errors import KschedError, SpecError
+from kschedctl.base.userfile import read_user_file
 from kschedctl.hosts import journal, systemd
 from kschedctl.observe.loglines import LogLine
 from kschedctl.spec import Spec

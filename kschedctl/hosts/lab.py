@@ -17,12 +17,13 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from kschedctl.config.versions import DEFAULT_SCHEDULER_NAME
-from kschedctl.errors import KschedError
+from kschedctl.base.errors import KschedError
 from kschedctl.hosts import systemd
 from kschedctl.hosts.host import Host, Say
 from kschedctl.lab import binaries, processes
-from kschedctl.lab.cluster import Lab, free_port
+from kschedctl.lab.cluster import Lab
+from kschedctl.lab.components import free_port
+from kschedctl.model.config.versions import DEFAULT_SCHEDULER_NAME
 from kschedctl.observe.schedulers import LAB_ANNOTATION
 from kschedctl.spec import Spec
 
@@ -40,9 +41,9 @@ def running(lab: Lab, unit: str) -> dict[str, object] | None:
     return record if alive else None
 
 
-def start(lab: Lab, unit: str, argv: list[str]) -> int:
+def start_unit(lab: Lab, unit: str, argv: list[str]) -> int:
     """(Re)start ``argv`` as the lab's stand-in for ``systemctl enable --now UNIT``."""
-    stop(lab, unit)
+    stop_unit(lab, unit)
     log = lab.dir / "logs" / f"service_{unit}.log"
     pid = processes.start(argv, log, processes.proxy_free_environment(), cwd=lab.dir)
     record = _record(lab, unit)
@@ -78,7 +79,7 @@ def _executable(program: str) -> str:
     return path
 
 
-def stop(lab: Lab, unit: str) -> bool:
+def stop_unit(lab: Lab, unit: str) -> bool:
     record = _record(lab, unit)
     try:
         data = json.loads(record.read_text())
@@ -157,7 +158,7 @@ class LabHost(Host):
         unit = systemd.unit_name(spec)
         if changed or not running(self.lab, unit):
             argv = systemd.exec_start(files[systemd.unit_path(spec, self.root)])
-            pid = start(self.lab, unit, argv)
+            pid = start_unit(self.lab, unit, argv)
             info(f"lab: started {unit}'s ExecStart as pid {pid}")
             return False
         return True
@@ -179,7 +180,7 @@ class LabHost(Host):
 
     def stop_service(self, name: str, files: list[Path], info: Say) -> None:
         unit = systemd.unit_name_for(name)
-        if stop(self.lab, unit):
+        if stop_unit(self.lab, unit):
             info(f"lab: stopped {unit}")
 
     def log_file(self, name: str, form: str) -> Path | None:

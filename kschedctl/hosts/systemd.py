@@ -21,8 +21,8 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
-from kschedctl.errors import KschedError, SpecError, UsageError, os_error, shown_path
-from kschedctl.render.builtin import host_plugin_files, host_plugin_trailer
+from kschedctl.base.errors import KschedError, SpecError, UsageError, os_error, shown_path
+from kschedctl.render.builtin import host_plugin_files_to_install, host_plugin_trailer
 from kschedctl.render.escape import exec_start_argv
 from kschedctl.render.forms import render
 from kschedctl.spec import Spec
@@ -96,15 +96,15 @@ def unit_path(spec: Spec, root: Path) -> Path:
     return under(root, f"{UNIT_DIR}/{unit_name(spec)}", NAME_FIELD)
 
 
-def plugin_files(spec: Spec, root: Path) -> dict[Path, str]:
+def plugin_files_under(spec: Spec, root: Path) -> dict[Path, str]:
     """``spec.builtin.plugins`` as the host forms install them, beside the config."""
-    return {under(root, path): text for path, text in host_plugin_files(spec).items()}
+    return {under(root, path): text for path, text in host_plugin_files_to_install(spec).items()}
 
 
 def service_files(spec: Spec, root: Path) -> dict[Path, str]:
     return {
         under(root, spec.host_config_path): render(spec, "host-config"),
-        **plugin_files(spec, root),
+        **plugin_files_under(spec, root),
         unit_path(spec, root): render(spec, "service"),
     }
 
@@ -115,7 +115,7 @@ def static_pod_files(spec: Spec, root: Path, manifests_dir: Path) -> dict[Path, 
         confined(root, manifests, "--manifests-dir")
     return {
         under(root, spec.host_config_path): render(spec, "host-config"),
-        **plugin_files(spec, root),
+        **plugin_files_under(spec, root),
         confined(manifests, manifests / f"{spec.name}.yaml", "--manifests-dir"): render(
             spec, "static-pod"
         ),

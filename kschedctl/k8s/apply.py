@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from kschedctl.errors import ApplyError, ClusterError, KschedError, NotFoundError, SpecError
+from kschedctl.base.errors import ApplyError, ClusterError, KschedError, NotFoundError, SpecError
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.resources import (
     DELETE_ORDER,

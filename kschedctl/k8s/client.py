@@ -24,16 +24,7 @@ from typing import Any, Protocol
 from urllib.parse import urlencode
 
 from kschedctl import __version__
-from kschedctl.config.kubeconfig import (
-    DirectPlan,
-    Selection,
-    direct_plan,
-    kubeconfig_paths,
-    merge_kubeconfigs,
-    read_kubeconfigs,
-    select,
-)
-from kschedctl.errors import (
+from kschedctl.base.errors import (
     ApiError,
     ClusterError,
     ConflictError,
@@ -41,6 +32,15 @@ from kschedctl.errors import (
     KschedError,
     NotFoundError,
     shown_path,
+)
+from kschedctl.k8s.kubeconfig import (
+    DirectPlan,
+    Selection,
+    direct_plan,
+    kubeconfig_paths,
+    merge_kubeconfigs,
+    read_kubeconfigs,
+    select,
 )
 
 DEFAULT_TIMEOUT = 30.0
@@ -86,7 +86,7 @@ class Cluster:
     ) -> Cluster:
         """Connect as kubectl would: ``--kubeconfig`` alone, else every file of
         ``$KUBECONFIG`` (or ``~/.kube/config``) merged with kubectl's rules
-        (:mod:`kschedctl.config.kubeconfig`), then the ``--context``/``--cluster``/``--user``
+        (:mod:`kschedctl.k8s.kubeconfig`), then the ``--context``/``--cluster``/``--user``
         overrides; with no kubeconfig at all, the pod's service account (in-cluster).
 
         Certificates and tokens are set up with urllib3 alone (:func:`direct_plan`); exec

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from kschedctl.errors import NotFoundError
+from kschedctl.base.errors import NotFoundError
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.watch import SYNC, list_and_watch
 from kschedctl.observe.events import SCHEDULER_REASONS, Event, normalize

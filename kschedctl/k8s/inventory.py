@@ -20,25 +20,23 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from kschedctl.config.versions import DEFAULT_SCHEDULER_NAME
-from kschedctl.errors import ForbiddenError, NotFoundError
+from kschedctl.base.errors import ForbiddenError, NotFoundError
 from kschedctl.k8s.client import Cluster
-from kschedctl.observe.identity import mirror_nodes
-from kschedctl.observe.schedulers import (
+from kschedctl.model.config.versions import DEFAULT_SCHEDULER_NAME
+from kschedctl.observe.containers import config_source, scheduler_container
+from kschedctl.observe.discovery import (
     KUBEADM_COMPONENT_SELECTOR,
     UNBOUND_PODS,
-    Snapshot,
-    config_source,
+    ClusterReading,
     discover,
     holder_pod_names,
     merge_pods,
     needs_every_pod,
     other_bound_pods,
-    owned,
-    owner_selectors,
-    scheduler_container,
     scheduler_workload_selectors,
 )
+from kschedctl.observe.identity import mirror_nodes
+from kschedctl.observe.schedulers import owned, owner_selectors
 
 PODS = "/api/v1/pods"
 ROLES = "/apis/rbac.authorization.k8s.io/v1/roles"
@@ -47,7 +45,7 @@ BINDINGS = "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"
 MAX_BOUND_NAMES = 64
 
 
-def snapshot(cluster: Cluster, pods: list[dict[str, Any]] | None = None) -> Snapshot:
+def snapshot(cluster: Cluster, pods: list[dict[str, Any]] | None = None) -> ClusterReading:
     """``pods``: every pod, when the caller has listed them already (`why` needs them too)."""
     with ThreadPoolExecutor(max_workers=8) as pool:
         if pods is not None:
@@ -62,7 +60,7 @@ def _read(
     cluster: Cluster,
     pool: ThreadPoolExecutor,
     every_pod: Callable[[], list[dict[str, Any]]] | None,
-) -> Snapshot:
+) -> ClusterReading:
     """Every object discovery reads; the pods are ``every_pod()``, or the targeted reads when
     it is None."""
     all_pods = pool.submit(every_pod) if every_pod is not None else None
@@ -110,7 +108,7 @@ def _read(
         ]
         pods = merge_pods([*first, *(batch.result() for batch in more)])
         bound_names = names.result()
-    snap = Snapshot(
+    snap = ClusterReading(
         pods=pods,
         deployments=deployments.result(),
         configmaps={},

@@ -15,11 +15,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from kschedctl.errors import KschedError, NotFoundError
+from kschedctl.base.errors import KschedError, NotFoundError
 from kschedctl.k8s.client import Cluster
+from kschedctl.observe.containers import scheduler_container
 from kschedctl.observe.identity import deployment_uids, owning_deployment
 from kschedctl.observe.loglines import LogLine, merge, split_timestamp, time_key
-from kschedctl.observe.schedulers import Scheduler, scheduler_container
+from kschedctl.observe.schedulers import Scheduler
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """What kschedctl's scheduler asks of the API server, on plain dicts.
 
-Implements :class:`kschedctl.scheduling.loop.SchedulerApi`: list+watch of nodes,
+Implements :class:`kschedctl.model.scheduling.port.SchedulerApi`: list+watch of nodes,
 non-terminal pods, PersistentVolumeClaims, PersistentVolumes and StorageClasses, services and
 controllers, namespaces, PodDisruptionBudgets (slimmed as pages arrive), a PersistentVolume's
 claimRef for a WaitForFirstConsumer claim (read, then written with the read resourceVersion), the
@@ -22,13 +22,13 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from kschedctl.config.versions import parse_git_version
-from kschedctl.errors import ConflictError, ForbiddenError, KschedError, NotFoundError
-from kschedctl.filters.volumebinding import claim_key
+from kschedctl.base.errors import ConflictError, ForbiddenError, KschedError, NotFoundError
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.ratelimit import TokenBucket
 from kschedctl.k8s.watch import SYNC, WatchEvent, list_and_watch
-from kschedctl.scheduling.cache import (
+from kschedctl.model.config.versions import parse_git_version
+from kschedctl.model.filters.volumebinding import claim_key
+from kschedctl.model.scheduling.cache import (
     bind_volume_to_claim,
     slim_namespace,
     slim_node,
@@ -37,7 +37,13 @@ from kschedctl.scheduling.cache import (
     slim_volume,
     slim_workload,
 )
-from kschedctl.scheduling.loop import NAMESPACES, PDBS, ApiConflict, ApiNotFound, ApiUnavailable
+from kschedctl.model.scheduling.port import (
+    NAMESPACES,
+    PDBS,
+    ApiConflict,
+    ApiNotFound,
+    ApiUnavailable,
+)
 
 __all__ = ["ThrottledCluster", "ClusterSchedulerApi"]
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import quote
 
-from kschedctl.errors import ClusterError, ForbiddenError, KschedError
+from kschedctl.base.errors import ClusterError, ForbiddenError, KschedError
 from kschedctl.k8s.client import Cluster
 
 MAX_BODY = 32 * 1024 * 1024  # kube-scheduler's /metrics is ~300 KB; a bound, not an estimate

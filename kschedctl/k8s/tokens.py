@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import quote
 
-from kschedctl.errors import ClusterError, ForbiddenError, NotFoundError
+from kschedctl.base.errors import ClusterError, ForbiddenError, NotFoundError
 from kschedctl.k8s.client import Cluster
 
 # The shortest lifetime the API server grants (a TokenRequest of less is refused: 10 minutes,

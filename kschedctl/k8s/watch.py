@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from kschedctl.errors import ApiError, KschedError
+from kschedctl.base.errors import ApiError, KschedError
 from kschedctl.k8s.client import Cluster
 
 SYNC = "SYNC"

@@ -8,14 +8,10 @@ from typing import Any
 
 import yaml
 
-from kschedctl.errors import ConflictError, LabError, NotFoundError
+from kschedctl.base.errors import ConflictError, LabError, NotFoundError
 from kschedctl.k8s.client import Cluster
 
 NOT_READY_TAINT = "node.kubernetes.io/not-ready"
-
-
-def connect(kubeconfig: Path) -> Cluster:
-    return Cluster.connect(str(kubeconfig))
 
 
 def create_nodes(cluster: Cluster, nodes: list[dict[str, Any]]) -> None:

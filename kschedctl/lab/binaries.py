@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from kschedctl.errors import KschedError, NotFoundError
+from kschedctl.base.errors import KschedError, NotFoundError
 from kschedctl.lab.images import CUSTOM_KUBE_SCHEDULER
 from kschedctl.lab.paths import cache_dir
 

@@ -10,27 +10,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kschedctl.config.distributions import RELEASES as SCHEDULER_PLUGINS_RELEASES
-from kschedctl.config.versions import NEWEST_MINOR, PATCH_RELEASES, RELEASE_TAG
+from kschedctl.model.config.distributions import RELEASES as SCHEDULER_PLUGINS_RELEASES
+from kschedctl.model.config.shapes import image_repository, image_tag
+from kschedctl.model.config.versions import NEWEST_MINOR, PATCH_RELEASES, RELEASE_TAG
 
 KUBE_SCHEDULER = "kube-scheduler"
 KSCHEDCTL = "kschedctl"  # kschedctl's own scheduler (program: builtin), from the Dockerfile
 # kube-scheduler with kschedctl's example out-of-tree plugin (kschedctl/lab/gomod/custom-scheduler)
 CUSTOM_KUBE_SCHEDULER = "custom-kube-scheduler"
-
-
-def image_repository(image: str) -> str:
-    """``registry.k8s.io/kube-scheduler`` for ``registry.k8s.io/kube-scheduler:v1.36.3@sha…``."""
-    name = image.split("@", 1)[0]
-    slash = name.rfind("/")
-    colon = name.rfind(":")
-    return name[:colon] if colon > slash else name
-
-
-def image_tag(image: str) -> str:
-    name = image.split("@", 1)[0]
-    slash, colon = name.rfind("/"), name.rfind(":")
-    return name[colon + 1 :] if colon > slash else ""
 
 
 # The last path element of an image's repository -> the program the lab runs for it.

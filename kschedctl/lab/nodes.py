@@ -18,15 +18,18 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from kschedctl.config import apinames, limits
-from kschedctl.config.schema import YamlError, join, key_segment, parse_yaml
-from kschedctl.config.userfile import read_user_file
-from kschedctl.errors import NotFoundError, Problem, SpecError, printable, quote
+from kschedctl.base import limits
+from kschedctl.base.errors import NotFoundError, Problem, SpecError, printable, quote
+from kschedctl.base.userfile import read_user_file
+from kschedctl.model.config import apinames
+from kschedctl.model.config.schema import YamlError, join, key_segment, parse_yaml
 
 DEFAULT_CAPACITY = {"cpu": "4", "memory": "8Gi", "pods": "110"}
+KWOK_ANNOTATIONS = {"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"}
 ZONES = ("zone-a", "zone-b")
 MAX_COUNT = limits.MAX_NODES  # nodes in a file: 500 take about 2 minutes to become Ready
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -35,7 +38,35 @@ _EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 _NODE_KEYS = {"name", "count", "labels", "taints", "capacity", "unschedulable"}
 
 
-def node_object(
+def kwok_node(
+    name: str,
+    *,
+    labels: Mapping[str, str],
+    taints: Sequence[Mapping[str, Any]] = (),
+    capacity: Mapping[str, str],
+    allocatable: Mapping[str, str] | None = None,
+    unschedulable: bool = False,
+) -> dict[str, Any]:
+    """A Node kwok manages, with exactly these labels (no lab defaults added), taints,
+    capacity and allocatable (kwok keeps the status it was created with)."""
+    spec: dict[str, Any] = {}
+    if taints:
+        spec["taints"] = [dict(t) for t in taints]
+    if unschedulable:
+        spec["unschedulable"] = True
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": dict(labels), "annotations": dict(KWOK_ANNOTATIONS)},
+        "spec": spec,
+        "status": {
+            "capacity": dict(capacity),
+            "allocatable": dict(allocatable if allocatable is not None else capacity),
+        },
+    }
+
+
+def lab_node(
     name: str,
     *,
     labels: dict[str, str] | None = None,
@@ -44,7 +75,8 @@ def node_object(
     unschedulable: bool = False,
     zone: str | None = None,
 ) -> dict[str, Any]:
-    """A Node as kwok expects it (annotation, status capacity; kwok fills the rest)."""
+    """A kwok Node of the lab: the lab's labels (hostname, os, arch, ``type: kwok``, the zone)
+    under ``labels``, :data:`DEFAULT_CAPACITY` unless ``capacity`` is given."""
     all_labels = {
         "kubernetes.io/hostname": name,
         "kubernetes.io/os": "linux",
@@ -54,28 +86,18 @@ def node_object(
     if zone:
         all_labels["topology.kubernetes.io/zone"] = zone
     all_labels.update(labels or {})
-    resources = dict(capacity or DEFAULT_CAPACITY)
-    spec: dict[str, Any] = {}
-    if taints:
-        spec["taints"] = taints
-    if unschedulable:
-        spec["unschedulable"] = True
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {
-            "name": name,
-            "labels": all_labels,
-            "annotations": {"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"},
-        },
-        "spec": spec,
-        "status": {"capacity": resources, "allocatable": dict(resources)},
-    }
+    return kwok_node(
+        name,
+        labels=all_labels,
+        taints=taints or (),
+        capacity=capacity or DEFAULT_CAPACITY,
+        unschedulable=unschedulable,
+    )
 
 
 def default_nodes(count: int, prefix: str = "lab-node") -> list[dict[str, Any]]:
     return [
-        node_object(f"{prefix}-{i}", zone=ZONES[(i - 1) % len(ZONES)]) for i in range(1, count + 1)
+        lab_node(f"{prefix}-{i}", zone=ZONES[(i - 1) % len(ZONES)]) for i in range(1, count + 1)
     ]
 
 
@@ -96,7 +118,7 @@ def load_nodes_file(path: str | Path) -> list[dict[str, Any]]:
     unknown = set(data) - {"nodes"}
     if unknown:
         raise SpecError(key_segment(sorted(unknown)[0]), "unknown field", hint=_HINT, source=source)
-    budget = limits.nodes()
+    budget = limits.node_budget()
     for index, entry in enumerate(data["nodes"]):  # counted before any node is built
         count = entry.get("count", 1) if isinstance(entry, dict) else 1
         if isinstance(count, int) and not isinstance(count, bool) and count > 0:
@@ -165,7 +187,7 @@ def _entry_nodes(entry: Any, at: str, source: str) -> list[dict[str, Any]]:
         raise SpecError.from_problems([p.moved(source=source) for p in problems], hint=_HINT)
     names = [name] if count == 1 else [f"{name}-{i}" for i in range(1, count + 1)]
     return [
-        node_object(
+        lab_node(
             n,
             labels=labels,
             taints=[dict(t) for t in taints],

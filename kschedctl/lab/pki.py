@@ -20,7 +20,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from kschedctl.errors import KschedError, NotFoundError
+from kschedctl.base.errors import KschedError, NotFoundError
 from kschedctl.lab.private import private_dir
 
 SERVICE_IP = "10.96.0.1"  # first address of the lab's --service-cluster-ip-range

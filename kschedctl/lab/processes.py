@@ -186,7 +186,7 @@ def _boot_time() -> float:
     return 0.0
 
 
-def environment(pid: int, settle: float = 0.5) -> list[bytes]:
+def process_environment(pid: int, settle: float = 0.5) -> list[bytes]:
     """The ``NAME=value`` entries ``pid`` was started with.
 
     A process that has just exec'd shows an empty environment for a moment (the kernel closes
@@ -222,7 +222,7 @@ def marked(identity: Identity) -> list[Marked]:
             exe = os.readlink(entry / "exe")
             if not is_lab_program(exe):
                 continue
-            environ = environment(int(entry.name))
+            environ = process_environment(int(entry.name))
         except (OSError, ValueError):
             continue  # gone, a kernel thread, or another user's
         ticks = start_ticks(int(entry.name))

@@ -22,13 +22,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from kschedctl.errors import ConflictError, KschedError, LabError, NotFoundError
+from kschedctl.base.errors import ConflictError, KschedError, LabError, NotFoundError
 from kschedctl.k8s.client import Cluster
 from kschedctl.lab.api import NOT_READY_TAINT, is_ready
 from kschedctl.lab.images import ADMITTED_ANNOTATION
 
 WRITERS = 8
-KWOK_ANNOTATIONS = {"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"}
 # Created by the API server itself: a snapshot's copies are skipped.
 BUILTIN_PRIORITY_CLASSES = ("system-cluster-critical", "system-node-critical")
 SEED_LABEL = "simulate.kschedctl.io/seed"  # on every object the seed creates but nodes
@@ -38,41 +37,13 @@ Progress = Callable[[str], None]
 
 @dataclass
 class Seed:
-    """What a lab is built from: plain Kubernetes objects (see :func:`kwok_node`)."""
+    """What a lab is built from: plain Kubernetes objects (nodes: lab.nodes.kwok_node)."""
 
     nodes: list[dict[str, Any]]
     namespaces: list[dict[str, Any]]  # Namespace objects (their labels: namespaceSelector)
     priority_classes: list[dict[str, Any]] = field(default_factory=list)
     disruption_budgets: list[dict[str, Any]] = field(default_factory=list)
     pinned: list[dict[str, Any]] = field(default_factory=list)  # pods with spec.nodeName
-
-
-def kwok_node(
-    name: str,
-    *,
-    labels: Mapping[str, str],
-    taints: Sequence[Mapping[str, Any]] = (),
-    capacity: Mapping[str, str],
-    allocatable: Mapping[str, str] | None = None,
-    unschedulable: bool = False,
-) -> dict[str, Any]:
-    """A Node kwok manages, with exactly these labels (no lab defaults added), taints,
-    capacity and allocatable (kwok keeps the status it was created with)."""
-    spec: dict[str, Any] = {}
-    if taints:
-        spec["taints"] = [dict(t) for t in taints]
-    if unschedulable:
-        spec["unschedulable"] = True
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": dict(labels), "annotations": dict(KWOK_ANNOTATIONS)},
-        "spec": spec,
-        "status": {
-            "capacity": dict(capacity),
-            "allocatable": dict(allocatable if allocatable is not None else capacity),
-        },
-    }
 
 
 def _in_parallel(work: Callable[[Any], None], items: Iterable[Any], workers: int) -> None:

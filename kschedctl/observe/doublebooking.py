@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from kschedctl.observe.diagnosis import ERROR, WARNING, Finding
 from kschedctl.observe.events import Event, first_time, iso_time
+from kschedctl.observe.findings import ERROR, WARNING, Finding
 
 OUT_OF = "OutOf"  # lifecycle.InsufficientResourcePrefix
 DEFAULT_SCHEDULER = "default-scheduler"
@@ -224,7 +224,7 @@ def bindings_from(
     return per_node
 
 
-def find(
+def find_rejections(
     pods: Iterable[Mapping[str, Any]],
     events: Iterable[Event],
     *,
@@ -294,7 +294,9 @@ def for_pod(found: Iterable[NodeRejections], namespace: str, name: str) -> NodeR
     )
 
 
-def rejection_findings(pod: Mapping[str, Any], found: NodeRejections | None) -> list[Finding]:
+def kubelet_rejection_findings(
+    pod: Mapping[str, Any], found: NodeRejections | None
+) -> list[Finding]:
     """``why`` for a pod the kubelet rejected: that (not the scheduler) is what stopped it, and
     whether two schedulers colliding on the node caused it."""
     status, spec = pod.get("status") or {}, pod.get("spec") or {}

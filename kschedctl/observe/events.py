@@ -180,7 +180,7 @@ def parse_types(text: str | None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
-def select(
+def select_events(
     events: Iterable[Event],
     *,
     types: Iterable[str] = TYPES,

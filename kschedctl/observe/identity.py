@@ -20,21 +20,19 @@ the only one claiming it. Two claims that could stand for one name are a *confli
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from kschedctl.config.versions import DEFAULT_SCHEDULER_NAME
-from kschedctl.errors import KschedError, NotFoundError
-
-if TYPE_CHECKING:
-    from kschedctl.observe.schedulers import Scheduler
+from kschedctl.base.errors import KschedError, NotFoundError
+from kschedctl.model.config.versions import DEFAULT_SCHEDULER_NAME
+from kschedctl.observe.schedulers import (
+    FORM_ANNOTATION,
+    LEASE_ANNOTATION,
+    MIRROR_ANNOTATION,
+    Scheduler,
+)
 
 KUBE_SYSTEM = "kube-system"
-MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
-# Where deploy recorded the scheduler's Lease, on each of its objects ("namespace/name").
-LEASE_ANNOTATION = "kschedctl.io/lease"
 CONTROL_PLANE_ROLES = ("node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master")
-# The form deploy recorded on each object it applied (render.context writes it).
-FORM_ANNOTATION = "kschedctl.io/form"
 HOST_FORMS = ("service", "static-pod")
 
 # How a claim is known to be its scheduler (Scheduler.identity), or why it is not.
@@ -199,6 +197,39 @@ def trusted_objects(
         o for o in objects if not _meta(o).get("namespace") or _meta(o)["namespace"] in anchored
     ]
     return kept, [o for o in objects if o not in kept]
+
+
+def resolve_claims(claims: Iterable[Scheduler]) -> dict[str, Scheduler]:
+    """One entry per name from discovery's claims: its verified claim, else its only
+    unverified one; several of those are a conflict (an entry of form ``conflict`` naming
+    them); the rest impostors."""
+    by_name: dict[str, list[Scheduler]] = {}
+    for claim in claims:
+        by_name.setdefault(claim.name, []).append(claim)
+    found: dict[str, Scheduler] = {}
+    for name, group in by_name.items():
+        verified = [c for c in group if c.identity in VERIFIED]
+        unverified = [c for c in group if c.identity == UNVERIFIED]
+        impostors = [c for c in group if c.identity == IMPOSTOR]
+        if verified:
+            for claim in unverified:  # a name served from where it is known to be
+                claim.identity = IMPOSTOR
+                claim.reason = f"{name} is served from namespace {verified[0].namespace}"
+            impostors, pickable = unverified + impostors, verified
+        else:
+            pickable = unverified
+        if len(pickable) == 1:
+            entry = pickable[0]
+        elif pickable:
+            entry = Scheduler(
+                name, "conflict", sources=sorted({s for c in pickable for s in c.sources}),
+                managed=any(c.managed for c in pickable), candidates=pickable,
+            )  # fmt: skip
+        else:  # only impostors: nothing known to serve the name
+            entry = Scheduler(name, "none", served=False, sources=["impostor"])
+        entry.impostors = sorted(impostors, key=lambda c: (c.namespace or "", c.instance or ""))
+        found[name] = entry
+    return found
 
 
 def pick(schedulers: list[Scheduler], name: str, namespace: str | None = None) -> Scheduler | None:

@@ -12,8 +12,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from kschedctl.config.userregex import PatternError, UserRegex
-from kschedctl.errors import quote
+from kschedctl.base.errors import quote
+from kschedctl.observe.userregex import PatternError, UserRegex
 
 # Kinds of lines worth highlighting, most important first (the first match wins).
 FORBIDDEN = "forbidden"

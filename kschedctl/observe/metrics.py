@@ -10,13 +10,13 @@ kube-scheduler (metric names from k8s.io/kubernetes pkg/scheduler/metrics/metric
 - ``scheduler_pod_scheduling_sli_duration_seconds{attempts}`` — queue entry to scheduled;
 - ``leader_election_master_status{name}`` — 1 on the replica that leads (client-go).
 
-kschedctl's own scheduler (:mod:`kschedctl.scheduling.loop`) maps onto the same summary:
+kschedctl's own scheduler (:mod:`kschedctl.model.scheduling.loop`) maps onto the same summary:
 ``kschedctl_scheduler_pods_scheduled_total`` (scheduled), ``_pods_failed_total``
 (unschedulable), ``_binding_errors_total`` (error), ``_decision_duration_seconds`` (latency),
 ``_pending_pods{queue}``, ``_is_leader``.
 
 Quantiles are PromQL's ``histogram_quantile`` over the cumulative buckets since the process
-started (:func:`kschedctl.scheduling.metrics.quantile`), summed over profiles and results.
+started (:func:`kschedctl.model.scheduling.metrics.quantile`), summed over profiles and results.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
-from kschedctl.observe.schedulers import expanded_argv, is_builtin_container
-from kschedctl.scheduling.metrics import quantile
+from kschedctl.model.scheduling.metrics import quantile
+from kschedctl.observe.containers import expanded_argv, is_builtin_container
 
 __all__ = [
     "ATTEMPT_RESULTS",

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kschedctl.filters import NodeVerdict, Reason, reason_text
+from kschedctl.model.filters import NodeVerdict, Reason, reason_text
 
 EXAMPLES = 3  # example names per group: enough to find the nodes, short enough for a row
 
@@ -44,7 +44,7 @@ class GroupReason:
 
 
 @dataclass(frozen=True)
-class NodeGroup:
+class VerdictGroup:
     """Nodes with the same verdict. ``names`` holds every member, sorted; the JSON gives the
     first :data:`EXAMPLES` of them (the full list is ``nodes`` beside it)."""
 
@@ -79,7 +79,7 @@ def group_nodes(
     server_version: Sequence[int] = (1, 36),
     *,
     all_reasons: bool = False,
-) -> tuple[NodeGroup, ...]:
+) -> tuple[VerdictGroup, ...]:
     """One group per distinct verdict: the (filter, reason string) pairs kube-scheduler records
     for the node (every failing filter's with ``all_reasons``), worded for ``server_version``
     (older servers name the taint, so different taints make different groups there, as in
@@ -102,7 +102,7 @@ def group_nodes(
             details = {shown[index].detail for _name, shown in nodes}
             reasons.append(GroupReason(plugin, message, nodes[0][1][index].detail, len(details)))
         groups.append(
-            NodeGroup(fits=not key, reasons=tuple(reasons), names=tuple(n for n, _ in nodes))
+            VerdictGroup(fits=not key, reasons=tuple(reasons), names=tuple(n for n, _ in nodes))
         )
     groups.sort(key=lambda g: (-g.count, [r.message for r in g.reasons], g.fits))
     return tuple(groups)

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from kschedctl.filters.messages import NO_NODES_MESSAGE
+from kschedctl.model.filters.messages import NO_NODES_MESSAGE
 from kschedctl.observe.diagnosis import WITHHELD, Diagnosis
 from kschedctl.observe.nodegroups import EXAMPLES
 
@@ -79,7 +79,7 @@ def pod_reasons(d: Diagnosis) -> list[tuple[str, str, frozenset[str]]]:
     return [(code, reason, frozenset(nodes)) for (code, reason), nodes in found.items()]
 
 
-def summarize(diagnoses: Iterable[Diagnosis]) -> tuple[PendingReason, ...]:
+def pending_reasons(diagnoses: Iterable[Diagnosis]) -> tuple[PendingReason, ...]:
     """One row per scheduler and reason over ``diagnoses``; a pod counts once under each of
     its reasons. Ordered by scheduler, then pods (most first), then reason."""
     rows: dict[tuple[str, str, str], tuple[list[str], set[str]]] = {}

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kschedctl.config.rbac import BOOTSTRAP_ROLES, BUILTIN_ROLES, LEAST_PRIVILEGE
-from kschedctl.config.versions import DEFAULT_LEASE_NAME
+from kschedctl.model.config.rbac import BOOTSTRAP_ROLES, BUILTIN_ROLES, LEAST_PRIVILEGE
+from kschedctl.model.config.versions import DEFAULT_LEASE_NAME
 from kschedctl.observe.schedulers import LEASE_SYSTEM_NAMESPACE
 
 
@@ -112,7 +112,7 @@ def scheduler_access(
     return checks
 
 
-# The default scheduler's lock: what least privilege takes away (kschedctl.config.rbac).
+# The default scheduler's lock: what least privilege takes away (kschedctl.model.config.rbac).
 DEFAULT_LEASE_UPDATE = Access(
     "update",
     "leases",

@@ -4,7 +4,7 @@ responsible for them — the data of `kschedctl top nodes`, from plain node and 
 A pod counts on its node while it is bound (``spec.nodeName``) and not terminal (phase
 Succeeded or Failed), as ``kubectl describe node`` counts it (staging/src/k8s.io/kubectl/pkg/
 describe/describe.go, ``getPodsInNode``'s field selector) and as kube-scheduler's cache holds it.
-Its request is the effective one NodeResourcesFit adds up (:func:`kschedctl.filters.resources.
+Its request is the effective one NodeResourcesFit adds up (:func:`kschedctl.model.filters.resources.
 pod_requests`: init containers, sidecars, pod-level resources, overhead, in-place resize).
 
 The scheduler responsible is the pod's ``spec.schedulerName`` (``default-scheduler`` when
@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from kschedctl.filters.resources import CPU, MEMORY, PODS, node_allocatable, pod_requests
+from kschedctl.model.filters.resources import CPU, MEMORY, PODS, node_allocatable, pod_requests
 from kschedctl.observe.schedulers import MIRROR_ANNOTATION
 
 NO_SCHEDULER = "(none)"

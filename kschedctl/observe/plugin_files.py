@@ -20,8 +20,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from kschedctl.config.shapes import dns_label_problem, dns_subdomain_problem
-from kschedctl.errors import KschedError, UsageError, printable
+from kschedctl.base.errors import KschedError, UsageError, printable
+from kschedctl.model.config.shapes import dns_label_problem, dns_subdomain_problem
 
 PLUGIN_FILES_ANNOTATION = "kschedctl.io/plugin-files"
 PLUGIN_KEY_PREFIX = "plugin-"

@@ -20,8 +20,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kschedctl.filters.resources import CPU, MEMORY, PODS, node_allocatable
-from kschedctl.observe.diagnosis import parse_failed_scheduling
+from kschedctl.model.filters.resources import CPU, MEMORY, PODS, node_allocatable
+from kschedctl.observe.failedscheduling import parse_failed_scheduling
 from kschedctl.observe.placement import RESOURCES, Placement
 
 API_VERSION = "kschedctl.io/v1alpha1"
@@ -66,7 +66,9 @@ def node_shape(node: Mapping[str, Any]) -> tuple[Any, ...]:
 
 
 @dataclass(frozen=True)
-class NodeGroup:
+class ShapeGroup:
+    """Nodes of one shape (:func:`node_shape`): the simulation reports its counts per group."""
+
     name: str  # group-1, group-2 … in the order of their first node's name
     nodes: tuple[str, ...]  # sorted
 
@@ -74,17 +76,17 @@ class NodeGroup:
         return {"name": self.name, "size": len(self.nodes), "nodes": list(self.nodes)}
 
 
-def node_groups(nodes: Iterable[Mapping[str, Any]]) -> list[NodeGroup]:
+def node_groups(nodes: Iterable[Mapping[str, Any]]) -> list[ShapeGroup]:
     """The nodes grouped by :func:`node_shape`, groups numbered by their first node's name."""
     by_shape: dict[tuple[Any, ...], list[str]] = {}
     for node in nodes:
         name = str((node.get("metadata") or {}).get("name") or "")
         by_shape.setdefault(node_shape(node), []).append(name)
     members = sorted(sorted(names) for names in by_shape.values())
-    return [NodeGroup(f"group-{i}", tuple(names)) for i, names in enumerate(members, 1)]
+    return [ShapeGroup(f"group-{i}", tuple(names)) for i, names in enumerate(members, 1)]
 
 
-def group_of(groups: Sequence[NodeGroup]) -> dict[str, str]:
+def group_of(groups: Sequence[ShapeGroup]) -> dict[str, str]:
     """Node name → its group's name."""
     return {node: g.name for g in groups for node in g.nodes}
 
@@ -143,7 +145,7 @@ def reason_histogram(messages: Iterable[str]) -> list[ReasonCount]:
 
 
 @dataclass(frozen=True)
-class Preemption:
+class PreemptedPod:
     victim: str  # namespace/name
     message: str  # the Preempted event's note ("Preempted by pod <uid> on node <node>")
 
@@ -162,7 +164,7 @@ class CandidateResult:
     scheduler_names: tuple[str, ...]  # the profiles' schedulerNames pods were given
     strategy: str | None  # builtin's strategy; None for kube-scheduler's own scoring
     outcomes: list[PodOutcome]
-    preemptions: list[Preemption]
+    preemptions: list[PreemptedPod]
     before: Placement
     after: Placement
     seconds: float  # submission of the first pod to the last binding seen (or to settling)
@@ -185,7 +187,7 @@ class CandidateResult:
         steps = Counter(o.fallback_step for o in self.outcomes if o.node and o.fallback_step)
         return dict(sorted(steps.items()))
 
-    def by_group(self, groups: Sequence[NodeGroup]) -> dict[str, int]:
+    def by_group(self, groups: Sequence[ShapeGroup]) -> dict[str, int]:
         """Submitted pods per node group (groups without any left out), plus the unschedulable."""
         where = group_of(groups)
         counted = Counter(where.get(o.node, o.node) if o.node else UNSCHEDULED
@@ -201,7 +203,7 @@ class CandidateResult:
         """Nodes with at least one bound, non-terminal pod after the run."""
         return sum(1 for u in self.after.nodes if u.requested(PODS))
 
-    def to_dict(self, groups: Sequence[NodeGroup]) -> dict[str, Any]:
+    def to_dict(self, groups: Sequence[ShapeGroup]) -> dict[str, Any]:
         return {
             "name": self.name,
             "source": self.source,
@@ -274,7 +276,7 @@ def _where(outcome: PodOutcome | None, where: Mapping[str, str], sizes: Mapping[
 
 
 def moved_pods(
-    baseline: CandidateResult, other: CandidateResult, groups: Sequence[NodeGroup]
+    baseline: CandidateResult, other: CandidateResult, groups: Sequence[ShapeGroup]
 ) -> list[Moved]:
     """The pods ``other`` placed in another node group (or node, for one-node groups) than
     ``baseline``, or bound where the baseline did not, or the reverse. Sorted by pod."""
@@ -303,7 +305,7 @@ class SimulationReport:
     pinned_pods: int  # bound pods recreated on their nodes
     pending_pods: int  # the snapshot's pending pods submitted
     workload_pods: int  # pods expanded from --workload
-    groups: list[NodeGroup]
+    groups: list[ShapeGroup]
     candidates: list[CandidateResult]
     lab: str = "fresh"  # how each candidate got its cluster (fresh, or reset: see ops.simulate)
 

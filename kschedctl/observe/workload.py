@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kschedctl.config import apinames, limits
-from kschedctl.config.schema import YamlError, parse_yaml
-from kschedctl.config.userfile import read_user_file
-from kschedctl.errors import NotFoundError, Problem, SpecError, printable, quote
+from kschedctl.base import limits
+from kschedctl.base.errors import NotFoundError, Problem, SpecError, printable, quote
+from kschedctl.base.userfile import read_user_file
+from kschedctl.model.config import apinames
+from kschedctl.model.config.schema import YamlError, parse_yaml
 
 CONTROLLERS = ("Deployment", "ReplicaSet", "StatefulSet", "Job")
 KINDS = ("Pod", *CONTROLLERS)
@@ -59,7 +60,7 @@ def load_workload(
             objects.extend((f"[{i}].items[{j}]", item) for j, item in enumerate(items))
         else:
             objects.append((f"[{i}]", doc))
-    budget = budget or limits.pods()
+    budget = budget or limits.pod_budget()
     checked = []
     for at, obj in objects:
         one = _checked(obj, at, source, default_namespace)

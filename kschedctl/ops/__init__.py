@@ -2,7 +2,7 @@
 
 Each takes a :class:`~kschedctl.k8s.client.Cluster` (and, for the host forms, a
 :class:`~kschedctl.hosts.Host`), reports progress through callbacks
-(:class:`~kschedctl.ops.reporter.Reporter`), raises :mod:`kschedctl.errors` types and never
+(:class:`~kschedctl.ops.reporter.Reporter`), raises :mod:`kschedctl.base.errors` types and never
 prints: they are callable as a library (``from kschedctl.ops.deploy import deploy``).
 
 Import rule: ops modules import what they use at module level, ``kschedctl.k8s`` included;

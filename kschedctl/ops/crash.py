@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from kschedctl.errors import KschedError, NotFoundError
+from kschedctl.base.errors import KschedError, NotFoundError
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.logs import previous_lines
 from kschedctl.observe.crash import STARTING, CrashReport, configmap_volumes, pod_problems
@@ -20,10 +20,10 @@ from kschedctl.observe.schedulers import Scheduler, owner
 LOG_TAIL = 10  # lines of the previous container shown by `status`
 
 
-def scheduler_pods(
+def pods_of_scheduler(
     pods: Iterable[dict[str, Any]], name: str, entry: Scheduler | None
 ) -> list[dict[str, Any]]:
-    """The pods running scheduler ``name``: those discovery found for it, and those
+    """The pods among ``pods`` running scheduler ``name``: those discovery found for it, and those
     kschedctl labelled as its in its namespace (found even when their config cannot be
     read); a pod labelled so elsewhere only claims to be (observe.identity)."""
     wanted = set(entry.pods) if entry is not None else set()

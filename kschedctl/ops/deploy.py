@@ -19,27 +19,27 @@ from typing import Any
 
 import yaml
 
-from kschedctl.config import userfile
-from kschedctl.config.versions import DEFAULT_SCHEDULER_NAME, parse_git_version
-from kschedctl.errors import ApplyError, ClusterError, KschedError, SpecError, UsageError
+from kschedctl.base import userfile
+from kschedctl.base.errors import ApplyError, ClusterError, KschedError, SpecError, UsageError
 from kschedctl.hosts import Host
 from kschedctl.k8s import apply
 from kschedctl.k8s.apply import Outcome
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.inventory import snapshot
 from kschedctl.k8s.resources import describe
+from kschedctl.model.config.versions import DEFAULT_SCHEDULER_NAME, parse_git_version
 from kschedctl.observe.appliers import GITOPS_TOOLS, appliers, helm_command, helm_releases
+from kschedctl.observe.discovery import discover
 from kschedctl.observe.schedulers import (
     CONFIG_HASH,
     FORM_ANNOTATION,
     HOST_FILES_ANNOTATION,
     LEASE_ANNOTATION,
     Scheduler,
-    discover,
 )
 from kschedctl.ops import rollout
 from kschedctl.ops.reporter import QUIET, Reporter
-from kschedctl.render.context import config_hash as rendered_config_hash
+from kschedctl.render.context import config_hash
 from kschedctl.render.forms import DEPLOY_FORMS, HOST_FORMS, applied, render
 from kschedctl.render.objects import (
     ObjectKey,
@@ -222,7 +222,7 @@ def deploy(
 ) -> DeployResult:
     """Deploy ``request.spec`` as ``request.form`` and (by default) wait until it serves.
 
-    Raises :class:`~kschedctl.errors.KschedError` subclasses: ApplyError (with what was applied
+    Raises :class:`~kschedctl.base.errors.KschedError` subclasses: ApplyError (with what was applied
     before the failure), WaitTimeout, ForbiddenError, …
     """
     spec, form = request.spec, request.form
@@ -466,9 +466,3 @@ def _wait_serving(
     return rollout.wait_lease(
         cluster, le.resource_namespace, le.resource_name, holders, until, alive=alive
     )
-
-
-def config_hash(spec: Spec) -> str:
-    """The ``CONFIG_HASH`` annotation the rendered pods carry: sha256 of the rendered config
-    and, for program builtin, of its plugin files (a changed plugin rolls the pods too)."""
-    return rendered_config_hash(spec)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from kschedctl.errors import KschedError
+from kschedctl.base.errors import KschedError
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.events import scheduled_events
 from kschedctl.observe import doublebooking
@@ -25,7 +25,7 @@ def detect(cluster: Cluster, pods: Sequence[dict[str, Any]]) -> list[NodeRejecti
         events = scheduled_events(cluster)
     except KschedError:
         events = []
-    return doublebooking.find(pods, events)
+    return doublebooking.find_rejections(pods, events)
 
 
 def explain_rejection(cluster: Cluster, pod: dict[str, Any], diagnosis: Diagnosis) -> None:
@@ -39,7 +39,7 @@ def explain_rejection(cluster: Cluster, pod: dict[str, Any], diagnosis: Diagnosi
     found = doublebooking.for_pod(
         detect(cluster, pods), str(meta.get("namespace")), str(meta.get("name"))
     )
-    findings = doublebooking.rejection_findings(pod, found)
+    findings = doublebooking.kubelet_rejection_findings(pod, found)
     diagnosis.findings = findings + [f for f in diagnosis.findings if f.code != "pod-finished"]
     diagnosis.schedulable = False
     diagnosis.double_booking = found.to_dict() if found is not None else None

@@ -3,7 +3,8 @@
 :func:`event_filter` turns the command's arguments into an :class:`EventFilter` (pure: usage
 errors come before any connection); :func:`open_events` aims it at a cluster. The server
 filters what a field selector can express (scheduler, object, a single type); the rest (a set
-of reasons or types, a time window) is applied here by :func:`kschedctl.observe.events.select`.
+of reasons or types, a time window) is applied here by
+:func:`kschedctl.observe.events.select_events`.
 """
 
 from __future__ import annotations
@@ -14,17 +15,17 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from kschedctl.config.durations import parse_duration
-from kschedctl.errors import UsageError
+from kschedctl.base.errors import UsageError
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.events import Query, list_events, served_api, watch_events
+from kschedctl.model.config.durations import parse_duration
 from kschedctl.observe.events import (
     SCHEDULER_REASONS,
     TYPES,
     Event,
     parse_for,
     parse_types,
-    select,
+    select_events,
 )
 from kschedctl.printers.formats import as_item, as_list
 
@@ -56,7 +57,7 @@ class EventFilter:
 
     def select(self, events: Iterable[Event], now: datetime, *, window: bool = True) -> list[Event]:
         """The events that pass, oldest first; ``window=False`` ignores ``since``."""
-        return select(events, types=self.types, reasons=self.reasons,
+        return select_events(events, types=self.types, reasons=self.reasons,
                       since=self.since if window else None, now=now)  # fmt: skip
 
 

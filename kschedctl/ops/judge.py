@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kschedctl.errors import NotFoundError, Problem, SpecError, errors_in, shown_path
+from kschedctl.base.errors import NotFoundError, Problem, SpecError, errors_in, shown_path
 
 # klog's text format: "E1203 06:11:59.146155   19216 run.go:72] message"
 _KLOG = re.compile(r"^[IWEF]\d{4} [\d:.]+\s+\d+ [^\]]+\] ")
@@ -137,7 +137,7 @@ def _run(binary: Path, text: str, work: Path, timeout: float) -> Verdict:
         "--master=https://127.0.0.1:1",
         "--secure-port=0",
     ]
-    # A fresh session: on a timeout, Ctrl-C, SIGTERM or SIGHUP (kschedctl.signals) the whole
+    # A fresh session: on a timeout, Ctrl-C, SIGTERM or SIGHUP (kschedctl.base.signals) the whole
     # process group is killed, nothing outlives us.
     with subprocess.Popen(
         argv,
@@ -237,14 +237,14 @@ def _outside_quotes(text: str) -> bool:
 # A ConfigMap value kube-scheduler would be pointed at: it names the kind or the group, or it
 # has the top-level profiles key of a config that forgot both (kube-scheduler refuses that one).
 @dataclass(frozen=True)
-class Target:
+class JudgedConfig:
     """One config kube-scheduler can be asked about: where it is, and its text."""
 
     where: str  # "" for the whole file, else e.g. ConfigMap/x.data[config.yaml]
     text: str
 
 
-def targets(text: str, source: str) -> list[Target]:
+def targets(text: str, source: str) -> list[JudgedConfig]:
     """The configs of one file that kube-scheduler would read, as ``validate`` finds them.
 
     A config file is handed over whole (kube-scheduler reads its first document); a ConfigMap
@@ -253,14 +253,14 @@ def targets(text: str, source: str) -> list[Target]:
     kube-scheduler may well read it (a JSON document is JSON to it).
     """
     # the YAML reader and renderer only for this option: plain `validate` does not pay
-    from kschedctl.config.decode import holds_config
-    from kschedctl.config.schema import AliasBudget, YamlError, parse_yaml
+    from kschedctl.model.config.decode import holds_config
+    from kschedctl.model.config.schema import AliasBudget, YamlError, parse_yaml
 
     try:
         docs = parse_yaml(text, AliasBudget())
     except YamlError:
-        return [Target("", text)]
-    found: list[Target] = []
+        return [JudgedConfig("", text)]
+    found: list[JudgedConfig] = []
     manifests = False
     late_config = False  # a config after another document: kube-scheduler reads the first
     for index, doc in enumerate(docs):
@@ -285,12 +285,12 @@ def targets(text: str, source: str) -> list[Target]:
                         if name
                         else f"{where}ConfigMap.data[{key}]"
                     )
-                    found.append(Target(label, value))
+                    found.append(JudgedConfig(label, value))
         elif api.startswith("kschedctl.") or kind == "Scheduler":
             manifests = True
             rendered = _rendered_config(doc, source)
             if rendered is not None:
-                found.append(Target(f"{where}rendered config".lstrip("."), rendered))
+                found.append(JudgedConfig(f"{where}rendered config".lstrip("."), rendered))
         elif (
             kind != "KubeSchedulerConfiguration"
             and "kubescheduler.config.k8s.io" not in api
@@ -298,10 +298,10 @@ def targets(text: str, source: str) -> list[Target]:
         ):
             manifests = True
     if late_config:
-        found.insert(0, Target("", text))
+        found.insert(0, JudgedConfig("", text))
     if found or manifests:
         return found
-    return [Target("", text)]
+    return [JudgedConfig("", text)]
 
 
 def _rendered_config(doc: dict[str, Any], source: str) -> str | None:
@@ -343,7 +343,7 @@ class FileVerdict:
 def judge_file(binary: str | Path, path: str | Path) -> FileVerdict | None:
     """kube-scheduler's verdict on the configs of ``path``; None if it holds none."""
     # on use, like the renderer above
-    from kschedctl.config import userfile
+    from kschedctl.base import userfile
 
     target = Path(path)
     if userfile.path_kind(target) == "directory":

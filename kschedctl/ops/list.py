@@ -6,14 +6,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kschedctl.errors import UsageError
+from kschedctl.base.errors import UsageError
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.inventory import snapshot
-from kschedctl.observe.schedulers import Scheduler, discover
+from kschedctl.observe.discovery import discover
+from kschedctl.observe.schedulers import Scheduler
 from kschedctl.printers.formats import as_item, as_list
 
 if TYPE_CHECKING:
-    from kschedctl.filters.selectors import FieldRequirement, Selector
+    from kschedctl.model.filters.selectors import FieldRequirement, Selector
 
 
 @dataclass
@@ -51,7 +52,7 @@ def scheduler_fields(s: Scheduler) -> dict[str, str]:
     return fields
 
 
-def select(
+def select_schedulers(
     schedulers: list[Scheduler],
     labels: Selector | None = None,
     fields: Sequence[FieldRequirement] = (),
@@ -79,4 +80,4 @@ def scheduler_list(
     labels: Selector | None = None,
     fields: Sequence[FieldRequirement] = (),
 ) -> SchedulerList:
-    return SchedulerList(select(discover(snapshot(cluster)), labels, fields))
+    return SchedulerList(select_schedulers(discover(snapshot(cluster)), labels, fields))

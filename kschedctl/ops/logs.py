@@ -10,14 +10,15 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from kschedctl.errors import KschedError, NotFoundError, UsageError
+from kschedctl.base.errors import KschedError, NotFoundError, UsageError
 from kschedctl.hosts import Host
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.inventory import snapshot
 from kschedctl.k8s.logs import Follower, Replica, leader_pod, read_all, replicas
+from kschedctl.observe.discovery import discover
 from kschedctl.observe.identity import impostor_note, pick
 from kschedctl.observe.loglines import LogLine
-from kschedctl.observe.schedulers import Scheduler, discover
+from kschedctl.observe.schedulers import Scheduler
 
 
 def _quiet(_message: str) -> None:

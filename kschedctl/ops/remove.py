@@ -15,20 +15,17 @@ from pathlib import Path
 from typing import Any
 
 from kschedctl import hosts
-from kschedctl.config.shapes import shown
-from kschedctl.config.versions import DEFAULT_SCHEDULER_NAME
-from kschedctl.errors import KschedError, NotFoundError
+from kschedctl.base.errors import KschedError, NotFoundError
 from kschedctl.hosts import Host
 from kschedctl.k8s import apply
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.resources import describe
+from kschedctl.model.config.shapes import shown
+from kschedctl.model.config.versions import DEFAULT_SCHEDULER_NAME
 from kschedctl.observe.appliers import appliers, helm_command, helm_releases
+from kschedctl.observe.containers import workload_leases
 from kschedctl.observe.identity import trusted_objects
-from kschedctl.observe.schedulers import (
-    LEASE_ANNOTATION,
-    recorded_host_files,
-    workload_leases,
-)
+from kschedctl.observe.schedulers import LEASE_ANNOTATION, recorded_host_files
 from kschedctl.ops import rollout
 from kschedctl.ops.reporter import QUIET, Reporter
 

@@ -8,10 +8,10 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
-from kschedctl.config.versions import PAUSE_IMAGE
-from kschedctl.errors import KschedError, NotFoundError, WaitTimeout
+from kschedctl.base.errors import KschedError, NotFoundError, WaitTimeout
 from kschedctl.k8s.apply import list_owned
 from kschedctl.k8s.client import Cluster
+from kschedctl.model.config.versions import PAUSE_IMAGE
 from kschedctl.observe.schedulers import (
     CONFIG_HASH,
     INSTANCE,
@@ -51,10 +51,11 @@ def _ready(pod: dict[str, Any]) -> bool:
     return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
 
 
-def scheduler_pods(
+def deployed_pods(
     cluster: Cluster, namespace: str, name: str, config_hash: str | None
 ) -> list[dict[str, Any]]:
-    """The scheduler's live pods, only those running the current config when a hash is given."""
+    """The live pods kschedctl deployed for scheduler ``name`` in ``namespace``, listed from the
+    cluster by their labels; only those running the current config when a hash is given."""
     pods = list_owned(
         cluster, f"/api/v1/namespaces/{namespace}/pods", name,
         "app.kubernetes.io/component=scheduler",
@@ -72,7 +73,7 @@ def wait_ready(
     cluster: Cluster, namespace: str, name: str, want: int, config_hash: str | None, until: float
 ) -> list[dict[str, Any]]:
     def check() -> list[dict[str, Any]] | None:
-        pods = scheduler_pods(cluster, namespace, name, config_hash)
+        pods = deployed_pods(cluster, namespace, name, config_hash)
         ready = [p for p in pods if _ready(p)]
         return ready if len(ready) >= want else None
 

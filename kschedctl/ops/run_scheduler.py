@@ -1,6 +1,6 @@
 """`kschedctl scheduler run`: assemble kschedctl's own scheduler and run it until a signal.
 
-The pieces live in :mod:`kschedctl.scheduling` (algorithm, loop, leader election, health
+The pieces live in :mod:`kschedctl.model.scheduling` (algorithm, loop, leader election, health
 server); this module checks the settings, loads the fallback policy, connects, wires them
 together and handles SIGTERM/SIGINT.
 """
@@ -16,27 +16,32 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from kschedctl.config.defaults import LEASE_NAMESPACE as DEFAULT_LEASE_NAMESPACE
-from kschedctl.config.shapes import dns_label_problem, dns_subdomain_problem
-from kschedctl.config.versions import DEFAULT_LEASE_NAME, DEFAULT_SCHEDULER_NAME
-from kschedctl.errors import KschedError, UsageError
+from kschedctl.base.errors import KschedError, UsageError
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.scheduler_api import ClusterSchedulerApi
-from kschedctl.observe.schedulers import BUILTIN_LEASE_ANNOTATION
-from kschedctl.render.builtin import bundle_hash
-from kschedctl.scheduling.algorithm import Algorithm
-from kschedctl.scheduling.leader import LeaderElector
-from kschedctl.scheduling.loop import CONNECTIONS, SchedulerLoop, Settings
-from kschedctl.scheduling.plugins import (
+from kschedctl.model.config.defaults import LEASE_NAMESPACE as DEFAULT_LEASE_NAMESPACE
+from kschedctl.model.config.shapes import dns_label_problem, dns_subdomain_problem
+from kschedctl.model.config.versions import DEFAULT_LEASE_NAME, DEFAULT_SCHEDULER_NAME
+from kschedctl.model.scheduling.algorithm import Algorithm
+from kschedctl.model.scheduling.leader import LeaderElector
+from kschedctl.model.scheduling.loop import CONNECTIONS, SchedulerLoop, Settings
+from kschedctl.model.scheduling.plugins import (
     PLUGIN_FILES_LEASE_ANNOTATION,
     PLUGINS_HASH_LEASE_ANNOTATION,
     PLUGINS_LEASE_ANNOTATION,
     PluginSet,
     load_plugins,
 )
-from kschedctl.scheduling.policy import EMPTY, POD_POLICY_ANNOTATION, FallbackPolicy, load_policy
-from kschedctl.scheduling.serving import HealthServer
-from kschedctl.scheduling.strategies import DEFAULT_STRATEGY
+from kschedctl.model.scheduling.policy import (
+    EMPTY,
+    POD_POLICY_ANNOTATION,
+    FallbackPolicy,
+    load_policy,
+)
+from kschedctl.model.scheduling.strategies import DEFAULT_STRATEGY
+from kschedctl.observe.schedulers import BUILTIN_LEASE_ANNOTATION
+from kschedctl.ops.serving import HealthServer
+from kschedctl.render.builtin import bundle_hash
 
 log = logging.getLogger("kschedctl.scheduler")
 

@@ -23,29 +23,30 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kschedctl.base import limits, userfile
+from kschedctl.base.errors import LabError, NotFoundError, SpecError, UsageError, printable, quote
 from kschedctl.clustersnapshot import ClusterSnapshot, load_snapshot, pod_object
-from kschedctl.config import limits, userfile
-from kschedctl.errors import LabError, NotFoundError, SpecError, UsageError, printable, quote
-from kschedctl.filters import Snapshot
 from kschedctl.hosts import lab as lab_host
 from kschedctl.hosts import systemd
 from kschedctl.k8s.client import Cluster
-from kschedctl.lab import api as lab_api
 from kschedctl.lab import binaries, processes, seed
 from kschedctl.lab.cluster import Lab
-from kschedctl.observe.diagnosis import diagnose, parse_version
+from kschedctl.lab.nodes import kwok_node
+from kschedctl.model.config.versions import server_version_or_default
+from kschedctl.model.filters import NodeInfoSnapshot
+from kschedctl.model.scheduling.policy import STEP_ANNOTATION, parse_policy
+from kschedctl.observe.diagnosis import diagnose
 from kschedctl.observe.pending import pod_reasons
 from kschedctl.observe.placement import placement
 from kschedctl.observe.simulation import (
     CandidateResult,
     PodOutcome,
-    Preemption,
+    PreemptedPod,
     ReasonCount,
     SimulationReport,
     node_groups,
 )
 from kschedctl.observe.workload import lab_pod, load_workload
-from kschedctl.scheduling.policy import STEP_ANNOTATION, parse_policy
 from kschedctl.spec import SPEC_FILE, LeaderElection, Spec, load_spec
 
 Progress = Callable[[str], None]
@@ -119,7 +120,7 @@ def start_candidate(lab: Lab, candidate: Candidate) -> tuple[str, str]:
     host.write_files(files)
     argv = systemd.exec_start(files[systemd.unit_path(spec, host.root)])
     unit = systemd.unit_name(spec)
-    lab_host.start(lab, unit, argv)
+    lab_host.start_unit(lab, unit, argv)
     port = spec.service.secure_port
     scheme = "http" if spec.program == "builtin" else "https"
     return unit, f"{scheme}://127.0.0.1:{port}/healthz"
@@ -205,14 +206,14 @@ def wait_decided(
         time.sleep(POLL)
 
 
-def _preemptions(cluster: Cluster, seen: set[str]) -> list[Preemption]:
+def _preemptions(cluster: Cluster, seen: set[str]) -> list[PreemptedPod]:
     out = []
     for event in cluster.list("/apis/events.k8s.io/v1/events", fieldSelector="reason=Preempted"):
         if event["metadata"]["uid"] in seen:
             continue
         regarding = event.get("regarding") or {}
         out.append(
-            Preemption(
+            PreemptedPod(
                 f"{regarding.get('namespace')}/{regarding.get('name')}",
                 str(event.get("note") or ""),
             )
@@ -233,12 +234,12 @@ def why_reasons(
     left = [p for p in pods if not (p.get("spec") or {}).get("nodeName")]
     if not left:
         return []
-    snap = Snapshot(
+    snap = NodeInfoSnapshot(
         cluster.list("/api/v1/nodes"),
         cluster.list("/api/v1/pods"),
         {n["metadata"]["name"]: n for n in cluster.list("/api/v1/namespaces")},
     )
-    version = parse_version(str(cluster.server_version().get("gitVersion", "")))
+    version = server_version_or_default(str(cluster.server_version().get("gitVersion", "")))
     policy = None
     if candidate.spec.program == "builtin":
         policy = parse_policy(
@@ -300,7 +301,7 @@ def run_candidate(
             progress=progress,
         )
     finally:
-        lab_host.stop(lab, unit)
+        lab_host.stop_unit(lab, unit)
     outcomes = []
     for pod in pods:
         node = (pod.get("spec") or {}).get("nodeName")
@@ -353,7 +354,7 @@ def plan_from_snapshot(
         for resources in (capacity, allocatable):
             resources.setdefault("pods", DEFAULT_PODS)  # what a kubelet allows by default
         nodes.append(
-            seed.kwok_node(
+            kwok_node(
                 n.name,
                 labels=n.labels,
                 taints=n.taints,
@@ -417,7 +418,7 @@ def load_plan(
     (exit 3 or 5 on the first that is wrong)."""
     snap = load_snapshot(snapshot)  # at most limits.MAX_PODS pods
     held = len(snap.pods) + (len(snap.pending_pods) if pending else 0)
-    budget = limits.pods(held, f"the snapshot's {held:,} pods")
+    budget = limits.pod_budget(held, f"the snapshot's {held:,} pods")
     extra = load_workload(workload, budget=budget) if workload else []
     candidates = [load_candidate(source) for source in schedulers]
     plan = plan_from_snapshot(snap, snapshot, extra)
@@ -460,7 +461,7 @@ def simulate(
         stack.callback(lab.down)
         # The lab's kube-scheduler serves default-scheduler: the candidate must be alone.
         lab.retire("kube-scheduler")
-        with lab_api.connect(lab.kubeconfig) as cluster:
+        with Cluster.connect(str(lab.kubeconfig)) as cluster:
             seed.seed(cluster, plan.what, timeout=max(120.0, timeout), progress=progress)
             results = []
             for i, candidate in enumerate(candidates):

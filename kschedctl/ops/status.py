@@ -7,15 +7,17 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, TypedDict
 
-from kschedctl.config.versions import image_kubernetes_version, parse_git_version
-from kschedctl.errors import NotFoundError
+from kschedctl.base.errors import NotFoundError
 from kschedctl.k8s import access
 from kschedctl.k8s.apply import managed_objects
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.events import Query, list_events
 from kschedctl.k8s.inventory import snapshot
 from kschedctl.k8s.resources import describe
+from kschedctl.model.config.versions import image_kubernetes_version, parse_git_version
+from kschedctl.observe.containers import is_builtin_container, scheduler_container
 from kschedctl.observe.crash import CrashReport
+from kschedctl.observe.discovery import discover
 from kschedctl.observe.doublebooking import for_scheduler
 from kschedctl.observe.identity import pick, trusted_objects
 from kschedctl.observe.permissions import (
@@ -24,13 +26,8 @@ from kschedctl.observe.permissions import (
     rbac_mode,
     scheduler_access,
 )
-from kschedctl.observe.schedulers import (
-    Scheduler,
-    discover,
-    is_builtin_container,
-    scheduler_container,
-)
-from kschedctl.ops.crash import crash_reports, scheduler_pods
+from kschedctl.observe.schedulers import Scheduler
+from kschedctl.ops.crash import crash_reports, pods_of_scheduler
 from kschedctl.ops.doublebooking import detect
 from kschedctl.ops.status_metrics import MetricsReport, read_metrics
 
@@ -159,7 +156,7 @@ def scheduler_status(
             if not p["spec"].get("nodeName")
         ],
         warnings=warnings(entry, schedulers, objects) + rbac_warnings(objects),
-        problems=crash_reports(cluster, scheduler_pods(snap.pods, name, entry), name),
+        problems=crash_reports(cluster, pods_of_scheduler(snap.pods, name, entry), name),
         metrics=read_metrics(cluster, entry, snap.pods, metrics_reader) if metrics else None,
         double_booking=[n.to_dict() for n in for_scheduler(detect(cluster, snap.pods), name)],
     )

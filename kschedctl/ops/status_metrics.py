@@ -25,10 +25,11 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypedDict
 
-from kschedctl.errors import KschedError
+from kschedctl.base.errors import KschedError
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.scrape import Target, get_via_port_forward, probe_via_port_forward
 from kschedctl.k8s.tokens import MintedToken, mint_token, service_account_exists
+from kschedctl.observe.containers import scheduler_container
 from kschedctl.observe.metrics import (
     SUMMARY_PREFIXES,
     MetricsFormatError,
@@ -37,7 +38,7 @@ from kschedctl.observe.metrics import (
     parse_text,
     summarize,
 )
-from kschedctl.observe.schedulers import Scheduler, owner, scheduler_container
+from kschedctl.observe.schedulers import Scheduler, owner
 
 TIMEOUT = 5.0  # seconds per replica (they are read in parallel)
 MAX_REPLICAS = 10  # a status, not a scraper

@@ -16,12 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kschedctl.base import userfile
+from kschedctl.base.errors import NotFoundError, Problem, SpecError, errors_in, quote
 from kschedctl.clustersnapshot import model as snapshot_file
-from kschedctl.config import userfile, versions
-from kschedctl.config.decode import Decoded, decode_config_text, holds_config, is_json
-from kschedctl.config.schema import AliasBudget, YamlError, key_segment, key_text, parse_yaml
-from kschedctl.config.validation import check_config
-from kschedctl.errors import NotFoundError, Problem, SpecError, errors_in, quote
+from kschedctl.model.config import versions
+from kschedctl.model.config.decode import Decoded, decode_config_text, holds_config, is_json
+from kschedctl.model.config.schema import AliasBudget, YamlError, key_segment, key_text, parse_yaml
+from kschedctl.model.config.validation import check_config
 from kschedctl.render.builtin import configmap_problems
 from kschedctl.spec import API_VERSION, KIND, SPEC_FILE, spec_from_dict
 

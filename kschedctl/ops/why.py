@@ -1,5 +1,5 @@
 """`kschedctl why`: gather what it needs from the cluster, then run the pure decision tree
-(:mod:`kschedctl.observe.diagnosis`). :func:`explain` is the use case.
+(:mod:`kschedctl.observe.diagnosis`). :func:`explain_pods` is the use case.
 
 Nodes and every pod are required (the filters cannot be evaluated without them): without
 permission to list them, `why` fails naming the permission. Everything else degrades: no
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from kschedctl import hosts
-from kschedctl.errors import (
+from kschedctl.base.errors import (
     ClusterError,
     ForbiddenError,
     KschedError,
@@ -33,7 +33,6 @@ from kschedctl.errors import (
     PolicyError,
     UsageError,
 )
-from kschedctl.filters import Snapshot
 from kschedctl.hosts.journal import recent_host_lines
 from kschedctl.hosts.systemd import plugin_dir_name
 from kschedctl.k8s.apply import managed_objects
@@ -41,38 +40,9 @@ from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.events import failed_scheduling
 from kschedctl.k8s.inventory import snapshot as inventory_snapshot
 from kschedctl.k8s.logs import recent_lines
-from kschedctl.observe.crash import CrashReport
-from kschedctl.observe.diagnosis import (
-    WARNING,
-    Diagnosis,
-    Finding,
-    Reported,
-    diagnose,
-    parse_version,
-)
-from kschedctl.observe.doublebooking import is_rejected
-from kschedctl.observe.events import Event
-from kschedctl.observe.pending import PendingReason, summarize
-from kschedctl.observe.plugin_files import (
-    ClusterPluginsRef,
-    UnrunPlugins,
-    configmap_name,
-    plugin_files,
-)
-from kschedctl.observe.schedulers import (
-    SCHEDULER_LABEL,
-    Scheduler,
-    discover,
-    is_pending,
-    recorded_host_files,
-)
-from kschedctl.ops.crash import crash_reports, scheduler_pods
-from kschedctl.ops.doublebooking import explain_rejection
-from kschedctl.ops.reporter import QUIET, Reporter
-from kschedctl.printers.formats import as_list
-from kschedctl.render.builtin import bundle_hash
-from kschedctl.render.forms import HOST_FORMS
-from kschedctl.scheduling.plugins import (
+from kschedctl.model.config.versions import server_version_or_default
+from kschedctl.model.filters import NodeInfoSnapshot
+from kschedctl.model.scheduling.plugins import (
     PLUGIN_FILES_LEASE_ANNOTATION,
     PLUGINS_HASH_LEASE_ANNOTATION,
     PLUGINS_LEASE_ANNOTATION,
@@ -81,12 +51,33 @@ from kschedctl.scheduling.plugins import (
     check_unique,
     plugin_from_source,
 )
-from kschedctl.scheduling.policy import (
+from kschedctl.model.scheduling.policy import (
     EMPTY,
     POD_POLICY_ANNOTATION,
     FallbackPolicy,
     parse_policy,
 )
+from kschedctl.observe.crash import CrashReport
+from kschedctl.observe.diagnosis import Diagnosis, diagnose
+from kschedctl.observe.discovery import discover, is_pending
+from kschedctl.observe.doublebooking import is_rejected
+from kschedctl.observe.events import Event
+from kschedctl.observe.failedscheduling import Reported
+from kschedctl.observe.findings import WARNING, Finding
+from kschedctl.observe.pending import PendingReason, pending_reasons
+from kschedctl.observe.plugin_files import (
+    ClusterPluginsRef,
+    UnrunPlugins,
+    configmap_name,
+    plugin_files,
+)
+from kschedctl.observe.schedulers import SCHEDULER_LABEL, Scheduler, recorded_host_files
+from kschedctl.ops.crash import crash_reports, pods_of_scheduler
+from kschedctl.ops.doublebooking import explain_rejection
+from kschedctl.ops.reporter import QUIET, Reporter
+from kschedctl.printers.formats import as_list
+from kschedctl.render.builtin import bundle_hash
+from kschedctl.render.forms import HOST_FORMS
 
 PERMISSION_HINT = (
     "`kschedctl why` needs get/list on pods and list on nodes, cluster-wide (e.g. a ClusterRole "
@@ -119,7 +110,7 @@ def _optional(call: Any, default: Any = None) -> Any:
 
 @dataclass
 class ClusterState:
-    snapshot: Snapshot
+    snapshot: NodeInfoSnapshot
     schedulers: list[Scheduler] | None
     version: tuple[int, ...]
     # Scheduler name -> the fallback policy of kschedctl's own scheduler (None: another one).
@@ -208,7 +199,7 @@ def cluster_state(cluster: Cluster, pending: list[dict[str, Any]]) -> ClusterSta
         pdbs = None
         if _may_preempt(pending, all_pods):
             pdbs = _optional(lambda: cluster.list("/apis/policy/v1/poddisruptionbudgets"))
-        snap = Snapshot(
+        snap = NodeInfoSnapshot(
             nodes.result(),
             all_pods,
             namespaces,
@@ -222,7 +213,7 @@ def cluster_state(cluster: Cluster, pending: list[dict[str, Any]]) -> ClusterSta
         return ClusterState(
             snap,
             found.result(),
-            parse_version(version.result().get("gitVersion", "")),
+            server_version_or_default(version.result().get("gitVersion", "")),
             pods=all_pods,
         )
 
@@ -287,7 +278,7 @@ def why_pod(
         if node:
             found = _optional(lambda: cluster.get(f"/api/v1/nodes/{node}"))
             nodes = [found] if found else []
-        diagnosis = diagnose(pod, Snapshot(nodes), None)
+        diagnosis = diagnose(pod, NodeInfoSnapshot(nodes), None)
         if is_rejected(pod):
             explain_rejection(cluster, pod, diagnosis)
         return diagnosis
@@ -375,7 +366,7 @@ def _crashes(
     """Why the scheduler's pods do not run, when discovery saw a problem (no request else)."""
     if entry is None or entry.problem is None:
         return []
-    pods = scheduler_pods(state.pods, name, entry)
+    pods = pods_of_scheduler(state.pods, name, entry)
     return _optional(lambda: crash_reports(cluster, pods, name), []) or []
 
 
@@ -448,7 +439,7 @@ def _host_unrun(
     if published is None:
         return None
     names, digest = published
-    files, unread = host_plugin_files(cluster, entry, published)
+    files, unread = verified_host_plugin_files(cluster, entry, published)
     if not files:
         return UnrunPlugins(entry.name, "its Lease", names, digest, note=unread)
     where = str(Path(files[0][2]).parent)
@@ -456,7 +447,7 @@ def _host_unrun(
     return UnrunPlugins(entry.name, where, names, digest, run_with=flags)
 
 
-def host_plugin_files(
+def verified_host_plugin_files(
     cluster: Cluster, entry: Scheduler, published: tuple[tuple[str, ...], str] | None
 ) -> tuple[list[tuple[str, str, str]], str | None]:
     """The plugin files (file name, source, path) of a kschedctl scheduler deployed as a
@@ -620,7 +611,7 @@ class Explanation:
 
     def summary(self) -> tuple[PendingReason, ...]:
         """``--all``: the pods by scheduler and reason."""
-        return summarize(self.diagnoses)
+        return pending_reasons(self.diagnoses)
 
     def to_dict(self) -> dict[str, Any]:
         """``why -o json|yaml``: the diagnosis of the named pod, or (``--all``) a kubectl
@@ -646,7 +637,7 @@ def pod_name(argument: str) -> str:
     return name
 
 
-def explain(
+def explain_pods(
     cluster: Cluster,
     pod: str | None = None,
     *,
@@ -664,7 +655,7 @@ def explain(
     ``namespace`` (default: the context's; ``all_namespaces``: the cluster's).
 
     ``kubeconfig`` is passed on to read a host scheduler's journal (service/process forms).
-    ``plugins`` (loaded: :func:`kschedctl.scheduling.plugins.load_plugins`) run, in order,
+    ``plugins`` (loaded: :func:`kschedctl.model.scheduling.plugins.load_plugins`) run, in order,
     for the pods of kschedctl's own scheduler, as that scheduler runs them.
     ``run_cluster_plugins``: instead, the plugins of these ConfigMaps run for the pods of
     their schedulers, if each hashes to what it names (:func:`load_cluster_plugins`; the

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kschedctl import terminal
-from kschedctl.errors import UsageError
+from kschedctl.base import terminal
+from kschedctl.base.errors import UsageError
 
 if TYPE_CHECKING:
     from kschedctl.printers import jsonpath

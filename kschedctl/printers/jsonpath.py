@@ -84,13 +84,15 @@ class Union_:
 
 
 @dataclass(frozen=True)
-class Filter:
+class FilterExpression:
     left: tuple[Node, ...]
     right: tuple[Node, ...]
     operator: str  # "exists" when the filter is a path alone
 
 
-Node = Text | Field | Wildcard | Recursive | Slice | Literal | Identifier | Union_ | Filter
+Node = (
+    Text | Field | Wildcard | Recursive | Slice | Literal | Identifier | Union_ | FilterExpression
+)
 
 # One action: the nodes between `{` and `}`; a template is text and actions in order.
 Action = tuple[Node, ...]
@@ -275,11 +277,11 @@ class _Parser:
         found = _FILTER.match(body)
         if found is None:
             left = _Parser(body + "}", self.offset + start + 3).action()
-            return Filter(tuple(left), (), "exists")
+            return FilterExpression(tuple(left), (), "exists")
         left = _Parser(found.group(1) + "}", self.offset + start + 3).action()
         right_at = self.offset + start + 3 + found.start(3)
         right = _Parser(found.group(3) + "}", right_at).action()
-        return Filter(tuple(left), tuple(right), found.group(2))
+        return FilterExpression(tuple(left), tuple(right), found.group(2))
 
     def quote(self, quote: str) -> Node:
         start = self.pos
@@ -439,7 +441,7 @@ class Template:
             return _recursive(values)
         if isinstance(node, Union_):
             return [r for branch in node.branches for r in self._walk_list(values, branch)]
-        if isinstance(node, Filter):
+        if isinstance(node, FilterExpression):
             return self._filter(values, node)
         if node.name == "end":
             raise JSONPathError("not in range, nothing to end")
@@ -453,7 +455,7 @@ class Template:
             raise JSONPathError(f"{name} is not found")
         return results
 
-    def _filter(self, values: list[Any], node: Filter) -> list[Any]:
+    def _filter(self, values: list[Any], node: FilterExpression) -> list[Any]:
         results = []
         for value in values:
             if not isinstance(value, list):

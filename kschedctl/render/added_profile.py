@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import copy
 
-from kschedctl.config import versions
-from kschedctl.config.schema import YamlError, parse_yaml
-from kschedctl.config.validation import check_config
-from kschedctl.errors import SpecError, errors_in, quote
+from kschedctl.base.errors import SpecError, errors_in, quote
+from kschedctl.model.config import versions
+from kschedctl.model.config.schema import YamlError, parse_yaml
+from kschedctl.model.config.validation import check_config
 from kschedctl.render.context import require_renderable
 from kschedctl.render.templates import render_template
 from kschedctl.spec import Spec

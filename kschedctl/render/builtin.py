@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kschedctl.config import versions
-from kschedctl.config.durations import parse_go_duration
-from kschedctl.errors import Problem
+from kschedctl.base.errors import Problem
+from kschedctl.base.yamltext import to_yaml
+from kschedctl.model.config import versions
+from kschedctl.model.config.durations import parse_go_duration
 from kschedctl.render.escape import comment, exec_start_line
 from kschedctl.render.templates import content_hash
 from kschedctl.spec import plugin_file
-from kschedctl.yamltext import to_yaml
 
 if TYPE_CHECKING:
     from kschedctl.spec import Spec
@@ -32,7 +32,7 @@ __all__ = [
     "builtin_context",
     "bundle_hash",
     "configmap_problems",
-    "host_plugin_files",
+    "host_plugin_files_to_install",
     "plugin_key",
     "policy_file",
 ]
@@ -128,7 +128,7 @@ def configmap_problems(spec: Spec) -> list[Problem]:
     ]
 
 
-def host_plugin_files(spec: Spec) -> dict[str, str]:
+def host_plugin_files_to_install(spec: Spec) -> dict[str, str]:
     """The plugin files the host forms install (host path → text): each file's source with
     one closing comment saying whose it is, which is how ``remove`` recognises it."""
     out: dict[str, str] = {}
@@ -232,7 +232,7 @@ def builtin_context(spec: Spec, context: dict[str, Any]) -> dict[str, Any]:
         *spec.extra_args,
     ]
     plugins = _plugins(spec)
-    host_files = host_plugin_files(spec)
+    host_files = host_plugin_files_to_install(spec)
     return {
         "builtin": True,
         "container_name": CONTAINER,

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from kschedctl.config import rbac, versions
-from kschedctl.errors import SpecError
+from kschedctl.base.errors import SpecError
+from kschedctl.base.yamltext import to_yaml
+from kschedctl.model.config import rbac, versions
 from kschedctl.render.builtin import builtin_context, configmap_problems
 from kschedctl.render.escape import comment, exec_start_line
 from kschedctl.render.templates import content_hash
 from kschedctl.spec import Spec, ensure_valid
-from kschedctl.yamltext import to_yaml
 
 IN_CLUSTER_CONFIG_DIR = "/etc/kubernetes/{name}"
 # The metrics Service's port name (kube-prometheus names kube-scheduler's the same).

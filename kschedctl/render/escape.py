@@ -1,6 +1,6 @@
 """One escaping function per output target; every template and context goes through these.
 
-Pure. The spec loader already refuses what no file may hold (:mod:`kschedctl.config.shapes`);
+Pure. The spec loader already refuses what no file may hold (:mod:`kschedctl.model.config.shapes`);
 these functions make each target safe on their own as well:
 
 - YAML (a value, a key, a whole collection): :func:`yaml_value`, the ``to_yaml`` filter — the
@@ -10,7 +10,7 @@ these functions make each target safe on their own as well:
   with the same emitter, as readable literal blocks where the emitter allows one;
 - a ``#`` comment, a Markdown line or a unit's free-text value: :func:`comment` — one line,
   every control, format or line-break character (``\\n``, ``\\r``, ``\\x85``, U+2028,
-  U+2029…) escaped as on a terminal (:mod:`kschedctl.terminal`) and the backslash doubled,
+  U+2029…) escaped as on a terminal (:mod:`kschedctl.base.terminal`) and the backslash doubled,
   so nothing ends the comment;
 - a systemd ``ExecStart=`` command line: :func:`exec_start_line` quotes each argument
   following systemd.service(5) "Command lines" and systemd.syntax(7): ``%`` → ``%%`` (a
@@ -26,9 +26,9 @@ from typing import Any
 
 import yaml
 
-from kschedctl import terminal
-from kschedctl.errors import KschedError, SpecError
-from kschedctl.yamltext import to_yaml
+from kschedctl.base import terminal
+from kschedctl.base.errors import KschedError, SpecError
+from kschedctl.base.yamltext import to_yaml
 
 __all__ = [
     "yaml_text_map",
@@ -80,7 +80,7 @@ def comment(value: Any) -> str:
     """``value`` as one line of text for a comment (YAML ``#``, systemd ``#``, Markdown).
 
     Every character that could end the line or hide text is escaped as on a terminal
-    (:func:`kschedctl.terminal.escape`), and so is the backslash: the result never ends in a
+    (:func:`kschedctl.base.terminal.escape`), and so is the backslash: the result never ends in a
     lone ``\\`` (a systemd line continuation).
     """
     text = value if isinstance(value, str) else str(value)

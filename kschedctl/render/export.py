@@ -26,8 +26,9 @@ from typing import Any
 
 import yaml
 
-from kschedctl.config import versions
-from kschedctl.errors import SpecError
+from kschedctl.base.errors import SpecError
+from kschedctl.base.yamltext import to_yaml
+from kschedctl.model.config import versions
 from kschedctl.render.context import form_context
 from kschedctl.render.escape import comment
 from kschedctl.render.objects import (
@@ -41,7 +42,6 @@ from kschedctl.render.objects import (
 )
 from kschedctl.render.templates import render_template, templates_dir
 from kschedctl.spec import Spec
-from kschedctl.yamltext import to_yaml
 
 __all__ = ["helm_chart", "kustomize_base", "KUBE_SYSTEM_COMPONENT", "SCHEDULER_BASE"]
 

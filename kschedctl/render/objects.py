@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from kschedctl.errors import SpecError
+from kschedctl.base.errors import SpecError
 
 if TYPE_CHECKING:
     from kschedctl.spec import Spec
@@ -92,7 +92,7 @@ def builtin(spec: Spec) -> bool:
 def builtin_roles(spec: Spec) -> bool:
     """Program kube-scheduler with ``spec.rbac: builtinRoles``: the cluster's built-in roles.
 
-    (The literal, not kschedctl.config.rbac.BUILTIN_ROLES: this module loads at start-up.)"""
+    (The literal, not kschedctl.model.config.rbac.BUILTIN_ROLES: this module loads at start-up.)"""
     return kube_scheduler(spec) and spec.rbac == "builtinRoles"
 
 

@@ -4,14 +4,14 @@ and a cluster snapshot.
 Generated from the shapes the loaders check, so they cannot drift: the spec's from the
 :class:`kschedctl.spec.Spec` dataclasses (their fields and types, as
 :func:`kschedctl.spec.spec_from_dict` reads them), the policy's from the field tables of
-:mod:`kschedctl.scheduling.policy`, the snapshot's from the dataclasses of
+:mod:`kschedctl.model.scheduling.policy`, the snapshot's from the dataclasses of
 :mod:`kschedctl.clustersnapshot.model`. The schemas state shapes (names, types, enums); the
 loaders check more (values, combinations), so a file the schema accepts may still be refused
 with a message, never the other way round.
 
-The wheel ships the generated files (``kschedctl/schemas/*.schema.json``, package data, for
-editors and CI jobs without kschedctl); a test keeps them equal to :func:`schema`. Offline and
-pure: no template, no kubernetes client.
+The wheel ships the generated files (``kschedctl/_generated/schemas/*.schema.json``, package
+data, for editors and CI jobs without kschedctl); a test keeps them equal to :func:`schema`.
+Offline and pure: no template, no kubernetes client.
 """
 
 from __future__ import annotations
@@ -22,11 +22,12 @@ import typing
 from pathlib import Path
 from typing import Any
 
+from kschedctl.base import limits
 from kschedctl.clustersnapshot import model as snapshot_model
-from kschedctl.config import apinames, limits
-from kschedctl.config.rbac import RBAC_MODES
-from kschedctl.scheduling import policy
-from kschedctl.scheduling.strategies import STRATEGIES
+from kschedctl.model.config import apinames
+from kschedctl.model.config.rbac import RBAC_MODES
+from kschedctl.model.scheduling import policy
+from kschedctl.model.scheduling.strategies import STRATEGIES
 from kschedctl.spec import API_VERSION, KIND, PROGRAMS, SPEC_FILE, Spec
 
 __all__ = ["SCHEMAS", "SCHEMA_FILES", "schema", "schema_text", "shipped_path"]
@@ -38,7 +39,8 @@ SCHEMA_FILES = {
     "policy": "policy.schema.json",
     "snapshot": "snapshot.schema.json",
 }
-SHIPPED_DIR = Path(__file__).resolve().parents[1] / "schemas"
+SHIPPED_DIR = Path(__file__).resolve().parents[1] / "_generated" / "schemas"
+REGENERATE = "python -m kschedctl.render.schemas"
 
 # Values the loaders accept for these fields (spec.check_spec says so with a message).
 _ENUMS: dict[str, list[str]] = {
@@ -147,7 +149,7 @@ def _spec_schema() -> dict[str, Any]:
 
 
 def _table_schema(table: dict[str, Any]) -> dict[str, Any]:
-    # null is the zero value there, as in Go (kschedctl.config.schema.type_ok)
+    # null is the zero value there, as in Go (kschedctl.model.config.schema.type_ok)
     return {key: {"type": [_JSON_TYPES[kind], "null"]} for key, kind in table.items()}
 
 
@@ -218,7 +220,7 @@ def _snapshot_object(cls: type) -> dict[str, Any]:
 def _snapshot_schema() -> dict[str, Any]:
     spec = _snapshot_object(snapshot_model.ClusterSnapshot)
     metadata = spec["properties"].pop("metadata")
-    # the limits the loader checks before decoding (kschedctl.config.limits)
+    # the limits the loader checks before decoding (kschedctl.base.limits)
     spec["properties"]["nodes"]["maxItems"] = limits.MAX_NODES
     for key in ("pods", "pendingPods"):
         spec["properties"][key]["maxItems"] = limits.MAX_PODS
@@ -236,3 +238,27 @@ def _snapshot_schema() -> dict[str, Any]:
             "spec": spec,
         },
     }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m kschedctl.render.schemas [--check]``: write the shipped schemas (or, with
+    ``--check``, exit 1 when one differs from :func:`schema_text`)."""
+    import sys  # on use: only the generator's entry point needs it
+
+    check = "--check" in (sys.argv[1:] if argv is None else argv)
+    stale = [n for n in SCHEMAS if not shipped_path(n).is_file() or _shipped(n) != schema_text(n)]
+    if check and stale:
+        print(f"stale schemas: {', '.join(stale)}; run: {REGENERATE}", file=sys.stderr)
+        return 1
+    for name in [] if check else stale:
+        shipped_path(name).write_text(schema_text(name), encoding="utf-8")
+        print(f"wrote {shipped_path(name)}", file=sys.stderr)
+    return 0
+
+
+def _shipped(name: str) -> str:
+    return shipped_path(name).read_text(encoding="utf-8")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

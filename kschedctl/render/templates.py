@@ -1,7 +1,7 @@
 """The Jinja environment over the top-level ``templates/`` (one template per rendered file).
 
 Structure lives in the templates; user data goes through the ``to_yaml`` filter
-(:func:`kschedctl.yamltext.to_yaml`) so nothing is indented by hand. Undefined names are
+(:func:`kschedctl.base.yamltext.to_yaml`) so nothing is indented by hand. Undefined names are
 errors (``StrictUndefined``). jinja2 is imported on the first template only: forms without a
 template (``render --as config``) never load it (start-up budget, benchmarks/startup.py).
 """
@@ -13,8 +13,8 @@ import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kschedctl.base.yamltext import to_yaml
 from kschedctl.render.escape import comment, unit_value, yaml_text_map
-from kschedctl.yamltext import to_yaml
 
 if TYPE_CHECKING:
     import jinja2

@@ -16,7 +16,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-from kschedctl.errors import KschedError, NotFoundError, UsageError, os_error, shown_path
+from kschedctl.base.errors import KschedError, NotFoundError, UsageError, os_error, shown_path
 from kschedctl.spec import API_VERSION as SPEC_API_VERSION
 from kschedctl.spec import KIND as SPEC_KIND
 from kschedctl.spec import SPEC_FILE

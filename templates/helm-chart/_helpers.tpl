@@ -55,7 +55,7 @@ annotations:
 {{- end -}}
 
 {{- /* The KubeSchedulerConfiguration (kschedctl's Spec.scheduler_config) from the values. */ -}}
-{{- define "kschedctl.config" -}}
+{{- define "kschedctl.model.config" -}}
 {{- $v := .Values -}}
 {{- $le := $v.leaderElection -}}
 {{- $config := dict "apiVersion" "kubescheduler.config.k8s.io/v1" "kind" "KubeSchedulerConfiguration" -}}

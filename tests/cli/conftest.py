@@ -46,5 +46,5 @@ def why(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
             return Explanation(found["pod"], one_pod=True, namespace="default")
         return Explanation(found["all"], one_pod=False, namespace=kw.get("namespace"))
 
-    monkeypatch.setattr("kschedctl.ops.why.explain", explain)
+    monkeypatch.setattr("kschedctl.ops.why.explain_pods", explain)
     return found

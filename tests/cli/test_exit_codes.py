@@ -11,8 +11,7 @@ import typer
 from typer.testing import CliRunner
 
 from kschedctl import __version__
-from kschedctl.cli import KschedGroup, app
-from kschedctl.errors import (
+from kschedctl.base.errors import (
     EXIT_FINDINGS,
     ClusterError,
     KschedError,
@@ -22,7 +21,8 @@ from kschedctl.errors import (
     UsageError,
     WorseError,
 )
-from kschedctl.signals import TERMINATING, Terminated
+from kschedctl.base.signals import TERMINATING, Terminated
+from kschedctl.cli import KschedGroup, app
 
 
 def _app(exc: BaseException | None = None, code: int | None = None) -> typer.Typer:

@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 import yaml
 
-from kschedctl.errors import SpecError
+from kschedctl.base.errors import SpecError
 from kschedctl.lab import binaries
-from kschedctl.observe.schedulers import FORM_ANNOTATION, LEASE_ANNOTATION, expanded_argv
+from kschedctl.observe.containers import expanded_argv
+from kschedctl.observe.schedulers import FORM_ANNOTATION, LEASE_ANNOTATION
 from kschedctl.render import context
 from kschedctl.render.export import LEASE_NAMESPACE_FLAG
 from kschedctl.render.forms import render, render_directory

@@ -27,8 +27,8 @@ import typer.main
 import yaml
 from click.testing import CliRunner, Result
 
+from kschedctl.base.userfile import MAX_FILE_BYTES
 from kschedctl.cli import app
-from kschedctl.config.userfile import MAX_FILE_BYTES
 
 ROOT = Path(__file__).resolve().parents[2]
 

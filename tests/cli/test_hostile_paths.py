@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from kschedctl import output
+from kschedctl.cli import output
 
 LONG_COMPONENT = "a" * 300  # > NAME_MAX (255)
 LONG_PATH = "/a" * 3000  # > PATH_MAX (4096)

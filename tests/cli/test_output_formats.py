@@ -450,7 +450,7 @@ def pending(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
         return Explanation([_diagnosis("a", True), _diagnosis("b", False)], one_pod=False,
                            namespace="default")  # fmt: skip
 
-    monkeypatch.setattr("kschedctl.ops.why.explain", explain)
+    monkeypatch.setattr("kschedctl.ops.why.explain_pods", explain)
     return calls
 
 
@@ -599,7 +599,7 @@ def test_list_watch_on_a_terminal_is_a_live_table(
 
     screen = io.StringIO()
     terminal = Console(file=screen, force_terminal=True, width=120)
-    monkeypatch.setattr("kschedctl.output.stdout_console", lambda: terminal)
+    monkeypatch.setattr("kschedctl.cli.output.stdout_console", lambda: terminal)
     pauses: list[float] = []
 
     def pause(seconds: float) -> None:

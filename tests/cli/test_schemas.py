@@ -9,9 +9,9 @@ import jsonschema
 import pytest
 import yaml
 
+from kschedctl.model.scheduling.policy import parse_policy
 from kschedctl.render import schemas
 from kschedctl.render.forms import WORKSPACE_SCHEMA, render_workspace
-from kschedctl.scheduling.policy import parse_policy
 from kschedctl.spec import default_spec, spec_problems
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
@@ -26,8 +26,7 @@ def _validator(name: str) -> jsonschema.Draft202012Validator:
 
 @pytest.mark.parametrize("name", schemas.SCHEMAS)
 def test_shipped_schema_is_the_generated_one(name: str) -> None:
-    # Regenerate after a spec change: python -c "from kschedctl.render.schemas import *;
-    # [shipped_path(n).write_text(schema_text(n)) for n in SCHEMAS]"
+    # Regenerate after a spec change: python -m kschedctl.render.schemas (or tools/regen.py)
     assert schemas.shipped_path(name).read_text(encoding="utf-8") == schemas.schema_text(name)
     assert json.loads(schemas.schema_text(name))["$schema"].endswith("/draft/2020-12/schema")
 
@@ -114,7 +113,7 @@ def test_a_valid_policy_validates_and_loads() -> None:
 def test_refused_policies_fail_the_schema_and_the_loader(change: dict) -> None:
     doc = {**POLICY, **change}
     assert list(_validator("policy").iter_errors(doc))
-    from kschedctl.errors import KschedError
+    from kschedctl.base.errors import KschedError
 
     with pytest.raises(KschedError):
         parse_policy(doc, "policy.yaml")

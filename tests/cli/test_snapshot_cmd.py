@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 import yaml
 
+from kschedctl.base.errors import ForbiddenError
 from kschedctl.clustersnapshot import dump, load_snapshot
 from kschedctl.clustersnapshot.model import ClusterSnapshot, SnapshotNode, SnapshotPod
-from kschedctl.errors import ForbiddenError
 
 NODES = [
     {

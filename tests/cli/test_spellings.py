@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from conftest import Run
 
+from kschedctl.base.errors import UsageError
 from kschedctl.cli.options import dry_run_mode
-from kschedctl.errors import UsageError
 
 
 def test_deploy_as_form_equals_its_alias(run: Run) -> None:

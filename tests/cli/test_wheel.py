@@ -36,7 +36,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_wheel_contains_templates_and_completions(wheel: Path) -> None:
-    assert "kschedctl/completion_table.py" in zipfile.ZipFile(wheel).namelist()
+    assert "kschedctl/_generated/completion_table.py" in zipfile.ZipFile(wheel).namelist()
     names = set(zipfile.ZipFile(wheel).namelist())
     for template in (ROOT / "templates").glob("*.j2"):
         assert f"kschedctl/_data/templates/{template.name}" in names
@@ -51,8 +51,8 @@ def test_wheel_ships_the_json_schemas(wheel: Path) -> None:
     """``kschedctl schema`` prints these, and editors or CI jobs may read them directly."""
     archive = zipfile.ZipFile(wheel)
     for name in ("scheduler.schema.json", "policy.schema.json"):
-        shipped = archive.read(f"kschedctl/schemas/{name}").decode()
-        assert shipped == (ROOT / "kschedctl" / "schemas" / name).read_text()
+        shipped = archive.read(f"kschedctl/_generated/schemas/{name}").decode()
+        assert shipped == (ROOT / "kschedctl" / "_generated" / "schemas" / name).read_text()
 
 
 def test_wheel_marks_the_package_typed(wheel: Path) -> None:

@@ -10,8 +10,8 @@ import pytest
 import yaml
 from conftest import Run
 
-from kschedctl.filters import Snapshot
-from kschedctl.lab.nodes import node_object
+from kschedctl.lab.nodes import lab_node
+from kschedctl.model.filters import NodeInfoSnapshot
 from kschedctl.observe.diagnosis import Diagnosis, diagnose
 from kschedctl.observe.schedulers import Lease, Scheduler
 
@@ -28,16 +28,16 @@ def _pod(name: str, *, cpu: str = "2", namespace: str = "default", **spec: Any) 
     }  # fmt: skip
 
 
-def _cluster(small: int = 12, hdd: int = 6) -> Snapshot:
+def _cluster(small: int = 12, hdd: int = 6) -> NodeInfoSnapshot:
     """3 nodes that fit, ``small`` short of cpu, ``hdd`` without the label, 4 with a taint."""
     ssd = {"disk": "ssd"}
     nodes = (
-        [node_object(f"fit-{i}", labels=ssd) for i in range(3)]
-        + [node_object(f"small-{i:02d}", labels=ssd, capacity=SMALL) for i in range(small)]
-        + [node_object(f"hdd-{i}") for i in range(hdd)]
-        + [node_object(f"gpu-{i}", labels=ssd, taints=[GPU]) for i in range(4)]
+        [lab_node(f"fit-{i}", labels=ssd) for i in range(3)]
+        + [lab_node(f"small-{i:02d}", labels=ssd, capacity=SMALL) for i in range(small)]
+        + [lab_node(f"hdd-{i}") for i in range(hdd)]
+        + [lab_node(f"gpu-{i}", labels=ssd, taints=[GPU]) for i in range(4)]
     )
-    return Snapshot(nodes)
+    return NodeInfoSnapshot(nodes)
 
 
 def _scheduler() -> list[Scheduler]:

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from conftest import Run
 
-from kschedctl.filters import Snapshot
-from kschedctl.lab.nodes import node_object
+from kschedctl.lab.nodes import lab_node
+from kschedctl.model.filters import NodeInfoSnapshot
 from kschedctl.observe.diagnosis import diagnose
 from kschedctl.observe.plugin_files import ClusterPluginsRef, UnrunPlugins
 from kschedctl.observe.schedulers import Lease, Scheduler
@@ -29,10 +29,10 @@ def _diagnosis(name: str, cpu: str, unrun: UnrunPlugins | None = UNRUN) -> Any:
                  "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]},
         "status": {"phase": "Pending"},
     }  # fmt: skip
-    nodes = [node_object("roomy"), node_object("tiny", capacity={"cpu": "1", "pods": "110"})]
+    nodes = [lab_node("roomy"), lab_node("tiny", capacity={"cpu": "1", "pods": "110"})]
     lease = Lease("team-b", "racks", holder="racks-1_x", renew_age=1, duration=15)
     racks = Scheduler("racks", "deployment", managed=True, lease=lease, desired=1, ready=1)
-    return diagnose(pod, Snapshot(nodes), [racks], unrun=unrun)
+    return diagnose(pod, NodeInfoSnapshot(nodes), [racks], unrun=unrun)
 
 
 def test_the_table_withholds_the_verdict_and_names_the_flag(run: Run, why: dict) -> None:

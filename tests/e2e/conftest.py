@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from e2e_helpers import new_namespace
 
-from kschedctl.errors import NotFoundError
+from kschedctl.base.errors import NotFoundError
 from kschedctl.k8s.client import Cluster
 from kschedctl.lab import binaries
 from kschedctl.lab.cluster import Lab

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kschedctl.errors import LabError, NotFoundError
+from kschedctl.base.errors import LabError, NotFoundError
 from kschedctl.k8s.client import Cluster
 from kschedctl.lab import processes
 from kschedctl.lab.cluster import Lab

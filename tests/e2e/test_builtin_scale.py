@@ -19,11 +19,11 @@ from pathlib import Path
 import pytest
 from e2e_helpers import pod_manifest, wait_for
 
-from kschedctl.filters import node_allocatable, pod_requests
 from kschedctl.k8s.client import Cluster
 from kschedctl.lab.cluster import Lab
-from kschedctl.lab.nodes import node_object
+from kschedctl.lab.nodes import lab_node
 from kschedctl.lab.processes import proxy_free_environment
+from kschedctl.model.filters import node_allocatable, pod_requests
 
 NODES, PODS = 500, 1000
 NAME = "bulk"
@@ -35,7 +35,7 @@ def big_lab(
 ) -> Iterator[Lab]:
     the_lab = Lab(tmp_path_factory.mktemp("scale") / "lab")
     nodes = [
-        node_object(f"n{i:03d}", capacity={"cpu": "1", "memory": "4Gi", "pods": "110"})
+        lab_node(f"n{i:03d}", capacity={"cpu": "1", "memory": "4Gi", "pods": "110"})
         for i in range(NODES)
     ]
     try:

@@ -28,13 +28,13 @@ from typing import Any
 import pytest
 from e2e_helpers import pod_events, pod_manifest, stop, wait_for
 
-from kschedctl.errors import NotFoundError
-from kschedctl.filters import Snapshot, evaluate
+from kschedctl.base.errors import NotFoundError
 from kschedctl.k8s.client import Cluster
 from kschedctl.lab.cluster import Lab
-from kschedctl.lab.nodes import node_object
+from kschedctl.lab.nodes import lab_node
 from kschedctl.lab.processes import proxy_free_environment
-from kschedctl.scheduling.policy import POD_POLICY_ANNOTATION, STEP_ANNOTATION, load_policy
+from kschedctl.model.filters import NodeInfoSnapshot, evaluate
+from kschedctl.model.scheduling.policy import POD_POLICY_ANNOTATION, STEP_ANNOTATION, load_policy
 
 SCHEDULER = "placer"
 NO_FALLBACK = {POD_POLICY_ANNOTATION: "fallbacks: []"}  # a pod that opts out of every step
@@ -52,17 +52,17 @@ fallbacks:
   - {key: pool, operator: Equal, value: spare, effect: NoSchedule}
 """
 NODES = [
-    node_object("main-a", labels={"pool": "main"}, zone="zone-a",
+    lab_node("main-a", labels={"pool": "main"}, zone="zone-a",
                 capacity={"cpu": "2", "memory": "4Gi", "pods": "110"}),
-    node_object("main-b", labels={"pool": "main"}, zone="zone-b",
+    lab_node("main-b", labels={"pool": "main"}, zone="zone-b",
                 capacity={"cpu": "2", "memory": "4Gi", "pods": "110"}),
-    node_object("gpu", labels={"pool": "gpu"}, taints=[GPU_TAINT], zone="zone-a",
+    lab_node("gpu", labels={"pool": "gpu"}, taints=[GPU_TAINT], zone="zone-a",
                 capacity={"cpu": "8", "memory": "16Gi", "pods": "110"}),
-    node_object("spare", labels={"pool": "spare"}, taints=[SPARE_TAINT], zone="zone-b",
+    lab_node("spare", labels={"pool": "spare"}, taints=[SPARE_TAINT], zone="zone-b",
                 capacity={"cpu": "2", "memory": "4Gi", "pods": "110"}),
-    node_object("cordoned", labels={"pool": "main"}, unschedulable=True, zone="zone-a",
+    lab_node("cordoned", labels={"pool": "main"}, unschedulable=True, zone="zone-a",
                 capacity={"cpu": "8", "memory": "16Gi", "pods": "110"}),
-    node_object("spot", labels={"pool": "batch"},
+    lab_node("spot", labels={"pool": "batch"},
                 taints=[{"key": "spot", "value": "true", "effect": "PreferNoSchedule"}],
                 zone="zone-b", capacity={"cpu": "8", "memory": "16Gi", "pods": "110"}),
 ]  # fmt: skip
@@ -207,7 +207,7 @@ def no_hard_rule_broken(api: Cluster, policy_path: Path) -> list[str]:
         step = (pod["metadata"].get("annotations") or {}).get(STEP_ANNOTATION)
         if step:
             pending = policy[step].apply(pending)
-        verdict = evaluate(pending, Snapshot(nodes, others), preemption=False).verdict(
+        verdict = evaluate(pending, NodeInfoSnapshot(nodes, others), preemption=False).verdict(
             pod["spec"]["nodeName"]
         )
         if not verdict.fits:

@@ -16,7 +16,7 @@ import pytest
 import yaml
 from e2e_helpers import exists, pod_events, pod_manifest, run, wait_for
 
-from kschedctl.errors import NotFoundError
+from kschedctl.base.errors import NotFoundError
 from kschedctl.k8s.client import Cluster
 from kschedctl.lab.cluster import Lab
 

@@ -24,10 +24,11 @@ import pytest
 import yaml
 from e2e_helpers import pod_manifest, wait_for
 
-from kschedctl.errors import NotFoundError
+from kschedctl.base.errors import NotFoundError
 from kschedctl.k8s.client import Cluster
-from kschedctl.lab.cluster import Lab, free_port
-from kschedctl.lab.nodes import node_object
+from kschedctl.lab.cluster import Lab
+from kschedctl.lab.components import free_port
+from kschedctl.lab.nodes import lab_node
 from kschedctl.lab.processes import proxy_free_environment
 
 NODES = 8
@@ -44,7 +45,7 @@ KUBELET_MESSAGE = (
 @pytest.fixture()
 def nodes(cluster: Cluster, namespace: str) -> Iterator[list[str]]:
     for name in NODE_NAMES:
-        body = node_object(name, labels=LABEL, taints=[TAINT],
+        body = lab_node(name, labels=LABEL, taints=[TAINT],
                            capacity={"cpu": "1", "memory": "4Gi", "pods": "110"})  # fmt: skip
         cluster.create("/api/v1/nodes", body)
     try:

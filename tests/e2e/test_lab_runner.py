@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from e2e_helpers import exists, pod_events, pod_manifest, wait_for
 
-from kschedctl.errors import NotFoundError
+from kschedctl.base.errors import NotFoundError
 from kschedctl.k8s.client import Cluster
 from kschedctl.lab import processes
 from kschedctl.lab.cluster import Lab

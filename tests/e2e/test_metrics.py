@@ -16,7 +16,7 @@ import yaml
 from e2e_helpers import create_and_bind, exists, token_kubeconfig, wait_for
 from test_deploy import managed_leftovers, run
 
-from kschedctl.errors import ApiError, ForbiddenError
+from kschedctl.base.errors import ApiError, ForbiddenError
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.logs import Replica, read
 from kschedctl.k8s.scrape import Target, get_via_port_forward

@@ -37,11 +37,12 @@ import yaml
 from e2e_helpers import exists, pod_events, pod_manifest, wait_for
 from e2e_helpers import stop as stop_process
 
-from kschedctl.errors import NotFoundError
+from kschedctl.base.errors import NotFoundError
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.watch import list_and_watch
-from kschedctl.lab.cluster import Lab, free_port
-from kschedctl.lab.nodes import node_object
+from kschedctl.lab.cluster import Lab
+from kschedctl.lab.components import free_port
+from kschedctl.lab.nodes import lab_node
 from kschedctl.lab.processes import proxy_free_environment
 
 RUN = uuid.uuid4().hex[:5]
@@ -177,7 +178,7 @@ def preemption_lab(cluster: Cluster) -> Iterator[None]:
     for name in NODES:
         cluster.create(
             "/api/v1/nodes",
-            node_object(name, labels=LABEL, taints=[TAINT],
+            lab_node(name, labels=LABEL, taints=[TAINT],
                         capacity={"cpu": "2", "memory": "4Gi", "pods": "110"}),
         )  # fmt: skip
     try:

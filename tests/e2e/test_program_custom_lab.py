@@ -19,7 +19,7 @@ import pytest
 import yaml
 from e2e_helpers import create_and_bind, pod_events, pod_manifest, wait_for
 
-from kschedctl.errors import KschedError, NotFoundError
+from kschedctl.base.errors import KschedError, NotFoundError
 from kschedctl.k8s.client import Cluster
 from kschedctl.lab import binaries
 from kschedctl.lab.cluster import Lab

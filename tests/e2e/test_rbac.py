@@ -12,12 +12,12 @@ import pytest
 import yaml
 from e2e_helpers import pod_events, pod_manifest, run, wait_for
 
-from kschedctl.config import rbac
-from kschedctl.config.versions import parse_version
-from kschedctl.errors import NotFoundError
+from kschedctl.base.errors import NotFoundError
 from kschedctl.k8s.access import review, service_account_identity
 from kschedctl.k8s.client import Cluster
 from kschedctl.lab.cluster import Lab
+from kschedctl.model.config import rbac
+from kschedctl.model.config.versions import parse_version
 from kschedctl.observe.permissions import Access
 from kschedctl.render.forms import render
 from kschedctl.spec import default_spec

@@ -12,12 +12,13 @@ import pytest
 import yaml
 from e2e_helpers import exists, pod_events, pod_manifest, token_kubeconfig, wait_for
 
-from kschedctl.errors import NotFoundError
+from kschedctl.base.errors import NotFoundError
 from kschedctl.hosts import systemd as host
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.resources import object_path
 from kschedctl.lab import processes
-from kschedctl.lab.cluster import Lab, free_port
+from kschedctl.lab.cluster import Lab
+from kschedctl.lab.components import free_port
 from kschedctl.render.forms import render
 from kschedctl.spec import Spec, default_spec
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from e2e_helpers import pod_events, pod_manifest, run, wait_for
 
-from kschedctl.errors import NotFoundError
+from kschedctl.base.errors import NotFoundError
 from kschedctl.k8s.client import Cluster
 from kschedctl.lab.cluster import Lab
 from kschedctl.observe.schedulers import BUILTIN_LEASE_ANNOTATION

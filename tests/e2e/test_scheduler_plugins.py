@@ -26,11 +26,11 @@ from typing import Any
 import pytest
 from e2e_helpers import pod_events, pod_manifest, stop, wait_for
 
-from kschedctl.filters import Snapshot, feasible_nodes
 from kschedctl.k8s.client import Cluster
 from kschedctl.lab.cluster import Lab
 from kschedctl.lab.processes import proxy_free_environment
-from kschedctl.scheduling.plugins import PluginContext, frozen, load_plugin
+from kschedctl.model.filters import NodeInfoSnapshot, feasible_nodes
+from kschedctl.model.scheduling.plugins import PluginContext, frozen, load_plugin
 
 ROOT = Path(__file__).resolve().parents[2]
 RACK_MATCH = ROOT / "examples" / "plugins" / "rack_match.py"
@@ -183,7 +183,7 @@ def test_plugins_place_pods_as_written_contain_errors_and_why_agrees(
         pod = f"web-{i}"
         body = pod_manifest(pod, schedulerName=name)
         body["metadata"].update(namespace=namespace, labels={"app": "web"})
-        snap = Snapshot(cluster.list("/api/v1/nodes"), cluster.list("/api/v1/pods"))
+        snap = NodeInfoSnapshot(cluster.list("/api/v1/nodes"), cluster.list("/api/v1/pods"))
         ctx = PluginContext(snap, reslim=True)
         counts = {n: same_app_pods(frozen(body), n, ctx) for n in feasible_nodes(body, snap).names}
         create(cluster, namespace, pod, name, labels={"app": "web"})

@@ -25,12 +25,12 @@ from typing import Any
 import pytest
 from e2e_helpers import exists, pod_manifest, stop, wait_for
 
-from kschedctl.filters import Snapshot, feasible_nodes
 from kschedctl.k8s.client import Cluster
 from kschedctl.lab.cluster import Lab
-from kschedctl.lab.nodes import node_object
+from kschedctl.lab.nodes import lab_node
 from kschedctl.lab.processes import proxy_free_environment
-from kschedctl.scheduling.scoring import score_nodes
+from kschedctl.model.filters import NodeInfoSnapshot, feasible_nodes
+from kschedctl.model.scheduling.scoring import score_nodes
 
 SCHEDULER = "scoring-parity"
 KEY = "kschedctl.io/scoring-e2e"
@@ -267,7 +267,7 @@ def _live_margin(cluster: Cluster, probe: dict[str, Any], ident: str) -> tuple[s
     pods = cluster.list("/api/v1/pods")
     services = cluster.list("/api/v1/services")
     namespaces = {ns["metadata"]["name"]: ns for ns in cluster.list("/api/v1/namespaces")}
-    snap = Snapshot(nodes, pods, namespaces, workloads={"Service": services})
+    snap = NodeInfoSnapshot(nodes, pods, namespaces, workloads={"Service": services})
     names = [n for n in feasible_nodes(probe, snap).names if n.startswith(ident)]
     ranked = sorted(score_nodes(probe, snap, names), key=lambda s: -s.total)
     lead = ranked[0].total - ranked[1].total if len(ranked) > 1 else 1000
@@ -282,7 +282,7 @@ def test_kschedctl_picks_kube_schedulers_node(
     names = {suffix: f"{ident}-{suffix}" for suffix in scenario.nodes}
     try:
         for suffix, shape in scenario.nodes.items():
-            node = node_object(
+            node = lab_node(
                 names[suffix],
                 labels={KEY: ident, **shape.get("labels", {})},
                 taints=[{"key": KEY, "value": ident, "effect": "NoSchedule"},

@@ -11,9 +11,9 @@ from typing import Any
 from e2e_helpers import create_and_bind, pod_manifest, pod_reader_kubeconfig, wait_for
 from typer.testing import CliRunner
 
+from kschedctl.base.errors import NotFoundError
 from kschedctl.cli import app
 from kschedctl.clustersnapshot import load_snapshot
-from kschedctl.errors import NotFoundError
 from kschedctl.k8s.client import Cluster
 from kschedctl.lab.cluster import Lab
 

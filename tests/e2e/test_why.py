@@ -17,12 +17,12 @@ import pytest
 from e2e_helpers import pod_events, pod_manifest, pod_reader_kubeconfig, wait_for
 from typer.testing import CliRunner
 
+from kschedctl.base.errors import NotFoundError
 from kschedctl.cli import app
-from kschedctl.errors import NotFoundError
 from kschedctl.k8s.client import Cluster
 from kschedctl.lab.cluster import Lab
-from kschedctl.lab.nodes import node_object
-from kschedctl.observe.diagnosis import parse_failed_scheduling
+from kschedctl.lab.nodes import lab_node
+from kschedctl.observe.failedscheduling import parse_failed_scheduling
 
 TAINT = {"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}
 TOLERATE = [{"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}]
@@ -32,13 +32,13 @@ HOST = "kubernetes.io/hostname"
 
 def why_nodes() -> list[dict[str, Any]]:
     return [
-        node_object("why-taint", labels={"pool": "gpu", "gen": "3"}, zone="zone-a",
+        lab_node("why-taint", labels={"pool": "gpu", "gen": "3"}, zone="zone-a",
                     taints=[TAINT]),
-        node_object("why-cordon", labels={"pool": "general", "gen": "5"}, zone="zone-b",
+        lab_node("why-cordon", labels={"pool": "general", "gen": "5"}, zone="zone-b",
                     unschedulable=True),
-        node_object("why-small", labels={"pool": "general", "gen": "4", "disk": "ssd"},
+        lab_node("why-small", labels={"pool": "general", "gen": "4", "disk": "ssd"},
                     zone="zone-a", capacity={"cpu": "2", "memory": "2Gi", "pods": "3"}),
-        node_object("why-big", labels={"pool": "general", "gen": "6"}, zone="zone-b",
+        lab_node("why-big", labels={"pool": "general", "gen": "6"}, zone="zone-b",
                     capacity={"cpu": "4", "memory": "8Gi", "pods": "110"}),
     ]  # fmt: skip
 

@@ -25,11 +25,11 @@ import pytest
 from e2e_helpers import pod_manifest, wait_for
 from typer.testing import CliRunner
 
+from kschedctl.base.errors import NotFoundError
 from kschedctl.cli import app
-from kschedctl.errors import NotFoundError
 from kschedctl.k8s.client import Cluster
 from kschedctl.lab.cluster import Lab
-from kschedctl.observe.diagnosis import parse_failed_scheduling
+from kschedctl.observe.failedscheduling import parse_failed_scheduling
 
 pytestmark = pytest.mark.slow
 

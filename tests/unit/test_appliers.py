@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from kschedctl.observe.appliers import applied_by, appliers
-from kschedctl.observe.schedulers import expanded_argv
+from kschedctl.observe.containers import expanded_argv
 
 
 def _obj(labels: dict[str, str] | None = None, annotations: dict[str, str] | None = None,

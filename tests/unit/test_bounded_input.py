@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 
-from kschedctl.config.schema import (
+from kschedctl.base.errors import NotFoundError, Problem, SpecError, printable, quote
+from kschedctl.base.userfile import MAX_FILE_BYTES, path_kind, read_user_file
+from kschedctl.model.config.schema import (
     MAX_ALIAS_NODES,
     MAX_DEPTH,
     AliasBudget,
@@ -19,8 +21,6 @@ from kschedctl.config.schema import (
     key_segment,
     parse_yaml,
 )
-from kschedctl.config.userfile import MAX_FILE_BYTES, path_kind, read_user_file
-from kschedctl.errors import NotFoundError, Problem, SpecError, printable, quote
 
 # --- read_user_file ------------------------------------------------------------------------
 
@@ -280,7 +280,7 @@ def test_field_paths_quote_keys_that_are_not_names() -> None:
     ids=["alias-bomb", "profiles-mapping", "profiles-int", "5000-digits", "unhashable-key"],
 )
 def test_a_hostile_config_in_the_cluster_is_ignored(config: str) -> None:
-    from kschedctl.observe.schedulers import config_facts
+    from kschedctl.observe.containers import config_facts
 
     started = time.monotonic()
     facts = config_facts(config, [])

@@ -12,14 +12,15 @@ from typing import Any
 import pytest
 import yaml
 
-from kschedctl.errors import KschedError, NotFoundError, PluginError, SpecError
+from kschedctl.base.errors import KschedError, NotFoundError, PluginError, SpecError
 from kschedctl.hosts import systemd
 from kschedctl.hosts.host import SystemdHost
 from kschedctl.observe import plugin_files as observed
 from kschedctl.observe.schedulers import Scheduler
-from kschedctl.ops.deploy import cluster_objects, config_hash
+from kschedctl.ops.deploy import cluster_objects
 from kschedctl.ops.why import ClusterState, configmap_plugins, load_cluster_plugins
 from kschedctl.render import builtin
+from kschedctl.render.context import config_hash
 from kschedctl.render.escape import yaml_text_map
 from kschedctl.render.forms import render, render_workspace
 from kschedctl.spec import Spec, load_spec, spec_from_dict
@@ -508,22 +509,22 @@ def test_the_opt_in_flag_round_trips() -> None:
 
 
 def test_two_configmaps_for_one_scheduler_are_refused_before_any_request() -> None:
-    from kschedctl.ops.why import explain
+    from kschedctl.ops.why import explain_pods
 
     cluster = FakeCluster({})
     refs = [_ref("a" * 64), observed.ClusterPluginsRef("team-b", "racks-config", "b" * 64)]
     with pytest.raises(KschedError, match="names the plugins of scheduler racks twice") as caught:
-        explain(cluster, "p", run_cluster_plugins=refs)  # type: ignore[arg-type]
+        explain_pods(cluster, "p", run_cluster_plugins=refs)  # type: ignore[arg-type]
     assert caught.value.exit_code == 2 and cluster.asked == []
 
 
 def test_why_lists_the_deployed_plugins_once(tmp_path: Path) -> None:
-    from kschedctl.filters import Snapshot
+    from kschedctl.model.filters import NodeInfoSnapshot
     from kschedctl.ops.why import _unrun_plugins
 
     spec = _spec(tmp_path, {"plugins/rack.py": RACK, "score.py": SCORE})
     cluster, pods, path = _deployed(spec)
-    state = ClusterState(Snapshot([]), [ENTRY], (1, 36), pods=pods)
+    state = ClusterState(NodeInfoSnapshot([]), [ENTRY], (1, 36), pods=pods)
     unrun = _unrun_plugins(cluster, state, "racks", ENTRY)  # type: ignore[arg-type]
     assert unrun is not None and unrun.files == ("rack.py", "score.py")
     assert _unrun_plugins(cluster, state, "racks", ENTRY) is unrun  # type: ignore[arg-type]

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from kschedctl.config.kubeconfig import DirectPlan
-from kschedctl.errors import ClusterError
+from kschedctl.base.errors import ClusterError
 from kschedctl.k8s import client as k8s_client
 from kschedctl.k8s.client import Cluster, DirectTransport
+from kschedctl.k8s.kubeconfig import DirectPlan
 from kschedctl.lab.pki import generate
 
 OK = b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 12\r\n\r\n{"ok": true}'

@@ -16,6 +16,7 @@ import pytest
 import snapshot_fixtures as fx
 import yaml
 
+from kschedctl.base.errors import ClusterError, ForbiddenError, NotFoundError, SpecError
 from kschedctl.clustersnapshot import (
     API_VERSION,
     ClusterSnapshot,
@@ -30,8 +31,7 @@ from kschedctl.clustersnapshot import (
 from kschedctl.clustersnapshot import model as model_module
 from kschedctl.clustersnapshot.anonymize import Anonymizer, anonymize
 from kschedctl.clustersnapshot.reduce import Reducer, reduce_pod
-from kschedctl.errors import ClusterError, ForbiddenError, NotFoundError, SpecError
-from kschedctl.filters import Snapshot, feasible_nodes
+from kschedctl.model.filters import NodeInfoSnapshot, feasible_nodes
 from kschedctl.ops.snapshot import take_snapshot, write_snapshot
 from kschedctl.render import schemas
 
@@ -51,7 +51,7 @@ def reduced(**kwargs: Any) -> ClusterSnapshot:
 def feasible(snap: ClusterSnapshot) -> dict[str, tuple[str, ...]]:
     """Each pending pod's feasible nodes, by the filters, on the snapshot turned back into
     API objects."""
-    state = Snapshot(
+    state = NodeInfoSnapshot(
         [node_object(n) for n in snap.nodes],
         [pod_object(p) for p in snap.pods],
         {ns.name: ns.labels for ns in snap.namespaces},
@@ -154,7 +154,7 @@ def test_the_file_validates_against_the_shipped_schema() -> None:
 def test_api_objects_from_the_snapshot_give_the_filters_the_same_answers() -> None:
     """The snapshot keeps every constraint: on it, each pending pod fits exactly where it
     fits on the live objects."""
-    live = Snapshot(fx.NODES, fx.BOUND, {n["metadata"]["name"]: n for n in fx.NAMESPACES})
+    live = NodeInfoSnapshot(fx.NODES, fx.BOUND, {n["metadata"]["name"]: n for n in fx.NAMESPACES})
     for raw in fx.PENDING[:-1]:  # the gated one aside
         want = tuple(sorted(feasible_nodes(raw, live).names))
         key = f"{raw['metadata']['namespace']}/{raw['metadata']['name']}"

@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from kschedctl.config.decode import decode_config_text, holds_config, is_json, json_numbers
-from kschedctl.config.defaults import default_args, default_config
-from kschedctl.config.schema import YamlError, go_scalar, parse_yaml
-from kschedctl.config.validation import check_config
-from kschedctl.config.versions import parse_version
-from kschedctl.errors import WARNING, Problem, errors_in
+from kschedctl.base.errors import WARNING, Problem, errors_in
+from kschedctl.model.config.decode import decode_config_text, holds_config, is_json, json_numbers
+from kschedctl.model.config.defaults import default_args, default_config
+from kschedctl.model.config.schema import YamlError, go_scalar, parse_yaml
+from kschedctl.model.config.validation import check_config
+from kschedctl.model.config.versions import parse_version
 
 HEAD = """\
 apiVersion: kubescheduler.config.k8s.io/v1

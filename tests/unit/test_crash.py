@@ -271,7 +271,7 @@ def test_crash_report_json_keys_are_the_contract() -> None:
 
 def test_scheduler_pods_leave_out_deleted_and_replaced_pods() -> None:
     from kschedctl.observe.schedulers import Scheduler
-    from kschedctl.ops.crash import scheduler_pods
+    from kschedctl.ops.crash import pods_of_scheduler
 
     def named(name: str, **meta: object) -> dict[str, object]:
         return {"metadata": {"name": name, "namespace": "ns", **meta}, "status": {}}
@@ -287,5 +287,5 @@ def test_scheduler_pods_leave_out_deleted_and_replaced_pods() -> None:
         named("other"),
     ]
     entry = Scheduler("s", "deployment", namespace="ns", pods=["s-6d4-new", "s-6d4-old"])
-    found = scheduler_pods(pods, "s", entry)  # type: ignore[arg-type]
+    found = pods_of_scheduler(pods, "s", entry)  # type: ignore[arg-type]
     assert [p["metadata"]["name"] for p in found] == ["labelled", "s-6d4-new"]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kschedctl.config import distributions, versions
+from kschedctl.model.config import distributions, versions
 from kschedctl.render import forms
 from kschedctl.spec import CustomSettings, default_spec, spec_from_dict
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kschedctl.errors import KschedError, UsageError
+from kschedctl.base.errors import KschedError, UsageError
 from kschedctl.hosts import SystemdHost
 from kschedctl.observe.schedulers import FORM_ANNOTATION, LEASE_ANNOTATION, Scheduler
 from kschedctl.ops.deploy import (

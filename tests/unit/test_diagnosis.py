@@ -8,13 +8,10 @@ from typing import Any
 import pytest
 from test_filters_support import container, host_port, node, pod
 
-from kschedctl.filters import Snapshot, evaluate, failed_scheduling_message
-from kschedctl.observe.diagnosis import (
-    Reported,
-    diagnose,
-    parse_failed_scheduling,
-    parse_version,
-)
+from kschedctl.model.config.versions import server_version_or_default
+from kschedctl.model.filters import NodeInfoSnapshot, evaluate, failed_scheduling_message
+from kschedctl.observe.diagnosis import diagnose
+from kschedctl.observe.failedscheduling import Reported, parse_failed_scheduling
 from kschedctl.observe.schedulers import Lease, Scheduler
 
 TAINT = {"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}
@@ -25,7 +22,7 @@ def default_scheduler(**facts: Any) -> Scheduler:
     return Scheduler(name="default-scheduler", form="process", lease=lease, **facts)
 
 
-def cluster() -> Snapshot:
+def cluster() -> NodeInfoSnapshot:
     nodes = [
         node("tainted", taints=[TAINT]),
         node("cordoned", unschedulable=True),
@@ -33,7 +30,7 @@ def cluster() -> Snapshot:
         node("big", labels={"gen": "6"}),
     ]
     running = [pod("web", node_name="small", cpu="1500m", memory="1536Mi")]
-    return Snapshot(nodes, running)
+    return NodeInfoSnapshot(nodes, running)
 
 
 def codes(diag: Any) -> list[str]:
@@ -256,7 +253,7 @@ def test_host_port_conflicts_and_preemption_that_helps() -> None:
         for n in ("a", "b")
     ]
     p = pod("p", containers=[container(ports=[host_port(8080)])], priority=1000)
-    diag = diagnose(p, Snapshot(nodes, low), [default_scheduler()])
+    diag = diagnose(p, NodeInfoSnapshot(nodes, low), [default_scheduler()])
     assert "rejected-by-NodePorts" in codes(diag)
     possible = next(f for f in diag.findings if f.code == "preemption-possible")
     assert "default/low-a" in possible.message
@@ -268,7 +265,7 @@ def test_host_port_conflicts_and_preemption_that_helps() -> None:
 
 def test_a_prefilter_rejection() -> None:
     volumes = [{"name": "data", "persistentVolumeClaim": {"claimName": "missing"}}]
-    snap = Snapshot([node("a")], [], persistent_volume_claims=[], storage_classes=[])
+    snap = NodeInfoSnapshot([node("a")], [], persistent_volume_claims=[], storage_classes=[])
     diag = diagnose(pod("p", volumes=volumes), snap, [default_scheduler()])
     assert "prefilter-rejected" in codes(diag)
     assert "not-evaluated" in codes(diag)
@@ -392,7 +389,7 @@ def test_parse_failed_scheduling_rejects_other_text() -> None:
     [("v1.36.3", (1, 36, 3)), ("v1.34.1-eks-abc", (1, 34, 1)), ("v1.30", (1, 30)), ("", (1, 36))],
 )
 def test_parse_version(git: str, version: tuple[int, ...]) -> None:
-    assert parse_version(git) == version
+    assert server_version_or_default(git) == version
 
 
 # -- a scheduler whose pods do not run -------------------------------------------------------------

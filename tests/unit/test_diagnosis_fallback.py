@@ -7,11 +7,12 @@ from typing import Any
 
 from test_filters_support import node, pod
 
-from kschedctl.filters import Snapshot
-from kschedctl.observe.diagnosis import Reported, diagnose
+from kschedctl.model.filters import NodeInfoSnapshot
+from kschedctl.model.scheduling.algorithm import Algorithm
+from kschedctl.model.scheduling.policy import POD_POLICY_ANNOTATION, parse_policy
+from kschedctl.observe.diagnosis import diagnose
+from kschedctl.observe.failedscheduling import Reported
 from kschedctl.observe.schedulers import Lease, Scheduler
-from kschedctl.scheduling.algorithm import Algorithm
-from kschedctl.scheduling.policy import POD_POLICY_ANNOTATION, parse_policy
 
 SPARE_TAINT = {"key": "pool", "value": "spare", "effect": "NoSchedule"}
 POLICY = parse_policy(
@@ -33,8 +34,8 @@ def fb() -> Scheduler:
     return Scheduler(name="fb", form="deployment", managed=True, lease=lease, desired=1, ready=1)
 
 
-def cluster() -> Snapshot:
-    return Snapshot(
+def cluster() -> NodeInfoSnapshot:
+    return NodeInfoSnapshot(
         [node("main", labels={"pool": "main"}, cpu="1"), node("spare", labels={"pool": "spare"}, taints=[SPARE_TAINT])],
         [],
     )  # fmt: skip

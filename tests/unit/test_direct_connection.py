@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from kschedctl.config.kubeconfig import DirectPlan, Selection, direct_plan
-from kschedctl.errors import ClusterError
+from kschedctl.base.errors import ClusterError
 from kschedctl.k8s import client as k8s_client
 from kschedctl.k8s.client import Cluster, DirectTransport
+from kschedctl.k8s.kubeconfig import DirectPlan, Selection, direct_plan
 from kschedctl.lab.pki import generate
 
 
@@ -330,7 +330,7 @@ def test_an_environment_proxy_keeps_the_official_client(
 def test_connections_sets_the_pool_size(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, proxy: bool
 ) -> None:
-    """The scheduler keeps one connection per request in flight (kschedctl.scheduling.loop
+    """The scheduler keeps one connection per request in flight (kschedctl.model.scheduling.loop
     CONNECTIONS): on both transports the pool holds that many."""
     kubeconfig = tmp_path / "config"
     kubeconfig.write_text(

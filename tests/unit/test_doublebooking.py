@@ -45,7 +45,7 @@ def test_two_schedulers_on_one_node_at_once_are_a_collision() -> None:
         scheduled("b", "n1", "beta", "2026-12-03T10:00:01.120000Z"),
         scheduled("c", "n2", "alpha", "2026-12-03T10:00:01.130000Z"),
     ]
-    (found,) = doublebooking.find(pods, events)
+    (found,) = doublebooking.find_rejections(pods, events)
     assert found.node == "n1" and found.collision
     assert found.schedulers == ("alpha", "beta")
     assert found.resources == ("cpu",)
@@ -84,7 +84,7 @@ def test_bindings_outside_the_window_do_not_count() -> None:
         scheduled("old", "n1", "alpha", "2026-12-03T09:00:00Z"),
         scheduled("b", "n1", "beta", "2026-12-03T10:00:00Z"),
     ]
-    (found,) = doublebooking.find(pods, events)
+    (found,) = doublebooking.find_rejections(pods, events)
     assert not found.collision and found.schedulers == ("beta",)
     assert "no other scheduler bound pods there meanwhile" in found.message
     assert doublebooking.for_scheduler([found], "beta") == []
@@ -98,14 +98,14 @@ def test_without_events_the_pods_say_who_bound_them() -> None:
     b = rejected("b", "n1", "beta")
     b["status"]["conditions"] = cond
     by_hand = pod("h", "n1", "gamma")  # nodeName set directly: no PodScheduled, no scheduler
-    (found,) = doublebooking.find([a, b, by_hand], [])
+    (found,) = doublebooking.find_rejections([a, b, by_hand], [])
     assert found.collision and found.schedulers == ("alpha", "beta")
 
 
 def test_other_failures_are_not_admission_rejections() -> None:
     evicted = pod("e", "n1", "alpha", phase="Failed", reason="Evicted", message="low memory")
     unbound = rejected("u", "", "alpha")
-    assert doublebooking.find([evicted, unbound], []) == []
+    assert doublebooking.find_rejections([evicted, unbound], []) == []
     assert doublebooking.is_rejected(rejected("b", "n1", "beta"))
 
 

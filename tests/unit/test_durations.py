@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from kschedctl.config.durations import GO, SINCE, parse_duration, parse_go_duration, seconds
-from kschedctl.config.durations import parse_go_duration as config_parse_duration
-from kschedctl.errors import UsageError
+from kschedctl.base.errors import UsageError
+from kschedctl.model.config.durations import GO, SINCE, parse_duration, parse_go_duration, seconds
+from kschedctl.model.config.durations import parse_go_duration as config_parse_duration
 
 _GO_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
 _GO_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
@@ -23,7 +23,7 @@ _SINCE_UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
 def old_config(value: Any) -> float:
-    """kschedctl.config.validation.parse_duration before the parsers were merged."""
+    """kschedctl.model.config.validation.parse_duration before the parsers were merged."""
     if not isinstance(value, str) or not value:
         raise ValueError(f"{value!r} is not a duration (write it like 15s, 1m30s or 500ms)")
     text, sign = value, 1.0
@@ -43,7 +43,7 @@ def old_config(value: Any) -> float:
 
 
 def old_since(text: str, option: str = "--since") -> float:
-    """kschedctl.config.durations.parse_duration before the parsers were merged."""
+    """kschedctl.model.config.durations.parse_duration before the parsers were merged."""
     value = text.strip()
     pos, total = 0, 0.0
     for match in _SINCE_PART.finditer(value):

@@ -10,9 +10,8 @@ from typing import Any
 import pytest
 from rich.text import Text
 
-from kschedctl.cli.logview import render
-from kschedctl.config.durations import parse_duration
-from kschedctl.errors import NotFoundError, UsageError
+from kschedctl.base.errors import NotFoundError, UsageError
+from kschedctl.cli.logview import render_line
 from kschedctl.hosts.journal import follow_file, journal_argv, klog_time, read_file
 from kschedctl.k8s.events import (
     CORE_V1,
@@ -22,7 +21,14 @@ from kschedctl.k8s.events import (
     field_selector,
     list_events,
 )
-from kschedctl.observe.events import SCHEDULER_REASONS, normalize, parse_for, parse_types, select
+from kschedctl.model.config.durations import parse_duration
+from kschedctl.observe.events import (
+    SCHEDULER_REASONS,
+    normalize,
+    parse_for,
+    parse_types,
+    select_events,
+)
 from kschedctl.observe.loglines import Grep, LogLine, classify, merge, split_timestamp
 
 NOTE = "0/4 nodes are available: 4 node(s) had untolerated taint(s)."
@@ -76,11 +82,11 @@ def test_both_event_shapes_become_one() -> None:
 
 def test_select_orders_filters_and_deduplicates() -> None:
     new, old = normalize(EVENTS_V1_OBJ), normalize(CORE_OBJ)
-    assert select([new, old, new]) == [old, new]  # oldest to newest, once each
-    assert select([new, old], types=("Warning",)) == [new]
-    assert select([new, old], reasons=("Scheduled",)) == [old]
+    assert select_events([new, old, new]) == [old, new]  # oldest to newest, once each
+    assert select_events([new, old], types=("Warning",)) == [new]
+    assert select_events([new, old], reasons=("Scheduled",)) == [old]
     now = datetime(2026, 1, 1, 0, 6, tzinfo=timezone.utc)
-    assert select([new, old], since=timedelta(minutes=2), now=now) == [new]
+    assert select_events([new, old], since=timedelta(minutes=2), now=now) == [new]
 
 
 @pytest.mark.parametrize(
@@ -169,13 +175,13 @@ def test_timestamps_split_and_merge_in_time_order() -> None:
 
 def test_render_plain_and_marked_up() -> None:
     line = LogLine("sched-1", "E0101 pods is forbidden [x]", "2026-01-01T00:00:00Z", leader=True)
-    assert render(line, prefix=True, timestamps=False, color=False) == (
+    assert render_line(line, prefix=True, timestamps=False, color=False) == (
         "[sched-1 (leader)] E0101 pods is forbidden [x]"
     )
-    assert render(line, prefix=False, timestamps=True, color=False) == (
+    assert render_line(line, prefix=False, timestamps=True, color=False) == (
         "2026-01-01T00:00:00Z E0101 pods is forbidden [x]"
     )
-    marked = render(line, prefix=True, timestamps=False, color=True)
+    marked = render_line(line, prefix=True, timestamps=False, color=True)
     assert isinstance(marked, Text)  # styled text, never markup: "[x]" stays as it is
     assert marked.plain == "[sched-1 (leader)] E0101 pods is forbidden [x]"
     styles = {str(span.style) for span in marked.spans}
@@ -185,7 +191,7 @@ def test_render_plain_and_marked_up() -> None:
 def test_render_escapes_what_the_scheduler_wrote() -> None:
     line = LogLine("s", "I0101 pod \x1b]52;c;ZXZpbA==\x07x\r\x9b2J\u202e\tat main.go", None)
     for color in (False, True):
-        shown = render(line, prefix=True, timestamps=False, color=color)
+        shown = render_line(line, prefix=True, timestamps=False, color=color)
         plain = shown.plain if isinstance(shown, Text) else shown
         assert plain == "[s] I0101 pod ^[]52;c;ZXZpbA==\\x07x\\r\\x9b2J\\u202e\tat main.go"
 

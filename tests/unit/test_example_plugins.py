@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from test_filters_support import node, pod
 
-from kschedctl.filters import Snapshot
-from kschedctl.scheduling.algorithm import Algorithm
-from kschedctl.scheduling.plugins import Plugin, PluginContext, PluginSet, frozen, load_plugin
+from kschedctl.model.filters import NodeInfoSnapshot
+from kschedctl.model.scheduling.algorithm import Algorithm
+from kschedctl.model.scheduling.plugins import Plugin, PluginContext, PluginSet, frozen, load_plugin
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "plugins"
 
@@ -61,7 +61,7 @@ RACKS = [racked("n1", "r1"), racked("n2", "r2"), racked("n3", "r2"), racked("n4"
 def test_rack_match_allows_exactly_the_nodes_of_the_pods_rack(
     rack_match: Plugin, rack: str | None, allowed: set[str]
 ) -> None:
-    snap = Snapshot(RACKS, [])
+    snap = NodeInfoSnapshot(RACKS, [])
     ctx = PluginContext(snap)
     p = frozen(asking("p", rack))
     assert rack_match.pre_filter is not None and rack_match.filter is not None
@@ -74,7 +74,7 @@ def test_rack_match_in_the_scheduler_places_only_on_the_rack_and_words_the_histo
     rack_match: Plugin,
 ) -> None:
     algo = Algorithm(plugins=PluginSet((rack_match,)))
-    snap = Snapshot(RACKS, [])
+    snap = NodeInfoSnapshot(RACKS, [])
     for i in range(6):
         decision = algo.decide(asking(f"p{i}", "r2"), snap)
         assert decision.node in ("n2", "n3")
@@ -90,7 +90,7 @@ def test_rack_match_in_the_scheduler_places_only_on_the_rack_and_words_the_histo
 
 def test_rack_match_refuses_an_empty_annotation_before_any_node(rack_match: Plugin) -> None:
     decision = Algorithm(plugins=PluginSet((rack_match,))).decide(
-        asking("p", " "), Snapshot(RACKS, [])
+        asking("p", " "), NodeInfoSnapshot(RACKS, [])
     )
     assert decision.message == (
         "0/4 nodes are available: pod's annotation example.com/rack is empty: name a rack or "
@@ -114,7 +114,7 @@ def test_fewest_same_app_scores_100_over_one_plus_the_same_app_pods(
 ) -> None:
     existing = [app_pod(f"w{i}", "web", "n1") for i in range(same)]
     existing += [app_pod("other", "db", "n1"), app_pod("elsewhere", "web", "n1", ns="prod")]
-    snap = Snapshot([node("n1")], existing)
+    snap = NodeInfoSnapshot([node("n1")], existing)
     assert fewest_same_app.score is not None
     score = fewest_same_app.score(frozen(app_pod("new", "web")), frozen(snap.node("n1").raw),
                                   PluginContext(snap))  # fmt: skip
@@ -126,13 +126,13 @@ def test_fewest_same_app_spreads_an_app_even_under_binpack(fewest_same_app: Plug
     fewest pods, checked against the plugin's own count at every step."""
     module = fewest_same_app.score.__globals__  # type: ignore[union-attr]
     nodes = [node(f"n{i}") for i in range(1, 4)]
-    snap = Snapshot(nodes, [])
+    snap = NodeInfoSnapshot(nodes, [])
     stacked = Algorithm("binpack")
     first = stacked.decide(app_pod("x0", "web"), snap).node
     snap.assume(app_pod("x0", "web"), first or "")
     assert stacked.decide(app_pod("x1", "web"), snap).node == first  # binpack stacks
 
-    snap = Snapshot(nodes, [])
+    snap = NodeInfoSnapshot(nodes, [])
     algo = Algorithm("binpack", plugins=PluginSet((fewest_same_app,)))
     for i in range(7):
         p = app_pod(f"w{i}", "web")

@@ -1,4 +1,4 @@
-"""The kubelet's resource admission (kschedctl.filters.admission) on plain dicts."""
+"""The kubelet's resource admission (kschedctl.model.filters.admission) on plain dicts."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from kschedctl.filters import node_allocatable
-from kschedctl.filters.admission import NodeAdmission, Rejection, admission_request, admit
+from kschedctl.model.filters import node_allocatable
+from kschedctl.model.filters.admission import NodeAdmission, Rejection, admission_request, admit
 
 
 def node(**allocatable: str) -> dict[str, Any]:
@@ -106,7 +106,7 @@ def test_arrival_order_decides_who_is_rejected() -> None:
 
 def test_init_containers_sidecars_and_overhead_use_the_schedulers_rule() -> None:
     """Effective request = max(Σ containers + Σ sidecars, max(init + sidecars before)) + overhead,
-    the rule of kschedctl.filters.resources (shared, not copied)."""
+    the rule of kschedctl.model.filters.resources (shared, not copied)."""
     p = pod(
         {"cpu": "500m"},
         init=(

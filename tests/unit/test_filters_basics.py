@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from test_filters_support import container, node, pod
 
-from kschedctl.filters import (
+from kschedctl.model.filters import (
     QuantityError,
     find_untolerated_taint,
     format_amount,
@@ -19,7 +19,7 @@ from kschedctl.filters import (
     to_units,
     tolerates,
 )
-from kschedctl.filters.selectors import Requirement, node_selector_term, parse_go_int
+from kschedctl.model.filters.selectors import Requirement, node_selector_term, parse_go_int
 
 GI = 1024**3
 MI = 1024**2

@@ -1,4 +1,4 @@
-"""The snapshot's remembered per-domain pod counts (``Snapshot.domain_counts``), per-node
+"""The snapshot's remembered per-domain pod counts (``NodeInfoSnapshot.domain_counts``), per-node
 scoring inputs (``NodeInfo.scoring_inputs``) and nodes with (anti-)affinity pods against fresh
 counts, after every kind of change a scheduler's cache makes between two decisions."""
 
@@ -9,16 +9,16 @@ from typing import Any
 
 from test_filters_support import node, pod
 
-from kschedctl.filters import Snapshot
-from kschedctl.filters.selectors import EVERYTHING, label_selector
-from kschedctl.filters.snapshot import NodeInfo
+from kschedctl.model.filters import NodeInfoSnapshot
+from kschedctl.model.filters.nodeinfo import NodeInfo
+from kschedctl.model.filters.selectors import EVERYTHING, label_selector
 
 ZONE = "topology.kubernetes.io/zone"
 APP_A = label_selector({"matchLabels": {"app": "a"}})
 
 
 def fresh(
-    snap: Snapshot, key: str, absent_as: str | None, required: tuple[str, ...]
+    snap: NodeInfoSnapshot, key: str, absent_as: str | None, required: tuple[str, ...]
 ) -> dict[str, int]:
     """What ``domain_counts(frozenset({"default"}), APP_A, True, ...)`` must be: every pod
     counted again."""
@@ -44,7 +44,7 @@ def test_domain_counts_follow_every_change_once_computed() -> None:
         pod(f"p{j}", node_name=f"n{rng.randrange(8)}", labels={"app": rng.choice("ab")})
         for j in range(30)
     ]
-    snap = Snapshot(nodes, pods)
+    snap = NodeInfoSnapshot(nodes, pods)
     pending = [pod(f"x{k}", labels={"app": rng.choice("ab")}) for k in range(40)]
     cases: list[tuple[str, str | None, tuple[str, ...]]] = [
         (ZONE, "", ()),
@@ -75,7 +75,7 @@ def test_domain_counts_follow_every_change_once_computed() -> None:
 
 
 def test_domain_counts_match_everything_and_any_namespace() -> None:
-    snap = Snapshot(
+    snap = NodeInfoSnapshot(
         [node("n1", labels={ZONE: "z"}), node("n2", labels={ZONE: "z"}), node("n3")],
         [
             pod("a", node_name="n1"),
@@ -91,7 +91,7 @@ def test_domain_counts_match_everything_and_any_namespace() -> None:
 
 
 def test_scoring_inputs_follow_every_change() -> None:
-    snap = Snapshot([node("n", cpu="4", memory="8Gi")], [pod("a", node_name="n", cpu="1")])
+    snap = NodeInfoSnapshot([node("n", cpu="4", memory="8Gi")], [pod("a", node_name="n", cpu="1")])
 
     def expected(info: NodeInfo) -> tuple[int, int, int, int, int, int]:
         nz = info.non_zero_requested()
@@ -136,7 +136,7 @@ def test_nodes_with_affinity_pods_follow_every_change() -> None:
         return pod(name, node_name=node_name, labels={"app": "a"}, **extra)
 
     nodes = [node(f"n{i}", labels={ZONE: f"z{i % 3}"}) for i in range(8)]
-    snap = Snapshot(nodes, [some_pod(f"p{j}", f"n{rng.randrange(8)}") for j in range(12)])
+    snap = NodeInfoSnapshot(nodes, [some_pod(f"p{j}", f"n{rng.randrange(8)}") for j in range(12)])
     pending = [some_pod(f"x{k}") for k in range(40)]
     for step in range(120):
         assert snap.nodes_with_affinity_pods() == [n for n in snap if n.affinity_pods], step

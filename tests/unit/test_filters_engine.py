@@ -8,19 +8,19 @@ from typing import Any
 import pytest
 from test_filters_support import container, expr, host_port, node, node_affinity, pod, pod_term
 
-from kschedctl.filters import (
+from kschedctl.model.filters import (
     FILTER_ORDER,
-    Snapshot,
+    NodeInfoSnapshot,
     evaluate,
     failed_scheduling_message,
     matches_node_affinity,
 )
-from kschedctl.filters.verdicts import UNRESOLVABLE, UNSCHEDULABLE
+from kschedctl.model.filters.verdicts import UNRESOLVABLE, UNSCHEDULABLE
 
 
 def only(pod_: dict[str, Any], *nodes: dict[str, Any], pods: Any = (), **kw: Any) -> Any:
     """The single node's verdict."""
-    ev = evaluate(pod_, Snapshot(list(nodes), list(pods), kw.pop("namespaces", None)), **kw)
+    ev = evaluate(pod_, NodeInfoSnapshot(list(nodes), list(pods), kw.pop("namespaces", None)), **kw)
     assert len(ev.nodes) == 1
     return ev.nodes[0]
 
@@ -194,7 +194,9 @@ def test_node_selector_and_affinity_are_anded_and_detail_names_the_label() -> No
 
 def test_matchfields_prefilter_narrows_the_nodes() -> None:
     aff = node_affinity({"matchFields": [expr("metadata.name", "In", "n2")]})
-    ev = evaluate(pod("p", cpu="8", affinity=aff), Snapshot([node("n1"), node("n2"), node("n3")]))
+    ev = evaluate(
+        pod("p", cpu="8", affinity=aff), NodeInfoSnapshot([node("n1"), node("n2"), node("n3")])
+    )
     assert [messages(v) for v in ev.nodes] == [
         ["node(s) didn't satisfy plugin(s) [NodeAffinity]"],
         ["Insufficient cpu"],
@@ -212,7 +214,7 @@ def test_matchfields_prefilter_is_skipped_when_a_term_pins_no_name() -> None:
         {"matchFields": [expr("metadata.name", "In", "n2")]},
         {"matchExpressions": [expr("zone", "In", "a")]},
     )
-    ev = evaluate(pod("p", affinity=aff), Snapshot([node("n1"), node("n2")]))
+    ev = evaluate(pod("p", affinity=aff), NodeInfoSnapshot([node("n1"), node("n2")]))
     assert messages(ev.nodes[0]) == ["node(s) didn't match Pod's node affinity/selector"]
     assert ev.nodes[1].fits
 
@@ -360,7 +362,7 @@ def plugins(ev: Any) -> list[str | None]:
 def test_spread_skew() -> None:
     ev = evaluate(
         pod("p", labels={"app": "web"}, topologySpreadConstraints=[spread()]),
-        Snapshot(ZONES, [web("w1", "a1")]),
+        NodeInfoSnapshot(ZONES, [web("w1", "a1")]),
     )
     assert plugins(ev) == ["PodTopologySpread", "PodTopologySpread", None]
     assert "zone=a has 1 matching pod(s)" in ev.nodes[0].reasons[0].detail
@@ -371,7 +373,7 @@ def test_spread_ignores_schedule_anyway_and_terminating_pods() -> None:
     assert (
         evaluate(
             pod("p", labels={"app": "web"}, topologySpreadConstraints=[soft]),
-            Snapshot(ZONES, [web("w1", "a1")]),
+            NodeInfoSnapshot(ZONES, [web("w1", "a1")]),
         )
         .nodes[0]
         .fits
@@ -381,7 +383,7 @@ def test_spread_ignores_schedule_anyway_and_terminating_pods() -> None:
     assert (
         evaluate(
             pod("p", labels={"app": "web"}, topologySpreadConstraints=[spread()]),
-            Snapshot(ZONES, [gone]),
+            NodeInfoSnapshot(ZONES, [gone]),
         )
         .nodes[0]
         .fits
@@ -394,9 +396,9 @@ def test_spread_node_affinity_policy_honor_by_default() -> None:
         "p", labels={"app": "web"}, nodeSelector={"zone": "a"}, topologySpreadConstraints=[spread()]
     )
     # Honor: zone b is not a domain, so the global minimum is zone a's own count
-    assert evaluate(p, Snapshot(ZONES, existing)).nodes[0].fits
+    assert evaluate(p, NodeInfoSnapshot(ZONES, existing)).nodes[0].fits
     p["spec"]["topologySpreadConstraints"] = [spread(nodeAffinityPolicy="Ignore")]
-    assert plugins(evaluate(p, Snapshot(ZONES, existing))) == [
+    assert plugins(evaluate(p, NodeInfoSnapshot(ZONES, existing))) == [
         "PodTopologySpread",
         "PodTopologySpread",
         "NodeAffinity",
@@ -409,27 +411,31 @@ def test_spread_node_taints_policy() -> None:
         node("b1", labels={"zone": "b"}, taints=[{"key": "t", "effect": "NoSchedule"}]),
     ]
     p = pod("p", labels={"app": "web"}, topologySpreadConstraints=[spread()])
-    assert plugins(evaluate(p, Snapshot(nodes, [web("w1", "a1")]))) == [
+    assert plugins(evaluate(p, NodeInfoSnapshot(nodes, [web("w1", "a1")]))) == [
         "PodTopologySpread",
         "TaintToleration",
     ]
     p["spec"]["topologySpreadConstraints"] = [spread(nodeTaintsPolicy="Honor")]
-    assert plugins(evaluate(p, Snapshot(nodes, [web("w1", "a1")]))) == [None, "TaintToleration"]
+    assert plugins(evaluate(p, NodeInfoSnapshot(nodes, [web("w1", "a1")]))) == [
+        None,
+        "TaintToleration",
+    ]
 
 
 def test_spread_min_domains() -> None:
     existing = [web("w1", "a1"), web("w2", "b1")]
     p = pod("p", labels={"app": "web"}, topologySpreadConstraints=[spread(minDomains=3)])
     # only 2 domains < minDomains 3: global minimum is 0, so 1 + 1 - 0 > 1 everywhere
-    assert plugins(evaluate(p, Snapshot(ZONES, existing))) == ["PodTopologySpread"] * 3
+    assert plugins(evaluate(p, NodeInfoSnapshot(ZONES, existing))) == ["PodTopologySpread"] * 3
     p["spec"]["topologySpreadConstraints"] = [spread(minDomains=2)]
-    assert plugins(evaluate(p, Snapshot(ZONES, existing))) == [None, None, None]
+    assert plugins(evaluate(p, NodeInfoSnapshot(ZONES, existing))) == [None, None, None]
 
 
 def test_spread_missing_label_is_unresolvable() -> None:
     nodes = [*ZONES, node("nolabel")]
     ev = evaluate(
-        pod("p", labels={"app": "web"}, topologySpreadConstraints=[spread()]), Snapshot(nodes)
+        pod("p", labels={"app": "web"}, topologySpreadConstraints=[spread()]),
+        NodeInfoSnapshot(nodes),
     )
     v = ev.verdict("nolabel")
     assert messages(v) == [
@@ -448,9 +454,9 @@ def test_spread_match_label_keys_and_other_namespaces() -> None:
         labels={"app": "web", "rev": "2"},
         topologySpreadConstraints=[spread(matchLabelKeys=["rev"])],
     )
-    assert evaluate(p, Snapshot(ZONES, existing)).nodes[0].fits
+    assert evaluate(p, NodeInfoSnapshot(ZONES, existing)).nodes[0].fits
     p["spec"]["topologySpreadConstraints"] = [spread()]
-    assert not evaluate(p, Snapshot(ZONES, existing)).nodes[0].fits
+    assert not evaluate(p, NodeInfoSnapshot(ZONES, existing)).nodes[0].fits
 
 
 # --- InterPodAffinity --------------------------------------------------------------------
@@ -469,14 +475,17 @@ def test_required_pod_affinity_and_the_first_replica_exception() -> None:
         }
     }
     db = pod("db", node_name="n3", labels={"app": "db"})
-    ev = evaluate(pod("p", affinity=aff), Snapshot(HOSTS, [db]))
+    ev = evaluate(pod("p", affinity=aff), NodeInfoSnapshot(HOSTS, [db]))
     assert plugins(ev) == ["InterPodAffinity", "InterPodAffinity", None]
     assert ev.nodes[0].code == UNRESOLVABLE
     # no db pod anywhere, and the pod does not match its own term: nowhere
-    assert plugins(evaluate(pod("p", affinity=aff), Snapshot(HOSTS))) == ["InterPodAffinity"] * 3
+    assert (
+        plugins(evaluate(pod("p", affinity=aff), NodeInfoSnapshot(HOSTS)))
+        == ["InterPodAffinity"] * 3
+    )
     # ... but a pod matching its own term may start the group
     first = pod("p", labels={"app": "db"}, affinity=aff)
-    assert plugins(evaluate(first, Snapshot(HOSTS))) == [None, None, None]
+    assert plugins(evaluate(first, NodeInfoSnapshot(HOSTS))) == [None, None, None]
 
 
 def test_required_anti_affinity_of_the_incoming_pod() -> None:
@@ -485,7 +494,7 @@ def test_required_anti_affinity_of_the_incoming_pod() -> None:
             "requiredDuringSchedulingIgnoredDuringExecution": [pod_term({"app": "web"}, "zone")]
         }
     }
-    ev = evaluate(pod("p", affinity=anti), Snapshot(HOSTS, [web("w", "n1")]))
+    ev = evaluate(pod("p", affinity=anti), NodeInfoSnapshot(HOSTS, [web("w", "n1")]))
     assert plugins(ev) == ["InterPodAffinity", "InterPodAffinity", None]
     r = ev.nodes[0].reasons[0]
     assert r.message == "node(s) didn't match pod anti-affinity rules" and r.code == UNSCHEDULABLE
@@ -502,7 +511,7 @@ def test_existing_pods_anti_affinity() -> None:
             }
         },
     )
-    ev = evaluate(pod("p", labels={"app": "web"}), Snapshot(HOSTS, [guard]))
+    ev = evaluate(pod("p", labels={"app": "web"}), NodeInfoSnapshot(HOSTS, [guard]))
     assert plugins(ev) == ["InterPodAffinity", None, None]
     assert messages(ev.nodes[0]) == ["node(s) didn't satisfy existing pods anti-affinity rules"]
 
@@ -512,16 +521,18 @@ def test_affinity_term_namespaces() -> None:
     term = pod_term({"app": "db"})
     aff = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
     # default: the pod's own namespace only
-    assert not evaluate(pod("p", affinity=aff), Snapshot(HOSTS, [other])).nodes[0].fits
+    assert not evaluate(pod("p", affinity=aff), NodeInfoSnapshot(HOSTS, [other])).nodes[0].fits
     term["namespaces"] = ["data"]
-    assert evaluate(pod("p", affinity=aff), Snapshot(HOSTS, [other])).nodes[0].fits
+    assert evaluate(pod("p", affinity=aff), NodeInfoSnapshot(HOSTS, [other])).nodes[0].fits
     del term["namespaces"]
     term["namespaceSelector"] = {}  # all namespaces
-    assert evaluate(pod("p", affinity=aff), Snapshot(HOSTS, [other])).nodes[0].fits
+    assert evaluate(pod("p", affinity=aff), NodeInfoSnapshot(HOSTS, [other])).nodes[0].fits
     term["namespaceSelector"] = {"matchLabels": {"team": "data"}}
     namespaces = {"data": {"metadata": {"name": "data", "labels": {"team": "data"}}}}
-    assert evaluate(pod("p", affinity=aff), Snapshot(HOSTS, [other], namespaces)).nodes[0].fits
-    no_ns = evaluate(pod("p", affinity=aff), Snapshot(HOSTS, [other]))
+    assert (
+        evaluate(pod("p", affinity=aff), NodeInfoSnapshot(HOSTS, [other], namespaces)).nodes[0].fits
+    )
+    no_ns = evaluate(pod("p", affinity=aff), NodeInfoSnapshot(HOSTS, [other]))
     assert not no_ns.nodes[0].fits and no_ns.notes  # says it had no namespace labels
 
 
@@ -540,8 +551,8 @@ def test_existing_anti_affinity_with_namespace_selector() -> None:
     )
     p = pod("p", namespace="shop", labels={"app": "web"})
     prod = {"shop": {"env": "prod"}}
-    assert evaluate(p, Snapshot(HOSTS, [guard], prod)).nodes[0].plugin == "InterPodAffinity"
-    assert evaluate(p, Snapshot(HOSTS, [guard], {"shop": {"env": "dev"}})).nodes[0].fits
+    assert evaluate(p, NodeInfoSnapshot(HOSTS, [guard], prod)).nodes[0].plugin == "InterPodAffinity"
+    assert evaluate(p, NodeInfoSnapshot(HOSTS, [guard], {"shop": {"env": "dev"}})).nodes[0].fits
 
 
 # --- nominated pods, preemption, volumes, snapshot updates ------------------------------
@@ -566,7 +577,7 @@ def test_preemption_dry_run() -> None:
         pod("low-2", node_name="n1", cpu="1", priority=1),
         pod("peer", node_name="n2", cpu="3", priority=5),
     ]
-    ev = evaluate(pod("p", cpu="3", priority=5), Snapshot(nodes, existing))
+    ev = evaluate(pod("p", cpu="3", priority=5), NodeInfoSnapshot(nodes, existing))
     assert ev.preemption is not None and ev.preemption.helps
     # evicting low-1 alone is enough; low-2 is reprieved
     assert [(c.node, c.victims) for c in ev.preemption.candidates] == [("n1", ("default/low-1",))]
@@ -575,7 +586,7 @@ def test_preemption_dry_run() -> None:
         "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu."
     )
     # the snapshot is left as it was
-    assert [p.name for p in Snapshot(nodes, existing).node("n1").pods] == ["low-1", "low-2"]
+    assert [p.name for p in NodeInfoSnapshot(nodes, existing).node("n1").pods] == ["low-1", "low-2"]
     assert ev.nodes[0].reasons[0].detail == "cpu: requests 3, free 1 of 4"
 
 
@@ -584,7 +595,7 @@ def test_preemption_that_cannot_help() -> None:
         pod("low", node_name="n1", cpu="1", priority=1),
         pod("big", node_name="n1", cpu="3", priority=10),
     ]
-    ev = evaluate(pod("p", cpu="3", priority=5), Snapshot([node("n1", cpu="4")], existing))
+    ev = evaluate(pod("p", cpu="3", priority=5), NodeInfoSnapshot([node("n1", cpu="4")], existing))
     assert ev.preemption is not None and not ev.preemption.helps
     assert failed_scheduling_message(ev) == (
         "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: "
@@ -592,7 +603,7 @@ def test_preemption_that_cannot_help() -> None:
     )
     never = pod("p", cpu="3", priority=5, preemptionPolicy="Never")
     assert failed_scheduling_message(
-        evaluate(never, Snapshot([node("n1", cpu="4")], existing))
+        evaluate(never, NodeInfoSnapshot([node("n1", cpu="4")], existing))
     ) == (
         "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: "
         "not eligible due to preemptionPolicy=Never."
@@ -601,7 +612,7 @@ def test_preemption_that_cannot_help() -> None:
 
 def test_volumes_are_reported_as_not_evaluated() -> None:
     p = pod("p", volumes=[{"name": "data", "persistentVolumeClaim": {"claimName": "data-0"}}])
-    ev = evaluate(p, Snapshot([node("n")]))
+    ev = evaluate(p, NodeInfoSnapshot([node("n")]))
     assert ev.schedulable and not ev.complete
     assert [n.plugin for n in ev.not_evaluated] == [
         "VolumeRestrictions",
@@ -611,12 +622,12 @@ def test_volumes_are_reported_as_not_evaluated() -> None:
     ]
     assert "data-0" in ev.not_evaluated[0].why
     assert evaluate(
-        pod("p", volumes=[{"name": "t", "emptyDir": {}}]), Snapshot([node("n")])
+        pod("p", volumes=[{"name": "t", "emptyDir": {}}]), NodeInfoSnapshot([node("n")])
     ).complete
 
 
 def test_assume_prevents_double_booking_and_forget_undoes_it() -> None:
-    snap = Snapshot([node("n", cpu="4")])
+    snap = NodeInfoSnapshot([node("n", cpu="4")])
     first, second = pod("a", cpu="3"), pod("b", cpu="3")
     assert evaluate(first, snap).feasible == ["n"]
     snap.assume(first, "n")
@@ -631,7 +642,7 @@ def test_assume_prevents_double_booking_and_forget_undoes_it() -> None:
 
 
 def test_pods_bound_before_their_node_appears_are_attached_later() -> None:
-    snap = Snapshot([], [pod("early", node_name="late", cpu="1")])
+    snap = NodeInfoSnapshot([], [pod("early", node_name="late", cpu="1")])
     snap.upsert_node(node("late", cpu="1"))
     assert evaluate(pod("p", cpu="1"), snap).nodes[0].plugin == "NodeResourcesFit"
     snap.remove_pod("uid-default-early")
@@ -639,7 +650,7 @@ def test_pods_bound_before_their_node_appears_are_attached_later() -> None:
 
 
 def test_evaluation_is_json_ready() -> None:
-    ev = evaluate(pod("p", cpu="8"), Snapshot([node("n")]))
+    ev = evaluate(pod("p", cpu="8"), NodeInfoSnapshot([node("n")]))
     data = json.loads(json.dumps(ev.to_dict()))
     assert data["schedulable"] is False
     assert data["nodes"][0]["reasons"][0]["message"] == "Insufficient cpu"
@@ -657,7 +668,9 @@ def test_nominated_pods_of_another_scheduler_are_not_counted() -> None:
 
 
 def test_non_zero_requests_per_node_for_scoring() -> None:
-    snap = Snapshot([node("n")], [pod("a", node_name="n"), pod("b", node_name="n", cpu="1")])
+    snap = NodeInfoSnapshot(
+        [node("n")], [pod("a", node_name="n"), pod("b", node_name="n", cpu="1")]
+    )
     assert snap.node("n").non_zero_requested() == {"cpu": 1100, "memory": 400 * 1024**2}
     assert snap.node("n").requested == {"cpu": 1000}
 
@@ -665,7 +678,7 @@ def test_non_zero_requests_per_node_for_scoring() -> None:
 def test_non_zero_requests_follow_every_change_once_computed() -> None:
     """The sums are kept up to date by add/remove after the first call: always equal to a
     fresh count over the node's pods."""
-    snap = Snapshot([node("n"), node("m")], [pod("a", node_name="n")])
+    snap = NodeInfoSnapshot([node("n"), node("m")], [pod("a", node_name="n")])
     info = snap.node("n")
 
     def fresh() -> dict[str, int]:
@@ -733,7 +746,7 @@ CLASSES = [
 )
 def test_volume_prefilter(claims: list[dict[str, Any]], message: str | None) -> None:
     p = pod("p", volumes=[{"name": "v", "persistentVolumeClaim": {"claimName": "data"}}])
-    snap = Snapshot(
+    snap = NodeInfoSnapshot(
         [node("n1"), node("n2")], persistent_volume_claims=claims, storage_classes=CLASSES
     )
     ev = evaluate(p, snap)
@@ -746,7 +759,7 @@ def test_volume_prefilter(claims: list[dict[str, Any]], message: str | None) -> 
 
 def test_ephemeral_volume_claim_not_created_yet() -> None:
     p = pod("p", volumes=[{"name": "scratch", "ephemeral": {"volumeClaimTemplate": {}}}])
-    ev = evaluate(p, Snapshot([node("n")], persistent_volume_claims=[], storage_classes=[]))
+    ev = evaluate(p, NodeInfoSnapshot([node("n")], persistent_volume_claims=[], storage_classes=[]))
     assert ev.prefilter is not None and ev.prefilter.message == (
         'waiting for ephemeral volume controller to create the persistentvolumeclaim "p-scratch"'
     )
@@ -754,7 +767,7 @@ def test_ephemeral_volume_claim_not_created_yet() -> None:
 
 def test_prefilter_rejection_with_all_reasons_still_shows_node_filters() -> None:
     p = pod("p", cpu="8", volumes=[{"name": "v", "persistentVolumeClaim": {"claimName": "gone"}}])
-    snap = Snapshot([node("n")], persistent_volume_claims=[], storage_classes=[])
+    snap = NodeInfoSnapshot([node("n")], persistent_volume_claims=[], storage_classes=[])
     v = evaluate(p, snap, all_reasons=True).nodes[0]
     assert messages(v) == ['persistentvolumeclaim "gone" not found', "Insufficient cpu"]
     assert [r.message for r in v.scheduler_reasons] == ['persistentvolumeclaim "gone" not found']

@@ -9,12 +9,12 @@ import pytest
 from test_filters_messages import SCENARIOS, _pod_from
 from test_filters_support import container, expand_nodes, expr, host_port, node, node_affinity, pod
 
-from kschedctl.filters import Snapshot, evaluate, feasible_nodes, nodes_to_find
+from kschedctl.model.filters import NodeInfoSnapshot, evaluate, feasible_nodes, nodes_to_find
 
 
 @pytest.mark.parametrize("sc", SCENARIOS, ids=[s["id"] for s in SCENARIOS])
 def test_same_feasible_nodes_as_evaluate_on_every_scenario(sc: dict[str, Any]) -> None:
-    snap = Snapshot(
+    snap = NodeInfoSnapshot(
         expand_nodes(sc["nodes"]), [_pod_from(p, bound=True) for p in sc.get("existing", [])]
     )
     incoming = _pod_from(sc["pod"], bound=False)
@@ -141,7 +141,7 @@ def test_same_feasible_nodes_as_evaluate_on_random_clusters() -> None:
     compared = fitting = 0
     for _ in range(600):
         nodes, pods = _random_cluster(rng)
-        snap = Snapshot(nodes, pods)
+        snap = NodeInfoSnapshot(nodes, pods)
         incoming = _random_pod(rng)
         want = evaluate(incoming, snap, preemption=False).feasible
         assert sorted(feasible_nodes(incoming, snap).names) == sorted(want), incoming
@@ -152,7 +152,7 @@ def test_same_feasible_nodes_as_evaluate_on_random_clusters() -> None:
 
 
 def test_limit_and_rotating_start() -> None:
-    snap = Snapshot([node(f"n{i}") for i in range(6)], [])
+    snap = NodeInfoSnapshot([node(f"n{i}") for i in range(6)], [])
     p = pod("p", cpu="1")
     first = feasible_nodes(p, snap, limit=2, start=0)
     assert first.names == ("n0", "n1") and first.next_start == 2
@@ -164,7 +164,7 @@ def test_limit_and_rotating_start() -> None:
 
 
 def test_examined_counts_rejected_nodes_too() -> None:
-    snap = Snapshot([node("a", cpu="1"), node("b"), node("c")], [])
+    snap = NodeInfoSnapshot([node("a", cpu="1"), node("b"), node("c")], [])
     found = feasible_nodes(pod("p", cpu="2"), snap, limit=1)
     assert found.names == ("b",) and found.examined == 2 and found.next_start == 2
 
@@ -173,7 +173,7 @@ def test_pods_needing_unevaluated_filters_are_rejected() -> None:
     p = pod(
         "p", cpu="1", volumes=[{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]
     )
-    found = feasible_nodes(p, Snapshot([node("a")], []))
+    found = feasible_nodes(p, NodeInfoSnapshot([node("a")], []))
     assert found.rejected and found.names == ()
     assert "VolumeBinding" in found.not_evaluated
 
@@ -184,13 +184,13 @@ def test_prefilter_conflict_rejects() -> None:
         {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["b"]}],
          "matchExpressions": [expr("x", "Exists")]},
     ))  # fmt: skip
-    found = feasible_nodes(p, Snapshot([node("a"), node("b")], []))
+    found = feasible_nodes(p, NodeInfoSnapshot([node("a"), node("b")], []))
     # The union of names is {a, b}: no conflict; node b lacks label x.
     assert found.names == ("a",) and not found.rejected
 
 
 def test_empty_snapshot() -> None:
-    found = feasible_nodes(pod("p"), Snapshot([], []))
+    found = feasible_nodes(pod("p"), NodeInfoSnapshot([], []))
     assert found.names == () and found.examined == 0 and not found.rejected
 
 

@@ -17,19 +17,19 @@ from test_filters_support import (
     pod_term,
 )
 
-from kschedctl.filters import (
+from kschedctl.model.filters import (
     Evaluation,
+    NodeInfoSnapshot,
     NodeVerdict,
     Preemption,
     Reason,
-    Snapshot,
     evaluate,
     failed_scheduling_message,
     fit_error_message,
     histogram,
     reason_text,
 )
-from kschedctl.filters.verdicts import (
+from kschedctl.model.filters.verdicts import (
     REASON_TAINT,
     TAINT_TOLERATION,
     UNRESOLVABLE,
@@ -57,7 +57,7 @@ def _pod_from(spec: dict[str, Any], *, bound: bool) -> dict[str, Any]:
 def _evaluate(sc: dict[str, Any]) -> Evaluation:
     nodes = expand_nodes(sc["nodes"])
     existing = [_pod_from(p, bound=True) for p in sc.get("existing", [])]
-    return evaluate(_pod_from(sc["pod"], bound=False), Snapshot(nodes, existing))
+    return evaluate(_pod_from(sc["pod"], bound=False), NodeInfoSnapshot(nodes, existing))
 
 
 @pytest.mark.parametrize("sc", SCENARIOS, ids=[s["id"] for s in SCENARIOS])
@@ -101,8 +101,8 @@ def test_all_reasons_does_not_change_the_message() -> None:
         node("n2", cpu="1"),
     ]
     p = pod("p", cpu="2", nodeSelector={"x": "y"})
-    first = evaluate(p, Snapshot(nodes))
-    every = evaluate(p, Snapshot(nodes), all_reasons=True)
+    first = evaluate(p, NodeInfoSnapshot(nodes))
+    every = evaluate(p, NodeInfoSnapshot(nodes), all_reasons=True)
     assert [r.plugin for r in every.verdict("n1").reasons] == [
         "TaintToleration",
         "NodeAffinity",
@@ -209,7 +209,7 @@ def test_successful_preemption_leaves_no_postfilter_text() -> None:
     nodes = [node("n1", cpu="2")]
     low = pod("low", node_name="n1", cpu="2", priority=0)
     high = pod("high", cpu="2", priority=1000)
-    ev = evaluate(high, Snapshot(nodes, [low]))
+    ev = evaluate(high, NodeInfoSnapshot(nodes, [low]))
     assert ev.preemption is not None and ev.preemption.helps
     assert ev.preemption.candidates[0].victims == ("default/low",)
     assert failed_scheduling_message(ev) == "0/1 nodes are available: 1 Insufficient cpu."
@@ -217,7 +217,7 @@ def test_successful_preemption_leaves_no_postfilter_text() -> None:
 
 def test_pod_with_claims_gets_the_other_dra_text() -> None:
     p = pod("p", nodeSelector={"x": "y"}, resourceClaims=[{"name": "gpu"}])
-    ev = evaluate(p, Snapshot([node("n1")]))
+    ev = evaluate(p, NodeInfoSnapshot([node("n1")]))
     assert [n.plugin for n in ev.not_evaluated] == ["DynamicResources"]
     assert failed_scheduling_message(ev) == (
         "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector. "
@@ -241,7 +241,7 @@ def test_prefilter_rejection_has_no_histogram() -> None:
             }
         }
     }
-    ev = evaluate(pod("p", affinity=aff), Snapshot([node("a"), node("b")]))
+    ev = evaluate(pod("p", affinity=aff), NodeInfoSnapshot([node("a"), node("b")]))
     assert ev.prefilter is not None
     # DynamicResources' PreFilter never ran, so its PostFilter cannot read its state.
     assert failed_scheduling_message(ev) == (
@@ -254,10 +254,10 @@ def test_prefilter_rejection_has_no_histogram() -> None:
 
 
 def test_no_nodes_and_schedulable() -> None:
-    assert failed_scheduling_message(evaluate(pod("p"), Snapshot())) == (
+    assert failed_scheduling_message(evaluate(pod("p"), NodeInfoSnapshot())) == (
         "no nodes available to schedule pods"
     )
-    assert failed_scheduling_message(evaluate(pod("p"), Snapshot([node("n")]))) is None
+    assert failed_scheduling_message(evaluate(pod("p"), NodeInfoSnapshot([node("n")]))) is None
 
 
 def test_event_note_is_truncated_to_1024_bytes() -> None:
@@ -279,7 +279,7 @@ def test_all_reasons_keeps_counts_for_narrowed_nodes_and_inter_pod_checks() -> N
         pod_term({"app": "web"})]}}  # fmt: skip
     guard = pod("guard", node_name="n1", labels={"app": "web"}, affinity=anti)
     p = pod("p", labels={"app": "web"}, affinity={**aff, **anti})
-    snap = Snapshot([node("n1"), node("n2")], [guard])
+    snap = NodeInfoSnapshot([node("n1"), node("n2")], [guard])
     first, every = evaluate(p, snap), evaluate(p, snap, all_reasons=True)
     assert [r.message for r in every.verdict("n1").reasons] == [
         "node(s) didn't match pod anti-affinity rules",

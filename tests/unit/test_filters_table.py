@@ -7,9 +7,9 @@ from pathlib import Path
 
 from test_filters_support import container, host_port, node, pod
 
-from kschedctl.filters import FILTER_ORDER, FILTERS, Snapshot, evaluate
-from kschedctl.filters.cycle import CycleState
-from kschedctl.filters.nodefilters import Incoming
+from kschedctl.model.filters import FILTER_ORDER, FILTERS, NodeInfoSnapshot, evaluate
+from kschedctl.model.filters.cycle import CycleState
+from kschedctl.model.filters.nodefilters import Incoming
 
 PACKAGE = Path(__file__).resolve().parents[2] / "kschedctl"
 
@@ -26,12 +26,12 @@ def test_unmodelled_rows_are_the_ones_reported_as_not_evaluated() -> None:
     assert unmodelled == {"NodeVolumeLimits", "DynamicResources", "NodeDeclaredFeatures"}
     claims = pod("p", volumes=[{"name": "v", "persistentVolumeClaim": {"claimName": "c"}}])
     claims["spec"]["resourceClaims"] = [{"name": "gpu"}]
-    reported = [n.plugin for n in evaluate(claims, Snapshot([node("a")])).not_evaluated]
+    reported = [n.plugin for n in evaluate(claims, NodeInfoSnapshot([node("a")])).not_evaluated]
     assert reported == [p for p in FILTER_ORDER if p in reported]  # in table order
 
 
 def test_a_cycle_runs_only_the_rows_that_apply_in_table_order() -> None:
-    snap = Snapshot([node("a")])
+    snap = NodeInfoSnapshot([node("a")])
     plain = CycleState(Incoming(pod("p", cpu="1")), snap)
     assert [f.plugin for f in plain.filters] == [
         "NodeUnschedulable",

@@ -10,8 +10,13 @@ from typing import Any
 import pytest
 from test_filters_support import node, pod
 
-from kschedctl.filters import Snapshot, evaluate, failed_scheduling_message, feasible_nodes
-from kschedctl.filters.volumebinding import (
+from kschedctl.model.filters import (
+    NodeInfoSnapshot,
+    evaluate,
+    failed_scheduling_message,
+    feasible_nodes,
+)
+from kschedctl.model.filters.volumebinding import (
     REASON_BIND_CONFLICT,
     REASON_NODE_CONFLICT,
     REASON_PROVISIONING_UNSUPPORTED,
@@ -22,7 +27,7 @@ from kschedctl.filters.volumebinding import (
     pv_node_affinity_failure,
     zone_set,
 )
-from kschedctl.filters.volumes import volume_bindings
+from kschedctl.model.filters.volumes import volume_bindings
 
 HOST = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"
@@ -139,8 +144,8 @@ def snap(
     pvs: list[dict[str, Any]],
     nodes: list[dict[str, Any]] = NODES,
     pods: list[dict[str, Any]] = (),
-) -> Snapshot:  # type: ignore[assignment]
-    return Snapshot(
+) -> NodeInfoSnapshot:  # type: ignore[assignment]
+    return NodeInfoSnapshot(
         nodes, pods, persistent_volume_claims=pvcs, storage_classes=CLASSES, persistent_volumes=pvs
     )
 
@@ -365,7 +370,7 @@ def test_allowed_topologies_restrict_provisioning() -> None:
             allowedTopologies=[{"matchLabelExpressions": [{"key": ZONE, "values": ["b"]}]}],
         )
     ]
-    s = Snapshot(
+    s = NodeInfoSnapshot(
         NODES,
         persistent_volume_claims=[pvc("data", cls="zoned")],
         storage_classes=classes,
@@ -383,7 +388,9 @@ def test_unbound_immediate_and_no_pvs_given() -> None:
         ev.prefilter is not None
         and ev.prefilter.message == "pod has unbound immediate PersistentVolumeClaims"
     )
-    without_pvs = Snapshot(NODES, persistent_volume_claims=[pvc("data")], storage_classes=CLASSES)
+    without_pvs = NodeInfoSnapshot(
+        NODES, persistent_volume_claims=[pvc("data")], storage_classes=CLASSES
+    )
     found = feasible_nodes(with_claims("p", "data"), without_pvs)
     assert found.rejected and "VolumeBinding" in found.not_evaluated
 
@@ -420,9 +427,9 @@ def test_read_write_once_pod_claim_in_use() -> None:
 
 
 def test_why_uses_the_same_volume_reasons_as_each_scheduler() -> None:
+    from kschedctl.model.scheduling.algorithm import Algorithm
+    from kschedctl.model.scheduling.policy import FallbackPolicy
     from kschedctl.observe.diagnosis import diagnose
-    from kschedctl.scheduling.algorithm import Algorithm
-    from kschedctl.scheduling.policy import FallbackPolicy
 
     s = snap([pvc("data", cls="fast"), pvc("local-data")], [pv("l", nodes=("n2",))])
     provisioned = with_claims("p", "data", schedulerName="fb")

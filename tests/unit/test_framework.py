@@ -16,16 +16,17 @@ from typing import Any
 
 import pytest
 
-from kschedctl.config import framework, registry_data
-from kschedctl.config.distributions import unknown_plugin_hint
-from kschedctl.config.framework import (
+from kschedctl._generated import registry_data
+from kschedctl.model.config import framework
+from kschedctl.model.config.distributions import unknown_plugin_hint
+from kschedctl.model.config.framework import (
     build_profiles,
     default_plugins,
     in_tree_plugins,
     missing_plugin_hint,
 )
-from kschedctl.config.validation import check_config
-from kschedctl.config.versions import parse_version, supported_minors
+from kschedctl.model.config.validation import check_config
+from kschedctl.model.config.versions import parse_version, supported_minors
 
 ROOT = Path(__file__).resolve().parents[2]
 PINNED_SOURCE = Path.home() / "go/pkg/mod/k8s.io/kubernetes@v1.36.3"

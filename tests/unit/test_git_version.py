@@ -1,11 +1,10 @@
-"""One gitVersion parser (config/versions.py) behind diagnosis and the scheduler's API."""
+"""One gitVersion parser (model/config/versions.py) behind diagnosis and the scheduler's API."""
 
 from __future__ import annotations
 
 import pytest
 
-from kschedctl.config.versions import parse_git_version
-from kschedctl.observe.diagnosis import parse_version
+from kschedctl.model.config.versions import parse_git_version, server_version_or_default
 
 
 @pytest.mark.parametrize(
@@ -45,7 +44,7 @@ def test_parse_git_version(text: str, expected: tuple[int, ...] | None) -> None:
 def test_diagnosis_version_falls_back_to_the_engine_default(
     text: str, expected: tuple[int, ...]
 ) -> None:
-    assert parse_version(text) == expected
+    assert server_version_or_default(text) == expected
 
 
 class _Cluster:

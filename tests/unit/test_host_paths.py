@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from kschedctl.errors import KschedError, SpecError, UsageError
+from kschedctl.base.errors import KschedError, SpecError, UsageError
 from kschedctl.hosts import LabHost, SystemdHost, systemd
-from kschedctl.lab.cluster import MARKER, Lab
+from kschedctl.lab.cluster import Lab
+from kschedctl.lab.state import MARKER
 from kschedctl.ops.deploy import DeployRequest, client_dry_run, load_target
 from kschedctl.spec import Spec
 

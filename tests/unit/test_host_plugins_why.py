@@ -14,19 +14,19 @@ from typing import Any
 import pytest
 import yaml
 
-from kschedctl.filters import Snapshot
 from kschedctl.hosts.host import SystemdHost
-from kschedctl.observe.schedulers import HOST_FILES_ANNOTATION, LAB_ANNOTATION, Scheduler
-from kschedctl.ops import why
-from kschedctl.ops.run_scheduler import plugin_files_annotations
-from kschedctl.render.builtin import bundle_hash
-from kschedctl.scheduling.plugins import (
+from kschedctl.model.filters import NodeInfoSnapshot
+from kschedctl.model.scheduling.plugins import (
     PLUGIN_FILES_LEASE_ANNOTATION,
     PLUGINS_HASH_LEASE_ANNOTATION,
     PluginSet,
     load_plugin,
     load_plugins,
 )
+from kschedctl.observe.schedulers import HOST_FILES_ANNOTATION, LAB_ANNOTATION, Scheduler
+from kschedctl.ops import why
+from kschedctl.ops.run_scheduler import plugin_files_annotations
+from kschedctl.render.builtin import bundle_hash
 from kschedctl.spec import Spec, load_spec
 
 RACK = 'def filter(pod, node, ctx):\n    return None if node else "no node"\n'
@@ -87,13 +87,13 @@ def test_the_scheduler_publishes_its_plugin_files_and_their_hash(
 def test_why_uses_the_installed_files_when_they_are_what_the_scheduler_loaded(
     installed: Any,
 ) -> None:
-    files, unread = why.host_plugin_files(None, ENTRY, _published(installed["lease"]))  # type: ignore[arg-type]
+    files, unread = why.verified_host_plugin_files(None, ENTRY, _published(installed["lease"]))  # type: ignore[arg-type]
     assert unread is None
     assert [(f, str(Path(p).parent)) for f, _t, p in files] == [
         ("rack.py", str(installed["dir"])),
         ("score.py", str(installed["dir"])),
     ]
-    state = why.ClusterState(Snapshot([]), [ENTRY], (1, 36))
+    state = why.ClusterState(NodeInfoSnapshot([]), [ENTRY], (1, 36))
     state.plugin_hashes["racks"] = _published(installed["lease"])
     unrun = why._unrun_plugins(None, state, "racks", ENTRY)  # type: ignore[arg-type]
     assert unrun is not None
@@ -104,13 +104,13 @@ def test_why_uses_the_installed_files_when_they_are_what_the_scheduler_loaded(
     )
     # static-pod: the same files, the same way
     static = Scheduler("racks", "static-pod", managed=True)
-    assert why.host_plugin_files(None, static, _published(installed["lease"]))[1] is None  # type: ignore[arg-type]
+    assert why.verified_host_plugin_files(None, static, _published(installed["lease"]))[1] is None  # type: ignore[arg-type]
 
 
 def test_an_edited_installed_file_is_not_run(installed: Any) -> None:
     rack = installed["dir"] / "rack.py"
     rack.write_text("import os\n" + rack.read_text())  # still ends with kschedctl's trailer
-    files, unread = why.host_plugin_files(None, ENTRY, _published(installed["lease"]))  # type: ignore[arg-type]
+    files, unread = why.verified_host_plugin_files(None, ENTRY, _published(installed["lease"]))  # type: ignore[arg-type]
     assert files == []
     assert unread == (
         f"the files in {installed['dir']} differ from the ones it loaded (changed since it "
@@ -120,7 +120,7 @@ def test_an_edited_installed_file_is_not_run(installed: Any) -> None:
 
 def test_files_absent_from_this_machine_are_named(installed: Any) -> None:
     (installed["dir"] / "score.py").unlink()
-    files, unread = why.host_plugin_files(None, ENTRY, _published(installed["lease"]))  # type: ignore[arg-type]
+    files, unread = why.verified_host_plugin_files(None, ENTRY, _published(installed["lease"]))  # type: ignore[arg-type]
     assert files == []
     assert unread == (
         f"score.py not found in {installed['dir']} on this machine (it runs on another host, "
@@ -130,15 +130,15 @@ def test_files_absent_from_this_machine_are_named(installed: Any) -> None:
 
 def test_files_of_a_lab_that_is_not_here_are_not_read(installed: Any, tmp_path: Path) -> None:
     installed["record"]["metadata"]["annotations"][LAB_ANNOTATION] = str(tmp_path / "gone-lab")
-    files, unread = why.host_plugin_files(None, ENTRY, _published(installed["lease"]))  # type: ignore[arg-type]
+    files, unread = why.verified_host_plugin_files(None, ENTRY, _published(installed["lease"]))  # type: ignore[arg-type]
     assert files == [] and unread is not None and "not found in" in unread
 
 
 def test_without_a_published_hash_or_a_record_nothing_is_read(installed: Any) -> None:
-    files, unread = why.host_plugin_files(None, ENTRY, None)  # type: ignore[arg-type]
+    files, unread = why.verified_host_plugin_files(None, ENTRY, None)  # type: ignore[arg-type]
     assert files == [] and unread is not None and "publishes no hash" in unread
     installed["objects"].clear()
-    files, unread = why.host_plugin_files(None, ENTRY, _published(installed["lease"]))  # type: ignore[arg-type]
+    files, unread = why.verified_host_plugin_files(None, ENTRY, _published(installed["lease"]))  # type: ignore[arg-type]
     assert files == []
     assert unread == "no plugin directory racks-plugins/ is recorded on its deployed objects"
 
@@ -146,10 +146,10 @@ def test_without_a_published_hash_or_a_record_nothing_is_read(installed: Any) ->
 def test_the_finding_says_which_plugins_could_not_be_read_and_how_to_supply_them(
     installed: Any,
 ) -> None:
-    from kschedctl.observe.diagnosis import plugins_not_run
+    from kschedctl.observe.findings import plugins_not_run
 
     (installed["dir"] / "score.py").unlink()
-    state = why.ClusterState(Snapshot([]), [ENTRY], (1, 36))
+    state = why.ClusterState(NodeInfoSnapshot([]), [ENTRY], (1, 36))
     state.plugin_hashes["racks"] = _published(installed["lease"])
     unrun = why._unrun_plugins(None, state, "racks", ENTRY)  # type: ignore[arg-type]
     assert unrun is not None and unrun.run_with is None and unrun.source == "its Lease"

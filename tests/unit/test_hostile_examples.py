@@ -11,9 +11,9 @@ import pytest
 import yaml
 from hostile_support import check_rendered, parse_unit, unquote_exec_start
 
-from kschedctl.config import shapes, versions
-from kschedctl.errors import KschedError, SpecError
+from kschedctl.base.errors import KschedError, SpecError
 from kschedctl.hosts.systemd import exec_start
+from kschedctl.model.config import shapes, versions
 from kschedctl.ops.validate import validate_files
 from kschedctl.render.added_profile import add_profile
 from kschedctl.render.escape import (

@@ -24,8 +24,8 @@ from hostile_support import check_rendered, spec_fields
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kschedctl.config.schema import AliasBudget
-from kschedctl.errors import KschedError
+from kschedctl.base.errors import KschedError
+from kschedctl.model.config.schema import AliasBudget
 from kschedctl.ops.validate import FileReport, _check_document
 from kschedctl.spec import default_spec, spec_from_dict
 

@@ -10,7 +10,8 @@ import pytest
 from kschedctl import hosts
 from kschedctl.hosts import LabHost, SystemdHost
 from kschedctl.hosts.lab import running
-from kschedctl.lab.cluster import MARKER, Lab
+from kschedctl.lab.cluster import Lab
+from kschedctl.lab.state import MARKER
 from kschedctl.observe.schedulers import LAB_ANNOTATION
 from kschedctl.ops.deploy import load_target
 from kschedctl.spec import Spec

@@ -13,9 +13,9 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kschedctl.base import limits
+from kschedctl.base.errors import SpecError
 from kschedctl.clustersnapshot import snapshot_from_dict
-from kschedctl.config import limits
-from kschedctl.errors import SpecError
 from kschedctl.observe.events import Event
 from kschedctl.observe.timeline import MAX_MINUTES, timeline
 from kschedctl.observe.workload import load_workload

@@ -14,11 +14,10 @@ from typing import Any
 
 import pytest
 
-from kschedctl.errors import NotFoundError
-from kschedctl.filters.selectors import parse_field_selector, parse_label_selector
+from kschedctl.base.errors import NotFoundError
 from kschedctl.k8s.inventory import snapshot
-from kschedctl.observe.schedulers import (
-    Scheduler,
+from kschedctl.model.filters.selectors import parse_field_selector, parse_label_selector
+from kschedctl.observe.discovery import (
     discover,
     escape_field,
     holder_pod_names,
@@ -26,6 +25,7 @@ from kschedctl.observe.schedulers import (
     other_bound_pods,
     scheduler_workload_selectors,
 )
+from kschedctl.observe.schedulers import Scheduler
 
 KSCHEDCTL = {"kschedctl.io/scheduler": "", "app.kubernetes.io/managed-by": "kschedctl"}
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kschedctl.errors import Problem
+from kschedctl.base.errors import Problem
 from kschedctl.ops.judge import error_messages, is_valid, split_aggregate, targets
 
 PREFIX = "E1203 06:11:59.146155   19216 run.go:72] "

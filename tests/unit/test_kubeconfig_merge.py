@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kschedctl.config.kubeconfig import (
+from kschedctl.base.errors import ClusterError, NotFoundError
+from kschedctl.k8s.kubeconfig import (
     kubeconfig_paths,
     merge_kubeconfigs,
-    names,
     read_kubeconfigs,
+    section_names,
     select,
 )
-from kschedctl.errors import ClusterError, NotFoundError
 
 
 def cluster(name: str, server: str, **extra: str) -> dict:
@@ -64,7 +64,7 @@ def test_first_file_wins_per_name_and_other_names_are_added() -> None:
     assert set(clusters) == {"shared", "only-a", "only-b"}
     assert by_name(merged, "users")["admin"]["user"]["token"] == "token-a"
     assert by_name(merged, "contexts")["both"]["context"]["cluster"] == "shared"
-    assert names(merged, "contexts") == ["ctx-a", "both", "ctx-b"]
+    assert section_names(merged, "contexts") == ["ctx-a", "both", "ctx-b"]
 
 
 def test_order_of_files_decides() -> None:
@@ -131,7 +131,7 @@ def test_relative_paths_resolve_against_the_defining_files_directory() -> None:
 def test_malformed_entries_are_skipped() -> None:
     data = {"clusters": [None, "x", {"cluster": {}}, cluster("ok", "https://ok")], "users": "no"}
     merged = merge_kubeconfigs([("/f", data)])
-    assert names(merged, "clusters") == ["ok"]
+    assert section_names(merged, "clusters") == ["ok"]
     assert merged["users"] == []
 
 

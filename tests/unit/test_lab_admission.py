@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kschedctl.errors import ApiError
+from kschedctl.base.errors import ApiError
 from kschedctl.lab.images import ADMITTED_ANNOTATION, kwok_admitted_expression
 from kschedctl.lab.runner.admission import Admitter
 

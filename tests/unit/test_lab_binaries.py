@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kschedctl.errors import NotFoundError
+from kschedctl.base.errors import NotFoundError
 from kschedctl.lab import binaries
 
 

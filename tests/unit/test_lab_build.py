@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from kschedctl.base.errors import KschedError
 from kschedctl.cli import app
-from kschedctl.errors import KschedError
 from kschedctl.lab import binaries
 
 pytestmark = pytest.mark.skipif(shutil.which("go") is None, reason="needs the Go toolchain")

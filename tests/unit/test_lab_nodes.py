@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kschedctl.errors import NotFoundError, SpecError
+from kschedctl.base.errors import NotFoundError, SpecError
 from kschedctl.lab.nodes import default_nodes, load_nodes_file
 
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import yaml
 
-from kschedctl.lab.cluster import KWOK_PORT_FORWARD_CRD
 from kschedctl.lab.runner.kube import LabApi
+from kschedctl.lab.startup import KWOK_PORT_FORWARD_CRD
 
 POD = {"metadata": {"name": "sched", "namespace": "kube-system", "uid": "u-1"}}
 

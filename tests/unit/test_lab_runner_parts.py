@@ -15,6 +15,7 @@ from kschedctl.lab import images
 from kschedctl.lab.runner import crilog, podenv, programs, status, volumes
 from kschedctl.lab.runner.container import Backoff, exit_code
 from kschedctl.lab.runner.probes import ProbeSpec, ProbeTracker, parse_probe
+from kschedctl.model.config import shapes
 
 # -- image matching -------------------------------------------------------------------------------
 
@@ -55,9 +56,9 @@ def test_program_for_matches_on_the_repository_last_element(image: str, program:
 
 
 def test_image_repository_and_tag() -> None:
-    assert images.image_repository("localhost:5000/a/b:v1@sha256:x") == "localhost:5000/a/b"
-    assert images.image_tag("localhost:5000/a/b:v1@sha256:x") == "v1"
-    assert images.image_tag("localhost:5000/a/b") == ""
+    assert shapes.image_repository("localhost:5000/a/b:v1@sha256:x") == "localhost:5000/a/b"
+    assert shapes.image_tag("localhost:5000/a/b:v1@sha256:x") == "v1"
+    assert shapes.image_tag("localhost:5000/a/b") == ""
 
 
 # -- env, expansion, paths ----------------------------------------------------------------------

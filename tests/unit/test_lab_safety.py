@@ -18,10 +18,11 @@ from typing import Any
 
 import pytest
 
-from kschedctl.errors import LabError
+from kschedctl.base.errors import LabError
 from kschedctl.lab import pki, private, processes
-from kschedctl.lab.cluster import MARKER, STATE, ComponentState, Lab, LabState
+from kschedctl.lab.cluster import Lab
 from kschedctl.lab.runner import spawn, volumes
+from kschedctl.lab.state import MARKER, STATE, ComponentState, LabState
 
 
 def mode(path: Path) -> int:
@@ -246,7 +247,7 @@ def test_processes_started_in_a_lab_carry_its_mark_and_only_its(fake_lab: Lab) -
     other = {**os.environ, processes.MARKER_ENV: "f" * 32}  # inherited from another lab
     pid = processes.start(PYTHON_SLEEP, fake_lab.dir / "logs" / "x.log", other, fake_lab.dir)
     try:
-        environ = processes.environment(pid)
+        environ = processes.process_environment(pid)
         identity = processes.read_identity(fake_lab.dir)
         assert identity is not None
         assert [e for e in environ if e.startswith(processes.MARKER_ENV.encode())] == [

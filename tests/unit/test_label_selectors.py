@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from kschedctl.filters.selectors import (
+from kschedctl.model.filters.selectors import (
     SelectorError,
     match_fields,
     parse_field_selector,

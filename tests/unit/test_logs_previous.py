@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from kschedctl.errors import NotFoundError, UsageError
+from kschedctl.base.errors import NotFoundError, UsageError
 from kschedctl.k8s.logs import Replica
 from kschedctl.observe.loglines import LogLine
 from kschedctl.observe.schedulers import Scheduler

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from kschedctl.errors import ClusterError, NotFoundError
+from kschedctl.base.errors import ClusterError, NotFoundError
 from kschedctl.k8s.apply import managed_objects
 from kschedctl.k8s.resources import DELETE_ORDER, RESOURCES
 from kschedctl.observe.schedulers import SCHEDULER_LABEL

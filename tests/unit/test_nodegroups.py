@@ -10,10 +10,11 @@ from typing import Any
 import pytest
 from test_filters_support import node, pod
 
-from kschedctl.filters import Snapshot, evaluate, failed_scheduling_message
-from kschedctl.observe.diagnosis import diagnose, parse_failed_scheduling
+from kschedctl.model.filters import NodeInfoSnapshot, evaluate, failed_scheduling_message
+from kschedctl.observe.diagnosis import diagnose
+from kschedctl.observe.failedscheduling import parse_failed_scheduling
 from kschedctl.observe.nodegroups import ALL, GROUPED, group_nodes, node_layout
-from kschedctl.observe.pending import summarize
+from kschedctl.observe.pending import pending_reasons
 from kschedctl.observe.schedulers import Lease, Scheduler
 
 GPU = {"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}
@@ -22,7 +23,7 @@ AFFINITY = "node(s) didn't match Pod's node affinity/selector"
 TAINTED = "node(s) had untolerated taint(s)"
 
 
-def lab(extra: list[dict[str, Any]] = ()) -> Snapshot:  # type: ignore[assignment]
+def lab(extra: list[dict[str, Any]] = ()) -> NodeInfoSnapshot:  # type: ignore[assignment]
     """36 nodes in five verdicts for the pod below, created in reverse name order (so sorting
     is the grouping's work, not the input's)."""
     nodes = (
@@ -33,7 +34,7 @@ def lab(extra: list[dict[str, Any]] = ()) -> Snapshot:  # type: ignore[assignmen
         + [node(f"off-{i:02d}", unschedulable=True) for i in range(3)]
         + list(extra)
     )
-    return Snapshot(list(reversed(nodes)))
+    return NodeInfoSnapshot(list(reversed(nodes)))
 
 
 def wants(cpu: str = "2", **extra: Any) -> dict[str, Any]:
@@ -131,7 +132,7 @@ def test_prefilter_rejection_is_one_group() -> None:
 
 
 def test_an_empty_cluster_has_no_groups() -> None:
-    assert group_nodes(evaluate(wants(), Snapshot([])).nodes) == ()
+    assert group_nodes(evaluate(wants(), NodeInfoSnapshot([])).nodes) == ()
 
 
 # -- the JSON keeps every node and adds the groups ----------------------------------------------
@@ -190,7 +191,7 @@ def test_node_layout(choice: str | int | None, nodes: int, shape: str | int) -> 
 # -- why --all: pods by scheduler and reason -----------------------------------------------------
 
 
-def _pending(snap: Snapshot) -> list[Any]:
+def _pending(snap: NodeInfoSnapshot) -> list[Any]:
     scheds = [default_scheduler()]
     pods = [
         wants(),  # fits on fit-*
@@ -206,7 +207,8 @@ def _pending(snap: Snapshot) -> list[Any]:
 
 def test_summary_by_scheduler_and_reason() -> None:
     table = [
-        (r.scheduler, r.code, r.reason, len(r.pods), r.nodes) for r in summarize(_pending(lab()))
+        (r.scheduler, r.code, r.reason, len(r.pods), r.nodes)
+        for r in pending_reasons(_pending(lab()))
     ]
     assert table == [
         # cpu-a, cpu-b: hdd-*; label: fit-*, small-*, hdd-* (gpu-* fail on the taint first)
@@ -222,7 +224,7 @@ def test_summary_by_scheduler_and_reason() -> None:
 
 
 def test_summary_rows_name_their_pods_sorted() -> None:
-    rows_ = {(r.scheduler, r.code): r for r in summarize(_pending(lab()))}
+    rows_ = {(r.scheduler, r.code): r for r in pending_reasons(_pending(lab()))}
     cpu = rows_[("default-scheduler", "rejected-by-NodeResourcesFit")]
     assert cpu.pods == ("default/cpu-a", "other/cpu-b")
     lost = rows_[("nowhere", "scheduler-not-served")].to_dict()
@@ -233,7 +235,7 @@ def test_summary_rows_name_their_pods_sorted() -> None:
 
 
 def test_summary_of_no_pods_is_empty() -> None:
-    assert summarize([]) == ()
+    assert pending_reasons([]) == ()
 
 
 # -- why --all evaluates each shape of pod once -----------------------------------------------------

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from kschedctl.model.scheduling.metrics import DECISION_BUCKETS, Metrics
 from kschedctl.observe.metrics import (
     SUMMARY_PREFIXES,
     MetricsFormatError,
@@ -17,7 +18,6 @@ from kschedctl.observe.metrics import (
     parse_text,
     summarize,
 )
-from kschedctl.scheduling.metrics import DECISION_BUCKETS, Metrics
 
 FIXTURE = Path(__file__).parent / "fixtures" / "metrics" / "kube-scheduler-v1.36.3.txt"
 

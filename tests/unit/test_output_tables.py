@@ -9,7 +9,7 @@ import pytest
 from rich.console import Console
 from rich.text import Text
 
-from kschedctl import output
+from kschedctl.cli import output
 
 TABLES = {
     "ascii": (["node", "fits"], [["n-1", "yes"], ["node-22", None]]),

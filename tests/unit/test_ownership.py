@@ -10,17 +10,16 @@ from typing import Any
 import pytest
 import yaml
 
-from kschedctl.errors import KschedError
+from kschedctl.base.errors import KschedError
 from kschedctl.observe.appliers import helm_command, helm_releases
+from kschedctl.observe.containers import workload_leases
+from kschedctl.observe.discovery import ClusterReading, discover
 from kschedctl.observe.schedulers import (
     MIRROR_ANNOTATION,
     SCHEDULER_LABEL,
-    Snapshot,
-    discover,
     owned,
     owner,
     owner_selectors,
-    workload_leases,
 )
 from kschedctl.ops.deploy import refuse_tool_managed
 from kschedctl.render import context
@@ -124,7 +123,7 @@ def test_a_helm_installed_deployment_is_listed_as_managed() -> None:
     }
     roles = owned([[o for o in objects if o["kind"] == "Role"]])
     assert roles  # the snapshot's managed Roles, selected by kschedctl's label
-    snap = Snapshot(pods=[], deployments=[deployment], configmaps=configmaps, leases=[],
+    snap = ClusterReading(pods=[], deployments=[deployment], configmaps=configmaps, leases=[],
                     managed=roles)  # fmt: skip
     (entry,) = [s for s in discover(snap) if s.name == "s"]
     assert (entry.form, entry.managed) == ("deployment", True)

@@ -16,8 +16,8 @@ import pytest
 import yaml
 from golden_compare import compare_golden
 
+from kschedctl.base.errors import KschedError, NotFoundError, UsageError
 from kschedctl.cli import picture_export, pictures
-from kschedctl.errors import KschedError, NotFoundError, UsageError
 from kschedctl.observe.events import normalize
 from kschedctl.observe.placement import placement
 from kschedctl.observe.timeline import timeline

@@ -13,11 +13,11 @@ from typing import Any
 
 from test_filters_support import node, pod
 
-from kschedctl.filters import Snapshot
+from kschedctl.model.filters import NodeInfoSnapshot
+from kschedctl.model.scheduling.algorithm import Algorithm
+from kschedctl.model.scheduling.plugins import PluginSet, plugin_from_source
+from kschedctl.model.scheduling.policy import FallbackPolicy
 from kschedctl.observe.diagnosis import diagnose
-from kschedctl.scheduling.algorithm import Algorithm
-from kschedctl.scheduling.plugins import PluginSet, plugin_from_source
-from kschedctl.scheduling.policy import FallbackPolicy
 
 # At most MAX pods labelled app=db per node, the incoming one included: a rule only evicting
 # db pods can satisfy. It counts what ctx shows of the node, as every plugin does.
@@ -71,7 +71,7 @@ def db(name: str, node_name: str | None, priority: int, **kw: Any) -> Any:
     return running(name, node_name, priority, labels={"app": "db"}, **kw)
 
 
-def decide_and_explain(p: Any, snap: Snapshot, set_: PluginSet) -> Any:
+def decide_and_explain(p: Any, snap: NodeInfoSnapshot, set_: PluginSet) -> Any:
     """The scheduler's decision, after checking that `why` says exactly the same."""
     decision = Algorithm(plugins=set_).decide(p, snap)
     diag = diagnose(p, snap, None, fallback=FallbackPolicy(), plugins=set_)
@@ -82,7 +82,7 @@ def decide_and_explain(p: Any, snap: Snapshot, set_: PluginSet) -> Any:
 
 
 def test_plugins_rejecting_every_node_the_built_ins_pass_make_preemption_run() -> None:
-    snap = Snapshot(
+    snap = NodeInfoSnapshot(
         [node("a"), node("b")],
         [
             db("a-db1", "a", 1), db("a-db2", "a", 2), running("a-web", "a", 0),
@@ -107,7 +107,7 @@ def test_plugins_rejecting_every_node_the_built_ins_pass_make_preemption_run() -
 
 
 def test_the_plugin_sees_the_node_with_the_candidate_victims_taken_off() -> None:
-    snap = Snapshot([node("a")], [db("d1", "a", 1), db("d2", "a", 2), running("w", "a", 0)])
+    snap = NodeInfoSnapshot([node("a")], [db("d1", "a", 1), db("d2", "a", 2), running("w", "a", 0)])
     set_ = plugins(AT_MOST_TWO_DBS)
     d = Algorithm(plugins=set_).decide(db("p", None, 10), snap)
     filt = set_.plugins[0].filter
@@ -123,7 +123,7 @@ def test_the_plugin_sees_the_node_with_the_candidate_victims_taken_off() -> None
 
 
 def test_victims_are_as_few_as_the_plugin_allows() -> None:
-    snap = Snapshot(
+    snap = NodeInfoSnapshot(
         [node("a")],
         [db("d1", "a", 1), db("d2", "a", 2), db("d3", "a", 3), running("w", "a", 0)],
     )
@@ -138,13 +138,13 @@ def test_a_node_a_plugin_rejects_whatever_is_evicted_is_no_candidate() -> None:
     pods = [running("a-low", "a", 1, cpu="2"), running("b-mid", "b", 5, cpu="2")]
     set_ = plugins(ZONE_Z1)
     p = pod("p", cpu="2", priority=10, schedulerName="mine")
-    d, _diag = decide_and_explain(p, Snapshot(nodes, pods), set_)
+    d, _diag = decide_and_explain(p, NodeInfoSnapshot(nodes, pods), set_)
     # Without the plugin in the dry run a would win (a lower victim) and p never fit there.
     assert d.nominate == "b"
     assert [c.node for c in d.preemption.candidates] == ["b"]
     assert d.victims is not None and d.victims.victims == ("default/b-mid",)
     # Only a: no candidate, and the plugin's dry-run reason counts like a built-in one.
-    d, diag = decide_and_explain(p, Snapshot(nodes[:1], pods[:1]), set_)
+    d, diag = decide_and_explain(p, NodeInfoSnapshot(nodes[:1], pods[:1]), set_)
     assert d.node is None and d.victims is None and d.nominate == ""
     assert d.message == (
         "0/1 nodes are available: 1 Insufficient cpu. "
@@ -154,7 +154,7 @@ def test_a_node_a_plugin_rejects_whatever_is_evicted_is_no_candidate() -> None:
 
 
 def test_plugin_only_rejects_without_lower_priority_pods_get_kube_schedulers_words() -> None:
-    snap = Snapshot([node("a", labels={"zone": "z2"})], [running("same", "a", 10)])
+    snap = NodeInfoSnapshot([node("a", labels={"zone": "z2"})], [running("same", "a", 10)])
     d, _diag = decide_and_explain(
         pod("p", cpu="1", priority=10, schedulerName="mine"), snap, plugins(ZONE_Z1)
     )
@@ -172,7 +172,7 @@ def test_a_pre_filter_rejection_means_no_preemption() -> None:
         def filter(pod, node, ctx):
             return None
     """
-    snap = Snapshot([node("a", cpu="1")], [running("low", "a", 1, cpu="1")])
+    snap = NodeInfoSnapshot([node("a", cpu="1")], [running("low", "a", 1, cpu="1")])
     d, _diag = decide_and_explain(
         pod("p", cpu="1", priority=10, schedulerName="mine"), snap, plugins(refuses)
     )
@@ -189,7 +189,7 @@ def test_a_plugin_raising_in_the_dry_run_fails_that_pod_naming_it() -> None:
                 raise RuntimeError("empty node")
             return "node(s) are full"
     """
-    snap = Snapshot([node("a")], [running("low", "a", 1)])
+    snap = NodeInfoSnapshot([node("a")], [running("low", "a", 1)])
     p = pod("p", cpu="1", priority=10, schedulerName="mine")
     d, diag = decide_and_explain(p, snap, plugins(raises))
     assert d.node is None and d.plugin_error == "fragile"
@@ -204,16 +204,16 @@ def test_the_nominated_node_counts_for_plugins_and_is_taken_only_when_they_pass(
     p = db("p", None, 10)
     p["status"]["nominatedNodeName"] = "a"
     # The victim is still there: the plugin rejects a, so p is not bound there.
-    snap = Snapshot([node("a"), node("b")], [db("d1", "a", 1), db("d2", "a", 2)])
+    snap = NodeInfoSnapshot([node("a"), node("b")], [db("d1", "a", 1), db("d2", "a", 2)])
     assert Algorithm(plugins=set_).decide(p, snap).node == "b"
     # Gone: p takes its nominated node without scoring.
-    snap = Snapshot([node("a"), node("b")], [db("d2", "a", 2)])
+    snap = NodeInfoSnapshot([node("a"), node("b")], [db("d2", "a", 2)])
     assert Algorithm(plugins=set_).decide(p, snap).node == "a"
     # A db pod of higher priority nominated to a counts there for the plugin as well.
     other = db("other", None, 20)
     other["status"]["nominatedNodeName"] = "a"
     q = db("q", None, 10)
-    snap = Snapshot([node("a"), node("b", unschedulable=True)], [db("d2", "a", 2), other])
+    snap = NodeInfoSnapshot([node("a"), node("b", unschedulable=True)], [db("d2", "a", 2), other])
     d = Algorithm(plugins=set_).decide(q, snap)
     assert d.node is None
     assert d.victims is not None and (d.victims.node, d.victims.victims) == ("a", ("default/d2",))
@@ -222,7 +222,7 @@ def test_the_nominated_node_counts_for_plugins_and_is_taken_only_when_they_pass(
 def test_the_loop_evicts_exactly_the_victims_the_plugin_needs_and_binds_there() -> None:
     from test_scheduling_loop import FakeApi, eventually, settings
 
-    from kschedctl.scheduling.loop import SchedulerLoop
+    from kschedctl.model.scheduling.loop import SchedulerLoop
 
     set_ = plugins(AT_MOST_TWO_DBS)
     api = FakeApi([node("a"), node("b")])
@@ -243,7 +243,7 @@ def test_the_loop_evicts_exactly_the_victims_the_plugin_needs_and_binds_there() 
 def test_the_loop_counts_a_plugin_raising_in_the_dry_run_and_goes_on() -> None:
     from test_scheduling_loop import FakeApi, eventually, ours, settings
 
-    from kschedctl.scheduling.loop import SchedulerLoop
+    from kschedctl.model.scheduling.loop import SchedulerLoop
 
     set_ = plugins(
         """
@@ -277,7 +277,7 @@ def test_the_loop_counts_a_plugin_raising_in_the_dry_run_and_goes_on() -> None:
 def test_why_shows_the_plugin_verdicts_counting_nominated_pods_like_the_scheduler() -> None:
     other = db("other", None, 20)
     other["status"]["nominatedNodeName"] = "a"
-    snap = Snapshot([node("a"), node("b")], [db("d2", "a", 2), db("b1", "b", 30), db("b2", "b", 30),
+    snap = NodeInfoSnapshot([node("a"), node("b")], [db("d2", "a", 2), db("b1", "b", 30), db("b2", "b", 30),
                                              other])  # fmt: skip
     q = db("q", None, 10)
     set_ = plugins(AT_MOST_TWO_DBS)

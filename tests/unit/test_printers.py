@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kschedctl.errors import EXIT_USAGE, UsageError
+from kschedctl.base.errors import EXIT_USAGE, UsageError
 from kschedctl.printers import formats
 from kschedctl.printers.formats import OutputFormat, as_item, as_list
 

@@ -10,8 +10,8 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from kschedctl.config import rbac
-from kschedctl.config.versions import PATCH_RELEASES, parse_version, supported_minors
+from kschedctl.model.config import rbac
+from kschedctl.model.config.versions import PATCH_RELEASES, parse_version, supported_minors
 from kschedctl.observe.permissions import DEFAULT_LEASE_UPDATE, RbacMode, rbac_mode
 from kschedctl.ops.status import rbac_warnings
 from kschedctl.render.forms import render

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import typer.main
 
-from kschedctl.errors import UsageError
+from kschedctl.base.errors import UsageError
 from kschedctl.observe.events import SCHEDULER_REASONS, Event
 from kschedctl.observe.schedulers import Lease, Scheduler
 from kschedctl.ops.events import EventFilter, event_filter, new_events

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kschedctl.errors import SpecError
+from kschedctl.base.errors import SpecError
 from kschedctl.render.added_profile import add_profile
 from kschedctl.render.builtin import RBAC_RULES
 from kschedctl.render.forms import render, render_workspace

@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 import yaml
 
-from kschedctl.config.distributions import RELEASES
-from kschedctl.errors import SpecError
+from kschedctl.base.errors import SpecError
+from kschedctl.base.yamltext import to_yaml
+from kschedctl.model.config.distributions import RELEASES
 from kschedctl.render.added_profile import add_profile
 from kschedctl.render.forms import (
     DIRECTORY_FORMS,
@@ -24,7 +25,6 @@ from kschedctl.render.forms import (
 )
 from kschedctl.render.templates import templates_dir
 from kschedctl.spec import default_spec, load_spec
-from kschedctl.yamltext import to_yaml
 
 SPECS = Path(__file__).resolve().parent.parent / "golden" / "specs"
 SPEC_FILES = sorted(p for p in SPECS.glob("*.yaml") if p.name != "existing-config.yaml")

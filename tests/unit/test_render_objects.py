@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kschedctl.errors import SpecError
+from kschedctl.base.errors import SpecError
 from kschedctl.k8s import apply
 from kschedctl.ops import deploy as use_case
 from kschedctl.ops.deploy import allowed_keys, cluster_objects, load_target

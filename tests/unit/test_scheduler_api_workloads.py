@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from kschedctl.errors import ForbiddenError
+from kschedctl.base.errors import ForbiddenError
 from kschedctl.k8s import scheduler_api
 from kschedctl.k8s.scheduler_api import ClusterSchedulerApi
 from kschedctl.k8s.watch import SYNC, WatchEvent

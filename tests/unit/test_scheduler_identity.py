@@ -7,9 +7,10 @@ from typing import Any
 import pytest
 from test_schedulers import REPLICA_SET, by_name, deployment, lease, snapshot
 
-from kschedctl.errors import KschedError, NotFoundError
+from kschedctl.base.errors import KschedError, NotFoundError
 from kschedctl.observe import identity
-from kschedctl.observe.schedulers import Scheduler, discover
+from kschedctl.observe.discovery import discover
+from kschedctl.observe.schedulers import Scheduler
 
 MINE = {"kschedctl.io/scheduler": "mine"}
 
@@ -239,12 +240,12 @@ def test_impostor_note() -> None:
 def test_a_labelled_pod_elsewhere_is_not_the_schedulers_pod() -> None:
     """status and why read the crash reports and the plugins' hash of a scheduler's pods:
     kschedctl's label counts only in the scheduler's own namespace."""
-    from kschedctl.ops.crash import scheduler_pods
+    from kschedctl.ops.crash import pods_of_scheduler
 
     pods = [bare("team", "a", MINE), bare("aab-dev", "b", MINE)]
     entry = Scheduler("mine", "pod", namespace="team", pods=["a"])
-    assert [p["metadata"]["name"] for p in scheduler_pods(pods, "mine", entry)] == ["a"]
-    assert scheduler_pods(pods, "mine", None) == []
+    assert [p["metadata"]["name"] for p in pods_of_scheduler(pods, "mine", entry)] == ["a"]
+    assert pods_of_scheduler(pods, "mine", None) == []
 
 
 def host_role(namespace: str, form: str | None = "service") -> dict[str, Any]:

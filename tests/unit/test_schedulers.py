@@ -7,16 +7,15 @@ from typing import Any
 
 import pytest
 
-from kschedctl.observe.schedulers import (
-    Snapshot,
+from kschedctl.observe.containers import (
     config_facts,
     config_source,
-    discover,
     is_kube_scheduler_container,
     is_kube_scheduler_image,
-    parse_time,
     scheduler_container,
 )
+from kschedctl.observe.discovery import ClusterReading, discover
+from kschedctl.observe.schedulers import parse_time
 
 NOW = datetime(2026, 12, 2, 12, 0, 0, tzinfo=timezone.utc)
 
@@ -87,16 +86,16 @@ REPLICA_SET = {
 }  # fmt: skip
 
 
-def snapshot(**kw: Any) -> Snapshot:
+def snapshot(**kw: Any) -> ClusterReading:
     kw.setdefault("replicasets", [REPLICA_SET])
     kw.setdefault("pods", [])
     kw.setdefault("deployments", [])
     kw.setdefault("configmaps", {})
     kw.setdefault("leases", [])
-    return Snapshot(now=NOW, **kw)
+    return ClusterReading(now=NOW, **kw)
 
 
-def by_name(snap: Snapshot) -> dict[str, Any]:
+def by_name(snap: ClusterReading) -> dict[str, Any]:
     return {s.name: s for s in discover(snap)}
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from test_schedulers import NOW, by_name, lease, pod, snapshot
 
-from kschedctl.observe.schedulers import builtin_facts, is_builtin_container
+from kschedctl.observe.containers import builtin_facts, is_builtin_container
 from kschedctl.render.forms import render
 from kschedctl.spec import default_spec
 

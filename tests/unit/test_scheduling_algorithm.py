@@ -8,11 +8,18 @@ from typing import Any
 import pytest
 from test_filters_support import expr, node, node_affinity, pod
 
-from kschedctl.filters import Snapshot
-from kschedctl.scheduling.algorithm import REASON_STRICT_PREFER, Algorithm, explain
-from kschedctl.scheduling.policy import POD_POLICY_ANNOTATION, parse_policy
-from kschedctl.scheduling.scoring import BINPACK, SPREAD, STRATEGIES, best, best_node, score_nodes
-from kschedctl.scheduling.strategies import DEFAULT_STRATEGY
+from kschedctl.model.filters import NodeInfoSnapshot
+from kschedctl.model.scheduling.algorithm import REASON_STRICT_PREFER, Algorithm, explain
+from kschedctl.model.scheduling.policy import POD_POLICY_ANNOTATION, parse_policy
+from kschedctl.model.scheduling.scoring import (
+    BINPACK,
+    SPREAD,
+    STRATEGIES,
+    best,
+    best_node,
+    score_nodes,
+)
+from kschedctl.model.scheduling.strategies import DEFAULT_STRATEGY
 
 HEAD = {"apiVersion": "kschedctl.io/v1alpha1", "kind": "FallbackPolicy"}
 
@@ -28,19 +35,19 @@ def busy(name: str, node_name: str, cpu: str, memory: str = "0") -> dict[str, An
 def test_spread_prefers_the_emptiest_node_binpack_the_fullest() -> None:
     nodes = [node("a"), node("b"), node("c")]
     existing = [busy("x", "a", "3", "6Gi"), busy("y", "b", "1", "2Gi")]
-    snap = Snapshot(nodes, existing)
+    snap = NodeInfoSnapshot(nodes, existing)
     p = pod("p", cpu="500m", memory="1Gi")
     assert Algorithm(SPREAD).decide(p, snap).node == "c"
     assert Algorithm(BINPACK).decide(p, snap).node == "a"
 
 
 def test_binpack_still_respects_capacity() -> None:
-    snap = Snapshot([node("a"), node("b")], [busy("x", "a", "3900m")])
+    snap = NodeInfoSnapshot([node("a"), node("b")], [busy("x", "a", "3900m")])
     assert Algorithm(BINPACK).decide(pod("p", cpu="500m"), snap).node == "b"
 
 
 def test_ties_go_to_the_first_name_so_decisions_repeat() -> None:
-    snap = Snapshot([node("n3"), node("n1"), node("n2")], [])
+    snap = NodeInfoSnapshot([node("n3"), node("n1"), node("n2")], [])
     decisions = {Algorithm().decide(pod("p", cpu="1"), snap).node for _ in range(5)}
     assert decisions == {"n1"}
 
@@ -48,21 +55,23 @@ def test_ties_go_to_the_first_name_so_decisions_repeat() -> None:
 def test_preferred_node_affinity_outweighs_a_little_free_capacity() -> None:
     preferred = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
         {"weight": 50, "preference": {"matchExpressions": [expr("disktype", "In", "ssd")]}}]}}  # fmt: skip
-    snap = Snapshot([node("hdd"), node("ssd", labels={"disktype": "ssd"})], [busy("x", "ssd", "1")])
+    snap = NodeInfoSnapshot(
+        [node("hdd"), node("ssd", labels={"disktype": "ssd"})], [busy("x", "ssd", "1")]
+    )
     assert Algorithm().decide(pod("p", cpu="100m", affinity=preferred), snap).node == "ssd"
     assert Algorithm().decide(pod("q", cpu="100m"), snap).node == "hdd"
 
 
 def test_prefer_no_schedule_taints_push_pods_away() -> None:
     soft = [{"key": "spot", "value": "true", "effect": "PreferNoSchedule"}]
-    snap = Snapshot([node("a", taints=soft), node("b")], [busy("x", "b", "2")])
+    snap = NodeInfoSnapshot([node("a", taints=soft), node("b")], [busy("x", "b", "2")])
     assert Algorithm().decide(pod("p", cpu="100m"), snap).node == "b"
     tolerant = pod("t", cpu="100m", tolerations=[{"key": "spot", "operator": "Exists"}])
     assert Algorithm().decide(tolerant, snap).node == "a"
 
 
 def test_scores_are_kube_schedulers_weighted_sum() -> None:
-    snap = Snapshot([node("a", cpu="4", memory="8Gi")], [busy("x", "a", "1", "2Gi")])
+    snap = NodeInfoSnapshot([node("a", cpu="4", memory="8Gi")], [busy("x", "a", "1", "2Gi")])
     (score,) = score_nodes(pod("p", cpu="1", memory="2Gi"), snap, ["a"], SPREAD)
     # cpu 2/4 and memory 4Gi/8Gi used after placing: 50 free each; balanced before and
     # after (100 both): 50 + (50 + 100 - 100) / 2 = 75.
@@ -82,7 +91,7 @@ def test_scores_are_kube_schedulers_weighted_sum() -> None:
 
 
 def test_containers_without_requests_count_as_100m_and_200mi_for_scoring() -> None:
-    snap = Snapshot([node("a", cpu="1", memory="1000Mi")], [pod("x", node_name="a")])
+    snap = NodeInfoSnapshot([node("a", cpu="1", memory="1000Mi")], [pod("x", node_name="a")])
     (score,) = score_nodes(pod("p"), snap, ["a"], BINPACK)
     assert score.parts["NodeResourcesFit"] == (200 * 100 // 1000 + 400 * 100 // 1000) // 2
 
@@ -98,8 +107,8 @@ SPARE_STEP = {
 }
 
 
-def cluster() -> Snapshot:
-    return Snapshot(
+def cluster() -> NodeInfoSnapshot:
+    return NodeInfoSnapshot(
         [node("main-1", labels={"pool": "main"}, cpu="2"), node("spare-1", labels={"pool": "spare"}, taints=[SPARE_TAINT])],
         [busy("x", "main-1", "1500m")],
     )  # fmt: skip
@@ -167,11 +176,11 @@ def test_strict_preferences_until_a_step_drops_them() -> None:
         {"weight": 1, "preference": {"matchExpressions": [expr("disktype", "In", "ssd")]}}]}}  # fmt: skip
     strict = policy({"name": "anywhere", "dropPreferred": True}, strictPreferences=True)
     ssd = node("ssd", labels={"disktype": "ssd"}, cpu="1")
-    snap = Snapshot([ssd, node("hdd")], [busy("x", "ssd", "1")])
+    snap = NodeInfoSnapshot([ssd, node("hdd")], [busy("x", "ssd", "1")])
     p = pod("p", cpu="500m", affinity=preferred)
     d = Algorithm(policy=strict).decide(p, snap)
     assert d.node == "hdd" and d.step is not None and d.step.name == "anywhere"
-    roomy = Snapshot(
+    roomy = NodeInfoSnapshot(
         [node("ssd", labels={"disktype": "ssd"}), node("hdd")], [busy("x", "ssd", "1")]
     )
     assert Algorithm(policy=strict).decide(p, roomy).node == "ssd"  # no fallback needed
@@ -183,7 +192,7 @@ def test_strict_prefer_no_schedule_is_named_in_the_message() -> None:
         {"name": "spot-ok", "tolerate": [{"key": "spot", "operator": "Exists"}]},
         strictPreferences=True,
     )
-    snap = Snapshot([node("spot", taints=soft)], [])
+    snap = NodeInfoSnapshot([node("spot", taints=soft)], [])
     d = Algorithm(policy=strict).decide(pod("p", cpu="100m"), snap)
     assert d.node == "spot" and d.step is not None
     none = Algorithm(policy=policy(strictPreferences=True)).decide(pod("p", cpu="100m"), snap)
@@ -194,18 +203,18 @@ def test_strict_prefer_no_schedule_is_named_in_the_message() -> None:
 
 def test_pods_with_unevaluated_filters_are_refused_with_a_reason() -> None:
     p = pod("p", volumes=[{"name": "d", "persistentVolumeClaim": {"claimName": "d"}}])
-    d = Algorithm().decide(p, Snapshot([node("a")], []))
+    d = Algorithm().decide(p, NodeInfoSnapshot([node("a")], []))
     assert d.node is None and d.message is not None
     assert "does not evaluate" in d.message and "VolumeBinding" in d.message
 
 
 def test_no_nodes() -> None:
-    d = Algorithm().decide(pod("p"), Snapshot([], []))
+    d = Algorithm().decide(pod("p"), NodeInfoSnapshot([], []))
     assert d.node is None and d.message == "no nodes available to schedule pods"
 
 
 def test_sampling_rotates_the_start_like_kube_scheduler() -> None:
-    snap = Snapshot([node(f"n{i:03d}") for i in range(200)], [])
+    snap = NodeInfoSnapshot([node(f"n{i:03d}") for i in range(200)], [])
     algo = Algorithm()
     first = algo.decide(pod("p", cpu="1"), snap)
     # 200 nodes: kube-scheduler stops after 100 feasible ones, then starts after them.
@@ -245,7 +254,7 @@ def test_explain_with_affinity_terms() -> None:
 def test_the_fast_pick_is_the_best_score() -> None:
     import random
 
-    from kschedctl.scheduling.scoring import best_node
+    from kschedctl.model.scheduling.scoring import best_node
 
     rng = random.Random(7)
     soft = [{"key": "spot", "value": "1", "effect": "PreferNoSchedule"}]
@@ -258,7 +267,7 @@ def test_the_fast_pick_is_the_best_score() -> None:
         busy_pods = [
             busy(f"b{j}", f"n{rng.randrange(8)}", rng.choice(["100m", "1"])) for j in range(6)
         ]
-        snap = Snapshot(nodes, busy_pods)
+        snap = NodeInfoSnapshot(nodes, busy_pods)
         preferred = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
             {"weight": 5, "preference": {"matchExpressions": [expr("disk", "In", "ssd")]}}]}}  # fmt: skip
         p = pod("p", cpu="200m", affinity=preferred if rng.random() < 0.5 else None)
@@ -292,7 +301,7 @@ def test_the_fast_pick_is_the_best_score() -> None:
     ],
 )
 def test_an_unknown_strategy_is_refused_never_treated_as_spread(call: Any) -> None:
-    snap = Snapshot([node("a")], [])
+    snap = NodeInfoSnapshot([node("a")], [])
     with pytest.raises(
         ValueError, match=r"unknown scoring strategy .*: known strategies are spread, binpack"
     ):

@@ -7,7 +7,12 @@ from typing import Any
 
 from test_filters_support import node, pod
 
-from kschedctl.scheduling.cache import SchedulerCache, relevant_pod_change, slim_node, slim_pod
+from kschedctl.model.scheduling.cache import (
+    SchedulerCache,
+    relevant_pod_change,
+    slim_node,
+    slim_pod,
+)
 
 
 def ours(name: str, **kw: Any) -> dict[str, Any]:

@@ -7,8 +7,8 @@ from datetime import datetime, timezone
 import pytest
 
 from kschedctl.k8s.ratelimit import TokenBucket
-from kschedctl.scheduling.leader import LeaderElector, micro_time
-from kschedctl.scheduling.metrics import Metrics, quantile
+from kschedctl.model.scheduling.leader import LeaderElector, micro_time
+from kschedctl.model.scheduling.metrics import Metrics, quantile
 
 
 class Clock:

@@ -14,19 +14,17 @@ from typing import Any
 import pytest
 from test_filters_support import node, pod
 
-from kschedctl.scheduling.algorithm import Algorithm
-from kschedctl.scheduling.loop import (
+from kschedctl.model.scheduling.algorithm import Algorithm
+from kschedctl.model.scheduling.loop import (
     BIND_WORKERS,
     CONNECTIONS,
     REPORT_WORKERS,
     WATCHES,
-    ApiConflict,
-    ApiNotFound,
-    ApiUnavailable,
     SchedulerLoop,
     Settings,
 )
-from kschedctl.scheduling.policy import parse_policy
+from kschedctl.model.scheduling.policy import parse_policy
+from kschedctl.model.scheduling.port import ApiConflict, ApiNotFound, ApiUnavailable
 
 
 @dataclass

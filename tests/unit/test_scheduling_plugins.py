@@ -12,12 +12,11 @@ from typing import Any
 import pytest
 from test_filters_support import node, pod
 
-from kschedctl.errors import EXIT_INVALID, PluginError
-from kschedctl.filters import Snapshot
-from kschedctl.observe.diagnosis import diagnose
-from kschedctl.scheduling.algorithm import Algorithm, explain, plugin_report
-from kschedctl.scheduling.cache import SchedulerCache
-from kschedctl.scheduling.plugins import (
+from kschedctl.base.errors import EXIT_INVALID, PluginError
+from kschedctl.model.filters import NodeInfoSnapshot
+from kschedctl.model.scheduling.algorithm import Algorithm, explain, plugin_report
+from kschedctl.model.scheduling.cache import SchedulerCache
+from kschedctl.model.scheduling.plugins import (
     FrozenDict,
     Plugin,
     PluginSet,
@@ -27,8 +26,9 @@ from kschedctl.scheduling.plugins import (
     plugin_from_source,
     thaw,
 )
-from kschedctl.scheduling.policy import EMPTY, parse_policy
-from kschedctl.scheduling.scoring import score_nodes
+from kschedctl.model.scheduling.policy import EMPTY, parse_policy
+from kschedctl.model.scheduling.scoring import score_nodes
+from kschedctl.observe.diagnosis import diagnose
 
 
 def source(text: str, name: str = "plug.py") -> Plugin:
@@ -196,7 +196,7 @@ def test_a_plugin_cannot_change_the_cache_it_reads() -> None:
             node["metadata"]["labels"]["hacked"] = "yes"
         """
     )
-    snap = Snapshot([node("a")], [pod("x", node_name="a")])
+    snap = NodeInfoSnapshot([node("a")], [pod("x", node_name="a")])
     decision = Algorithm(plugins=set_).decide(pod("p", cpu="1"), snap)
     assert decision.node is None and decision.plugin_error == "p0"
     assert "TypeError" in (decision.message or "")
@@ -217,7 +217,9 @@ def test_ctx_reads_nodes_and_the_pods_on_them() -> None:
             return None
         """
     )
-    snap = Snapshot([node("a"), node("b")], [pod("x", node_name="a"), pod("y", node_name="a")])
+    snap = NodeInfoSnapshot(
+        [node("a"), node("b")], [pod("x", node_name="a"), pod("y", node_name="a")]
+    )
     assert Algorithm(plugins=set_).decide(pod("p", cpu="1"), snap).node is not None
     filt = set_.plugins[0].filter
     assert filt is not None
@@ -238,7 +240,7 @@ def test_plugin_filters_run_after_the_built_in_ones_and_only_on_nodes_they_pass(
             return None
         """
     )
-    snap = Snapshot([node("small", cpu="1"), node("big", cpu="8")], [])
+    snap = NodeInfoSnapshot([node("small", cpu="1"), node("big", cpu="8")], [])
     assert Algorithm(plugins=set_).decide(pod("p", cpu="4"), snap).node == "big"
     filt = set_.plugins[0].filter
     assert filt is not None and filt.__globals__["CALLS"] == ["big"]
@@ -258,7 +260,7 @@ def test_the_first_rejecting_plugin_in_order_gives_the_reason_and_later_ones_do_
             return "node(s) rejected by second"
     """
     set_ = plugins(first, second)
-    snap = Snapshot([node("a"), node("b"), node("c")], [])
+    snap = NodeInfoSnapshot([node("a"), node("b"), node("c")], [])
     decision = Algorithm(plugins=set_).decide(pod("p", cpu="1"), snap)
     assert decision.node is None
     assert decision.message == (
@@ -270,12 +272,12 @@ def test_the_first_rejecting_plugin_in_order_gives_the_reason_and_later_ones_do_
 
 
 def test_plugin_reasons_join_the_built_in_histogram_like_kube_scheduler_reasons() -> None:
-    snap = Snapshot(
+    snap = NodeInfoSnapshot(
         [labelled("a", tier="gold"), node("b"), node("c"), node("tiny", cpu="500m")], []
     )
     decision = Algorithm(plugins=plugins(REJECT_NOT_GOLD)).decide(pod("p", cpu="1"), snap)
     assert decision.node == "a"
-    full = Snapshot([labelled("a", tier="gold"), node("b"), node("c"), node("tiny", cpu="500m")],
+    full = NodeInfoSnapshot([labelled("a", tier="gold"), node("b"), node("c"), node("tiny", cpu="500m")],
                     [pod("x", node_name="a", cpu="4")])  # fmt: skip
     decision = Algorithm(plugins=plugins(REJECT_NOT_GOLD)).decide(pod("p", cpu="1"), full)
     assert decision.node is None and decision.plugin_error is None
@@ -299,7 +301,7 @@ def test_a_pre_filter_rejection_is_a_prefilter_message_and_its_cycle_state_reach
             return None if node["metadata"]["name"] == ctx.cycle["want"] else "node(s) not wanted"
         """
     )
-    snap = Snapshot([node("a"), node("b")], [])
+    snap = NodeInfoSnapshot([node("a"), node("b")], [])
     algo = Algorithm(plugins=set_)
     assert algo.decide(pod("p", cpu="1", labels={"want": "b"}), snap).node == "b"
     decision = algo.decide(pod("q", cpu="1", labels={"want": "nothing"}), snap)
@@ -313,7 +315,7 @@ def test_a_built_in_prefilter_rejection_wins_over_a_plugin_pre_filter() -> None:
     conflict = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
         {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["a"]},
                          {"key": "metadata.name", "operator": "In", "values": ["b"]}]}]}}}  # fmt: skip
-    snap = Snapshot([node("a")], [])
+    snap = NodeInfoSnapshot([node("a")], [])
     without = Algorithm().decide(pod("p", cpu="1", affinity=conflict), snap).message
     assert without is not None and "plugin says no" not in without
     assert (
@@ -326,7 +328,7 @@ def test_a_built_in_prefilter_rejection_wins_over_a_plugin_pre_filter() -> None:
 
 
 def test_plugin_scores_times_weight_are_added_to_the_built_in_sum() -> None:
-    snap = Snapshot([node("a"), node("b")], [pod("x", node_name="b", cpu="2")])
+    snap = NodeInfoSnapshot([node("a"), node("b")], [pod("x", node_name="b", cpu="2")])
     assert Algorithm().decide(pod("p", cpu="1"), snap).node == "a"  # spread: the emptier
     prefer_b = """
         WEIGHT = {w}
@@ -349,7 +351,7 @@ def test_plugin_scores_times_weight_are_added_to_the_built_in_sum() -> None:
 )  # fmt: skip
 def test_a_score_outside_0_100_fails_the_pod_naming_plugin_and_node(value: str, shown: str) -> None:
     set_ = plugins(f"NAME = 'bad-score'\ndef score(pod, node, ctx): return {value}\n")
-    decision = Algorithm(plugins=set_).decide(pod("p", cpu="1"), Snapshot([node("a")], []))
+    decision = Algorithm(plugins=set_).decide(pod("p", cpu="1"), NodeInfoSnapshot([node("a")], []))
     assert decision.node is None and decision.plugin_error == "bad-score"
     assert decision.message == (
         f'running "bad-score" score plugin: score {shown} for node a is not a number from 0 to 100'
@@ -360,7 +362,10 @@ def test_boundary_scores_are_accepted() -> None:
     for value in ("0", "100", "0.0", "99.5"):
         set_ = plugins(f"def score(pod, node, ctx): return {value}\n")
         assert (
-            Algorithm(plugins=set_).decide(pod("p", cpu="1"), Snapshot([node("a")], [])).node == "a"
+            Algorithm(plugins=set_)
+            .decide(pod("p", cpu="1"), NodeInfoSnapshot([node("a")], []))
+            .node
+            == "a"
         )
 
 
@@ -385,7 +390,7 @@ def test_boundary_scores_are_accepted() -> None:
 def test_a_plugin_that_raises_fails_only_that_pod_with_its_name_and_error(
     text: str, message: str
 ) -> None:
-    snap = Snapshot([node("a"), node("b")], [])
+    snap = NodeInfoSnapshot([node("a"), node("b")], [])
     decision = Algorithm(plugins=plugins(text)).decide(pod("p", cpu="1"), snap)
     assert decision.node is None and decision.plugin_error == "boom"
     assert decision.message == message
@@ -404,7 +409,7 @@ def test_a_plugin_failing_on_one_pod_only_leaves_the_others_scheduled() -> None:
             return None
         """
     )
-    snap = Snapshot([node("a")], [])
+    snap = NodeInfoSnapshot([node("a")], [])
     algo = Algorithm(plugins=set_)
     assert algo.decide(pod("cursed", cpu="1"), snap).plugin_error == "picky"
     assert algo.decide(pod("fine", cpu="1"), snap).node == "a"
@@ -423,13 +428,13 @@ SPARE_POLICY = parse_policy(
 def test_fallback_steps_apply_the_plugins_too() -> None:
     nodes = [labelled("main", pool="main"), labelled("spare1", pool="spare"),
              labelled("spare2", pool="spare", tier="gold")]  # fmt: skip
-    snap = Snapshot(nodes, [pod("x", node_name="main", cpu="4")])
+    snap = NodeInfoSnapshot(nodes, [pod("x", node_name="main", cpu="4")])
     p = pod("p", cpu="1", nodeSelector={"pool": "main"})
     without = Algorithm(policy=SPARE_POLICY).decide(p, snap)
     assert without.node == "spare1" and without.step is not None
     decision = Algorithm(policy=SPARE_POLICY, plugins=plugins(REJECT_NOT_GOLD)).decide(p, snap)
     assert decision.node == "spare2" and decision.step is not None
-    full = Snapshot(
+    full = NodeInfoSnapshot(
         nodes, [pod("x", node_name="main", cpu="4"), pod("y", node_name="spare2", cpu="4")]
     )
     failed = Algorithm(policy=SPARE_POLICY, plugins=plugins(REJECT_NOT_GOLD)).decide(p, full)
@@ -454,7 +459,7 @@ SCENARIOS = {
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
 def test_why_summary_equals_the_schedulers_failed_scheduling_message(scenario: str) -> None:
     nodes, pods, spec, policy = SCENARIOS[scenario]
-    snap = Snapshot(nodes, pods)
+    snap = NodeInfoSnapshot(nodes, pods)
     p = pod("p", cpu="1", **spec)
     set_ = plugins(REJECT_NOT_GOLD)
     decision = Algorithm(policy=policy, plugins=set_).decide(p, snap)
@@ -464,7 +469,9 @@ def test_why_summary_equals_the_schedulers_failed_scheduling_message(scenario: s
 
 
 def test_why_shows_each_plugins_verdict_per_node_in_its_evaluation_and_json() -> None:
-    snap = Snapshot([labelled("a", tier="gold"), labelled("b"), node("tiny", cpu="500m")], [])
+    snap = NodeInfoSnapshot(
+        [labelled("a", tier="gold"), labelled("b"), node("tiny", cpu="500m")], []
+    )
     set_ = plugins(REJECT_NOT_GOLD, "NAME='sc'\nWEIGHT=2\ndef score(pod, node, ctx): return 40\n")
     diag = diagnose(pod("p", cpu="1"), snap, None, fallback=EMPTY, plugins=set_)
     ev = diag.evaluation
@@ -488,7 +495,7 @@ def test_why_shows_each_plugins_verdict_per_node_in_its_evaluation_and_json() ->
 
 def test_why_reports_a_raising_plugin_with_the_schedulers_message() -> None:
     set_ = plugins("NAME='boom'\ndef filter(pod, node, ctx): raise RuntimeError('kaput')\n")
-    snap = Snapshot([node("a")], [])
+    snap = NodeInfoSnapshot([node("a")], [])
     diag = diagnose(pod("p", cpu="1"), snap, None, fallback=EMPTY, plugins=set_)
     assert diag.summary == 'running "boom" filter plugin: RuntimeError: kaput'
     assert diag.summary == Algorithm(plugins=set_).decide(pod("p", cpu="1"), snap).message
@@ -500,7 +507,7 @@ def test_why_reports_a_pre_filter_rejection_on_every_node() -> None:
     set_ = plugins(
         "NAME='pre'\ndef pre_filter(pod, ctx): return 'pod is not welcome'\ndef filter(pod, node, ctx): return None\n"
     )
-    snap = Snapshot([node("a"), node("b")], [])
+    snap = NodeInfoSnapshot([node("a"), node("b")], [])
     diag = diagnose(pod("p", cpu="1"), snap, None, fallback=EMPTY, plugins=set_)
     assert diag.summary == "0/2 nodes are available: pod is not welcome."
     assert diag.evaluation is not None and diag.evaluation.prefilter is not None
@@ -508,7 +515,7 @@ def test_why_reports_a_pre_filter_rejection_on_every_node() -> None:
 
 
 def test_plugin_report_and_explain_agree_with_the_decision() -> None:
-    snap = Snapshot([labelled("a", tier="gold"), labelled("b")], [])
+    snap = NodeInfoSnapshot([labelled("a", tier="gold"), labelled("b")], [])
     set_ = plugins(REJECT_NOT_GOLD)
     report = plugin_report(pod("p", cpu="1"), snap, EMPTY, set_)
     assert report.fitting() == ["a"] and report.rejecting() == {"gold-only": ["b"]}
@@ -544,7 +551,7 @@ def test_the_cache_keeps_every_annotation_when_plugins_run() -> None:
 def test_the_loop_reports_a_raising_plugin_counts_it_and_schedules_the_others() -> None:
     from test_scheduling_loop import FakeApi, eventually, ours, settings
 
-    from kschedctl.scheduling.loop import SchedulerLoop
+    from kschedctl.model.scheduling.loop import SchedulerLoop
 
     set_ = plugins(
         """

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from test_filters_support import expr, node, node_affinity, pod
 
-from kschedctl.filters import Snapshot, feasible_nodes
-from kschedctl.scheduling.policy import (
+from kschedctl.model.filters import NodeInfoSnapshot, feasible_nodes
+from kschedctl.model.scheduling.policy import (
     POD_POLICY_ANNOTATION,
     FallbackPolicy,
     FallbackStep,
@@ -136,7 +136,7 @@ def test_pod_annotation_replaces_the_scheduler_policy() -> None:
 
 
 def fits(p: dict[str, Any], *nodes: dict[str, Any]) -> list[str]:
-    return sorted(feasible_nodes(p, Snapshot(list(nodes), [])).names)
+    return sorted(feasible_nodes(p, NodeInfoSnapshot(list(nodes), [])).names)
 
 
 SSD = node("ssd", labels={"disktype": "ssd"})
@@ -255,7 +255,7 @@ def test_relax_topology_spread_and_pod_affinity() -> None:
         }
     }
     p = pod("p", labels={"app": "web"}, affinity=anti)
-    snap = Snapshot([*zone_a, node("b0", labels={"zone": "b"}, pods="0")], [web])
+    snap = NodeInfoSnapshot([*zone_a, node("b0", labels={"zone": "b"}, pods="0")], [web])
     assert feasible_nodes(p, snap).names == ()
     relaxed = FallbackStep("x", relax=("podAntiAffinity",)).apply(p)
     assert sorted(feasible_nodes(relaxed, snap).names) == ["a0", "a1"]

@@ -1,4 +1,4 @@
-"""DefaultPreemption (kschedctl.filters.preemption) rule by rule on plain dicts, and what
+"""DefaultPreemption (kschedctl.model.filters.preemption) rule by rule on plain dicts, and what
 kschedctl's scheduler does with it: only after the fallback steps, the nominated node, the
 victims it evicts, the events, and `why` saying the same."""
 
@@ -9,16 +9,16 @@ from typing import Any
 import pytest
 from test_filters_support import node, pod, pod_term
 
-from kschedctl.filters import (
+from kschedctl.model.filters import (
+    NodeInfoSnapshot,
     PreemptionCandidate,
-    Snapshot,
     evaluate,
     failed_scheduling_message,
     pick_node,
 )
+from kschedctl.model.scheduling.algorithm import Algorithm
+from kschedctl.model.scheduling.policy import FallbackPolicy, parse_policy
 from kschedctl.observe.diagnosis import diagnose
-from kschedctl.scheduling.algorithm import Algorithm
-from kschedctl.scheduling.policy import FallbackPolicy, parse_policy
 
 
 def running(
@@ -42,7 +42,7 @@ def pdb(name: str, labels: dict[str, str], allowed: int, **status: Any) -> dict[
     }
 
 
-def preemption(p: dict[str, Any], snap: Snapshot) -> Any:
+def preemption(p: dict[str, Any], snap: NodeInfoSnapshot) -> Any:
     ev = evaluate(p, snap)
     assert not ev.schedulable and ev.preemption is not None
     return ev.preemption
@@ -52,7 +52,7 @@ def preemption(p: dict[str, Any], snap: Snapshot) -> Any:
 
 
 def test_the_victim_set_is_minimal_and_most_important_first() -> None:
-    snap = Snapshot(
+    snap = NodeInfoSnapshot(
         [node("n", cpu="4")],
         [
             running("a", "n", "1", 1),
@@ -71,7 +71,7 @@ def test_the_victim_set_is_minimal_and_most_important_first() -> None:
 
 
 def test_equal_priority_the_earlier_started_pod_is_reprieved() -> None:
-    snap = Snapshot(
+    snap = NodeInfoSnapshot(
         [node("n", cpu="2")],
         [
             running("late", "n", "1", 1, start="2026-01-01T00:00:09Z"),
@@ -82,7 +82,7 @@ def test_equal_priority_the_earlier_started_pod_is_reprieved() -> None:
 
 
 def test_only_lower_priority_pods_are_victims() -> None:
-    snap = Snapshot(
+    snap = NodeInfoSnapshot(
         [node("n", cpu="2")],
         [running("same", "n", "1", 5), running("higher", "n", "1", 9)],
     )
@@ -92,7 +92,7 @@ def test_only_lower_priority_pods_are_victims() -> None:
 
 
 def test_a_node_where_evicting_every_lower_pod_is_not_enough_is_no_candidate() -> None:
-    snap = Snapshot(
+    snap = NodeInfoSnapshot(
         [node("n", cpu="4")],
         [running("low", "n", "1", 1), running("big", "n", "3", 10)],
     )
@@ -111,14 +111,14 @@ def test_the_reason_left_after_evicting_is_what_the_postfilter_reports() -> None
             "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [pod_term({"app": "web"})]},
         },
     )  # fmt: skip
-    snap = Snapshot([node("n", cpu="2")], [web, running("low", "n", "1", 1)])
+    snap = NodeInfoSnapshot([node("n", cpu="2")], [web, running("low", "n", "1", 1)])
     # evicting "low" frees the cpu; InterPodAffinity still fails, recorded once
     assert preemption(p, snap).node_reasons == {"n": ("node(s) didn't match pod affinity rules",)}
 
 
 def test_unresolvable_nodes_are_not_candidates() -> None:
     tainted = node("t", cpu="1", taints=[{"key": "k", "effect": "NoSchedule"}])
-    snap = Snapshot(
+    snap = NodeInfoSnapshot(
         [tainted, node("n", cpu="1")], [running("low-t", "t", "1", 1), running("peer", "n", "1", 5)]
     )
     pre = preemption(pod("p", cpu="1", priority=5), snap)
@@ -139,10 +139,10 @@ def test_a_pdb_protected_pod_is_reprieved_first() -> None:
         running("guarded", "n", "1", 1, labels={"app": "guarded"}),
         running("free", "n", "1", 2),
     ]
-    plain = preemption(pod("p", cpu="1", priority=5), Snapshot([node("n", cpu="2")], pods))
+    plain = preemption(pod("p", cpu="1", priority=5), NodeInfoSnapshot([node("n", cpu="2")], pods))
     assert plain.chosen.victims == ("default/guarded",)  # the less important one
     budget = pdb("keep", {"app": "guarded"}, 0)
-    snap = Snapshot([node("n", cpu="2")], pods, pod_disruption_budgets=[budget])
+    snap = NodeInfoSnapshot([node("n", cpu="2")], pods, pod_disruption_budgets=[budget])
     steered = preemption(pod("p", cpu="1", priority=5), snap)
     assert steered.chosen.victims == ("default/free",) and steered.chosen.pdb_violations == 0
 
@@ -150,7 +150,7 @@ def test_a_pdb_protected_pod_is_reprieved_first() -> None:
 def test_violations_are_counted_when_unavoidable() -> None:
     pods = [running("a", "n", "1", 1, labels={"app": "x"}), running("b", "n", "1", 1)]
     pods[1]["metadata"]["labels"] = {"app": "x"}
-    snap = Snapshot(
+    snap = NodeInfoSnapshot(
         [node("n", cpu="2")], pods, pod_disruption_budgets=[pdb("one", {"app": "x"}, 1)]
     )
     pre = preemption(pod("p", cpu="2", priority=5), snap)
@@ -169,7 +169,7 @@ def test_violations_are_counted_when_unavoidable() -> None:
 )  # fmt: skip
 def test_budgets_that_do_not_count(budget: dict[str, Any]) -> None:
     pods = [running("a", "n", "1", 1, labels={"app": "x"})]
-    snap = Snapshot([node("n", cpu="1")], pods, pod_disruption_budgets=[budget])
+    snap = NodeInfoSnapshot([node("n", cpu="1")], pods, pod_disruption_budgets=[budget])
     assert preemption(pod("p", cpu="1", priority=5), snap).chosen.pdb_violations == 0
 
 
@@ -219,9 +219,9 @@ def test_the_chosen_node_over_a_real_snapshot() -> None:
     ]
     p = pod("p", cpu="2", priority=100)
     # n2 and n3 tie on the highest victim priority (10); n3 has the smaller sum (one pod).
-    assert preemption(p, Snapshot(nodes, pods)).chosen.node == "n3"
+    assert preemption(p, NodeInfoSnapshot(nodes, pods)).chosen.node == "n3"
     # a budget on n3's pod steers the choice to n2
-    guarded = Snapshot(nodes, pods, pod_disruption_budgets=[pdb("db", {"app": "db"}, 0)])
+    guarded = NodeInfoSnapshot(nodes, pods, pod_disruption_budgets=[pdb("db", {"app": "db"}, 0)])
     chosen = preemption(p, guarded).chosen
     assert (chosen.node, chosen.victims) == ("n2", ("default/n2-low", "default/n2-low2"))
 
@@ -230,7 +230,7 @@ def test_the_chosen_node_over_a_real_snapshot() -> None:
 
 
 def test_preemption_policy_never() -> None:
-    snap = Snapshot([node("n", cpu="1")], [running("low", "n", "1", 1)])
+    snap = NodeInfoSnapshot([node("n", cpu="1")], [running("low", "n", "1", 1)])
     never = pod("p", cpu="1", priority=5, preemptionPolicy="Never")
     pre = preemption(never, snap)
     assert pre.ineligible == "not eligible due to preemptionPolicy=Never." and pre.chosen is None
@@ -250,7 +250,9 @@ def test_a_terminating_victim_on_the_nominated_node_blocks_preempting_again() ->
     ]
     p = pod("p", cpu="1", priority=5)
     p["status"]["nominatedNodeName"] = "n"
-    snap = Snapshot([node("n", cpu="1"), node("m", cpu="1")], [low, running("other", "m", "1", 1)])
+    snap = NodeInfoSnapshot(
+        [node("n", cpu="1"), node("m", cpu="1")], [low, running("other", "m", "1", 1)]
+    )
     pre = preemption(p, snap)
     assert pre.ineligible == "not eligible due to a terminating pod on the nominated node."
     # without the nomination it would preempt again
@@ -264,7 +266,7 @@ def test_a_terminating_victim_on_the_nominated_node_blocks_preempting_again() ->
 def test_nominated_pods_of_higher_or_equal_priority_are_counted() -> None:
     nominated = pod("first", cpu="2", priority=5, schedulerName="mine")
     nominated["status"]["nominatedNodeName"] = "n"
-    snap = Snapshot([node("n", cpu="2")], [running("low", "n", "1", 1), nominated])
+    snap = NodeInfoSnapshot([node("n", cpu="2")], [running("low", "n", "1", 1), nominated])
     algo = Algorithm()
     # an equal-priority pod does not get the room the nominated one waits for …
     d = algo.decide(pod("second", cpu="1", priority=5, schedulerName="mine"), snap)
@@ -283,7 +285,7 @@ def test_nominated_pods_of_higher_or_equal_priority_are_counted() -> None:
 
 def test_preemption_only_after_the_fallback_steps() -> None:
     nodes = [node("n", cpu="1"), node("spare", cpu="1", labels={"pool": "spare"})]
-    snap = Snapshot(nodes, [running("low", "n", "1", 1)])
+    snap = NodeInfoSnapshot(nodes, [running("low", "n", "1", 1)])
     p = pod("p", cpu="1", priority=5, nodeSelector={"kubernetes.io/hostname": "n"})
     policy = parse_policy(
         {"fallbacks": [{"name": "spare", "nodeSelector": {"pool": "spare"}}]},
@@ -305,7 +307,7 @@ def test_preemption_only_after_the_fallback_steps() -> None:
 def test_the_nominated_node_is_taken_once_it_fits() -> None:
     p = pod("p", cpu="1", priority=5)
     p["status"]["nominatedNodeName"] = "b"
-    snap = Snapshot([node("a", cpu="4"), node("b", cpu="1")])
+    snap = NodeInfoSnapshot([node("a", cpu="4"), node("b", cpu="1")])
     # kube-scheduler tries the nominated node first and takes it without scoring
     assert Algorithm(strategy="spread").decide(p, snap).node == "b"
 
@@ -314,7 +316,7 @@ def test_why_says_what_the_scheduler_does() -> None:
     nodes = [node("n1", cpu="2"), node("n2", cpu="2")]
     pods = [running("l1", "n1", "2", 1), running("l2", "n2", "1", 2), running("l3", "n2", "1", 3)]
     budgets = [pdb("b", {"app": "none"}, 0)]
-    snap = Snapshot(nodes, pods, pod_disruption_budgets=budgets)
+    snap = NodeInfoSnapshot(nodes, pods, pod_disruption_budgets=budgets)
     for p in (pod("p", cpu="2", priority=9, schedulerName="mine"),
               pod("q", cpu="3", priority=9, schedulerName="mine"),
               pod("r", cpu="2", priority=9, schedulerName="mine", preemptionPolicy="Never")):  # fmt: skip
@@ -340,9 +342,9 @@ class _Recorder:
 
 
 def test_victims_are_deleted_with_their_own_grace_period_and_uid() -> None:
-    from kschedctl.errors import ConflictError
+    from kschedctl.base.errors import ConflictError
     from kschedctl.k8s.scheduler_api import ClusterSchedulerApi
-    from kschedctl.scheduling.loop import ApiConflict
+    from kschedctl.model.scheduling.port import ApiConflict
 
     api = ClusterSchedulerApi.__new__(ClusterSchedulerApi)
     api.cluster = _Recorder()  # type: ignore[assignment]

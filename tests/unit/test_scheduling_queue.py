@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from kschedctl.scheduling.queue import SchedulingQueue
+from kschedctl.model.scheduling.queue import SchedulingQueue
 
 
 class Clock:

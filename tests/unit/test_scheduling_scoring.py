@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from test_filters_support import container, expr, node, pod
 
-from kschedctl.filters import Snapshot
-from kschedctl.filters.spread import go_round
-from kschedctl.scheduling.algorithm import Algorithm
-from kschedctl.scheduling.scoring import (
+from kschedctl.model.filters import NodeInfoSnapshot
+from kschedctl.model.filters.spread import go_round
+from kschedctl.model.scheduling.algorithm import Algorithm
+from kschedctl.model.scheduling.scoring import (
     BINPACK,
     SPREAD,
     WEIGHTS,
@@ -27,7 +27,9 @@ ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"
 
 
-def parts(p: dict[str, Any], snap: Snapshot, names: list[str], plugin: str) -> dict[str, int]:
+def parts(
+    p: dict[str, Any], snap: NodeInfoSnapshot, names: list[str], plugin: str
+) -> dict[str, int]:
     return {s.name: s.parts[plugin] for s in score_nodes(p, snap, names)}
 
 
@@ -58,7 +60,7 @@ def test_taint_toleration_reverses_against_the_most_tainted_node() -> None:
     def soft(key: str) -> dict[str, str]:
         return {"key": key, "value": "x", "effect": "PreferNoSchedule"}
 
-    snap = Snapshot(
+    snap = NodeInfoSnapshot(
         [node("a", taints=[soft("k1"), soft("k2")]), node("b", taints=[soft("k1")]), node("c")]
     )
     # raw 2, 1, 0; max 2: 100 - 100*2/2, 100 - 100*1/2, 100 - 0
@@ -73,7 +75,7 @@ def test_node_affinity_normalises_against_the_best_node() -> None:
         {"weight": 7, "preference": {"matchExpressions": [expr("zone", "In", "z1")]}},
         {"weight": 5, "preference": {"matchExpressions": [expr("disk", "In", "ssd")]}},
     ]}}  # fmt: skip
-    snap = Snapshot(
+    snap = NodeInfoSnapshot(
         [
             node("a", labels={"zone": "z1"}),
             node("b", labels={"disk": "ssd"}),
@@ -87,7 +89,7 @@ def test_node_affinity_normalises_against_the_best_node() -> None:
 
 
 def test_fit_least_and_most_allocated_average_the_allocatable_resources() -> None:
-    snap = Snapshot(
+    snap = NodeInfoSnapshot(
         [node("a", cpu="4", memory="8Gi"), node("nomem", cpu="4", memory="0")],
         [running("x", "a", {}, containers=[container(cpu="1", memory="2Gi")])],
     )
@@ -100,7 +102,7 @@ def test_fit_least_and_most_allocated_average_the_allocatable_resources() -> Non
 
 
 def test_balanced_allocation_scores_the_improvement_and_skips_best_effort_pods() -> None:
-    snap = Snapshot(
+    snap = NodeInfoSnapshot(
         [node("a", cpu="4", memory="8Gi")],
         [running("x", "a", {}, containers=[container(cpu="1", memory="4Gi")])],
     )
@@ -117,7 +119,7 @@ def with_images(n: dict[str, Any], *images: tuple[list[str], int]) -> dict[str, 
 
 
 def test_image_locality_scales_by_the_share_of_nodes_having_the_image() -> None:
-    snap = Snapshot(
+    snap = NodeInfoSnapshot(
         [
             with_images(node("a"), (["docker.io/library/nginx:1.25", "nginx:1.25"], 500 * MB)),
             with_images(node("b"), (["nginx:1.25"], 500 * MB)),
@@ -167,7 +169,7 @@ def test_topology_spread_scores_schedule_anyway_constraints() -> None:
         zoned("e", None),
     ]
     pods = [running("w1", "a", WEB), running("w2", "a", WEB), running("w3", "c", WEB)]
-    snap = Snapshot(nodes, pods)
+    snap = NodeInfoSnapshot(nodes, pods)
     p = pod("p", labels=WEB, topologySpreadConstraints=[soft_spread(ZONE)])
     # e lacks the zone: ignored (0). 3 zones -> weight log(5); counts z1 2, z2 1, z3 0
     w = math.log(5)
@@ -179,14 +181,14 @@ def test_topology_spread_scores_schedule_anyway_constraints() -> None:
 
 def test_topology_spread_counts_only_domains_of_feasible_nodes() -> None:
     nodes = [zoned("a", "z1"), zoned("c", "z2"), zoned("d", "z3")]
-    snap = Snapshot(nodes, [running("w1", "a", WEB), running("w3", "c", WEB)])
+    snap = NodeInfoSnapshot(nodes, [running("w1", "a", WEB), running("w3", "c", WEB)])
     p = pod("p", labels=WEB, topologySpreadConstraints=[soft_spread(ZONE, 2)])
     # only c and d feasible: 2 zones -> log(4); c: round(1*1.386 + 1) = 2, d: round(0 + 1) = 1
     assert parts(p, snap, ["c", "d"], "PodTopologySpread") == {"c": 50, "d": 100}
 
 
 def test_no_constraints_and_no_selecting_workload_skips_topology_spread() -> None:
-    snap = Snapshot([zoned("a", "z1"), zoned("b", "z2")], [running("w", "a", WEB)])
+    snap = NodeInfoSnapshot([zoned("a", "z1"), zoned("b", "z2")], [running("w", "a", WEB)])
     assert parts(pod("p", labels=WEB), snap, ["a", "b"], "PodTopologySpread") == {"a": 0, "b": 0}
 
 
@@ -210,7 +212,7 @@ def test_system_default_spreading_uses_the_selecting_workloads(
 ) -> None:
     nodes = [zoned("a", "z1"), zoned("b", "z1"), zoned("c", "z2")]
     pods = [running("w1", "a", WEB), running("w2", "a", WEB), running("w3", "c", WEB)]
-    snap = Snapshot(nodes, pods, workloads=workloads)
+    snap = NodeInfoSnapshot(nodes, pods, workloads=workloads)
     p = pod("p", labels=WEB)
     if owner is not None:
         p["metadata"]["ownerReferences"] = [{**owner, "name": "web-1", "controller": True}]
@@ -248,7 +250,7 @@ def test_inter_pod_affinity_sums_both_sides_then_min_max_normalises() -> None:
     likes_clients = {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
         {"weight": 3, "podAffinityTerm": term}]}}  # fmt: skip
     needs_clients = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
-    snap = Snapshot(
+    snap = NodeInfoSnapshot(
         [zoned("a", "z1"), zoned("b", "z1"), zoned("c", "z2")],
         [
             running("db", "a", {"app": "db"}),
@@ -267,7 +269,7 @@ def test_inter_pod_affinity_sums_both_sides_then_min_max_normalises() -> None:
 
 
 def test_scores_normalise_over_the_feasible_nodes_then_weigh() -> None:
-    snap = Snapshot(
+    snap = NodeInfoSnapshot(
         [zoned("a", "z1", cpu="8", memory="16Gi"), zoned("b", "z2"), zoned("c", "z3")],
         [running("w1", "b", WEB), running("w2", "c", WEB), running("w3", "c", WEB)],
     )
@@ -286,7 +288,7 @@ def test_scores_normalise_over_the_feasible_nodes_then_weigh() -> None:
 
 
 def test_remembered_counts_follow_pods_assumed_between_decisions() -> None:
-    snap = Snapshot([zoned("a", "z1"), zoned("b", "z2")], [running("w1", "a", WEB)])
+    snap = NodeInfoSnapshot([zoned("a", "z1"), zoned("b", "z2")], [running("w1", "a", WEB)])
     spread = [soft_spread(ZONE)]
     first = pod("r1", labels=WEB, cpu="100m", topologySpreadConstraints=spread)
     assert Algorithm().decide(first, snap).node == "b"
@@ -301,7 +303,7 @@ def test_remembered_counts_follow_pods_assumed_between_decisions() -> None:
 def test_preferred_terms_with_an_empty_namespace_selector_count_every_namespace() -> None:
     everywhere = {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
         {"weight": 10, "podAffinityTerm": {**term_of({"app": "db"}, ZONE), "namespaceSelector": {}}}]}}  # fmt: skip
-    snap = Snapshot(
+    snap = NodeInfoSnapshot(
         [zoned("a", "z1"), zoned("b", "z2")],
         [pod("db", namespace="other", node_name="b", labels={"app": "db"})],
     )

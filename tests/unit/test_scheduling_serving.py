@@ -7,7 +7,7 @@ import urllib.request
 
 import pytest
 
-from kschedctl.scheduling.serving import HealthServer
+from kschedctl.ops.serving import HealthServer
 
 
 def get(port: int, path: str) -> tuple[int, str, str]:

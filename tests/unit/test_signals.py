@@ -1,4 +1,4 @@
-"""SIGTERM and SIGHUP unwind like Ctrl-C (kschedctl.signals), sent to this very process.
+"""SIGTERM and SIGHUP unwind like Ctrl-C (kschedctl.base.signals), sent to this very process.
 
 The test session installs its own handler for both (tests/conftest.py): each test here starts
 from the dispositions a command starts with (the defaults) and puts the session's back.
@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from kschedctl.signals import TERMINATING, Terminated, deferred, unwinding_on_termination
+from kschedctl.base.signals import TERMINATING, Terminated, deferred, unwinding_on_termination
 
 
 @pytest.fixture(autouse=True)

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from kschedctl.base.errors import NotFoundError, SpecError
 from kschedctl.clustersnapshot import snapshot_from_dict
-from kschedctl.errors import NotFoundError, SpecError
 from kschedctl.observe.workload import PLACEHOLDER_IMAGE, lab_pod, load_workload
 from kschedctl.ops.simulate import Candidate, plan_from_snapshot, target_name
 from kschedctl.spec import default_spec
@@ -186,7 +186,8 @@ def test_a_retired_component_is_not_revived(tmp_path: Path) -> None:
     import sys
 
     from kschedctl.lab import processes
-    from kschedctl.lab.cluster import MARKER, STATE, ComponentState, Lab, LabState
+    from kschedctl.lab.cluster import Lab
+    from kschedctl.lab.state import MARKER, STATE, ComponentState, LabState
 
     lab = Lab(tmp_path / "lab")
     lab.dir.mkdir()

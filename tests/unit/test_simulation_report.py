@@ -15,7 +15,7 @@ from kschedctl.observe.simulation import (
     UNSCHEDULED,
     CandidateResult,
     PodOutcome,
-    Preemption,
+    PreemptedPod,
     ReasonCount,
     SimulationReport,
     is_worse,
@@ -170,7 +170,7 @@ def golden_report() -> SimulationReport:
                     messages={"train": FULL}, seconds=2.25)  # fmt: skip
     binpack = result("binpack", {"web-0": "big", "web-1": "big", "web-2": "big", "train": None},
                      messages={"train": FULL}, seconds=1.75)  # fmt: skip
-    binpack.preemptions = [Preemption("ns/low", "Preempted by pod 1234 on node big")]
+    binpack.preemptions = [PreemptedPod("ns/low", "Preempted by pod 1234 on node big")]
     binpack.why_reasons = [ReasonCount("Insufficient cpu", 1, 5)]
     fallback = result("fallback", {"web-0": "a-1", "web-1": "a-2", "web-2": "b-1", "train": "gpu"},
                       steps={"train": "gpu-pool"})  # fmt: skip

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kschedctl.errors import NotFoundError, SpecError
+from kschedctl.base.errors import NotFoundError, SpecError
 from kschedctl.render.forms import render
 from kschedctl.spec import (
     Spec,

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from kschedctl.errors import ClusterError, ForbiddenError
+from kschedctl.base.errors import ClusterError, ForbiddenError
 from kschedctl.k8s.scrape import Answer, Target
 from kschedctl.k8s.tokens import MintedToken
 from kschedctl.observe.schedulers import Lease, Scheduler
@@ -161,7 +161,7 @@ def test_a_static_pods_mirror_pods_are_matched_to_the_lease_by_their_node(
 
 
 def test_kschedctls_own_scheduler_is_sent_no_credentials_at_all(asked: Asked) -> None:
-    """It serves /metrics over plain HTTP to anyone (kschedctl.scheduling.serving): no token is
+    """It serves /metrics over plain HTTP to anyone (kschedctl.ops.serving): no token is
     minted, no ServiceAccount looked for."""
     entry = Scheduler("b", "deployment", managed=True, namespace="kube-system", labels={"kschedctl.io/scheduler": "b"},
                       pods=["b-1"])  # fmt: skip

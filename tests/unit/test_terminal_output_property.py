@@ -10,7 +10,7 @@ them, piped and on a terminal. Then:
 
 - the terminal text holds no control, format or separator character but the newline (and the
   tab in log lines), so no ESC, no C1, no bidi override reaches the terminal;
-- the hostile text is shown literally, escaped (:func:`kschedctl.terminal.escape`): markup is
+- the hostile text is shown literally, escaped (:func:`kschedctl.base.terminal.escape`): markup is
   never interpreted ("[bold]" stays "[bold]");
 - the HTML and SVG exports hold no link and no element from the data, and no control
   character; ``-o yaml`` and ``-o json`` read back exactly and are inert too.
@@ -38,14 +38,23 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_filters_support import node, pod
 
-from kschedctl import output, terminal
-from kschedctl.cli import eventrows, logview, picture_export, pictures, simulate_view, why_view
+from kschedctl.base import terminal
+from kschedctl.cli import (
+    eventrows,
+    logview,
+    output,
+    picture_export,
+    pictures,
+    simulate_view,
+    why_view,
+)
 from kschedctl.cli.inventory import list_columns, list_rows
 from kschedctl.cli.status import _print_status
-from kschedctl.filters import Snapshot
+from kschedctl.model.filters import NodeInfoSnapshot
 from kschedctl.observe.crash import ContainerProblem, CrashReport
-from kschedctl.observe.diagnosis import Reported, diagnose
+from kschedctl.observe.diagnosis import diagnose
 from kschedctl.observe.events import normalize
+from kschedctl.observe.failedscheduling import Reported
 from kschedctl.observe.loglines import Grep, LogLine
 from kschedctl.observe.placement import placement
 from kschedctl.observe.schedulers import Lease, Scheduler
@@ -93,7 +102,7 @@ hostile = st.lists(st.sampled_from(PIECES) | st.text(max_size=4), min_size=1, ma
     lambda pieces: "x" + "".join(pieces)
 )  # never empty: an object has a name
 
-# Characters no terminal text may hold (checked here independently of kschedctl.terminal):
+# Characters no terminal text may hold (checked here independently of kschedctl.base.terminal):
 # controls (C0, DEL, C1), format characters, surrogates, private-use and unassigned code
 # points, line and paragraph separators.
 REFUSED = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
@@ -124,7 +133,7 @@ SGR = re.compile(r"\x1b\[[0-9;]*m")
 
 @contextlib.contextmanager
 def terminal_output(tty: bool) -> Iterator[io.StringIO]:
-    """stdout and stderr into one buffer, the consoles of kschedctl.output writing there as
+    """stdout and stderr into one buffer, the consoles of kschedctl.cli.output writing there as
     to a pipe, or as to a colour terminal (FORCE_COLOR), 1,000 columns wide."""
     buffer = io.StringIO()
     env = {"COLUMNS": "1000", "TERM": "xterm-256color", "FORCE_COLOR": "1"}
@@ -185,7 +194,7 @@ def event(note: str, reason: str, name: str, controller: str) -> dict[str, Any]:
 def test_events(note: str, reason: str, name: str, controller: str, tty: bool) -> None:
     e = normalize(event(note, reason, name, controller))
     for kind in ("table", "wide"):
-        columns = eventrows.columns(kind, True)
+        columns = eventrows.event_columns(kind, True)
         rows = [eventrows.row(e, kind, True, NOW, tty)]
         text = printed(tty, output.print_table, columns, rows)
         assert_inert(text)
@@ -242,7 +251,7 @@ def test_status(name: str, message: str, log: str, warning: str, tty: bool) -> N
 @given(name=hostile, node_name=hostile, event_note=hostile, tty=st.booleans())
 def test_why(name: str, node_name: str, event_note: str, tty: bool) -> None:
     p = pod(name, namespace=name, cpu="8", schedulerName="default-scheduler")
-    snap = Snapshot([node(node_name, cpu="2"), node("n-2", cpu="1")], [])
+    snap = NodeInfoSnapshot([node(node_name, cpu="2"), node("n-2", cpu="1")], [])
     scheduler = Scheduler(name="default-scheduler", form="process",
                           lease=Lease("kube-system", "kube-scheduler", node_name, 1.0, 15),
                           leader=node_name)  # fmt: skip

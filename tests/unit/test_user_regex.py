@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kschedctl.config.userregex import MAX_PROGRAM, PatternError, UserRegex
 from kschedctl.observe.loglines import Grep, LogLine
+from kschedctl.observe.userregex import MAX_PROGRAM, PatternError, UserRegex
 
 
 def _bound(regex: UserRegex, text: str) -> int:

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from kschedctl.config.durations import parse_go_duration as parse_duration
-from kschedctl.config.validation import check_config
-from kschedctl.config.versions import parse_version
+from kschedctl.model.config.durations import parse_go_duration as parse_duration
+from kschedctl.model.config.validation import check_config
+from kschedctl.model.config.versions import parse_version
 
 V136 = parse_version("1.36")
 GOOD: dict[str, Any] = {

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kschedctl.config import versions
-from kschedctl.config.versions import parse_version
+from kschedctl.model.config import versions
+from kschedctl.model.config.versions import parse_version
 
 
 @pytest.mark.parametrize(

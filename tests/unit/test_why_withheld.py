@@ -13,9 +13,10 @@ from test_diagnosis_fallback import POLICY, fb, ours
 from test_diagnosis_fallback import cluster as fallback_cluster
 from test_filters_support import node, pod
 
-from kschedctl.filters import Snapshot
-from kschedctl.observe.diagnosis import WITHHELD, Reported, diagnose
-from kschedctl.observe.pending import summarize
+from kschedctl.model.filters import NodeInfoSnapshot
+from kschedctl.observe.diagnosis import WITHHELD, diagnose
+from kschedctl.observe.failedscheduling import Reported
+from kschedctl.observe.pending import pending_reasons
 from kschedctl.observe.plugin_files import UnrunPlugins
 from kschedctl.ops.why import Explanation
 
@@ -29,8 +30,8 @@ UNRUN = UnrunPlugins(
 )
 
 
-def _snapshot() -> Snapshot:
-    return Snapshot([node("roomy", labels={"pool": "main"}), node("tiny", cpu="100m")], [])
+def _snapshot() -> NodeInfoSnapshot:
+    return NodeInfoSnapshot([node("roomy", labels={"pool": "main"}), node("tiny", cpu="100m")], [])
 
 
 def _ours(**kw: Any) -> dict[str, Any]:
@@ -130,7 +131,7 @@ def test_why_all_counts_withheld_pods_apart_and_exits_6() -> None:
         [fb()],
         fallback=POLICY,
     )
-    [row] = [r for r in summarize([withheld, fits]) if r.code == "plugins-not-run"]
+    [row] = [r for r in pending_reasons([withheld, fits]) if r.code == "plugins-not-run"]
     assert (row.reason, row.pods, row.nodes) == (WITHHELD, ("team-b/p",), 1)
     assert Explanation([fits], one_pod=False, namespace=None).schedulable
     both = Explanation([withheld, fits], one_pod=False, namespace=None)
@@ -139,7 +140,7 @@ def test_why_all_counts_withheld_pods_apart_and_exits_6() -> None:
 
 @pytest.mark.parametrize("decides", [True, False], ids=["withheld", "rejected"])
 def test_without_an_exact_flag_the_fix_says_how_to_pass_the_files(decides: bool) -> None:
-    from kschedctl.observe.diagnosis import plugins_not_run
+    from kschedctl.observe.findings import plugins_not_run
 
     lease_only = UnrunPlugins("fb", "its Lease", ("rack",), note="no copy found")
     finding = plugins_not_run(lease_only, {"name": "p", "namespace": "ns"}, decides)

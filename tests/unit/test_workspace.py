@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kschedctl.errors import KschedError, NotFoundError, UsageError
+from kschedctl.base.errors import KschedError, NotFoundError, UsageError
 from kschedctl.render.workspace import SPEC_READ_LIMIT, write_workspace
 
 SPEC = "apiVersion: kschedctl.io/v1alpha1\nkind: Scheduler\nmetadata:\n  name: ws\n"

@@ -5,7 +5,7 @@ schedulers over-committing one node would go unnoticed in the lab. A kubelet re-
 it receives against the pods it already admitted and rejects the one that does not fit (phase
 ``Failed``, reason ``OutOfcpu``, a Warning event from ``kubelet``). The runner does the same here
 for every pod on a kwok node, in the order its watch delivers them, with
-:mod:`kschedctl.filters.admission`'s arithmetic.
+:mod:`kschedctl.model.filters.admission`'s arithmetic.
 
 An admitted pod gets the annotation ``lab.kschedctl.io/admitted``; ``lab up`` gates kwok's
 pod-ready stage on it (:func:`kschedctl.lab.images.kwok_admitted_expression`), so kwok never
@@ -22,11 +22,11 @@ from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from kschedctl.errors import KschedError, NotFoundError
-from kschedctl.filters import node_allocatable
-from kschedctl.filters.admission import NodeAdmission, Rejection
+from kschedctl.base.errors import KschedError, NotFoundError
 from kschedctl.lab.images import ADMITTED_ANNOTATION
 from kschedctl.lab.runner.kube import LabApi, pod_path
+from kschedctl.model.filters import node_allocatable
+from kschedctl.model.filters.admission import NodeAdmission, Rejection
 
 log = logging.getLogger("kschedctl.lab.runner")
 

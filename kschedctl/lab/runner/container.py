@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kschedctl.filters.quantity import QuantityError, parse_quantity, to_units
 from kschedctl.lab import processes
 from kschedctl.lab.runner import spawn
 from kschedctl.lab.runner.crilog import ContainerLog
@@ -25,6 +24,7 @@ from kschedctl.lab.runner.probes import ProbeTracker, check, parse_probe
 from kschedctl.lab.runner.programs import ImagePullError, Launch, LaunchError
 from kschedctl.lab.runner.status import iso
 from kschedctl.lab.runner.volumes import VolumeError
+from kschedctl.model.filters.quantity import QuantityError, parse_quantity, to_units
 
 CONTAINER_ID_PREFIX = "kschedctl-lab://"  # containerID = this + pid (kwok sets none)
 CONFIG_RETRY = 2.0  # seconds between attempts while a ConfigMap/Secret/volume is missing

@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from kschedctl.errors import ApiError, NotFoundError
+from kschedctl.base.errors import ApiError, NotFoundError
 from kschedctl.k8s.client import Cluster
 
 KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"

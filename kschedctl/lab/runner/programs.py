@@ -18,11 +18,12 @@ from pathlib import Path
 import yaml
 
 import kschedctl
-from kschedctl.errors import NotFoundError
+from kschedctl.base.errors import NotFoundError
 from kschedctl.lab.binaries import find_optional
-from kschedctl.lab.images import CUSTOM_KUBE_SCHEDULER, KSCHEDCTL, KUBE_SCHEDULER, image_tag
+from kschedctl.lab.images import CUSTOM_KUBE_SCHEDULER, KSCHEDCTL, KUBE_SCHEDULER
 from kschedctl.lab.private import private_dir, write_private
 from kschedctl.lab.runner.podenv import flag_values, replace_flag, rewrite_path
+from kschedctl.model.config.shapes import image_tag
 
 KUBE_SCHEDULER_PORT = 10259  # kube-scheduler's default --secure-port
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from kschedctl.errors import KschedError, NotFoundError
+from kschedctl.base.errors import KschedError, NotFoundError
 from kschedctl.k8s.client import Cluster
 
 log = logging.getLogger("kschedctl.lab.runner.static")

@@ -19,11 +19,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from kschedctl.errors import KschedError, LabError
+from kschedctl.base.errors import KschedError, LabError
 from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.watch import SYNC, list_and_watch
 from kschedctl.lab import processes
-from kschedctl.lab.cluster import Lab, free_port
+from kschedctl.lab.cluster import Lab
+from kschedctl.lab.components import free_port
 from kschedctl.lab.images import KUBE_SCHEDULER, program_for
 from kschedctl.lab.runner import spawn
 from kschedctl.lab.runner.admission import Admitter

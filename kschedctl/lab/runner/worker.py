@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from kschedctl.errors import KschedError, NotFoundError
+from kschedctl.base.errors import KschedError, NotFoundError
 from kschedctl.lab import images
 from kschedctl.lab.private import private_dir, write_private
 from kschedctl.lab.runner import podenv, programs, status, volumes

@@ -1,0 +1,230 @@
+"""The lab's start order: etcd → kube-apiserver → kube-controller-manager → kube-scheduler →
+kwok → the runner, each with its flags, then the simulated nodes.
+
+``Lab.up`` calls :func:`start_all` once the directory, its marker and ``lab.json`` exist;
+every process is started and recorded through :mod:`kschedctl.lab.components`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from kschedctl.lab import pki, processes
+from kschedctl.lab.components import Progress, advertise_address, free_port, start_component, wait
+from kschedctl.lab.images import kwok_admitted_expression, kwok_selector_key
+from kschedctl.lab.state import LabDir, LabState
+
+if TYPE_CHECKING:
+    from kschedctl.k8s.client import Cluster
+
+KWOK_STAGES = Path(__file__).parent / "kwok-stages.yaml"
+KWOK_LOGS_CRD = Path(__file__).parent / "kwok-logs-crd.yaml"
+KWOK_PORT_FORWARD_CRD = Path(__file__).parent / "kwok-portforward-crd.yaml"
+SERVICE_CIDR = "10.96.0.0/16"
+POD_CIDR = "10.244.0.0/16"
+NODE_LEASE_SECONDS = 40
+
+
+def start_all(
+    lab: LabDir,
+    state: LabState,
+    bins: dict[str, Path],
+    nodes: list[dict[str, Any]],
+    progress: Progress,
+    timeout: float,
+) -> None:
+    advertise = advertise_address()
+    progress("generating certificates")
+    pki.generate(lab.pki, advertise)
+    lab._write_kubeconfigs(state.api_port)
+    env = processes.proxy_free_environment()
+
+    etcd_port, peer_port = free_port(), free_port()
+    start_component(lab, state, "etcd", bins, etcd_port, env, _etcd_args(lab, etcd_port, peer_port))
+    wait(lab, state, "etcd", f"https://127.0.0.1:{etcd_port}/health", timeout, progress)
+
+    p = lab.pki
+    start_component(lab, state, "kube-apiserver", bins, state.api_port, env, [
+        f"--etcd-servers=https://127.0.0.1:{etcd_port}",
+        f"--etcd-cafile={pki.etcd_file(p, 'ca', 'crt')}",
+        f"--etcd-certfile={pki.etcd_file(p, pki.ETCD_APISERVER_CLIENT, 'crt')}",
+        f"--etcd-keyfile={pki.etcd_file(p, pki.ETCD_APISERVER_CLIENT, 'key')}",
+        "--bind-address=127.0.0.1", f"--secure-port={state.api_port}",
+        f"--advertise-address={advertise}",
+        f"--tls-cert-file={p / 'apiserver.crt'}",
+        f"--tls-private-key-file={p / 'apiserver.key'}",
+        f"--client-ca-file={p / 'ca.crt'}",
+        # Published in kube-system/extension-apiserver-authentication, as on kubeadm; a
+        # scheduler's delegated authentication logs errors every second without it.
+        f"--requestheader-client-ca-file={p / 'ca.crt'}",
+        "--requestheader-allowed-names=front-proxy-client",
+        "--requestheader-username-headers=X-Remote-User",
+        "--requestheader-group-headers=X-Remote-Group",
+        "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+        "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+        f"--service-account-key-file={p / 'sa.pub'}",
+        f"--service-account-signing-key-file={p / 'sa.key'}",
+        f"--service-cluster-ip-range={SERVICE_CIDR}",
+        "--authorization-mode=Node,RBAC", "--allow-privileged=true",
+        "--kubelet-preferred-address-types=InternalIP,Hostname",
+        "--profiling=false",
+    ])  # fmt: skip
+    wait(lab, state, "kube-apiserver", f"https://127.0.0.1:{state.api_port}/readyz",
+               timeout, progress)  # fmt: skip
+
+    # lab.api loads the kubernetes client: only once the API server runs
+    from kschedctl.k8s.client import Cluster  # the kubernetes client is needed from here on only
+
+    with Cluster.connect(str(lab.kubeconfig)) as cluster:
+        _start_rest(lab, state, bins, nodes, progress, timeout, env, cluster)
+
+
+def _etcd_args(lab: LabDir, client_port: int, peer_port: int) -> list[str]:
+    """One member on loopback, TLS on both of its listeners, client certificates required;
+    no other listener (metrics are served on the client port, behind the same TLS)."""
+    server = [
+        f"--cert-file={pki.etcd_file(lab.pki, pki.ETCD_SERVER, 'crt')}",
+        f"--key-file={pki.etcd_file(lab.pki, pki.ETCD_SERVER, 'key')}",
+        f"--trusted-ca-file={pki.etcd_file(lab.pki, 'ca', 'crt')}",
+        "--client-cert-auth=true",
+    ]
+    peer = [
+        f"--peer-cert-file={pki.etcd_file(lab.pki, pki.ETCD_SERVER, 'crt')}",
+        f"--peer-key-file={pki.etcd_file(lab.pki, pki.ETCD_SERVER, 'key')}",
+        f"--peer-trusted-ca-file={pki.etcd_file(lab.pki, 'ca', 'crt')}",
+        "--peer-client-cert-auth=true",
+    ]
+    return [
+        "--name=lab", f"--data-dir={lab.dir / 'etcd'}",
+        f"--listen-client-urls=https://127.0.0.1:{client_port}",
+        f"--advertise-client-urls=https://127.0.0.1:{client_port}",
+        f"--listen-peer-urls=https://127.0.0.1:{peer_port}",
+        f"--initial-advertise-peer-urls=https://127.0.0.1:{peer_port}",
+        f"--initial-cluster=lab=https://127.0.0.1:{peer_port}",
+        *server, *peer,
+        "--unsafe-no-fsync=true", "--log-level=warn", "--quota-backend-bytes=8589934592",
+    ]  # fmt: skip
+
+
+def _start_rest(
+    lab: LabDir,
+    state: LabState,
+    bins: dict[str, Path],
+    nodes: list[dict[str, Any]],
+    progress: Progress,
+    timeout: float,
+    env: dict[str, str],
+    cluster: Cluster,
+) -> None:
+    # lab.api loads the kubernetes client: only once the API server runs
+    from kschedctl.lab import api
+
+    p = lab.pki
+    kcm_port = free_port()
+    start_component(lab, state, "kube-controller-manager", bins, kcm_port, env, [
+        f"--kubeconfig={lab.dir / 'controller-manager.kubeconfig'}",
+        "--leader-elect=false", "--bind-address=127.0.0.1", f"--secure-port={kcm_port}",
+        f"--service-account-private-key-file={p / 'sa.key'}",
+        f"--root-ca-file={p / 'ca.crt'}", "--use-service-account-credentials=true",
+        f"--cluster-signing-cert-file={p / 'ca.crt'}",
+        f"--cluster-signing-key-file={p / 'ca.key'}",
+        "--profiling=false",
+    ])  # fmt: skip
+
+    sched_port = free_port()
+    sched_config = lab.dir / "default-scheduler.yaml"
+    sched_config.write_text(yaml.safe_dump(_default_scheduler_config(lab), sort_keys=False))
+    start_component(lab, state, "kube-scheduler", bins, sched_port, env, [
+        f"--config={sched_config}", "--bind-address=127.0.0.1",
+        f"--secure-port={sched_port}",
+    ])  # fmt: skip
+
+    # kwok watches Logs and PortForward objects only if their CRDs exist; it does not
+    # install them.
+    progress("installing kwok's Logs and PortForward CustomResourceDefinitions")
+    api.install_crds(cluster, KWOK_LOGS_CRD, timeout)
+    api.install_crds(cluster, KWOK_PORT_FORWARD_CRD, timeout)
+    kwok_port = free_port()
+    kwok_env = {"HOME": str(lab.dir / "kwok-home")}
+    (lab.dir / "kwok-home").mkdir(exist_ok=True)
+    start_component(lab, state, "kwok", bins, kwok_port, kwok_env, [
+        f"--kubeconfig={lab.kubeconfig}", f"--config={_kwok_stages(lab)}",
+        "--manage-all-nodes=false",
+        "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
+        "--node-ip=127.0.0.1", "--node-name=localhost", f"--node-port={kwok_port}",
+        f"--server-address=127.0.0.1:{kwok_port}",
+        f"--node-lease-duration-seconds={NODE_LEASE_SECONDS}", f"--cidr={POD_CIDR}",
+        "--enable-crds=Logs", "--enable-crds=PortForward",
+    ])  # fmt: skip
+    runner_port = start_runner(lab, state, env)  # its start-up overlaps the waits below
+    wait(lab, state, "kube-controller-manager", f"https://127.0.0.1:{kcm_port}/healthz",
+               timeout, progress)  # fmt: skip
+    wait(lab, state, "kube-scheduler", f"https://127.0.0.1:{sched_port}/healthz",
+               timeout, progress)  # fmt: skip
+    wait(lab, state, "kwok", f"http://127.0.0.1:{kwok_port}/healthz", timeout, progress)
+
+    if nodes:
+        progress(f"creating {len(nodes)} simulated node(s)")
+        api.create_nodes(cluster, nodes)
+        api.wait_nodes_ready(cluster, [n["metadata"]["name"] for n in nodes], timeout)
+    progress("waiting for the default ServiceAccount")
+    api.wait_default_service_account(cluster, "default", timeout)
+    wait(lab, state, "runner", f"http://127.0.0.1:{runner_port}/healthz", timeout, progress)
+
+
+def start_runner(lab: LabDir, state: LabState, env: dict[str, str]) -> int:
+    """Start the runner (scheduler pods as processes) with this interpreter; its port."""
+    port = free_port()
+    python = os.path.realpath(sys.executable)  # what /proc/<pid>/exe shows
+    start_component(lab, state, "runner", {}, port, env, [
+        "-m", "kschedctl", "lab", "runner", f"--dir={lab.dir}", f"--health-port={port}",
+    ], exe=python, argv0=sys.executable)  # fmt: skip
+    return port
+
+
+def _kwok_stages(lab: LabDir) -> Path:
+    """kwok's default stages, except that pod-ready leaves the runner's pods alone and waits
+    for the runner's admission of every pod.
+
+    kwok would mark them Running and Ready the moment they are bound, before their process
+    even started; the runner reports their status itself, as a kubelet would. And kwok
+    would run a pod the node has no room for; the runner rejects it as a kubelet does.
+    """
+    stages = list(yaml.safe_load_all(KWOK_STAGES.read_text()))
+    for stage in stages:
+        if stage and stage["metadata"]["name"] == "pod-ready":
+            stage["spec"]["selector"]["matchExpressions"] += [
+                {"key": kwok_selector_key(), "operator": "DoesNotExist"},
+                kwok_admitted_expression(),  # the runner's kubelet admission said yes
+            ]
+    path = lab.dir / "kwok-stages.yaml"
+    path.write_text(yaml.dump_all(stages, Dumper=_BlockDumper, sort_keys=False))
+    return path
+
+
+def _default_scheduler_config(lab: LabDir) -> dict[str, Any]:
+    return {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "clientConnection": {"kubeconfig": str(lab.dir / "scheduler.kubeconfig")},
+        # The defaults of a kubeadm cluster: Lease kube-system/kube-scheduler.
+        "leaderElection": {"leaderElect": True},
+        "profiles": [{"schedulerName": "default-scheduler"}],
+    }
+
+
+class _BlockDumper(yaml.SafeDumper):
+    """Multi-line strings (kwok's templates) as readable ``|`` blocks."""
+
+
+_BlockDumper.add_representer(
+    str,
+    lambda dumper, text: dumper.represent_scalar(
+        "tag:yaml.org,2002:str", text, style="|" if "\n" in text else None
+    ),
+)

@@ -1,0 +1,246 @@
+"""``CycleState``: one pod's scheduling cycle over a snapshot — the filters of ``FILTERS``
+that apply to the pod, their PreFilter state, and the nominated pods to count — shared by
+``evaluate`` and ``feasible_nodes``; ``not_evaluated``: the unmodelled filters a pod needs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+from .nodefilters import Incoming, NodeCheck
+from .nodeinfo import NodeInfo, PodInfo
+from .plugin import Filter, PodState
+from .snapshot import NodeInfoSnapshot
+from .table import FILTERS
+from .verdicts import (
+    DYNAMIC_RESOURCES,
+    NODE_DECLARED_FEATURES,
+    NODE_VOLUME_LIMITS,
+    VOLUME_BINDING,
+    VOLUME_RESTRICTIONS,
+    VOLUME_ZONE,
+    NotEvaluated,
+    Reason,
+)
+from .volumebinding import claim_class, volume_class
+from .volumes import claim_names
+
+__all__ = ["CycleState", "ExtraFilter", "not_evaluated"]
+
+# A scheduler's own Filter plugins (kschedctl's Python plugins) as one filter run after the
+# built-in ones, on the nodes they pass: the reason it rejects ``node`` for (code
+# Unschedulable: evicting pods may help; UnschedulableAndUnresolvable: it cannot), or None.
+# It must read the node as it is when called: the nominated pods and the preemption dry run
+# add and remove pods on it.
+ExtraFilter = Callable[[NodeInfo], Reason | None]
+
+_INLINE_DISKS = ("gcePersistentDisk", "awsElasticBlockStore", "rbd", "iscsi")
+_MIGRATABLE = (
+    "gcePersistentDisk",
+    "awsElasticBlockStore",
+    "azureDisk",
+    "cinder",
+    "vsphereVolume",
+    "portworxVolume",
+)
+
+
+class CycleState:
+    """One scheduling cycle's PreFilter state (mutated and restored by nominated pods and the
+    preemption dry run, like kube-scheduler's cloned CycleState).
+
+    ``filters`` are the rows of ``FILTERS`` that run for this pod, in order (modelled, not
+    skipped by their PreFilter); ``states`` their PreFilter state by plugin name. ``extra``
+    runs after them on the nodes they pass (kube-scheduler runs out-of-tree Filter plugins
+    in every filter pass too: with nominated pods, and in the preemption dry run).
+    """
+
+    inc: Incoming
+    snapshot: NodeInfoSnapshot
+    states: dict[str, PodState]
+    filters: tuple[Filter, ...]
+    nominated: dict[str, list[PodInfo]]
+    extra: ExtraFilter | None
+
+    def __init__(
+        self,
+        inc: Incoming,
+        snapshot: NodeInfoSnapshot,
+        notes: list[str] | None = None,
+        extra: ExtraFilter | None = None,
+    ) -> None:
+        self.inc = inc
+        self.snapshot = snapshot
+        self.extra = extra
+        self.states = {}
+        active: list[Filter] = []
+        for f in FILTERS:
+            if f.explain is None or (f.skip is not None and f.skip(inc)):
+                continue
+            if f.prefilter is not None:
+                state = f.prefilter(inc, snapshot, notes)
+                if state is None:
+                    continue
+                self.states[f.plugin] = state
+            active.append(f)
+        self.filters = tuple(active)
+        scheduler = (inc.raw.get("spec") or {}).get("schedulerName") or "default-scheduler"
+        self.nominated = {
+            node: [p for p in pods if p.priority >= inc.priority and p.uid != inc.uid]
+            for node, pods in snapshot.nominated_pods(scheduler).items()
+        }
+
+    def add(self, pod: PodInfo, node: NodeInfo) -> None:
+        node.add(pod)
+        for state in self.states.values():
+            state.update_with_pod(pod, node, 1)
+
+    def remove(self, pod: PodInfo, node: NodeInfo) -> None:
+        node.remove(pod)
+        for state in self.states.values():
+            state.update_with_pod(pod, node, -1)
+
+    def node_checks(self) -> tuple[NodeCheck, ...]:
+        """The filters as per-node booleans, for a caller that needs no explanation."""
+        return tuple(f.node_check(self) for f in self.filters)
+
+    def run_filters(self, node: NodeInfo, all_reasons: bool) -> tuple[list[Reason], int]:
+        """The failing filters' reasons, and how many leading ones kube-scheduler records
+        (the first failing plugin's; InterPodAffinity stops at its first failing check).
+        ``extra`` runs only on a node every built-in filter passes."""
+        out: list[Reason] = []
+        recorded = 0
+        for f in self.filters:
+            assert f.explain is not None
+            reasons = f.explain(self, node, all_reasons)
+            if reasons:
+                if not out:
+                    recorded = 1 if f.first_reason_only else len(reasons)
+                out.extend(reasons)
+                if not all_reasons:
+                    break
+        if not out and self.extra is not None:
+            rejected = self.extra(node)
+            if rejected is not None:
+                return [rejected], 1
+        return out, recorded
+
+    def run_with_nominated(
+        self, node: NodeInfo, all_reasons: bool = False
+    ) -> tuple[list[Reason], int]:
+        """``RunFilterPluginsWithNominatedPods``: first as if the nominated pods of at least
+        this pod's priority were already on the node; if that passes, once more without them."""
+        nominated = self.nominated.get(node.name)
+        if nominated:
+            for p in nominated:
+                self.add(p, node)
+            try:
+                reasons, recorded = self.run_filters(node, all_reasons)
+            finally:
+                for p in nominated:
+                    self.remove(p, node)
+            if reasons:
+                who = ", ".join(p.key for p in nominated)
+                return [
+                    replace(r, detail=f"{r.detail} (counting pod(s) nominated to this node: {who})")
+                    for r in reasons
+                ], recorded
+        return self.run_filters(node, all_reasons)
+
+
+def _csi_volumes(inc: Incoming, snapshot: NodeInfoSnapshot) -> list[str]:
+    """The pod's claims whose PersistentVolume (bound, or a static candidate of an unbound
+    claim's class) is a CSI or CSI-migrated volume: NodeVolumeLimits counts them."""
+    pvcs, pvs = snapshot.pvcs or {}, snapshot.pvs or {}
+    out = []
+    for _vol, name, _eph in claim_names(inc.raw):
+        pvc = pvcs.get((inc.namespace, name))
+        if pvc is None:
+            continue
+        volume = (pvc.get("spec") or {}).get("volumeName")
+        if volume:
+            candidates = [pvs[volume]] if volume in pvs else []
+        else:
+            cls = claim_class(pvc)
+            candidates = [pv for pv in pvs.values() if volume_class(pv) == cls]
+        if any(k in (pv.get("spec") or {}) for pv in candidates for k in ("csi", *_MIGRATABLE)):
+            out.append(name)
+    return out
+
+
+def not_evaluated(inc: Incoming, snapshot: NodeInfoSnapshot) -> tuple[list[NotEvaluated], bool]:
+    """The unmodelled filters (rows of ``FILTERS`` without ``explain``) this pod needs, in
+    filter order, and whether the pod has (DRA) resource claims."""
+    spec = inc.raw.get("spec") or {}
+    out: list[NotEvaluated] = []
+    claims: list[str] = []
+    inline: list[str] = []
+    migratable = False
+    for v in spec.get("volumes") or []:
+        if "persistentVolumeClaim" in v:
+            claims.append(str((v.get("persistentVolumeClaim") or {}).get("claimName")))
+        elif "ephemeral" in v:
+            claims.append(f"{inc.name}-{v.get('name')} (ephemeral)")
+        for kind in _INLINE_DISKS:
+            if kind in v:
+                inline.append(f"{v.get('name')} ({kind})")
+        migratable = migratable or any(k in v for k in _MIGRATABLE)
+    if claims and (snapshot.pvcs is None or snapshot.pvs is None):
+        if snapshot.pvcs is None:
+            why = (
+                f"the pod uses PersistentVolumeClaim(s) {', '.join(claims)}; volume filters "
+                "need PV/PVC/StorageClass/CSINode state, which was not given"
+            )
+        else:
+            why = (
+                f"the pod uses PersistentVolumeClaim(s) {', '.join(claims)}; the claims were "
+                "checked, but the per-node volume filters need the PersistentVolumes"
+            )
+        for plugin in (VOLUME_RESTRICTIONS, NODE_VOLUME_LIMITS, VOLUME_BINDING, VOLUME_ZONE):
+            out.append(NotEvaluated(plugin, why))
+    else:
+        if inline:
+            out.append(
+                NotEvaluated(
+                    VOLUME_RESTRICTIONS,
+                    f"inline disk volume(s) {', '.join(inline)} may conflict with other pods' "
+                    "disks",
+                )
+            )
+        csi = _csi_volumes(inc, snapshot) if claims else []
+        if migratable or csi:
+            what = ", ".join(f"claim {c}" for c in csi) or "in-tree disk volumes"
+            out.append(
+                NotEvaluated(
+                    NODE_VOLUME_LIMITS,
+                    f"{what} count against the node's CSI attach limit (CSINode), which is "
+                    "not checked",
+                )
+            )
+    has_claims = bool(spec.get("resourceClaims"))
+    dra_ext = sorted(k for k in inc.request if k in snapshot.dra_resources)
+    if has_claims or dra_ext:
+        what = "ResourceClaims" if has_claims else f"DRA-backed extended resource(s) {dra_ext}"
+        out.append(
+            NotEvaluated(
+                DYNAMIC_RESOURCES, f"the pod uses {what}; device allocation is not modelled"
+            )
+        )
+        has_claims = True
+    if (
+        spec.get("hostNetwork")
+        and spec.get("hostUsers") is False
+        or any(
+            (rule.get("action") == "RestartAllContainers")
+            for c in spec.get("containers") or []
+            for rule in c.get("restartPolicyRules") or []
+        )
+    ):
+        out.append(
+            NotEvaluated(
+                NODE_DECLARED_FEATURES,
+                "the pod needs node-declared features "
+                "(status.declaredFeatures), which are not checked",
+            )
+        )
+    return out, has_claims

@@ -1,0 +1,634 @@
+"""The scheduler's view of the cluster: nodes, pods and PodDisruptionBudgets from the watches,
+plus its own decisions not yet confirmed (assumed pods, nominations).
+
+Pure: watch events go in as plain dicts, answers come out (which pods to queue, whether a
+change could help unschedulable pods). The caller serialises access (one lock).
+
+Assumed pods are counted on their node from the moment of the decision until the watch shows
+the pod bound (then the API's copy replaces the assumed one) or the binding fails
+(:meth:`SchedulerCache.forget`). Updates of the pending copy that arrive meanwhile (our own
+status patch, say) must not erase the assumption, or the next decision could double-book.
+
+Objects are slimmed on the way in (:func:`slim_pod`, :func:`slim_node`, :func:`slim_volume`):
+the filters read a few dozen fields, and dropping managedFields, images, env and the rest keeps
+50,000 cached pods well inside the memory budget.
+
+PersistentVolumeClaims, PersistentVolumes and StorageClasses (``VOLUME_KINDS``) reach the
+snapshot once each kind's first list arrived; until then pods with claims are "not evaluated".
+A PersistentVolume chosen for a WaitForFirstConsumer claim is assumed bound to it (like
+kube-scheduler's assume cache) until the API's copy moves past the version we started from,
+so two pods never get the same volume.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kschedctl.model.filters import NodeInfoSnapshot, pod_key
+from kschedctl.model.filters.snapshot import WORKLOAD_KINDS
+from kschedctl.model.filters.volumebinding import BOUND_BY_CONTROLLER
+
+from .queue import pod_uid
+
+__all__ = [
+    "VOLUME_KINDS",
+    "slim_volume",
+    "SchedulerCache",
+    "PodChanges",
+    "slim_pod",
+    "slim_node",
+    "slim_workload",
+    "WORKLOAD_RESOURCES",
+    "slim_pdb",
+    "slim_namespace",
+    "is_pending_for",
+    "relevant_pod_change",
+]
+
+# Per-pod fields the filters, scoring, fallback policy and the loop read.
+_POD_SPEC = (
+    "nodeName", "schedulerName", "priority", "preemptionPolicy", "nodeSelector", "affinity",
+    "tolerations", "topologySpreadConstraints", "overhead", "resources", "hostNetwork",
+    "hostUsers", "resourceClaims", "schedulingGates",
+)  # fmt: skip
+_CONTAINER = ("name", "image", "resources", "restartPolicy", "restartPolicyRules")
+_VOLUME_KINDS = (
+    "persistentVolumeClaim", "ephemeral", "gcePersistentDisk", "awsElasticBlockStore", "rbd",
+    "iscsi", "azureDisk", "cinder", "vsphereVolume", "portworxVolume",
+)  # fmt: skip
+_CONDITIONS = ("PodScheduled", "DisruptionTarget", "PodResizePending")
+# Watched resource -> kind, for the volume objects the volume filters read.
+VOLUME_KINDS = {
+    "persistentvolumeclaims": "PersistentVolumeClaim",
+    "persistentvolumes": "PersistentVolume",
+    "storageclasses": "StorageClass",
+}
+_VOLUME_META = (
+    "name", "namespace", "uid", "resourceVersion", "labels", "annotations", "deletionTimestamp",
+    "ownerReferences",
+)  # fmt: skip
+_KEEP_ANNOTATIONS = ("kschedctl.io/fallback-policy",)
+# Kept from the annotations when plugins read them all: a copy of the whole object, large.
+_DROP_ANNOTATIONS = ("kubectl.kubernetes.io/last-applied-configuration",)
+# Watched resource -> kind, for the system-default topology spreading's selector.
+WORKLOAD_RESOURCES = dict(
+    zip(("services", "replicationcontrollers", "replicasets", "statefulsets"), WORKLOAD_KINDS,
+        strict=True)
+)  # fmt: skip
+
+
+def _slim_container(c: Mapping[str, Any]) -> dict[str, Any]:
+    out = {k: c[k] for k in _CONTAINER if k in c}
+    ports = [p for p in c.get("ports") or [] if p.get("hostPort")]
+    if ports:
+        out["ports"] = ports
+    return out
+
+
+def _annotations(md: Mapping[str, Any], every: bool) -> dict[str, Any]:
+    found = md.get("annotations") or {}
+    if every:
+        return {k: v for k, v in found.items() if k not in _DROP_ANNOTATIONS}
+    return {k: v for k, v in found.items() if k in _KEEP_ANNOTATIONS}
+
+
+def slim_pod(pod: Mapping[str, Any], *, annotations: bool = False) -> dict[str, Any]:
+    """The parts of a pod the scheduler reads (the values are shared, not copied).
+
+    ``annotations``: keep every annotation (but kubectl's last-applied copy), for plugins."""
+    md = pod.get("metadata") or {}
+    spec = pod.get("spec") or {}
+    status = pod.get("status") or {}
+    meta: dict[str, Any] = {
+        k: md[k]
+        for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp", "labels",
+                  "deletionTimestamp", "ownerReferences")
+        if k in md
+    }  # fmt: skip
+    kept = _annotations(md, annotations)
+    if kept:
+        meta["annotations"] = kept
+    slim_spec: dict[str, Any] = {k: spec[k] for k in _POD_SPEC if k in spec}
+    slim_spec["containers"] = [_slim_container(c) for c in spec.get("containers") or []]
+    if spec.get("initContainers"):
+        slim_spec["initContainers"] = [_slim_container(c) for c in spec["initContainers"]]
+    volumes = [
+        {k: v[k] for k in ("name", "image", *_VOLUME_KINDS) if k in v}
+        for v in spec.get("volumes") or []
+        if any(k in v for k in ("image", *_VOLUME_KINDS))
+    ]
+    if volumes:
+        slim_spec["volumes"] = volumes
+    slim_status: dict[str, Any] = {
+        k: status[k]
+        for k in ("phase", "nominatedNodeName", "startTime", "resources", "allocatedResources")
+        if k in status
+    }
+    conditions = [c for c in status.get("conditions") or [] if c.get("type") in _CONDITIONS]
+    if conditions:
+        slim_status["conditions"] = conditions
+    for key in ("containerStatuses", "initContainerStatuses"):
+        statuses = [
+            {k: cs[k] for k in ("name", "resources", "allocatedResources") if k in cs}
+            for cs in status.get(key) or []
+            if "resources" in cs or "allocatedResources" in cs
+        ]
+        if statuses:
+            slim_status[key] = statuses
+    return {"metadata": meta, "spec": slim_spec, "status": slim_status}
+
+
+def slim_node(node: Mapping[str, Any], *, annotations: bool = False) -> dict[str, Any]:
+    """The parts of a node the scheduler reads; ``annotations``: with them, for plugins."""
+    md = node.get("metadata") or {}
+    spec = node.get("spec") or {}
+    status = node.get("status") or {}
+    meta = {k: md[k] for k in ("name", "uid", "labels", "resourceVersion") if k in md}
+    kept = _annotations(md, annotations)
+    if kept:
+        meta["annotations"] = kept
+    slim_status: dict[str, Any] = {"allocatable": status.get("allocatable") or {}}
+    images = [
+        {k: i[k] for k in ("names", "sizeBytes") if k in i} for i in status.get("images") or []
+    ]
+    if images:
+        slim_status["images"] = images  # ImageLocality
+    return {
+        "metadata": meta,
+        "spec": {k: spec[k] for k in ("taints", "unschedulable") if k in spec},
+        "status": slim_status,
+    }
+
+
+def slim_workload(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """A Service or controller as DefaultSelector reads it: its name and selector."""
+    md = obj.get("metadata") or {}
+    return {
+        "metadata": {k: md[k] for k in ("name", "namespace", "uid") if k in md},
+        "spec": {"selector": (obj.get("spec") or {}).get("selector")},
+    }
+
+
+def slim_volume(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """A PVC, PV or StorageClass without managedFields (their specs are small and read whole)."""
+    md = obj.get("metadata") or {}
+    out = {k: v for k, v in obj.items() if k not in ("metadata", "apiVersion", "kind")}
+    out["metadata"] = {k: md[k] for k in _VOLUME_META if k in md}
+    status = obj.get("status")
+    if isinstance(status, Mapping):
+        out["status"] = {k: status[k] for k in ("phase",) if k in status}
+    return out
+
+
+def slim_pdb(pdb: Mapping[str, Any]) -> dict[str, Any]:
+    """What preemption reads of a PodDisruptionBudget (default_preemption.go
+    filterPodsWithPDBViolation): its namespace, selector, allowed and disrupted pods."""
+    md = pdb.get("metadata") or {}
+    status = pdb.get("status") or {}
+    return {
+        "metadata": {k: md[k] for k in ("name", "namespace", "uid") if k in md},
+        "spec": {"selector": (pdb.get("spec") or {}).get("selector")},
+        "status": {k: status[k] for k in ("disruptionsAllowed", "disruptedPods") if k in status},
+    }
+
+
+def is_pending_for(pod: Mapping[str, Any], scheduler_name: str) -> bool:
+    """A pod this scheduler should place: its name, no node, not terminal or deleting, and
+    no scheduling gates left."""
+    spec = pod.get("spec") or {}
+    if spec.get("schedulerName") != scheduler_name or spec.get("nodeName"):
+        return False
+    if (pod.get("metadata") or {}).get("deletionTimestamp"):
+        return False
+    if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+        return False
+    return not spec.get("schedulingGates")
+
+
+def relevant_pod_change(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> bool:
+    """Could this update of a pending pod change where it fits (not just its status)?"""
+    if old is None:
+        return True
+    o, n = old.get("metadata") or {}, new.get("metadata") or {}
+    return (
+        o.get("labels") != n.get("labels")
+        or o.get("annotations") != n.get("annotations")
+        or old.get("spec") != new.get("spec")
+    )
+
+
+def _rv(obj: Mapping[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("resourceVersion") or "")
+
+
+def bind_volume_to_claim(pv: Mapping[str, Any], pvc: Mapping[str, Any]) -> dict[str, Any]:
+    """``GetBindVolumeToClaim``: the PV with a claimRef to the claim (and
+    ``pv.kubernetes.io/bound-by-controller`` when it was not pre-bound), as VolumeBinding's
+    PreBind writes it and the PV controller then completes."""
+    cmd = pvc.get("metadata") or {}
+    spec = dict(pv.get("spec") or {})
+    md = dict(pv.get("metadata") or {})
+    ref = spec.get("claimRef") or {}
+    namespace = cmd.get("namespace") or "default"
+    prebound = (
+        ref.get("name") == cmd.get("name")
+        and ref.get("namespace") == namespace
+        and (not ref.get("uid") or ref.get("uid") == cmd.get("uid"))
+    )
+    if (
+        ref.get("name") != cmd.get("name")
+        or ref.get("namespace") != namespace
+        or (ref.get("uid") != cmd.get("uid"))
+    ):
+        spec["claimRef"] = {
+            "kind": "PersistentVolumeClaim",
+            "namespace": namespace,
+            "name": cmd.get("name"),
+            "uid": cmd.get("uid"),
+            "apiVersion": "v1",
+            "resourceVersion": cmd.get("resourceVersion"),
+        }
+    annotations = dict(md.get("annotations") or {})
+    if not prebound and BOUND_BY_CONTROLLER not in annotations:
+        annotations[BOUND_BY_CONTROLLER] = "yes"
+    md["annotations"] = annotations
+    return {**pv, "metadata": md, "spec": spec}
+
+
+def _node_shape(node: Mapping[str, Any] | None) -> tuple[Any, ...] | None:
+    if node is None:
+        return None
+    md, spec = node.get("metadata") or {}, node.get("spec") or {}
+    return (
+        md.get("labels"),
+        md.get("annotations"),  # kept only for plugins, which may read them
+        spec.get("taints"),
+        bool(spec.get("unschedulable")),
+        (node.get("status") or {}).get("allocatable"),
+    )
+
+
+def _node_scoring(node: Mapping[str, Any] | None) -> Any:
+    """What only scoring reads: a change is applied but helps no unschedulable pod."""
+    return None if node is None else (node.get("status") or {}).get("images")
+
+
+def _namespace_name(namespace: Mapping[str, Any]) -> str:
+    return str((namespace.get("metadata") or {}).get("name") or "")
+
+
+def _labels(obj: Mapping[str, Any]) -> dict[str, str]:
+    return dict((obj.get("metadata") or {}).get("labels") or {})
+
+
+def slim_namespace(namespace: Mapping[str, Any]) -> dict[str, Any]:
+    """A namespace's name and labels: all a namespaceSelector reads."""
+    md = namespace.get("metadata") or {}
+    return {"metadata": {k: md[k] for k in ("name", "labels") if k in md}}
+
+
+@dataclass
+class PodChanges:
+    """What a pod event means for the queue."""
+
+    queue: list[Mapping[str, Any]] = field(default_factory=list)  # (newer) pending pods
+    updated: list[tuple[Mapping[str, Any], bool]] = field(default_factory=list)  # (pod, relevant)
+    dequeue: list[str] = field(default_factory=list)  # uids no longer pending for us
+    helps: bool = False  # a bound pod went away: unschedulable pods may fit now
+
+
+class SchedulerCache:
+    def __init__(self, scheduler_name: str, *, annotations: bool = False) -> None:
+        self.name = scheduler_name
+        self.annotations = annotations  # keep every annotation: plugins may read them
+        self.snapshot = NodeInfoSnapshot()
+        self.nodes: dict[str, Mapping[str, Any]] = {}
+        self.pending: dict[str, Mapping[str, Any]] = {}  # uid -> our pending pod
+        self.bound: set[str] = set()  # uids of pods the snapshot counts on a node
+        self.assumed: dict[str, tuple[Mapping[str, Any], str]] = {}  # uid -> (pod, node)
+        self.pdbs: dict[str, Mapping[str, Any]] = {}  # namespace/name -> slimmed budget
+        self.nodes_synced = False
+        self.pods_synced = False
+        # kind -> name key -> object; a kind is absent until its first list.
+        self.volumes: dict[str, dict[Any, Mapping[str, Any]]] = {}
+        # PV name -> (the API's copy when we assumed it, our assumed copy)
+        self.assumed_pvs: dict[str, tuple[Mapping[str, Any] | None, Mapping[str, Any]]] = {}
+        self.workloads: dict[str, dict[str, Mapping[str, Any]]] = {k: {} for k in WORKLOAD_KINDS}
+        self.workloads_synced: set[str] = set()
+        self.pdbs_synced = False
+        # name -> labels: the namespaceSelector of pod (anti-)affinity terms selects by them
+        self.namespaces: dict[str, Mapping[str, str]] = {}
+        self.namespaces_synced = False
+
+    # -- nodes ---------------------------------------------------------------------------
+
+    def replace_nodes(self, nodes: Iterable[Mapping[str, Any]]) -> bool:
+        """A (re)list. Returns whether anything changed that could help pending pods."""
+        fresh = {
+            n["metadata"]["name"]: n
+            for n in (slim_node(x, annotations=self.annotations) for x in nodes)
+        }
+        helps = False
+        for name in list(self.nodes):
+            if name not in fresh:
+                self.snapshot.remove_node(name)
+                del self.nodes[name]
+        for name, node in fresh.items():
+            helps = helps or _node_shape(self.nodes.get(name)) != _node_shape(node)
+            self.nodes[name] = node
+            self.snapshot.upsert_node(node)
+        self.nodes_synced = True
+        return helps
+
+    def node_event(self, kind: str, node: Mapping[str, Any]) -> bool:
+        """ADDED/MODIFIED/DELETED. True when it could help: a node appeared, or its labels,
+        taints, cordon or allocatable changed (heartbeats do not count)."""
+        node = slim_node(node, annotations=self.annotations)
+        name = node["metadata"]["name"]
+        if kind == "DELETED":
+            self.nodes.pop(name, None)
+            self.snapshot.remove_node(name)
+            return False
+        old = self.nodes.get(name)
+        self.nodes[name] = node
+        if _node_shape(old) == _node_shape(node):
+            if _node_scoring(old) != _node_scoring(node):
+                self.snapshot.upsert_node(node)
+            return False
+        self.snapshot.upsert_node(node)
+        return True
+
+    # -- services and controllers (the default spreading's selector) ----------------------
+
+    def replace_workloads(self, resource: str, objs: Iterable[Mapping[str, Any]]) -> None:
+        kind = WORKLOAD_RESOURCES[resource]
+        for old in self.workloads[kind].values():
+            self.snapshot.remove_workload(kind, old)
+        self.workloads[kind] = {}
+        for obj in objs:
+            self.workload_event(resource, "ADDED", obj)
+        self.workloads_synced.add(resource)
+
+    def workload_event(self, resource: str, kind_of_event: str, obj: Mapping[str, Any]) -> None:
+        kind = WORKLOAD_RESOURCES[resource]
+        obj = slim_workload(obj)
+        md = obj["metadata"]
+        key = f"{md.get('namespace') or 'default'}/{md.get('name') or ''}"
+        if kind_of_event == "DELETED":
+            self.workloads[kind].pop(key, None)
+            self.snapshot.remove_workload(kind, obj)
+        else:
+            self.workloads[kind][key] = obj
+            self.snapshot.upsert_workload(kind, obj)
+
+    # -- namespaces (the namespaceSelector of pod affinity terms) ------------------------
+
+    def replace_namespaces(self, namespaces: Iterable[Mapping[str, Any]]) -> bool:
+        """A (re)list. True when a label changed: an affinity term may select differently."""
+        fresh: dict[str, Mapping[str, str]] = {
+            _namespace_name(ns): _labels(ns) for ns in namespaces
+        }
+        helps = fresh != self.namespaces
+        for name in set(self.namespaces) - set(fresh):
+            self.snapshot.remove_namespace(name)
+        for name, labels in fresh.items():
+            self.snapshot.set_namespace(name, labels)
+        self.namespaces = fresh
+        self.namespaces_synced = True
+        return helps
+
+    def namespace_event(self, kind: str, namespace: Mapping[str, Any]) -> bool:
+        name = _namespace_name(namespace)
+        if kind == "DELETED":
+            self.namespaces.pop(name, None)
+            self.snapshot.remove_namespace(name)
+            return False
+        labels = _labels(namespace)
+        helps = self.namespaces.get(name) != labels
+        self.namespaces[name] = labels
+        self.snapshot.set_namespace(name, labels)
+        return helps
+
+    # -- pods ----------------------------------------------------------------------------
+
+    def replace_pods(self, pods: Iterable[Mapping[str, Any]]) -> PodChanges:
+        """A (re)list of every non-terminal pod: rebuild the snapshot, keeping those of our
+        assumptions whose pods are still pending (their bindings are in flight)."""
+        changes = PodChanges(helps=True)
+        listed = [slim_pod(p, annotations=self.annotations) for p in pods]
+        self.snapshot = NodeInfoSnapshot(
+            self.nodes.values(),
+            namespaces=self.namespaces if self.namespaces_synced else None,
+            workloads={k: list(v.values()) for k, v in self.workloads.items()},
+            pod_disruption_budgets=self.pdbs.values(),
+        )
+        self._attach_volumes()
+        self.bound.clear()
+        assumed, self.assumed = self.assumed, {}
+        seen = set()
+        for pod in listed:
+            uid = pod_uid(pod)
+            seen.add(uid)
+            if uid in assumed and not (pod.get("spec") or {}).get("nodeName"):
+                self.assume(*assumed[uid])
+            self._apply(pod, changes)
+        # Pods gone during the gap: no DELETED event will ever come for them.
+        for uid in list(self.pending):
+            if uid not in seen:
+                del self.pending[uid]
+                changes.dequeue.append(uid)
+        self.pods_synced = True
+        return changes
+
+    def pod_event(self, kind: str, pod: Mapping[str, Any]) -> PodChanges:
+        changes = PodChanges()
+        pod = slim_pod(pod, annotations=self.annotations)
+        uid = pod_uid(pod)
+        if kind == "DELETED":
+            if uid in self.pending:
+                del self.pending[uid]
+                changes.dequeue.append(uid)
+            self.assumed.pop(uid, None)
+            changes.helps = uid in self.bound
+            self.bound.discard(uid)
+            self.snapshot.remove_pod(uid)
+            return changes
+        self._apply(pod, changes)
+        return changes
+
+    def _apply(self, pod: Mapping[str, Any], changes: PodChanges) -> None:
+        uid = pod_uid(pod)
+        spec = pod.get("spec") or {}
+        if spec.get("nodeName"):
+            self.assumed.pop(uid, None)  # confirmed: the API's copy replaces ours
+            if uid in self.pending:
+                del self.pending[uid]
+                changes.dequeue.append(uid)
+            self.snapshot.upsert_pod(pod)
+            self.bound.add(uid)
+            return
+        if uid not in self.assumed:
+            self.snapshot.upsert_pod(pod)  # nominated pods of other schedulers count
+        if is_pending_for(pod, self.name):
+            old = self.pending.get(uid)
+            self.pending[uid] = pod
+            if uid in self.assumed:
+                return  # decided, binding in flight: queueing it again could bind it twice
+            if old is None:
+                changes.queue.append(pod)
+            else:
+                changes.updated.append((pod, relevant_pod_change(old, pod)))
+        elif uid in self.pending:
+            del self.pending[uid]
+            changes.dequeue.append(uid)
+
+    # -- volumes ---------------------------------------------------------------------------
+
+    def _attach_volumes(self) -> None:
+        """Give the snapshot the volume tables (the same dicts, kept current by the watches)."""
+        snap = self.snapshot
+        snap.pvcs = self.volumes.get("PersistentVolumeClaim")
+        snap.pvs = self.volumes.get("PersistentVolume")
+        snap.storage_classes = self.volumes.get("StorageClass")
+
+    @staticmethod
+    def _volume_key(kind: str, obj: Mapping[str, Any]) -> Any:
+        md = obj.get("metadata") or {}
+        if kind == "PersistentVolumeClaim":
+            return (md.get("namespace") or "default", md.get("name") or "")
+        return md.get("name") or ""
+
+    def replace_volumes(self, kind: str, objects: Iterable[Mapping[str, Any]]) -> bool:
+        """A (re)list of one volume kind. Always "could help": pods waiting for a claim or a
+        volume are retried."""
+        table: dict[Any, Mapping[str, Any]] = {}
+        for obj in map(slim_volume, objects):
+            table[self._volume_key(kind, obj)] = obj
+        self.volumes[kind] = table
+        if kind == "PersistentVolume":
+            for name in list(self.assumed_pvs):
+                self._reconcile_pv(name, table.get(name))
+        self._attach_volumes()
+        return True
+
+    def volume_event(self, kind: str, event: str, obj: Mapping[str, Any]) -> bool:
+        """ADDED/MODIFIED/DELETED of a claim, volume or class (ignored before the kind's first
+        list). True: pods waiting for volumes may fit now."""
+        table = self.volumes.get(kind)
+        if table is None:
+            return False
+        obj = slim_volume(obj)
+        key = self._volume_key(kind, obj)
+        if event == "DELETED":
+            table.pop(key, None)
+            if kind == "PersistentVolume":
+                self.assumed_pvs.pop(key, None)
+            return True
+        table[key] = obj
+        if kind == "PersistentVolume" and key in self.assumed_pvs:
+            self._reconcile_pv(key, obj)
+        return True
+
+    def _reconcile_pv(self, name: str, api: Mapping[str, Any] | None) -> None:
+        """Keep our assumed copy while the API still shows the version we assumed from."""
+        base, assumed = self.assumed_pvs[name]
+        table = self.volumes.get("PersistentVolume")
+        if table is None:
+            return
+        if api is not None and base is not None and _rv(api) == _rv(base):
+            table[name] = assumed
+        else:
+            del self.assumed_pvs[name]  # the API moved on (our update, or someone else's)
+
+    def assume_volumes(
+        self, bindings: Iterable[tuple[Mapping[str, Any], Mapping[str, Any]]]
+    ) -> None:
+        """Count each chosen PV as bound to its claim (``GetBindVolumeToClaim``)."""
+        table = self.volumes.get("PersistentVolume")
+        if table is None:
+            return
+        for pvc, pv in bindings:
+            name = (pv.get("metadata") or {}).get("name") or ""
+            base = self.assumed_pvs[name][0] if name in self.assumed_pvs else table.get(name)
+            self.assumed_pvs[name] = (base, bind_volume_to_claim(pv, pvc))
+            table[name] = self.assumed_pvs[name][1]
+
+    def forget_volumes(
+        self, bindings: Iterable[tuple[Mapping[str, Any], Mapping[str, Any]]]
+    ) -> None:
+        """Undo :meth:`assume_volumes` for volumes whose API copy did not move on."""
+        table = self.volumes.get("PersistentVolume")
+        for _pvc, pv in bindings:
+            name = (pv.get("metadata") or {}).get("name") or ""
+            entry = self.assumed_pvs.pop(name, None)
+            if entry is not None and table is not None and entry[0] is not None:
+                table[name] = entry[0]
+
+    def volume(self, kind: str, key: Any) -> Mapping[str, Any] | None:
+        table = self.volumes.get(kind)
+        return None if table is None else table.get(key)
+
+    # -- PodDisruptionBudgets (read by preemption only: no pod waits for one) -------------
+
+    def replace_pdbs(self, pdbs: Iterable[Mapping[str, Any]]) -> None:
+        fresh = [slim_pdb(b) for b in pdbs]
+        self.pdbs = {pod_key(b): b for b in fresh}
+        self.snapshot.replace_pdbs(fresh)
+        self.pdbs_synced = True
+
+    def pdb_event(self, kind: str, pdb: Mapping[str, Any]) -> None:
+        slim = slim_pdb(pdb)
+        if kind == "DELETED":
+            self.pdbs.pop(pod_key(slim), None)
+            self.snapshot.remove_pdb(slim)
+        else:
+            self.pdbs[pod_key(slim)] = slim
+            self.snapshot.upsert_pdb(slim)
+
+    # -- our decisions -------------------------------------------------------------------
+
+    def nominate(self, pod: Mapping[str, Any], node: str) -> None:
+        """Count ``pod`` as nominated to ``node`` (or no longer nominated: "") from now on,
+        before the API echoes the status patch (kube-scheduler's AddNominatedPod), so the
+        next decision does not give away the room preemption makes."""
+        uid = pod_uid(pod)
+        current = self.pending.get(uid)
+        if current is None:
+            return
+        status = dict(current.get("status") or {})
+        if node:
+            status["nominatedNodeName"] = node
+        else:
+            status.pop("nominatedNodeName", None)
+        updated = {**current, "status": status}
+        self.pending[uid] = updated
+        if uid not in self.assumed:
+            self.snapshot.upsert_pod(updated)
+
+    def assume(self, pod: Mapping[str, Any], node: str) -> None:
+        uid = pod_uid(pod)
+        self.assumed[uid] = (pod, node)
+        self.snapshot.assume(pod, node)
+
+    def forget(self, uid: str) -> None:
+        """The binding failed or the pod vanished: stop counting it on the node."""
+        entry = self.assumed.pop(uid, None)
+        if entry is not None and uid not in self.bound:
+            self.snapshot.remove_pod(uid)
+
+    def is_current(self, pod: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        """The latest version of a queued pod if it still waits for us, else None."""
+        return self.pending.get(pod_uid(pod))
+
+    def counts(self) -> dict[str, int]:
+        return {
+            **{k.lower() + "s": len(v) for k, v in sorted(self.volumes.items())},
+            "namespaces": len(self.namespaces),
+            "nodes": len(self.nodes),
+            "pdbs": len(self.pdbs),
+            "pods": len(self.bound),
+            "pending": len(self.pending),
+            "assumed": len(self.assumed),
+        }

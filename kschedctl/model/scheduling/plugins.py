@@ -1,0 +1,597 @@
+"""Scheduling plugins written in plain Python: loading, refusing, and running them contained.
+
+A plugin is a module (a ``PATH.py`` file, an importable ``package.module``, or an object in
+one: ``package.module:object``) that defines any of::
+
+    NAME = "rack-match"                  # optional; default: the module's name
+    WEIGHT = 1                           # optional; multiplies score(), a number in (0, 100]
+
+    def pre_filter(pod, ctx) -> str | None: ...     # optional, once per pod and stage
+    def filter(pod, node, ctx) -> str | None: ...   # None: the node fits; a str: the reason
+    def score(pod, node, ctx) -> float: ...         # 0..100, times WEIGHT, added to the sum
+
+and at least one of ``filter`` and ``score``. ``pod`` and ``node`` are the dicts the
+scheduler caches (:func:`kschedctl.model.scheduling.cache.slim_pod` / ``slim_node``: metadata with
+labels and annotations, the spec fields scheduling reads, allocatable) behind a read-only
+view (:class:`FrozenDict`: a ``Mapping`` whose lists read as tuples); ``thaw`` gives a
+private plain copy. ``ctx`` (:class:`PluginContext`) reads the same snapshot the built-in
+filters read: ``ctx.node(name)``, ``ctx.nodes()``, ``ctx.pods_on(node_name)``, and
+``ctx.cycle``, a dict private to this plugin and this pod (what ``pre_filter`` computed for
+``filter`` and ``score``), like kube-scheduler's CycleState.
+
+Order and meaning (kube-scheduler's framework, pkg/scheduler/framework/runtime/framework.go):
+the plugins' ``pre_filter`` run after the built-in PreFilter checks, in the order given; a
+string rejects the pod on every node ("0/N nodes are available: <reason>."). Their ``filter``
+runs on each node that passed every built-in filter, in the order given, and the first
+reason counts in the FailedScheduling histogram like a kube-scheduler reason. Their ``score``
+(times ``WEIGHT``) is added to the built-in weighted sum of each feasible node.
+
+A ``filter`` reason is Unschedulable (evicting pods may resolve it), as kube-scheduler treats
+an out-of-tree Filter plugin's failure: when no node fits, DefaultPreemption's dry run runs
+the plugins too, on each candidate node with lower-priority pods taken off and put back one
+at a time (and with the pods nominated there counted, as in every filter pass), so
+``ctx.pods_on`` shows the node as the dry run has it at that moment. Per-node counts a
+plugin keeps in ``ctx.cycle`` from ``pre_filter`` are not updated then (there is no
+AddPod/RemovePod extension): read ``ctx.pods_on`` in ``filter``. A ``pre_filter`` reason is
+UnschedulableAndUnresolvable: no preemption.
+
+Containment: a plugin that raises, or returns something outside its contract (a score
+outside 0..100, a reason that is not a non-empty string), fails that pod's scheduling attempt
+only — the pod gets ``running "NAME" filter plugin: ValueError: …`` (kube-scheduler's wording
+for a plugin error) and the scheduler goes on. A plugin that cannot be loaded (import error,
+no filter or score, a bad WEIGHT or NAME) is refused at start with a :class:`PluginError`
+(exit 3).
+
+:func:`plugin_from_source` loads a plugin from its file name and text (what a ConfigMap
+carries); :func:`load_plugin` from a path or module name; :func:`load_plugins` a list.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import math
+import re
+import sys
+import types
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from kschedctl.base.errors import NotFoundError, PluginError, SpecError, printable
+from kschedctl.base.userfile import read_user_file
+from kschedctl.model.filters import UNRESOLVABLE, NodeInfoSnapshot, Reason
+from kschedctl.model.filters.nodeinfo import NodeInfo
+
+from .cache import slim_node, slim_pod
+
+__all__ = [
+    "FrozenDict",
+    "MAX_SCORE",
+    "Plugin",
+    "PluginContext",
+    "PluginFailure",
+    "PluginSet",
+    "PluginVerdict",
+    "NO_PLUGINS",
+    "PLUGINS_LEASE_ANNOTATION",
+    "PLUGIN_FILES_LEASE_ANNOTATION",
+    "PLUGINS_HASH_LEASE_ANNOTATION",
+    "frozen",
+    "load_plugin",
+    "load_plugins",
+    "plugin_from_source",
+    "thaw",
+]
+
+MAX_SCORE = 100.0
+MAX_WEIGHT = 100
+REASON_LIMIT = 256  # characters of a filter reason (the event note is 1024 bytes in all)
+ERROR_LIMIT = 300  # characters of an exception's text in a FailedScheduling message
+# On the Lease of kschedctl's scheduler: the NAMEs of its plugins, in order, comma-separated;
+# when every plugin was loaded from a file, those files' names in order (comma-separated) and
+# the hash of their text (:func:`kschedctl.render.builtin.bundle_hash` of no config and the
+# files), so that `why` can prove an installed copy is what the scheduler runs.
+PLUGINS_LEASE_ANNOTATION = "kschedctl.io/plugins"
+PLUGIN_FILES_LEASE_ANNOTATION = "kschedctl.io/plugin-files"
+PLUGINS_HASH_LEASE_ANNOTATION = "kschedctl.io/plugins-hash"
+MODULE_PREFIX = "kschedctl_plugins"  # sys.modules name of plugins loaded from files or text
+_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+# -- read-only views ------------------------------------------------------------------------
+
+
+class FrozenDict(Mapping[str, Any]):
+    """A read-only view of a dict: nested dicts read as FrozenDicts, lists as tuples.
+
+    Built in O(1) (nothing is copied until read), so handing a node to a plugin costs one
+    small object per call.
+    """
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: Mapping[str, Any]) -> None:
+        self._data = data
+
+    def __getitem__(self, key: str) -> Any:
+        return frozen(self._data[key])
+
+    def get(self, key: str, default: Any = None) -> Any:
+        value = self._data.get(key, default)
+        return value if value is default else frozen(value)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._data
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __repr__(self) -> str:
+        return f"FrozenDict({self._data!r})"
+
+
+def frozen(value: Any) -> Any:
+    """``value`` as a plugin sees it: dicts as :class:`FrozenDict`, lists as tuples."""
+    if isinstance(value, dict):
+        return FrozenDict(value)
+    if isinstance(value, list | tuple):
+        return tuple(frozen(v) for v in value)
+    return value
+
+
+def thaw(value: Any) -> Any:
+    """A plain, private deep copy (dicts and lists) of a view, e.g. for ``json.dumps``."""
+    if isinstance(value, Mapping):
+        return {k: thaw(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [thaw(v) for v in value]
+    return value
+
+
+class PluginContext:
+    """What a plugin may read besides the pod and the node: the scheduler's snapshot
+    (read-only), and ``cycle``, its own scratch dict for this pod."""
+
+    __slots__ = ("_snapshot", "_reslim", "_nodes", "_pods", "cycle")
+
+    def __init__(self, snapshot: NodeInfoSnapshot, reslim: bool = False) -> None:
+        self._snapshot = snapshot
+        self._reslim = reslim
+        self._nodes: tuple[FrozenDict, ...] | None = None
+        # node name -> (the node's generation when read, its pods): the nominated pods and
+        # the preemption dry run add and remove pods, and a plugin must see them as they are.
+        self._pods: dict[str, tuple[int, tuple[FrozenDict, ...]]] = {}
+        self.cycle: dict[str, Any] = {}
+
+    def node(self, name: str) -> FrozenDict | None:
+        """The node called ``name``, or None."""
+        if name not in self._snapshot:
+            return None
+        return node_view(self._snapshot.node(name), self._reslim)
+
+    def nodes(self) -> tuple[FrozenDict, ...]:
+        """Every node, in the scheduler's order."""
+        if self._nodes is None:
+            self._nodes = tuple(node_view(n, self._reslim) for n in self._snapshot)
+        return self._nodes
+
+    def node_names(self) -> tuple[str, ...]:
+        return tuple(n.name for n in self._snapshot)
+
+    def pods_on(self, node_name: str) -> tuple[FrozenDict, ...]:
+        """The pods bound to (or being bound by this scheduler to) ``node_name``, as the
+        filters see the node now: with the pods nominated there while they are counted, and
+        without the ones the preemption dry run has taken off."""
+        if node_name not in self._snapshot:
+            return ()
+        node = self._snapshot.node(node_name)
+        found = self._pods.get(node_name)
+        if found is None or found[0] != node.generation:
+            found = (
+                node.generation,
+                tuple(
+                    FrozenDict(slim_pod(p.raw, annotations=True) if self._reslim else p.raw)
+                    for p in node.pods
+                ),
+            )
+            self._pods[node_name] = found
+        return found[1]
+
+
+def node_view(node: NodeInfo, reslim: bool = False) -> FrozenDict:
+    return FrozenDict(slim_node(node.raw, annotations=True) if reslim else node.raw)
+
+
+# -- plugins --------------------------------------------------------------------------------
+
+
+PreFilter = Callable[[Any, PluginContext], Any]
+Filter = Callable[[Any, Any, PluginContext], Any]
+Score = Callable[[Any, Any, PluginContext], Any]
+
+
+@dataclass(frozen=True)
+class Plugin:
+    """A loaded plugin: its name, where it came from, and its extension points."""
+
+    name: str
+    source: str  # the file or module it was loaded from
+    filter: Filter | None = None
+    score: Score | None = None
+    weight: float = 1
+    pre_filter: PreFilter | None = None
+    # Loaded from Python text (a file, a ConfigMap key): its file name and that text, which
+    # the scheduler hashes onto its Lease (None for an imported module).
+    file: str | None = field(default=None, compare=False)
+    text: str | None = field(default=None, repr=False, compare=False)
+
+    def describe(self) -> str:
+        points = [p for p in ("pre_filter", "filter", "score") if getattr(self, p) is not None]
+        weight = f" (weight {self.weight:g})" if self.score is not None else ""
+        return f"{self.name}: {', '.join(points)}{weight} from {self.source}"
+
+
+class PluginFailure(Exception):
+    """A plugin raised or broke its contract while scheduling one pod: that attempt fails
+    with :attr:`message`, the scheduler goes on."""
+
+    def __init__(self, plugin: str, point: str, problem: str) -> None:
+        self.plugin = plugin
+        self.point = point
+        # kube-scheduler: `running %q filter plugin: %w` (framework/runtime/framework.go)
+        self.message = f'running "{plugin}" {point.replace("_", "")} plugin: {problem}'
+        super().__init__(self.message)
+
+
+def _exception_text(err: BaseException) -> str:
+    text = printable(str(err), ERROR_LIMIT)
+    return f"{type(err).__name__}: {text}" if text else type(err).__name__
+
+
+def _refuse(source: str, message: str, hint: str | None = None) -> PluginError:
+    return PluginError(
+        "",
+        message,
+        hint or 'see README, "Scheduling plugins", for what a plugin defines',
+        source=source,
+    )
+
+
+def _arity_problem(func: Callable[..., Any], count: int) -> str | None:
+    """Whether ``func`` can be called with ``count`` positional arguments."""
+    try:
+        sig = inspect.signature(func)
+    except (TypeError, ValueError):
+        return None  # builtins without a signature: trust them
+    try:
+        sig.bind(*range(count))
+    except TypeError as err:
+        return str(err)
+    return None
+
+
+def _plugin_from(obj: Any, default_name: str, source: str) -> Plugin:
+    """A :class:`Plugin` from a module or object's attributes; PluginError if unusable."""
+    name = getattr(obj, "NAME", default_name)
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise _refuse(
+            source,
+            f"NAME {printable(repr(name), 80)} must be 1-63 letters, digits, '-', '_' or '.', "
+            "starting and ending with a letter or digit (it names the plugin in events and "
+            "metrics)",
+        )
+    points: dict[str, Any] = {}
+    for point, count in (("pre_filter", 2), ("filter", 3), ("score", 3)):
+        func = getattr(obj, point, None)
+        if func is None:
+            continue
+        if not callable(func):
+            raise _refuse(source, f"{point} must be a function, not {type(func).__name__}")
+        problem = _arity_problem(func, count)
+        if problem:
+            args = "(pod, ctx)" if count == 2 else "(pod, node, ctx)"
+            raise _refuse(source, f"{point} cannot be called as {point}{args}: {problem}")
+        points[point] = func
+    if "filter" not in points and "score" not in points:
+        raise _refuse(
+            source,
+            "defines neither filter(pod, node, ctx) nor score(pod, node, ctx): a plugin needs "
+            "at least one of them",
+        )
+    weight = getattr(obj, "WEIGHT", 1)
+    if (
+        isinstance(weight, bool)
+        or not isinstance(weight, int | float)
+        or not math.isfinite(weight)
+        or not 0 < weight <= MAX_WEIGHT
+    ):
+        raise _refuse(
+            source,
+            f"WEIGHT {printable(repr(weight), 80)} must be a number greater than 0 and at most "
+            f"{MAX_WEIGHT} (it multiplies the plugin's 0..100 score)",
+        )
+    return Plugin(
+        name,
+        source,
+        filter=points.get("filter"),
+        score=points.get("score"),
+        weight=weight,
+        pre_filter=points.get("pre_filter"),
+    )
+
+
+def plugin_from_source(file_name: str, text: str, *, source: str | None = None) -> Plugin:
+    """The plugin in the Python ``text`` of file ``file_name`` (e.g. ``rack_match.py``, as
+    a ConfigMap key holds it); its default NAME is the file name without ``.py``.
+
+    ``source`` names it in messages (default: ``file_name``). The text runs as a module
+    of its own (``kschedctl_plugins.<stem>`` in ``sys.modules``): importing it runs its
+    top-level code. Anything wrong is a :class:`PluginError` (exit 3) naming the source.
+    """
+    where = source or file_name
+    stem = Path(file_name).name.removesuffix(".py")
+    if not _IDENTIFIER.match(stem):
+        raise _refuse(
+            where,
+            f"the file name {printable(repr(file_name), 80)} must be a Python module name "
+            "ending in .py (letters, digits and '_')",
+        )
+    try:
+        code = compile(text, where, "exec")
+    except SyntaxError as err:
+        line = f" (line {err.lineno})" if err.lineno else ""
+        raise _refuse(where, f"is not valid Python{line}: {printable(err.msg or '', 200)}") from err
+    except ValueError as err:  # NUL bytes
+        raise _refuse(where, f"is not valid Python: {printable(str(err), 200)}") from err
+    module_name = f"{MODULE_PREFIX}.{stem}"
+    module = types.ModuleType(module_name)
+    module.__file__ = where
+    previous = sys.modules.get(module_name)
+    # Registered while it runs: dataclasses and typing look their module up by name.
+    sys.modules[module_name] = module
+    try:
+        exec(code, module.__dict__)  # running the user's plugin is the point
+    except (Exception, SystemExit) as err:
+        if previous is not None:
+            sys.modules[module_name] = previous
+        else:
+            del sys.modules[module_name]
+        raise _refuse(where, f"importing it raised {_exception_text(err)}") from err
+    return replace(_plugin_from(module, stem, where), file=Path(file_name).name, text=text)
+
+
+def load_plugin(spec: str) -> Plugin:
+    """A plugin from ``PATH.py`` (a file), ``package.module`` or ``package.module:object``
+    (importable from the scheduler's Python path). PluginError (exit 3) if unusable."""
+    if spec.endswith(".py") or "/" in spec or "\\" in spec:
+        try:
+            text = read_user_file(spec)
+        except NotFoundError as err:
+            raise _refuse(spec, "cannot read the plugin: no such file") from err
+        except SpecError as err:
+            raise _refuse(spec, f"cannot read the plugin: {err.detail}") from err
+        return plugin_from_source(Path(spec).name, text, source=spec)
+    module_name, _, attr = spec.partition(":")
+    if not all(_IDENTIFIER.match(part) for part in module_name.split(".")) or (
+        attr and not _IDENTIFIER.match(attr)
+    ):
+        raise _refuse(
+            spec,
+            "is neither a file ending in .py nor a module name (package.module or "
+            "package.module:object)",
+        )
+    try:
+        module = importlib.import_module(module_name)
+    except (Exception, SystemExit) as err:
+        raise _refuse(spec, f"cannot import it: {_exception_text(err)}") from err
+    if not attr:
+        return _plugin_from(module, module_name.rpartition(".")[2], spec)
+    try:
+        obj = getattr(module, attr)
+    except AttributeError as err:
+        raise _refuse(spec, f"module {module_name} has no attribute {attr}") from err
+    return _plugin_from(obj, attr, spec)
+
+
+def load_plugins(specs: Iterable[str]) -> tuple[Plugin, ...]:
+    """Every plugin of ``specs`` in order; two plugins with one NAME are refused."""
+    return check_unique(tuple(load_plugin(s) for s in specs))
+
+
+def check_unique(plugins: Sequence[Plugin]) -> tuple[Plugin, ...]:
+    """``plugins`` unchanged; a PluginError if two share a NAME (events and metrics name them)."""
+    seen: dict[str, Plugin] = {}
+    for p in plugins:
+        if p.name in seen:
+            raise _refuse(
+                p.source,
+                f"plugin name {p.name!r} is also the name of {seen[p.name].source}",
+                "give one of them another NAME",
+            )
+        seen[p.name] = p
+    return tuple(plugins)
+
+
+# -- running --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PluginVerdict:
+    """One plugin's answer for one node (``why``): the reason (None: fits), the score."""
+
+    plugin: str
+    reason: str | None = None
+    score: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"plugin": self.plugin, "fits": self.reason is None, "reason": self.reason,
+                "score": self.score}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class PluginSet:
+    """The plugins of one scheduler, in order. ``reslim``: hand plugins the objects slimmed
+    as the scheduler's cache slims them (``why`` reads full API objects)."""
+
+    plugins: tuple[Plugin, ...] = ()
+    reslim: bool = False
+    filters: tuple[Plugin, ...] = field(init=False)
+    scorers: tuple[Plugin, ...] = field(init=False)
+    pre_filters: tuple[Plugin, ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "filters", tuple(p for p in self.plugins if p.filter))
+        object.__setattr__(self, "scorers", tuple(p for p in self.plugins if p.score))
+        object.__setattr__(self, "pre_filters", tuple(p for p in self.plugins if p.pre_filter))
+
+    def __bool__(self) -> bool:
+        return bool(self.plugins)
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.plugins)
+
+    def files(self) -> list[tuple[str, str]] | None:
+        """(file name, text) of each plugin in order; None when one of them was imported
+        as a module (no text to show for it)."""
+        out = [(p.file, p.text) for p in self.plugins if p.file is not None and p.text is not None]
+        return out if len(out) == len(self.plugins) else None
+
+    def cycle(self, pod: Mapping[str, Any], snapshot: NodeInfoSnapshot) -> PluginCycle:
+        return PluginCycle(self, pod, snapshot)
+
+
+NO_PLUGINS = PluginSet()
+
+
+class PluginCycle:
+    """The plugins run for one pod (one stage of one decision) over one snapshot. Every
+    method raises :class:`PluginFailure` when a plugin raises or breaks its contract."""
+
+    def __init__(
+        self, plugins: PluginSet, pod: Mapping[str, Any], snapshot: NodeInfoSnapshot
+    ) -> None:
+        self.set = plugins
+        self.pod = FrozenDict(slim_pod(pod, annotations=True) if plugins.reslim else pod)
+        self.snapshot = snapshot
+        self.contexts = {p.name: PluginContext(snapshot, plugins.reslim) for p in plugins.plugins}
+        self._pre: tuple[tuple[str, str] | None] | None = None  # pre_filter's answer, once
+
+    def prefiltered(self) -> tuple[str, str] | None:
+        """:meth:`pre_filter`, run once per cycle."""
+        if self._pre is None:
+            self._pre = (self.pre_filter(),)
+        return self._pre[0]
+
+    def pre_filter(self) -> tuple[str, str] | None:
+        """(plugin, reason) of the first ``pre_filter`` that rejects the pod, else None."""
+        for p in self.set.plugins:
+            if p.pre_filter is None:
+                continue
+            try:
+                result = p.pre_filter(self.pod, self.contexts[p.name])
+            except (Exception, SystemExit) as err:  # sys.exit() in a plugin must not stop us
+                raise PluginFailure(p.name, "pre_filter", _exception_text(err)) from err
+            reason = _reason(p, "pre_filter", result)
+            if reason is not None:
+                return p.name, reason
+        return None
+
+    def reject(self, node: NodeInfo) -> tuple[str, str] | None:
+        """(plugin, reason) of the first plugin filter that rejects ``node``, else None."""
+        if not self.set.filters:
+            return None
+        view = node_view(node, self.set.reslim)
+        for p in self.set.filters:
+            reason = self._filter(p, view)
+            if reason is not None:
+                return p.name, reason
+        return None
+
+    def _filter(self, p: Plugin, view: FrozenDict) -> str | None:
+        """One plugin's ``filter`` on a node view: its reason, None when the node fits."""
+        assert p.filter is not None
+        try:
+            result = p.filter(self.pod, view, self.contexts[p.name])
+        except (Exception, SystemExit) as err:  # sys.exit() in a plugin must not stop us
+            raise PluginFailure(p.name, "filter", _exception_text(err)) from err
+        return _reason(p, "filter", result)
+
+    def status(self, node: NodeInfo) -> Reason | None:
+        """The ``extra`` filter of ``feasible_nodes``, ``fits_node`` and ``evaluate`` (so of
+        the preemption dry run): the plugins' ``pre_filter`` (on the first node that passes
+        the built-in filters, so after the built-in PreFilter; its reason is
+        UnschedulableAndUnresolvable, as from a PreFilter), then their ``filter`` (a plain
+        reason is Unschedulable: evicting pods may resolve it, kube-scheduler's
+        ``fwk.NewStatus(fwk.Unschedulable, reason)``)."""
+        pre = self.prefiltered()
+        if pre is not None:
+            detail = f"pre_filter of Python plugin {pre[0]}"
+            return Reason(pre[0], pre[1], detail, code=UNRESOLVABLE)
+        rejected = self.reject(node)
+        if rejected is None:
+            return None
+        return Reason(rejected[0], rejected[1], f"filter of Python plugin {rejected[0]}")
+
+    def fits(self, node: NodeInfo) -> bool:
+        """Whether :meth:`status` passes ``node``."""
+        return self.status(node) is None
+
+    def verdicts(self, node: NodeInfo) -> list[PluginVerdict]:
+        """Every plugin filter's answer for ``node`` (``why``), stopping at the first reject
+        as the scheduler does; the plugins after it are not run."""
+        view = node_view(node, self.set.reslim)
+        out = []
+        for p in self.set.filters:
+            reason = self._filter(p, view)
+            out.append(PluginVerdict(p.name, reason))
+            if reason is not None:
+                break
+        return out
+
+    def _score(self, p: Plugin, view: FrozenDict, node: NodeInfo) -> float:
+        assert p.score is not None
+        try:
+            result = p.score(self.pod, view, self.contexts[p.name])
+        except (Exception, SystemExit) as err:  # sys.exit() in a plugin must not stop us
+            raise PluginFailure(p.name, "score", _exception_text(err)) from err
+        if (
+            isinstance(result, bool)
+            or not isinstance(result, int | float)
+            or not 0 <= result <= MAX_SCORE  # NaN fails this too
+        ):
+            raise PluginFailure(
+                p.name,
+                "score",
+                f"score {printable(repr(result), 80)} for node {node.name} is not a number "
+                f"from 0 to {MAX_SCORE:g}",
+            )
+        return float(result)
+
+    def scores(self, node: NodeInfo) -> dict[str, float]:
+        """Each score plugin's 0..100 score for ``node`` (before its weight)."""
+        view = node_view(node, self.set.reslim)
+        return {p.name: self._score(p, view, node) for p in self.set.scorers}
+
+    def weighted(self, node: NodeInfo) -> float:
+        """Σ WEIGHT × score over the score plugins: what they add to ``node``'s total."""
+        view = node_view(node, self.set.reslim)
+        return sum(p.weight * self._score(p, view, node) for p in self.set.scorers)
+
+
+def _reason(plugin: Plugin, point: str, result: Any) -> str | None:
+    if result is None:
+        return None
+    if not isinstance(result, str) or not result.strip():
+        raise PluginFailure(
+            plugin.name,
+            point,
+            f"returned {printable(repr(result), 80)}: expected None (fits) or a non-empty "
+            "reason string",
+        )
+    return printable(result.strip(), REASON_LIMIT)

@@ -1,0 +1,79 @@
+"""The port kschedctl's scheduler talks to the cluster through: :class:`SchedulerApi` (watches,
+bindings, evictions, events, status patches, the Lease), the errors it raises, and the resource
+names its watch accepts.
+
+``kschedctl.k8s.scheduler_api`` implements it over the kubernetes client; the unit tests with a
+fake. The loop (``loop.py``) knows only this module, so the model block stays free of I/O.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Mapping
+from typing import Any, Protocol
+
+__all__ = [
+    "NAMESPACES",
+    "PDBS",
+    "SYNC",
+    "ApiConflict",
+    "ApiNotFound",
+    "ApiUnavailable",
+    "SchedulerApi",
+    "WatchEventLike",
+]
+
+# Resources ``SchedulerApi.watch`` accepts besides nodes, pods, ``VOLUME_KINDS`` and
+# ``WORKLOAD_RESOURCES`` (cache.py).
+PDBS = "poddisruptionbudgets"
+NAMESPACES = "namespaces"
+SYNC = "SYNC"  # the event type after each (re)list: ``objects`` holds every object
+
+
+class ApiConflict(Exception):
+    """409: the object changed under us (a bound pod, a Lease another candidate wrote)."""
+
+
+class ApiNotFound(Exception):
+    """404: the object is gone."""
+
+
+class ApiUnavailable(Exception):
+    """Anything else: unreachable, throttled, a server error. Retried later."""
+
+
+class WatchEventLike(Protocol):
+    type: str
+    object: dict[str, Any]
+    objects: list[dict[str, Any]]
+
+
+class SchedulerApi(Protocol):
+    def watch(self, resource: str, stop: threading.Event) -> Iterator[WatchEventLike]:
+        """``nodes``, ``pods`` (non-terminal), ``namespaces``, a key of ``VOLUME_KINDS`` or of
+        ``WORKLOAD_RESOURCES``: a SYNC with every object after each (re)list, then
+        ADDED/MODIFIED/DELETED, reconnecting and relisting on its own until ``stop``."""
+        ...
+
+    def bind(self, pod: Mapping[str, Any], node: str, annotations: Mapping[str, str]) -> None: ...
+
+    def bind_volume(self, pv: Mapping[str, Any], pvc: Mapping[str, Any]) -> None:
+        """Write the claimRef of ``pvc`` into the PersistentVolume (``GetBindVolumeToClaim``);
+        ApiConflict when the volume was taken or changed meanwhile."""
+        ...
+
+    def delete_pod(self, pod: Mapping[str, Any]) -> None:
+        """Delete with the pod's own grace period, only if its uid still matches."""
+        ...
+
+    def post_event(self, event: Mapping[str, Any]) -> None: ...
+
+    def patch_pod_status(self, pod: Mapping[str, Any], patch: Mapping[str, Any]) -> None: ...
+
+    def get_lease(self, namespace: str, name: str) -> dict[str, Any] | None: ...
+
+    def create_lease(self, namespace: str, body: Mapping[str, Any]) -> dict[str, Any]: ...
+
+    def update_lease(
+        self, namespace: str, name: str, body: Mapping[str, Any]
+    ) -> dict[str, Any]: ...

@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Regenerate every generated file under kschedctl/_generated/ (and completions/), then run
+their drift tests.
+
+Usage::
+
+    python tools/regen.py [--check] [--k8s-src DIR_OR_ZIP ...] [--scheduler-plugins GIT_DIR]
+
+Generators, one per file (each file's header names its own):
+
+- ``python -m kschedctl.cli.completion_scripts``: ``_generated/completion_table.py`` and
+  ``completions/*`` from the typer command tree (offline);
+- ``python -m kschedctl.render.schemas``: ``_generated/schemas/*.schema.json`` from the spec,
+  policy and snapshot shapes (offline);
+- ``tools/gen_plugin_registry.py``: ``_generated/registry_data.py`` from the k8s.io/kubernetes
+  source of every supported minor (``--k8s-src``, default: the Go module cache);
+- ``tools/gen_scheduler_plugins.py``: ``_generated/scheduler_plugins.py`` from a
+  kubernetes-sigs/scheduler-plugins git mirror (``--scheduler-plugins``).
+
+A generator whose inputs are not on this machine is skipped with a line saying what it needs.
+``--check`` writes nothing: each generator that can compare does, and the exit code says
+whether anything is stale. The drift tests run last either way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+GO_MOD = Path.home() / "go/pkg/mod/k8s.io"
+MIRROR = Path("/work/.mirror/kubernetes-sigs+scheduler-plugins/repo")
+DRIFT_TESTS = [
+    "tests/cli/test_completions.py::test_completion_scripts_are_up_to_date",
+    "tests/cli/test_schemas.py::test_shipped_schema_is_the_generated_one",
+    "tests/unit/test_framework.py::test_generator_reproduces_the_committed_1_36_table",
+    "tests/unit/test_custom_program.py::test_generator_reproduces_the_table",
+]
+
+
+def _run(args: list[str]) -> int:
+    print("$", " ".join(args), flush=True)
+    return subprocess.run(args, cwd=ROOT, check=False).returncode
+
+
+def _k8s_sources(given: list[str]) -> tuple[list[str], list[str]]:
+    """The sources for every minor of the committed table, and the versions not found."""
+    sys.path.insert(0, str(ROOT))
+    from kschedctl._generated.registry_data import SOURCE_VERSIONS
+
+    if given:
+        return given, []
+    found, missing = [], []
+    for version in SOURCE_VERSIONS.values():
+        path = GO_MOD / f"kubernetes@{version}"
+        (found if path.is_dir() else missing).append(str(path) if path.is_dir() else version)
+    return found, missing
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="write nothing; report drift")
+    parser.add_argument("--k8s-src", nargs="+", default=[], help="k8s.io/kubernetes sources")
+    parser.add_argument("--scheduler-plugins", type=Path, default=MIRROR, help="git mirror")
+    args = parser.parse_args(argv)
+    check = ["--check"] if args.check else []
+    failed = 0
+    py = sys.executable
+    failed |= _run([py, "-m", "kschedctl.cli.completion_scripts", *check])
+    failed |= _run([py, "-m", "kschedctl.render.schemas", *check])
+
+    sources, missing = _k8s_sources(args.k8s_src)
+    if missing:
+        print(
+            "skip tools/gen_plugin_registry.py: needs the k8s.io/kubernetes source of "
+            f"{', '.join(missing)} (go mod download, or --k8s-src DIR_OR_ZIP ...)"
+        )
+    elif args.check:
+        print("skip tools/gen_plugin_registry.py: no --check mode (its drift test runs below)")
+    else:
+        failed |= _run([py, "tools/gen_plugin_registry.py", *sources])
+        failed |= _run(["ruff", "format", "kschedctl/_generated/registry_data.py"])
+
+    if args.scheduler_plugins.is_dir():
+        failed |= _run([py, "tools/gen_scheduler_plugins.py", str(args.scheduler_plugins), *check])
+    else:
+        print(
+            "skip tools/gen_scheduler_plugins.py: needs a kubernetes-sigs/scheduler-plugins git "
+            f"mirror (--scheduler-plugins GIT_DIR; {MIRROR} not found)"
+        )
+
+    failed |= _run([py, "-m", "pytest", "-q", "-p", "no:cacheprovider", *DRIFT_TESTS])
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
