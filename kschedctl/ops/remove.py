@@ -19,7 +19,7 @@ from kschedctl.base.errors import KschedError, NotFoundError
 from kschedctl.hosts import Host
 from kschedctl.k8s import apply
 from kschedctl.k8s.client import Cluster
-from kschedctl.k8s.resources import describe
+from kschedctl.k8s.resources import describe, resource_of
 from kschedctl.model.config.shapes import shown
 from kschedctl.model.config.versions import DEFAULT_SCHEDULER_NAME
 from kschedctl.observe.appliers import appliers, helm_command, helm_releases
@@ -177,8 +177,13 @@ def remove(
                 f"{shown(str(path))} left in place: it is not a file kschedctl rendered for {name}"
             )
     where = {o["metadata"].get("namespace") for o in removal.objects}
+    workloads = [o for o in removal.objects if o["kind"] in WORKLOADS]
+    # A Deployment deleted in the foreground stays (with its finalizer) until the garbage
+    # collector has removed its ReplicaSets and pods: done means it is gone too.
     rollout.poll(
-        lambda: not _scheduler_pods(cluster, name, where), until, f"the pods of {name} to stop",
+        lambda: not _scheduler_pods(cluster, name, where)
+        and all(_gone(cluster, o) for o in workloads),
+        until, f"the pods of {name} to stop",
         hint="`kubectl get pods -A -l app.kubernetes.io/instance=" + name + "` shows them",
     )  # fmt: skip
     for obj in removal.objects:
@@ -210,6 +215,16 @@ def _server_dry_run(cluster: Cluster, removal: Removal, report: Reporter) -> Rem
         accepted.append(ref)
         report.done(f"{ref} deleted (server dry run)")
     return RemoveResult(removal, True, tuple(accepted), server_dry_run=True)
+
+
+def _gone(cluster: Cluster, obj: dict[str, Any]) -> bool:
+    meta = obj["metadata"]
+    try:
+        found = cluster.get(resource_of(obj).item(meta["name"], meta.get("namespace")))
+    except NotFoundError:
+        return True
+    # the same name created again since: not the object remove deleted
+    return bool(meta.get("uid")) and (found.get("metadata") or {}).get("uid") != meta["uid"]
 
 
 def _is_canary(obj: dict[str, Any]) -> bool:
