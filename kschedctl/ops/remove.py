@@ -19,7 +19,7 @@ from kschedctl.base.errors import KschedError, NotFoundError
 from kschedctl.hosts import Host
 from kschedctl.k8s import apply
 from kschedctl.k8s.client import Cluster
-from kschedctl.k8s.resources import describe, resource_of
+from kschedctl.k8s.resources import describe
 from kschedctl.model.config.shapes import shown
 from kschedctl.model.config.versions import DEFAULT_SCHEDULER_NAME
 from kschedctl.observe.appliers import appliers, helm_command, helm_releases
@@ -218,13 +218,10 @@ def _server_dry_run(cluster: Cluster, removal: Removal, report: Reporter) -> Rem
 
 
 def _gone(cluster: Cluster, obj: dict[str, Any]) -> bool:
-    meta = obj["metadata"]
-    try:
-        found = cluster.get(resource_of(obj).item(meta["name"], meta.get("namespace")))
-    except NotFoundError:
-        return True
-    # the same name created again since: not the object remove deleted
-    return bool(meta.get("uid")) and (found.get("metadata") or {}).get("uid") != meta["uid"]
+    live = apply.current(cluster, obj)
+    # the same name created again since is not the object remove deleted
+    uid = obj["metadata"].get("uid")
+    return live is None or (bool(uid) and (live.get("metadata") or {}).get("uid") != uid)
 
 
 def _is_canary(obj: dict[str, Any]) -> bool:
