@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kschedctl.base.errors import KschedError, NotFoundError
-from kschedctl.k8s.client import Cluster
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.observe.containers import scheduler_container
 from kschedctl.observe.identity import deployment_uids, owning_deployment
 from kschedctl.observe.loglines import LogLine, merge, split_timestamp, time_key

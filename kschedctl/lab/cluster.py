@@ -302,7 +302,7 @@ class Lab(LabDir):
         nodes = None
         if shown["kube-apiserver"].get("state") == "healthy":
             # lab.api loads the kubernetes client: only once the API server runs
-            from kschedctl.k8s.client import Cluster
+            from kschedctl.kubeclient.client import Cluster
             from kschedctl.lab import api
 
             with Cluster.connect(str(self.kubeconfig)) as cluster:

@@ -20,7 +20,7 @@ from kschedctl.lab.images import kwok_admitted_expression, kwok_selector_key
 from kschedctl.lab.state import LabDir, LabState
 
 if TYPE_CHECKING:
-    from kschedctl.k8s.client import Cluster
+    from kschedctl.kubeclient.client import Cluster
 
 KWOK_STAGES = Path(__file__).parent / "kwok-stages.yaml"
 KWOK_LOGS_CRD = Path(__file__).parent / "kwok-logs-crd.yaml"
@@ -78,7 +78,7 @@ def start_all(
                timeout, progress)  # fmt: skip
 
     # lab.api loads the kubernetes client: only once the API server runs
-    from kschedctl.k8s.client import Cluster  # the kubernetes client is needed from here on only
+    from kschedctl.kubeclient.client import Cluster  # needed from here on only
 
     with Cluster.connect(str(lab.kubeconfig)) as cluster:
         _start_rest(lab, state, bins, nodes, progress, timeout, env, cluster)
