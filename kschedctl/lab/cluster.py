@@ -127,7 +127,7 @@ class Lab(LabDir):
         )
         self._save(state)
         try:
-            startup.start_all(self, state, bins, nodes, progress, timeout)
+            startup.start_all(startup.Startup(self, state, bins, progress, timeout), nodes)
             with self._exclusive():
                 state.ready = True
                 self._save(state)
