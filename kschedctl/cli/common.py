@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from kschedctl.base.errors import UsageError
 
 if TYPE_CHECKING:
-    from kschedctl.k8s.client import Cluster
+    from kschedctl.kubeclient.client import Cluster
     from kschedctl.model.filters.selectors import FieldRequirement, Selector
 
 
@@ -23,7 +23,7 @@ def connect(
     Imported on use: offline commands never load the client layer (the kubernetes client
     alone costs ~0.25–0.45 s of start-up).
     """
-    from kschedctl.k8s.client import Cluster
+    from kschedctl.kubeclient.client import Cluster
 
     return Cluster.connect(kubeconfig, context, cluster=cluster, user=user)
 

@@ -23,9 +23,9 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from kschedctl.base.errors import ConflictError, ForbiddenError, KschedError, NotFoundError
-from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.ratelimit import TokenBucket
-from kschedctl.k8s.watch import SYNC, WatchEvent, list_and_watch
+from kschedctl.kubeclient.client import Cluster
+from kschedctl.kubeclient.watch import SYNC, WatchEvent, list_and_watch
 from kschedctl.model.config.versions import parse_git_version
 from kschedctl.model.filters.volumebinding import claim_key
 from kschedctl.model.scheduling.cache import (

@@ -24,9 +24,9 @@ from kschedctl.base.errors import ApplyError, ClusterError, KschedError, SpecErr
 from kschedctl.hosts import Host
 from kschedctl.k8s import apply
 from kschedctl.k8s.apply import Outcome
-from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.inventory import snapshot
 from kschedctl.k8s.resources import describe
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.model.config.versions import DEFAULT_SCHEDULER_NAME, parse_git_version
 from kschedctl.observe.appliers import GITOPS_TOOLS, appliers, helm_command, helm_releases
 from kschedctl.observe.discovery import discover

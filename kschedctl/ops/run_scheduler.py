@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kschedctl.base.errors import KschedError, UsageError
-from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.scheduler_api import ClusterSchedulerApi
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.model.config.defaults import LEASE_NAMESPACE as DEFAULT_LEASE_NAMESPACE
 from kschedctl.model.config.shapes import dns_label_problem, dns_subdomain_problem
 from kschedctl.model.config.versions import DEFAULT_LEASE_NAME, DEFAULT_SCHEDULER_NAME

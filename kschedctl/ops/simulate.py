@@ -28,7 +28,7 @@ from kschedctl.base.errors import LabError, NotFoundError, SpecError, UsageError
 from kschedctl.clustersnapshot import ClusterSnapshot, load_snapshot, pod_object
 from kschedctl.hosts import lab as lab_host
 from kschedctl.hosts import systemd
-from kschedctl.k8s.client import Cluster
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab import binaries, processes, seed
 from kschedctl.lab.cluster import Lab
 from kschedctl.lab.nodes import kwok_node

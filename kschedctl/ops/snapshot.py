@@ -23,7 +23,7 @@ from kschedctl.base.errors import ForbiddenError, KschedError, NotFoundError, os
 from kschedctl.clustersnapshot.anonymize import anonymize
 from kschedctl.clustersnapshot.model import ClusterSnapshot, Omission, SnapshotSource, dump
 from kschedctl.clustersnapshot.reduce import Reducer
-from kschedctl.k8s.client import Cluster
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab.private import write_private
 
 NODES = "/api/v1/nodes"

@@ -36,10 +36,10 @@ from kschedctl.base.errors import (
 from kschedctl.hosts.journal import recent_host_lines
 from kschedctl.hosts.systemd import plugin_dir_name
 from kschedctl.k8s.apply import managed_objects
-from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.events import failed_scheduling
 from kschedctl.k8s.inventory import snapshot as inventory_snapshot
 from kschedctl.k8s.logs import recent_lines
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.model.config.versions import server_version_or_default
 from kschedctl.model.filters import NodeInfoSnapshot
 from kschedctl.model.scheduling.plugins import (
