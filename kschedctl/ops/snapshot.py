@@ -20,8 +20,8 @@ from typing import Any
 
 from kschedctl import __version__
 from kschedctl.base.errors import ForbiddenError, KschedError, NotFoundError, os_error, shown_path
+from kschedctl.clustersnapshot import ClusterSnapshot, Omission, SnapshotSource, dump
 from kschedctl.clustersnapshot.anonymize import anonymize
-from kschedctl.clustersnapshot.model import ClusterSnapshot, Omission, SnapshotSource, dump
 from kschedctl.clustersnapshot.reduce import Reducer
 from kschedctl.k8s.client import Cluster
 from kschedctl.lab.private import write_private

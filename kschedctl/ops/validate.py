@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kschedctl import clustersnapshot as snapshot_file
 from kschedctl.base import userfile
 from kschedctl.base.errors import NotFoundError, Problem, SpecError, errors_in, quote
-from kschedctl.clustersnapshot import model as snapshot_file
 from kschedctl.model.config import versions
 from kschedctl.model.config.decode import Decoded, decode_config_text, holds_config, is_json
 from kschedctl.model.config.schema import AliasBudget, YamlError, key_segment, key_text, parse_yaml
