@@ -22,7 +22,7 @@ import hashlib
 import hmac
 import re
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -42,6 +42,26 @@ KEPT = frozenset({"", "default", "kube-system", "kube-public", "kube-node-lease"
 _INTEGER = re.compile(r"[-+]?[0-9]+")  # strconv.ParseInt's form: Gt/Lt operands
 _DIGEST_HEX = 12  # 48 bits: a collision among a million strings is a one-in-500 event …
 # … and is detected anyway: the replacement grows until it is unique.
+
+
+def _rewritten(
+    obj: Any,
+    lists: Mapping[str, Callable[[Any], Any]] | None = None,
+    values: Mapping[str, Callable[[Any], Any]] | None = None,
+) -> Any:
+    """A copy of the mapping ``obj`` (anything else as it is) with the value under a key of
+    ``values``, then each item of the list under a key of ``lists``, passed through that key's
+    function (in this order: the first use of a string picks its replacement's prefix)."""
+    if not isinstance(obj, Mapping):
+        return obj
+    out = dict(obj)
+    for key, value in (values or {}).items():  # first: a string's first use names it
+        if key in obj:
+            out[key] = value(obj[key])
+    for key, item in (lists or {}).items():
+        if isinstance(obj.get(key), list):
+            out[key] = [item(v) for v in obj[key]]
+    return out
 
 
 class Anonymizer:
@@ -81,47 +101,32 @@ class Anonymizer:
 
     def label_selector(self, selector: Any) -> Any:
         """A LabelSelector (matchLabels, matchExpressions) with its values replaced."""
-        if not isinstance(selector, Mapping):
-            return selector
-        out = dict(selector)
-        if isinstance(selector.get("matchLabels"), Mapping):
-            out["matchLabels"] = {
-                k: self.text(v) if isinstance(v, str) else v
-                for k, v in selector["matchLabels"].items()
-            }
-        if isinstance(selector.get("matchExpressions"), list):
-            out["matchExpressions"] = [self._requirement(r) for r in selector["matchExpressions"]]
-        return out
+        return _rewritten(
+            selector,
+            lists={"matchExpressions": self._requirement},
+            values={"matchLabels": self._match_labels},
+        )
+
+    def _match_labels(self, labels: Any) -> Any:
+        if not isinstance(labels, Mapping):
+            return labels
+        return {k: self.text(v) if isinstance(v, str) else v for k, v in labels.items()}
 
     def _requirement(self, req: Any) -> Any:
-        if not isinstance(req, Mapping):
-            return req
-        out = dict(req)
-        if "values" in req:
-            out["values"] = self.values(req["values"])
-        return out
+        return _rewritten(req, values={"values": self.values})
 
     def _node_selector_term(self, term: Any) -> Any:
         """A NodeSelectorTerm: matchExpressions on labels, matchFields on ``metadata.name``
         (a node name: the same mapping, so it still names the node)."""
-        if not isinstance(term, Mapping):
-            return term
-        out = dict(term)
-        for key in ("matchExpressions", "matchFields"):
-            if isinstance(term.get(key), list):
-                out[key] = [self._requirement(r) for r in term[key]]
-        return out
+        each = self._requirement
+        return _rewritten(term, lists={"matchExpressions": each, "matchFields": each})
 
     def _pod_affinity_term(self, term: Any) -> Any:
-        if not isinstance(term, Mapping):
-            return term
-        out = dict(term)
-        for key in ("labelSelector", "namespaceSelector"):
-            if key in term:
-                out[key] = self.label_selector(term[key])
-        if isinstance(term.get("namespaces"), list):
-            out["namespaces"] = [self.namespace(n) for n in term["namespaces"]]
-        return out
+        return _rewritten(
+            term,
+            lists={"namespaces": self.namespace},
+            values={"labelSelector": self.label_selector, "namespaceSelector": self.label_selector},
+        )
 
     def affinity(self, affinity: Any) -> Any:
         if not isinstance(affinity, Mapping):
