@@ -23,6 +23,8 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any
 
+from kschedctl.printers.formats import camel
+
 API_VERSION = "kschedctl.io/v1alpha1"
 KIND = "Snapshot"
 
@@ -163,11 +165,6 @@ class ClusterSnapshot:
 
 
 # --- field names and types (shared with the JSON Schema) --------------------------------------
-
-
-def camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
 # Cached: resolving annotations costs far more than reading a pod (20,000 pods per file).
