@@ -18,6 +18,7 @@ them).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import re
@@ -40,6 +41,8 @@ __all__ = ["Anonymizer", "anonymize"]
 
 KEPT = frozenset({"", "default", "kube-system", "kube-public", "kube-node-lease"})
 _INTEGER = re.compile(r"[-+]?[0-9]+")  # strconv.ParseInt's form: Gt/Lt operands
+_REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
+_PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
 _DIGEST_HEX = 12  # 48 bits: a collision among a million strings is a one-in-500 event …
 # … and is detected anyway: the replacement grows until it is unique.
 
@@ -62,6 +65,11 @@ def _rewritten(
         if isinstance(obj.get(key), list):
             out[key] = [item(v) for v in obj[key]]
     return out
+
+
+def _weighted(term: Any, key: str, rewrite: Callable[[Any], Any]) -> Any:
+    """A weighted (preferred) affinity term with its inner term under ``key`` rewritten."""
+    return {**term, key: rewrite(term.get(key))} if isinstance(term, Mapping) else term
 
 
 class Anonymizer:
@@ -129,51 +137,24 @@ class Anonymizer:
         )
 
     def affinity(self, affinity: Any) -> Any:
-        if not isinstance(affinity, Mapping):
-            return affinity
-        out = dict(affinity)
-        node = affinity.get("nodeAffinity")
-        if isinstance(node, Mapping):
-            node = dict(node)
-            required = node.get("requiredDuringSchedulingIgnoredDuringExecution")
-            if isinstance(required, Mapping) and isinstance(
-                required.get("nodeSelectorTerms"), list
-            ):
-                node["requiredDuringSchedulingIgnoredDuringExecution"] = {
-                    **required,
-                    "nodeSelectorTerms": [
-                        self._node_selector_term(t) for t in required["nodeSelectorTerms"]
-                    ],
-                }
-            preferred = node.get("preferredDuringSchedulingIgnoredDuringExecution")
-            if isinstance(preferred, list):
-                node["preferredDuringSchedulingIgnoredDuringExecution"] = [
-                    {**p, "preference": self._node_selector_term(p.get("preference"))}
-                    if isinstance(p, Mapping)
-                    else p
-                    for p in preferred
-                ]
-            out["nodeAffinity"] = node
-        for kind in ("podAffinity", "podAntiAffinity"):
-            block = affinity.get(kind)
-            if not isinstance(block, Mapping):
-                continue
-            block = dict(block)
-            required = block.get("requiredDuringSchedulingIgnoredDuringExecution")
-            if isinstance(required, list):
-                block["requiredDuringSchedulingIgnoredDuringExecution"] = [
-                    self._pod_affinity_term(t) for t in required
-                ]
-            preferred = block.get("preferredDuringSchedulingIgnoredDuringExecution")
-            if isinstance(preferred, list):
-                block["preferredDuringSchedulingIgnoredDuringExecution"] = [
-                    {**p, "podAffinityTerm": self._pod_affinity_term(p.get("podAffinityTerm"))}
-                    if isinstance(p, Mapping)
-                    else p
-                    for p in preferred
-                ]
-            out[kind] = block
-        return out
+        node_required = functools.partial(
+            _rewritten, lists={"nodeSelectorTerms": self._node_selector_term}
+        )
+        node = functools.partial(
+            _rewritten,
+            values={_REQUIRED: node_required},
+            lists={_PREFERRED: lambda p: _weighted(p, "preference", self._node_selector_term)},
+        )
+        pod = functools.partial(
+            _rewritten,
+            lists={
+                _REQUIRED: self._pod_affinity_term,
+                _PREFERRED: lambda p: _weighted(p, "podAffinityTerm", self._pod_affinity_term),
+            },
+        )
+        return _rewritten(
+            affinity, values={"nodeAffinity": node, "podAffinity": pod, "podAntiAffinity": pod}
+        )
 
     def _valued(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Taints or tolerations: their ``value`` replaced (keys and effects kept)."""
