@@ -98,24 +98,17 @@ class _Shape:
     about: str  # the object the event is about
 
 
-EVENTS_V1 = _Shape(
-    first=("eventTime", "deprecatedFirstTimestamp"),
-    last="deprecatedLastTimestamp",
-    message="note",
-    count="deprecatedCount",
-    controller="reportingController",
-    source="deprecatedSource",
-    about="regarding",
+# The same fields side by side: (events.k8s.io/v1, core/v1), one row per field of _Shape.
+_WHERE = (
+    (("eventTime", "deprecatedFirstTimestamp"), ("firstTimestamp", "eventTime")),
+    ("deprecatedLastTimestamp", "lastTimestamp"),
+    ("note", "message"),
+    ("deprecatedCount", "count"),
+    ("reportingController", "reportingComponent"),
+    ("deprecatedSource", "source"),
+    ("regarding", "involvedObject"),
 )
-CORE_V1 = _Shape(
-    first=("firstTimestamp", "eventTime"),
-    last="lastTimestamp",
-    message="message",
-    count="count",
-    controller="reportingComponent",
-    source="source",
-    about="involvedObject",
-)
+EVENTS_V1, CORE_V1 = (_Shape(*column) for column in zip(*_WHERE, strict=True))
 
 
 def _event(obj: Mapping[str, Any], shape: _Shape) -> Event:
