@@ -25,7 +25,7 @@ import re
 import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from kschedctl.clustersnapshot.model import (
     ClusterSnapshot,
@@ -41,6 +41,7 @@ __all__ = ["Anonymizer", "anonymize"]
 
 KEPT = frozenset({"", "default", "kube-system", "kube-public", "kube-node-lease"})
 _INTEGER = re.compile(r"[-+]?[0-9]+")  # strconv.ParseInt's form: Gt/Lt operands
+_Named = TypeVar("_Named", SnapshotPod, PodDisruptionBudget)
 _REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 _PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
 _DIGEST_HEX = 12  # 48 bits: a collision among a million strings is a one-in-500 event …
@@ -185,11 +186,16 @@ class Anonymizer:
     def _container(self, c: SnapshotContainer, index: int, prefix: str) -> SnapshotContainer:
         return replace(c, name=f"{prefix}{index}", image=self.text(c.image) if c.image else "")
 
+    def _named(self, obj: _Named, prefix: str) -> _Named:
+        """A namespaced object with its namespace and name replaced (first: the first use of a
+        string picks its replacement's prefix)."""
+        return replace(
+            obj, namespace=self.namespace(obj.namespace), name=self.text(obj.name, prefix)
+        )
+
     def pod(self, pod: SnapshotPod) -> SnapshotPod:
         return replace(
-            pod,
-            namespace=self.namespace(pod.namespace),
-            name=self.text(pod.name, "pod-"),
+            self._named(pod, "pod-"),
             node_name=self.node_name(pod.node_name),
             nominated_node_name=self.node_name(pod.nominated_node_name),
             labels=self.labels(pod.labels),
@@ -210,12 +216,7 @@ class Anonymizer:
         )
 
     def pdb(self, pdb: PodDisruptionBudget) -> PodDisruptionBudget:
-        return replace(
-            pdb,
-            namespace=self.namespace(pdb.namespace),
-            name=self.text(pdb.name, "pdb-"),
-            selector=self.label_selector(pdb.selector),
-        )
+        return replace(self._named(pdb, "pdb-"), selector=self.label_selector(pdb.selector))
 
 
 def anonymize(snap: ClusterSnapshot, key: bytes | None = None) -> ClusterSnapshot:
