@@ -360,7 +360,7 @@ def test_victims_are_deleted_with_their_own_grace_period_and_uid() -> None:
 
 
 def test_why_reads_budgets_only_when_preemption_may_run() -> None:
-    from kschedctl.ops.why import _may_preempt
+    from kschedctl.ops.why_cluster import _may_preempt
 
     bound = [running("low", "n", "1", 1)]
     assert _may_preempt([pod("p", priority=5)], bound)
