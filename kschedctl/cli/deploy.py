@@ -15,13 +15,12 @@ from kschedctl.base.errors import UsageError
 from kschedctl.cli import cluster_completers, output
 from kschedctl.cli.common import connect
 from kschedctl.cli.options import (
-    ClusterName,
-    Context,
+    DEFAULT_KUBE,
     DryRun,
     DryRunCommand,
-    Kubeconfig,
-    User,
+    Kube,
     dry_run_mode,
+    kube_flags,
 )
 from kschedctl.cli.paths import guard_paths
 from kschedctl.render import forms
@@ -60,6 +59,7 @@ def _form(as_form: str | None, aliases: dict[str, bool]) -> str:
 
 
 @guard_paths
+@kube_flags
 def deploy_command(
     src: Annotated[
         str,
@@ -103,10 +103,7 @@ def deploy_command(
             help="Same as --as static-pod (a kubeadm static pod manifest on this host).",
         ),
     ] = False,
-    kubeconfig: Kubeconfig = None,
-    context: Context = None,
-    cluster_name: ClusterName = None,
-    user: User = None,
+    kube: Kube = DEFAULT_KUBE,
     namespace: Annotated[
         str | None,
         typer.Option(
@@ -195,9 +192,9 @@ def deploy_command(
         on_machine = hosts.SystemdHost(root, manifests_dir)
         typer.echo(use_case.client_dry_run(request, on_machine), nl=False)
         return
-    host = hosts.for_target(kubeconfig, root, manifests_dir)
+    host = hosts.for_target(kube.kubeconfig, root, manifests_dir)
     report = Reporter(done=output.echo, info=output.info, warn=output.warn)
-    with connect(kubeconfig, context, cluster_name, user) as cluster:
+    with connect(*kube) as cluster:
         _print_summary(use_case.deploy(cluster, host, request, report))
 
 

@@ -10,20 +10,20 @@ import typer
 from kschedctl.cli import cluster_completers, eventrows, output
 from kschedctl.cli.common import connect
 from kschedctl.cli.options import (
+    DEFAULT_KUBE,
     WIDE_FORMATS,
     AllNamespaces,
-    ClusterName,
-    Context,
     EventsSince,
-    Kubeconfig,
+    Kube,
     Namespace,
     NoHeaders,
-    User,
     WideOutput,
     check_output,
+    kube_flags,
 )
 
 
+@kube_flags
 def events(
     name: Annotated[
         str | None,
@@ -85,10 +85,7 @@ def events(
     ] = None,
     out: WideOutput = None,
     no_headers: NoHeaders = False,
-    kubeconfig: Kubeconfig = None,
-    context: Context = None,
-    cluster_name: ClusterName = None,
-    user: User = None,
+    kube: Kube = DEFAULT_KUBE,
 ) -> None:
     """The events a scheduler reported, oldest to newest, failures highlighted.
 
@@ -105,11 +102,11 @@ def events(
         from kschedctl.cli.events_timeline import run_timeline
 
         run_timeline(wanted, namespace=namespace, all_namespaces=all_namespaces,
-                     kubeconfig=kubeconfig, context=context, cluster_name=cluster_name, user=user,
+                     kube=kube,
                      timeline=timeline, watch=watch, limit=limit, export_to=export_to, out=out,
                      no_headers=no_headers)  # fmt: skip
         return
-    with connect(kubeconfig, context, cluster_name, user) as cluster:
+    with connect(*kube) as cluster:
         source = open_events(cluster, wanted, namespace=namespace, all_namespaces=all_namespaces)
         if watch:
             eventrows.watch(source, fmt, no_headers)

@@ -9,16 +9,15 @@ import typer
 from kschedctl.cli import output
 from kschedctl.cli.common import age, connect, parsed_field_selector, parsed_label_selector
 from kschedctl.cli.options import (
+    DEFAULT_KUBE,
     WIDE_FORMATS,
-    ClusterName,
-    Context,
     FieldSelector,
-    Kubeconfig,
+    Kube,
     LabelSelector,
     NoHeaders,
-    User,
     WideOutput,
     check_output,
+    kube_flags,
 )
 from kschedctl.observe import identity
 
@@ -28,11 +27,9 @@ if TYPE_CHECKING:
     from kschedctl.printers.formats import OutputFormat
 
 
+@kube_flags
 def list_schedulers(
-    kubeconfig: Kubeconfig = None,
-    context: Context = None,
-    cluster_name: ClusterName = None,
-    user: User = None,
+    kube: Kube = DEFAULT_KUBE,
     out: WideOutput = None,
     no_headers: NoHeaders = False,
     selector: LabelSelector = None,
@@ -59,7 +56,7 @@ def list_schedulers(
     # Imported here: --help and the offline commands must not pay for the cluster layers.
     from kschedctl.ops.list import scheduler_list
 
-    with connect(kubeconfig, context, cluster_name, user) as cluster:
+    with connect(*kube) as cluster:
         if watch:
             from kschedctl.cli.listwatch import watch_list  # on use (start-up)
 

@@ -13,18 +13,18 @@ from kschedctl.base.errors import UsageError
 from kschedctl.cli import cluster_completers, output
 from kschedctl.cli.common import connect
 from kschedctl.cli.options import (
-    ClusterName,
-    Context,
-    Kubeconfig,
+    DEFAULT_KUBE,
+    Kube,
     SchedulerNamespace,
     Since,
-    User,
+    kube_flags,
 )
 
 if TYPE_CHECKING:
     pass
 
 
+@kube_flags
 def logs(
     name: Annotated[
         str,
@@ -81,10 +81,7 @@ def logs(
             "restarted (pod and deployment forms).",
         ),
     ] = False,
-    kubeconfig: Kubeconfig = None,
-    context: Context = None,
-    cluster_name: ClusterName = None,
-    user: User = None,
+    kube: Kube = DEFAULT_KUBE,
     namespace: SchedulerNamespace = None,
 ) -> None:
     """The scheduler's logs: every replica, merged in time order, the leader marked.
@@ -113,9 +110,11 @@ def logs(
     from kschedctl.ops.logs import LogsRequest, open_logs
 
     request = LogsRequest(name, follow, since_seconds, tail, all_replicas, previous, namespace)
-    with connect(kubeconfig, context, cluster_name, user) as cluster:
+    with connect(*kube) as cluster:
         try:
-            with open_logs(cluster, hosts.for_target(kubeconfig), request, output.warn) as stream:
+            with open_logs(
+                cluster, hosts.for_target(kube.kubeconfig), request, output.warn
+            ) as stream:
                 Printer(prefix, timestamps, keep)(stream.lines, stream.sources)
         except KeyboardInterrupt:
             pass  # Ctrl-C is how a follow ends: exit 0

@@ -8,7 +8,10 @@ of aliases costs nothing more than several.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Annotated, Any, NamedTuple, TypeVar
 
 import typer
 from typer.core import TyperCommand
@@ -18,33 +21,20 @@ from kschedctl.cli import completers
 from kschedctl.model.config.versions import DEFAULT_VERSION, parse_version, supported_minors
 from kschedctl.printers import formats
 
+
+def _kubeconfig_option(flag: str, help: str, completer: Any = None) -> Any:
+    return typer.Option(flag, help=help, autocompletion=completer)
+
+
 Kubeconfig = Annotated[
     str | None,
-    typer.Option(
-        "--kubeconfig", help="Path to the kubeconfig file (default: $KUBECONFIG or ~/.kube/config)."
+    _kubeconfig_option(
+        "--kubeconfig", "Path to the kubeconfig file (default: $KUBECONFIG or ~/.kube/config)."
     ),
 ]
 Context = Annotated[
     str | None,
-    typer.Option(
-        "--context", help="The kubeconfig context to use.", autocompletion=completers.contexts
-    ),
-]
-ClusterName = Annotated[
-    str | None,
-    typer.Option(
-        "--cluster",
-        help="The kubeconfig cluster to use (instead of the context's).",
-        autocompletion=completers.clusters,
-    ),
-]
-User = Annotated[
-    str | None,
-    typer.Option(
-        "--user",
-        help="The kubeconfig user to use (instead of the context's).",
-        autocompletion=completers.users,
-    ),
+    _kubeconfig_option("--context", "The kubeconfig context to use.", completers.contexts),
 ]
 Namespace = Annotated[
     str | None,
@@ -55,6 +45,64 @@ Namespace = Annotated[
         autocompletion=completers.namespaces,
     ),
 ]
+
+
+class Kube(NamedTuple):
+    """kubectl's --kubeconfig, --context, --cluster and --user as one value, in the order
+    ``connect(*kube)`` (cli/common.py) takes them."""
+
+    kubeconfig: str | None = None
+    context: str | None = None
+    cluster: str | None = None
+    user: str | None = None
+
+
+DEFAULT_KUBE = Kube()  # no flag given: $KUBECONFIG or ~/.kube/config, its current context
+# The flags a command's ``kube: Kube`` parameter stands for, by parameter name, in order.
+_KUBE_FLAGS = {
+    "kubeconfig": Kubeconfig,
+    "context": Context,
+    "cluster_name": Annotated[
+        str | None,
+        _kubeconfig_option(
+            "--cluster",
+            "The kubeconfig cluster to use (instead of the context's).",
+            completers.clusters,
+        ),
+    ],
+    "user": Annotated[
+        str | None,
+        _kubeconfig_option(
+            "--user", "The kubeconfig user to use (instead of the context's).", completers.users
+        ),
+    ],
+}
+_Command = TypeVar("_Command", bound=Callable[..., Any])
+
+
+def kube_flags(command: _Command) -> _Command:
+    """The command with kubectl's four connection flags where its ``kube: Kube`` parameter
+    stands (so --help lists them in the same place everywhere); it gets them as that Kube."""
+    signature = inspect.signature(command, eval_str=True)
+    params: list[inspect.Parameter] = []
+    for param in signature.parameters.values():
+        if param.name != "kube":
+            params.append(param)
+            continue
+        params += [param.replace(name=name, annotation=flag, default=None)
+                   for name, flag in _KUBE_FLAGS.items()]  # fmt: skip
+
+    @functools.wraps(command)
+    def parsed(**kwargs: Any) -> Any:
+        kube = Kube(*(kwargs.pop(name) for name in _KUBE_FLAGS))
+        return command(**kwargs, kube=kube)
+
+    # typer reads the signature and the annotations; both without ``kube``, with the flags
+    parsed.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+    parsed.__annotations__ = {param.name: param.annotation for param in params}
+    return parsed  # type: ignore[return-value]
+
+
 # status and logs: which of the schedulers claiming a name (observe.identity) is meant.
 SchedulerNamespace = Annotated[
     str | None,

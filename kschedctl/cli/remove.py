@@ -12,27 +12,24 @@ import typer
 from kschedctl.cli import cluster_completers, output
 from kschedctl.cli.common import connect
 from kschedctl.cli.options import (
-    ClusterName,
-    Context,
+    DEFAULT_KUBE,
     DryRun,
     DryRunCommand,
-    Kubeconfig,
-    User,
+    Kube,
     dry_run_mode,
+    kube_flags,
 )
 
 if TYPE_CHECKING:
     from kschedctl.ops.remove import RemoveResult
 
 
+@kube_flags
 def remove_command(
     name: Annotated[str, typer.Argument(
             help="The scheduler name kschedctl deployed.", autocompletion=cluster_completers.schedulers
         )],
-    kubeconfig: Kubeconfig = None,
-    context: Context = None,
-    cluster_name: ClusterName = None,
-    user: User = None,
+    kube: Kube = DEFAULT_KUBE,
     dry_run: DryRun = "none",
     force: Annotated[bool, typer.Option("--force", help="Remove even if pods still ask for this scheduler.")] = False,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds to wait for its pods to stop.")] = 120.0,
@@ -53,7 +50,7 @@ def remove_command(
     from kschedctl.ops.reporter import Reporter
 
     report = Reporter(done=output.echo, info=output.info, warn=output.warn)
-    with connect(kubeconfig, context, cluster_name, user) as cluster:
+    with connect(*kube) as cluster:
         result = remove(cluster, name, force=force, dry_run=mode == "client",
                         server_dry_run=mode == "server", timeout=timeout, report=report)  # fmt: skip
     if result.server_dry_run:

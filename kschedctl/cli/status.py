@@ -12,15 +12,14 @@ from kschedctl.cli import cluster_completers, output
 from kschedctl.cli.common import age, connect
 from kschedctl.cli.inventory import health_text, identity_text
 from kschedctl.cli.options import (
+    DEFAULT_KUBE,
     TABLE_FORMATS,
-    ClusterName,
-    Context,
-    Kubeconfig,
+    Kube,
     NoHeaders,
     SchedulerNamespace,
     TableOutput,
-    User,
     check_output,
+    kube_flags,
 )
 from kschedctl.model.config.shapes import dns_subdomain_problem
 
@@ -29,6 +28,7 @@ if TYPE_CHECKING:
     from kschedctl.ops.status_metrics import MetricsReport
 
 
+@kube_flags
 def status(
     name: Annotated[
         str,
@@ -37,10 +37,7 @@ def status(
             autocompletion=cluster_completers.schedulers,
         ),
     ],
-    kubeconfig: Kubeconfig = None,
-    context: Context = None,
-    cluster_name: ClusterName = None,
-    user: User = None,
+    kube: Kube = DEFAULT_KUBE,
     out: TableOutput = None,
     no_headers: NoHeaders = False,
     metrics: Annotated[
@@ -86,7 +83,7 @@ def status(
     # the use case loads the cluster layers: not at start-up
     from kschedctl.ops.status import scheduler_status
 
-    with connect(kubeconfig, context, cluster_name, user) as cluster:
+    with connect(*kube) as cluster:
         report = scheduler_status(
             cluster, name, metrics=metrics or metrics_reader is not None,
             metrics_reader=metrics_reader, namespace=namespace,

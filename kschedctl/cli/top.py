@@ -10,15 +10,14 @@ from kschedctl.base.errors import UsageError, shown_path
 from kschedctl.cli import completers, output
 from kschedctl.cli.common import connect, parsed_label_selector
 from kschedctl.cli.options import (
+    DEFAULT_KUBE,
     TABLE_FORMATS,
-    ClusterName,
-    Context,
-    Kubeconfig,
+    Kube,
     LabelSelector,
     NoHeaders,
     TableOutput,
-    User,
     check_output,
+    kube_flags,
 )
 
 # The table's default number of nodes: a screenful an operator reads; data formats give all.
@@ -43,6 +42,7 @@ Export = Annotated[
 
 
 @top_app.command("nodes")
+@kube_flags
 def nodes(
     selector: LabelSelector = None,
     scheduler: Annotated[
@@ -75,10 +75,7 @@ def nodes(
     export_to: Export = None,
     out: TableOutput = None,
     no_headers: NoHeaders = False,
-    kubeconfig: Kubeconfig = None,
-    context: Context = None,
-    cluster_name: ClusterName = None,
-    user: User = None,
+    kube: Kube = DEFAULT_KUBE,
 ) -> None:
     """Per node: allocatable cpu, memory and pods, and what the bound, non-terminal pods on it
     request (effective requests: init containers, sidecars, overhead), as bars stacked by the
@@ -96,7 +93,7 @@ def nodes(
     # Imported here: --help and the offline commands must not pay for the cluster layers.
     from kschedctl.ops.top import placement_dict, top_nodes
 
-    with connect(kubeconfig, context, cluster_name, user) as cluster:
+    with connect(*kube) as cluster:
         found = top_nodes(cluster, selector=selector, scheduler=scheduler, sort_by=sort_by)
     drawn = found.first(TABLE_LIMIT if limit is None else limit)
     if target is not None:

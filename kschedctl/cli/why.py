@@ -10,24 +10,24 @@ from kschedctl.base.errors import EXIT_FINDINGS, UsageError
 from kschedctl.cli import cluster_completers, completers, output, why_view
 from kschedctl.cli.common import connect, parsed_field_selector, parsed_label_selector
 from kschedctl.cli.options import (
+    DEFAULT_KUBE,
     TABLE_FORMATS,
     AllNamespaces,
-    ClusterName,
-    Context,
     FieldSelector,
-    Kubeconfig,
+    Kube,
     LabelSelector,
     Namespace,
     NoHeaders,
     TableOutput,
-    User,
     check_output,
+    kube_flags,
 )
 
 if TYPE_CHECKING:
     pass
 
 
+@kube_flags
 def why(
     pod: Annotated[
         str | None,
@@ -99,10 +99,7 @@ def why(
     no_headers: NoHeaders = False,
     selector: LabelSelector = None,
     field_selector: FieldSelector = None,
-    kubeconfig: Kubeconfig = None,
-    context: Context = None,
-    cluster_name: ClusterName = None,
-    user: User = None,
+    kube: Kube = DEFAULT_KUBE,
 ) -> None:
     """Explain why a pod is Pending, node by node, and what to change. Exit 6 if it cannot run.
 
@@ -147,9 +144,9 @@ def why(
 
     refs = [ClusterPluginsRef.parse(r) for r in run_cluster_plugins or ()]
     plugins = load_plugins(plugin or ())  # a plugin that cannot load: exit 3, no request
-    with connect(kubeconfig, context, cluster_name, user) as cluster:
+    with connect(*kube) as cluster:
         found = explain_pods(cluster, pod, namespace=namespace, all_namespaces=all_namespaces,
-                        all_reasons=all_reasons, kubeconfig=kubeconfig,
+                        all_reasons=all_reasons, kubeconfig=kube.kubeconfig,
                         label_selector=selector, field_selector=field_selector,
                         plugins=plugins, run_cluster_plugins=refs,
                         reporter=Reporter(warn=output.warn))  # fmt: skip
