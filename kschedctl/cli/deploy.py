@@ -12,16 +12,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from kschedctl.base.errors import UsageError
-from kschedctl.cli import cluster_completers, output
+from kschedctl.cli import cluster_completers, options, output
 from kschedctl.cli.common import connect
-from kschedctl.cli.options import (
-    DEFAULT_KUBE,
-    DryRun,
-    DryRunCommand,
-    Kube,
-    dry_run_mode,
-    kube_flags,
-)
+from kschedctl.cli.options import DEFAULT_KUBE, Kube, kube_flags
 from kschedctl.cli.paths import guard_paths
 from kschedctl.render import forms
 
@@ -137,7 +130,7 @@ def deploy_command(
     replicas: Annotated[
         int | None, typer.Option("--replicas", min=1, help="Replicas of the deployment form.")
     ] = None,
-    dry_run: DryRun = "none",
+    dry_run: options.DryRun = "none",
     wait: Annotated[
         bool, typer.Option("--wait/--no-wait", help="Wait until the scheduler serves.")
     ] = True,
@@ -174,9 +167,7 @@ def deploy_command(
     aliases = {"pod": as_pod, "deployment": as_deployment, "service": as_service,
                "static-pod": as_static_pod}  # fmt: skip
     form = _form(as_form.value if as_form is not None else None, aliases)
-    mode, deprecated = dry_run_mode(dry_run)
-    if deprecated:
-        output.warn(deprecated)
+    mode = options.checked_dry_run(dry_run)
     spec = use_case.load_target(
         src, namespace=namespace, image=image, replicas=replicas,
         program=program.value if program else None, kubernetes_version=kubernetes_version,
@@ -211,4 +202,4 @@ def _print_summary(result: DeployResult) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    app.command("deploy", cls=DryRunCommand)(deploy_command)
+    app.command("deploy", cls=options.DryRunCommand)(deploy_command)

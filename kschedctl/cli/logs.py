@@ -12,13 +12,7 @@ import typer
 from kschedctl.base.errors import UsageError
 from kschedctl.cli import cluster_completers, output
 from kschedctl.cli.common import connect
-from kschedctl.cli.options import (
-    DEFAULT_KUBE,
-    Kube,
-    SchedulerNamespace,
-    Since,
-    kube_flags,
-)
+from kschedctl.cli.options import DEFAULT_KUBE, Kube, SchedulerNamespace, Since, kube_flags
 
 if TYPE_CHECKING:
     pass

@@ -17,7 +17,7 @@ import typer
 from typer.core import TyperCommand
 
 from kschedctl.base.errors import UsageError
-from kschedctl.cli import completers
+from kschedctl.cli import completers, output
 from kschedctl.model.config.versions import DEFAULT_VERSION, parse_version, supported_minors
 from kschedctl.printers import formats
 
@@ -255,6 +255,14 @@ class DryRunCommand(TyperCommand):
                 head.append(args[i])
             i += 1
         return super().parse_args(ctx, head + args[cut:])
+
+
+def checked_dry_run(value: str) -> str:
+    """none, client or server for a --dry-run value, its deprecation warning (if any) printed."""
+    mode, deprecated = dry_run_mode(value)
+    if deprecated:
+        output.warn(deprecated)
+    return mode
 
 
 def dry_run_mode(value: str) -> tuple[str, str | None]:

@@ -9,16 +9,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from kschedctl.cli import cluster_completers, output
+from kschedctl.cli import cluster_completers, options, output
 from kschedctl.cli.common import connect
-from kschedctl.cli.options import (
-    DEFAULT_KUBE,
-    DryRun,
-    DryRunCommand,
-    Kube,
-    dry_run_mode,
-    kube_flags,
-)
+from kschedctl.cli.options import DEFAULT_KUBE, Kube, kube_flags
 
 if TYPE_CHECKING:
     from kschedctl.ops.remove import RemoveResult
@@ -30,7 +23,7 @@ def remove_command(
             help="The scheduler name kschedctl deployed.", autocompletion=cluster_completers.schedulers
         )],
     kube: Kube = DEFAULT_KUBE,
-    dry_run: DryRun = "none",
+    dry_run: options.DryRun = "none",
     force: Annotated[bool, typer.Option("--force", help="Remove even if pods still ask for this scheduler.")] = False,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds to wait for its pods to stop.")] = 120.0,
 ) -> None:  # fmt: skip
@@ -41,9 +34,7 @@ def remove_command(
     if nothing is there. --dry-run=client lists what would go; --dry-run=server sends every
     DELETE with dryRun=All.
     """
-    mode, deprecated = dry_run_mode(dry_run)
-    if deprecated:
-        output.warn(deprecated)
+    mode = options.checked_dry_run(dry_run)
     # Imported here, not at the top: the use case pulls in the cluster and host layers, which
     # `kschedctl --help` and the offline commands must not pay for.
     from kschedctl.ops.remove import remove
@@ -84,4 +75,4 @@ def _print_plan(result: RemoveResult, force: bool) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    app.command("remove", cls=DryRunCommand)(remove_command)
+    app.command("remove", cls=options.DryRunCommand)(remove_command)

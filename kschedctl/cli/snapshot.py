@@ -11,11 +11,7 @@ import typer
 from kschedctl.base.errors import shown_path
 from kschedctl.cli import completers, output
 from kschedctl.cli.common import connect
-from kschedctl.cli.options import (
-    DEFAULT_KUBE,
-    Kube,
-    kube_flags,
-)
+from kschedctl.cli.options import DEFAULT_KUBE, Kube, kube_flags
 
 
 @kube_flags
