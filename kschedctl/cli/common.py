@@ -1,14 +1,29 @@
-"""Helpers shared by the cluster-facing commands."""
+"""Helpers shared by the command modules (most of them by the cluster-facing ones)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import typer
 
 from kschedctl.base.errors import UsageError
 
 if TYPE_CHECKING:
     from kschedctl.k8s.client import Cluster
     from kschedctl.model.filters.selectors import FieldRequirement, Selector
+
+
+def registers(
+    name: str, command: Callable[..., Any], **settings: Any
+) -> Callable[[typer.Typer], None]:
+    """The ``register(app)`` of a module whose one command is ``command``: added as ``name``,
+    with typer's ``settings`` (help, no_args_is_help, cls)."""
+
+    def register(app: typer.Typer) -> None:
+        app.command(name, **settings)(command)
+
+    return register
 
 
 def connect(

@@ -13,7 +13,7 @@ import typer
 
 from kschedctl.base.errors import UsageError
 from kschedctl.cli import cluster_completers, options, output
-from kschedctl.cli.common import connect
+from kschedctl.cli.common import connect, registers
 from kschedctl.cli.options import DEFAULT_KUBE, Kube, kube_flags
 from kschedctl.cli.paths import guard_paths
 from kschedctl.render import forms
@@ -201,5 +201,4 @@ def _print_summary(result: DeployResult) -> None:
         output.info(f"{name} is serving ({result.form}{leader}) after {result.seconds:.1f}s")
 
 
-def register(app: typer.Typer) -> None:
-    app.command("deploy", cls=options.DryRunCommand)(deploy_command)
+register = registers("deploy", deploy_command, cls=options.DryRunCommand)

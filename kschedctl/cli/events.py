@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from kschedctl.cli import cluster_completers, eventrows, output
-from kschedctl.cli.common import connect
+from kschedctl.cli.common import connect, registers
 from kschedctl.cli.options import (
     DEFAULT_KUBE,
     WIDE_FORMATS,
@@ -129,5 +129,4 @@ def events(
     )
 
 
-def register(app: typer.Typer) -> None:
-    app.command("events")(events)
+register = registers("events", events)

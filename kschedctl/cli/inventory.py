@@ -7,7 +7,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from kschedctl.cli import output
-from kschedctl.cli.common import age, connect, parsed_field_selector, parsed_label_selector
+from kschedctl.cli.common import (
+    age,
+    connect,
+    parsed_field_selector,
+    parsed_label_selector,
+    registers,
+)
 from kschedctl.cli.options import (
     DEFAULT_KUBE,
     WIDE_FORMATS,
@@ -154,5 +160,4 @@ def health_text(s: Scheduler) -> str:
     return s.problem or "unhealthy"
 
 
-def register(app: typer.Typer) -> None:
-    app.command("list")(list_schedulers)
+register = registers("list", list_schedulers)

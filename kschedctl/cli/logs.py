@@ -11,7 +11,7 @@ import typer
 
 from kschedctl.base.errors import UsageError
 from kschedctl.cli import cluster_completers, output
-from kschedctl.cli.common import connect
+from kschedctl.cli.common import connect, registers
 from kschedctl.cli.options import DEFAULT_KUBE, Kube, SchedulerNamespace, Since, kube_flags
 
 if TYPE_CHECKING:
@@ -114,5 +114,4 @@ def logs(
             pass  # Ctrl-C is how a follow ends: exit 0
 
 
-def register(app: typer.Typer) -> None:
-    app.command("logs")(logs)
+register = registers("logs", logs)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from kschedctl.cli import cluster_completers, options, output
-from kschedctl.cli.common import connect
+from kschedctl.cli.common import connect, registers
 from kschedctl.cli.options import DEFAULT_KUBE, Kube, kube_flags
 
 if TYPE_CHECKING:
@@ -74,5 +74,4 @@ def _print_plan(result: RemoveResult, force: bool) -> None:
         output.echo(f"file {path} would be removed")
 
 
-def register(app: typer.Typer) -> None:
-    app.command("remove", cls=options.DryRunCommand)(remove_command)
+register = registers("remove", remove_command, cls=options.DryRunCommand)

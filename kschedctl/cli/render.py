@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from kschedctl.base.errors import UsageError
+from kschedctl.cli.common import registers
 from kschedctl.cli.options import (
     DATA_FORMATS,
     DataOutput,
@@ -155,5 +156,4 @@ HELP = (
 )
 
 
-def register(app: typer.Typer) -> None:
-    app.command("render", help=HELP, no_args_is_help=True)(render)
+register = registers("render", render, help=HELP, no_args_is_help=True)

@@ -10,6 +10,7 @@ import typer
 
 from kschedctl.base.errors import UsageError, WorseError, shown_path
 from kschedctl.cli import output
+from kschedctl.cli.common import registers
 from kschedctl.cli.options import check_output, output_option
 from kschedctl.printers import formats
 
@@ -142,5 +143,4 @@ def simulate(
         )
 
 
-def register(app: typer.Typer) -> None:
-    app.command("simulate")(simulate)
+register = registers("simulate", simulate)

@@ -10,7 +10,7 @@ import typer
 
 from kschedctl.base.errors import shown_path
 from kschedctl.cli import completers, output
-from kschedctl.cli.common import connect
+from kschedctl.cli.common import connect, registers
 from kschedctl.cli.options import DEFAULT_KUBE, Kube, kube_flags
 
 
@@ -95,5 +95,4 @@ HELP = (
 )
 
 
-def register(app: typer.Typer) -> None:
-    app.command("snapshot", help=HELP, no_args_is_help=True)(snapshot)
+register = registers("snapshot", snapshot, help=HELP, no_args_is_help=True)

@@ -9,7 +9,7 @@ import typer
 
 from kschedctl.base.errors import UsageError
 from kschedctl.cli import cluster_completers, output
-from kschedctl.cli.common import age, connect
+from kschedctl.cli.common import age, connect, registers
 from kschedctl.cli.inventory import health_text, identity_text
 from kschedctl.cli.options import (
     DEFAULT_KUBE,
@@ -261,5 +261,4 @@ def _rbac_line(report: SchedulerStatus) -> str:
     return f"RBAC mode:  {what}"
 
 
-def register(app: typer.Typer) -> None:
-    app.command("status")(status)
+register = registers("status", status)

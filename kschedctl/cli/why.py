@@ -8,7 +8,7 @@ import typer
 
 from kschedctl.base.errors import EXIT_FINDINGS, UsageError
 from kschedctl.cli import cluster_completers, completers, output, why_view
-from kschedctl.cli.common import connect, parsed_field_selector, parsed_label_selector
+from kschedctl.cli.common import connect, parsed_field_selector, parsed_label_selector, registers
 from kschedctl.cli.options import (
     DEFAULT_KUBE,
     TABLE_FORMATS,
@@ -183,5 +183,4 @@ def parse_nodes(value: str | None) -> str | int | None:
     )
 
 
-def register(app: typer.Typer) -> None:
-    app.command("why")(why)
+register = registers("why", why)
