@@ -115,21 +115,6 @@ def list_rows(found: SchedulerList, fmt: OutputFormat) -> list[list[Any]]:
     return rows
 
 
-IDENTITIES = {
-    identity.CONTROL_PLANE: "a static pod of a control-plane node",
-    identity.SYSTEM: "runs in kube-system",
-    identity.LEASE: "holds the Lease kube-system/kube-scheduler",
-    identity.KSCHEDCTL: "where kschedctl deployed it (its ClusterRoleBinding)",
-}
-
-
-def identity_text(s: Scheduler) -> str:
-    """status's Identity: how the scheduler is known to be the one of its name."""
-    if s.identity in IDENTITIES:
-        return IDENTITIES[s.identity]
-    return f"UNVERIFIED: {s.reason}" if s.reason else "-"
-
-
 def claim_warnings(found: SchedulerList) -> list[str]:
     """A line per conflict and per impostor (list's stderr)."""
     lines = []

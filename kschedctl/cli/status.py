@@ -10,7 +10,7 @@ import typer
 from kschedctl.base.errors import UsageError
 from kschedctl.cli import cluster_completers, output
 from kschedctl.cli.common import age, connect, registers
-from kschedctl.cli.inventory import health_text, identity_text
+from kschedctl.cli.inventory import health_text
 from kschedctl.cli.options import (
     DEFAULT_KUBE,
     TABLE_FORMATS,
@@ -22,8 +22,10 @@ from kschedctl.cli.options import (
     kube_flags,
 )
 from kschedctl.model.config.shapes import dns_subdomain_problem
+from kschedctl.observe import identity
 
 if TYPE_CHECKING:
+    from kschedctl.observe.schedulers import Scheduler
     from kschedctl.ops.status import SchedulerStatus
     from kschedctl.ops.status_metrics import MetricsReport
 
@@ -95,6 +97,21 @@ def status(
         )
         return
     _print_status(report)
+
+
+_IDENTITIES = {
+    identity.CONTROL_PLANE: "a static pod of a control-plane node",
+    identity.SYSTEM: "runs in kube-system",
+    identity.LEASE: "holds the Lease kube-system/kube-scheduler",
+    identity.KSCHEDCTL: "where kschedctl deployed it (its ClusterRoleBinding)",
+}
+
+
+def identity_text(s: Scheduler) -> str:
+    """status's Identity: how the scheduler is known to be the one of its name."""
+    if s.identity in _IDENTITIES:
+        return _IDENTITIES[s.identity]
+    return f"UNVERIFIED: {s.reason}" if s.reason else "-"
 
 
 def _print_status(report: SchedulerStatus) -> None:
