@@ -21,21 +21,30 @@ from kschedctl.cli import completers, output
 from kschedctl.model.config.versions import DEFAULT_VERSION, parse_version, supported_minors
 from kschedctl.printers import formats
 
+# A flag of a group (see flag_group): its Annotated type and its default.
+Flag = tuple[Any, Any]
 
-def _kubeconfig_option(flag: str, help: str, completer: Any = None) -> Any:
-    return typer.Option(flag, help=help, autocompletion=completer)
+
+def flag(kind: Any, default: Any, decls: str | tuple[str, ...], help: str, **extra: Any) -> Flag:
+    """One option of a flag group: ``kind`` its type, ``decls`` its flag (or flags)."""
+    names = (decls,) if isinstance(decls, str) else decls
+    return Annotated[kind, typer.Option(*names, help=help, **extra)], default
 
 
-Kubeconfig = Annotated[
+# kubectl's --kubeconfig and --context (scheduler run has these two only), --cluster, --user
+KUBECONFIG = flag(
     str | None,
-    _kubeconfig_option(
-        "--kubeconfig", "Path to the kubeconfig file (default: $KUBECONFIG or ~/.kube/config)."
-    ),
-]
-Context = Annotated[
+    None,
+    "--kubeconfig",
+    "Path to the kubeconfig file (default: $KUBECONFIG or ~/.kube/config).",
+)
+CONTEXT = flag(
     str | None,
-    _kubeconfig_option("--context", "The kubeconfig context to use.", completers.contexts),
-]
+    None,
+    "--context",
+    "The kubeconfig context to use.",
+    autocompletion=completers.contexts,
+)
 Namespace = Annotated[
     str | None,
     typer.Option(
@@ -53,54 +62,67 @@ class Kube(NamedTuple):
 
     kubeconfig: str | None = None
     context: str | None = None
-    cluster: str | None = None
+    cluster_name: str | None = None
     user: str | None = None
 
 
 DEFAULT_KUBE = Kube()  # no flag given: $KUBECONFIG or ~/.kube/config, its current context
-# The flags a command's ``kube: Kube`` parameter stands for, by parameter name, in order.
-_KUBE_FLAGS = {
-    "kubeconfig": Kubeconfig,
-    "context": Context,
-    "cluster_name": Annotated[
-        str | None,
-        _kubeconfig_option(
-            "--cluster",
-            "The kubeconfig cluster to use (instead of the context's).",
-            completers.clusters,
-        ),
-    ],
-    "user": Annotated[
-        str | None,
-        _kubeconfig_option(
-            "--user", "The kubeconfig user to use (instead of the context's).", completers.users
-        ),
-    ],
-}
 _Command = TypeVar("_Command", bound=Callable[..., Any])
 
 
-def kube_flags(command: _Command) -> _Command:
-    """The command with kubectl's four connection flags where its ``kube: Kube`` parameter
-    stands (so --help lists them in the same place everywhere); it gets them as that Kube."""
-    signature = inspect.signature(command, eval_str=True)
-    params: list[inspect.Parameter] = []
-    for param in signature.parameters.values():
-        if param.name != "kube":
-            params.append(param)
-            continue
-        params += [param.replace(name=name, annotation=flag, default=None)
-                   for name, flag in _KUBE_FLAGS.items()]  # fmt: skip
+def flag_group(
+    param: str, flags: dict[str, Flag], make: Callable[..., Any]
+) -> Callable[[_Command], _Command]:
+    """A decorator: the command's parameter ``param`` becomes the options ``flags`` (by
+    parameter name, in their order, where ``param`` stands, so --help lists them there) and
+    the command gets ``make(**their values)`` as ``param``."""
 
-    @functools.wraps(command)
-    def parsed(**kwargs: Any) -> Any:
-        kube = Kube(*(kwargs.pop(name) for name in _KUBE_FLAGS))
-        return command(**kwargs, kube=kube)
+    def grouped(command: _Command) -> _Command:
+        signature = inspect.signature(command, eval_str=True)
+        params: list[inspect.Parameter] = []
+        for each in signature.parameters.values():
+            if each.name != param:
+                params.append(each)
+                continue
+            params += [each.replace(name=name, annotation=kind, default=default)
+                       for name, (kind, default) in flags.items()]  # fmt: skip
 
-    # typer reads the signature and the annotations; both without ``kube``, with the flags
-    parsed.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
-    parsed.__annotations__ = {param.name: param.annotation for param in params}
-    return parsed  # type: ignore[return-value]
+        @functools.wraps(command)
+        def parsed(**kwargs: Any) -> Any:
+            value = make(**{name: kwargs.pop(name) for name in flags})
+            return command(**kwargs, **{param: value})
+
+        # typer reads the signature and the annotations: the flags', not ``param``'s
+        parsed.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+        parsed.__annotations__ = {each.name: each.annotation for each in params}
+        return parsed  # type: ignore[return-value]
+
+    return grouped
+
+
+# kubectl's four connection flags, where a command's ``kube: Kube`` parameter stands.
+kube_flags = flag_group(
+    "kube",
+    {
+        "kubeconfig": KUBECONFIG,
+        "context": CONTEXT,
+        "cluster_name": flag(
+            str | None,
+            None,
+            "--cluster",
+            "The kubeconfig cluster to use (instead of the context's).",
+            autocompletion=completers.clusters,
+        ),
+        "user": flag(
+            str | None,
+            None,
+            "--user",
+            "The kubeconfig user to use (instead of the context's).",
+            autocompletion=completers.users,
+        ),
+    },
+    Kube,
+)
 
 
 # status and logs: which of the schedulers claiming a name (observe.identity) is meant.
