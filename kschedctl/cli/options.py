@@ -125,6 +125,12 @@ kube_flags = flag_group(
 )
 
 
+def plugin_option(help: str) -> Any:
+    """``--plugin PATH.py|package.module``, repeatable: the same flag for the scheduler that
+    runs Python plugins (scheduler run) and for ``why``, which evaluates them as it would."""
+    return typer.Option("--plugin", metavar="PATH.py|package.module", help=help, show_default=False)
+
+
 # status and logs: which of the schedulers claiming a name (observe.identity) is meant.
 SchedulerNamespace = Annotated[
     str | None,

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from kschedctl.cli.options import CONTEXT, KUBECONFIG, flag, flag_group
+from kschedctl.cli.options import CONTEXT, KUBECONFIG, flag, flag_group, plugin_option
 from kschedctl.model.scheduling.strategies import DEFAULT_STRATEGY, STRATEGIES
 
 scheduler_app = typer.Typer(
@@ -129,13 +129,10 @@ def run(
     ] = None,
     plugins: Annotated[
         list[str] | None,
-        typer.Option(
-            "--plugin",
-            metavar="PATH.py|package.module",
-            help='A Python scheduling plugin (filter and/or score; README "Scheduling '
-            'plugins"); repeatable, run in the order given after the built-in filters. '
-            "Refused at start if it cannot be loaded.",
-            show_default=False,
+        plugin_option(
+            'A Python scheduling plugin (filter and/or score; README "Scheduling plugins"); '
+            "repeatable, run in the order given after the built-in filters. Refused at start "
+            "if it cannot be loaded."
         ),
     ] = None,
     strategy: Annotated[

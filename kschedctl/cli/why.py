@@ -21,6 +21,7 @@ from kschedctl.cli.options import (
     TableOutput,
     check_output,
     kube_flags,
+    plugin_option,
 )
 
 if TYPE_CHECKING:
@@ -73,14 +74,11 @@ def why(
     ] = False,
     plugin: Annotated[
         list[str] | None,
-        typer.Option(
-            "--plugin",
-            metavar="PATH.py|package.module",
-            help="A Python plugin of the pod's scheduler (kschedctl's own, run with the same "
+        plugin_option(
+            "A Python plugin of the pod's scheduler (kschedctl's own, run with the same "
             "--plugin): evaluated as the scheduler runs it, with its verdict per node; "
             "repeatable, in the scheduler's order. Without it (or --run-cluster-plugins) no "
-            "plugin runs, and a pod its scheduler's plugins could reject gets no verdict.",
-            show_default=False,
+            "plugin runs, and a pod its scheduler's plugins could reject gets no verdict."
         ),
     ] = None,
     run_cluster_plugins: Annotated[
