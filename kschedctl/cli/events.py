@@ -11,19 +11,20 @@ from kschedctl.cli import cluster_completers, eventrows, output
 from kschedctl.cli.common import connect, registers
 from kschedctl.cli.options import (
     DEFAULT_KUBE,
+    DEFAULT_PRINTING,
     WIDE_FORMATS,
     AllNamespaces,
     EventsSince,
     Kube,
     Namespace,
-    NoHeaders,
-    WideOutput,
-    check_output,
+    Printing,
     kube_flags,
+    output_flags,
 )
 
 
 @kube_flags
+@output_flags(WIDE_FORMATS)
 def events(
     name: Annotated[
         str | None,
@@ -83,8 +84,7 @@ def events(
             show_default=False,
         ),
     ] = None,
-    out: WideOutput = None,
-    no_headers: NoHeaders = False,
+    printing: Printing = DEFAULT_PRINTING,
     kube: Kube = DEFAULT_KUBE,
 ) -> None:
     """The events a scheduler reported, oldest to newest, failures highlighted.
@@ -92,7 +92,7 @@ def events(
     Filtered on the server (scheduler name, object, type) where it can; events.k8s.io/v1, or
     core/v1 on servers without it.
     """
-    fmt = check_output(out, WIDE_FORMATS)
+    fmt = printing.format()
     # Imported here: --help and the offline commands must not pay for the cluster layers.
     from kschedctl.ops.events import event_filter, open_events
 
@@ -103,17 +103,17 @@ def events(
 
         run_timeline(wanted, namespace=namespace, all_namespaces=all_namespaces,
                      kube=kube,
-                     timeline=timeline, watch=watch, limit=limit, export_to=export_to, out=out,
-                     no_headers=no_headers)  # fmt: skip
+                     timeline=timeline, watch=watch, limit=limit, export_to=export_to, out=printing.out,
+                     no_headers=printing.no_headers)  # fmt: skip
         return
     with connect(*kube) as cluster:
         source = open_events(cluster, wanted, namespace=namespace, all_namespaces=all_namespaces)
         if watch:
-            eventrows.watch(source, fmt, no_headers)
+            eventrows.watch(source, fmt, printing.no_headers)
             return
         found = source.current()
     if not fmt.is_table:
-        output.emit(found.to_dict(), fmt, no_headers=no_headers)
+        output.emit(found.to_dict(), fmt, no_headers=printing.no_headers)
         return
     all_ns = found.namespace is None
     if not found.events:
@@ -125,7 +125,7 @@ def events(
     output.print_table(
         eventrows.event_columns(out, all_ns),
         [eventrows.row(e, out, all_ns, now, eventrows.on_terminal()) for e in found.events],
-        headers=not no_headers,
+        headers=printing.headers,
     )
 
 

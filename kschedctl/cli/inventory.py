@@ -16,14 +16,14 @@ from kschedctl.cli.common import (
 )
 from kschedctl.cli.options import (
     DEFAULT_KUBE,
+    DEFAULT_PRINTING,
     WIDE_FORMATS,
     FieldSelector,
     Kube,
     LabelSelector,
-    NoHeaders,
-    WideOutput,
-    check_output,
+    Printing,
     kube_flags,
+    output_flags,
 )
 from kschedctl.observe import identity
 
@@ -34,10 +34,10 @@ if TYPE_CHECKING:
 
 
 @kube_flags
+@output_flags(WIDE_FORMATS)
 def list_schedulers(
     kube: Kube = DEFAULT_KUBE,
-    out: WideOutput = None,
-    no_headers: NoHeaders = False,
+    printing: Printing = DEFAULT_PRINTING,
     selector: LabelSelector = None,
     field_selector: FieldSelector = None,
     watch: Annotated[
@@ -57,7 +57,7 @@ def list_schedulers(
     object serving a scheduler; --field-selector metadata.name, metadata.namespace, form, managed,
     healthy, served, leader ….
     """
-    fmt = check_output(out, WIDE_FORMATS)
+    fmt = printing.format()
     labels, fields = parsed_label_selector(selector), parsed_field_selector(field_selector)
     # Imported here: --help and the offline commands must not pay for the cluster layers.
     from kschedctl.ops.list import scheduler_list
@@ -67,16 +67,16 @@ def list_schedulers(
             from kschedctl.cli.listwatch import watch_list  # on use (start-up)
 
             fetch = lambda: scheduler_list(cluster, labels, fields)  # noqa: E731
-            watch_list(fetch, fmt, no_headers, list_columns, list_rows)
+            watch_list(fetch, fmt, printing.no_headers, list_columns, list_rows)
             return
         found = scheduler_list(cluster, labels, fields)
     if not fmt.is_table:
-        output.emit(found.to_dict(), fmt, no_headers=no_headers)
+        output.emit(found.to_dict(), fmt, no_headers=printing.no_headers)
         return
     if not found.schedulers:
         output.info("no scheduler matches" if selector or field_selector else "no scheduler found")
     else:
-        output.print_table(list_columns(fmt), list_rows(found, fmt), headers=not no_headers)
+        output.print_table(list_columns(fmt), list_rows(found, fmt), headers=printing.headers)
     for line in claim_warnings(found):
         output.warn(line)
     for s in found.unserved:

@@ -168,21 +168,49 @@ def output_option(offered: tuple[str, ...], default_help: str = "") -> Any:
     )
 
 
-TableOutput = Annotated[str | None, output_option(TABLE_FORMATS, " (default table)")]
-WideOutput = Annotated[str | None, output_option(WIDE_FORMATS, " (default table)")]
-DataOutput = Annotated[str | None, output_option(DATA_FORMATS)]
-
-
 def check_output(value: str | None, offered: tuple[str, ...]) -> formats.OutputFormat:
     """``-o`` parsed (a usage error, exit 2, if this command does not offer it); no ``-o`` is
     the first offered format (the table)."""
     return formats.parse_output(value or offered[0], offered)
 
 
-NoHeaders = Annotated[
-    bool,
-    typer.Option("--no-headers", help="Tables and custom-columns: leave out the header row."),
-]
+NO_HEADERS = flag(
+    bool, False, "--no-headers", "Tables and custom-columns: leave out the header row."
+)
+
+
+class Printing(NamedTuple):
+    """-o and --no-headers as given, with the -o values the command offers."""
+
+    out: str | None = None
+    no_headers: bool = False
+    offered: tuple[str, ...] = TABLE_FORMATS
+
+    def format(self) -> formats.OutputFormat:
+        """-o checked (exit 2 for a value the command does not offer; no -o: the table)."""
+        return check_output(self.out, self.offered)
+
+    @property
+    def headers(self) -> bool:
+        return not self.no_headers
+
+
+DEFAULT_PRINTING = Printing()
+
+
+def output_flags(
+    offered: tuple[str, ...], default_help: str = " (default table)"
+) -> Callable[[_Command], _Command]:
+    """-o (offering ``offered``) and --no-headers where a command's ``printing: Printing``
+    parameter stands."""
+    out = (Annotated[str | None, output_option(offered, default_help)], None)
+    return flag_group(
+        "printing",
+        {"out": out, "no_headers": NO_HEADERS},
+        functools.partial(Printing, offered=offered),
+    )
+
+
 LabelSelector = Annotated[
     str | None,
     typer.Option(

@@ -13,13 +13,13 @@ from kschedctl.cli.common import age, connect, registers
 from kschedctl.cli.inventory import health_text
 from kschedctl.cli.options import (
     DEFAULT_KUBE,
+    DEFAULT_PRINTING,
     TABLE_FORMATS,
     Kube,
-    NoHeaders,
+    Printing,
     SchedulerNamespace,
-    TableOutput,
-    check_output,
     kube_flags,
+    output_flags,
 )
 from kschedctl.model.config.shapes import dns_subdomain_problem
 from kschedctl.observe import identity
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 
 @kube_flags
+@output_flags(TABLE_FORMATS)
 def status(
     name: Annotated[
         str,
@@ -40,8 +41,7 @@ def status(
         ),
     ],
     kube: Kube = DEFAULT_KUBE,
-    out: TableOutput = None,
-    no_headers: NoHeaders = False,
+    printing: Printing = DEFAULT_PRINTING,
     metrics: Annotated[
         bool,
         typer.Option(
@@ -74,7 +74,7 @@ def status(
     scheduler is sent nothing). You need `get` and `create` on pods/portforward and `create` on
     serviceaccounts/token in the scheduler's namespace.
     """
-    fmt = check_output(out, TABLE_FORMATS)
+    fmt = printing.format()
     if metrics_reader is not None:
         problem = dns_subdomain_problem(metrics_reader)
         if problem:
@@ -93,7 +93,10 @@ def status(
     if not fmt.is_table:
         # -o name: the scheduler, as `list -o name` names it
         output.emit(
-            report.to_dict(), fmt, no_headers=no_headers, names=[f"scheduler/{report.name}"]
+            report.to_dict(),
+            fmt,
+            no_headers=printing.no_headers,
+            names=[f"scheduler/{report.name}"],
         )
         return
     _print_status(report)

@@ -11,13 +11,13 @@ from kschedctl.cli import completers, output
 from kschedctl.cli.common import connect, parsed_label_selector
 from kschedctl.cli.options import (
     DEFAULT_KUBE,
+    DEFAULT_PRINTING,
     TABLE_FORMATS,
     Kube,
     LabelSelector,
-    NoHeaders,
-    TableOutput,
-    check_output,
+    Printing,
     kube_flags,
+    output_flags,
 )
 
 # The table's default number of nodes: a screenful an operator reads; data formats give all.
@@ -43,6 +43,7 @@ Export = Annotated[
 
 @top_app.command("nodes")
 @kube_flags
+@output_flags(TABLE_FORMATS)
 def nodes(
     selector: LabelSelector = None,
     scheduler: Annotated[
@@ -73,8 +74,7 @@ def nodes(
         ),
     ] = None,
     export_to: Export = None,
-    out: TableOutput = None,
-    no_headers: NoHeaders = False,
+    printing: Printing = DEFAULT_PRINTING,
     kube: Kube = DEFAULT_KUBE,
 ) -> None:
     """Per node: allocatable cpu, memory and pods, and what the bound, non-terminal pods on it
@@ -82,7 +82,7 @@ def nodes(
     scheduler responsible (spec.schedulerName; "(none)" for pods given a node by hand and
     static pods). Over-commit (requested beyond allocatable) is drawn in red with ⚠.
     """
-    fmt = check_output(out, TABLE_FORMATS)
+    fmt = printing.format()
     if sort_by not in SORT_KEYS:
         raise UsageError(f"--sort-by {sort_by!r}: use one of {', '.join(SORT_KEYS)}")
     parsed_label_selector(selector)  # exit 2 on a malformed selector, before connecting
@@ -100,12 +100,12 @@ def nodes(
         picture_export.export(pictures.nodes_picture(drawn), target, "kschedctl top nodes")
         output.info(f"wrote {shown_path(target)}")
     if not fmt.is_table:
-        output.emit(placement_dict(found.first(limit)), fmt, no_headers=no_headers)
+        output.emit(placement_dict(found.first(limit)), fmt, no_headers=printing.no_headers)
         return
     if not found.total_nodes:
         output.info("no nodes" + (f" with pods from {scheduler}" if scheduler else ""))
         return
-    picture = pictures.nodes_picture(drawn, headers=not no_headers)
+    picture = pictures.nodes_picture(drawn, headers=printing.headers)
     output.stdout_console().print(picture, highlight=False)
 
 

@@ -11,16 +11,16 @@ from kschedctl.cli import cluster_completers, completers, output, why_view
 from kschedctl.cli.common import connect, parsed_field_selector, parsed_label_selector, registers
 from kschedctl.cli.options import (
     DEFAULT_KUBE,
+    DEFAULT_PRINTING,
     TABLE_FORMATS,
     AllNamespaces,
     FieldSelector,
     Kube,
     LabelSelector,
     Namespace,
-    NoHeaders,
-    TableOutput,
-    check_output,
+    Printing,
     kube_flags,
+    output_flags,
     plugin_option,
 )
 
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 
 @kube_flags
+@output_flags(TABLE_FORMATS)
 def why(
     pod: Annotated[
         str | None,
@@ -93,8 +94,7 @@ def why(
             show_default=False,
         ),
     ] = None,
-    out: TableOutput = None,
-    no_headers: NoHeaders = False,
+    printing: Printing = DEFAULT_PRINTING,
     selector: LabelSelector = None,
     field_selector: FieldSelector = None,
     kube: Kube = DEFAULT_KUBE,
@@ -110,7 +110,7 @@ def why(
     a pod that passes the built-in filters gets no verdict when its scheduler's plugins could
     still reject it ("passes the built-in filters; plugins not run", exit 6).
     """
-    fmt = check_output(out, TABLE_FORMATS)
+    fmt = printing.format()
     if all_pods == (pod is not None):
         raise UsageError(
             "name one pod, or pass --all",
@@ -149,16 +149,16 @@ def why(
                         plugins=plugins, run_cluster_plugins=refs,
                         reporter=Reporter(warn=output.warn))  # fmt: skip
     if not fmt.is_table:
-        output.emit(found.to_dict(), fmt, no_headers=no_headers, names=found.names())
+        output.emit(found.to_dict(), fmt, no_headers=printing.no_headers, names=found.names())
     elif found.one_pod:
         why_view.print_diagnosis(
-            found.diagnoses[0], all_reasons, headers=not no_headers, nodes=layout
+            found.diagnoses[0], all_reasons, headers=printing.headers, nodes=layout
         )
     elif found.diagnoses:
-        why_view.print_summary(found.summary(), all_namespaces, headers=not no_headers)
+        why_view.print_summary(found.summary(), all_namespaces, headers=printing.headers)
         if pods:
             output.stdout_console().print("")
-            why_view.print_pending(found.diagnoses, all_namespaces, headers=not no_headers)
+            why_view.print_pending(found.diagnoses, all_namespaces, headers=printing.headers)
     else:
         where = "in any namespace" if all_namespaces else f"in namespace {found.namespace}"
         output.info(f"no pod is waiting for a scheduler {where}")
