@@ -7,23 +7,18 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from kschedctl.cli import output
-from kschedctl.cli.common import (
-    age,
-    connect,
-    parsed_field_selector,
-    parsed_label_selector,
-    registers,
-)
+from kschedctl.cli.common import age, connect, registers
 from kschedctl.cli.options import (
     DEFAULT_KUBE,
     DEFAULT_PRINTING,
+    DEFAULT_SELECTORS,
     WIDE_FORMATS,
-    FieldSelector,
     Kube,
-    LabelSelector,
     Printing,
+    Selectors,
     kube_flags,
     output_flags,
+    selector_flags,
 )
 from kschedctl.observe import identity
 
@@ -35,11 +30,11 @@ if TYPE_CHECKING:
 
 @kube_flags
 @output_flags(WIDE_FORMATS)
+@selector_flags
 def list_schedulers(
     kube: Kube = DEFAULT_KUBE,
     printing: Printing = DEFAULT_PRINTING,
-    selector: LabelSelector = None,
-    field_selector: FieldSelector = None,
+    selectors: Selectors = DEFAULT_SELECTORS,
     watch: Annotated[
         bool,
         typer.Option(
@@ -58,7 +53,7 @@ def list_schedulers(
     healthy, served, leader ….
     """
     fmt = printing.format()
-    labels, fields = parsed_label_selector(selector), parsed_field_selector(field_selector)
+    labels, fields = selectors.parsed()
     # Imported here: --help and the offline commands must not pay for the cluster layers.
     from kschedctl.ops.list import scheduler_list
 
@@ -74,7 +69,7 @@ def list_schedulers(
         output.emit(found.to_dict(), fmt, no_headers=printing.no_headers)
         return
     if not found.schedulers:
-        output.info("no scheduler matches" if selector or field_selector else "no scheduler found")
+        output.info("no scheduler matches" if any(selectors) else "no scheduler found")
     else:
         output.print_table(list_columns(fmt), list_rows(found, fmt), headers=printing.headers)
     for line in claim_warnings(found):

@@ -11,15 +11,19 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from typing import Annotated, Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, NamedTuple, TypeVar
 
 import typer
 from typer.core import TyperCommand
 
 from kschedctl.base.errors import UsageError
 from kschedctl.cli import completers, output
+from kschedctl.cli.common import parsed_field_selector, parsed_label_selector
 from kschedctl.model.config.versions import DEFAULT_VERSION, parse_version, supported_minors
 from kschedctl.printers import formats
+
+if TYPE_CHECKING:
+    from kschedctl.model.filters.selectors import FieldRequirement, Selector
 
 # A flag of a group (see flag_group): its Annotated type and its default.
 Flag = tuple[Any, Any]
@@ -221,14 +225,39 @@ LabelSelector = Annotated[
         show_default=False,
     ),
 ]
-FieldSelector = Annotated[
-    str | None,
-    typer.Option(
-        "--field-selector",
-        help="Field selector, kubectl's syntax: field=value, field!=value (comma: and).",
-        show_default=False,
-    ),
-]
+
+
+class Selectors(NamedTuple):
+    """-l and --field-selector as given."""
+
+    selector: str | None = None
+    field_selector: str | None = None
+
+    @property
+    def given(self) -> bool:
+        return self.selector is not None or self.field_selector is not None
+
+    def parsed(self) -> tuple[Selector | None, tuple[FieldRequirement, ...]]:
+        """Both parsed (exit 2 when one is malformed)."""
+        return parsed_label_selector(self.selector), parsed_field_selector(self.field_selector)
+
+
+DEFAULT_SELECTORS = Selectors()
+# kubectl's -l and --field-selector, where a command's ``selectors: Selectors`` stands.
+selector_flags = flag_group(
+    "selectors",
+    {
+        "selector": (LabelSelector, None),
+        "field_selector": flag(
+            str | None,
+            None,
+            "--field-selector",
+            "Field selector, kubectl's syntax: field=value, field!=value (comma: and).",
+            show_default=False,
+        ),
+    },
+    Selectors,
+)
 
 # --since DURATION (parsed by config.durations.parse_duration); the help says what it bounds.
 Since = Annotated[

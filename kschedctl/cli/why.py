@@ -2,34 +2,33 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from kschedctl.base.errors import EXIT_FINDINGS, UsageError
 from kschedctl.cli import cluster_completers, completers, output, why_view
-from kschedctl.cli.common import connect, parsed_field_selector, parsed_label_selector, registers
+from kschedctl.cli.common import connect, registers
 from kschedctl.cli.options import (
     DEFAULT_KUBE,
     DEFAULT_PRINTING,
+    DEFAULT_SELECTORS,
     TABLE_FORMATS,
     AllNamespaces,
-    FieldSelector,
     Kube,
-    LabelSelector,
     Namespace,
     Printing,
+    Selectors,
     kube_flags,
     output_flags,
     plugin_option,
+    selector_flags,
 )
-
-if TYPE_CHECKING:
-    pass
 
 
 @kube_flags
 @output_flags(TABLE_FORMATS)
+@selector_flags
 def why(
     pod: Annotated[
         str | None,
@@ -95,8 +94,7 @@ def why(
         ),
     ] = None,
     printing: Printing = DEFAULT_PRINTING,
-    selector: LabelSelector = None,
-    field_selector: FieldSelector = None,
+    selectors: Selectors = DEFAULT_SELECTORS,
     kube: Kube = DEFAULT_KUBE,
 ) -> None:
     """Explain why a pod is Pending, node by node, and what to change. Exit 6 if it cannot run.
@@ -118,7 +116,7 @@ def why(
         )
     if all_namespaces and not all_pods:
         raise UsageError("-A/--all-namespaces goes with --all", hint="kschedctl why --all -A")
-    if (selector is not None or field_selector is not None) and not all_pods:
+    if selectors.given and not all_pods:
         # kubectl's rule: a name and a selector together are refused
         raise UsageError(
             "-l/--field-selector select among the Pending pods: they go with --all",
@@ -132,8 +130,7 @@ def why(
     if pods and not all_pods:
         raise UsageError("--pods goes with --all", hint="kschedctl why --all --pods")
     layout = parse_nodes(nodes)
-    parsed_label_selector(selector)  # a malformed selector is a usage error before any request
-    parsed_field_selector(field_selector)
+    selectors.parsed()  # a malformed selector is a usage error before any request
     # Imported here: --help and the offline commands must not pay for the cluster layers.
     from kschedctl.model.scheduling.plugins import load_plugins
     from kschedctl.observe.plugin_files import ClusterPluginsRef
@@ -145,7 +142,7 @@ def why(
     with connect(*kube) as cluster:
         found = explain_pods(cluster, pod, namespace=namespace, all_namespaces=all_namespaces,
                         all_reasons=all_reasons, kubeconfig=kube.kubeconfig,
-                        label_selector=selector, field_selector=field_selector,
+                        label_selector=selectors.selector, field_selector=selectors.field_selector,
                         plugins=plugins, run_cluster_plugins=refs,
                         reporter=Reporter(warn=output.warn))  # fmt: skip
     if not fmt.is_table:
