@@ -9,8 +9,7 @@ from typing import Annotated
 import typer
 
 from kschedctl.base.errors import UsageError, printable
-from kschedctl.cli import output
-from kschedctl.cli.common import registers
+from kschedctl.cli import output, registers
 from kschedctl.cli.options import KubernetesVersion, check_version_option
 from kschedctl.cli.paths import guard_paths
 from kschedctl.render import forms

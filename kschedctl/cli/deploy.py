@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from kschedctl.base.errors import UsageError
-from kschedctl.cli import cluster_completers, options, output
-from kschedctl.cli.common import connect, registers
+from kschedctl.cli import cluster_completers, options, output, registers
+from kschedctl.cli.common import connect
 from kschedctl.cli.options import DEFAULT_KUBE, Kube, kube_flags
 from kschedctl.cli.paths import guard_paths
 from kschedctl.render import forms

@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from kschedctl.cli import cluster_completers, eventrows, output
-from kschedctl.cli.common import connect, registers
+from kschedctl.cli import cluster_completers, eventrows, output, registers
+from kschedctl.cli.common import connect
 from kschedctl.cli.options import (
     DEFAULT_KUBE,
     DEFAULT_PRINTING,

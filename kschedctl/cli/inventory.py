@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from kschedctl.cli import output
-from kschedctl.cli.common import age, connect, registers
+from kschedctl.cli import output, registers
+from kschedctl.cli.common import age, connect
 from kschedctl.cli.options import (
     DEFAULT_KUBE,
     DEFAULT_PRINTING,

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from kschedctl.base.errors import UsageError
-from kschedctl.cli import cluster_completers, output
-from kschedctl.cli.common import connect, registers
+from kschedctl.cli import cluster_completers, output, registers
+from kschedctl.cli.common import connect
 from kschedctl.cli.options import DEFAULT_KUBE, Kube, SchedulerNamespace, Since, kube_flags
 
 if TYPE_CHECKING:

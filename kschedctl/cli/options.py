@@ -1,8 +1,10 @@
-"""Options shared by several commands, declared once (typer ``Annotated`` aliases).
+"""Options shared by several commands, declared once: typer ``Annotated`` aliases, and flag
+groups (``flag_group``) for the flags that always go together, which a command takes as one
+value (``kube: Kube``, ``printing: Printing``, ``selectors: Selectors``).
 
 kubectl's flags for the cluster-facing commands (``--kubeconfig``, ``--context``,
-``--cluster``, ``--user``, ``-n/--namespace``, ``-A``, ``-o``, ``--since``) and ``--kubernetes-version`` for the offline
-ones. Every command module is imported at start-up (they register themselves), so one module
+``--cluster``, ``--user``, ``-n/--namespace``, ``-A``, ``-o``, ``--no-headers``, ``-l``,
+``--field-selector``, ``--since``) and ``--kubernetes-version`` for the offline ones. Every command module is imported at start-up (they register themselves), so one module
 of aliases costs nothing more than several.
 """
 
@@ -18,7 +20,6 @@ from typer.core import TyperCommand
 
 from kschedctl.base.errors import UsageError
 from kschedctl.cli import completers, output
-from kschedctl.cli.common import parsed_field_selector, parsed_label_selector
 from kschedctl.model.config.versions import DEFAULT_VERSION, parse_version, supported_minors
 from kschedctl.printers import formats
 
@@ -27,50 +28,6 @@ if TYPE_CHECKING:
 
 # A flag of a group (see flag_group): its Annotated type and its default.
 Flag = tuple[Any, Any]
-
-
-def flag(kind: Any, default: Any, decls: str | tuple[str, ...], help: str, **extra: Any) -> Flag:
-    """One option of a flag group: ``kind`` its type, ``decls`` its flag (or flags)."""
-    names = (decls,) if isinstance(decls, str) else decls
-    return Annotated[kind, typer.Option(*names, help=help, **extra)], default
-
-
-# kubectl's --kubeconfig and --context (scheduler run has these two only), --cluster, --user
-KUBECONFIG = flag(
-    str | None,
-    None,
-    "--kubeconfig",
-    "Path to the kubeconfig file (default: $KUBECONFIG or ~/.kube/config).",
-)
-CONTEXT = flag(
-    str | None,
-    None,
-    "--context",
-    "The kubeconfig context to use.",
-    autocompletion=completers.contexts,
-)
-Namespace = Annotated[
-    str | None,
-    typer.Option(
-        "-n",
-        "--namespace",
-        help="Namespace (default: the context's, else default).",
-        autocompletion=completers.namespaces,
-    ),
-]
-
-
-class Kube(NamedTuple):
-    """kubectl's --kubeconfig, --context, --cluster and --user as one value, in the order
-    ``connect(*kube)`` (cli/common.py) takes them."""
-
-    kubeconfig: str | None = None
-    context: str | None = None
-    cluster_name: str | None = None
-    user: str | None = None
-
-
-DEFAULT_KUBE = Kube()  # no flag given: $KUBECONFIG or ~/.kube/config, its current context
 _Command = TypeVar("_Command", bound=Callable[..., Any])
 
 
@@ -104,6 +61,39 @@ def flag_group(
     return grouped
 
 
+def flag(kind: Any, default: Any, decls: str | tuple[str, ...], help: str, **extra: Any) -> Flag:
+    """One option of a flag group: ``kind`` its type, ``decls`` its flag (or flags)."""
+    names = (decls,) if isinstance(decls, str) else decls
+    return Annotated[kind, typer.Option(*names, help=help, **extra)], default
+
+
+# kubectl's --kubeconfig and --context (scheduler run has these two only), --cluster, --user
+KUBECONFIG = flag(
+    str | None,
+    None,
+    "--kubeconfig",
+    "Path to the kubeconfig file (default: $KUBECONFIG or ~/.kube/config).",
+)
+CONTEXT = flag(
+    str | None,
+    None,
+    "--context",
+    "The kubeconfig context to use.",
+    autocompletion=completers.contexts,
+)
+
+
+class Kube(NamedTuple):
+    """kubectl's --kubeconfig, --context, --cluster and --user as one value, in the order
+    ``connect(*kube)`` (cli/common.py) takes them."""
+
+    kubeconfig: str | None = None
+    context: str | None = None
+    cluster_name: str | None = None
+    user: str | None = None
+
+
+DEFAULT_KUBE = Kube()  # no flag given: $KUBECONFIG or ~/.kube/config, its current context
 # kubectl's four connection flags, where a command's ``kube: Kube`` parameter stands.
 kube_flags = flag_group(
     "kube",
@@ -127,6 +117,17 @@ kube_flags = flag_group(
     },
     Kube,
 )
+
+
+Namespace = Annotated[
+    str | None,
+    typer.Option(
+        "-n",
+        "--namespace",
+        help="Namespace (default: the context's, else default).",
+        autocompletion=completers.namespaces,
+    ),
+]
 
 
 def plugin_option(help: str) -> Any:
@@ -225,6 +226,32 @@ LabelSelector = Annotated[
         show_default=False,
     ),
 ]
+
+
+def parsed_label_selector(text: str | None) -> Selector | None:
+    """``-l`` parsed once (exit 2 when malformed): the server judges it where the command
+    lists from the API, this matches it where rows are computed here."""
+    if text is None:
+        return None
+    # kschedctl.model.filters on use: its package loads the filter engine (~0.15 s of start-up)
+    from kschedctl.model.filters.selectors import SelectorError, parse_label_selector
+
+    try:
+        return parse_label_selector(text)
+    except SelectorError as err:
+        raise UsageError(f"-l {text}: {err}") from err
+
+
+def parsed_field_selector(text: str | None) -> tuple[FieldRequirement, ...]:
+    if text is None:
+        return ()
+    # on use, as for parsed_label_selector
+    from kschedctl.model.filters.selectors import SelectorError, parse_field_selector
+
+    try:
+        return parse_field_selector(text)
+    except SelectorError as err:
+        raise UsageError(f"--field-selector {text}: {err}") from err
 
 
 class Selectors(NamedTuple):

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from kschedctl.cli import cluster_completers, options, output
-from kschedctl.cli.common import connect, registers
+from kschedctl.cli import cluster_completers, options, output, registers
+from kschedctl.cli.common import connect
 from kschedctl.cli.options import DEFAULT_KUBE, Kube, kube_flags
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from kschedctl.base.errors import UsageError
-from kschedctl.cli.common import registers
+from kschedctl.cli import registers
 from kschedctl.cli.options import (
     DATA_FORMATS,
     DEFAULT_PRINTING,

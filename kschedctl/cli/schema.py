@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from kschedctl.cli.common import registers
+from kschedctl.cli import registers
 from kschedctl.cli.paths import guard_paths
 
 

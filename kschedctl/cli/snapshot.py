@@ -9,8 +9,8 @@ from typing import Annotated
 import typer
 
 from kschedctl.base.errors import shown_path
-from kschedctl.cli import completers, output
-from kschedctl.cli.common import connect, registers
+from kschedctl.cli import completers, output, registers
+from kschedctl.cli.common import connect
 from kschedctl.cli.options import DEFAULT_KUBE, Kube, kube_flags
 
 

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from kschedctl.base.errors import UsageError
-from kschedctl.cli import cluster_completers, output
-from kschedctl.cli.common import age, connect, registers
+from kschedctl.cli import cluster_completers, output, registers
+from kschedctl.cli.common import age, connect
 from kschedctl.cli.inventory import health_text
 from kschedctl.cli.options import (
     DEFAULT_KUBE,

@@ -8,7 +8,7 @@ import typer
 
 from kschedctl.base.errors import UsageError, shown_path
 from kschedctl.cli import completers, output
-from kschedctl.cli.common import connect, parsed_label_selector
+from kschedctl.cli.common import connect
 from kschedctl.cli.options import (
     DEFAULT_KUBE,
     DEFAULT_PRINTING,
@@ -18,6 +18,7 @@ from kschedctl.cli.options import (
     Printing,
     kube_flags,
     output_flags,
+    parsed_label_selector,
 )
 
 # The table's default number of nodes: a screenful an operator reads; data formats give all.

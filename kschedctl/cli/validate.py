@@ -11,8 +11,7 @@ import typer
 
 from kschedctl.base import yamltext
 from kschedctl.base.errors import SpecError, printable
-from kschedctl.cli import output
-from kschedctl.cli.common import registers
+from kschedctl.cli import output, registers
 from kschedctl.cli.options import KubernetesVersion, check_version_option
 from kschedctl.cli.paths import guard_paths
 

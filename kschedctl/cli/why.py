@@ -7,8 +7,8 @@ from typing import Annotated
 import typer
 
 from kschedctl.base.errors import EXIT_FINDINGS, UsageError
-from kschedctl.cli import cluster_completers, completers, output, why_view
-from kschedctl.cli.common import connect, registers
+from kschedctl.cli import cluster_completers, completers, output, registers, why_view
+from kschedctl.cli.common import connect
 from kschedctl.cli.options import (
     DEFAULT_KUBE,
     DEFAULT_PRINTING,
