@@ -2,10 +2,22 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from kschedctl.cli import cluster_completers
 
 if TYPE_CHECKING:
     from kschedctl.k8s.client import Cluster
+
+
+def scheduler_argument(help: str, **extra: Any) -> Any:
+    """The NAME argument of the commands about one scheduler, completed from the cluster."""
+    return typer.Argument(help=help, autocompletion=cluster_completers.schedulers, **extra)
+
+
+SchedulerName = Annotated[str, scheduler_argument("Scheduler name (a profile's schedulerName).")]
 
 
 def connect(

@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from kschedctl.cli import cluster_completers, eventrows, output, registers
-from kschedctl.cli.common import connect
+from kschedctl.cli import eventrows, output, registers
+from kschedctl.cli.common import connect, scheduler_argument
 from kschedctl.cli.options import (
     DEFAULT_KUBE,
     DEFAULT_PRINTING,
@@ -28,10 +28,10 @@ from kschedctl.cli.options import (
 def events(
     name: Annotated[
         str | None,
-        typer.Argument(
-            help="Scheduler name (the events' reportingController); every scheduler's events when left out.",
+        scheduler_argument(
+            "Scheduler name (the events' reportingController); every scheduler's events when "
+            "left out.",
             show_default=False,
-            autocompletion=cluster_completers.schedulers,
         ),
     ] = None,
     namespace: Namespace = None,

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from kschedctl.base.errors import UsageError
-from kschedctl.cli import cluster_completers, output, registers
-from kschedctl.cli.common import connect
+from kschedctl.cli import output, registers
+from kschedctl.cli.common import SchedulerName, connect
 from kschedctl.cli.options import DEFAULT_KUBE, Kube, SchedulerNamespace, Since, kube_flags
 
 if TYPE_CHECKING:
@@ -20,13 +20,7 @@ if TYPE_CHECKING:
 
 @kube_flags
 def logs(
-    name: Annotated[
-        str,
-        typer.Argument(
-            help="Scheduler name (a profile's schedulerName).",
-            autocompletion=cluster_completers.schedulers,
-        ),
-    ],
+    name: SchedulerName,
     follow: Annotated[
         bool,
         typer.Option(

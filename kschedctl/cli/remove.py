@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from kschedctl.cli import cluster_completers, options, output, registers
-from kschedctl.cli.common import connect
+from kschedctl.cli import options, output, registers
+from kschedctl.cli.common import connect, scheduler_argument
 from kschedctl.cli.options import DEFAULT_KUBE, Kube, kube_flags
 
 if TYPE_CHECKING:
@@ -19,9 +19,7 @@ if TYPE_CHECKING:
 
 @kube_flags
 def remove_command(
-    name: Annotated[str, typer.Argument(
-            help="The scheduler name kschedctl deployed.", autocompletion=cluster_completers.schedulers
-        )],
+    name: Annotated[str, scheduler_argument("The scheduler name kschedctl deployed.")],
     kube: Kube = DEFAULT_KUBE,
     dry_run: options.DryRun = "none",
     force: Annotated[bool, typer.Option("--force", help="Remove even if pods still ask for this scheduler.")] = False,

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from kschedctl.base.errors import UsageError
-from kschedctl.cli import cluster_completers, output, registers
-from kschedctl.cli.common import age, connect
+from kschedctl.cli import output, registers
+from kschedctl.cli.common import SchedulerName, age, connect
 from kschedctl.cli.inventory import health_text
 from kschedctl.cli.options import (
     DEFAULT_KUBE,
@@ -33,13 +33,7 @@ if TYPE_CHECKING:
 @kube_flags
 @output_flags(TABLE_FORMATS)
 def status(
-    name: Annotated[
-        str,
-        typer.Argument(
-            help="Scheduler name (a profile's schedulerName).",
-            autocompletion=cluster_completers.schedulers,
-        ),
-    ],
+    name: SchedulerName,
     kube: Kube = DEFAULT_KUBE,
     printing: Printing = DEFAULT_PRINTING,
     metrics: Annotated[
