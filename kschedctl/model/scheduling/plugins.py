@@ -64,7 +64,7 @@ from kschedctl.base.userfile import read_user_file
 from kschedctl.model.filters import UNRESOLVABLE, NodeInfoSnapshot, Reason
 from kschedctl.model.filters.nodeinfo import NodeInfo
 
-from .cache import slim_node, slim_pod
+from .slim import slim_node, slim_pod
 
 __all__ = [
     "FrozenDict",
