@@ -140,7 +140,7 @@ def why(
     parsed_label_selector(selector)  # a malformed selector is a usage error before any request
     parsed_field_selector(field_selector)
     # Imported here: --help and the offline commands must not pay for the cluster layers.
-    from kschedctl.model.scheduling.plugins import load_plugins
+    from kschedctl.model.scheduling.pluginload import load_plugins
     from kschedctl.observe.plugin_files import ClusterPluginsRef
     from kschedctl.ops.reporter import Reporter
     from kschedctl.ops.why import explain_pods

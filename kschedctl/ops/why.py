@@ -42,14 +42,13 @@ from kschedctl.k8s.inventory import snapshot as inventory_snapshot
 from kschedctl.k8s.logs import recent_lines
 from kschedctl.model.config.versions import server_version_or_default
 from kschedctl.model.filters import NodeInfoSnapshot
+from kschedctl.model.scheduling.pluginload import check_unique, plugin_from_source
 from kschedctl.model.scheduling.plugins import (
     PLUGIN_FILES_LEASE_ANNOTATION,
     PLUGINS_HASH_LEASE_ANNOTATION,
     PLUGINS_LEASE_ANNOTATION,
     Plugin,
     PluginSet,
-    check_unique,
-    plugin_from_source,
 )
 from kschedctl.model.scheduling.policy import (
     EMPTY,
@@ -655,7 +654,7 @@ def explain_pods(
     ``namespace`` (default: the context's; ``all_namespaces``: the cluster's).
 
     ``kubeconfig`` is passed on to read a host scheduler's journal (service/process forms).
-    ``plugins`` (loaded: :func:`kschedctl.model.scheduling.plugins.load_plugins`) run, in order,
+    ``plugins`` (loaded: :func:`kschedctl.model.scheduling.pluginload.load_plugins`) run, in order,
     for the pods of kschedctl's own scheduler, as that scheduler runs them.
     ``run_cluster_plugins``: instead, the plugins of these ConfigMaps run for the pods of
     their schedulers, if each hashes to what it names (:func:`load_cluster_plugins`; the
