@@ -32,12 +32,8 @@ from kschedctl.model.scheduling.plugins import (
     PLUGINS_LEASE_ANNOTATION,
     PluginSet,
 )
-from kschedctl.model.scheduling.policy import (
-    EMPTY,
-    POD_POLICY_ANNOTATION,
-    FallbackPolicy,
-    load_policy,
-)
+from kschedctl.model.scheduling.policy import EMPTY, POD_POLICY_ANNOTATION, FallbackPolicy
+from kschedctl.model.scheduling.policyload import load_policy
 from kschedctl.model.scheduling.strategies import DEFAULT_STRATEGY
 from kschedctl.observe.schedulers import BUILTIN_LEASE_ANNOTATION
 from kschedctl.ops.serving import HealthServer

@@ -50,12 +50,8 @@ from kschedctl.model.scheduling.plugins import (
     Plugin,
     PluginSet,
 )
-from kschedctl.model.scheduling.policy import (
-    EMPTY,
-    POD_POLICY_ANNOTATION,
-    FallbackPolicy,
-    parse_policy,
-)
+from kschedctl.model.scheduling.policy import EMPTY, POD_POLICY_ANNOTATION, FallbackPolicy
+from kschedctl.model.scheduling.policyload import parse_policy
 from kschedctl.observe.crash import CrashReport
 from kschedctl.observe.diagnosis import Diagnosis, diagnose
 from kschedctl.observe.discovery import discover, is_pending

@@ -18,7 +18,8 @@ from kschedctl.model.scheduling.algorithm import Algorithm, explain, plugin_repo
 from kschedctl.model.scheduling.cache import SchedulerCache
 from kschedctl.model.scheduling.pluginload import load_plugin, load_plugins, plugin_from_source
 from kschedctl.model.scheduling.plugins import FrozenDict, Plugin, PluginSet, frozen, thaw
-from kschedctl.model.scheduling.policy import EMPTY, parse_policy
+from kschedctl.model.scheduling.policy import EMPTY
+from kschedctl.model.scheduling.policyload import parse_policy
 from kschedctl.model.scheduling.scoring import score_nodes
 from kschedctl.observe.diagnosis import diagnose
 

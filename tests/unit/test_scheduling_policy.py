@@ -14,11 +14,13 @@ from kschedctl.model.scheduling.policy import (
     FallbackPolicy,
     FallbackStep,
     PolicyError,
+    strict_pod,
+)
+from kschedctl.model.scheduling.policyload import (
     load_policy,
     parse_policy,
     pod_policy,
     policy_from_text,
-    strict_pod,
 )
 
 HEAD = {"apiVersion": "kschedctl.io/v1alpha1", "kind": "FallbackPolicy"}

@@ -33,7 +33,8 @@ from kschedctl.model.filters.nodeinfo import NodeInfo, PodInfo
 from kschedctl.model.filters.volumes import volume_bindings
 
 from .plugins import NO_PLUGINS, PluginCycle, PluginFailure, PluginSet, PluginVerdict
-from .policy import FallbackPolicy, FallbackStep, pod_policy, strict_pod
+from .policy import FallbackPolicy, FallbackStep, strict_pod
+from .policyload import pod_policy
 from .scoring import best_node, has_untolerated_prefer_no_schedule, score_nodes
 from .strategies import DEFAULT_STRATEGY, scorer_for
 
