@@ -16,8 +16,8 @@ StorageClasses). In kube-scheduler's PreFilter order:
 
 All are UnschedulableAndUnresolvable. With the PersistentVolumes, :func:`binding_state`,
 :func:`zone_state` and :func:`rwop_state` build the PreFilter states of the per-node filters
-(``volumebinding``, ``volumezone``, ``volumerestrictions``); CSI attach limits (NodeVolumeLimits) need CSINodes and stay "not
-evaluated" for pods with CSI volumes.
+(``volumebinding``, ``volumezone``, ``volumerestrictions``); CSI attach limits
+(NodeVolumeLimits) need CSINodes and stay "not evaluated" for pods with CSI volumes.
 """
 
 from __future__ import annotations
