@@ -33,7 +33,12 @@ from kschedctl.model.config.shapes import (
     plain,
     shown,
 )
-from kschedctl.model.config.validation_plugins import check_common_queue_sort, check_profile_plugins
+from kschedctl.model.config.validation_plugins import (
+    check_common_queue_sort,
+    check_plugin_config,
+    check_plugins,
+    not_built,
+)
 from kschedctl.model.config.validation_settings import (
     DEFAULT_TRAP,
     as_int,
@@ -258,7 +263,10 @@ def _check_profiles(
                     f"{ppath}.percentageOfNodesToScore", f"not in valid range [0-100] (got {pct})"
                 )
             )
-        check_profile_plugins(profile, rawp, version, ppath, out)
+        check_plugins(profile.get("plugins"), version, f"{ppath}.plugins", out)
+        check_plugin_config(
+            profile.get("pluginConfig"), version, f"{ppath}.pluginConfig", not_built(rawp), out
+        )
     check_common_queue_sort(profiles, path, out)
 
 

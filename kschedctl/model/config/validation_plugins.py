@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kschedctl.base.errors import WARNING, Problem, quote
-from kschedctl.model.config.plugin_args import check_args
-from kschedctl.model.config.schema import GO_INT32, GO_INT64, check_fields, check_list
+from kschedctl.model.config.plugin_args import PLUGIN_ARGS, check_args
+from kschedctl.model.config.schema import GO_INT32, check_fields, check_list
 from kschedctl.model.config.versions import (
     CONFIG_API_VERSION,
     KubeVersion,
@@ -20,33 +20,11 @@ from kschedctl.model.config.versions import (
     removed_plugins,
 )
 
-__all__ = ["check_common_queue_sort", "check_profile_plugins"]
+__all__ = ["check_common_queue_sort", "check_plugin_config", "check_plugins", "not_built"]
 
 PLUGIN_SET = {"enabled": list, "disabled": list}
 PLUGIN = {"name": str, "weight": GO_INT32}
 PLUGIN_CONFIG = {"name": str, "args": dict}
-
-# Known fields of in-tree plugin args (kubescheduler.config.k8s.io/v1); None = not checked.
-ARGS_FIELDS: dict[str, dict[str, Any] | None] = {
-    "DefaultPreemption": {
-        "minCandidateNodesPercentage": GO_INT32,
-        "minCandidateNodesAbsolute": GO_INT32,
-    },
-    "InterPodAffinity": {
-        "hardPodAffinityWeight": GO_INT32,
-        "ignorePreferredTermsOfExistingPods": bool,
-    },
-    "NodeAffinity": {"addedAffinity": dict},
-    "NodeResourcesBalancedAllocation": {"resources": list},
-    "NodeResourcesFit": {
-        "ignoredResources": list,
-        "ignoredResourceGroups": list,
-        "scoringStrategy": dict,
-    },
-    "PodTopologySpread": {"defaultConstraints": list, "defaultingType": str},
-    "VolumeBinding": {"bindTimeoutSeconds": GO_INT64, "shape": list},
-    "DynamicResources": None,
-}
 
 
 def _queue_sort(profile: Any) -> tuple[Any, Any]:
@@ -132,7 +110,7 @@ def _removed_message(name: str, version: KubeVersion) -> str:
     )
 
 
-def _check_plugins(raw: Any, version: KubeVersion, path: str, out: list[Problem]) -> dict[str, Any]:
+def check_plugins(raw: Any, version: KubeVersion, path: str, out: list[Problem]) -> dict[str, Any]:
     points = extension_points(version)
     plugins = check_fields(raw, dict.fromkeys(points, dict), path, out)
     removed = removed_plugins(version)
@@ -150,7 +128,7 @@ def _check_plugins(raw: Any, version: KubeVersion, path: str, out: list[Problem]
     return plugins
 
 
-def _not_built(profile: dict[str, Any]) -> Container[str]:
+def not_built(profile: dict[str, Any]) -> Container[str]:
     """Plugins this profile disables in multiPoint and enables nowhere: kube-scheduler never
     builds them (v1's defaults are all multiPoint ones, so this removes a default plugin)."""
     plugins = profile.get("plugins")
@@ -188,7 +166,7 @@ class _AllBut:
 _CHECKED_WHEN_BUILT = frozenset({"NodeResourcesFit"})
 
 
-def _check_plugin_config(
+def check_plugin_config(
     raw: Any, version: KubeVersion, path: str, not_built: Container[str], out: list[Problem]
 ) -> list[dict[str, Any]]:
     entries = []
@@ -224,25 +202,11 @@ def _check_plugin_config(
                     severity=WARNING,
                 )
             )
-        if isinstance(cfg.get("args"), dict) and name in ARGS_FIELDS:
-            fields = ARGS_FIELDS[name]
+        if isinstance(cfg.get("args"), dict) and name in PLUGIN_ARGS:
             if name in not_built and name in _CHECKED_WHEN_BUILT:
-                schema = {"apiVersion": str, "kind": str, **(fields or {})}
+                fields = PLUGIN_ARGS[name].fields or {}
+                schema = {"apiVersion": str, "kind": str, **fields}
                 check_fields(cfg["args"], schema, f"{epath}.args", out)
             else:
-                check_args(name, cfg["args"], fields, f"{epath}.args", out, version.minor)
+                check_args(name, cfg["args"], f"{epath}.args", out, version.minor)
     return entries
-
-
-def check_profile_plugins(
-    profile: dict[str, Any],
-    raw: dict[str, Any],
-    version: KubeVersion,
-    path: str,
-    out: list[Problem],
-) -> None:
-    """A profile's ``plugins`` and ``pluginConfig`` (``profile`` checked, ``raw`` as given)."""
-    _check_plugins(profile.get("plugins"), version, f"{path}.plugins", out)
-    _check_plugin_config(
-        profile.get("pluginConfig"), version, f"{path}.pluginConfig", _not_built(raw), out
-    )
