@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .algorithm import Decision
@@ -68,17 +68,15 @@ class Eviction:
     unnominated: list[Mapping[str, Any]]
 
 
+@dataclass(eq=False)  # one per scheduler: compared by identity
 class Reporter:
-    def __init__(
-        self, api: SchedulerApi, name: str, identity: str, event_interval: float, metrics: Metrics
-    ) -> None:
-        self.api = api
-        self.name = name
-        self.identity = identity
-        # The same FailedScheduling message for the same pod is posted at most this often.
-        self.event_interval = event_interval
-        self.metrics = metrics
-        self._reported: dict[str, tuple[str, float]] = {}  # uid -> (message, when)
+    api: SchedulerApi
+    name: str  # the scheduler's: reportingController, and schedulerName when a pod has none
+    identity: str
+    # The same FailedScheduling message for the same pod is posted at most this often.
+    event_interval: float
+    metrics: Metrics
+    _reported: dict[str, tuple[str, float]] = field(default_factory=dict, init=False)
 
     def forget(self, uid: str) -> None:
         self._reported.pop(uid, None)
