@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kschedctl.model.kubetypes import Toleration
+
 from .nodeinfo import HEADROOM_INDEX, NodeInfo, host_ports
 from .resources import CPU, EPHEMERAL, MEMORY, PODS, format_amount, pod_requests
 from .selectors import NodeSelectorTerm, node_selector_terms
@@ -129,7 +131,7 @@ class Incoming:
         self.labels: Mapping[str, str] = md.get("labels") or {}
         prio = spec.get("priority")
         self.priority: int = prio if isinstance(prio, int) else 0
-        self.tolerations: list[Mapping[str, Any]] = list(spec.get("tolerations") or [])
+        self.tolerations: list[Toleration] = list(spec.get("tolerations") or [])
         self.node_name: str = spec.get("nodeName") or ""
         self.comparison_operators = comparison_operators
         # Whether the scheduler provisions volumes (kube-scheduler does, kschedctl's does not).

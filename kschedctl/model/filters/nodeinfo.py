@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from kschedctl.model.kubetypes import Taint
+
 from .resources import (
     CPU,
     EPHEMERAL,
@@ -255,7 +257,7 @@ class NodeInfo:
     raw: Mapping[str, Any]
     name: str
     labels: Mapping[str, str]
-    taints: list[Mapping[str, Any]]
+    taints: list[Taint]
     unschedulable: bool
     allocatable: dict[str, int]
     requested: dict[str, int] = field(default_factory=dict)

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kschedctl.model.filters.taints import taint_text
+from kschedctl.model.kubetypes import Toleration
 
 __all__ = [
     "API_VERSION",
@@ -90,7 +91,7 @@ class FallbackStep:
     node_selector: Mapping[str, str] | None = None
     node_selector_terms: tuple[Mapping[str, Any], ...] | None = None
     node_pool: Mapping[str, str] | None = None
-    tolerate: tuple[Mapping[str, Any], ...] = ()
+    tolerate: tuple[Toleration, ...] = ()
     drop_preferred: bool = False
     relax: tuple[str, ...] = ()
 
@@ -196,7 +197,7 @@ def _labels_text(labels: Mapping[str, str]) -> str:
     return ",".join(f"{k}={v}" for k, v in labels.items())
 
 
-def _toleration_text(t: Mapping[str, Any]) -> str:
+def _toleration_text(t: Toleration) -> str:
     if (t.get("operator") or "Equal") == "Exists":
         text = str(t.get("key") or "")
         return f"{text}:{t['effect']}" if t.get("effect") else f"{text} (any value, any effect)"

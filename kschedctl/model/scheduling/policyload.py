@@ -9,12 +9,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from kschedctl.base.errors import NotFoundError, PolicyError, Problem, SpecError, quote
 from kschedctl.base.userfile import read_user_file
 from kschedctl.model.config.schema import YamlError, check_fields, check_list, join, parse_yaml
 from kschedctl.model.filters.selectors import node_selector_term
+from kschedctl.model.kubetypes import Toleration
 
 from .policy import (
     API_VERSION,
@@ -82,7 +83,7 @@ def _label_key_problem(key: str) -> str | None:
     return None
 
 
-def _check_toleration(raw: Any, path: str, out: list[Problem]) -> dict[str, Any] | None:
+def _check_toleration(raw: Any, path: str, out: list[Problem]) -> Toleration | None:
     before = len(out)
     t = check_fields(raw, {"key": str, "operator": str, "value": str, "effect": str}, path, out)
     if not isinstance(raw, dict):
@@ -115,7 +116,8 @@ def _check_toleration(raw: Any, path: str, out: list[Problem]) -> dict[str, Any]
                 f"{quote(t.get('effect'))}: must be NoSchedule, PreferNoSchedule or NoExecute",
             )
         )
-    return dict(t) if len(out) == before else None
+    # Checked above: only the four string fields of a Toleration.
+    return cast(Toleration, dict(t)) if len(out) == before else None
 
 
 def _check_step(raw: Any, path: str, strict: bool, out: list[Problem]) -> FallbackStep | None:
