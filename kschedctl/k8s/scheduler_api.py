@@ -27,8 +27,7 @@ from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.ratelimit import TokenBucket
 from kschedctl.k8s.watch import SYNC, WatchEvent, list_and_watch
 from kschedctl.model.config.versions import parse_git_version
-from kschedctl.model.filters.volumebinding import claim_key
-from kschedctl.model.scheduling.cache import bind_volume_to_claim
+from kschedctl.model.filters.volumebinding import bind_volume_to_claim, claim_key
 from kschedctl.model.scheduling.port import (
     NAMESPACES,
     PDBS,

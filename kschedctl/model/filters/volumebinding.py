@@ -41,6 +41,7 @@ __all__ = [
     "find_matching_volume",
     "fully_bound",
     "is_delay_binding",
+    "bind_volume_to_claim",
 ]
 
 REASON_NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinity"
@@ -105,6 +106,40 @@ def is_delay_binding(
         return False
     sc = classes.get(name)
     return sc is not None and sc.get("volumeBindingMode") == "WaitForFirstConsumer"
+
+
+def bind_volume_to_claim(pv: Mapping[str, Any], pvc: Mapping[str, Any]) -> dict[str, Any]:
+    """``GetBindVolumeToClaim``: the PV with a claimRef to the claim (and
+    ``pv.kubernetes.io/bound-by-controller`` when it was not pre-bound), as VolumeBinding's
+    PreBind writes it and the PV controller then completes."""
+    cmd = pvc.get("metadata") or {}
+    spec = dict(pv.get("spec") or {})
+    md = dict(pv.get("metadata") or {})
+    ref = spec.get("claimRef") or {}
+    namespace = cmd.get("namespace") or "default"
+    prebound = (
+        ref.get("name") == cmd.get("name")
+        and ref.get("namespace") == namespace
+        and (not ref.get("uid") or ref.get("uid") == cmd.get("uid"))
+    )
+    if (
+        ref.get("name") != cmd.get("name")
+        or ref.get("namespace") != namespace
+        or (ref.get("uid") != cmd.get("uid"))
+    ):
+        spec["claimRef"] = {
+            "kind": "PersistentVolumeClaim",
+            "namespace": namespace,
+            "name": cmd.get("name"),
+            "uid": cmd.get("uid"),
+            "apiVersion": "v1",
+            "resourceVersion": cmd.get("resourceVersion"),
+        }
+    annotations = dict(md.get("annotations") or {})
+    if not prebound and BOUND_BY_CONTROLLER not in annotations:
+        annotations[BOUND_BY_CONTROLLER] = "yes"
+    md["annotations"] = annotations
+    return {**pv, "metadata": md, "spec": spec}
 
 
 def _storage(obj: Mapping[str, Any] | None) -> int:

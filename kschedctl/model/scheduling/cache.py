@@ -27,7 +27,7 @@ from typing import Any
 
 from kschedctl.model.filters import NodeInfoSnapshot, pod_key
 from kschedctl.model.filters.snapshot import WORKLOAD_KINDS
-from kschedctl.model.filters.volumebinding import BOUND_BY_CONTROLLER
+from kschedctl.model.filters.volumebinding import bind_volume_to_claim
 
 from .queue import pod_uid
 from .slim import slim_node, slim_pdb, slim_pod, slim_volume, slim_workload
@@ -81,40 +81,6 @@ def relevant_pod_change(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -
 
 def _rv(obj: Mapping[str, Any]) -> str:
     return str((obj.get("metadata") or {}).get("resourceVersion") or "")
-
-
-def bind_volume_to_claim(pv: Mapping[str, Any], pvc: Mapping[str, Any]) -> dict[str, Any]:
-    """``GetBindVolumeToClaim``: the PV with a claimRef to the claim (and
-    ``pv.kubernetes.io/bound-by-controller`` when it was not pre-bound), as VolumeBinding's
-    PreBind writes it and the PV controller then completes."""
-    cmd = pvc.get("metadata") or {}
-    spec = dict(pv.get("spec") or {})
-    md = dict(pv.get("metadata") or {})
-    ref = spec.get("claimRef") or {}
-    namespace = cmd.get("namespace") or "default"
-    prebound = (
-        ref.get("name") == cmd.get("name")
-        and ref.get("namespace") == namespace
-        and (not ref.get("uid") or ref.get("uid") == cmd.get("uid"))
-    )
-    if (
-        ref.get("name") != cmd.get("name")
-        or ref.get("namespace") != namespace
-        or (ref.get("uid") != cmd.get("uid"))
-    ):
-        spec["claimRef"] = {
-            "kind": "PersistentVolumeClaim",
-            "namespace": namespace,
-            "name": cmd.get("name"),
-            "uid": cmd.get("uid"),
-            "apiVersion": "v1",
-            "resourceVersion": cmd.get("resourceVersion"),
-        }
-    annotations = dict(md.get("annotations") or {})
-    if not prebound and BOUND_BY_CONTROLLER not in annotations:
-        annotations[BOUND_BY_CONTROLLER] = "yes"
-    md["annotations"] = annotations
-    return {**pv, "metadata": md, "spec": spec}
 
 
 def _node_shape(node: Mapping[str, Any] | None) -> tuple[Any, ...] | None:
