@@ -878,7 +878,7 @@ def _check_builtin(spec: Spec) -> list[Problem]:
     """kschedctl's own scheduler: one name, its own algorithm, a valid fallback policy."""
     # scheduling loads the filters: only for program: builtin specs
     from kschedctl.base.errors import PolicyError
-    from kschedctl.model.scheduling.policy import parse_policy
+    from kschedctl.model.scheduling.policyload import parse_policy
     from kschedctl.model.scheduling.strategies import STRATEGIES
 
     out: list[Problem] = []

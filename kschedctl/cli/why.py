@@ -132,7 +132,7 @@ def why(
     layout = parse_nodes(nodes)
     selectors.parsed()  # a malformed selector is a usage error before any request
     # Imported here: --help and the offline commands must not pay for the cluster layers.
-    from kschedctl.model.scheduling.plugins import load_plugins
+    from kschedctl.model.scheduling.pluginload import load_plugins
     from kschedctl.observe.plugin_files import ClusterPluginsRef
     from kschedctl.ops.reporter import Reporter
     from kschedctl.ops.why import explain_pods

@@ -16,7 +16,7 @@ from typing import Any
 
 from kschedctl.model.config.versions import DEFAULT_SCHEDULER_NAME
 from kschedctl.model.filters import Evaluation
-from kschedctl.model.scheduling.algorithm import PluginReport
+from kschedctl.model.scheduling.explain import PluginReport
 from kschedctl.observe import identity
 from kschedctl.observe.crash import CrashReport, pod_problems
 from kschedctl.observe.plugin_files import UnrunPlugins

@@ -22,7 +22,8 @@ from kschedctl.lab import binaries, processes, seed
 from kschedctl.lab.cluster import Lab
 from kschedctl.model.config.versions import server_version_or_default
 from kschedctl.model.filters import NodeInfoSnapshot
-from kschedctl.model.scheduling.policy import STEP_ANNOTATION, parse_policy
+from kschedctl.model.scheduling.policy import STEP_ANNOTATION
+from kschedctl.model.scheduling.policyload import parse_policy
 from kschedctl.observe.diagnosis import diagnose
 from kschedctl.observe.pending import pod_reasons
 from kschedctl.observe.placement import placement

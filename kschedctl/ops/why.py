@@ -296,7 +296,7 @@ def explain_pods(
     ``namespace`` (default: the context's; ``all_namespaces``: the cluster's).
 
     ``kubeconfig`` is passed on to read a host scheduler's journal (service/process forms).
-    ``plugins`` (loaded: :func:`kschedctl.model.scheduling.plugins.load_plugins`) run, in order,
+    ``plugins`` (loaded: :func:`kschedctl.model.scheduling.pluginload.load_plugins`) run, in order,
     for the pods of kschedctl's own scheduler, as that scheduler runs them.
     ``run_cluster_plugins``: instead, the plugins of these ConfigMaps run for the pods of
     their schedulers, if each hashes to what it names (:func:`load_cluster_plugins`; the

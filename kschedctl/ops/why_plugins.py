@@ -21,19 +21,15 @@ from kschedctl.base.errors import (
 from kschedctl.hosts.systemd import plugin_dir_name
 from kschedctl.k8s.apply import managed_objects
 from kschedctl.kubeclient.client import Cluster
+from kschedctl.model.scheduling.pluginload import check_unique, plugin_from_source
 from kschedctl.model.scheduling.plugins import (
     PLUGIN_FILES_LEASE_ANNOTATION,
     PLUGINS_HASH_LEASE_ANNOTATION,
     PLUGINS_LEASE_ANNOTATION,
     PluginSet,
-    check_unique,
-    plugin_from_source,
 )
-from kschedctl.model.scheduling.policy import (
-    POD_POLICY_ANNOTATION,
-    FallbackPolicy,
-    parse_policy,
-)
+from kschedctl.model.scheduling.policy import POD_POLICY_ANNOTATION, FallbackPolicy
+from kschedctl.model.scheduling.policyload import parse_policy
 from kschedctl.observe.findings import WARNING, Finding
 from kschedctl.observe.plugin_files import (
     ClusterPluginsRef,

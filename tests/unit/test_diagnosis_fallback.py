@@ -9,7 +9,8 @@ from test_filters_support import node, pod
 
 from kschedctl.model.filters import NodeInfoSnapshot
 from kschedctl.model.scheduling.algorithm import Algorithm
-from kschedctl.model.scheduling.policy import POD_POLICY_ANNOTATION, parse_policy
+from kschedctl.model.scheduling.policy import POD_POLICY_ANNOTATION
+from kschedctl.model.scheduling.policyload import parse_policy
 from kschedctl.observe.diagnosis import diagnose
 from kschedctl.observe.failedscheduling import Reported
 from kschedctl.observe.schedulers import Lease, Scheduler

@@ -16,12 +16,11 @@ import yaml
 
 from kschedctl.hosts.host import SystemdHost
 from kschedctl.model.filters import NodeInfoSnapshot
+from kschedctl.model.scheduling.pluginload import load_plugin, load_plugins
 from kschedctl.model.scheduling.plugins import (
     PLUGIN_FILES_LEASE_ANNOTATION,
     PLUGINS_HASH_LEASE_ANNOTATION,
     PluginSet,
-    load_plugin,
-    load_plugins,
 )
 from kschedctl.observe.schedulers import HOST_FILES_ANNOTATION, LAB_ANNOTATION, Scheduler
 from kschedctl.ops import why_plugins as why

@@ -17,7 +17,8 @@ from kschedctl.model.filters import (
     pick_node,
 )
 from kschedctl.model.scheduling.algorithm import Algorithm
-from kschedctl.model.scheduling.policy import FallbackPolicy, parse_policy
+from kschedctl.model.scheduling.policy import FallbackPolicy
+from kschedctl.model.scheduling.policyload import parse_policy
 from kschedctl.observe.diagnosis import diagnose
 
 
