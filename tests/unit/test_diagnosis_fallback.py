@@ -72,7 +72,7 @@ def test_no_step_helps_and_the_summary_is_the_schedulers_own_message() -> None:
     d = diagnose(p, cluster(), [fb()], fallback=POLICY)
     assert not d.schedulable
     assert "fallback-none-fits" in codes(d)
-    expected = Algorithm(policy=POLICY).failure_message(p, cluster(), POLICY)
+    expected = Algorithm(policy=POLICY).failure(p, cluster(), POLICY)[0]
     assert (
         d.summary == expected
         and "Fallback steps of the scheduler's policy tried: gold: " in expected

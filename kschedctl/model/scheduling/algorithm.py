@@ -211,16 +211,6 @@ class Algorithm:
             return None, None, 0, found.next_start
         return chosen[0], chosen[1], len(names), found.next_start
 
-    def failure_message(
-        self,
-        pod: Mapping[str, Any],
-        snapshot: NodeInfoSnapshot,
-        policy: FallbackPolicy,
-        problem: PolicyError | None = None,
-    ) -> str:
-        """The FailedScheduling text (see :meth:`failure`)."""
-        return self.failure(pod, snapshot, policy, problem)[0]
-
     def failure(
         self,
         pod: Mapping[str, Any],
