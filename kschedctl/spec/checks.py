@@ -62,9 +62,7 @@ def check_spec(spec: Spec) -> list[Problem]:
             version = spec.version
         except ValueError as err:
             out.append(Problem("spec.kubernetesVersion", str(err)))
-    ns_problem = shapes.dns_label_problem(spec.namespace)
-    if ns_problem:
-        out.append(Problem("spec.namespace", f"namespace {ns_problem}"))
+    out.extend(_shaped("spec.namespace", shapes.dns_label_problem(spec.namespace), "namespace"))
     if spec.program not in PROGRAMS:
         out.append(
             Problem(
@@ -95,12 +93,12 @@ def check_spec(spec: Spec) -> list[Problem]:
         )
     le = spec.leader_election
     if le.leader_elect and not (name_problem and le.resource_name == spec.name):
-        problem = shapes.dns_subdomain_problem(le.resource_name)
-        if problem:
-            out.append(Problem("spec.leaderElection.resourceName", f"Lease name {problem}"))
-        problem = shapes.dns_label_problem(le.resource_namespace)
-        if problem:
-            out.append(Problem("spec.leaderElection.resourceNamespace", f"namespace {problem}"))
+        path = "spec.leaderElection"
+        name, namespace = le.resource_name, le.resource_namespace
+        out += _shaped(f"{path}.resourceName", shapes.dns_subdomain_problem(name), "Lease name")
+        out += _shaped(
+            f"{path}.resourceNamespace", shapes.dns_label_problem(namespace), "namespace"
+        )
     names = spec.scheduler_names
     if names and spec.name and spec.name not in names:
         out.append(
@@ -293,12 +291,8 @@ def _check_service(spec: Spec) -> list[Problem]:
     out: list[Problem] = []
     svc, path = spec.service, "spec.service"
     for key in ("binary", "config_dir", "kubeconfig"):
-        problem = shapes.absolute_path_problem(getattr(svc, key))
-        if problem:
-            out.append(Problem(f"{path}.{camel(key)}", problem))
-    problem = shapes.ip_address_problem(svc.bind_address)
-    if problem:
-        out.append(Problem(f"{path}.bindAddress", problem))
+        out += _shaped(f"{path}.{camel(key)}", shapes.absolute_path_problem(getattr(svc, key)))
+    out += _shaped(f"{path}.bindAddress", shapes.ip_address_problem(svc.bind_address))
     port = svc.secure_port
     if not 1 <= port <= 65535:
         out.append(Problem(f"{path}.securePort", f"{port} is not a port number"))
@@ -314,9 +308,7 @@ def _check_service(spec: Spec) -> list[Problem]:
         )
     if not 0 <= svc.verbosity <= 10:
         out.append(Problem(f"{path}.verbosity", f"{svc.verbosity}: must be 0–10"))
-    problem = shapes.user_name_problem(svc.user)
-    if problem:
-        out.append(Problem(f"{path}.user", problem))
+    out += _shaped(f"{path}.user", shapes.user_name_problem(svc.user))
     return out
 
 
@@ -337,8 +329,7 @@ def _check_pod(pod: PodSettings) -> list[Problem]:
         out.append(Problem(f"{path}.verbosity", f"{pod.verbosity}: must be 0–10"))
     if pod.priority_class_name:
         problem = shapes.dns_subdomain_problem(pod.priority_class_name)
-        if problem:
-            out.append(Problem(f"{path}.priorityClassName", f"PriorityClass name {problem}"))
+        out += _shaped(f"{path}.priorityClassName", problem, "PriorityClass name")
     return out
 
 
@@ -355,13 +346,19 @@ def _check_metrics(metrics: MetricsSettings) -> list[Problem]:
         )
     scraper = metrics.scraper
     problem = shapes.dns_label_problem(scraper.namespace)
-    if problem:
-        out.append(Problem(f"{path}.scraper.namespace", f"namespace {problem}"))
+    out += _shaped(f"{path}.scraper.namespace", problem, "namespace")
     if scraper.service_account:
         problem = shapes.dns_subdomain_problem(scraper.service_account)
-        if problem:
-            out.append(Problem(f"{path}.scraper.serviceAccount", f"ServiceAccount name {problem}"))
+        out += _shaped(f"{path}.scraper.serviceAccount", problem, "ServiceAccount name")
     return out
+
+
+def _shaped(path: str, problem: str | None, what: str = "") -> list[Problem]:
+    """The problem a ``shapes`` check found at ``path`` (none: []); ``what`` names the value
+    in the message (``namespace …``)."""
+    if not problem:
+        return []
+    return [Problem(path, f"{what} {problem}" if what else problem)]
 
 
 def ensure_valid(spec: Spec, source: str = "") -> Spec:

@@ -185,12 +185,16 @@ class Spec:
     @property
     def host_config_path(self) -> str:
         """Where the service and static-pod forms read their config on the host."""
-        return f"{self.service.config_dir.rstrip('/')}/{self.name}.yaml"
+        return self.on_host(".yaml")
 
     @property
     def host_plugin_dir(self) -> str:
         """Where the host forms install ``builtin.plugins``: beside the config on the host."""
-        return f"{self.service.config_dir.rstrip('/')}/{self.name}-plugins"
+        return self.on_host("-plugins")
+
+    def on_host(self, suffix: str) -> str:
+        """The scheduler's name plus ``suffix`` in ``service.configDir`` on the host."""
+        return f"{self.service.config_dir.rstrip('/')}/{self.name}{suffix}"
 
     def scheduler_config(self, kubeconfig: str = "") -> dict[str, Any]:
         """The KubeSchedulerConfiguration this spec stands for (kubeconfig "" = in-cluster)."""
