@@ -6,7 +6,7 @@ Pure (reads files, nothing else). By job: :mod:`.model` the types, :mod:`.load` 
 module is the package's API: callers import from ``kschedctl.spec``.
 """
 
-from kschedctl.spec.checks import check_spec, ensure_valid
+from kschedctl.spec.checks import CheckedSpec, check_spec, ensure_valid
 from kschedctl.spec.defaults import (
     apply_defaults,
     builtin_image,
@@ -50,6 +50,7 @@ __all__ = [
     "PROGRAMS",
     "SPEC_FILE",
     "BuiltinSettings",
+    "CheckedSpec",
     "CustomSettings",
     "LeaderElection",
     "MetricsScraper",

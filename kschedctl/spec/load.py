@@ -20,7 +20,7 @@ from kschedctl.model.config.schema import (
     parse_yaml,
     unknown_field_message,
 )
-from kschedctl.spec.checks import check_spec, ensure_valid
+from kschedctl.spec.checks import CheckedSpec, check_spec, ensure_valid, proven
 from kschedctl.spec.defaults import apply_defaults, default_spec
 from kschedctl.spec.model import (
     API_VERSION,
@@ -193,17 +193,17 @@ def read_text(path: str | Path) -> str:
     return userfile.read_user_file(path)
 
 
-def load_spec(path: str | Path) -> Spec:
-    """Load and validate a ``scheduler.yaml``; SpecError lists every problem."""
+def load_spec(path: str | Path) -> CheckedSpec:
+    """Load and check a ``scheduler.yaml``; SpecError lists every problem."""
     path = Path(path)
     spec, problems = spec_problems(read_text(path), str(path), path.parent)
     problems = errors_in(problems)
     if problems or spec is None:
         raise SpecError.from_problems(problems)
-    return spec
+    return proven(spec)  # spec_from_dict checked it
 
 
-def spec_from_source(src: str) -> Spec:
+def spec_from_source(src: str) -> CheckedSpec:
     """A workspace directory, a spec file, or a bare scheduler name (all defaults)."""
     path = Path(src)
     kind = userfile.path_kind(path)
