@@ -128,8 +128,8 @@ def create(
     )
     if plugins:
         add_plugin_files(spec, plugins)
-    ensure_valid(spec, source="create")
-    files = forms.render_workspace(spec)  # all in memory first: nothing written if this fails
+    checked = ensure_valid(spec, source="create")
+    files = forms.render_workspace(checked)  # all in memory first: nothing written if this fails
     target = parent / name
     for path in write_workspace(target, files, force=force):
         typer.echo(str(path))
