@@ -7,7 +7,6 @@ Ready pods running the current config, the leader Lease held, and a canary pod b
 
 from __future__ import annotations
 
-import copy
 import ipaddress
 import json
 import time
@@ -58,6 +57,7 @@ from kschedctl.spec import (
     apply_defaults,
     ensure_valid,
     spec_from_source,
+    thawed,
     with_program,
     with_version,
 )
@@ -117,7 +117,7 @@ def load_target(
     kubernetes_version: str | None = None,
 ) -> Spec:
     """The spec to deploy: a workspace, a spec file, or a bare name, with flag overrides."""
-    spec: Spec = copy.deepcopy(spec_from_source(src))
+    spec = thawed(spec_from_source(src))
     if program:
         spec = with_program(spec, program)
     if namespace and namespace != spec.namespace:
