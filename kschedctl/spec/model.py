@@ -1,5 +1,6 @@
 """The scheduler spec's types (``scheduler.yaml``): the dataclasses, what they stand for (the
-KubeSchedulerConfiguration, host paths, plugins) and how ``create`` writes them back.
+KubeSchedulerConfiguration, host paths, plugins) and how ``create`` writes them back; the
+read-only :class:`CheckedSpec` the checker makes of one, and :func:`thawed`, a plain copy.
 
 Pure. Loading (:mod:`.load`), defaults and retargeting (:mod:`.defaults`) and the checks
 (:mod:`.checks`, :mod:`.programs`) build on these.
