@@ -8,7 +8,6 @@ same records ``lab down`` stops, so nothing outlives the lab.
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import re
@@ -25,7 +24,7 @@ from kschedctl.lab.cluster import Lab
 from kschedctl.lab.components import free_port
 from kschedctl.model.config.versions import DEFAULT_SCHEDULER_NAME
 from kschedctl.observe.schedulers import LAB_ANNOTATION
-from kschedctl.spec import CheckedSpec, Spec, ensure_valid
+from kschedctl.spec import CheckedSpec, Spec, ensure_valid, thawed
 
 
 def _record(lab: Lab, unit: str) -> Path:
@@ -116,7 +115,7 @@ class LabHost(Host):
 
     def prepare(self, spec: Spec, form: str) -> CheckedSpec:
         """Host paths of the lab: files under <lab>/host; the service runs the lab's binary."""
-        spec = copy.deepcopy(spec)
+        spec = thawed(spec)
         # Both checked before anything is written: inside <lab>/host, or refused.
         kubeconfig = systemd.under(self.root, spec.service.kubeconfig, systemd.KUBECONFIG_FIELD)
         config_dir = systemd.under(self.root, spec.service.config_dir, systemd.CONFIG_DIR_FIELD)

@@ -102,8 +102,8 @@ def plugin_files_under(spec: Spec, root: Path) -> dict[Path, str]:
 
 
 def service_files(spec: Spec, root: Path) -> dict[Path, str]:
-    """The systemd form's files (``spec`` checked after its config path is, unless it was
-    checked and has not changed since)."""
+    """The systemd form's files (``spec`` checked after its config path is, unless it is a
+    CheckedSpec already)."""
     config = under(root, spec.host_config_path)
     checked = ensure_valid(spec)
     return {

@@ -7,7 +7,6 @@ Ready pods running the current config, the leader Lease held, and a canary pod b
 
 from __future__ import annotations
 
-import copy
 import ipaddress
 import json
 import time
@@ -58,6 +57,7 @@ from kschedctl.spec import (
     apply_defaults,
     ensure_valid,
     spec_from_source,
+    thawed,
     with_program,
     with_version,
 )
@@ -116,8 +116,10 @@ def load_target(
     program: str | None = None,
     kubernetes_version: str | None = None,
 ) -> Spec:
-    """The spec to deploy: a workspace, a spec file, or a bare name, with flag overrides."""
-    spec: Spec = copy.deepcopy(spec_from_source(src))
+    """The spec to deploy: a workspace, a spec file, or a bare name, with flag overrides (a spec
+    the flags change is checked in its turn; one they leave as loaded is not checked again)."""
+    loaded = spec_from_source(src)
+    spec = thawed(loaded)
     if program:
         spec = with_program(spec, program)
     if namespace and namespace != spec.namespace:
@@ -128,7 +130,8 @@ def load_target(
         spec.image = image
     if replicas is not None:
         spec.replicas = replicas
-    spec = ensure_valid(apply_defaults(spec))
+    spec = apply_defaults(spec)
+    spec = loaded if spec == loaded else ensure_valid(spec)
     return with_version(spec, kubernetes_version) if kubernetes_version else spec
 
 

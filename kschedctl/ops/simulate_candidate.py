@@ -6,7 +6,6 @@ reported unschedulable and nothing moved for ``settle`` seconds, then stopped by
 
 from __future__ import annotations
 
-import copy
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -34,7 +33,7 @@ from kschedctl.observe.simulation import (
     ReasonCount,
 )
 from kschedctl.observe.workload import lab_pod
-from kschedctl.spec import SPEC_FILE, LeaderElection, Spec, load_spec
+from kschedctl.spec import SPEC_FILE, LeaderElection, Spec, ensure_valid, load_spec, thawed
 
 Progress = Callable[[str], None]
 SUBMITTED_LABEL = "simulate.kschedctl.io/submitted"
@@ -83,7 +82,7 @@ def target_name(pod: Mapping[str, Any], candidate: Candidate) -> str:
 
 def _service_spec(lab: Lab, spec: Spec) -> tuple[Spec, lab_host.LabHost]:
     """The spec as the lab runs its service form: leader election off, lab paths and port."""
-    one = copy.deepcopy(spec)
+    one = thawed(spec)
     one.leader_election = LeaderElection(leader_elect=False)
     one.replicas = 1
     host = lab_host.LabHost(lab)
@@ -95,7 +94,9 @@ def _service_spec(lab: Lab, spec: Spec) -> tuple[Spec, lab_host.LabHost]:
                 f"{spec.name}: program custom needs the lab's custom-kube-scheduler binary",
                 hint="build it with `kschedctl lab build`",
             )
-        prepared.service.binary = str(found)
+        custom = thawed(prepared)
+        custom.service.binary = str(found)
+        prepared = ensure_valid(custom)  # the lab's custom binary: a changed spec, checked
     return prepared, host
 
 

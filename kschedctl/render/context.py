@@ -31,8 +31,8 @@ SCHEDULER_LABEL = "kschedctl.io/scheduler"
 
 
 def require_renderable(spec: Spec) -> CheckedSpec:
-    """``spec``, once it is valid (every program renders; a checked spec unchanged since its
-    check is not checked again) and its ConfigMap can carry its plugin files
+    """``spec``, once it is valid (every program renders; a :class:`CheckedSpec` is as it was
+    checked, so it is not checked again) and its ConfigMap can carry its plugin files
     (:func:`kschedctl.render.builtin.configmap_problems`, which validate runs too)."""
     spec = ensure_valid(spec)
     problems = configmap_problems(spec)

@@ -6,7 +6,7 @@ Pure (reads files, nothing else). By job: :mod:`.model` the types, :mod:`.load` 
 module is the package's API: callers import from ``kschedctl.spec``.
 """
 
-from kschedctl.spec.checks import CheckedSpec, check_spec, ensure_valid
+from kschedctl.spec.checks import check_spec, ensure_valid
 from kschedctl.spec.defaults import (
     apply_defaults,
     builtin_image,
@@ -31,6 +31,7 @@ from kschedctl.spec.model import (
     PROGRAMS,
     SPEC_FILE,
     BuiltinSettings,
+    CheckedSpec,
     CustomSettings,
     LeaderElection,
     MetricsScraper,
@@ -39,6 +40,7 @@ from kschedctl.spec.model import (
     ServiceSettings,
     Spec,
     plugin_file,
+    thawed,
 )
 from kschedctl.spec.programs import check_custom
 
@@ -72,6 +74,7 @@ __all__ = [
     "spec_from_dict",
     "spec_from_source",
     "spec_problems",
+    "thawed",
     "with_program",
     "with_version",
 ]

@@ -23,6 +23,7 @@ from kschedctl.model.config.schema import (
 from kschedctl.spec.model import (
     PROGRAMS,
     BuiltinSettings,
+    CheckedSpec,
     CustomSettings,
     MetricsSettings,
     PodSettings,
@@ -361,20 +362,12 @@ def _shaped(path: str, problem: str | None, what: str = "") -> list[Problem]:
     return [Problem(path, f"{what} {problem}" if what else problem)]
 
 
-CheckedSpec = typing.NewType("CheckedSpec", Spec)
-"""A spec the checker passed: what render, deploy and the config hash take. Only the checker
-makes one (:func:`ensure_valid`; loading, through :func:`proven`)."""
-
-# Where a checked spec keeps the proof of its check: its content as checked. A spec edited in
-# place after its check (a caller setting fields) no longer matches it and is checked again.
-_PROOF = "_checked_as"
-
-
 def ensure_valid(spec: Spec, source: str = "") -> CheckedSpec:
-    """``spec``, checked once: SpecError listing every error. A spec checked before and not
-    changed since is not checked again."""
-    if _unchanged(spec):
-        return CheckedSpec(spec)
+    """``spec``, checked once: SpecError listing every error. A checked spec is returned as it
+    is (it cannot have changed since its check); another is checked and comes back as a
+    read-only copy."""
+    if isinstance(spec, CheckedSpec):
+        return spec
     # Warnings (kube-scheduler runs it, probably not as meant) never refuse a spec.
     problems = errors_in([p.moved(source=source) for p in check_spec(spec)])
     if problems:
@@ -382,16 +375,7 @@ def ensure_valid(spec: Spec, source: str = "") -> CheckedSpec:
     return proven(spec)
 
 
-def _unchanged(spec: Spec) -> bool:
-    """``spec`` was checked and holds what it held then."""
-    proof = vars(spec).get(_PROOF)
-    try:
-        return proof is not None and proof == repr(spec)
-    except (ValueError, RecursionError):  # a huge or deep value set since: no checked spec's
-        return False
-
-
 def proven(spec: Spec) -> CheckedSpec:
-    """``spec``, which :func:`check_spec` found no error in (loading checks it on its way)."""
-    vars(spec)[_PROOF] = repr(spec)
-    return CheckedSpec(spec)
+    """``spec``, which :func:`check_spec` found no error in (loading checks it on its way), as
+    the read-only copy render and deploy take."""
+    return CheckedSpec._of(spec)

@@ -4,7 +4,6 @@ or Kubernetes version, the defaults that belonged to the old one following.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from kschedctl import __version__
@@ -13,6 +12,7 @@ from kschedctl.spec.model import (
     BUILTIN_BINARY,
     ServiceSettings,
     Spec,
+    thawed,
 )
 
 
@@ -56,7 +56,7 @@ def builtin_image() -> str:
 
 def with_program(spec: Spec, program: str) -> Spec:
     """``spec`` switched to another program; defaults that belonged to the old one follow."""
-    spec = copy.deepcopy(spec)
+    spec = thawed(spec)
     if program == spec.program:
         return spec
     try:
@@ -93,7 +93,7 @@ def with_version(spec: Spec, kubernetes_version: str) -> Spec:
         followed = spec.image == versions.default_image(spec.version)
     except ValueError:
         followed = True
-    spec = copy.deepcopy(spec)
+    spec = thawed(spec)
     spec.kubernetes_version = kubernetes_version
     if followed:
         spec.image = ""

@@ -1,5 +1,6 @@
 """The scheduler spec's types (``scheduler.yaml``): the dataclasses, what they stand for (the
-KubeSchedulerConfiguration, host paths, plugins) and how ``create`` writes them back.
+KubeSchedulerConfiguration, host paths, plugins) and how ``create`` writes them back; the
+read-only :class:`CheckedSpec` the checker makes of one, and :func:`thawed`, a plain copy.
 
 Pure. Loading (:mod:`.load`), defaults and retargeting (:mod:`.defaults`) and the checks
 (:mod:`.checks`, :mod:`.programs`) build on these.
@@ -22,9 +23,31 @@ KIND = "Scheduler"
 SPEC_FILE = "scheduler.yaml"
 PROGRAMS = ("kube-scheduler", "builtin", "custom")
 
+# The mark a part of a checked spec carries: its fields are read-only (:class:`CheckedSpec`).
+_FROZEN = "_checked"
+
+
+class _Part:
+    """Base of the spec's dataclasses: a part of a :class:`CheckedSpec` is read-only."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self._writable(name)
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        self._writable(name)
+        object.__delattr__(self, name)
+
+    def _writable(self, name: str) -> None:
+        if self.__dict__.get(_FROZEN):
+            raise dataclasses.FrozenInstanceError(
+                f"cannot assign to field {name!r}: a checked spec does not change "
+                "(change a copy from kschedctl.spec.thawed, then check that)"
+            )
+
 
 @dataclass
-class LeaderElection:
+class LeaderElection(_Part):
     leader_elect: bool = True
     resource_name: str = ""  # "" → the scheduler name (never the default "kube-scheduler")
     resource_namespace: str = ""  # "" → spec.namespace
@@ -34,7 +57,7 @@ class LeaderElection:
 
 
 @dataclass
-class ServiceSettings:
+class ServiceSettings(_Part):
     """Host forms (systemd service, static pod): paths on the host and how to serve."""
 
     binary: str = "/usr/local/bin/kube-scheduler"
@@ -49,7 +72,7 @@ class ServiceSettings:
 
 
 @dataclass
-class PodSettings:
+class PodSettings(_Part):
     """In-cluster forms (pod, deployment; static-pod takes resources from here)."""
 
     resources: dict[str, Any] = field(default_factory=lambda: {"requests": {"cpu": "100m"}})
@@ -63,7 +86,7 @@ BUILTIN_BINARY = "/usr/local/bin/kschedctl"
 
 
 @dataclass
-class CustomSettings:
+class CustomSettings(_Part):
     """``program: custom``: a kube-scheduler image with plugins of its own
     (kschedctl.model.config.distributions)."""
 
@@ -79,7 +102,7 @@ class CustomSettings:
 
 
 @dataclass
-class BuiltinSettings:
+class BuiltinSettings(_Part):
     """``program: builtin`` (kschedctl's own scheduler): ranking and fallback policy."""
 
     strategy: str = "spread"  # kschedctl.model.scheduling.strategies.DEFAULT_STRATEGY
@@ -95,7 +118,7 @@ class BuiltinSettings:
 
 
 @dataclass
-class MetricsScraper:
+class MetricsScraper(_Part):
     """Who scrapes the scheduler's /metrics: the ServiceAccount a ClusterRole granting ``get`` on
     the non-resource URL /metrics is bound to (kube-prometheus' Prometheus by default)."""
 
@@ -104,7 +127,7 @@ class MetricsScraper:
 
 
 @dataclass
-class MetricsSettings:
+class MetricsSettings(_Part):
     """Scraping the scheduler (in-cluster forms: pod, deployment)."""
 
     service: bool = False  # a headless Service NAME-metrics on the metrics port
@@ -118,7 +141,7 @@ class MetricsSettings:
 
 
 @dataclass
-class Spec:
+class Spec(_Part):
     """A scheduler: ``metadata.name`` plus the fields of ``spec`` (camelCase in YAML)."""
 
     name: str = field(metadata={"yaml": False})
@@ -239,6 +262,58 @@ class Spec:
             "metadata": {"name": self.name},
             "spec": _section_to_dict(self),
         }
+
+
+class CheckedSpec(Spec):
+    """A spec the checker passed, read-only: what render, deploy and the config hash take.
+
+    Only the checker makes one (:func:`kschedctl.spec.ensure_valid`; loading ends there), as a
+    copy of the spec it checked; its fields and its parts' fields cannot be set. To change
+    one, :func:`thawed` gives a plain copy, and the changed spec is checked in its turn.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("a CheckedSpec comes from the checker: kschedctl.spec.ensure_valid")
+
+    def __eq__(self, other: object) -> bool:  # equal to a plain spec of the same fields
+        if not isinstance(other, Spec):
+            return NotImplemented
+        return _fields(self) == _fields(other)
+
+    __hash__ = None  # type: ignore[assignment]  # as Spec's: its containers are not hashable
+
+    @classmethod
+    def _of(cls, spec: Spec) -> CheckedSpec:
+        """A read-only copy of ``spec``, which the checker found no error in."""
+        checked: CheckedSpec = _copy(spec, frozen=True)
+        return checked
+
+
+def thawed(spec: Spec) -> Spec:
+    """A plain (writable) copy of ``spec``, checked or not: to change, then check again."""
+    plain: Spec = _copy(spec, frozen=False)
+    return plain
+
+
+def _fields(obj: Any) -> tuple[Any, ...]:
+    return tuple(getattr(obj, name) for name in _names(type(obj)))
+
+
+def _names(cls: Any) -> list[str]:
+    return [f.name for f in dataclasses.fields(cls)]
+
+
+def _copy(obj: Any, *, frozen: bool) -> Any:
+    """A deep copy of ``obj``; its spec dataclasses read-only (``frozen``) or plain."""
+    if not isinstance(obj, _Part):
+        return copy.deepcopy(obj)
+    cls = (CheckedSpec if frozen else Spec) if isinstance(obj, Spec) else type(obj)
+    new = object.__new__(cls)
+    for name, value in zip(_names(cls), _fields(obj), strict=True):
+        new.__dict__[name] = _copy(value, frozen=frozen)
+    if frozen:
+        new.__dict__[_FROZEN] = True
+    return new
 
 
 def camel(name: str) -> str:

@@ -24,7 +24,7 @@ from kschedctl.render import builtin
 from kschedctl.render.context import config_hash
 from kschedctl.render.escape import yaml_text_map
 from kschedctl.render.forms import render, render_workspace
-from kschedctl.spec import Spec, load_spec, spec_from_dict
+from kschedctl.spec import Spec, load_spec, spec_from_dict, thawed
 
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # 1 MiB documents: libyaml's reader
 RACK = 'def filter(pod, node, ctx):\n    return None if node else "no node"\n'
@@ -252,7 +252,7 @@ def test_one_byte_past_the_configmap_limit_is_refused_naming_each_file(tmp_path:
 
 
 def test_a_spec_built_in_code_without_its_files_is_refused(tmp_path: Path) -> None:
-    spec = _spec(tmp_path, {"rack.py": RACK})
+    spec = thawed(_spec(tmp_path, {"rack.py": RACK}))
     spec.builtin.plugin_sources = {}
     with pytest.raises(SpecError, match=r"rack.py: not read"):
         render(spec, "pod")

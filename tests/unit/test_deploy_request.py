@@ -23,7 +23,7 @@ from kschedctl.ops.logs import LogStream
 from kschedctl.ops.remove import _pods_asking_for
 from kschedctl.ops.reporter import QUIET, Reporter
 from kschedctl.render.forms import DEPLOY_FORMS as FORMS
-from kschedctl.spec import default_spec
+from kschedctl.spec import default_spec, thawed
 
 
 def test_request_defaults_match_the_cli() -> None:
@@ -42,7 +42,7 @@ def test_request_defaults_match_the_cli() -> None:
     ids=["unknown-form", "default-scheduler"],
 )
 def test_requests_that_make_no_sense_are_usage_errors(name: str, form: str, message: str) -> None:
-    spec = load_target("x")
+    spec = thawed(load_target("x"))
     spec.name = name
     with pytest.raises(UsageError, match=message):
         DeployRequest(spec, form)
@@ -103,7 +103,7 @@ def test_client_dry_run_of_a_host_form_with_metrics_and_no_lease(
 ) -> None:
     """spec.metrics alone makes the host forms send objects: the static pods' metrics Service
     and the scraper RBAC; a systemd service, with no pod to select, the RBAC only."""
-    spec = load_target("s")
+    spec = thawed(load_target("s"))
     spec.leader_election.leader_elect = False
     spec.metrics.service = True
     text = client_dry_run(DeployRequest(spec, form), SystemdHost(tmp_path))
@@ -116,7 +116,7 @@ def test_client_dry_run_of_a_host_form_with_metrics_and_no_lease(
     [("127.0.0.1", True), ("::1", True), ("0.0.0.0", False), ("10.0.0.5", False)],
 )
 def test_a_loopback_bind_serves_no_metrics_service_endpoint(address: str, warned: bool) -> None:
-    spec = load_target("s")
+    spec = thawed(load_target("s"))
     spec.service.bind_address = address
     said: list[str] = []
     _warn_loopback_metrics(spec, Reporter(warn=said.append))

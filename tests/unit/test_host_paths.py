@@ -17,12 +17,12 @@ from kschedctl.hosts import LabHost, SystemdHost, systemd
 from kschedctl.lab.cluster import Lab
 from kschedctl.lab.state import MARKER
 from kschedctl.ops.deploy import DeployRequest, client_dry_run, load_target
-from kschedctl.spec import Spec
+from kschedctl.spec import Spec, thawed
 
 
 @pytest.fixture
 def spec() -> Spec:
-    return load_target("s")
+    return thawed(load_target("s"))
 
 
 def _tree(path: Path) -> list[str]:

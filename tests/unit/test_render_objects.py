@@ -30,7 +30,7 @@ from kschedctl.render.objects import (
     object_key,
     stale_rbac,
 )
-from kschedctl.spec import Spec, load_spec, with_program
+from kschedctl.spec import Spec, load_spec, thawed, with_program
 
 GOLDEN_SPECS = sorted(
     p for p in (Path(__file__).parent.parent / "golden" / "specs").glob("*.yaml")
@@ -49,7 +49,7 @@ def _specs() -> list[tuple[str, Spec]]:
             except SpecError:
                 continue
             out.append((f"{path.stem}-builtin", as_builtin))
-    solo = load_target("solo")
+    solo = thawed(load_target("solo"))
     solo.leader_election.leader_elect = False
     out.append(("no-leader-election", solo))
     return out
@@ -255,7 +255,7 @@ STATUS_READER = {
 
 
 def test_deploy_prunes_exactly_the_rbac_the_spec_no_longer_renders() -> None:
-    spec = load_target("s")  # least privilege, leader election on
+    spec = thawed(load_target("s"))  # least privilege, leader election on
     rows = forms.applied("deployment").objects
     assert stale_rbac(spec, rows) == {
         ("ClusterRoleBinding", "", "s-as-kube-scheduler"),
@@ -314,7 +314,7 @@ def test_host_forms_apply_the_metrics_objects_their_scheduler_can_use(
     """spec.metrics with leader election off: host-rbac holds only the metrics objects; the
     static pods get the Service over their mirror pods, a systemd service only the scraper's
     right to /metrics (deploy drops what its form does not apply, refusing nothing)."""
-    spec = load_target("s")
+    spec = thawed(load_target("s"))
     spec.leader_election.leader_elect = False
     spec.metrics.service = spec.metrics.service_monitor = True
     assert host_rbac(spec)
