@@ -25,6 +25,8 @@ from kschedctl.lab.nodes import lab_node
 from kschedctl.lab.processes import proxy_free_environment
 from kschedctl.model.filters import node_allocatable, pod_requests
 
+pytestmark = pytest.mark.scale
+
 NODES, PODS = 500, 1000
 NAME = "bulk"
 
