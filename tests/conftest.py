@@ -35,7 +35,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+# Markers by folder: every e2e test needs the lab, and so does the oracle (kube-scheduler).
+_FOLDER_MARKERS = {"e2e": ("e2e", "lab"), "oracle": ("lab",)}
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    tests = Path(__file__).parent
+    for item in items:
+        folder = item.path.relative_to(tests).parts[0] if tests in item.path.parents else ""
+        for marker in _FOLDER_MARKERS.get(folder, ()):
+            item.add_marker(marker)
     # Deselected, not skipped: the README's test command runs the rest, CI's scale stage these.
     scale = config.getoption("--scale")
     chosen, left = [], []
@@ -52,6 +61,7 @@ def pytest_configure(config: pytest.Config) -> None:
         root = tempfile.mkdtemp(prefix="kschedctl-labs-")
         os.environ["KSCHEDCTL_TEST_LABS_ROOT"] = root
         config.add_cleanup(lambda: _stop_labs_left_in(Path(root)))
+
     def interrupt(signum: int) -> BaseException:
         # KeyboardInterrupt is how pytest stops a session and tears it down. A command run
         # in-process turns it into exit 130: the session is also told to stop after the test.

@@ -37,12 +37,6 @@ from kschedctl.lab.paths import cache_dir
 E2E_NODES = 4
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if "tests/e2e/" in str(item.fspath).replace(os.sep, "/"):
-            item.add_marker(pytest.mark.e2e)
-
-
 @pytest.fixture(scope="session")
 def lab_binaries() -> dict[str, Path]:
     # One build for all workers: the first takes the lock and builds, the others then find it.

@@ -21,6 +21,8 @@ from kschedctl.k8s.client import Cluster, DirectTransport
 from kschedctl.k8s.kubeconfig import DirectPlan, Selection, direct_plan
 from kschedctl.lab.pki import generate
 
+pytestmark = pytest.mark.client
+
 
 def selection(cluster: dict[str, Any], user: dict[str, Any] | None) -> Selection:
     config = {
