@@ -63,15 +63,13 @@ def suite(session: nox.Session) -> None:
 
 @nox.session
 def regen(session: nox.Session) -> None:
-    """Every generator (completion table, schemas, plugin registry, scheduler-plugins table,
-    README pictures), then the goldens and the drift tests."""
+    """Every generator, then the drift tests (tools/regen.py; -- --pictures for the README's)."""
     session.run("python", "tools/regen.py", *session.posargs)
 
 
 @nox.session
 def docs(session: nox.Session) -> None:
-    """The docs against the code: links and pictures exist, README headings are commands,
-    every command's --help and the completion scripts are current."""
+    """The docs against the code: links exist, headings are commands, completions current."""
     session.run(
         "python", "-m", "pytest", "-n", "0", "tests/unit/test_docs_links.py",
         "tests/cli/test_completions.py", *session.posargs,
