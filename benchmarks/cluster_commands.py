@@ -51,7 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from kschedctl.base.errors import ConflictError  # noqa: E402
 from kschedctl.base.signals import unwinding_on_termination  # noqa: E402
-from kschedctl.k8s.client import Cluster  # noqa: E402
+from kschedctl.kubeclient.client import Cluster  # noqa: E402
 from kschedctl.lab import binaries  # noqa: E402
 from kschedctl.lab.cluster import Lab  # noqa: E402
 from kschedctl.lab.nodes import default_nodes  # noqa: E402

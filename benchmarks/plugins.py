@@ -32,8 +32,9 @@ from why import make_nodes, make_pods  # noqa: E402
 
 from kschedctl.model.filters import NodeInfoSnapshot, feasible_nodes  # noqa: E402
 from kschedctl.model.scheduling.algorithm import Algorithm  # noqa: E402
-from kschedctl.model.scheduling.cache import slim_node, slim_pod  # noqa: E402
-from kschedctl.model.scheduling.plugins import PluginSet, plugin_from_source  # noqa: E402
+from kschedctl.model.scheduling.pluginload import plugin_from_source  # noqa: E402
+from kschedctl.model.scheduling.plugins import PluginSet  # noqa: E402
+from kschedctl.model.scheduling.slim import slim_node, slim_pod  # noqa: E402
 
 EMPTY_FILTER = "def filter(pod, node, ctx):\n    return None\n"
 EMPTY_SCORE = "def score(pod, node, ctx):\n    return 0\n"

@@ -59,8 +59,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from kschedctl.base.errors import ClusterError, KschedError, NotFoundError  # noqa: E402
 from kschedctl.base.signals import unwinding_on_termination  # noqa: E402
-from kschedctl.k8s.client import Cluster  # noqa: E402
-from kschedctl.k8s.watch import list_and_watch  # noqa: E402
+from kschedctl.kubeclient.client import Cluster  # noqa: E402
+from kschedctl.kubeclient.watch import list_and_watch  # noqa: E402
 from kschedctl.lab import binaries  # noqa: E402
 from kschedctl.lab.api import (  # noqa: E402
     create_nodes,

@@ -240,7 +240,7 @@ def _values(
 
 def _kubeconfig_names(section: str, explicit: str | None, env: Any, incomplete: str) -> list[str]:
     # what kschedctl.cli.completers computes, without importing the CLI
-    from kschedctl.k8s.kubeconfig import (
+    from kschedctl.kubeclient.kubeconfig import (
         kubeconfig_paths,
         merge_kubeconfigs,
         read_kubeconfigs,

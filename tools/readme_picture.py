@@ -70,7 +70,7 @@ def main() -> int:
                         help="binpack's decisions per minute")  # fmt: skip
     options = parser.parse_args()
     sys.path.insert(0, str(ROOT))
-    from kschedctl.k8s.client import Cluster
+    from kschedctl.kubeclient.client import Cluster
 
     lab_dir = Path(tempfile.mkdtemp(prefix="kschedctl-picture-")) / "lab"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

@@ -3,15 +3,18 @@
 Every spec, KubeSchedulerConfiguration, manifest, fallback policy, nodes file and ``--add-to``
 config is read through :func:`read_user_file`, so a FIFO cannot block, ``/dev/zero`` cannot
 fill memory and a huge file is refused at once instead of taking minutes to parse.
+Writing one (a snapshot, a picture) goes through :func:`writing`: one error and one hint.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
+from collections.abc import Iterator
 
-from kschedctl.base.errors import NotFoundError, SpecError, printable
+from kschedctl.base.errors import NotFoundError, SpecError, os_error, printable, shown_path
 
 # A scheduler spec or config is kilobytes; 1 MiB is also what a ConfigMap (where a config
 # lives in a cluster) can hold, and the most hostile 1 MiB of YAML loads in about a second.
@@ -119,9 +122,26 @@ def _open_error(source: str, err: OSError) -> Exception:
     return SpecError("", f"cannot read: {err.strerror or err}", source=source)
 
 
+# What to do when a file the user named cannot be written, by errno.
+WRITE_HINTS = {
+    errno.EACCES: "choose a directory you can write to",
+    errno.EISDIR: "give a file name, not a directory",
+}
+
+
+@contextlib.contextmanager
+def writing(what: str, target: str | os.PathLike[str]) -> Iterator[None]:
+    """Around writing ``what`` to the file ``target`` the user named: an OSError becomes the
+    documented error (:func:`os_error`: exit 5 for a missing directory, else 1 with a hint)."""
+    try:
+        yield
+    except OSError as err:
+        raise os_error(err, f"writing {what} to {shown_path(target)}", WRITE_HINTS) from err
+
+
 def exists(path: str | os.PathLike[str]) -> bool:
     """Whether anything is at ``path`` (a path too long or with a NUL byte: no)."""
     return path_kind(path) is not None
 
 
-__all__ = ["MAX_FILE_BYTES", "exists", "path_kind", "read_user_file"]
+__all__ = ["MAX_FILE_BYTES", "WRITE_HINTS", "exists", "path_kind", "read_user_file", "writing"]

@@ -12,7 +12,7 @@ import importlib
 import os
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import typer
@@ -104,6 +104,18 @@ COMMANDS: dict[str, str] = {
     "simulate": "simulate",
     "lab": "lab",
 }
+
+
+def registers(
+    name: str, command: Callable[..., Any], **settings: Any
+) -> Callable[[typer.Typer], None]:
+    """The ``register(app)`` of a module whose one command is ``command``: added as ``name``,
+    with typer's ``settings`` (help, no_args_is_help, cls)."""
+
+    def register(app: typer.Typer) -> None:
+        app.command(name, **settings)(command)
+
+    return register
 
 
 def build_app(modules: Iterable[str] | None = None) -> typer.Typer:

@@ -13,7 +13,7 @@ import typer
 from kschedctl.cli.completers import from_cluster, matching, names_of, param
 
 if TYPE_CHECKING:
-    from kschedctl.k8s.client import Cluster
+    from kschedctl.kubeclient.client import Cluster
 
 
 def schedulers(ctx: typer.Context, incomplete: str) -> list[str]:

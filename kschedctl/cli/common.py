@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated, Any
 
-from kschedctl.base.errors import UsageError
+import typer
+
+from kschedctl.cli import cluster_completers
 
 if TYPE_CHECKING:
-    from kschedctl.k8s.client import Cluster
-    from kschedctl.model.filters.selectors import FieldRequirement, Selector
+    from kschedctl.kubeclient.client import Cluster
+
+
+def scheduler_argument(help: str, **extra: Any) -> Any:
+    """The NAME argument of the commands about one scheduler, completed from the cluster."""
+    return typer.Argument(help=help, autocompletion=cluster_completers.schedulers, **extra)
+
+
+SchedulerName = Annotated[str, scheduler_argument("Scheduler name (a profile's schedulerName).")]
 
 
 def connect(
@@ -23,35 +32,9 @@ def connect(
     Imported on use: offline commands never load the client layer (the kubernetes client
     alone costs ~0.25–0.45 s of start-up).
     """
-    from kschedctl.k8s.client import Cluster
+    from kschedctl.kubeclient.client import Cluster
 
     return Cluster.connect(kubeconfig, context, cluster=cluster, user=user)
-
-
-def parsed_label_selector(text: str | None) -> Selector | None:
-    """``-l`` parsed once (exit 2 when malformed): the server judges it where the command
-    lists from the API, this matches it where rows are computed here."""
-    if text is None:
-        return None
-    # kschedctl.model.filters on use: its package loads the filter engine (~0.15 s of start-up)
-    from kschedctl.model.filters.selectors import SelectorError, parse_label_selector
-
-    try:
-        return parse_label_selector(text)
-    except SelectorError as err:
-        raise UsageError(f"-l {text}: {err}") from err
-
-
-def parsed_field_selector(text: str | None) -> tuple[FieldRequirement, ...]:
-    if text is None:
-        return ()
-    # on use, as for parsed_label_selector
-    from kschedctl.model.filters.selectors import SelectorError, parse_field_selector
-
-    try:
-        return parse_field_selector(text)
-    except SelectorError as err:
-        raise UsageError(f"--field-selector {text}: {err}") from err
 
 
 def age(seconds: float | None) -> str:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 # cheap (yaml is imported when a file is read): every command imports this module
-from kschedctl.k8s.kubeconfig import (
+from kschedctl.kubeclient.kubeconfig import (
     kubeconfig_paths,
     merge_kubeconfigs,
     read_kubeconfigs,
@@ -26,7 +26,7 @@ from kschedctl.k8s.kubeconfig import (
 )
 
 if TYPE_CHECKING:
-    from kschedctl.k8s.client import Cluster
+    from kschedctl.kubeclient.client import Cluster
 
 BUDGET_ENV = "KSCHEDCTL_COMPLETION_TIMEOUT"
 DEFAULT_BUDGET = 1.0  # seconds per TAB for a cluster lookup, connecting included
@@ -99,7 +99,7 @@ def from_cluster(ctx: typer.Context, lookup: Callable[[Cluster], Iterable[str]])
     def run() -> None:
         try:
             # the cluster layer (and the kubernetes client) only when the cluster is asked
-            from kschedctl.k8s.client import Cluster
+            from kschedctl.kubeclient.client import Cluster
 
             with Cluster.connect(
                 param(ctx, "kubeconfig"),

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from kschedctl.base.errors import UsageError, printable
-from kschedctl.cli import output
+from kschedctl.cli import output, registers
 from kschedctl.cli.options import KubernetesVersion, check_version_option
 from kschedctl.cli.paths import guard_paths
 from kschedctl.render import forms
@@ -128,8 +128,8 @@ def create(
     )
     if plugins:
         add_plugin_files(spec, plugins)
-    ensure_valid(spec, source="create")
-    files = forms.render_workspace(spec)  # all in memory first: nothing written if this fails
+    checked = ensure_valid(spec, source="create")
+    files = forms.render_workspace(checked)  # all in memory first: nothing written if this fails
     target = parent / name
     for path in write_workspace(target, files, force=force):
         typer.echo(str(path))
@@ -178,5 +178,4 @@ HELP = (
 )
 
 
-def register(app: typer.Typer) -> None:
-    app.command("create", help=HELP, no_args_is_help=True)(create)
+register = registers("create", create, help=HELP, no_args_is_help=True)

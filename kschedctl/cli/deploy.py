@@ -12,17 +12,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from kschedctl.base.errors import UsageError
-from kschedctl.cli import cluster_completers, output
+from kschedctl.cli import cluster_completers, options, output, registers
 from kschedctl.cli.common import connect
-from kschedctl.cli.options import (
-    ClusterName,
-    Context,
-    DryRun,
-    DryRunCommand,
-    Kubeconfig,
-    User,
-    dry_run_mode,
-)
+from kschedctl.cli.options import DEFAULT_KUBE, Kube, kube_flags
 from kschedctl.cli.paths import guard_paths
 from kschedctl.render import forms
 
@@ -60,6 +52,7 @@ def _form(as_form: str | None, aliases: dict[str, bool]) -> str:
 
 
 @guard_paths
+@kube_flags
 def deploy_command(
     src: Annotated[
         str,
@@ -103,10 +96,7 @@ def deploy_command(
             help="Same as --as static-pod (a kubeadm static pod manifest on this host).",
         ),
     ] = False,
-    kubeconfig: Kubeconfig = None,
-    context: Context = None,
-    cluster_name: ClusterName = None,
-    user: User = None,
+    kube: Kube = DEFAULT_KUBE,
     namespace: Annotated[
         str | None,
         typer.Option(
@@ -140,7 +130,7 @@ def deploy_command(
     replicas: Annotated[
         int | None, typer.Option("--replicas", min=1, help="Replicas of the deployment form.")
     ] = None,
-    dry_run: DryRun = "none",
+    dry_run: options.DryRun = "none",
     wait: Annotated[
         bool, typer.Option("--wait/--no-wait", help="Wait until the scheduler serves.")
     ] = True,
@@ -177,9 +167,7 @@ def deploy_command(
     aliases = {"pod": as_pod, "deployment": as_deployment, "service": as_service,
                "static-pod": as_static_pod}  # fmt: skip
     form = _form(as_form.value if as_form is not None else None, aliases)
-    mode, deprecated = dry_run_mode(dry_run)
-    if deprecated:
-        output.warn(deprecated)
+    mode = options.checked_dry_run(dry_run)
     spec = use_case.load_target(
         src, namespace=namespace, image=image, replicas=replicas,
         program=program.value if program else None, kubernetes_version=kubernetes_version,
@@ -195,9 +183,9 @@ def deploy_command(
         on_machine = hosts.SystemdHost(root, manifests_dir)
         typer.echo(use_case.client_dry_run(request, on_machine), nl=False)
         return
-    host = hosts.for_target(kubeconfig, root, manifests_dir)
+    host = hosts.for_target(kube.kubeconfig, root, manifests_dir)
     report = Reporter(done=output.echo, info=output.info, warn=output.warn)
-    with connect(kubeconfig, context, cluster_name, user) as cluster:
+    with connect(*kube) as cluster:
         _print_summary(use_case.deploy(cluster, host, request, report))
 
 
@@ -213,5 +201,4 @@ def _print_summary(result: DeployResult) -> None:
         output.info(f"{name} is serving ({result.form}{leader}) after {result.seconds:.1f}s")
 
 
-def register(app: typer.Typer) -> None:
-    app.command("deploy", cls=DryRunCommand)(deploy_command)
+register = registers("deploy", deploy_command, cls=options.DryRunCommand)

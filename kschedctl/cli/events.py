@@ -7,30 +7,31 @@ from typing import Annotated
 
 import typer
 
-from kschedctl.cli import cluster_completers, eventrows, output
-from kschedctl.cli.common import connect
+from kschedctl.cli import eventrows, output, registers
+from kschedctl.cli.common import connect, scheduler_argument
 from kschedctl.cli.options import (
+    DEFAULT_KUBE,
+    DEFAULT_PRINTING,
     WIDE_FORMATS,
     AllNamespaces,
-    ClusterName,
-    Context,
     EventsSince,
-    Kubeconfig,
+    Kube,
     Namespace,
-    NoHeaders,
-    User,
-    WideOutput,
-    check_output,
+    Printing,
+    kube_flags,
+    output_flags,
 )
 
 
+@kube_flags
+@output_flags(WIDE_FORMATS)
 def events(
     name: Annotated[
         str | None,
-        typer.Argument(
-            help="Scheduler name (the events' reportingController); every scheduler's events when left out.",
+        scheduler_argument(
+            "Scheduler name (the events' reportingController); every scheduler's events when "
+            "left out.",
             show_default=False,
-            autocompletion=cluster_completers.schedulers,
         ),
     ] = None,
     namespace: Namespace = None,
@@ -83,19 +84,15 @@ def events(
             show_default=False,
         ),
     ] = None,
-    out: WideOutput = None,
-    no_headers: NoHeaders = False,
-    kubeconfig: Kubeconfig = None,
-    context: Context = None,
-    cluster_name: ClusterName = None,
-    user: User = None,
+    printing: Printing = DEFAULT_PRINTING,
+    kube: Kube = DEFAULT_KUBE,
 ) -> None:
     """The events a scheduler reported, oldest to newest, failures highlighted.
 
     Filtered on the server (scheduler name, object, type) where it can; events.k8s.io/v1, or
     core/v1 on servers without it.
     """
-    fmt = check_output(out, WIDE_FORMATS)
+    fmt = printing.format()
     # Imported here: --help and the offline commands must not pay for the cluster layers.
     from kschedctl.ops.events import event_filter, open_events
 
@@ -105,18 +102,18 @@ def events(
         from kschedctl.cli.events_timeline import run_timeline
 
         run_timeline(wanted, namespace=namespace, all_namespaces=all_namespaces,
-                     kubeconfig=kubeconfig, context=context, cluster_name=cluster_name, user=user,
-                     timeline=timeline, watch=watch, limit=limit, export_to=export_to, out=out,
-                     no_headers=no_headers)  # fmt: skip
+                     kube=kube,
+                     timeline=timeline, watch=watch, limit=limit, export_to=export_to, out=printing.out,
+                     no_headers=printing.no_headers)  # fmt: skip
         return
-    with connect(kubeconfig, context, cluster_name, user) as cluster:
+    with connect(*kube) as cluster:
         source = open_events(cluster, wanted, namespace=namespace, all_namespaces=all_namespaces)
         if watch:
-            eventrows.watch(source, fmt, no_headers)
+            eventrows.watch(source, fmt, printing.no_headers)
             return
         found = source.current()
     if not fmt.is_table:
-        output.emit(found.to_dict(), fmt, no_headers=no_headers)
+        output.emit(found.to_dict(), fmt, no_headers=printing.no_headers)
         return
     all_ns = found.namespace is None
     if not found.events:
@@ -128,9 +125,8 @@ def events(
     output.print_table(
         eventrows.event_columns(out, all_ns),
         [eventrows.row(e, out, all_ns, now, eventrows.on_terminal()) for e in found.events],
-        headers=not no_headers,
+        headers=printing.headers,
     )
 
 
-def register(app: typer.Typer) -> None:
-    app.command("events")(events)
+register = registers("events", events)

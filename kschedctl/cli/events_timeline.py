@@ -7,7 +7,7 @@ from __future__ import annotations
 from kschedctl.base.errors import UsageError, shown_path
 from kschedctl.cli import output, picture_export, pictures
 from kschedctl.cli.common import connect
-from kschedctl.cli.options import TABLE_FORMATS, check_output
+from kschedctl.cli.options import TABLE_FORMATS, Kube, check_output
 from kschedctl.ops.events import EventFilter, open_events
 from kschedctl.ops.timeline import event_timeline, timeline_dict
 
@@ -21,10 +21,7 @@ def run_timeline(
     *,
     namespace: str | None,
     all_namespaces: bool,
-    kubeconfig: str | None,
-    context: str | None,
-    cluster_name: str | None,
-    user: str | None,
+    kube: Kube,
     timeline: bool,
     watch: bool,
     limit: int | None,
@@ -41,7 +38,7 @@ def run_timeline(
     # the timeline is counts, not events: no wide columns
     fmt = check_output(out, TABLE_FORMATS)
     target = picture_export.check_export(export_to)
-    with connect(kubeconfig, context, cluster_name, user) as cluster:
+    with connect(*kube) as cluster:
         source = open_events(cluster, wanted, namespace=namespace, all_namespaces=all_namespaces)
         found = event_timeline(source)
     drawn = found.last(TABLE_LIMIT if limit is None else limit)

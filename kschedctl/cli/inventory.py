@@ -6,19 +6,19 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from kschedctl.cli import output
-from kschedctl.cli.common import age, connect, parsed_field_selector, parsed_label_selector
+from kschedctl.cli import output, registers
+from kschedctl.cli.common import age, connect
 from kschedctl.cli.options import (
+    DEFAULT_KUBE,
+    DEFAULT_PRINTING,
+    DEFAULT_SELECTORS,
     WIDE_FORMATS,
-    ClusterName,
-    Context,
-    FieldSelector,
-    Kubeconfig,
-    LabelSelector,
-    NoHeaders,
-    User,
-    WideOutput,
-    check_output,
+    Kube,
+    Printing,
+    Selectors,
+    kube_flags,
+    output_flags,
+    selector_flags,
 )
 from kschedctl.observe import identity
 
@@ -28,15 +28,13 @@ if TYPE_CHECKING:
     from kschedctl.printers.formats import OutputFormat
 
 
+@kube_flags
+@output_flags(WIDE_FORMATS)
+@selector_flags
 def list_schedulers(
-    kubeconfig: Kubeconfig = None,
-    context: Context = None,
-    cluster_name: ClusterName = None,
-    user: User = None,
-    out: WideOutput = None,
-    no_headers: NoHeaders = False,
-    selector: LabelSelector = None,
-    field_selector: FieldSelector = None,
+    kube: Kube = DEFAULT_KUBE,
+    printing: Printing = DEFAULT_PRINTING,
+    selectors: Selectors = DEFAULT_SELECTORS,
     watch: Annotated[
         bool,
         typer.Option(
@@ -54,26 +52,26 @@ def list_schedulers(
     object serving a scheduler; --field-selector metadata.name, metadata.namespace, form, managed,
     healthy, served, leader ….
     """
-    fmt = check_output(out, WIDE_FORMATS)
-    labels, fields = parsed_label_selector(selector), parsed_field_selector(field_selector)
+    fmt = printing.format()
+    labels, fields = selectors.parsed()
     # Imported here: --help and the offline commands must not pay for the cluster layers.
     from kschedctl.ops.list import scheduler_list
 
-    with connect(kubeconfig, context, cluster_name, user) as cluster:
+    with connect(*kube) as cluster:
         if watch:
             from kschedctl.cli.listwatch import watch_list  # on use (start-up)
 
             fetch = lambda: scheduler_list(cluster, labels, fields)  # noqa: E731
-            watch_list(fetch, fmt, no_headers, list_columns, list_rows)
+            watch_list(fetch, fmt, printing.no_headers, list_columns, list_rows)
             return
         found = scheduler_list(cluster, labels, fields)
     if not fmt.is_table:
-        output.emit(found.to_dict(), fmt, no_headers=no_headers)
+        output.emit(found.to_dict(), fmt, no_headers=printing.no_headers)
         return
     if not found.schedulers:
-        output.info("no scheduler matches" if selector or field_selector else "no scheduler found")
+        output.info("no scheduler matches" if any(selectors) else "no scheduler found")
     else:
-        output.print_table(list_columns(fmt), list_rows(found, fmt), headers=not no_headers)
+        output.print_table(list_columns(fmt), list_rows(found, fmt), headers=printing.headers)
     for line in claim_warnings(found):
         output.warn(line)
     for s in found.unserved:
@@ -112,21 +110,6 @@ def list_rows(found: SchedulerList, fmt: OutputFormat) -> list[list[Any]]:
     return rows
 
 
-IDENTITIES = {
-    identity.CONTROL_PLANE: "a static pod of a control-plane node",
-    identity.SYSTEM: "runs in kube-system",
-    identity.LEASE: "holds the Lease kube-system/kube-scheduler",
-    identity.KSCHEDCTL: "where kschedctl deployed it (its ClusterRoleBinding)",
-}
-
-
-def identity_text(s: Scheduler) -> str:
-    """status's Identity: how the scheduler is known to be the one of its name."""
-    if s.identity in IDENTITIES:
-        return IDENTITIES[s.identity]
-    return f"UNVERIFIED: {s.reason}" if s.reason else "-"
-
-
 def claim_warnings(found: SchedulerList) -> list[str]:
     """A line per conflict and per impostor (list's stderr)."""
     lines = []
@@ -157,5 +140,4 @@ def health_text(s: Scheduler) -> str:
     return s.problem or "unhealthy"
 
 
-def register(app: typer.Typer) -> None:
-    app.command("list")(list_schedulers)
+register = registers("list", list_schedulers)

@@ -11,7 +11,11 @@ import typer
 from kschedctl.base import limits
 from kschedctl.base.errors import EXIT_ERROR, LabError
 from kschedctl.cli import output
-from kschedctl.cli.options import NoHeaders, check_output, output_option
+from kschedctl.cli.options import (
+    DEFAULT_PRINTING,
+    Printing,
+    output_flags,
+)
 from kschedctl.cli.progress import StderrBuildProgress
 from kschedctl.printers import formats
 
@@ -26,7 +30,6 @@ lab_app = typer.Typer(
 
 # `lab status` reports components, not objects: every -o value but name (and wide).
 STATUS_FORMATS = tuple(f for f in formats.ALL_FORMATS if f not in (formats.NAME, formats.WIDE))
-StatusOutput = Annotated[str | None, output_option(STATUS_FORMATS, " (default table)")]
 
 LabDir = Annotated[
     Path | None,
@@ -126,24 +129,24 @@ def down(directory: LabDir = None) -> None:
 
 
 @lab_app.command("status")
+@output_flags(STATUS_FORMATS)
 def status(
     directory: LabDir = None,
-    out: StatusOutput = None,
-    no_headers: NoHeaders = False,
+    printing: Printing = DEFAULT_PRINTING,
 ) -> None:
     """Health of each component and the node count. Exits 1 when the lab is not running."""
-    fmt = check_output(out, STATUS_FORMATS)
+    fmt = printing.format()
     lab = _lab(directory)
     report = lab.status()
     if not fmt.is_table:
-        output.emit(report, fmt, no_headers=no_headers)
+        output.emit(report, fmt, no_headers=printing.no_headers)
     else:
         rows = [
             (name, c["state"], c.get("pid", ""), c.get("port", ""), c.get("log", ""))
             for name, c in report["components"].items()
         ]
         output.print_table(
-            ("component", "state", "pid", "port", "log"), rows, headers=not no_headers
+            ("component", "state", "pid", "port", "log"), rows, headers=printing.headers
         )
         nodes = report["nodes"]
         if nodes is not None:

@@ -10,29 +10,17 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from kschedctl.base.errors import UsageError
-from kschedctl.cli import cluster_completers, output
-from kschedctl.cli.common import connect
-from kschedctl.cli.options import (
-    ClusterName,
-    Context,
-    Kubeconfig,
-    SchedulerNamespace,
-    Since,
-    User,
-)
+from kschedctl.cli import output, registers
+from kschedctl.cli.common import SchedulerName, connect
+from kschedctl.cli.options import DEFAULT_KUBE, Kube, SchedulerNamespace, Since, kube_flags
 
 if TYPE_CHECKING:
     pass
 
 
+@kube_flags
 def logs(
-    name: Annotated[
-        str,
-        typer.Argument(
-            help="Scheduler name (a profile's schedulerName).",
-            autocompletion=cluster_completers.schedulers,
-        ),
-    ],
+    name: SchedulerName,
     follow: Annotated[
         bool,
         typer.Option(
@@ -81,10 +69,7 @@ def logs(
             "restarted (pod and deployment forms).",
         ),
     ] = False,
-    kubeconfig: Kubeconfig = None,
-    context: Context = None,
-    cluster_name: ClusterName = None,
-    user: User = None,
+    kube: Kube = DEFAULT_KUBE,
     namespace: SchedulerNamespace = None,
 ) -> None:
     """The scheduler's logs: every replica, merged in time order, the leader marked.
@@ -113,13 +98,14 @@ def logs(
     from kschedctl.ops.logs import LogsRequest, open_logs
 
     request = LogsRequest(name, follow, since_seconds, tail, all_replicas, previous, namespace)
-    with connect(kubeconfig, context, cluster_name, user) as cluster:
+    with connect(*kube) as cluster:
         try:
-            with open_logs(cluster, hosts.for_target(kubeconfig), request, output.warn) as stream:
+            with open_logs(
+                cluster, hosts.for_target(kube.kubeconfig), request, output.warn
+            ) as stream:
                 Printer(prefix, timestamps, keep)(stream.lines, stream.sources)
         except KeyboardInterrupt:
             pass  # Ctrl-C is how a follow ends: exit 0
 
 
-def register(app: typer.Typer) -> None:
-    app.command("logs")(logs)
+register = registers("logs", logs)

@@ -1,51 +1,124 @@
-"""Options shared by several commands, declared once (typer ``Annotated`` aliases).
+"""Options shared by several commands, declared once: typer ``Annotated`` aliases, and flag
+groups (``flag_group``) for the flags that always go together, which a command takes as one
+value (``kube: Kube``, ``printing: Printing``, ``selectors: Selectors``).
 
 kubectl's flags for the cluster-facing commands (``--kubeconfig``, ``--context``,
-``--cluster``, ``--user``, ``-n/--namespace``, ``-A``, ``-o``, ``--since``) and ``--kubernetes-version`` for the offline
-ones. Every command module is imported at start-up (they register themselves), so one module
+``--cluster``, ``--user``, ``-n/--namespace``, ``-A``, ``-o``, ``--no-headers``, ``-l``,
+``--field-selector``, ``--since``) and ``--kubernetes-version`` for the offline ones. Every command module is imported at start-up (they register themselves), so one module
 of aliases costs nothing more than several.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+import functools
+import inspect
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any, NamedTuple, TypeVar
 
 import typer
 from typer.core import TyperCommand
 
 from kschedctl.base.errors import UsageError
-from kschedctl.cli import completers
+from kschedctl.cli import completers, output
 from kschedctl.model.config.versions import DEFAULT_VERSION, parse_version, supported_minors
 from kschedctl.printers import formats
 
-Kubeconfig = Annotated[
+if TYPE_CHECKING:
+    from kschedctl.model.filters.selectors import FieldRequirement, Selector
+
+# A flag of a group (see flag_group): its Annotated type and its default.
+Flag = tuple[Any, Any]
+_Command = TypeVar("_Command", bound=Callable[..., Any])
+
+
+def flag_group(
+    param: str, flags: dict[str, Flag], make: Callable[..., Any]
+) -> Callable[[_Command], _Command]:
+    """A decorator: the command's parameter ``param`` becomes the options ``flags`` (by
+    parameter name, in their order, where ``param`` stands, so --help lists them there) and
+    the command gets ``make(**their values)`` as ``param``."""
+
+    def grouped(command: _Command) -> _Command:
+        signature = inspect.signature(command, eval_str=True)
+        params: list[inspect.Parameter] = []
+        for each in signature.parameters.values():
+            if each.name != param:
+                params.append(each)
+                continue
+            params += [each.replace(name=name, annotation=kind, default=default)
+                       for name, (kind, default) in flags.items()]  # fmt: skip
+
+        @functools.wraps(command)
+        def parsed(**kwargs: Any) -> Any:
+            value = make(**{name: kwargs.pop(name) for name in flags})
+            return command(**kwargs, **{param: value})
+
+        # typer reads the signature and the annotations: the flags', not ``param``'s
+        parsed.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+        parsed.__annotations__ = {each.name: each.annotation for each in params}
+        return parsed  # type: ignore[return-value]
+
+    return grouped
+
+
+def flag(kind: Any, default: Any, decls: str | tuple[str, ...], help: str, **extra: Any) -> Flag:
+    """One option of a flag group: ``kind`` its type, ``decls`` its flag (or flags)."""
+    names = (decls,) if isinstance(decls, str) else decls
+    return Annotated[kind, typer.Option(*names, help=help, **extra)], default
+
+
+# kubectl's --kubeconfig and --context (scheduler run has these two only), --cluster, --user
+KUBECONFIG = flag(
     str | None,
-    typer.Option(
-        "--kubeconfig", help="Path to the kubeconfig file (default: $KUBECONFIG or ~/.kube/config)."
-    ),
-]
-Context = Annotated[
+    None,
+    "--kubeconfig",
+    "Path to the kubeconfig file (default: $KUBECONFIG or ~/.kube/config).",
+)
+CONTEXT = flag(
     str | None,
-    typer.Option(
-        "--context", help="The kubeconfig context to use.", autocompletion=completers.contexts
-    ),
-]
-ClusterName = Annotated[
-    str | None,
-    typer.Option(
-        "--cluster",
-        help="The kubeconfig cluster to use (instead of the context's).",
-        autocompletion=completers.clusters,
-    ),
-]
-User = Annotated[
-    str | None,
-    typer.Option(
-        "--user",
-        help="The kubeconfig user to use (instead of the context's).",
-        autocompletion=completers.users,
-    ),
-]
+    None,
+    "--context",
+    "The kubeconfig context to use.",
+    autocompletion=completers.contexts,
+)
+
+
+class Kube(NamedTuple):
+    """kubectl's --kubeconfig, --context, --cluster and --user as one value, in the order
+    ``connect(*kube)`` (cli/common.py) takes them."""
+
+    kubeconfig: str | None = None
+    context: str | None = None
+    cluster_name: str | None = None
+    user: str | None = None
+
+
+DEFAULT_KUBE = Kube()  # no flag given: $KUBECONFIG or ~/.kube/config, its current context
+# kubectl's four connection flags, where a command's ``kube: Kube`` parameter stands.
+kube_flags = flag_group(
+    "kube",
+    {
+        "kubeconfig": KUBECONFIG,
+        "context": CONTEXT,
+        "cluster_name": flag(
+            str | None,
+            None,
+            "--cluster",
+            "The kubeconfig cluster to use (instead of the context's).",
+            autocompletion=completers.clusters,
+        ),
+        "user": flag(
+            str | None,
+            None,
+            "--user",
+            "The kubeconfig user to use (instead of the context's).",
+            autocompletion=completers.users,
+        ),
+    },
+    Kube,
+)
+
+
 Namespace = Annotated[
     str | None,
     typer.Option(
@@ -55,6 +128,14 @@ Namespace = Annotated[
         autocompletion=completers.namespaces,
     ),
 ]
+
+
+def plugin_option(help: str) -> Any:
+    """``--plugin PATH.py|package.module``, repeatable: the same flag for the scheduler that
+    runs Python plugins (scheduler run) and for ``why``, which evaluates them as it would."""
+    return typer.Option("--plugin", metavar="PATH.py|package.module", help=help, show_default=False)
+
+
 # status and logs: which of the schedulers claiming a name (observe.identity) is meant.
 SchedulerNamespace = Annotated[
     str | None,
@@ -92,21 +173,49 @@ def output_option(offered: tuple[str, ...], default_help: str = "") -> Any:
     )
 
 
-TableOutput = Annotated[str | None, output_option(TABLE_FORMATS, " (default table)")]
-WideOutput = Annotated[str | None, output_option(WIDE_FORMATS, " (default table)")]
-DataOutput = Annotated[str | None, output_option(DATA_FORMATS)]
-
-
 def check_output(value: str | None, offered: tuple[str, ...]) -> formats.OutputFormat:
     """``-o`` parsed (a usage error, exit 2, if this command does not offer it); no ``-o`` is
     the first offered format (the table)."""
     return formats.parse_output(value or offered[0], offered)
 
 
-NoHeaders = Annotated[
-    bool,
-    typer.Option("--no-headers", help="Tables and custom-columns: leave out the header row."),
-]
+NO_HEADERS = flag(
+    bool, False, "--no-headers", "Tables and custom-columns: leave out the header row."
+)
+
+
+class Printing(NamedTuple):
+    """-o and --no-headers as given, with the -o values the command offers."""
+
+    out: str | None = None
+    no_headers: bool = False
+    offered: tuple[str, ...] = TABLE_FORMATS
+
+    def format(self) -> formats.OutputFormat:
+        """-o checked (exit 2 for a value the command does not offer; no -o: the table)."""
+        return check_output(self.out, self.offered)
+
+    @property
+    def headers(self) -> bool:
+        return not self.no_headers
+
+
+DEFAULT_PRINTING = Printing()
+
+
+def output_flags(
+    offered: tuple[str, ...], default_help: str = " (default table)"
+) -> Callable[[_Command], _Command]:
+    """-o (offering ``offered``) and --no-headers where a command's ``printing: Printing``
+    parameter stands."""
+    out = (Annotated[str | None, output_option(offered, default_help)], None)
+    return flag_group(
+        "printing",
+        {"out": out, "no_headers": NO_HEADERS},
+        functools.partial(Printing, offered=offered),
+    )
+
+
 LabelSelector = Annotated[
     str | None,
     typer.Option(
@@ -117,14 +226,65 @@ LabelSelector = Annotated[
         show_default=False,
     ),
 ]
-FieldSelector = Annotated[
-    str | None,
-    typer.Option(
-        "--field-selector",
-        help="Field selector, kubectl's syntax: field=value, field!=value (comma: and).",
-        show_default=False,
-    ),
-]
+
+
+def parsed_label_selector(text: str | None) -> Selector | None:
+    """``-l`` parsed once (exit 2 when malformed): the server judges it where the command
+    lists from the API, this matches it where rows are computed here."""
+    if text is None:
+        return None
+    # kschedctl.model.filters on use: its package loads the filter engine (~0.15 s of start-up)
+    from kschedctl.model.filters.selectors import SelectorError, parse_label_selector
+
+    try:
+        return parse_label_selector(text)
+    except SelectorError as err:
+        raise UsageError(f"-l {text}: {err}") from err
+
+
+def parsed_field_selector(text: str | None) -> tuple[FieldRequirement, ...]:
+    if text is None:
+        return ()
+    # on use, as for parsed_label_selector
+    from kschedctl.model.filters.selectors import SelectorError, parse_field_selector
+
+    try:
+        return parse_field_selector(text)
+    except SelectorError as err:
+        raise UsageError(f"--field-selector {text}: {err}") from err
+
+
+class Selectors(NamedTuple):
+    """-l and --field-selector as given."""
+
+    selector: str | None = None
+    field_selector: str | None = None
+
+    @property
+    def given(self) -> bool:
+        return self.selector is not None or self.field_selector is not None
+
+    def parsed(self) -> tuple[Selector | None, tuple[FieldRequirement, ...]]:
+        """Both parsed (exit 2 when one is malformed)."""
+        return parsed_label_selector(self.selector), parsed_field_selector(self.field_selector)
+
+
+DEFAULT_SELECTORS = Selectors()
+# kubectl's -l and --field-selector, where a command's ``selectors: Selectors`` stands.
+selector_flags = flag_group(
+    "selectors",
+    {
+        "selector": (LabelSelector, None),
+        "field_selector": flag(
+            str | None,
+            None,
+            "--field-selector",
+            "Field selector, kubectl's syntax: field=value, field!=value (comma: and).",
+            show_default=False,
+        ),
+    },
+    Selectors,
+)
 
 # --since DURATION (parsed by config.durations.parse_duration); the help says what it bounds.
 Since = Annotated[
@@ -207,6 +367,14 @@ class DryRunCommand(TyperCommand):
                 head.append(args[i])
             i += 1
         return super().parse_args(ctx, head + args[cut:])
+
+
+def checked_dry_run(value: str) -> str:
+    """none, client or server for a --dry-run value, its deprecation warning (if any) printed."""
+    mode, deprecated = dry_run_mode(value)
+    if deprecated:
+        output.warn(deprecated)
+    return mode
 
 
 def dry_run_mode(value: str) -> tuple[str, str | None]:

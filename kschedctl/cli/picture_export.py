@@ -33,6 +33,10 @@ def check_export(path: str | None) -> Path | None:
     return target
 
 
+# By errno, for a file the user named (ops.snapshot gives the same two for a snapshot file).
+WRITE_HINTS = {13: "choose a directory you can write to", 21: "give a file name, not a directory"}
+
+
 def export(picture: RenderableType, target: Path, title: str) -> None:
     """Write ``picture`` to ``target`` as SVG or HTML (by its extension), byte-identical for
     the same picture."""
@@ -40,11 +44,7 @@ def export(picture: RenderableType, target: Path, title: str) -> None:
     try:
         target.write_text(document, encoding="utf-8")
     except OSError as err:
-        raise os_error(
-            err,
-            f"writing the picture to {shown_path(target)}",
-            {13: "choose a directory you can write to", 21: "give a file name, not a directory"},
-        ) from err
+        raise os_error(err, f"writing the picture to {shown_path(target)}", WRITE_HINTS) from err
 
 
 def render_export(picture: RenderableType, suffix: str, title: str) -> str:

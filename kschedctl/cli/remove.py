@@ -9,31 +9,19 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from kschedctl.cli import cluster_completers, output
-from kschedctl.cli.common import connect
-from kschedctl.cli.options import (
-    ClusterName,
-    Context,
-    DryRun,
-    DryRunCommand,
-    Kubeconfig,
-    User,
-    dry_run_mode,
-)
+from kschedctl.cli import options, output, registers
+from kschedctl.cli.common import connect, scheduler_argument
+from kschedctl.cli.options import DEFAULT_KUBE, Kube, kube_flags
 
 if TYPE_CHECKING:
     from kschedctl.ops.remove import RemoveResult
 
 
+@kube_flags
 def remove_command(
-    name: Annotated[str, typer.Argument(
-            help="The scheduler name kschedctl deployed.", autocompletion=cluster_completers.schedulers
-        )],
-    kubeconfig: Kubeconfig = None,
-    context: Context = None,
-    cluster_name: ClusterName = None,
-    user: User = None,
-    dry_run: DryRun = "none",
+    name: Annotated[str, scheduler_argument("The scheduler name kschedctl deployed.")],
+    kube: Kube = DEFAULT_KUBE,
+    dry_run: options.DryRun = "none",
     force: Annotated[bool, typer.Option("--force", help="Remove even if pods still ask for this scheduler.")] = False,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds to wait for its pods to stop.")] = 120.0,
 ) -> None:  # fmt: skip
@@ -44,16 +32,14 @@ def remove_command(
     if nothing is there. --dry-run=client lists what would go; --dry-run=server sends every
     DELETE with dryRun=All.
     """
-    mode, deprecated = dry_run_mode(dry_run)
-    if deprecated:
-        output.warn(deprecated)
+    mode = options.checked_dry_run(dry_run)
     # Imported here, not at the top: the use case pulls in the cluster and host layers, which
     # `kschedctl --help` and the offline commands must not pay for.
     from kschedctl.ops.remove import remove
     from kschedctl.ops.reporter import Reporter
 
     report = Reporter(done=output.echo, info=output.info, warn=output.warn)
-    with connect(kubeconfig, context, cluster_name, user) as cluster:
+    with connect(*kube) as cluster:
         result = remove(cluster, name, force=force, dry_run=mode == "client",
                         server_dry_run=mode == "server", timeout=timeout, report=report)  # fmt: skip
     if result.server_dry_run:
@@ -86,5 +72,4 @@ def _print_plan(result: RemoveResult, force: bool) -> None:
         output.echo(f"file {path} would be removed")
 
 
-def register(app: typer.Typer) -> None:
-    app.command("remove", cls=DryRunCommand)(remove_command)
+register = registers("remove", remove_command, cls=options.DryRunCommand)

@@ -11,13 +11,14 @@ from typing import Annotated
 import typer
 
 from kschedctl.base.errors import UsageError
+from kschedctl.cli import registers
 from kschedctl.cli.options import (
     DATA_FORMATS,
-    DataOutput,
+    DEFAULT_PRINTING,
     KubernetesVersion,
-    NoHeaders,
-    check_output,
+    Printing,
     check_version_option,
+    output_flags,
 )
 from kschedctl.cli.paths import guard_paths
 from kschedctl.render import forms
@@ -43,6 +44,7 @@ def _as_help() -> str:
 
 
 @guard_paths
+@output_flags(DATA_FORMATS, "")
 def render(
     src: Annotated[
         str,
@@ -81,14 +83,13 @@ def render(
         ),
     ] = None,
     kubernetes_version: KubernetesVersion = None,
-    out: DataOutput = None,
-    no_headers: NoHeaders = False,
+    printing: Printing = DEFAULT_PRINTING,
 ) -> None:
     """Print one rendered form of a scheduler (see HELP)."""
     # Imported here so that --help and shell completion do not pay for the spec model.
     from kschedctl import spec as specs
 
-    fmt = check_output(out, DATA_FORMATS) if out is not None else None
+    fmt = printing.format() if printing.out is not None else None
     check_version_option(kubernetes_version)
     if add_to is not None and form.value != "config":
         raise UsageError("--add-to works with --as config only")
@@ -122,7 +123,7 @@ def render(
         return
     from kschedctl.cli import output  # on use: rich and the printers (start-up)
 
-    output.emit(rendered_objects(rendered, form.value), fmt, no_headers=no_headers)
+    output.emit(rendered_objects(rendered, form.value), fmt, no_headers=printing.no_headers)
 
 
 def rendered_objects(text: str, form: str) -> object:
@@ -155,5 +156,4 @@ HELP = (
 )
 
 
-def register(app: typer.Typer) -> None:
-    app.command("render", help=HELP, no_args_is_help=True)(render)
+register = registers("render", render, help=HELP, no_args_is_help=True)

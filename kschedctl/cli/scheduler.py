@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from kschedctl.cli.options import Context, Kubeconfig
+from kschedctl.cli.options import CONTEXT, KUBECONFIG, flag, flag_group, plugin_option
 from kschedctl.model.scheduling.strategies import DEFAULT_STRATEGY, STRATEGIES
 
 scheduler_app = typer.Typer(
@@ -30,8 +30,87 @@ else:
 DEFAULT_CHOICE = Strategy(DEFAULT_STRATEGY)
 STRATEGY_HELP = "; ".join(f"{name}: {s.summary}" for name, s in STRATEGIES.items()) + "."
 
+# RunSettings' fields that are plain options, in --help's order (kube-scheduler's defaults for
+# the lease timings, the client limits and the secure port).
+run_flags = flag_group(
+    "settings",
+    {
+        "kubeconfig": KUBECONFIG,
+        "context": CONTEXT,
+        "leader_elect": flag(
+            bool,
+            True,
+            "--leader-elect/--no-leader-elect",
+            "Hold a Lease so that only one replica schedules.",
+        ),
+        "lease_name": flag(
+            str | None,
+            None,
+            "--lease-name",
+            "The Lease (default: the scheduler name; kube-scheduler only with --replaces-default).",
+        ),
+        "replaces_default": flag(
+            bool,
+            False,
+            "--replaces-default",
+            "Be the cluster's default scheduler: --name default-scheduler, holding "
+            "kube-scheduler's Lease kube-system/kube-scheduler (stop kube-scheduler first).",
+        ),
+        "lease_namespace": flag(str, "kube-system", "--lease-namespace", "Namespace of the Lease."),
+        "lease_duration": flag(
+            float,
+            15.0,
+            "--lease-duration",
+            "Seconds a standby waits after the last renewal before taking over.",
+        ),
+        "renew_deadline": flag(
+            float,
+            10.0,
+            "--renew-deadline",
+            "Seconds the leader keeps scheduling without a successful renewal.",
+        ),
+        "retry_period": flag(float, 2.0, "--retry-period", "Seconds between Lease attempts."),
+        "qps": flag(
+            float,
+            50.0,
+            "--qps",
+            "Client requests per second (kube-scheduler's clientConnection.qps).",
+        ),
+        "burst": flag(int, 100, "--burst", "Client burst (clientConnection.burst)."),
+        "metrics_port": flag(
+            int,
+            DEFAULT_PORT,
+            "--metrics-port",
+            "Port of /healthz, /readyz and /metrics (plain HTTP; 0: any free port).",
+        ),
+        "metrics_address": flag(str, "0.0.0.0", "--metrics-address", "Address to serve them on."),
+        "percentage_of_nodes_to_score": flag(
+            int,
+            0,
+            "--percentage-of-nodes-to-score",
+            "Stop filtering after this share of nodes fits (0: kube-scheduler's adaptive default).",
+            min=0,
+            max=100,
+        ),
+        "pod_initial_backoff": flag(
+            float,
+            1.0,
+            "--pod-initial-backoff",
+            "Seconds before the first retry of a pod no node fits.",
+        ),
+        "pod_max_backoff": flag(
+            float, 10.0, "--pod-max-backoff", "Cap of the doubling backoff, seconds."
+        ),
+        "verbosity": flag(
+            int, 1, ("-v", "--v"), "Log verbosity: 0 warnings, 1 decisions, 2 and up everything."
+        ),
+    },
+    dict,
+)
+
 
 @scheduler_app.command("run")
+@run_flags
 def run(
     name: Annotated[
         str,
@@ -50,13 +129,10 @@ def run(
     ] = None,
     plugins: Annotated[
         list[str] | None,
-        typer.Option(
-            "--plugin",
-            metavar="PATH.py|package.module",
-            help='A Python scheduling plugin (filter and/or score; README "Scheduling '
-            'plugins"); repeatable, run in the order given after the built-in filters. '
-            "Refused at start if it cannot be loaded.",
-            show_default=False,
+        plugin_option(
+            'A Python scheduling plugin (filter and/or score; README "Scheduling plugins"); '
+            "repeatable, run in the order given after the built-in filters. Refused at start "
+            "if it cannot be loaded."
         ),
     ] = None,
     strategy: Annotated[
@@ -67,94 +143,7 @@ def run(
             case_sensitive=False,
         ),
     ] = DEFAULT_CHOICE,
-    kubeconfig: Kubeconfig = None,
-    context: Context = None,
-    leader_elect: Annotated[
-        bool,
-        typer.Option(
-            "--leader-elect/--no-leader-elect",
-            help="Hold a Lease so that only one replica schedules.",
-        ),
-    ] = True,
-    lease_name: Annotated[
-        str | None,
-        typer.Option(
-            "--lease-name",
-            help="The Lease (default: the scheduler name; kube-scheduler only with "
-            "--replaces-default).",
-        ),
-    ] = None,
-    replaces_default: Annotated[
-        bool,
-        typer.Option(
-            "--replaces-default",
-            help="Be the cluster's default scheduler: --name default-scheduler, holding "
-            "kube-scheduler's Lease kube-system/kube-scheduler (stop kube-scheduler first).",
-        ),
-    ] = False,
-    lease_namespace: Annotated[
-        str, typer.Option("--lease-namespace", help="Namespace of the Lease.")
-    ] = "kube-system",
-    lease_duration: Annotated[
-        float,
-        typer.Option(
-            "--lease-duration",
-            help="Seconds a standby waits after the last renewal before taking over.",
-        ),
-    ] = 15.0,
-    renew_deadline: Annotated[
-        float,
-        typer.Option(
-            "--renew-deadline",
-            help="Seconds the leader keeps scheduling without a successful renewal.",
-        ),
-    ] = 10.0,
-    retry_period: Annotated[
-        float, typer.Option("--retry-period", help="Seconds between Lease attempts.")
-    ] = 2.0,
-    qps: Annotated[
-        float,
-        typer.Option(
-            "--qps", help="Client requests per second (kube-scheduler's clientConnection.qps)."
-        ),
-    ] = 50.0,
-    burst: Annotated[
-        int, typer.Option("--burst", help="Client burst (clientConnection.burst).")
-    ] = 100,
-    metrics_port: Annotated[
-        int,
-        typer.Option(
-            "--metrics-port",
-            help="Port of /healthz, /readyz and /metrics (plain HTTP; 0: any free port).",
-        ),
-    ] = DEFAULT_PORT,
-    metrics_address: Annotated[
-        str, typer.Option("--metrics-address", help="Address to serve them on.")
-    ] = "0.0.0.0",
-    percentage_of_nodes_to_score: Annotated[
-        int,
-        typer.Option(
-            "--percentage-of-nodes-to-score",
-            min=0,
-            max=100,
-            help="Stop filtering after this share of nodes fits (0: kube-scheduler's adaptive default).",
-        ),
-    ] = 0,
-    pod_initial_backoff: Annotated[
-        float,
-        typer.Option(
-            "--pod-initial-backoff", help="Seconds before the first retry of a pod no node fits."
-        ),
-    ] = 1.0,
-    pod_max_backoff: Annotated[
-        float, typer.Option("--pod-max-backoff", help="Cap of the doubling backoff, seconds.")
-    ] = 10.0,
-    verbosity: Annotated[
-        int,
-        typer.Option(
-            "-v", "--v", help="Log verbosity: 0 warnings, 1 decisions, 2 and up everything."
-        ),
-    ] = 1,
+    settings: dict[str, Any] | None = None,
 ) -> None:
     """Run kschedctl's scheduler until SIGTERM: it places pods whose spec.schedulerName is
     --name, records the fallback step that placed a pod (event and annotation
@@ -169,23 +158,7 @@ def run(
             strategy=strategy.value,
             policy=policy,
             plugins=tuple(plugins or ()),
-            kubeconfig=kubeconfig,
-            context=context,
-            leader_elect=leader_elect,
-            lease_name=lease_name,
-            lease_namespace=lease_namespace,
-            replaces_default=replaces_default,
-            lease_duration=lease_duration,
-            renew_deadline=renew_deadline,
-            retry_period=retry_period,
-            qps=qps,
-            burst=burst,
-            metrics_port=metrics_port,
-            metrics_address=metrics_address,
-            percentage_of_nodes_to_score=percentage_of_nodes_to_score,
-            pod_initial_backoff=pod_initial_backoff,
-            pod_max_backoff=pod_max_backoff,
-            verbosity=verbosity,
+            **(settings or {}),
         )
     )
 

@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from kschedctl.cli import registers
 from kschedctl.cli.paths import guard_paths
 
 
@@ -47,5 +48,4 @@ HELP = (
 )
 
 
-def register(app: typer.Typer) -> None:
-    app.command("schema", help=HELP, no_args_is_help=True)(schema)
+register = registers("schema", schema, help=HELP, no_args_is_help=True)

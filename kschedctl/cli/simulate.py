@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from kschedctl.base.errors import UsageError, WorseError, shown_path
-from kschedctl.cli import output
+from kschedctl.cli import output, registers
 from kschedctl.cli.options import check_output, output_option
 from kschedctl.printers import formats
 
@@ -142,5 +142,4 @@ def simulate(
         )
 
 
-def register(app: typer.Typer) -> None:
-    app.command("simulate")(simulate)
+register = registers("simulate", simulate)

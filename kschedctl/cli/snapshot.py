@@ -9,11 +9,12 @@ from typing import Annotated
 import typer
 
 from kschedctl.base.errors import shown_path
-from kschedctl.cli import completers, output
+from kschedctl.cli import completers, output, registers
 from kschedctl.cli.common import connect
-from kschedctl.cli.options import ClusterName, Context, Kubeconfig, User
+from kschedctl.cli.options import DEFAULT_KUBE, Kube, kube_flags
 
 
+@kube_flags
 def snapshot(
     target: Annotated[
         str,
@@ -54,16 +55,13 @@ def snapshot(
             show_default=False,
         ),
     ] = None,
-    kubeconfig: Kubeconfig = None,
-    context: Context = None,
-    cluster_name: ClusterName = None,
-    user: User = None,
+    kube: Kube = DEFAULT_KUBE,
 ) -> None:
     """Read the cluster (nothing is written to it) and write a snapshot (see HELP)."""
     # Imported here: --help and the offline commands must not pay for the cluster layers.
     from kschedctl.ops.snapshot import take_snapshot, write_snapshot
 
-    with connect(kubeconfig, context, cluster_name, user) as cluster:
+    with connect(*kube) as cluster:
         taken = take_snapshot(
             cluster, pending_namespace=namespace, images=images, anonymized=anonymize
         )
@@ -97,5 +95,4 @@ HELP = (
 )
 
 
-def register(app: typer.Typer) -> None:
-    app.command("snapshot", help=HELP, no_args_is_help=True)(snapshot)
+register = registers("snapshot", snapshot, help=HELP, no_args_is_help=True)

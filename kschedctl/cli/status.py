@@ -8,41 +8,34 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from kschedctl.base.errors import UsageError
-from kschedctl.cli import cluster_completers, output
-from kschedctl.cli.common import age, connect
-from kschedctl.cli.inventory import health_text, identity_text
+from kschedctl.cli import output, registers
+from kschedctl.cli.common import SchedulerName, age, connect
+from kschedctl.cli.inventory import health_text
 from kschedctl.cli.options import (
+    DEFAULT_KUBE,
+    DEFAULT_PRINTING,
     TABLE_FORMATS,
-    ClusterName,
-    Context,
-    Kubeconfig,
-    NoHeaders,
+    Kube,
+    Printing,
     SchedulerNamespace,
-    TableOutput,
-    User,
-    check_output,
+    kube_flags,
+    output_flags,
 )
 from kschedctl.model.config.shapes import dns_subdomain_problem
+from kschedctl.observe import identity
 
 if TYPE_CHECKING:
+    from kschedctl.observe.schedulers import Scheduler
     from kschedctl.ops.status import SchedulerStatus
     from kschedctl.ops.status_metrics import MetricsReport
 
 
+@kube_flags
+@output_flags(TABLE_FORMATS)
 def status(
-    name: Annotated[
-        str,
-        typer.Argument(
-            help="Scheduler name (a profile's schedulerName).",
-            autocompletion=cluster_completers.schedulers,
-        ),
-    ],
-    kubeconfig: Kubeconfig = None,
-    context: Context = None,
-    cluster_name: ClusterName = None,
-    user: User = None,
-    out: TableOutput = None,
-    no_headers: NoHeaders = False,
+    name: SchedulerName,
+    kube: Kube = DEFAULT_KUBE,
+    printing: Printing = DEFAULT_PRINTING,
     metrics: Annotated[
         bool,
         typer.Option(
@@ -75,7 +68,7 @@ def status(
     scheduler is sent nothing). You need `get` and `create` on pods/portforward and `create` on
     serviceaccounts/token in the scheduler's namespace.
     """
-    fmt = check_output(out, TABLE_FORMATS)
+    fmt = printing.format()
     if metrics_reader is not None:
         problem = dns_subdomain_problem(metrics_reader)
         if problem:
@@ -86,7 +79,7 @@ def status(
     # the use case loads the cluster layers: not at start-up
     from kschedctl.ops.status import scheduler_status
 
-    with connect(kubeconfig, context, cluster_name, user) as cluster:
+    with connect(*kube) as cluster:
         report = scheduler_status(
             cluster, name, metrics=metrics or metrics_reader is not None,
             metrics_reader=metrics_reader, namespace=namespace,
@@ -94,10 +87,28 @@ def status(
     if not fmt.is_table:
         # -o name: the scheduler, as `list -o name` names it
         output.emit(
-            report.to_dict(), fmt, no_headers=no_headers, names=[f"scheduler/{report.name}"]
+            report.to_dict(),
+            fmt,
+            no_headers=printing.no_headers,
+            names=[f"scheduler/{report.name}"],
         )
         return
     _print_status(report)
+
+
+_IDENTITIES = {
+    identity.CONTROL_PLANE: "a static pod of a control-plane node",
+    identity.SYSTEM: "runs in kube-system",
+    identity.LEASE: "holds the Lease kube-system/kube-scheduler",
+    identity.KSCHEDCTL: "where kschedctl deployed it (its ClusterRoleBinding)",
+}
+
+
+def identity_text(s: Scheduler) -> str:
+    """status's Identity: how the scheduler is known to be the one of its name."""
+    if s.identity in _IDENTITIES:
+        return _IDENTITIES[s.identity]
+    return f"UNVERIFIED: {s.reason}" if s.reason else "-"
 
 
 def _print_status(report: SchedulerStatus) -> None:
@@ -264,5 +275,4 @@ def _rbac_line(report: SchedulerStatus) -> str:
     return f"RBAC mode:  {what}"
 
 
-def register(app: typer.Typer) -> None:
-    app.command("status")(status)
+register = registers("status", status)

@@ -8,17 +8,17 @@ import typer
 
 from kschedctl.base.errors import UsageError, shown_path
 from kschedctl.cli import completers, output
-from kschedctl.cli.common import connect, parsed_label_selector
+from kschedctl.cli.common import connect
 from kschedctl.cli.options import (
+    DEFAULT_KUBE,
+    DEFAULT_PRINTING,
     TABLE_FORMATS,
-    ClusterName,
-    Context,
-    Kubeconfig,
+    Kube,
     LabelSelector,
-    NoHeaders,
-    TableOutput,
-    User,
-    check_output,
+    Printing,
+    kube_flags,
+    output_flags,
+    parsed_label_selector,
 )
 
 # The table's default number of nodes: a screenful an operator reads; data formats give all.
@@ -43,6 +43,8 @@ Export = Annotated[
 
 
 @top_app.command("nodes")
+@kube_flags
+@output_flags(TABLE_FORMATS)
 def nodes(
     selector: LabelSelector = None,
     scheduler: Annotated[
@@ -73,19 +75,15 @@ def nodes(
         ),
     ] = None,
     export_to: Export = None,
-    out: TableOutput = None,
-    no_headers: NoHeaders = False,
-    kubeconfig: Kubeconfig = None,
-    context: Context = None,
-    cluster_name: ClusterName = None,
-    user: User = None,
+    printing: Printing = DEFAULT_PRINTING,
+    kube: Kube = DEFAULT_KUBE,
 ) -> None:
     """Per node: allocatable cpu, memory and pods, and what the bound, non-terminal pods on it
     request (effective requests: init containers, sidecars, overhead), as bars stacked by the
     scheduler responsible (spec.schedulerName; "(none)" for pods given a node by hand and
     static pods). Over-commit (requested beyond allocatable) is drawn in red with ⚠.
     """
-    fmt = check_output(out, TABLE_FORMATS)
+    fmt = printing.format()
     if sort_by not in SORT_KEYS:
         raise UsageError(f"--sort-by {sort_by!r}: use one of {', '.join(SORT_KEYS)}")
     parsed_label_selector(selector)  # exit 2 on a malformed selector, before connecting
@@ -96,19 +94,19 @@ def nodes(
     # Imported here: --help and the offline commands must not pay for the cluster layers.
     from kschedctl.ops.top import placement_dict, top_nodes
 
-    with connect(kubeconfig, context, cluster_name, user) as cluster:
+    with connect(*kube) as cluster:
         found = top_nodes(cluster, selector=selector, scheduler=scheduler, sort_by=sort_by)
     drawn = found.first(TABLE_LIMIT if limit is None else limit)
     if target is not None:
         picture_export.export(pictures.nodes_picture(drawn), target, "kschedctl top nodes")
         output.info(f"wrote {shown_path(target)}")
     if not fmt.is_table:
-        output.emit(placement_dict(found.first(limit)), fmt, no_headers=no_headers)
+        output.emit(placement_dict(found.first(limit)), fmt, no_headers=printing.no_headers)
         return
     if not found.total_nodes:
         output.info("no nodes" + (f" with pods from {scheduler}" if scheduler else ""))
         return
-    picture = pictures.nodes_picture(drawn, headers=not no_headers)
+    picture = pictures.nodes_picture(drawn, headers=printing.headers)
     output.stdout_console().print(picture, highlight=False)
 
 

@@ -11,7 +11,7 @@ import typer
 
 from kschedctl.base import yamltext
 from kschedctl.base.errors import SpecError, printable
-from kschedctl.cli import output
+from kschedctl.cli import output, registers
 from kschedctl.cli.options import KubernetesVersion, check_version_option
 from kschedctl.cli.paths import guard_paths
 
@@ -149,5 +149,4 @@ HELP = (
 )
 
 
-def register(app: typer.Typer) -> None:
-    app.command("validate", help=HELP, no_args_is_help=True)(validate)
+register = registers("validate", validate, help=HELP, no_args_is_help=True)

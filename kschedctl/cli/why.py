@@ -2,32 +2,33 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from kschedctl.base.errors import EXIT_FINDINGS, UsageError
-from kschedctl.cli import cluster_completers, completers, output, why_view
-from kschedctl.cli.common import connect, parsed_field_selector, parsed_label_selector
+from kschedctl.cli import cluster_completers, completers, output, registers, why_view
+from kschedctl.cli.common import connect
 from kschedctl.cli.options import (
+    DEFAULT_KUBE,
+    DEFAULT_PRINTING,
+    DEFAULT_SELECTORS,
     TABLE_FORMATS,
     AllNamespaces,
-    ClusterName,
-    Context,
-    FieldSelector,
-    Kubeconfig,
-    LabelSelector,
+    Kube,
     Namespace,
-    NoHeaders,
-    TableOutput,
-    User,
-    check_output,
+    Printing,
+    Selectors,
+    kube_flags,
+    output_flags,
+    plugin_option,
+    selector_flags,
 )
 
-if TYPE_CHECKING:
-    pass
 
-
+@kube_flags
+@output_flags(TABLE_FORMATS)
+@selector_flags
 def why(
     pod: Annotated[
         str | None,
@@ -73,14 +74,11 @@ def why(
     ] = False,
     plugin: Annotated[
         list[str] | None,
-        typer.Option(
-            "--plugin",
-            metavar="PATH.py|package.module",
-            help="A Python plugin of the pod's scheduler (kschedctl's own, run with the same "
+        plugin_option(
+            "A Python plugin of the pod's scheduler (kschedctl's own, run with the same "
             "--plugin): evaluated as the scheduler runs it, with its verdict per node; "
             "repeatable, in the scheduler's order. Without it (or --run-cluster-plugins) no "
-            "plugin runs, and a pod its scheduler's plugins could reject gets no verdict.",
-            show_default=False,
+            "plugin runs, and a pod its scheduler's plugins could reject gets no verdict."
         ),
     ] = None,
     run_cluster_plugins: Annotated[
@@ -95,14 +93,9 @@ def why(
             show_default=False,
         ),
     ] = None,
-    out: TableOutput = None,
-    no_headers: NoHeaders = False,
-    selector: LabelSelector = None,
-    field_selector: FieldSelector = None,
-    kubeconfig: Kubeconfig = None,
-    context: Context = None,
-    cluster_name: ClusterName = None,
-    user: User = None,
+    printing: Printing = DEFAULT_PRINTING,
+    selectors: Selectors = DEFAULT_SELECTORS,
+    kube: Kube = DEFAULT_KUBE,
 ) -> None:
     """Explain why a pod is Pending, node by node, and what to change. Exit 6 if it cannot run.
 
@@ -115,7 +108,7 @@ def why(
     a pod that passes the built-in filters gets no verdict when its scheduler's plugins could
     still reject it ("passes the built-in filters; plugins not run", exit 6).
     """
-    fmt = check_output(out, TABLE_FORMATS)
+    fmt = printing.format()
     if all_pods == (pod is not None):
         raise UsageError(
             "name one pod, or pass --all",
@@ -123,7 +116,7 @@ def why(
         )
     if all_namespaces and not all_pods:
         raise UsageError("-A/--all-namespaces goes with --all", hint="kschedctl why --all -A")
-    if (selector is not None or field_selector is not None) and not all_pods:
+    if selectors.given and not all_pods:
         # kubectl's rule: a name and a selector together are refused
         raise UsageError(
             "-l/--field-selector select among the Pending pods: they go with --all",
@@ -137,33 +130,32 @@ def why(
     if pods and not all_pods:
         raise UsageError("--pods goes with --all", hint="kschedctl why --all --pods")
     layout = parse_nodes(nodes)
-    parsed_label_selector(selector)  # a malformed selector is a usage error before any request
-    parsed_field_selector(field_selector)
+    selectors.parsed()  # a malformed selector is a usage error before any request
     # Imported here: --help and the offline commands must not pay for the cluster layers.
-    from kschedctl.model.scheduling.plugins import load_plugins
+    from kschedctl.model.scheduling.pluginload import load_plugins
     from kschedctl.observe.plugin_files import ClusterPluginsRef
     from kschedctl.ops.reporter import Reporter
     from kschedctl.ops.why import explain_pods
 
     refs = [ClusterPluginsRef.parse(r) for r in run_cluster_plugins or ()]
     plugins = load_plugins(plugin or ())  # a plugin that cannot load: exit 3, no request
-    with connect(kubeconfig, context, cluster_name, user) as cluster:
+    with connect(*kube) as cluster:
         found = explain_pods(cluster, pod, namespace=namespace, all_namespaces=all_namespaces,
-                        all_reasons=all_reasons, kubeconfig=kubeconfig,
-                        label_selector=selector, field_selector=field_selector,
+                        all_reasons=all_reasons, kubeconfig=kube.kubeconfig,
+                        label_selector=selectors.selector, field_selector=selectors.field_selector,
                         plugins=plugins, run_cluster_plugins=refs,
                         reporter=Reporter(warn=output.warn))  # fmt: skip
     if not fmt.is_table:
-        output.emit(found.to_dict(), fmt, no_headers=no_headers, names=found.names())
+        output.emit(found.to_dict(), fmt, no_headers=printing.no_headers, names=found.names())
     elif found.one_pod:
         why_view.print_diagnosis(
-            found.diagnoses[0], all_reasons, headers=not no_headers, nodes=layout
+            found.diagnoses[0], all_reasons, headers=printing.headers, nodes=layout
         )
     elif found.diagnoses:
-        why_view.print_summary(found.summary(), all_namespaces, headers=not no_headers)
+        why_view.print_summary(found.summary(), all_namespaces, headers=printing.headers)
         if pods:
             output.stdout_console().print("")
-            why_view.print_pending(found.diagnoses, all_namespaces, headers=not no_headers)
+            why_view.print_pending(found.diagnoses, all_namespaces, headers=printing.headers)
     else:
         where = "in any namespace" if all_namespaces else f"in namespace {found.namespace}"
         output.info(f"no pod is waiting for a scheduler {where}")
@@ -186,5 +178,4 @@ def parse_nodes(value: str | None) -> str | int | None:
     )
 
 
-def register(app: typer.Typer) -> None:
-    app.command("why")(why)
+register = registers("why", why)

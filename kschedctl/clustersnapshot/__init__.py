@@ -1,14 +1,13 @@
 """Snapshot files: a portable copy of what scheduling needs from a cluster.
 
-``model``: the versioned format (:class:`ClusterSnapshot`), its loader and writer, and the way
-back to API objects. Pure: ``kschedctl snapshot`` (ops) reads the cluster, ``kschedctl
-simulate`` replays a snapshot on a lab.
+``model``: the versioned format (:class:`ClusterSnapshot`); ``reading``: its strict loader;
+``writing``: its writer and the way back to API objects. Pure: ``kschedctl snapshot`` (ops)
+reads the cluster, ``kschedctl simulate`` replays a snapshot on a lab.
 """
 
 from kschedctl.clustersnapshot.model import (
     API_VERSION,
     KIND,
-    MAX_SNAPSHOT_BYTES,
     ClusterSnapshot,
     Omission,
     PodDisruptionBudget,
@@ -19,14 +18,14 @@ from kschedctl.clustersnapshot.model import (
     SnapshotNode,
     SnapshotPod,
     SnapshotSource,
-    dump,
+)
+from kschedctl.clustersnapshot.reading import (
+    MAX_SNAPSHOT_BYTES,
     load_snapshot,
-    node_object,
-    pod_object,
     snapshot_from_dict,
     snapshot_from_text,
-    snapshot_to_dict,
 )
+from kschedctl.clustersnapshot.writing import dump, node_object, pod_object, snapshot_to_dict
 
 __all__ = [
     "API_VERSION",

@@ -18,13 +18,14 @@ them).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import re
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from kschedctl.clustersnapshot.model import (
     ClusterSnapshot,
@@ -40,8 +41,36 @@ __all__ = ["Anonymizer", "anonymize"]
 
 KEPT = frozenset({"", "default", "kube-system", "kube-public", "kube-node-lease"})
 _INTEGER = re.compile(r"[-+]?[0-9]+")  # strconv.ParseInt's form: Gt/Lt operands
+_Named = TypeVar("_Named", SnapshotPod, PodDisruptionBudget)
+_REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
+_PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
 _DIGEST_HEX = 12  # 48 bits: a collision among a million strings is a one-in-500 event …
 # … and is detected anyway: the replacement grows until it is unique.
+
+
+def _rewritten(
+    obj: Any,
+    lists: Mapping[str, Callable[[Any], Any]] | None = None,
+    values: Mapping[str, Callable[[Any], Any]] | None = None,
+) -> Any:
+    """A copy of the mapping ``obj`` (anything else as it is) with the value under a key of
+    ``values``, then each item of the list under a key of ``lists``, passed through that key's
+    function (in this order: the first use of a string picks its replacement's prefix)."""
+    if not isinstance(obj, Mapping):
+        return obj
+    out = dict(obj)
+    for key, value in (values or {}).items():  # first: a string's first use names it
+        if key in obj:
+            out[key] = value(obj[key])
+    for key, item in (lists or {}).items():
+        if isinstance(obj.get(key), list):
+            out[key] = [item(v) for v in obj[key]]
+    return out
+
+
+def _weighted(term: Any, key: str, rewrite: Callable[[Any], Any]) -> Any:
+    """A weighted (preferred) affinity term with its inner term under ``key`` rewritten."""
+    return {**term, key: rewrite(term.get(key))} if isinstance(term, Mapping) else term
 
 
 class Anonymizer:
@@ -81,94 +110,52 @@ class Anonymizer:
 
     def label_selector(self, selector: Any) -> Any:
         """A LabelSelector (matchLabels, matchExpressions) with its values replaced."""
-        if not isinstance(selector, Mapping):
-            return selector
-        out = dict(selector)
-        if isinstance(selector.get("matchLabels"), Mapping):
-            out["matchLabels"] = {
-                k: self.text(v) if isinstance(v, str) else v
-                for k, v in selector["matchLabels"].items()
-            }
-        if isinstance(selector.get("matchExpressions"), list):
-            out["matchExpressions"] = [self._requirement(r) for r in selector["matchExpressions"]]
-        return out
+        return _rewritten(
+            selector,
+            lists={"matchExpressions": self._requirement},
+            values={"matchLabels": self._match_labels},
+        )
+
+    def _match_labels(self, labels: Any) -> Any:
+        if not isinstance(labels, Mapping):
+            return labels
+        return {k: self.text(v) if isinstance(v, str) else v for k, v in labels.items()}
 
     def _requirement(self, req: Any) -> Any:
-        if not isinstance(req, Mapping):
-            return req
-        out = dict(req)
-        if "values" in req:
-            out["values"] = self.values(req["values"])
-        return out
+        return _rewritten(req, values={"values": self.values})
 
     def _node_selector_term(self, term: Any) -> Any:
         """A NodeSelectorTerm: matchExpressions on labels, matchFields on ``metadata.name``
         (a node name: the same mapping, so it still names the node)."""
-        if not isinstance(term, Mapping):
-            return term
-        out = dict(term)
-        for key in ("matchExpressions", "matchFields"):
-            if isinstance(term.get(key), list):
-                out[key] = [self._requirement(r) for r in term[key]]
-        return out
+        each = self._requirement
+        return _rewritten(term, lists={"matchExpressions": each, "matchFields": each})
 
     def _pod_affinity_term(self, term: Any) -> Any:
-        if not isinstance(term, Mapping):
-            return term
-        out = dict(term)
-        for key in ("labelSelector", "namespaceSelector"):
-            if key in term:
-                out[key] = self.label_selector(term[key])
-        if isinstance(term.get("namespaces"), list):
-            out["namespaces"] = [self.namespace(n) for n in term["namespaces"]]
-        return out
+        return _rewritten(
+            term,
+            lists={"namespaces": self.namespace},
+            values={"labelSelector": self.label_selector, "namespaceSelector": self.label_selector},
+        )
 
     def affinity(self, affinity: Any) -> Any:
-        if not isinstance(affinity, Mapping):
-            return affinity
-        out = dict(affinity)
-        node = affinity.get("nodeAffinity")
-        if isinstance(node, Mapping):
-            node = dict(node)
-            required = node.get("requiredDuringSchedulingIgnoredDuringExecution")
-            if isinstance(required, Mapping) and isinstance(
-                required.get("nodeSelectorTerms"), list
-            ):
-                node["requiredDuringSchedulingIgnoredDuringExecution"] = {
-                    **required,
-                    "nodeSelectorTerms": [
-                        self._node_selector_term(t) for t in required["nodeSelectorTerms"]
-                    ],
-                }
-            preferred = node.get("preferredDuringSchedulingIgnoredDuringExecution")
-            if isinstance(preferred, list):
-                node["preferredDuringSchedulingIgnoredDuringExecution"] = [
-                    {**p, "preference": self._node_selector_term(p.get("preference"))}
-                    if isinstance(p, Mapping)
-                    else p
-                    for p in preferred
-                ]
-            out["nodeAffinity"] = node
-        for kind in ("podAffinity", "podAntiAffinity"):
-            block = affinity.get(kind)
-            if not isinstance(block, Mapping):
-                continue
-            block = dict(block)
-            required = block.get("requiredDuringSchedulingIgnoredDuringExecution")
-            if isinstance(required, list):
-                block["requiredDuringSchedulingIgnoredDuringExecution"] = [
-                    self._pod_affinity_term(t) for t in required
-                ]
-            preferred = block.get("preferredDuringSchedulingIgnoredDuringExecution")
-            if isinstance(preferred, list):
-                block["preferredDuringSchedulingIgnoredDuringExecution"] = [
-                    {**p, "podAffinityTerm": self._pod_affinity_term(p.get("podAffinityTerm"))}
-                    if isinstance(p, Mapping)
-                    else p
-                    for p in preferred
-                ]
-            out[kind] = block
-        return out
+        node_required = functools.partial(
+            _rewritten, lists={"nodeSelectorTerms": self._node_selector_term}
+        )
+        node = functools.partial(
+            _rewritten,
+            values={_REQUIRED: node_required},
+            lists={_PREFERRED: lambda p: _weighted(p, "preference", self._node_selector_term)},
+        )
+        pod = functools.partial(
+            _rewritten,
+            lists={
+                _REQUIRED: self._pod_affinity_term,
+                _PREFERRED: lambda p: _weighted(p, "podAffinityTerm", self._pod_affinity_term),
+            },
+        )
+        return _rewritten(
+            affinity, values={"nodeAffinity": node, "podAffinity": pod, "podAntiAffinity": pod}
+        )
 
     def _valued(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Taints or tolerations: their ``value`` replaced (keys and effects kept)."""
@@ -199,11 +186,16 @@ class Anonymizer:
     def _container(self, c: SnapshotContainer, index: int, prefix: str) -> SnapshotContainer:
         return replace(c, name=f"{prefix}{index}", image=self.text(c.image) if c.image else "")
 
+    def _named(self, obj: _Named, prefix: str) -> _Named:
+        """A namespaced object with its namespace and name replaced (first: the first use of a
+        string picks its replacement's prefix)."""
+        return replace(
+            obj, namespace=self.namespace(obj.namespace), name=self.text(obj.name, prefix)
+        )
+
     def pod(self, pod: SnapshotPod) -> SnapshotPod:
         return replace(
-            pod,
-            namespace=self.namespace(pod.namespace),
-            name=self.text(pod.name, "pod-"),
+            self._named(pod, "pod-"),
             node_name=self.node_name(pod.node_name),
             nominated_node_name=self.node_name(pod.nominated_node_name),
             labels=self.labels(pod.labels),
@@ -224,12 +216,7 @@ class Anonymizer:
         )
 
     def pdb(self, pdb: PodDisruptionBudget) -> PodDisruptionBudget:
-        return replace(
-            pdb,
-            namespace=self.namespace(pdb.namespace),
-            name=self.text(pdb.name, "pdb-"),
-            selector=self.label_selector(pdb.selector),
-        )
+        return replace(self._named(pdb, "pdb-"), selector=self.label_selector(pdb.selector))
 
 
 def anonymize(snap: ClusterSnapshot, key: bytes | None = None) -> ClusterSnapshot:

@@ -17,7 +17,7 @@ from kschedctl.base.errors import KschedError, SpecError
 from kschedctl.base.userfile import read_user_file
 from kschedctl.hosts import journal, systemd
 from kschedctl.observe.loglines import LogLine
-from kschedctl.spec import Spec
+from kschedctl.spec import CheckedSpec, Spec, ensure_valid
 
 Say = Callable[[str], None]
 
@@ -45,9 +45,9 @@ class Host(ABC):
         """What to tell the user before deploying here (None: nothing worth saying)."""
         return None
 
-    def prepare(self, spec: Spec, form: str) -> Spec:
-        """The spec as this host runs it (its host paths and port)."""
-        return spec
+    def prepare(self, spec: Spec, form: str) -> CheckedSpec:
+        """The spec as this host runs it (its host paths and port), checked."""
+        return ensure_valid(spec)
 
     def files(self, spec: Spec, form: str) -> dict[Path, str]:
         """The host files of ``form`` (service or static-pod) and their text."""

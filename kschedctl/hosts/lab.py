@@ -25,7 +25,7 @@ from kschedctl.lab.cluster import Lab
 from kschedctl.lab.components import free_port
 from kschedctl.model.config.versions import DEFAULT_SCHEDULER_NAME
 from kschedctl.observe.schedulers import LAB_ANNOTATION
-from kschedctl.spec import Spec
+from kschedctl.spec import CheckedSpec, Spec, ensure_valid
 
 
 def _record(lab: Lab, unit: str) -> Path:
@@ -114,7 +114,7 @@ class LabHost(Host):
     def note(self) -> str:
         return f"deploying into the lab at {self.lab.dir} (host files under {self.root})"
 
-    def prepare(self, spec: Spec, form: str) -> Spec:
+    def prepare(self, spec: Spec, form: str) -> CheckedSpec:
         """Host paths of the lab: files under <lab>/host; the service runs the lab's binary."""
         spec = copy.deepcopy(spec)
         # Both checked before anything is written: inside <lab>/host, or refused.
@@ -138,7 +138,7 @@ class LabHost(Host):
             spec.service.kubeconfig = str(kubeconfig)
         # Several host-form schedulers share this host: give each a free port, kept across deploys.
         spec.service.secure_port = self._deployed_port(spec, form) or free_port()
-        return spec
+        return ensure_valid(spec)  # the lab's paths and port: a changed spec, checked
 
     def _deployed_port(self, spec: Spec, form: str) -> int | None:
         path = (

@@ -25,7 +25,7 @@ from kschedctl.base.errors import KschedError, SpecError, UsageError, os_error, 
 from kschedctl.render.builtin import host_plugin_files_to_install, host_plugin_trailer
 from kschedctl.render.escape import exec_start_argv
 from kschedctl.render.forms import render
-from kschedctl.spec import Spec
+from kschedctl.spec import Spec, ensure_valid
 
 UNIT_DIR = "/etc/systemd/system"
 MANIFESTS_DIR = "/etc/kubernetes/manifests"
@@ -102,22 +102,29 @@ def plugin_files_under(spec: Spec, root: Path) -> dict[Path, str]:
 
 
 def service_files(spec: Spec, root: Path) -> dict[Path, str]:
+    """The systemd form's files (``spec`` checked after its config path is, unless it was
+    checked and has not changed since)."""
+    config = under(root, spec.host_config_path)
+    checked = ensure_valid(spec)
     return {
-        under(root, spec.host_config_path): render(spec, "host-config"),
-        **plugin_files_under(spec, root),
-        unit_path(spec, root): render(spec, "service"),
+        config: render(checked, "host-config"),
+        **plugin_files_under(checked, root),
+        unit_path(checked, root): render(checked, "service"),
     }
 
 
 def static_pod_files(spec: Spec, root: Path, manifests_dir: Path) -> dict[Path, str]:
+    """The static-pod form's files (``spec`` checked as in :func:`service_files`)."""
     manifests = manifests_directory(manifests_dir)
     if root != Path("/") and manifests_dir.is_relative_to(root):  # the default ROOT/etc/…
         confined(root, manifests, "--manifests-dir")
+    config = under(root, spec.host_config_path)
+    checked = ensure_valid(spec)
     return {
-        under(root, spec.host_config_path): render(spec, "host-config"),
-        **plugin_files_under(spec, root),
+        config: render(checked, "host-config"),
+        **plugin_files_under(checked, root),
         confined(manifests, manifests / f"{spec.name}.yaml", "--manifests-dir"): render(
-            spec, "static-pod"
+            checked, "static-pod"
         ),
     }
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kschedctl.k8s.client import Cluster
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.observe.permissions import Access
 
 

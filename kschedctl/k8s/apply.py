@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from kschedctl.base.errors import ApplyError, ClusterError, KschedError, NotFoundError, SpecError
-from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.resources import (
     DELETE_ORDER,
     OPTIONAL_KINDS,
@@ -17,6 +16,7 @@ from kschedctl.k8s.resources import (
     object_path,
     resource_of,
 )
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.observe.schedulers import owned, owner, owner_selectors
 from kschedctl.render.objects import ObjectKey, describe_key, object_key
 

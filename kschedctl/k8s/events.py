@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from kschedctl.base.errors import NotFoundError
-from kschedctl.k8s.client import Cluster
-from kschedctl.k8s.watch import SYNC, list_and_watch
+from kschedctl.kubeclient.client import Cluster
+from kschedctl.kubeclient.watch import SYNC, list_and_watch
 from kschedctl.observe.events import SCHEDULER_REASONS, Event, normalize
 
 EVENTS_V1 = "/apis/events.k8s.io/v1"

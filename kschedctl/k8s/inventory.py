@@ -21,7 +21,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from kschedctl.base.errors import ForbiddenError, NotFoundError
-from kschedctl.k8s.client import Cluster
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.model.config.versions import DEFAULT_SCHEDULER_NAME
 from kschedctl.observe.containers import config_source, scheduler_container
 from kschedctl.observe.discovery import (

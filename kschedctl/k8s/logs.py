@@ -12,11 +12,11 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 from kschedctl.base.errors import KschedError, NotFoundError
-from kschedctl.k8s.client import Cluster
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.observe.containers import scheduler_container
 from kschedctl.observe.identity import deployment_uids, owning_deployment
 from kschedctl.observe.loglines import LogLine, merge, split_timestamp, time_key
@@ -175,6 +175,7 @@ def read_all(
         return merge(pool.map(one, chosen))
 
 
+@dataclass(eq=False)
 class Follower:
     """Follows every replica of a scheduler until ``stop`` is set.
 
@@ -183,29 +184,20 @@ class Follower:
     reopened from its last timestamp while the pod lives.
     """
 
-    def __init__(
-        self,
-        cluster: Cluster,
-        entry: Scheduler,
-        *,
-        since_seconds: int | None,
-        tail: int | None,
-        poll: float = 2.0,
-        warn: Callable[[str], None] = lambda _m: None,
-    ) -> None:
-        self.cluster = cluster
-        self.entry = entry
-        self.since_seconds = since_seconds
-        self.tail = tail
-        self.poll = poll
-        self.warn = warn
-        self.stop = threading.Event()
-        self.queue: queue.Queue[LogLine] = queue.Queue()
-        self.threads: dict[str, threading.Thread] = {}
-        self.current: set[str] = set()
-        # Per pod: the newest timestamp shown and how many lines carried it.
-        self.last: dict[str, tuple[str, int]] = {}
-        self.leader: str | None = None
+    cluster: Cluster
+    entry: Scheduler
+    _: KW_ONLY
+    since_seconds: int | None
+    tail: int | None
+    poll: float = 2.0
+    warn: Callable[[str], None] = lambda _m: None
+    stop: threading.Event = field(default_factory=threading.Event, init=False)
+    queue: queue.Queue[LogLine] = field(default_factory=queue.Queue, init=False)
+    threads: dict[str, threading.Thread] = field(default_factory=dict, init=False)
+    current: set[str] = field(default_factory=set, init=False)
+    # Per pod: the newest timestamp shown and how many lines carried it.
+    last: dict[str, tuple[str, int]] = field(default_factory=dict, init=False)
+    leader: str | None = field(default=None, init=False)
 
     def _follow(self, replica: Replica, first: bool) -> None:
         warned = False

@@ -23,26 +23,25 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from kschedctl.base.errors import ConflictError, ForbiddenError, KschedError, NotFoundError
-from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.ratelimit import TokenBucket
-from kschedctl.k8s.watch import SYNC, WatchEvent, list_and_watch
+from kschedctl.kubeclient.client import Cluster
+from kschedctl.kubeclient.watch import SYNC, WatchEvent, list_and_watch
 from kschedctl.model.config.versions import parse_git_version
-from kschedctl.model.filters.volumebinding import claim_key
-from kschedctl.model.scheduling.cache import (
-    bind_volume_to_claim,
-    slim_namespace,
-    slim_node,
-    slim_pdb,
-    slim_pod,
-    slim_volume,
-    slim_workload,
-)
+from kschedctl.model.filters.volumebinding import bind_volume_to_claim, claim_key
 from kschedctl.model.scheduling.port import (
     NAMESPACES,
     PDBS,
     ApiConflict,
     ApiNotFound,
     ApiUnavailable,
+)
+from kschedctl.model.scheduling.slim import (
+    slim_namespace,
+    slim_node,
+    slim_pdb,
+    slim_pod,
+    slim_volume,
+    slim_workload,
 )
 
 __all__ = ["ThrottledCluster", "ClusterSchedulerApi"]

@@ -32,7 +32,7 @@ from typing import Any, TypeVar
 from urllib.parse import quote
 
 from kschedctl.base.errors import ClusterError, ForbiddenError, KschedError
-from kschedctl.k8s.client import Cluster
+from kschedctl.kubeclient.client import Cluster
 
 MAX_BODY = 32 * 1024 * 1024  # kube-scheduler's /metrics is ~300 KB; a bound, not an estimate
 T = TypeVar("T")

@@ -23,7 +23,7 @@ from datetime import datetime
 from urllib.parse import quote
 
 from kschedctl.base.errors import ClusterError, ForbiddenError, NotFoundError
-from kschedctl.k8s.client import Cluster
+from kschedctl.kubeclient.client import Cluster
 
 # The shortest lifetime the API server grants (a TokenRequest of less is refused: 10 minutes,
 # pkg/apis/authentication/validation: expirationSeconds >= 600).

@@ -9,7 +9,7 @@ from typing import Any
 import yaml
 
 from kschedctl.base.errors import ConflictError, LabError, NotFoundError
-from kschedctl.k8s.client import Cluster
+from kschedctl.kubeclient.client import Cluster
 
 NOT_READY_TAINT = "node.kubernetes.io/not-ready"
 

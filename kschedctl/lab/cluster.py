@@ -128,7 +128,7 @@ class Lab(LabDir):
         )
         self._save(state)
         try:
-            startup.start_all(self, state, bins, nodes, progress, timeout)
+            startup.start_all(startup.Startup(self, state, bins, progress, timeout), nodes)
             with self._exclusive():
                 state.ready = True
                 self._save(state)
@@ -304,7 +304,7 @@ class Lab(LabDir):
         nodes = None
         if shown["kube-apiserver"].get("state") == "healthy":
             # lab.api loads the kubernetes client: only once the API server runs
-            from kschedctl.k8s.client import Cluster
+            from kschedctl.kubeclient.client import Cluster
             from kschedctl.lab import api
 
             with Cluster.connect(str(self.kubeconfig)) as cluster:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kschedctl.base.errors import ConflictError, KschedError, LabError, NotFoundError
-from kschedctl.k8s.client import Cluster
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab.api import NOT_READY_TAINT, is_ready
 from kschedctl.lab.images import ADMITTED_ANNOTATION
 

@@ -1,14 +1,15 @@
 """The lab's start order: etcd → kube-apiserver → kube-controller-manager → kube-scheduler →
 kwok → the runner, each with its flags, then the simulated nodes.
 
-``Lab.up`` calls :func:`start_all` once the directory, its marker and ``lab.json`` exist;
-every process is started and recorded through :mod:`kschedctl.lab.components`.
+``Lab.up`` calls :func:`start_all` with a :class:`Startup` once the directory, its marker and
+``lab.json`` exist; every process is started and recorded through :mod:`kschedctl.lab.components`.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +21,7 @@ from kschedctl.lab.images import kwok_admitted_expression, kwok_selector_key
 from kschedctl.lab.state import LabDir, LabState
 
 if TYPE_CHECKING:
-    from kschedctl.k8s.client import Cluster
+    from kschedctl.kubeclient.client import Cluster
 
 KWOK_STAGES = Path(__file__).parent / "kwok-stages.yaml"
 KWOK_LOGS_CRD = Path(__file__).parent / "kwok-logs-crd.yaml"
@@ -30,26 +31,39 @@ POD_CIDR = "10.244.0.0/16"
 NODE_LEASE_SECONDS = 40
 
 
-def start_all(
-    lab: LabDir,
-    state: LabState,
-    bins: dict[str, Path],
-    nodes: list[dict[str, Any]],
-    progress: Progress,
-    timeout: float,
-) -> None:
+@dataclass(frozen=True)
+class Startup:
+    """One start-up of the lab: what each of its steps starts and waits with."""
+
+    lab: LabDir
+    state: LabState  # lab.json: each component started is recorded in it
+    bins: dict[str, Path]  # component name -> its binary
+    progress: Progress
+    timeout: float  # seconds each wait may take (a health check, the CRDs, the nodes)
+    env: dict[str, str] = field(default_factory=processes.proxy_free_environment)
+
+    def start(
+        self, name: str, port: int, args: list[str], env: dict[str, str] | None = None
+    ) -> None:
+        start_component(self.lab, self.state, name, self.bins, port, env or self.env, args)
+
+    def wait(self, name: str, url: str) -> None:
+        wait(self.lab, self.state, name, url, self.timeout, self.progress)
+
+
+def start_all(run: Startup, nodes: list[dict[str, Any]]) -> None:
+    lab, state = run.lab, run.state
     advertise = advertise_address()
-    progress("generating certificates")
+    run.progress("generating certificates")
     pki.generate(lab.pki, advertise)
     lab._write_kubeconfigs(state.api_port)
-    env = processes.proxy_free_environment()
 
     etcd_port, peer_port = free_port(), free_port()
-    start_component(lab, state, "etcd", bins, etcd_port, env, _etcd_args(lab, etcd_port, peer_port))
-    wait(lab, state, "etcd", f"https://127.0.0.1:{etcd_port}/health", timeout, progress)
+    run.start("etcd", etcd_port, _etcd_args(lab, etcd_port, peer_port))
+    run.wait("etcd", f"https://127.0.0.1:{etcd_port}/health")
 
     p = lab.pki
-    start_component(lab, state, "kube-apiserver", bins, state.api_port, env, [
+    run.start("kube-apiserver", state.api_port, [
         f"--etcd-servers=https://127.0.0.1:{etcd_port}",
         f"--etcd-cafile={pki.etcd_file(p, 'ca', 'crt')}",
         f"--etcd-certfile={pki.etcd_file(p, pki.ETCD_APISERVER_CLIENT, 'crt')}",
@@ -74,14 +88,13 @@ def start_all(
         "--kubelet-preferred-address-types=InternalIP,Hostname",
         "--profiling=false",
     ])  # fmt: skip
-    wait(lab, state, "kube-apiserver", f"https://127.0.0.1:{state.api_port}/readyz",
-               timeout, progress)  # fmt: skip
+    run.wait("kube-apiserver", f"https://127.0.0.1:{state.api_port}/readyz")
 
     # lab.api loads the kubernetes client: only once the API server runs
-    from kschedctl.k8s.client import Cluster  # the kubernetes client is needed from here on only
+    from kschedctl.kubeclient.client import Cluster  # needed from here on only
 
     with Cluster.connect(str(lab.kubeconfig)) as cluster:
-        _start_rest(lab, state, bins, nodes, progress, timeout, env, cluster)
+        _start_rest(run, nodes, cluster)
 
 
 def _etcd_args(lab: LabDir, client_port: int, peer_port: int) -> list[str]:
@@ -111,22 +124,14 @@ def _etcd_args(lab: LabDir, client_port: int, peer_port: int) -> list[str]:
     ]  # fmt: skip
 
 
-def _start_rest(
-    lab: LabDir,
-    state: LabState,
-    bins: dict[str, Path],
-    nodes: list[dict[str, Any]],
-    progress: Progress,
-    timeout: float,
-    env: dict[str, str],
-    cluster: Cluster,
-) -> None:
+def _start_rest(run: Startup, nodes: list[dict[str, Any]], cluster: Cluster) -> None:
     # lab.api loads the kubernetes client: only once the API server runs
     from kschedctl.lab import api
 
+    lab, progress, timeout = run.lab, run.progress, run.timeout
     p = lab.pki
     kcm_port = free_port()
-    start_component(lab, state, "kube-controller-manager", bins, kcm_port, env, [
+    run.start("kube-controller-manager", kcm_port, [
         f"--kubeconfig={lab.dir / 'controller-manager.kubeconfig'}",
         "--leader-elect=false", "--bind-address=127.0.0.1", f"--secure-port={kcm_port}",
         f"--service-account-private-key-file={p / 'sa.key'}",
@@ -139,7 +144,7 @@ def _start_rest(
     sched_port = free_port()
     sched_config = lab.dir / "default-scheduler.yaml"
     sched_config.write_text(yaml.safe_dump(_default_scheduler_config(lab), sort_keys=False))
-    start_component(lab, state, "kube-scheduler", bins, sched_port, env, [
+    run.start("kube-scheduler", sched_port, [
         f"--config={sched_config}", "--bind-address=127.0.0.1",
         f"--secure-port={sched_port}",
     ])  # fmt: skip
@@ -152,7 +157,7 @@ def _start_rest(
     kwok_port = free_port()
     kwok_env = {"HOME": str(lab.dir / "kwok-home")}
     (lab.dir / "kwok-home").mkdir(exist_ok=True)
-    start_component(lab, state, "kwok", bins, kwok_port, kwok_env, [
+    run.start("kwok", kwok_port, [
         f"--kubeconfig={lab.kubeconfig}", f"--config={_kwok_stages(lab)}",
         "--manage-all-nodes=false",
         "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
@@ -160,13 +165,11 @@ def _start_rest(
         f"--server-address=127.0.0.1:{kwok_port}",
         f"--node-lease-duration-seconds={NODE_LEASE_SECONDS}", f"--cidr={POD_CIDR}",
         "--enable-crds=Logs", "--enable-crds=PortForward",
-    ])  # fmt: skip
-    runner_port = start_runner(lab, state, env)  # its start-up overlaps the waits below
-    wait(lab, state, "kube-controller-manager", f"https://127.0.0.1:{kcm_port}/healthz",
-               timeout, progress)  # fmt: skip
-    wait(lab, state, "kube-scheduler", f"https://127.0.0.1:{sched_port}/healthz",
-               timeout, progress)  # fmt: skip
-    wait(lab, state, "kwok", f"http://127.0.0.1:{kwok_port}/healthz", timeout, progress)
+    ], kwok_env)  # fmt: skip
+    runner_port = start_runner(lab, run.state, run.env)  # its start-up overlaps the waits below
+    run.wait("kube-controller-manager", f"https://127.0.0.1:{kcm_port}/healthz")
+    run.wait("kube-scheduler", f"https://127.0.0.1:{sched_port}/healthz")
+    run.wait("kwok", f"http://127.0.0.1:{kwok_port}/healthz")
 
     if nodes:
         progress(f"creating {len(nodes)} simulated node(s)")
@@ -174,7 +177,7 @@ def _start_rest(
         api.wait_nodes_ready(cluster, [n["metadata"]["name"] for n in nodes], timeout)
     progress("waiting for the default ServiceAccount")
     api.wait_default_service_account(cluster, "default", timeout)
-    wait(lab, state, "runner", f"http://127.0.0.1:{runner_port}/healthz", timeout, progress)
+    run.wait("runner", f"http://127.0.0.1:{runner_port}/healthz")
 
 
 def start_runner(lab: LabDir, state: LabState, env: dict[str, str]) -> int:

@@ -1,6 +1,6 @@
 """Who applied a scheduler's objects: ``kschedctl deploy``, or a GitOps tool or kubectl (pure).
 
-``deploy`` applies server-side as field manager ``kschedctl`` (kschedctl.k8s.client
+``deploy`` applies server-side as field manager ``kschedctl`` (kschedctl.kubeclient.client
 FIELD_MANAGER), so its objects name that manager in ``metadata.managedFields``. Objects applied
 from rendered files (``kubectl apply -f``, Argo CD, Flux, Helm) carry kschedctl's labels and
 annotations too, but other managers and, for the GitOps tools, their own marks: ``remove`` uses
@@ -21,7 +21,7 @@ __all__ = [
     "helm_releases",
 ]
 
-# kschedctl.k8s.client.FIELD_MANAGER (observe sits below k8s and may not import it).
+# kschedctl.kubeclient.client.FIELD_MANAGER (observe sits below k8s and may not import it).
 KSCHEDCTL_MANAGER = "kschedctl"
 
 # Marks a tool leaves on what it applies: (label or annotation key prefix, the tool).

@@ -32,15 +32,11 @@ from kschedctl.model.filters import (
 from kschedctl.model.filters import (
     NodeInfoSnapshot as Snapshot,
 )
-from kschedctl.model.scheduling.algorithm import (
-    PROVISIONS,
-    Algorithm,
-    PluginReport,
-    explain,
-    plugin_report,
-)
+from kschedctl.model.scheduling.algorithm import PROVISIONS, Algorithm
+from kschedctl.model.scheduling.explain import PluginReport, explain, plugin_report
 from kschedctl.model.scheduling.plugins import NO_PLUGINS, PluginFailure, PluginSet
-from kschedctl.model.scheduling.policy import FallbackPolicy, pod_policy
+from kschedctl.model.scheduling.policy import FallbackPolicy
+from kschedctl.model.scheduling.policyload import pod_policy
 from kschedctl.observe.bodies import SchedulerEntry, UnknownScheduler
 from kschedctl.observe.crash import CrashReport
 from kschedctl.observe.failedscheduling import Reported, reported_findings

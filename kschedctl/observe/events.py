@@ -85,14 +85,40 @@ def first_time(*candidates: Any) -> datetime | None:
     return None
 
 
-def from_events_v1(obj: Mapping[str, Any]) -> Event:
+@dataclass(frozen=True)
+class _Shape:
+    """Where one Event API keeps what :class:`Event` holds."""
+
+    first: tuple[str, str]  # the first-seen timestamps, in the order they are trusted
+    last: str  # the last-seen timestamp besides ``series`` and ``eventTime``
+    message: str
+    count: str
+    controller: str
+    source: str  # the old recorder's {component: …}
+    about: str  # the object the event is about
+
+
+# The same fields side by side: (events.k8s.io/v1, core/v1), one row per field of _Shape.
+_WHERE = (
+    (("eventTime", "deprecatedFirstTimestamp"), ("firstTimestamp", "eventTime")),
+    ("deprecatedLastTimestamp", "lastTimestamp"),
+    ("note", "message"),
+    ("deprecatedCount", "count"),
+    ("reportingController", "reportingComponent"),
+    ("deprecatedSource", "source"),
+    ("regarding", "involvedObject"),
+)
+EVENTS_V1, CORE_V1 = (_Shape(*column) for column in zip(*_WHERE, strict=True))
+
+
+def _event(obj: Mapping[str, Any], shape: _Shape) -> Event:
     meta = obj.get("metadata") or {}
     series = obj.get("series") or {}
-    regarding = obj.get("regarding") or {}
-    first = first_time(obj.get("eventTime"), obj.get("deprecatedFirstTimestamp"))
+    about = obj.get(shape.about) or {}
+    first = first_time(*(obj.get(key) for key in shape.first))
     last = first_time(
         series.get("lastObservedTime"),
-        obj.get("deprecatedLastTimestamp"),
+        obj.get(shape.last),
         obj.get("eventTime"),
         meta.get("creationTimestamp"),
     )
@@ -101,50 +127,27 @@ def from_events_v1(obj: Mapping[str, Any]) -> Event:
         first_time=first or last,
         type=obj.get("type") or "",
         reason=obj.get("reason") or "",
-        message=obj.get("note") or "",
-        count=int(series.get("count") or obj.get("deprecatedCount") or 1),
-        controller=obj.get("reportingController")
-        or (obj.get("deprecatedSource") or {}).get("component")
+        message=obj.get(shape.message) or "",
+        count=int(series.get("count") or obj.get(shape.count) or 1),
+        controller=obj.get(shape.controller)
+        or (obj.get(shape.source) or {}).get("component")
         or "",
         instance=obj.get("reportingInstance") or "",
-        kind=regarding.get("kind") or "",
-        namespace=regarding.get("namespace") or meta.get("namespace") or "",
-        name=regarding.get("name") or "",
-        uid=regarding.get("uid") or "",
+        kind=about.get("kind") or "",
+        namespace=about.get("namespace") or meta.get("namespace") or "",
+        name=about.get("name") or "",
+        uid=about.get("uid") or "",
         event_uid=meta.get("uid") or "",
         event_name=meta.get("name") or "",
     )
+
+
+def from_events_v1(obj: Mapping[str, Any]) -> Event:
+    return _event(obj, EVENTS_V1)
 
 
 def from_core_v1(obj: Mapping[str, Any]) -> Event:
-    meta = obj.get("metadata") or {}
-    series = obj.get("series") or {}
-    involved = obj.get("involvedObject") or {}
-    first = first_time(obj.get("firstTimestamp"), obj.get("eventTime"))
-    last = first_time(
-        series.get("lastObservedTime"),
-        obj.get("lastTimestamp"),
-        obj.get("eventTime"),
-        meta.get("creationTimestamp"),
-    )
-    return Event(
-        time=last,
-        first_time=first or last,
-        type=obj.get("type") or "",
-        reason=obj.get("reason") or "",
-        message=obj.get("message") or "",
-        count=int(series.get("count") or obj.get("count") or 1),
-        controller=obj.get("reportingComponent")
-        or (obj.get("source") or {}).get("component")
-        or "",
-        instance=obj.get("reportingInstance") or "",
-        kind=involved.get("kind") or "",
-        namespace=involved.get("namespace") or meta.get("namespace") or "",
-        name=involved.get("name") or "",
-        uid=involved.get("uid") or "",
-        event_uid=meta.get("uid") or "",
-        event_name=meta.get("name") or "",
-    )
+    return _event(obj, CORE_V1)
 
 
 def normalize(obj: Mapping[str, Any]) -> Event:

@@ -14,6 +14,7 @@ from typing import Any
 
 from kschedctl.model.filters import Evaluation
 from kschedctl.observe.findings import INFO, WARNING, Finding
+from kschedctl.printers.formats import json_fields
 
 
 @dataclass(frozen=True)
@@ -27,12 +28,7 @@ class Reported:
     condition: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "event": self.event,
-            "eventTime": self.event_time,
-            "count": self.count,
-            "condition": self.condition,
-        }
+        return json_fields(self)
 
 
 def reported_findings(

@@ -16,11 +16,12 @@ from typing import Any
 
 from kschedctl.model.config.versions import DEFAULT_SCHEDULER_NAME
 from kschedctl.model.filters import Evaluation
-from kschedctl.model.scheduling.algorithm import PluginReport
+from kschedctl.model.scheduling.explain import PluginReport
 from kschedctl.observe import identity
 from kschedctl.observe.crash import CrashReport, pod_problems
 from kschedctl.observe.plugin_files import UnrunPlugins
 from kschedctl.observe.schedulers import Scheduler
+from kschedctl.printers.formats import json_fields
 
 ERROR, WARNING, INFO = "error", "warning", "info"
 
@@ -38,12 +39,7 @@ class Finding:
     fix: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "code": self.code,
-            "severity": self.severity,
-            "message": self.message,
-            "fix": self.fix,
-        }
+        return json_fields(self)
 
 
 def plugins_not_run(unrun: UnrunPlugins, pod: Mapping[str, str], decides: bool) -> Finding:

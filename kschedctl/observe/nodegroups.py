@@ -13,10 +13,11 @@ reason text; examples are the first node names in sorted order.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kschedctl.model.filters import NodeVerdict, Reason, reason_text
+from kschedctl.printers.formats import json_fields
 
 EXAMPLES = 3  # example names per group: enough to find the nodes, short enough for a row
 
@@ -32,15 +33,10 @@ class GroupReason:
     plugin: str
     message: str
     detail: str
-    details: int
+    details: int = field(metadata={"json": "distinctDetails"})
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "plugin": self.plugin,
-            "message": self.message,
-            "detail": self.detail,
-            "distinctDetails": self.details,
-        }
+        return json_fields(self)
 
 
 @dataclass(frozen=True)

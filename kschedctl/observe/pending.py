@@ -15,6 +15,7 @@ from typing import Any
 from kschedctl.model.filters.messages import NO_NODES_MESSAGE
 from kschedctl.observe.diagnosis import WITHHELD, Diagnosis
 from kschedctl.observe.nodegroups import EXAMPLES
+from kschedctl.printers.formats import json_fields
 
 # Finding codes of pods that reached the filters: their reasons are kube-scheduler's strings.
 FILTER_CODES = ("no-node-fits", "prefilter-rejected", "no-nodes")
@@ -40,14 +41,7 @@ class PendingReason:
     nodes: int
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "scheduler": self.scheduler,
-            "code": self.code,
-            "reason": self.reason,
-            "pods": len(self.pods),
-            "nodes": self.nodes,
-            "examples": list(self.pods[:EXAMPLES]),
-        }
+        return json_fields(self, pods=len(self.pods), examples=list(self.pods[:EXAMPLES]))
 
 
 def pod_reasons(d: Diagnosis) -> list[tuple[str, str, frozenset[str]]]:

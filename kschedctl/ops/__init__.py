@@ -1,6 +1,6 @@
 """Use cases, one module per command workflow: plain arguments in, a result dataclass out.
 
-Each takes a :class:`~kschedctl.k8s.client.Cluster` (and, for the host forms, a
+Each takes a :class:`~kschedctl.kubeclient.client.Cluster` (and, for the host forms, a
 :class:`~kschedctl.hosts.Host`), reports progress through callbacks
 (:class:`~kschedctl.ops.reporter.Reporter`), raises :mod:`kschedctl.base.errors` types and never
 prints: they are callable as a library (``from kschedctl.ops.deploy import deploy``).

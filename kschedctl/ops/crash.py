@@ -12,8 +12,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from kschedctl.base.errors import KschedError, NotFoundError
-from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.logs import previous_lines
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.observe.crash import STARTING, CrashReport, configmap_volumes, pod_problems
 from kschedctl.observe.schedulers import Scheduler, owner
 

@@ -24,9 +24,9 @@ from kschedctl.base.errors import ApplyError, ClusterError, KschedError, SpecErr
 from kschedctl.hosts import Host
 from kschedctl.k8s import apply
 from kschedctl.k8s.apply import Outcome
-from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.inventory import snapshot
 from kschedctl.k8s.resources import describe
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.model.config.versions import DEFAULT_SCHEDULER_NAME, parse_git_version
 from kschedctl.observe.appliers import GITOPS_TOOLS, appliers, helm_command, helm_releases
 from kschedctl.observe.discovery import discover
@@ -53,6 +53,7 @@ from kschedctl.render.objects import (
     stale_rbac,
 )
 from kschedctl.spec import (
+    CheckedSpec,
     Spec,
     apply_defaults,
     ensure_valid,
@@ -116,7 +117,7 @@ def load_target(
     kubernetes_version: str | None = None,
 ) -> Spec:
     """The spec to deploy: a workspace, a spec file, or a bare name, with flag overrides."""
-    spec = copy.deepcopy(spec_from_source(src))
+    spec: Spec = copy.deepcopy(spec_from_source(src))
     if program:
         spec = with_program(spec, program)
     if namespace and namespace != spec.namespace:
@@ -135,7 +136,7 @@ def is_bare_name(src: str) -> bool:
     return not userfile.exists(src)
 
 
-def cluster_objects(spec: Spec, form: str) -> list[dict[str, Any]]:
+def cluster_objects(spec: CheckedSpec, form: str) -> list[dict[str, Any]]:
     """The objects to apply, each marked with the form (``list`` tells forms apart by it).
 
     Only what kschedctl renders for this spec and form (the ``objects`` of its FORMS row): any
@@ -180,7 +181,7 @@ def allowed_keys(spec: Spec, form: str) -> frozenset[ObjectKey]:
 
 def client_dry_run(request: DeployRequest, host: Host) -> str:
     """What a client dry run prints: the objects, or the host files (plus Lease RBAC)."""
-    spec, form = request.spec, request.form
+    spec, form = ensure_valid(request.spec), request.form
     if form not in HOST_FORMS:
         return _yaml_stream(cluster_objects(spec, form))
     text = "".join(f"# file: {path}\n{body}" for path, body in host.files(spec, form).items())
@@ -225,16 +226,17 @@ def deploy(
     Raises :class:`~kschedctl.base.errors.KschedError` subclasses: ApplyError (with what was applied
     before the failure), WaitTimeout, ForbiddenError, …
     """
-    spec, form = request.spec, request.form
+    target, form = request.spec, request.form
     on_host = form in HOST_FORMS
     server = server_version(cluster)
     if request.follow_server_version:
-        spec = with_version(spec, server)
-    check_skew(spec, server)
+        target = with_version(target, server)
+    check_skew(target, server)
     if on_host:
         if note := host.note():
             report.info(note)
-        spec = host.prepare(spec, form)
+    # The one check of what is deployed: everything below takes the checked spec.
+    spec = host.prepare(target, form) if on_host else ensure_valid(target)
     started = time.monotonic()
     until = started + request.timeout
     objects = cluster_objects(spec, form) if not on_host or host_rbac(spec) else []
@@ -442,7 +444,7 @@ def _images(pod: dict[str, Any]) -> list[str]:
 
 
 def _wait_serving(
-    cluster: Cluster, spec: Spec, form: str, until: float, report: Reporter,
+    cluster: Cluster, spec: CheckedSpec, form: str, until: float, report: Reporter,
     alive: Callable[[], None] | None,
 ) -> str:  # fmt: skip
     """Wait for Ready pods (pod, deployment, static-pod forms), then for the Lease to be held;

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from kschedctl.base.errors import KschedError
-from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.events import scheduled_events
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.observe import doublebooking
 from kschedctl.observe.diagnosis import Diagnosis
 from kschedctl.observe.doublebooking import NodeRejections

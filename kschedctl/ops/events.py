@@ -16,8 +16,8 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from kschedctl.base.errors import UsageError
-from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.events import Query, list_events, served_api, watch_events
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.model.config.durations import parse_duration
 from kschedctl.observe.events import (
     SCHEDULER_REASONS,

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kschedctl.base.errors import UsageError
-from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.inventory import snapshot
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.observe.discovery import discover
 from kschedctl.observe.schedulers import Scheduler
 from kschedctl.printers.formats import as_item, as_list

@@ -12,9 +12,9 @@ from typing import Any
 
 from kschedctl.base.errors import KschedError, NotFoundError, UsageError
 from kschedctl.hosts import Host
-from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.inventory import snapshot
 from kschedctl.k8s.logs import Follower, Replica, leader_pod, read_all, replicas
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.observe.discovery import discover
 from kschedctl.observe.identity import impostor_note, pick
 from kschedctl.observe.loglines import LogLine

@@ -18,8 +18,8 @@ from kschedctl import hosts
 from kschedctl.base.errors import KschedError, NotFoundError
 from kschedctl.hosts import Host
 from kschedctl.k8s import apply
-from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.resources import describe
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.model.config.shapes import shown
 from kschedctl.model.config.versions import DEFAULT_SCHEDULER_NAME
 from kschedctl.observe.appliers import appliers, helm_command, helm_releases

@@ -10,7 +10,7 @@ from typing import Any
 
 from kschedctl.base.errors import KschedError, NotFoundError, WaitTimeout
 from kschedctl.k8s.apply import list_owned
-from kschedctl.k8s.client import Cluster
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.model.config.versions import PAUSE_IMAGE
 from kschedctl.observe.schedulers import (
     CONFIG_HASH,

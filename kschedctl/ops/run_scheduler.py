@@ -17,27 +17,23 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kschedctl.base.errors import KschedError, UsageError
-from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.scheduler_api import ClusterSchedulerApi
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.model.config.defaults import LEASE_NAMESPACE as DEFAULT_LEASE_NAMESPACE
 from kschedctl.model.config.shapes import dns_label_problem, dns_subdomain_problem
 from kschedctl.model.config.versions import DEFAULT_LEASE_NAME, DEFAULT_SCHEDULER_NAME
 from kschedctl.model.scheduling.algorithm import Algorithm
 from kschedctl.model.scheduling.leader import LeaderElector
 from kschedctl.model.scheduling.loop import CONNECTIONS, SchedulerLoop, Settings
+from kschedctl.model.scheduling.pluginload import load_plugins
 from kschedctl.model.scheduling.plugins import (
     PLUGIN_FILES_LEASE_ANNOTATION,
     PLUGINS_HASH_LEASE_ANNOTATION,
     PLUGINS_LEASE_ANNOTATION,
     PluginSet,
-    load_plugins,
 )
-from kschedctl.model.scheduling.policy import (
-    EMPTY,
-    POD_POLICY_ANNOTATION,
-    FallbackPolicy,
-    load_policy,
-)
+from kschedctl.model.scheduling.policy import EMPTY, POD_POLICY_ANNOTATION, FallbackPolicy
+from kschedctl.model.scheduling.policyload import load_policy
 from kschedctl.model.scheduling.strategies import DEFAULT_STRATEGY
 from kschedctl.observe.schedulers import BUILTIN_LEASE_ANNOTATION
 from kschedctl.ops.serving import HealthServer

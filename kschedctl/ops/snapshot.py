@@ -19,11 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from kschedctl import __version__
-from kschedctl.base.errors import ForbiddenError, KschedError, NotFoundError, os_error, shown_path
+from kschedctl.base import userfile
+from kschedctl.base.errors import ForbiddenError, KschedError, NotFoundError
+from kschedctl.clustersnapshot import ClusterSnapshot, Omission, SnapshotSource, dump
 from kschedctl.clustersnapshot.anonymize import anonymize
-from kschedctl.clustersnapshot.model import ClusterSnapshot, Omission, SnapshotSource, dump
 from kschedctl.clustersnapshot.reduce import Reducer
-from kschedctl.k8s.client import Cluster
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab.private import write_private
 
 NODES = "/api/v1/nodes"
@@ -167,12 +168,6 @@ def write_snapshot(snap: ClusterSnapshot, target: str) -> str:
     text = dump(snap, as_json=target.lower().endswith(".json"))
     if target == "-":
         return text
-    try:
+    with userfile.writing("the snapshot", target):
         write_private(Path(target), text)
-    except OSError as err:
-        raise os_error(
-            err,
-            f"writing the snapshot to {shown_path(target)}",
-            {13: "choose a directory you can write to", 21: "give a file name, not a directory"},
-        ) from err
     return text

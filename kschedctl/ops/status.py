@@ -10,10 +10,10 @@ from typing import Any, TypedDict
 from kschedctl.base.errors import NotFoundError
 from kschedctl.k8s import access
 from kschedctl.k8s.apply import managed_objects
-from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.events import Query, list_events
 from kschedctl.k8s.inventory import snapshot
 from kschedctl.k8s.resources import describe
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.model.config.versions import image_kubernetes_version, parse_git_version
 from kschedctl.observe.containers import is_builtin_container, scheduler_container
 from kschedctl.observe.crash import CrashReport

@@ -26,9 +26,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypedDict
 
 from kschedctl.base.errors import KschedError
-from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.scrape import Target, get_via_port_forward, probe_via_port_forward
 from kschedctl.k8s.tokens import MintedToken, mint_token, service_account_exists
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.observe.containers import scheduler_container
 from kschedctl.observe.metrics import (
     SUMMARY_PREFIXES,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from kschedctl.k8s.client import Cluster
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.observe.placement import BOUND_NON_TERMINAL, Placement, placement
 from kschedctl.printers.formats import as_item, as_list
 

@@ -12,92 +12,21 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from kschedctl import clustersnapshot as snapshot_file
 from kschedctl.base import userfile
 from kschedctl.base.errors import NotFoundError, Problem, SpecError, errors_in, quote
-from kschedctl.clustersnapshot import model as snapshot_file
 from kschedctl.model.config import versions
 from kschedctl.model.config.decode import Decoded, decode_config_text, holds_config, is_json
 from kschedctl.model.config.schema import AliasBudget, YamlError, key_segment, key_text, parse_yaml
 from kschedctl.model.config.validation import check_config
+from kschedctl.ops.validate_report import FileReport, Validation
 from kschedctl.render.builtin import configmap_problems
 from kschedctl.spec import API_VERSION, KIND, SPEC_FILE, spec_from_dict
 
-if TYPE_CHECKING:
-    from kschedctl.ops.judge import FileVerdict
-
 _WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job")
-
-
-@dataclass
-class FileReport:
-    """What ``validate`` found in one file: problems are data, notes are for humans."""
-
-    path: str
-    problems: list[Problem] = field(default_factory=list)
-    checked: list[str] = field(default_factory=list)  # what was recognised and checked
-    verdict: FileVerdict | None = None  # kube-scheduler's, with --kube-scheduler
-
-    @property
-    def agrees(self) -> bool | None:
-        """Whether kube-scheduler's verdict equals ours (None: not judged)."""
-        return None if self.verdict is None else self.valid == self.verdict.accepted
-
-    @property
-    def valid(self) -> bool:
-        """No errors (warnings allowed: kube-scheduler runs such a config)."""
-        return not errors_in(self.problems)
-
-    @property
-    def warnings(self) -> list[Problem]:
-        return [p for p in self.problems if not p.is_error]
-
-    def to_dict(self) -> dict[str, Any]:
-        """One entry of ``validate -o json|yaml`` (its keys are a contract; ``kubeScheduler``
-        and ``agrees`` only with --kube-scheduler)."""
-        entry: dict[str, Any] = {
-            "file": self.path,
-            "valid": self.valid,
-            "checked": self.checked,
-            "problems": [
-                {"path": p.path, "message": p.message, "severity": p.severity}
-                for p in self.problems
-            ],
-        }
-        if self.verdict is not None:
-            entry["kubeScheduler"] = self.verdict.to_dict()
-            entry["agrees"] = self.agrees
-        return entry
-
-
-@dataclass
-class Validation:
-    """Every file's report, and which rules they were checked against."""
-
-    reports: list[FileReport]
-    kubernetes_version: str | None  # as given; None: each spec's own, the default for configs
-
-    @property
-    def invalid(self) -> list[FileReport]:
-        return [r for r in self.reports if not r.valid]
-
-    @property
-    def problem_count(self) -> int:
-        """Errors, all files together."""
-        return sum(len(errors_in(r.problems)) for r in self.reports)
-
-    @property
-    def warning_count(self) -> int:
-        return sum(len(r.warnings) for r in self.reports)
-
-    @property
-    def rules(self) -> str:
-        if self.kubernetes_version:
-            return f"Kubernetes {self.kubernetes_version} rules"
-        return f"rules of each spec's kubernetesVersion, {versions.DEFAULT_VERSION} for configs"
 
 
 def validate_files(
@@ -280,7 +209,7 @@ def _snapshot_summary(snap: snapshot_file.ClusterSnapshot) -> str:
 
 def _snapshot_head(path: Path) -> bool:
     """Whether the (too large for a spec) file at ``path`` starts like a snapshot file, which
-    may be larger (:data:`kschedctl.clustersnapshot.model.MAX_SNAPSHOT_BYTES`)."""
+    may be larger (:data:`kschedctl.clustersnapshot.reading.MAX_SNAPSHOT_BYTES`)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     except (OSError, ValueError):

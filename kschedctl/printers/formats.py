@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -105,6 +106,23 @@ def template(text: str) -> jsonpath.Template:
 
 
 # -- the data: kubectl's List -----------------------------------------------------------------
+
+
+def camel(name: str) -> str:
+    """A Python field name as its JSON key (``event_time`` -> ``eventTime``)."""
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def json_fields(record: Any, **values: Any) -> dict[str, Any]:
+    """A dataclass record's fields under their JSON keys (camelCase, or a field's ``json``
+    metadata), in declaration order; ``values`` (by JSON key) replace a value or add a key."""
+    out = {
+        f.metadata.get("json") or camel(f.name): getattr(record, f.name)
+        for f in dataclasses.fields(record)
+    }
+    out.update(values)
+    return out
 
 
 def as_list(items: Sequence[Any]) -> dict[str, Any]:

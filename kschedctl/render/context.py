@@ -16,7 +16,7 @@ from kschedctl.model.config import rbac, versions
 from kschedctl.render.builtin import builtin_context, configmap_problems
 from kschedctl.render.escape import comment, exec_start_line
 from kschedctl.render.templates import content_hash
-from kschedctl.spec import Spec, ensure_valid
+from kschedctl.spec import CheckedSpec, Spec, ensure_valid
 
 IN_CLUSTER_CONFIG_DIR = "/etc/kubernetes/{name}"
 # The metrics Service's port name (kube-prometheus names kube-scheduler's the same).
@@ -30,10 +30,10 @@ LEASE_ANNOTATION = "kschedctl.io/lease"
 SCHEDULER_LABEL = "kschedctl.io/scheduler"
 
 
-def require_renderable(spec: Spec) -> Spec:
-    """``spec``, once it is valid (every program renders) and its ConfigMap can carry its
-    plugin files (:func:`kschedctl.render.builtin.configmap_problems`, which validate runs
-    too)."""
+def require_renderable(spec: Spec) -> CheckedSpec:
+    """``spec``, once it is valid (every program renders; a checked spec unchanged since its
+    check is not checked again) and its ConfigMap can carry its plugin files
+    (:func:`kschedctl.render.builtin.configmap_problems`, which validate runs too)."""
     spec = ensure_valid(spec)
     problems = configmap_problems(spec)
     if problems:
@@ -41,7 +41,7 @@ def require_renderable(spec: Spec) -> Spec:
     return spec
 
 
-def config_hash(spec: Spec) -> str:
+def config_hash(spec: CheckedSpec) -> str:
     """The ``kschedctl.io/config-hash`` the in-cluster forms' pods carry: the rendered config
     (and, for program builtin, its plugin files)."""
     return str(form_context(require_renderable(spec))["config_hash"])
@@ -74,7 +74,7 @@ def form_annotations(spec: Spec, form: str) -> dict[str, str]:
     return annotations
 
 
-def form_context(spec: Spec) -> dict[str, Any]:
+def form_context(spec: CheckedSpec) -> dict[str, Any]:
     """The template context of ``spec`` (already checked by :func:`require_renderable`)."""
     context = kube_scheduler_context(spec)
     if spec.program == "builtin":

@@ -41,7 +41,7 @@ from kschedctl.render.objects import (
     object_key,
 )
 from kschedctl.render.templates import render_template, templates_dir
-from kschedctl.spec import Spec
+from kschedctl.spec import CheckedSpec, Spec
 
 __all__ = ["helm_chart", "kustomize_base", "KUBE_SYSTEM_COMPONENT", "SCHEDULER_BASE"]
 
@@ -54,12 +54,12 @@ KUSTOMIZE_API = "kustomize.config.k8s.io/v1beta1"
 COMPONENT_API = "kustomize.config.k8s.io/v1alpha1"
 
 
-def _deployment_objects(spec: Spec) -> list[dict[str, Any]]:
+def _deployment_objects(spec: CheckedSpec) -> list[dict[str, Any]]:
     docs = yaml.safe_load_all(render_template("deployment.yaml.j2", **form_context(spec)))
     return [doc for doc in docs if doc is not None]
 
 
-def chart_values(spec: Spec) -> dict[str, Any]:
+def chart_values(spec: CheckedSpec) -> dict[str, Any]:
     """values.yaml: the spec's fields that the chart reads (``name`` first, then ``spec``'s).
 
     The Lease's name and namespace are left empty when they are the defaults (the scheduler's
@@ -97,7 +97,7 @@ def chart_values(spec: Spec) -> dict[str, Any]:
     return values
 
 
-def helm_chart(spec: Spec) -> dict[str, str]:
+def helm_chart(spec: CheckedSpec) -> dict[str, str]:
     """The chart's files: relative path → content."""
     if spec.program == "builtin":
         raise SpecError(
@@ -157,7 +157,7 @@ def helm_chart(spec: Spec) -> dict[str, str]:
     return files
 
 
-def kustomize_base(spec: Spec) -> dict[str, str]:
+def kustomize_base(spec: CheckedSpec) -> dict[str, str]:
     """The kustomize base's files: relative path → content."""
     objects = _deployment_objects(spec)
     lease_follows = _lease_follows(spec)

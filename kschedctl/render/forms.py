@@ -38,7 +38,7 @@ from kschedctl.render.objects import (
 )
 
 if TYPE_CHECKING:
-    from kschedctl.spec import Spec
+    from kschedctl.spec import CheckedSpec, Spec
 
 __all__ = [
     "DEPLOY_FORMS",
@@ -220,7 +220,7 @@ def applied(form: str) -> Form:
     return by_name(row.applies) if row.applies else row
 
 
-def render(spec: Spec, form: str) -> str:
+def render(spec: CheckedSpec, form: str) -> str:
     """One rendered form (a name of :data:`FORMS`) of ``spec`` as text; ValueError for a
     directory form (:func:`render_directory`)."""
     row = by_name(form)
@@ -232,7 +232,7 @@ def render(spec: Spec, form: str) -> str:
     return _text(row, form_context(require_renderable(spec)))
 
 
-def render_directory(spec: Spec, form: str) -> dict[str, str]:
+def render_directory(spec: CheckedSpec, form: str) -> dict[str, str]:
     """The files of directory form ``form`` (relative path → text); ValueError for another."""
     row = by_name(form)
     if not row.directory:
@@ -245,7 +245,7 @@ def render_directory(spec: Spec, form: str) -> dict[str, str]:
     return exporter(require_renderable(spec))
 
 
-def render_workspace(spec: Spec) -> dict[str, str]:
+def render_workspace(spec: CheckedSpec) -> dict[str, str]:
     """Every file of a workspace: relative name → content (``create`` writes these)."""
     # the renderer on first render: the CLI reads only the table at start-up
     from kschedctl.render.context import form_context, require_renderable

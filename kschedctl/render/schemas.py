@@ -29,6 +29,7 @@ from kschedctl.model.config.rbac import RBAC_MODES
 from kschedctl.model.scheduling import policy
 from kschedctl.model.scheduling.strategies import STRATEGIES
 from kschedctl.spec import API_VERSION, KIND, PROGRAMS, SPEC_FILE, Spec
+from kschedctl.spec.model import camel
 
 __all__ = ["SCHEMAS", "SCHEMA_FILES", "schema", "schema_text", "shipped_path"]
 
@@ -72,11 +73,6 @@ def schema_text(name: str) -> str:
     return json.dumps(schema(name), indent=2, sort_keys=True) + "\n"
 
 
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part.title() for part in rest)
-
-
 def _field_schema(name: str, hint: Any) -> dict[str, Any]:
     if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         return _object_schema(hint)
@@ -104,7 +100,7 @@ _ITEMS: dict[tuple[str, str], dict[str, Any]] = {
 def _object_schema(cls: type) -> dict[str, Any]:
     hints = typing.get_type_hints(cls)
     properties = {
-        _camel(f.name): _field_schema(f.name, hints[f.name])
+        camel(f.name): _field_schema(f.name, hints[f.name])
         for f in dataclasses.fields(cls)
         if f.metadata.get("yaml", True)
     }

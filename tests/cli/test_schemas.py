@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 import yaml
 
-from kschedctl.model.scheduling.policy import parse_policy
+from kschedctl.model.scheduling.policyload import parse_policy
 from kschedctl.render import schemas
 from kschedctl.render.forms import WORKSPACE_SCHEMA, render_workspace
 from kschedctl.spec import default_spec, spec_problems

@@ -28,7 +28,7 @@ import pytest
 from e2e_helpers import new_namespace
 
 from kschedctl.base.errors import NotFoundError
-from kschedctl.k8s.client import Cluster
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab import binaries
 from kschedctl.lab.cluster import Lab
 from kschedctl.lab.nodes import default_nodes

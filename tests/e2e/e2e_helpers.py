@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from kschedctl.base.errors import LabError, NotFoundError
-from kschedctl.k8s.client import Cluster
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab import processes
 from kschedctl.lab.cluster import Lab
 

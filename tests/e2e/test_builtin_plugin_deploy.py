@@ -23,7 +23,7 @@ from typing import Any
 import yaml
 from e2e_helpers import pod_events, pod_manifest, wait_for
 
-from kschedctl.k8s.client import Cluster
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab.cluster import Lab
 from kschedctl.lab.processes import proxy_free_environment
 from kschedctl.render.builtin import bundle_hash

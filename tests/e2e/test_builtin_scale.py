@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from e2e_helpers import pod_manifest, wait_for
 
-from kschedctl.k8s.client import Cluster
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab.cluster import Lab
 from kschedctl.lab.nodes import lab_node
 from kschedctl.lab.processes import proxy_free_environment

@@ -29,12 +29,13 @@ import pytest
 from e2e_helpers import pod_events, pod_manifest, stop, wait_for
 
 from kschedctl.base.errors import NotFoundError
-from kschedctl.k8s.client import Cluster
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab.cluster import Lab
 from kschedctl.lab.nodes import lab_node
 from kschedctl.lab.processes import proxy_free_environment
 from kschedctl.model.filters import NodeInfoSnapshot, evaluate
-from kschedctl.model.scheduling.policy import POD_POLICY_ANNOTATION, STEP_ANNOTATION, load_policy
+from kschedctl.model.scheduling.policy import POD_POLICY_ANNOTATION, STEP_ANNOTATION
+from kschedctl.model.scheduling.policyload import load_policy
 
 SCHEDULER = "placer"
 NO_FALLBACK = {POD_POLICY_ANNOTATION: "fallbacks: []"}  # a pod that opts out of every step

@@ -27,7 +27,7 @@ import pytest
 from e2e_helpers import pod_events, pod_manifest, stop, wait_for
 
 from kschedctl.base.errors import NotFoundError
-from kschedctl.k8s.client import Cluster
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab.cluster import Lab
 from kschedctl.lab.processes import proxy_free_environment
 from kschedctl.ops.why import why_pod

@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 from e2e_helpers import pod_manifest, run, wait_for
 
-from kschedctl.k8s.client import Cluster
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab.cluster import Lab
 
 

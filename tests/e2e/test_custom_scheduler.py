@@ -20,8 +20,8 @@ import yaml
 from e2e_helpers import create_and_bind, pod_events, pod_manifest, wait_for
 
 from kschedctl.base.errors import KschedError, NotFoundError
-from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.resources import object_path
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab import binaries
 from kschedctl.lab.images import CUSTOM_KUBE_SCHEDULER, CUSTOM_KUBE_SCHEDULER_IMAGE
 from kschedctl.render.forms import render

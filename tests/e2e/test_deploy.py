@@ -17,7 +17,7 @@ import yaml
 from e2e_helpers import exists, pod_events, pod_manifest, run, wait_for
 
 from kschedctl.base.errors import NotFoundError
-from kschedctl.k8s.client import Cluster
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab.cluster import Lab
 
 FORM_FLAGS = {

@@ -25,7 +25,7 @@ import yaml
 from e2e_helpers import pod_manifest, wait_for
 
 from kschedctl.base.errors import NotFoundError
-from kschedctl.k8s.client import Cluster
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab.cluster import Lab
 from kschedctl.lab.components import free_port
 from kschedctl.lab.nodes import lab_node

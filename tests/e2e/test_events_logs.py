@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from e2e_helpers import foreground, pod_manifest, run, sigint_as_in_a_background_job, wait_for
 
-from kschedctl.k8s.client import Cluster
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab.cluster import Lab
 
 

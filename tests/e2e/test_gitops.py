@@ -12,7 +12,7 @@ import pytest
 from e2e_helpers import exists, pod_manifest, wait_for
 from test_deploy import managed_leftovers, run, scheduled_by, scheduler_entry
 
-from kschedctl.k8s.client import Cluster
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab import binaries
 from kschedctl.lab.cluster import Lab
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import yaml
 from e2e_helpers import pod_manifest, run, wait_for
 
-from kschedctl.k8s.client import Cluster
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab.cluster import Lab
 
 OSC52 = "\x1b]52;c;aGVsbG8h\x07"  # write the clipboard (no "=": pflag cuts a flag there)

@@ -20,7 +20,7 @@ import pytest
 import yaml
 from e2e_helpers import exists, new_namespace, run, token_kubeconfig, wait_for
 
-from kschedctl.k8s.client import Cluster
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab.cluster import Lab
 
 RBAC = "/apis/rbac.authorization.k8s.io/v1"

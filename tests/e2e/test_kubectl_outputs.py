@@ -8,7 +8,7 @@ from pathlib import Path
 
 from e2e_helpers import run, wait_for
 
-from kschedctl.k8s.client import Cluster
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab.cluster import Lab
 
 

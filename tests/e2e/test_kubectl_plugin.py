@@ -17,7 +17,7 @@ import yaml
 from e2e_helpers import pod_manifest
 
 from kschedctl.cli.options import WIDE_FORMATS
-from kschedctl.k8s.client import Cluster
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab.cluster import Lab
 
 ROOT = Path(__file__).resolve().parents[2]

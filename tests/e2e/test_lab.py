@@ -24,7 +24,7 @@ from e2e_helpers import (
     wait_for,
 )
 
-from kschedctl.k8s.client import Cluster
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab import pki, processes
 from kschedctl.lab.cluster import Lab
 

@@ -16,7 +16,7 @@ import pytest
 from e2e_helpers import exists, pod_events, pod_manifest, wait_for
 
 from kschedctl.base.errors import NotFoundError
-from kschedctl.k8s.client import Cluster
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab import processes
 from kschedctl.lab.cluster import Lab
 from kschedctl.lab.runner.spawn import pod_processes

@@ -17,9 +17,9 @@ from e2e_helpers import create_and_bind, exists, token_kubeconfig, wait_for
 from test_deploy import managed_leftovers, run
 
 from kschedctl.base.errors import ApiError, ForbiddenError
-from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.logs import Replica, read
 from kschedctl.k8s.scrape import Target, get_via_port_forward
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab.cluster import Lab
 
 pytestmark = pytest.mark.client

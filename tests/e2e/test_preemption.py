@@ -38,8 +38,8 @@ from e2e_helpers import exists, pod_events, pod_manifest, wait_for
 from e2e_helpers import stop as stop_process
 
 from kschedctl.base.errors import NotFoundError
-from kschedctl.k8s.client import Cluster
-from kschedctl.k8s.watch import list_and_watch
+from kschedctl.kubeclient.client import Cluster
+from kschedctl.kubeclient.watch import list_and_watch
 from kschedctl.lab.cluster import Lab
 from kschedctl.lab.components import free_port
 from kschedctl.lab.nodes import lab_node

@@ -14,7 +14,7 @@ from e2e_helpers import pod_events, pod_manifest, run, wait_for
 
 from kschedctl.base.errors import NotFoundError
 from kschedctl.k8s.access import review, service_account_identity
-from kschedctl.k8s.client import Cluster
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab.cluster import Lab
 from kschedctl.model.config import rbac
 from kschedctl.model.config.versions import parse_version

@@ -14,8 +14,8 @@ from e2e_helpers import exists, pod_events, pod_manifest, token_kubeconfig, wait
 
 from kschedctl.base.errors import NotFoundError
 from kschedctl.hosts import systemd as host
-from kschedctl.k8s.client import Cluster
 from kschedctl.k8s.resources import object_path
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab import processes
 from kschedctl.lab.cluster import Lab
 from kschedctl.lab.components import free_port

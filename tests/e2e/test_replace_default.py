@@ -16,7 +16,7 @@ import pytest
 from e2e_helpers import pod_events, pod_manifest, run, wait_for
 
 from kschedctl.base.errors import NotFoundError
-from kschedctl.k8s.client import Cluster
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab.cluster import Lab
 from kschedctl.observe.schedulers import BUILTIN_LEASE_ANNOTATION
 

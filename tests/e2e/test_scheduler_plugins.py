@@ -26,11 +26,12 @@ from typing import Any
 import pytest
 from e2e_helpers import pod_events, pod_manifest, stop, wait_for
 
-from kschedctl.k8s.client import Cluster
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab.cluster import Lab
 from kschedctl.lab.processes import proxy_free_environment
 from kschedctl.model.filters import NodeInfoSnapshot, feasible_nodes
-from kschedctl.model.scheduling.plugins import PluginContext, frozen, load_plugin
+from kschedctl.model.scheduling.pluginload import load_plugin
+from kschedctl.model.scheduling.plugins import PluginContext, frozen
 
 ROOT = Path(__file__).resolve().parents[2]
 RACK_MATCH = ROOT / "examples" / "plugins" / "rack_match.py"

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 from e2e_helpers import exists, pod_manifest, stop, wait_for
 
-from kschedctl.k8s.client import Cluster
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab.cluster import Lab
 from kschedctl.lab.nodes import lab_node
 from kschedctl.lab.processes import proxy_free_environment

@@ -33,7 +33,7 @@ from e2e_helpers import (
 from typer.testing import CliRunner
 
 from kschedctl.cli import app
-from kschedctl.k8s.client import Cluster
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab import processes
 from kschedctl.lab.cluster import Lab
 

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from kschedctl.base.errors import NotFoundError
 from kschedctl.cli import app
 from kschedctl.clustersnapshot import load_snapshot
-from kschedctl.k8s.client import Cluster
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab.cluster import Lab
 
 RBAC = "/apis/rbac.authorization.k8s.io/v1"

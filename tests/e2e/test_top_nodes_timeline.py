@@ -15,7 +15,7 @@ from typing import Any
 
 from e2e_helpers import pod_manifest, stop, wait_for
 
-from kschedctl.k8s.client import Cluster
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab.cluster import Lab
 from kschedctl.lab.processes import proxy_free_environment
 

@@ -21,7 +21,7 @@ import yaml
 from e2e_helpers import pod_manifest, token_kubeconfig
 from test_builtin_plugin_deploy import _failed_note, _runner, _scheduler_pods, _workspace
 
-from kschedctl.k8s.client import Cluster
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab.cluster import Lab
 from kschedctl.render.builtin import POLICY_FILE, bundle_hash
 from kschedctl.render.forms import render

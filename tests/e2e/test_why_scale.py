@@ -27,7 +27,7 @@ from typer.testing import CliRunner
 
 from kschedctl.base.errors import NotFoundError
 from kschedctl.cli import app
-from kschedctl.k8s.client import Cluster
+from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab.cluster import Lab
 from kschedctl.observe.failedscheduling import parse_failed_scheduling
 

@@ -12,12 +12,12 @@ from typing import Any
 
 import yaml
 
-from kschedctl import spec as spec_module
 from kschedctl.render.context import form_context
 from kschedctl.render.export import chart_values
 from kschedctl.render.forms import FORMS, render, render_directory
 from kschedctl.render.objects import host_rbac
 from kschedctl.spec import Spec, default_spec
+from kschedctl.spec import model as spec_module
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 YAML_FORMS = [f.name for f in FORMS if f.name != "service" and not f.directory]
@@ -34,7 +34,7 @@ def spec_fields(cls: type = Spec, prefix: tuple[str, ...] = ("spec",)) -> list[t
     for f in dataclasses.fields(cls):
         if not f.metadata.get("yaml", True):
             continue
-        key = spec_module._camel(f.name)
+        key = spec_module.camel(f.name)
         hint = hints[f.name]
         if isinstance(hint, type) and dataclasses.is_dataclass(hint):
             out += spec_fields(hint, (*prefix, key))

@@ -18,7 +18,8 @@ from kschedctl.hosts.host import SystemdHost
 from kschedctl.observe import plugin_files as observed
 from kschedctl.observe.schedulers import Scheduler
 from kschedctl.ops.deploy import cluster_objects
-from kschedctl.ops.why import ClusterState, configmap_plugins, load_cluster_plugins
+from kschedctl.ops.why_cluster import ClusterState
+from kschedctl.ops.why_plugins import configmap_plugins, load_cluster_plugins
 from kschedctl.render import builtin
 from kschedctl.render.context import config_hash
 from kschedctl.render.escape import yaml_text_map
@@ -520,14 +521,14 @@ def test_two_configmaps_for_one_scheduler_are_refused_before_any_request() -> No
 
 def test_why_lists_the_deployed_plugins_once(tmp_path: Path) -> None:
     from kschedctl.model.filters import NodeInfoSnapshot
-    from kschedctl.ops.why import _unrun_plugins
+    from kschedctl.ops.why_plugins import unrun_plugins
 
     spec = _spec(tmp_path, {"plugins/rack.py": RACK, "score.py": SCORE})
     cluster, pods, path = _deployed(spec)
     state = ClusterState(NodeInfoSnapshot([]), [ENTRY], (1, 36), pods=pods)
-    unrun = _unrun_plugins(cluster, state, "racks", ENTRY)  # type: ignore[arg-type]
+    unrun = unrun_plugins(cluster, state, "racks", ENTRY)  # type: ignore[arg-type]
     assert unrun is not None and unrun.files == ("rack.py", "score.py")
-    assert _unrun_plugins(cluster, state, "racks", ENTRY) is unrun  # type: ignore[arg-type]
+    assert unrun_plugins(cluster, state, "racks", ENTRY) is unrun  # type: ignore[arg-type]
     assert cluster.asked == [path]
 
 

@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from kschedctl.base.errors import ClusterError
-from kschedctl.k8s import client as k8s_client
-from kschedctl.k8s.client import Cluster, DirectTransport
-from kschedctl.k8s.kubeconfig import DirectPlan
+from kschedctl.kubeclient import client as k8s_client
+from kschedctl.kubeclient.client import Cluster
+from kschedctl.kubeclient.kubeconfig import DirectPlan
+from kschedctl.kubeclient.transport import ClientTransport, DirectTransport
 from kschedctl.lab.pki import generate
 
 pytestmark = pytest.mark.client
@@ -94,7 +95,7 @@ def tls(pki: Path) -> ssl.SSLContext:
 
 
 def connect(server: BreakingServer, pki: Path) -> Cluster:
-    def no_client() -> k8s_client.ClientTransport:
+    def no_client() -> ClientTransport:
         raise AssertionError("the official client is not needed")
 
     plan = DirectPlan(server=server.url, ca_file=str(pki / "ca.crt") if server.tls else None)

@@ -28,7 +28,7 @@ from kschedctl.clustersnapshot import (
     snapshot_from_text,
     snapshot_to_dict,
 )
-from kschedctl.clustersnapshot import model as model_module
+from kschedctl.clustersnapshot import reading as reading_module
 from kschedctl.clustersnapshot.anonymize import Anonymizer, anonymize
 from kschedctl.clustersnapshot.reduce import Reducer, reduce_pod
 from kschedctl.model.filters import NodeInfoSnapshot, feasible_nodes
@@ -299,7 +299,7 @@ def test_missing_file_is_not_found(tmp_path: Path) -> None:
 def test_reading_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "big.yaml"
     path.write_text(dump(reduced()))
-    monkeypatch.setattr(model_module, "MAX_SNAPSHOT_BYTES", 100)
+    monkeypatch.setattr(reading_module, "MAX_SNAPSHOT_BYTES", 100)
     with pytest.raises(SpecError, match="too large") as caught:
         load_snapshot(str(path))
     assert "20,000 pods" in (caught.value.hint or "")

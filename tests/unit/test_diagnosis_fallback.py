@@ -9,7 +9,8 @@ from test_filters_support import node, pod
 
 from kschedctl.model.filters import NodeInfoSnapshot
 from kschedctl.model.scheduling.algorithm import Algorithm
-from kschedctl.model.scheduling.policy import POD_POLICY_ANNOTATION, parse_policy
+from kschedctl.model.scheduling.policy import POD_POLICY_ANNOTATION
+from kschedctl.model.scheduling.policyload import parse_policy
 from kschedctl.observe.diagnosis import diagnose
 from kschedctl.observe.failedscheduling import Reported
 from kschedctl.observe.schedulers import Lease, Scheduler
@@ -71,7 +72,7 @@ def test_no_step_helps_and_the_summary_is_the_schedulers_own_message() -> None:
     d = diagnose(p, cluster(), [fb()], fallback=POLICY)
     assert not d.schedulable
     assert "fallback-none-fits" in codes(d)
-    expected = Algorithm(policy=POLICY).failure_message(p, cluster(), POLICY)
+    expected = Algorithm(policy=POLICY).failure(p, cluster(), POLICY)[0]
     assert (
         d.summary == expected
         and "Fallback steps of the scheduler's policy tried: gold: " in expected

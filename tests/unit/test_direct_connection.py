@@ -16,9 +16,10 @@ from typing import Any
 import pytest
 
 from kschedctl.base.errors import ClusterError
-from kschedctl.k8s import client as k8s_client
-from kschedctl.k8s.client import Cluster, DirectTransport
-from kschedctl.k8s.kubeconfig import DirectPlan, Selection, direct_plan
+from kschedctl.kubeclient import transport as k8s_transport
+from kschedctl.kubeclient.client import Cluster
+from kschedctl.kubeclient.kubeconfig import DirectPlan, Selection, direct_plan
+from kschedctl.kubeclient.transport import DirectTransport
 from kschedctl.lab.pki import generate
 
 pytestmark = pytest.mark.client
@@ -171,7 +172,7 @@ def _b64(path: Path) -> str:
 
 
 def connect(plan: DirectPlan) -> Cluster:
-    def no_client() -> k8s_client.ClientTransport:
+    def no_client() -> k8s_transport.ClientTransport:
         raise AssertionError("the official client is not needed")
 
     return Cluster(DirectTransport(plan, "test-kubeconfig", no_client), "ctx")
@@ -229,12 +230,12 @@ def test_token_file_is_trimmed_and_read_again_after_a_minute(
     token = tmp_path / "token"
     token.write_text("first\n")
     now = [1000.0]
-    monkeypatch.setattr(k8s_client.time, "monotonic", lambda: now[0])
+    monkeypatch.setattr(k8s_transport.time, "monotonic", lambda: now[0])
     plan = DirectPlan(server=server, ca_file=str(pki / "ca.crt"), token_file=str(token))
     with connect(plan) as cluster:
         token.write_text("second\n")
         assert cluster.get("/")["authorization"] == "Bearer first"
-        now[0] += k8s_client.TOKEN_FILE_PERIOD
+        now[0] += k8s_transport.TOKEN_FILE_PERIOD
         assert cluster.get("/")["authorization"] == "Bearer second"
 
 
@@ -322,7 +323,7 @@ def test_an_environment_proxy_keeps_the_official_client(
     )
     monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:3128")
     with Cluster.connect(str(kubeconfig)) as cluster:
-        assert isinstance(cluster.transport, k8s_client.ClientTransport)
+        assert isinstance(cluster.transport, k8s_transport.ClientTransport)
         configuration = cluster.api_client.configuration
         if hasattr(type(configuration), "_env_proxy"):  # releases that honour the environment
             assert configuration.proxy == "http://127.0.0.1:3128"

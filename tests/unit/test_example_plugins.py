@@ -11,7 +11,8 @@ from test_filters_support import node, pod
 
 from kschedctl.model.filters import NodeInfoSnapshot
 from kschedctl.model.scheduling.algorithm import Algorithm
-from kschedctl.model.scheduling.plugins import Plugin, PluginContext, PluginSet, frozen, load_plugin
+from kschedctl.model.scheduling.pluginload import load_plugin
+from kschedctl.model.scheduling.plugins import Plugin, PluginContext, PluginSet, frozen
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "plugins"
 

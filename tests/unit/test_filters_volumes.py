@@ -21,13 +21,12 @@ from kschedctl.model.filters.volumebinding import (
     REASON_NODE_CONFLICT,
     REASON_PROVISIONING_UNSUPPORTED,
     REASON_PV_NOT_EXIST,
-    REASON_RWOP_CONFLICT,
-    REASON_ZONE_CONFLICT,
     find_matching_volume,
     pv_node_affinity_failure,
-    zone_set,
 )
+from kschedctl.model.filters.volumerestrictions import REASON_RWOP_CONFLICT
 from kschedctl.model.filters.volumes import volume_bindings
+from kschedctl.model.filters.volumezone import REASON_ZONE_CONFLICT, zone_set
 
 HOST = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"

@@ -16,15 +16,14 @@ import yaml
 
 from kschedctl.hosts.host import SystemdHost
 from kschedctl.model.filters import NodeInfoSnapshot
+from kschedctl.model.scheduling.pluginload import load_plugin, load_plugins
 from kschedctl.model.scheduling.plugins import (
     PLUGIN_FILES_LEASE_ANNOTATION,
     PLUGINS_HASH_LEASE_ANNOTATION,
     PluginSet,
-    load_plugin,
-    load_plugins,
 )
 from kschedctl.observe.schedulers import HOST_FILES_ANNOTATION, LAB_ANNOTATION, Scheduler
-from kschedctl.ops import why
+from kschedctl.ops import why_plugins as why
 from kschedctl.ops.run_scheduler import plugin_files_annotations
 from kschedctl.render.builtin import bundle_hash
 from kschedctl.spec import Spec, load_spec
@@ -64,7 +63,7 @@ def installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]
 
 
 def _published(lease: dict[str, str]) -> Any:
-    return why._published_plugin_files(lease)
+    return why.published_plugin_files(lease)
 
 
 def test_the_scheduler_publishes_its_plugin_files_and_their_hash(
@@ -95,7 +94,7 @@ def test_why_uses_the_installed_files_when_they_are_what_the_scheduler_loaded(
     ]
     state = why.ClusterState(NodeInfoSnapshot([]), [ENTRY], (1, 36))
     state.plugin_hashes["racks"] = _published(installed["lease"])
-    unrun = why._unrun_plugins(None, state, "racks", ENTRY)  # type: ignore[arg-type]
+    unrun = why.unrun_plugins(None, state, "racks", ENTRY)  # type: ignore[arg-type]
     assert unrun is not None
     assert (unrun.source, unrun.files) == (str(installed["dir"]), ("rack.py", "score.py"))
     assert unrun.digest == installed["lease"][PLUGINS_HASH_LEASE_ANNOTATION]
@@ -151,7 +150,7 @@ def test_the_finding_says_which_plugins_could_not_be_read_and_how_to_supply_them
     (installed["dir"] / "score.py").unlink()
     state = why.ClusterState(NodeInfoSnapshot([]), [ENTRY], (1, 36))
     state.plugin_hashes["racks"] = _published(installed["lease"])
-    unrun = why._unrun_plugins(None, state, "racks", ENTRY)  # type: ignore[arg-type]
+    unrun = why.unrun_plugins(None, state, "racks", ENTRY)  # type: ignore[arg-type]
     assert unrun is not None and unrun.run_with is None and unrun.source == "its Lease"
     finding = plugins_not_run(unrun, {"name": "p", "namespace": "ns"}, decides=True)
     assert finding.code == "plugins-not-run"
@@ -168,7 +167,7 @@ def test_the_finding_says_which_plugins_could_not_be_read_and_how_to_supply_them
         "or the files were removed); pass each of its plugin files with --plugin FILE, in the "
         "scheduler's order"
     )
-    assert why._plugins_differ("racks", ("rack",), ()).message == (
+    assert why.plugins_differ("racks", ("rack",), ()).message == (
         "scheduler racks runs the plugins [rack] but this evaluation ran []: its verdict and "
         "summary may differ from the scheduler's"
     )

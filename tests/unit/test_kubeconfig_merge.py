@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from kschedctl.base.errors import ClusterError, NotFoundError
-from kschedctl.k8s.kubeconfig import (
+from kschedctl.kubeclient.kubeconfig import (
     kubeconfig_paths,
     merge_kubeconfigs,
     read_kubeconfigs,

@@ -12,8 +12,9 @@ import pytest
 
 from kschedctl.lab import images
 from kschedctl.lab.runner import volumes
-from kschedctl.lab.runner.container import ContainerRunner, Options, memory_limit
+from kschedctl.lab.runner.container import ContainerRunner, Options
 from kschedctl.lab.runner.programs import ImagePullError
+from kschedctl.lab.runner.restarts import memory_limit
 
 POD = {
     "metadata": {"name": "sched-0", "namespace": "ns", "uid": "u-1"},

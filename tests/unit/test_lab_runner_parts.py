@@ -13,8 +13,8 @@ import yaml
 
 from kschedctl.lab import images
 from kschedctl.lab.runner import crilog, podenv, programs, status, volumes
-from kschedctl.lab.runner.container import Backoff, exit_code
 from kschedctl.lab.runner.probes import ProbeSpec, ProbeTracker, parse_probe
+from kschedctl.lab.runner.restarts import Backoff, exit_code
 from kschedctl.model.config import shapes
 
 # -- image matching -------------------------------------------------------------------------------

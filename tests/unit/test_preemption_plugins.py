@@ -15,7 +15,8 @@ from test_filters_support import node, pod
 
 from kschedctl.model.filters import NodeInfoSnapshot
 from kschedctl.model.scheduling.algorithm import Algorithm
-from kschedctl.model.scheduling.plugins import PluginSet, plugin_from_source
+from kschedctl.model.scheduling.pluginload import plugin_from_source
+from kschedctl.model.scheduling.plugins import PluginSet
 from kschedctl.model.scheduling.policy import FallbackPolicy
 from kschedctl.observe.diagnosis import diagnose
 

@@ -11,7 +11,7 @@ import pytest
 from kschedctl.base.errors import ForbiddenError
 from kschedctl.k8s import scheduler_api
 from kschedctl.k8s.scheduler_api import ClusterSchedulerApi
-from kschedctl.k8s.watch import SYNC, WatchEvent
+from kschedctl.kubeclient.watch import SYNC, WatchEvent
 
 
 class Refusing:

@@ -9,8 +9,10 @@ import pytest
 from test_filters_support import expr, node, node_affinity, pod
 
 from kschedctl.model.filters import NodeInfoSnapshot
-from kschedctl.model.scheduling.algorithm import REASON_STRICT_PREFER, Algorithm, explain
-from kschedctl.model.scheduling.policy import POD_POLICY_ANNOTATION, parse_policy
+from kschedctl.model.scheduling.algorithm import REASON_STRICT_PREFER, Algorithm
+from kschedctl.model.scheduling.explain import explain
+from kschedctl.model.scheduling.policy import POD_POLICY_ANNOTATION
+from kschedctl.model.scheduling.policyload import parse_policy
 from kschedctl.model.scheduling.scoring import (
     BINPACK,
     SPREAD,

@@ -7,12 +7,8 @@ from typing import Any
 
 from test_filters_support import node, pod
 
-from kschedctl.model.scheduling.cache import (
-    SchedulerCache,
-    relevant_pod_change,
-    slim_node,
-    slim_pod,
-)
+from kschedctl.model.scheduling.cache import SchedulerCache, relevant_pod_change
+from kschedctl.model.scheduling.slim import slim_node, slim_pod
 
 
 def ours(name: str, **kw: Any) -> dict[str, Any]:

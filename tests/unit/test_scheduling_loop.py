@@ -23,7 +23,7 @@ from kschedctl.model.scheduling.loop import (
     SchedulerLoop,
     Settings,
 )
-from kschedctl.model.scheduling.policy import parse_policy
+from kschedctl.model.scheduling.policyload import parse_policy
 from kschedctl.model.scheduling.port import ApiConflict, ApiNotFound, ApiUnavailable
 
 

@@ -14,19 +14,13 @@ from test_filters_support import node, pod
 
 from kschedctl.base.errors import EXIT_INVALID, PluginError
 from kschedctl.model.filters import NodeInfoSnapshot
-from kschedctl.model.scheduling.algorithm import Algorithm, explain, plugin_report
+from kschedctl.model.scheduling.algorithm import Algorithm
 from kschedctl.model.scheduling.cache import SchedulerCache
-from kschedctl.model.scheduling.plugins import (
-    FrozenDict,
-    Plugin,
-    PluginSet,
-    frozen,
-    load_plugin,
-    load_plugins,
-    plugin_from_source,
-    thaw,
-)
-from kschedctl.model.scheduling.policy import EMPTY, parse_policy
+from kschedctl.model.scheduling.explain import explain, plugin_report
+from kschedctl.model.scheduling.pluginload import load_plugin, load_plugins, plugin_from_source
+from kschedctl.model.scheduling.plugins import FrozenDict, Plugin, PluginSet, frozen, thaw
+from kschedctl.model.scheduling.policy import EMPTY
+from kschedctl.model.scheduling.policyload import parse_policy
 from kschedctl.model.scheduling.scoring import score_nodes
 from kschedctl.observe.diagnosis import diagnose
 

@@ -8,17 +8,19 @@ from typing import Any
 import pytest
 from test_filters_support import expr, node, node_affinity, pod
 
+from kschedctl.base.errors import PolicyError
 from kschedctl.model.filters import NodeInfoSnapshot, feasible_nodes
 from kschedctl.model.scheduling.policy import (
     POD_POLICY_ANNOTATION,
     FallbackPolicy,
     FallbackStep,
-    PolicyError,
+    strict_pod,
+)
+from kschedctl.model.scheduling.policyload import (
     load_policy,
     parse_policy,
     pod_policy,
     policy_from_text,
-    strict_pod,
 )
 
 HEAD = {"apiVersion": "kschedctl.io/v1alpha1", "kind": "FallbackPolicy"}

@@ -17,7 +17,8 @@ from kschedctl.model.filters import (
     pick_node,
 )
 from kschedctl.model.scheduling.algorithm import Algorithm
-from kschedctl.model.scheduling.policy import FallbackPolicy, parse_policy
+from kschedctl.model.scheduling.policy import FallbackPolicy
+from kschedctl.model.scheduling.policyload import parse_policy
 from kschedctl.observe.diagnosis import diagnose
 
 
@@ -360,7 +361,7 @@ def test_victims_are_deleted_with_their_own_grace_period_and_uid() -> None:
 
 
 def test_why_reads_budgets_only_when_preemption_may_run() -> None:
-    from kschedctl.ops.why import _may_preempt
+    from kschedctl.ops.why_cluster import _may_preempt
 
     bound = [running("low", "n", "1", 1)]
     assert _may_preempt([pod("p", priority=5)], bound)

@@ -17,7 +17,8 @@ from test_filters_support import node
 from test_filters_volumes import pv, pvc, sc
 from test_scheduling_loop import FakeApi, eventually, ours, running, settings
 
-from kschedctl.model.scheduling.cache import SchedulerCache, bind_volume_to_claim
+from kschedctl.model.filters.volumebinding import bind_volume_to_claim
+from kschedctl.model.scheduling.cache import SchedulerCache
 from kschedctl.model.scheduling.loop import SchedulerLoop
 
 __all__ = ["running"]  # the fixture, imported for the tests below

@@ -11,7 +11,8 @@ import yaml
 from kschedctl.base.errors import NotFoundError, SpecError
 from kschedctl.clustersnapshot import snapshot_from_dict
 from kschedctl.observe.workload import PLACEHOLDER_IMAGE, lab_pod, load_workload
-from kschedctl.ops.simulate import Candidate, plan_from_snapshot, target_name
+from kschedctl.ops.simulate import Candidate, plan_from_snapshot
+from kschedctl.ops.simulate_candidate import target_name
 from kschedctl.spec import default_spec
 
 TEMPLATE = {
@@ -212,7 +213,7 @@ def test_a_retired_component_is_not_revived(tmp_path: Path) -> None:
 
 
 def test_gated_pods_are_decided_at_once() -> None:
-    from kschedctl.ops.simulate import _unschedulable
+    from kschedctl.ops.simulate_candidate import _unschedulable
 
     gated = {"spec": {"schedulingGates": [{"name": "example.com/quota"}]}, "status": {}}
     assert _unschedulable(gated) == "waiting for scheduling gates: [example.com/quota]"

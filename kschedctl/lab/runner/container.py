@@ -12,7 +12,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +22,9 @@ from kschedctl.lab.runner.crilog import ContainerLog
 from kschedctl.lab.runner.podenv import ContainerConfigError
 from kschedctl.lab.runner.probes import ProbeTracker, check, parse_probe
 from kschedctl.lab.runner.programs import ImagePullError, Launch, LaunchError
+from kschedctl.lab.runner.restarts import Backoff, exit_code, memory_limit, resident_bytes
 from kschedctl.lab.runner.status import iso
 from kschedctl.lab.runner.volumes import VolumeError
-from kschedctl.model.filters.quantity import QuantityError, parse_quantity, to_units
 
 CONTAINER_ID_PREFIX = "kschedctl-lab://"  # containerID = this + pid (kwok sets none)
 CONFIG_RETRY = 2.0  # seconds between attempts while a ConfigMap/Secret/volume is missing
@@ -45,123 +45,59 @@ class Prepared:
     cwd: Path
 
 
-class Backoff:
-    """The kubelet's restart back-off: the first restart is immediate, then the window doubles
-    from ``initial`` up to ``maximum``; a container that ran for 2 × ``maximum`` starts over."""
-
-    def __init__(self, initial: float, maximum: float) -> None:
-        self.initial, self.maximum = initial, maximum
-        self.window: float | None = None
-        self.last_update = 0.0
-
-    def _expired(self, at: float) -> bool:
-        return self.window is None or at - self.last_update > 2 * self.maximum
-
-    def delay(self, finished_at: float, now: float) -> float:
-        """Seconds from ``now`` until a container that exited at ``finished_at`` may restart."""
-        if self._expired(finished_at):
-            return 0.0
-        assert self.window is not None
-        return max(0.0, finished_at + self.window - now)
-
-    def restarted(self, now: float) -> None:
-        if self._expired(now) or self.window is None:
-            self.window = self.initial
-        else:
-            self.window = min(self.window * 2, self.maximum)
-        self.last_update = now
-
-
-def memory_limit(container: Mapping[str, Any]) -> int | None:
-    """resources.limits.memory in bytes (None: no limit, or not a quantity)."""
-    limit = ((container.get("resources") or {}).get("limits") or {}).get("memory")
-    if limit is None:
-        return None
-    try:
-        return to_units(parse_quantity(limit))
-    except QuantityError:
-        return None
-
-
-def resident_bytes(pid: int) -> int | None:
-    """VmRSS of a process (/proc/PID/status), None if it cannot be read."""
-    try:
-        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as status:
-            for line in status:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        return None
-    return None
-
-
-def exit_code(returncode: int) -> int:
-    """Popen's -N (killed by signal N) as a runtime reports it: 128 + N."""
-    return 128 - returncode if returncode < 0 else returncode
-
-
+@dataclass(eq=False)
 class ContainerRunner:
-    def __init__(
-        self,
-        pod: Mapping[str, Any],
-        container: Mapping[str, Any],
-        program: str,
-        pod_dir: Path,
-        lab_dir: Path,
-        options: Options,
-        prepare: Callable[[ContainerRunner], Prepared],
-        log: Callable[[str], None],
-        event: Callable[[str, str, str], None],  # (type, reason, message) about this container
-    ) -> None:
-        self.name: str = container["name"]
-        self.image: str = container.get("image", "")
-        self.spec = container
-        self.program = program
-        self.options = options
-        self.prepare = prepare
-        self.log = log
-        self.event = event
-        self.pod_ref = (
-            f"{pod['metadata']['name']}_{pod['metadata']['namespace']}({pod['metadata']['uid']})"
-        )
-        self.restart_policy = (pod.get("spec") or {}).get("restartPolicy") or "Always"
-        self.grace = float((pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30))
-        self.lab_dir = lab_dir
-        self.record_path = spawn.record_path(lab_dir, pod, self.name)
+    pod: Mapping[str, Any]
+    spec: Mapping[str, Any]  # the pod's container
+    program: str
+    pod_dir: Path
+    lab_dir: Path
+    options: Options
+    prepare: Callable[[ContainerRunner], Prepared]
+    log: Callable[[str], None]
+    event: Callable[[str, str, str], None]  # (type, reason, message) about this container
+
+    proc: subprocess.Popen[bytes] | None = field(default=None, init=False)
+    pid: int | None = field(default=None, init=False)  # also set for a process adopted earlier
+    exe: str = field(default="", init=False)
+    ticks: int | None = field(default=None, init=False)  # start time: with pid, exe, identity
+    launch: Launch | None = field(default=None, init=False)
+    started_at: float = field(default=0.0, init=False)
+    restart_count: int = field(default=0, init=False)
+    ever_ran: bool = field(default=False, init=False)
+    next_start: float | None = field(default_factory=time.time, init=False)
+    waiting: tuple[str, str] = field(default=("ContainerCreating", ""), init=False)
+    wait_note: str = field(default="", init=False)  # what the log said beyond the waiting message
+    terminated: dict[str, Any] | None = field(default=None, init=False)  # final (no restart)
+    last_state: dict[str, Any] = field(default_factory=dict, init=False)
+    stopping_since: float | None = field(default=None, init=False)
+    stop_reason: str = field(default="", init=False)
+    started: bool = field(default=False, init=False)
+    ready: bool = field(default=False, init=False)
+    trackers: dict[str, ProbeTracker] = field(default_factory=dict, init=False)
+    warned: set[str] = field(default_factory=set, init=False)
+    oom_killed: bool = field(default=False, init=False)
+
+    def __post_init__(self) -> None:
+        meta = self.pod["metadata"]
+        self.name: str = self.spec["name"]
+        self.image: str = self.spec.get("image", "")
+        self.pod_ref = f"{meta['name']}_{meta['namespace']}({meta['uid']})"
+        self.restart_policy = (self.pod.get("spec") or {}).get("restartPolicy") or "Always"
+        self.grace = float((self.pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30))
+        self.stop_grace = self.grace
+        self.record_path = spawn.record_path(self.lab_dir, self.pod, self.name)
         self.record_base = {
-            "name": f"pod {pod['metadata']['namespace']}/{pod['metadata']['name']} "
-            f"container {self.name}",
-            "namespace": pod["metadata"]["namespace"],
-            "pod": pod["metadata"]["name"],
-            "uid": pod["metadata"]["uid"],
+            "name": f"pod {meta['namespace']}/{meta['name']} container {self.name}",
+            "namespace": meta["namespace"],
+            "pod": meta["name"],
+            "uid": meta["uid"],
             "container": self.name,
         }
-        self.output = ContainerLog(pod_dir / "logs", pod_dir / "run", self.name)
-        self.backoff = Backoff(options.restart_backoff, options.max_restart_backoff)
-        self.pull_backoff = Backoff(options.restart_backoff, options.max_restart_backoff)
-
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.pid: int | None = None  # also set for a process adopted from an earlier runner
-        self.exe = ""
-        self.ticks: int | None = None  # its start time: with pid and exe, its identity
-        self.launch: Launch | None = None
-        self.started_at = 0.0
-        self.restart_count = 0
-        self.ever_ran = False
-        self.next_start: float | None = time.time()
-        self.waiting = ("ContainerCreating", "")
-        self.wait_note = ""  # what the log said about the wait, beyond the waiting message
-        self.terminated: dict[str, Any] | None = None  # final state (restartPolicy said no)
-        self.last_state: dict[str, Any] = {}
-        self.stopping_since: float | None = None
-        self.stop_grace = self.grace
-        self.stop_reason = ""
-        self.started = False
-        self.ready = False
-        self.trackers: dict[str, ProbeTracker] = {}
-        self.warned: set[str] = set()
-        self.memory_limit = memory_limit(container)
-        self.oom_killed = False
+        self.output = ContainerLog(self.pod_dir / "logs", self.pod_dir / "run", self.name)
+        self.backoff = Backoff(self.options.restart_backoff, self.options.max_restart_backoff)
+        self.pull_backoff = Backoff(self.options.restart_backoff, self.options.max_restart_backoff)
+        self.memory_limit = memory_limit(self.spec)
 
     # -- adoption ------------------------------------------------------------------------------
 

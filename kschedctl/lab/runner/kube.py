@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from kschedctl.base.errors import ApiError, NotFoundError
-from kschedctl.k8s.client import Cluster
+from kschedctl.kubeclient.client import Cluster
 
 KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
 LOGS_API = "/apis/kwok.x-k8s.io/v1alpha1"

@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from kschedctl.base.errors import KschedError, NotFoundError
-from kschedctl.k8s.client import Cluster
+from kschedctl.kubeclient.client import Cluster
 
 log = logging.getLogger("kschedctl.lab.runner.static")
 

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from kschedctl.base.errors import KschedError, LabError
-from kschedctl.k8s.client import Cluster
-from kschedctl.k8s.watch import SYNC, list_and_watch
+from kschedctl.kubeclient.client import Cluster
+from kschedctl.kubeclient.watch import SYNC, list_and_watch
 from kschedctl.lab import processes
 from kschedctl.lab.cluster import Lab
 from kschedctl.lab.components import free_port

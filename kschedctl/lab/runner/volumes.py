@@ -22,6 +22,7 @@ from kschedctl.lab.private import owner_mode, private_dir, write_private
 from kschedctl.lab.runner.podenv import ContainerConfigError, field_value
 
 TOKEN_REFRESH_FRACTION = 0.8  # the kubelet renews a projected token at 80 % of its lifetime
+KEYED_KINDS = {"configMap": "ConfigMap", "secret": "Secret"}  # a volume's field -> the kind
 
 
 class VolumeError(Exception):
@@ -80,14 +81,17 @@ def _write(directory: Path, relative: str, data: bytes, mode: int) -> Path:
 
 
 def _keyed(
-    directory: Path,
-    data: Mapping[str, bytes],
-    items: list[dict[str, Any]] | None,
-    mode: int,
-    what: str,
-    optional: bool,
+    directory: Path, api: VolumeApi, namespace: str, kind: str, ref: Mapping[str, Any], mode: int
 ) -> None:
-    """ConfigMap/Secret keys as files: all keys, or just ``items`` (key -> path)."""
+    """A ConfigMap's or Secret's keys as files: all keys, or just ``ref``'s ``items`` (key ->
+    path); ``ref`` is the volume's or projection's reference (``name``, a volume's Secret:
+    ``secretName``), and may be ``optional``."""
+    name = ref["secretName"] if "secretName" in ref else ref["name"]
+    optional = ref.get("optional", False)
+    data = _source(api, kind, namespace, name, optional)
+    if data is None:
+        return
+    items = ref.get("items")
     if not items:
         for key, value in data.items():
             _write(directory, key, value, mode)
@@ -96,8 +100,15 @@ def _keyed(
         if item["key"] not in data:
             if optional:
                 continue
-            raise VolumeError(f'configmap/secret key "{item["key"]}" not found in {what}')
+            raise VolumeError(
+                f'configmap/secret key "{item["key"]}" not found in {kind.lower()} {name}'
+            )
         _write(directory, item["path"], data[item["key"]], int(item.get("mode", mode)))
+
+
+def _keyed_kind(source: Mapping[str, Any]) -> str | None:
+    """The field of a volume or projected source that names a ConfigMap or Secret, if any."""
+    return next((key for key in KEYED_KINDS if key in source), None)
 
 
 def _configmap_data(obj: Mapping[str, Any]) -> dict[str, bytes]:
@@ -169,27 +180,12 @@ def _materialise_one(
         return
     private_dir(directory)
     volumes.paths[name] = directory
-    if "configMap" in volume:
-        spec = volume["configMap"]
-        mode = int(spec.get("defaultMode", 0o644))
-        optional = spec.get("optional", False)
-        data = _source(api, "ConfigMap", namespace, spec["name"], optional)
-        if data is not None:
-            _keyed(directory, data, spec.get("items"), mode, f"configmap {spec['name']}", optional)
-    elif "secret" in volume:
-        spec = volume["secret"]
-        mode = int(spec.get("defaultMode", 0o644))
-        optional = spec.get("optional", False)
-        data = _source(api, "Secret", namespace, spec["secretName"], optional)
-        if data is not None:
-            _keyed(
-                directory,
-                data,
-                spec.get("items"),
-                mode,
-                f"secret {spec['secretName']}",
-                optional,
-            )
+    keyed = _keyed_kind(volume)
+    if keyed is not None:
+        ref = volume[keyed]
+        _keyed(
+            directory, api, namespace, KEYED_KINDS[keyed], ref, int(ref.get("defaultMode", 0o644))
+        )
     elif "projected" in volume:
         _projected(directory, pod, volume["projected"], api, volumes)
     elif "downwardAPI" in volume:
@@ -249,22 +245,8 @@ def _projected(
             )
             refresh_token(entry, pod, api)
             volumes.tokens.append(entry)
-        elif "configMap" in source or "secret" in source:
-            kind, key = (
-                ("ConfigMap", "configMap") if "configMap" in source else ("Secret", "secret")
-            )
-            ref = source[key]
-            optional = ref.get("optional", False)
-            data = _source(api, kind, namespace, ref["name"], optional)
-            if data is not None:
-                _keyed(
-                    directory,
-                    data,
-                    ref.get("items"),
-                    mode,
-                    f"{kind.lower()} {ref['name']}",
-                    optional,
-                )
+        elif (keyed := _keyed_kind(source)) is not None:
+            _keyed(directory, api, namespace, KEYED_KINDS[keyed], source[keyed], mode)
         elif "downwardAPI" in source:
             _downward(directory, pod, source["downwardAPI"].get("items") or [], mode, volumes)
         else:

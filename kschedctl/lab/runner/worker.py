@@ -229,11 +229,9 @@ class PodWorker(threading.Thread):
             }
             for c in self.containers
         ]
-        try:
-            self.api.apply_logs(self.pod, entries)
-            self.logs_applied = True
-        except KschedError as err:
-            self._log(f"cannot create the kwok Logs object yet: {err.message}")
+        self.logs_applied = self._kwok_applied(
+            "create the kwok Logs object", lambda: self.api.apply_logs(self.pod, entries)
+        )
 
     def _ensure_port_forward(self) -> None:
         """Keep kwok's PortForward on the ports the containers listen on now (a restarted
@@ -245,11 +243,21 @@ class PodWorker(threading.Thread):
         }
         if not ports or ports == self.forwarded:
             return
-        try:
-            self.api.apply_port_forward(self.pod, ports)
+        if self._kwok_applied(
+            "apply the kwok PortForward object",
+            lambda: self.api.apply_port_forward(self.pod, ports),
+        ):
             self.forwarded = ports
+
+    def _kwok_applied(self, what: str, apply: Callable[[], None]) -> bool:
+        """Apply one of kwok's objects for this pod; False (logged, tried again on a later
+        step) while the API server refuses it."""
+        try:
+            apply()
         except KschedError as err:
-            self._log(f"cannot apply the kwok PortForward object yet: {err.message}")
+            self._log(f"cannot {what} yet: {err.message}")
+            return False
+        return True
 
     def _refresh_tokens(self) -> None:
         if self.volumes is None:

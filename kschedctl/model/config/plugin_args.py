@@ -8,7 +8,8 @@ stop the scheduler all the same, so they are checked here too.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from kschedctl.base.errors import Problem, quote
@@ -58,13 +59,13 @@ def _not_supported(value: Any, supported: tuple[str, ...]) -> str:
 def check_args(
     plugin: str,
     args: dict[str, Any],
-    fields: Mapping[str, Any] | None,
     path: str,
     out: list[Problem],
     minor: int = 36,
 ) -> None:
-    """One pluginConfig entry's (defaulted) ``args``: type meta, strict shape, then the
-    plugin's ValidateXArgs (``minor``: the Kubernetes minor version's rules)."""
+    """One pluginConfig entry's (defaulted) ``args`` of a plugin of :data:`PLUGIN_ARGS`: type
+    meta, strict shape, then the plugin's ValidateXArgs (``minor``: the Kubernetes minor
+    version's rules)."""
     kind = args.get("kind")
     if kind is not None and kind != f"{plugin}Args":
         out.append(
@@ -73,14 +74,13 @@ def check_args(
     api_version = args.get("apiVersion")
     if api_version is not None and api_version != CONFIG_API_VERSION:
         out.append(Problem(f"{path}.apiVersion", f"must be {CONFIG_API_VERSION}"))
+    fields = PLUGIN_ARGS[plugin].fields
     if plugin == "DynamicResources" and minor >= min(DRA_FIELDS):
         fields = dict.fromkeys(DRA_FIELDS[max(k for k in DRA_FIELDS if k <= minor)], str)
     if fields is None:
         return
     check_fields(args, {"apiVersion": str, "kind": str, **fields}, path, out)
-    rules = _RULES.get(plugin)
-    if rules:
-        rules(args, path, out, minor)
+    PLUGIN_ARGS[plugin].rules(args, path, out, minor)
 
 
 def _default_preemption(args: dict[str, Any], path: str, out: list[Problem], minor: int) -> None:
@@ -429,13 +429,33 @@ def _dynamic_resources(args: dict[str, Any], path: str, out: list[Problem], mino
         out.append(Problem(f"{path}.bindingTimeout", "must be at least 1 second"))
 
 
-_RULES = {
-    "DefaultPreemption": _default_preemption,
-    "InterPodAffinity": _inter_pod_affinity,
-    "NodeAffinity": _node_affinity,
-    "NodeResourcesBalancedAllocation": _balanced_allocation,
-    "NodeResourcesFit": _node_resources_fit,
-    "PodTopologySpread": _pod_topology_spread,
-    "VolumeBinding": _volume_binding,
-    "DynamicResources": _dynamic_resources,
+@dataclass(frozen=True)
+class PluginArgs:
+    """An in-tree plugin's args (kubescheduler.config.k8s.io/v1): the known fields (None:
+    not checked) and the plugin's ValidateXArgs."""
+
+    fields: Mapping[str, Any] | None
+    rules: Callable[[dict[str, Any], str, list[Problem], int], None]
+
+
+PLUGIN_ARGS = {
+    "DefaultPreemption": PluginArgs(
+        {"minCandidateNodesPercentage": GO_INT32, "minCandidateNodesAbsolute": GO_INT32},
+        _default_preemption,
+    ),
+    "InterPodAffinity": PluginArgs(
+        {"hardPodAffinityWeight": GO_INT32, "ignorePreferredTermsOfExistingPods": bool},
+        _inter_pod_affinity,
+    ),
+    "NodeAffinity": PluginArgs({"addedAffinity": dict}, _node_affinity),
+    "NodeResourcesBalancedAllocation": PluginArgs({"resources": list}, _balanced_allocation),
+    "NodeResourcesFit": PluginArgs(
+        {"ignoredResources": list, "ignoredResourceGroups": list, "scoringStrategy": dict},
+        _node_resources_fit,
+    ),
+    "PodTopologySpread": PluginArgs(
+        {"defaultConstraints": list, "defaultingType": str}, _pod_topology_spread
+    ),
+    "VolumeBinding": PluginArgs({"bindTimeoutSeconds": GO_INT64, "shape": list}, _volume_binding),
+    "DynamicResources": PluginArgs(None, _dynamic_resources),
 }

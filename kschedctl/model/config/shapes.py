@@ -212,11 +212,17 @@ def qualified_name_problems(value: str) -> list[str]:
         ]
     if not name:
         return ["name part must be non-empty"]
+    return _short_and_matching(name, _QUALIFIED_PART, "name part ", _QUALIFIED_CHARS)
+
+
+def _short_and_matching(value: str, form: re.Pattern[str], what: str, chars: str) -> list[str]:
+    """apimachinery's two checks of a name part or a label value: at most 63 characters,
+    and of the right form (both reported)."""
     out = []
-    if len(name) > 63:
-        out.append("name part must be no more than 63 characters")
-    if not _QUALIFIED_PART.fullmatch(name):
-        out.append(f"name part {_QUALIFIED_CHARS}")
+    if len(value) > 63:
+        out.append(f"{what}must be no more than 63 characters")
+    if not form.fullmatch(value):
+        out.append(f"{what}{chars}")
     return out
 
 
@@ -225,12 +231,7 @@ _LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?", re.ASC
 
 def label_value_problems(value: str) -> list[str]:
     """Why ``value`` is not a label value (apimachinery IsValidLabelValue's words)."""
-    out = []
-    if len(value) > 63:
-        out.append("must be no more than 63 characters")
-    if not _LABEL_VALUE.fullmatch(value):
-        out.append(f"a valid label {_QUALIFIED_CHARS}")
-    return out
+    return _short_and_matching(value, _LABEL_VALUE, "", f"a valid label {_QUALIFIED_CHARS}")
 
 
 # Characters a host path may hold: it is written into YAML, a systemd ExecStart line and a

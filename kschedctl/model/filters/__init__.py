@@ -27,7 +27,8 @@ pod_disruption_budgets=())``
     ``namespaceSelector`` in pod affinity; claims and classes enable the volume PreFilter checks
     ("pod has unbound immediate PersistentVolumeClaims", missing claims), with the
     PersistentVolumes too the per-node volume filters (``volumebinding``: PV node affinity,
-    WaitForFirstConsumer matching, VolumeZone, ReadWriteOncePod). Updating:
+    WaitForFirstConsumer matching; ``volumezone``; ``volumerestrictions``: ReadWriteOncePod).
+    Updating:
     ``upsert_pod``, ``remove_pod``, ``upsert_node``, ``remove_node``, ``assume(pod, node_name)``
     (count a pod on a node the moment a scheduler decides, so decisions never double-book),
     ``forget(pod)``.

@@ -22,7 +22,7 @@ labels); both empty means the pod's own namespace; ``namespaceSelector: {}`` mea
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
 from .nodefilters import Incoming
 from .nodeinfo import AffinityTerm, NodeInfo, PodInfo, affinity_terms, weighted_affinity_terms
@@ -58,28 +58,24 @@ def _bump(
             witness.setdefault(pair, who)
 
 
+@dataclass(eq=False)
 class InterPodState:
     """PreFilter state: matched-term counts per (topologyKey, value)."""
 
-    def __init__(
-        self,
-        inc: Incoming,
-        affinity: tuple[AffinityTerm, ...],
-        anti: tuple[AffinityTerm, ...],
-        ns_labels: Mapping[str, str] | None,
-    ) -> None:
-        self.inc = inc
-        self.affinity = affinity
-        self.anti = anti
-        self.ns_labels = ns_labels
-        self.existing_anti: dict[Pair, int] = {}
-        self.affinity_counts: dict[Pair, int] = {}
-        self.anti_counts: dict[Pair, int] = {}
-        self._w_existing: dict[Pair, str] = {}
-        self._w_affinity: dict[Pair, str] = {}
-        self._w_anti: dict[Pair, str] = {}
+    inc: Incoming
+    affinity: tuple[AffinityTerm, ...]
+    anti: tuple[AffinityTerm, ...]
+    ns_labels: Mapping[str, str] | None
+    existing_anti: dict[Pair, int] = field(default_factory=dict, init=False)
+    affinity_counts: dict[Pair, int] = field(default_factory=dict, init=False)
+    anti_counts: dict[Pair, int] = field(default_factory=dict, init=False)
+    _w_existing: dict[Pair, str] = field(default_factory=dict, init=False)
+    _w_affinity: dict[Pair, str] = field(default_factory=dict, init=False)
+    _w_anti: dict[Pair, str] = field(default_factory=dict, init=False)
+
+    def __post_init__(self) -> None:
         # the incoming pod as an existing-pod-like view for term matching
-        self._self = _IncomingView(inc)
+        self._self = _IncomingView(self.inc)
 
     def _matches_all_affinity(self, pod: PodInfo | _IncomingView) -> bool:
         if not self.affinity:

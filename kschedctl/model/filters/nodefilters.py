@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kschedctl.model.kubetypes import Toleration
+
 from .nodeinfo import HEADROOM_INDEX, NodeInfo, host_ports
 from .resources import CPU, EPHEMERAL, MEMORY, PODS, format_amount, pod_requests
 from .selectors import NodeSelectorTerm, node_selector_terms
@@ -129,7 +131,7 @@ class Incoming:
         self.labels: Mapping[str, str] = md.get("labels") or {}
         prio = spec.get("priority")
         self.priority: int = prio if isinstance(prio, int) else 0
-        self.tolerations: list[Mapping[str, Any]] = list(spec.get("tolerations") or [])
+        self.tolerations: list[Toleration] = list(spec.get("tolerations") or [])
         self.node_name: str = spec.get("nodeName") or ""
         self.comparison_operators = comparison_operators
         # Whether the scheduler provisions volumes (kube-scheduler does, kschedctl's does not).
@@ -296,12 +298,20 @@ def node_ports_check(inc: Incoming) -> NodeCheck:
     return lambda node: not node_ports(inc, node)
 
 
+_Shortage = tuple[str, str, int, int, int, bool]  # name, reason, request, used, capacity, unres
+
+
+def _shortage(name: str, r: int, used: Mapping[str, int], alloc: Mapping[str, int]) -> _Shortage:
+    cap = alloc.get(name, 0)
+    return (name, f"Insufficient {name}", r, used.get(name, 0), cap, r > cap)
+
+
 def node_resources_fit(
     inc: Incoming, node: NodeInfo, dra_resources: frozenset[str] = frozenset()
 ) -> list[Reason]:
     """``fitsRequest``: every insufficient resource, in Go's order (pods, cpu, memory,
     ephemeral-storage, then scalar resources sorted by name)."""
-    found: list[tuple[str, str, int, int, int, bool]] = []  # name, reason, req, used, cap, unres
+    found: list[_Shortage] = []
     alloc = node.allocatable
     used = node.requested
     allowed = alloc.get(PODS, 0)
@@ -312,16 +322,7 @@ def node_resources_fit(
         for name in (CPU, MEMORY, EPHEMERAL):
             r = req.get(name, 0)
             if r > 0 and r > alloc.get(name, 0) - used.get(name, 0):
-                found.append(
-                    (
-                        name,
-                        f"Insufficient {name}",
-                        r,
-                        used.get(name, 0),
-                        alloc.get(name, 0),
-                        r > alloc.get(name, 0),
-                    )
-                )
+                found.append(_shortage(name, r, used, alloc))
         for name in sorted(req):
             if name in (CPU, MEMORY, EPHEMERAL, PODS):
                 continue
@@ -331,16 +332,7 @@ def node_resources_fit(
             if name in dra_resources and alloc.get(name, 0) <= 0:
                 continue  # left to the DynamicResources plugin
             if r > alloc.get(name, 0) - used.get(name, 0):
-                found.append(
-                    (
-                        name,
-                        f"Insufficient {name}",
-                        r,
-                        used.get(name, 0),
-                        alloc.get(name, 0),
-                        r > alloc.get(name, 0),
-                    )
-                )
+                found.append(_shortage(name, r, used, alloc))
     if not found:
         return []
     code = UNRESOLVABLE if any(f[5] for f in found) else UNSCHEDULABLE

@@ -11,7 +11,9 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
+
+from kschedctl.model.kubetypes import Node, Pod, Taint
 
 from .resources import (
     CPU,
@@ -169,7 +171,7 @@ def host_ports(pod: Mapping[str, Any]) -> tuple[tuple[str, str, int], ...]:
 class PodInfo:
     """What the filters need from one pod, computed once."""
 
-    raw: Mapping[str, Any]
+    raw: Pod
     key: str
     uid: str
     namespace: str
@@ -205,7 +207,7 @@ class PodInfo:
         status = pod.get("status") or {}
         priority = spec.get("priority")
         return cls(
-            raw=pod,
+            raw=cast(Pod, pod),  # the API's dict itself, read through the Pod shape
             key=pod_key(pod),
             uid=pod_identity(pod),
             namespace=md.get("namespace") or "default",
@@ -252,10 +254,10 @@ HEADROOM_INDEX = {PODS: 0, CPU: 1, MEMORY: 2, EPHEMERAL: 3}  # NodeInfo.headroom
 class NodeInfo:
     """One node with the pods bound to it (``framework.NodeInfo``)."""
 
-    raw: Mapping[str, Any]
+    raw: Node
     name: str
     labels: Mapping[str, str]
-    taints: list[Mapping[str, Any]]
+    taints: list[Taint]
     unschedulable: bool
     allocatable: dict[str, int]
     requested: dict[str, int] = field(default_factory=dict)
@@ -283,7 +285,7 @@ class NodeInfo:
         md = node.get("metadata") or {}
         spec = node.get("spec") or {}
         return cls(
-            raw=node,
+            raw=cast(Node, node),  # the API's dict itself, read through the Node shape
             name=md.get("name") or "",
             labels=md.get("labels") or {},
             taints=list(spec.get("taints") or []),

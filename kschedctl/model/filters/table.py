@@ -30,6 +30,8 @@ needs no state over other pods, else in its own module with a PreFilter state cl
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .interpod import interpod_state
 from .nodefilters import (
     Incoming,
@@ -49,7 +51,7 @@ from .nodefilters import (
     tolerates_unschedulable,
 )
 from .nodeinfo import NodeInfo
-from .plugin import Check, Cycle, Explain, Filter, PodState
+from .plugin import Cycle, Filter, PodState, PreFilter
 from .snapshot import NodeInfoSnapshot
 from .spread import spread_state
 from .verdicts import (
@@ -74,21 +76,29 @@ from .volumes import binding_state, rwop_state, zone_state
 __all__ = ["FILTERS", "FILTER_ORDER"]
 
 
-def _stateful(plugin: str) -> Explain:
-    """``explain`` of a filter whose PreFilter state does the filtering."""
+def _per_node(
+    plugin: str,
+    explain: Callable[[Incoming, NodeInfo], list[Reason]],
+    check: Callable[[Incoming], NodeCheck],
+    skip: Callable[[Incoming], bool] | None = None,
+) -> Filter:
+    """A row for a filter that reads the pod and the node alone (no PreFilter state)."""
+    return Filter(
+        plugin, lambda c, node, _all: explain(c.inc, node), lambda c: check(c.inc), skip=skip
+    )
+
+
+def _stateful(plugin: str, prefilter: PreFilter, *, first_reason_only: bool = False) -> Filter:
+    """A row for a filter whose PreFilter state (``cycle.states[plugin]``) does the filtering."""
 
     def explain(cycle: Cycle, node: NodeInfo, all_reasons: bool) -> list[Reason]:
         return cycle.states[plugin].filter(node, all_reasons=all_reasons)
 
-    return explain
-
-
-def _stateful_check(plugin: str) -> Check:
     def check(cycle: Cycle) -> NodeCheck:
         state_filter = cycle.states[plugin].filter
         return lambda node: not state_filter(node)
 
-    return check
+    return Filter(plugin, explain, check, prefilter=prefilter, first_reason_only=first_reason_only)
 
 
 def _spread_prefilter(
@@ -98,35 +108,13 @@ def _spread_prefilter(
 
 
 FILTERS: tuple[Filter, ...] = (
-    Filter(
-        NODE_UNSCHEDULABLE,
-        lambda c, node, _all: node_unschedulable(c.inc, node),
-        lambda c: node_unschedulable_check(c.inc),
-        skip=tolerates_unschedulable,
+    _per_node(
+        NODE_UNSCHEDULABLE, node_unschedulable, node_unschedulable_check, tolerates_unschedulable
     ),
-    Filter(
-        NODE_NAME,
-        lambda c, node, _all: node_name(c.inc, node),
-        lambda c: node_name_check(c.inc),
-        skip=lambda inc: not inc.node_name,
-    ),
-    Filter(
-        TAINT_TOLERATION,
-        lambda c, node, _all: taint_toleration(c.inc, node),
-        lambda c: taint_toleration_check(c.inc),
-    ),
-    Filter(
-        NODE_AFFINITY,
-        lambda c, node, _all: node_affinity(c.inc, node),
-        lambda c: node_affinity_check(c.inc),
-        skip=lambda inc: inc.affinity.empty,
-    ),
-    Filter(
-        NODE_PORTS,
-        lambda c, node, _all: node_ports(c.inc, node),
-        lambda c: node_ports_check(c.inc),
-        skip=lambda inc: not inc.ports,
-    ),
+    _per_node(NODE_NAME, node_name, node_name_check, lambda inc: not inc.node_name),
+    _per_node(TAINT_TOLERATION, taint_toleration, taint_toleration_check),
+    _per_node(NODE_AFFINITY, node_affinity, node_affinity_check, lambda inc: inc.affinity.empty),
+    _per_node(NODE_PORTS, node_ports, node_ports_check, lambda inc: not inc.ports),
     Filter(
         NODE_RESOURCES_FIT,
         lambda c, node, _all: node_resources_fit(c.inc, node, c.snapshot.dra_resources),
@@ -134,39 +122,13 @@ FILTERS: tuple[Filter, ...] = (
     ),
     # VolumeRestrictions: the ReadWriteOncePod check (inline disk conflicts are not modelled:
     # ``not_evaluated`` names them).
-    Filter(
-        VOLUME_RESTRICTIONS,
-        _stateful(VOLUME_RESTRICTIONS),
-        _stateful_check(VOLUME_RESTRICTIONS),
-        prefilter=rwop_state,
-    ),
+    _stateful(VOLUME_RESTRICTIONS, rwop_state),
     Filter(NODE_VOLUME_LIMITS),  # CSI attach limits: ``not_evaluated`` for CSI volumes
-    Filter(
-        VOLUME_BINDING,
-        _stateful(VOLUME_BINDING),
-        _stateful_check(VOLUME_BINDING),
-        prefilter=binding_state,
-    ),
-    Filter(
-        VOLUME_ZONE,
-        _stateful(VOLUME_ZONE),
-        _stateful_check(VOLUME_ZONE),
-        prefilter=zone_state,
-        first_reason_only=True,
-    ),
-    Filter(
-        POD_TOPOLOGY_SPREAD,
-        _stateful(POD_TOPOLOGY_SPREAD),
-        _stateful_check(POD_TOPOLOGY_SPREAD),
-        prefilter=_spread_prefilter,
-    ),
-    Filter(
-        INTER_POD_AFFINITY,
-        _stateful(INTER_POD_AFFINITY),
-        _stateful_check(INTER_POD_AFFINITY),
-        prefilter=interpod_state,
-        first_reason_only=True,  # it stops at its first failing check
-    ),
+    _stateful(VOLUME_BINDING, binding_state),
+    _stateful(VOLUME_ZONE, zone_state, first_reason_only=True),
+    _stateful(POD_TOPOLOGY_SPREAD, _spread_prefilter),
+    # InterPodAffinity stops at its first failing check.
+    _stateful(INTER_POD_AFFINITY, interpod_state, first_reason_only=True),
     Filter(DYNAMIC_RESOURCES),
     Filter(NODE_DECLARED_FEATURES),
 )

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
+
+from kschedctl.model.kubetypes import Taint, Toleration
 
 from .selectors import parse_go_int
 
@@ -18,15 +19,15 @@ __all__ = [
 ]
 
 DO_NOT_SCHEDULE_EFFECTS = ("NoSchedule", "NoExecute")
-UNSCHEDULABLE_TAINT: Mapping[str, str] = {
+UNSCHEDULABLE_TAINT: Taint = {
     "key": "node.kubernetes.io/unschedulable",
     "effect": "NoSchedule",
 }
 
 
 def toleration_tolerates_taint(
-    toleration: Mapping[str, Any],
-    taint: Mapping[str, Any],
+    toleration: Toleration,
+    taint: Taint,
     *,
     comparison_operators: bool = False,
 ) -> bool:
@@ -58,8 +59,8 @@ def toleration_tolerates_taint(
 
 
 def tolerates(
-    taint: Mapping[str, Any],
-    tolerations: Iterable[Mapping[str, Any]] | None,
+    taint: Taint,
+    tolerations: Iterable[Toleration] | None,
     *,
     comparison_operators: bool = False,
 ) -> bool:
@@ -71,12 +72,12 @@ def tolerates(
 
 
 def find_untolerated_taint(
-    taints: Sequence[Mapping[str, Any]] | None,
-    tolerations: Sequence[Mapping[str, Any]] | None,
+    taints: Sequence[Taint] | None,
+    tolerations: Sequence[Toleration] | None,
     *,
     effects: Sequence[str] = DO_NOT_SCHEDULE_EFFECTS,
     comparison_operators: bool = False,
-) -> Mapping[str, Any] | None:
+) -> Taint | None:
     """The first taint (in node order) with one of ``effects`` that no toleration covers."""
     for taint in taints or ():
         if (taint.get("effect") or "") not in effects:
@@ -86,15 +87,16 @@ def find_untolerated_taint(
     return None
 
 
-def taint_text(taint: Mapping[str, Any]) -> str:
-    """``key=value:Effect`` (kubectl's notation)."""
+def taint_text(taint: Taint | Toleration) -> str:
+    """``key=value:Effect`` (kubectl's notation) of a taint, or of the taint a toleration
+    names."""
     key = taint.get("key") or ""
     value = taint.get("value") or ""
     effect = taint.get("effect") or ""
     return f"{key}={value}:{effect}" if value else f"{key}:{effect}"
 
 
-def toleration_for(taint: Mapping[str, Any]) -> str:
+def toleration_for(taint: Taint) -> str:
     """The toleration that would tolerate ``taint``, in flow-YAML form."""
     key = taint.get("key") or ""
     value = taint.get("value") or ""

@@ -132,13 +132,9 @@ class NodeVerdict:
         return UNRESOLVABLE if any(r.unresolvable for r in rs) else UNSCHEDULABLE
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "fits": self.fits,
-            "code": self.code,
-            "counted": len(self.scheduler_reasons),
-            "reasons": [r.to_dict() for r in self.reasons],
-        }
+        reasons = [r.to_dict() for r in self.reasons]
+        return {"name": self.name, "fits": self.fits, "code": self.code,
+                "counted": len(self.scheduler_reasons), "reasons": reasons}  # fmt: skip
 
 
 @dataclass(frozen=True)

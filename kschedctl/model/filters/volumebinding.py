@@ -1,5 +1,6 @@
-"""The per-node volume filters: VolumeRestrictions' ReadWriteOncePod check, VolumeBinding and
-VolumeZone, over plain PersistentVolumeClaim / PersistentVolume / StorageClass dicts.
+"""VolumeBinding, the per-node filter of PersistentVolumeClaims, over plain
+PersistentVolumeClaim / PersistentVolume / StorageClass dicts (VolumeZone is
+:mod:`.volumezone`, VolumeRestrictions' ReadWriteOncePod check :mod:`.volumerestrictions`).
 
 Derived from kube-scheduler v1.36.3: ``pkg/scheduler/framework/plugins/volumebinding/binder.go``
 (``FindPodVolumes``, ``checkBoundClaims``, ``findMatchingVolumes``, ``checkVolumeProvisions``)
@@ -24,10 +25,7 @@ from .quantity import QuantityError, parse_quantity
 from .selectors import SelectorError, label_selector, node_selector_terms
 from .verdicts import (
     UNRESOLVABLE,
-    UNSCHEDULABLE,
     VOLUME_BINDING,
-    VOLUME_RESTRICTIONS,
-    VOLUME_ZONE,
     Reason,
 )
 
@@ -36,27 +34,19 @@ __all__ = [
     "REASON_NODE_CONFLICT",
     "REASON_PROVISIONING_UNSUPPORTED",
     "REASON_PV_NOT_EXIST",
-    "REASON_RWOP_CONFLICT",
-    "REASON_ZONE_CONFLICT",
     "VolumeBindingState",
-    "VolumeZoneState",
-    "RwopState",
     "claim_class",
     "volume_class",
     "pv_node_affinity_failure",
     "find_matching_volume",
     "fully_bound",
     "is_delay_binding",
+    "bind_volume_to_claim",
 ]
 
 REASON_NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinity"
 REASON_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
 REASON_PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
-REASON_ZONE_CONFLICT = "node(s) had no available volume zone"
-REASON_RWOP_CONFLICT = (
-    "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already "
-    "in-use by another pod"
-)
 # kschedctl's own scheduler only: kube-scheduler would pass the node and provision.
 REASON_PROVISIONING_UNSUPPORTED = (
     "node(s) would need dynamic provisioning of a PersistentVolume, which kschedctl's scheduler "
@@ -69,20 +59,6 @@ BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
 SELECTED_NODE = "volume.kubernetes.io/selected-node"
 NO_PROVISIONER = "kubernetes.io/no-provisioner"
 STORAGE = "storage"
-RWOP = "ReadWriteOncePod"
-
-# volume_zone.go topologyLabels, and the beta -> GA translation it applies to node labels.
-ZONE_LABELS = (
-    "failure-domain.beta.kubernetes.io/zone",
-    "failure-domain.beta.kubernetes.io/region",
-    "topology.kubernetes.io/zone",
-    "topology.kubernetes.io/region",
-)
-_GA_LABEL = {
-    "failure-domain.beta.kubernetes.io/zone": "topology.kubernetes.io/zone",
-    "failure-domain.beta.kubernetes.io/region": "topology.kubernetes.io/region",
-}
-MULTI_ZONE_DELIMITER = "__"  # k8s.io/cloud-provider/volume LabelMultiZoneDelimiter
 
 
 def _md(obj: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -130,6 +106,40 @@ def is_delay_binding(
         return False
     sc = classes.get(name)
     return sc is not None and sc.get("volumeBindingMode") == "WaitForFirstConsumer"
+
+
+def bind_volume_to_claim(pv: Mapping[str, Any], pvc: Mapping[str, Any]) -> dict[str, Any]:
+    """``GetBindVolumeToClaim``: the PV with a claimRef to the claim (and
+    ``pv.kubernetes.io/bound-by-controller`` when it was not pre-bound), as VolumeBinding's
+    PreBind writes it and the PV controller then completes."""
+    cmd = pvc.get("metadata") or {}
+    spec = dict(pv.get("spec") or {})
+    md = dict(pv.get("metadata") or {})
+    ref = spec.get("claimRef") or {}
+    namespace = cmd.get("namespace") or "default"
+    prebound = (
+        ref.get("name") == cmd.get("name")
+        and ref.get("namespace") == namespace
+        and (not ref.get("uid") or ref.get("uid") == cmd.get("uid"))
+    )
+    if (
+        ref.get("name") != cmd.get("name")
+        or ref.get("namespace") != namespace
+        or (ref.get("uid") != cmd.get("uid"))
+    ):
+        spec["claimRef"] = {
+            "kind": "PersistentVolumeClaim",
+            "namespace": namespace,
+            "name": cmd.get("name"),
+            "uid": cmd.get("uid"),
+            "apiVersion": "v1",
+            "resourceVersion": cmd.get("resourceVersion"),
+        }
+    annotations = dict(md.get("annotations") or {})
+    if not prebound and BOUND_BY_CONTROLLER not in annotations:
+        annotations[BOUND_BY_CONTROLLER] = "yes"
+    md["annotations"] = annotations
+    return {**pv, "metadata": md, "spec": spec}
 
 
 def _storage(obj: Mapping[str, Any] | None) -> int:
@@ -425,101 +435,3 @@ class VolumeBindingState:
                 f"{sc.get('provisioner')}"
             )
         return None, None
-
-
-def zone_set(value: str) -> set[str] | None:
-    """``LabelZonesToSet``: the ``__``-separated zones; None for an invalid value (ignored)."""
-    zones = [z.strip() for z in value.split(MULTI_ZONE_DELIMITER)]
-    if any(not z for z in zones):
-        return None
-    return set(zones)
-
-
-@dataclass
-class VolumeZoneState:
-    """VolumeZone's PreFilter state: (PV name, label key, zones) of the bound claims' PVs."""
-
-    topologies: list[tuple[str, str, set[str]]]
-
-    def update_with_pod(self, pod: PodInfo, node: NodeInfo, delta: int) -> None:
-        """Other pods do not change it."""
-
-    def filter(self, node: NodeInfo, *, all_reasons: bool = False) -> list[Reason]:
-        labels = node.labels
-        if not any(k in labels for k in ZONE_LABELS):
-            return []
-        for pv_name, key, zones in self.topologies:
-            have = labels.get(key)
-            if have is None:
-                have = labels.get(_GA_LABEL.get(key, key))
-            if have is None or have not in zones:
-                node_has = f"node has {key}={have}" if have is not None else f"node has no {key}"
-                return [
-                    Reason(
-                        VOLUME_ZONE,
-                        REASON_ZONE_CONFLICT,
-                        f"PersistentVolume {pv_name} is in {key} {'/'.join(sorted(zones))} "
-                        f"({node_has})",
-                        "schedule the pod in the volume's zone (add matching node affinity), "
-                        "or use a volume in the node's zone",
-                        UNRESOLVABLE,
-                    )
-                ]
-        return []
-
-
-def pv_topologies(pv: Mapping[str, Any]) -> list[tuple[str, str, set[str]]]:
-    """``getPVTopologies``."""
-    labels = _md(pv).get("labels") or {}
-    out = []
-    for key in ZONE_LABELS:
-        if key in labels:
-            zones = zone_set(str(labels[key]))
-            if zones is not None:
-                out.append((_name(pv), key, zones))
-    return out
-
-
-def _pod_claims(pod: Mapping[str, Any]) -> list[str]:
-    """The claim names a pod's volumes use (persistentVolumeClaim and generic ephemeral)."""
-    md = pod.get("metadata") or {}
-    out = []
-    for v in (pod.get("spec") or {}).get("volumes") or []:
-        if v.get("persistentVolumeClaim") is not None:
-            out.append(str(v["persistentVolumeClaim"].get("claimName") or ""))
-        elif v.get("ephemeral") is not None:
-            out.append(f"{md.get('name', '')}-{v.get('name', '')}")
-    return out
-
-
-@dataclass
-class RwopState:
-    """VolumeRestrictions' ReadWriteOncePod state: the pod's RWOP claims and how many
-    references other pods on nodes hold to them (``conflictingPVCRefCount``)."""
-
-    namespace: str
-    claims: set[str]
-    conflicts: int = 0
-    users: list[str] = field(default_factory=list)
-
-    def _uses(self, pod: PodInfo) -> int:
-        if pod.namespace != self.namespace:
-            return 0
-        return sum(1 for c in _pod_claims(pod.raw) if c in self.claims)
-
-    def update_with_pod(self, pod: PodInfo, node: NodeInfo, delta: int) -> None:
-        self.conflicts += self._uses(pod) * delta
-
-    def filter(self, node: NodeInfo, *, all_reasons: bool = False) -> list[Reason]:
-        if self.conflicts <= 0:
-            return []
-        return [
-            Reason(
-                VOLUME_RESTRICTIONS,
-                REASON_RWOP_CONFLICT,
-                f"ReadWriteOncePod claim(s) {', '.join(sorted(self.claims))} in use by "
-                f"{', '.join(self.users) or 'another pod'}",
-                "wait for the other pod to end, or give this pod its own claim",
-                UNSCHEDULABLE,
-            )
-        ]

@@ -16,8 +16,8 @@ StorageClasses). In kube-scheduler's PreFilter order:
 
 All are UnschedulableAndUnresolvable. With the PersistentVolumes, :func:`binding_state`,
 :func:`zone_state` and :func:`rwop_state` build the PreFilter states of the per-node filters
-(``volumebinding``); CSI attach limits (NodeVolumeLimits) need CSINodes and stay "not
-evaluated" for pods with CSI volumes.
+(``volumebinding``, ``volumezone``, ``volumerestrictions``); CSI attach limits
+(NodeVolumeLimits) need CSINodes and stay "not evaluated" for pods with CSI volumes.
 """
 
 from __future__ import annotations
@@ -29,16 +29,14 @@ from .nodefilters import Incoming
 from .verdicts import UNRESOLVABLE, VOLUME_BINDING, VOLUME_RESTRICTIONS, VOLUME_ZONE, Reason
 from .volumebinding import (
     BIND_COMPLETED,
-    RWOP,
-    RwopState,
     VolumeBindingState,
-    VolumeZoneState,
     claim_class,
     fully_bound,
     is_delay_binding,
-    pv_topologies,
     volume_class,
 )
+from .volumerestrictions import RWOP, RwopState
+from .volumezone import VolumeZoneState, pv_topologies
 
 if TYPE_CHECKING:
     from .snapshot import NodeInfoSnapshot

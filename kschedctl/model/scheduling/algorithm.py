@@ -4,13 +4,12 @@ then DefaultPreemption.
 Pure: a pod dict and a :class:`~kschedctl.model.filters.NodeInfoSnapshot` in, a
 :class:`Decision` out. The filters are :mod:`kschedctl.model.filters` (the code
 ``kschedctl why`` runs); the ranking is :mod:`.scoring`; the relaxations are :mod:`.policy`.
-:func:`explain` runs every stage in full for ``kschedctl why``: which stage would place the
-pod, where, and why the others do not.
+:mod:`.explain` runs every stage in full for ``kschedctl why``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,24 +25,23 @@ from kschedctl.model.filters import (
     fits_node,
     nodes_to_find,
 )
-from kschedctl.model.filters.cycle import CycleState, ExtraFilter
+from kschedctl.model.filters.cycle import ExtraFilter
 from kschedctl.model.filters.messages import NO_NODES_MESSAGE, reason_text
-from kschedctl.model.filters.nodefilters import Incoming
-from kschedctl.model.filters.nodeinfo import NodeInfo, PodInfo
 from kschedctl.model.filters.volumes import volume_bindings
 
-from .plugins import NO_PLUGINS, PluginCycle, PluginFailure, PluginSet, PluginVerdict
-from .policy import FallbackPolicy, FallbackStep, pod_policy, strict_pod
+from .plugins import NO_PLUGINS, PluginCycle, PluginFailure, PluginSet
+from .policy import FallbackPolicy, FallbackStep, strict_pod
+from .policyload import pod_policy
 from .scoring import best_node, has_untolerated_prefer_no_schedule, score_nodes
 from .strategies import DEFAULT_STRATEGY, scorer_for
 
 __all__ = [
+    "Stage",
+    "stages",
+    "stage_message",
+    "problems_text",
     "Decision",
     "Algorithm",
-    "PluginReport",
-    "StageOutcome",
-    "explain",
-    "plugin_report",
     "REASON_STRICT_PREFER",
 ]
 
@@ -134,34 +132,31 @@ class Algorithm:
 
     def _decide(self, pod: Mapping[str, Any], snapshot: NodeInfoSnapshot, start: int) -> Decision:
         policy, problem = pod_policy(pod, self.policy)
-        error = f"invalid {problem.source}: {_problems_text(problem)}" if problem else None
-        own = strict_pod(pod) if policy.strict_preferences else pod
+        error = f"invalid {problem.source}: {problems_text(problem)}" if problem else None
         nominated = (pod.get("status") or {}).get("nominatedNodeName")
-        if nominated and self._fits_nominated(own, snapshot, nominated):
-            # Preemption made room there: kube-scheduler tries that node first and takes it
-            # without scoring (schedule_one.go evaluateNominatedNode).
-            return Decision(
-                nominated, None, None, 1, start, policy=policy, policy_error=error,
-                bindings=tuple(volume_bindings(pod, snapshot, nominated)),
-            )  # fmt: skip
-        node, score, found, next_start = self._place(
-            own, snapshot, start, policy.strict_preferences
-        )
-        if node is not None:
-            return Decision(
-                node, None, score, found, next_start, policy=policy, policy_error=error,
-                bindings=tuple(volume_bindings(pod, snapshot, node)),
-            )  # fmt: skip
         tried: list[str] = []
-        for step in policy.steps:
-            relaxed = _relaxed(pod, step, policy)
-            strict = policy.strict_preferences and not step.drop_preferred
-            node, score, found, next_start = self._place(relaxed, snapshot, next_start, strict)
-            tried.append(step.name)
+        next_start = start
+        for stage in stages(pod, policy):
+            if (
+                stage.step is None
+                and nominated
+                and self._fits_nominated(stage.pod, snapshot, nominated)
+            ):
+                # Preemption made room there: kube-scheduler tries that node first and takes
+                # it without scoring (schedule_one.go evaluateNominatedNode).
+                return Decision(
+                    nominated, None, None, 1, start, policy=policy, policy_error=error,
+                    bindings=tuple(volume_bindings(pod, snapshot, nominated)),
+                )  # fmt: skip
+            node, score, found, next_start = self.place(
+                stage.pod, snapshot, next_start, stage.strict
+            )
+            if stage.step is not None:
+                tried.append(stage.step.name)
             if node is not None:
                 return Decision(
-                    node, step, score, found, next_start, None, policy, error, tuple(tried),
-                    tuple(volume_bindings(pod, snapshot, node)),
+                    node, stage.step, score, found, next_start, None, policy, error,
+                    tuple(tried), tuple(volume_bindings(pod, snapshot, node)),
                 )  # fmt: skip
         message, preemption = self.failure(pod, snapshot, policy, problem)
         return Decision(
@@ -175,16 +170,22 @@ class Algorithm:
         """Every filter passes on ``node``: the built-in ones, then the plugins' (counting
         the pods nominated there, as every filter pass does)."""
         return fits_node(
-            pod, snapshot, node, dynamic_provisioning=PROVISIONS, extra=self._extra(pod, snapshot)
+            pod,
+            snapshot,
+            node,
+            dynamic_provisioning=PROVISIONS,
+            extra=self.extra_filter(pod, snapshot),
         )
 
-    def _extra(self, pod: Mapping[str, Any], snapshot: NodeInfoSnapshot) -> ExtraFilter | None:
+    def extra_filter(
+        self, pod: Mapping[str, Any], snapshot: NodeInfoSnapshot
+    ) -> ExtraFilter | None:
         """The plugins as the filter engine's ``extra`` filter (None: no plugin filters)."""
         if not (self.plugins.filters or self.plugins.pre_filters):
             return None  # score-only plugins filter nothing
         return self.plugins.cycle(pod, snapshot).status
 
-    def _place(
+    def place(
         self, pod: Mapping[str, Any], snapshot: NodeInfoSnapshot, start: int, strict: bool
     ) -> tuple[str | None, int | None, int, int]:
         # Strictness removes nodes after filtering, so a sample could miss the ones left.
@@ -210,16 +211,6 @@ class Algorithm:
             return None, None, 0, found.next_start
         return chosen[0], chosen[1], len(names), found.next_start
 
-    def failure_message(
-        self,
-        pod: Mapping[str, Any],
-        snapshot: NodeInfoSnapshot,
-        policy: FallbackPolicy,
-        problem: PolicyError | None = None,
-    ) -> str:
-        """The FailedScheduling text (see :meth:`failure`)."""
-        return self.failure(pod, snapshot, policy, problem)[0]
-
     def failure(
         self,
         pod: Mapping[str, Any],
@@ -233,26 +224,18 @@ class Algorithm:
         then each fallback step's histogram. Plugin reasons count like built-in ones, and
         the plugins run in the preemption dry run too; a plugin that raises raises
         PluginFailure."""
-        own = strict_pod(pod) if policy.strict_preferences else pod
-        plugins = self.plugins
-        text, preemption = _stage(
-            own,
-            snapshot,
-            policy.strict_preferences,
-            self.server_version,
-            plugins,
-            preempting=True,
-        )
+        own, *steps = stages(pod, policy)
+        version, plugins = self.server_version, self.plugins
+        text, preemption = _stage(own.pod, snapshot, own.strict, version, plugins, preempting=True)
         parts = []
-        for step in policy.steps:
-            relaxed = _relaxed(pod, step, policy)
-            strict = policy.strict_preferences and not step.drop_preferred
-            stage, _ = _stage(relaxed, snapshot, strict, self.server_version, plugins)
-            parts.append(f"{step.name}: {_histogram_part(stage).rstrip('.')}")
+        for stage in steps:
+            assert stage.step is not None
+            message = stage_message(stage.pod, snapshot, stage.strict, version, plugins)
+            parts.append(f"{stage.step.name}: {_histogram_part(message).rstrip('.')}")
         if parts:
             text += f" Fallback steps of {policy.origin} tried: " + "; ".join(parts) + "."
         if problem is not None:
-            text += f" Invalid {problem.source}: {_problems_text(problem)}"
+            text += f" Invalid {problem.source}: {problems_text(problem)}"
         return text, preemption
 
 
@@ -273,15 +256,29 @@ def _best_with_plugins(
     return None if best_total < 0 else (best_name, round(best_total))
 
 
-def _problems_text(error: PolicyError) -> str:
+def problems_text(error: PolicyError) -> str:
     return "; ".join(": ".join(x for x in (p.path, p.message) if x) for p in error.problems)
 
 
-def _relaxed(pod: Mapping[str, Any], step: FallbackStep, policy: FallbackPolicy) -> dict[str, Any]:
-    relaxed = step.apply(pod)
-    if policy.strict_preferences and not step.drop_preferred:
-        return strict_pod(relaxed)
-    return relaxed
+@dataclass(frozen=True)
+class Stage:
+    """One stage of a decision: the pod as it is filtered there (its own rules, or relaxed
+    by ``step``), and whether strictPreferences hold."""
+
+    step: FallbackStep | None
+    pod: Mapping[str, Any]
+    strict: bool
+
+
+def stages(pod: Mapping[str, Any], policy: FallbackPolicy) -> Iterator[Stage]:
+    """The pod under its own rules, then under each fallback step in order (built lazily:
+    a step's copy is made only when the stages before it placed nothing)."""
+    own_strict = policy.strict_preferences
+    yield Stage(None, strict_pod(pod) if own_strict else pod, own_strict)
+    for step in policy.steps:
+        relaxed = step.apply(pod)
+        strict = own_strict and not step.drop_preferred
+        yield Stage(step, strict_pod(relaxed) if strict else relaxed, strict)
 
 
 def _histogram_part(message: str) -> str:
@@ -290,7 +287,7 @@ def _histogram_part(message: str) -> str:
     return rest if sep else message
 
 
-def _stage_message(
+def stage_message(
     pod: Mapping[str, Any],
     snapshot: NodeInfoSnapshot,
     strict: bool,
@@ -348,166 +345,3 @@ def _stage(
     if strict:
         reasons += [REASON_STRICT_PREFER] * len(ev.feasible)
     return fit_error_message(len(ev.nodes), reasons), None
-
-
-@dataclass(frozen=True)
-class StageOutcome:
-    """One stage for ``why``: the pod's own rules (``step`` None) or one fallback step."""
-
-    step: FallbackStep | None
-    feasible: tuple[str, ...]
-    chosen: str | None
-    message: str | None  # the histogram when nothing fits
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "step": self.step.name if self.step else None,
-            "relaxes": self.step.describe() if self.step else None,
-            "feasible": list(self.feasible),
-            "chosen": self.chosen,
-            "message": self.message,
-        }
-
-
-def explain(
-    pod: Mapping[str, Any],
-    snapshot: NodeInfoSnapshot,
-    default_policy: FallbackPolicy,
-    strategy: str = DEFAULT_STRATEGY,
-    plugins: PluginSet = NO_PLUGINS,
-) -> tuple[FallbackPolicy, str | None, list[StageOutcome]]:
-    """Every stage in order, each over all nodes: (policy used, policy error, outcomes).
-
-    The first outcome with ``chosen`` set is the one the scheduler would apply; later stages
-    are listed too, so ``why`` can show what each step would do. A plugin that raises
-    raises PluginFailure (the scheduler's decision fails the same way).
-    """
-    policy, problem = pod_policy(pod, default_policy)
-    algo = Algorithm(
-        strategy=strategy, percentage_of_nodes_to_score=100, policy=policy, plugins=plugins
-    )
-    stages: list[tuple[FallbackStep | None, Mapping[str, Any], bool]] = [
-        (None, strict_pod(pod) if policy.strict_preferences else pod, policy.strict_preferences)
-    ]
-    for fallback in policy.steps:
-        stages.append(
-            (
-                fallback,
-                _relaxed(pod, fallback, policy),
-                policy.strict_preferences and not fallback.drop_preferred,
-            )
-        )
-    out = []
-    for step, staged, strict in stages:
-        node, _score, _found, _next = algo._place(staged, snapshot, 0, strict)
-        found = feasible_nodes(
-            staged, snapshot, dynamic_provisioning=PROVISIONS, extra=algo._extra(staged, snapshot)
-        ).names
-        if strict:
-            tolerations = (staged.get("spec") or {}).get("tolerations") or []
-            found = tuple(
-                n for n in found
-                if not has_untolerated_prefer_no_schedule(snapshot.node(n), tolerations)
-            )  # fmt: skip
-        message = (
-            None if node else _stage_message(staged, snapshot, strict, algo.server_version, plugins)
-        )
-        out.append(StageOutcome(step, found, node, message))
-    return policy, _problems_text(problem) if problem else None, out
-
-
-@dataclass(frozen=True)
-class PluginReport:
-    """What the plugins say about a pod under its own rules, node by node (``why``).
-
-    ``nodes`` holds the nodes that pass every built-in filter (the plugins run on no other):
-    each plugin filter's verdict in order, up to the first that rejects. ``scores``: each
-    score plugin's 0..100 score (before its WEIGHT) on the nodes every filter passes.
-    ``error``: the scheduler's message when a plugin raises (then the rest is partial).
-    """
-
-    names: tuple[str, ...]
-    prefilter: tuple[str, str] | None = None  # (plugin, reason) that rejects the pod
-    nodes: Mapping[str, tuple[PluginVerdict, ...]] = field(default_factory=dict)
-    scores: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
-    error: str | None = None
-    sources: Mapping[str, str] = field(default_factory=dict)  # plugin name -> file or module
-
-    def rejecting(self) -> dict[str, list[str]]:
-        """Plugin name -> the nodes its filter rejects."""
-        out: dict[str, list[str]] = {}
-        for node, verdicts in self.nodes.items():
-            for v in verdicts:
-                if v.reason is not None:
-                    out.setdefault(v.plugin, []).append(node)
-        return out
-
-    def fitting(self) -> list[str]:
-        """The nodes that pass the built-in filters and every plugin filter."""
-        return [n for n, vs in self.nodes.items() if all(v.reason is None for v in vs)]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "plugins": list(self.names),
-            "preFilter": (
-                {"plugin": self.prefilter[0], "reason": self.prefilter[1]}
-                if self.prefilter
-                else None
-            ),
-            "nodes": [
-                {
-                    "name": node,
-                    "filters": [v.to_dict() for v in verdicts],
-                    "scores": dict(self.scores.get(node) or {}),
-                }
-                for node, verdicts in self.nodes.items()
-            ],
-            "error": self.error,
-        }
-
-
-def plugin_report(
-    pod: Mapping[str, Any], snapshot: NodeInfoSnapshot, policy: FallbackPolicy, plugins: PluginSet
-) -> PluginReport:
-    """Every plugin's verdict on every node for the pod's own rules (the first stage)."""
-    used, _problem = pod_policy(pod, policy)
-    own = strict_pod(pod) if used.strict_preferences else pod
-    cycle = plugins.cycle(own, snapshot)
-    sources = {p.name: p.source for p in plugins.plugins}
-    nodes: dict[str, tuple[PluginVerdict, ...]] = {}
-    scores: dict[str, Mapping[str, float]] = {}
-    try:
-        builtin = feasible_nodes(own, snapshot, dynamic_provisioning=PROVISIONS)
-        if builtin.rejected or not builtin.names:
-            return PluginReport(plugins.names(), sources=sources)
-        rejected = cycle.prefiltered()
-        if rejected is not None:
-            return PluginReport(plugins.names(), rejected, sources=sources)
-        # The pods nominated to a node count for the plugins as for every filter pass.
-        nominated = CycleState(Incoming(own), snapshot).nominated
-        for name in builtin.names:
-            node = snapshot.node(name)
-            nodes[name] = _verdicts_with_nominated(cycle, node, nominated.get(name) or [])
-            if all(v.reason is None for v in nodes[name]) and plugins.scorers:
-                scores[name] = cycle.scores(node)
-    except PluginFailure as err:
-        return PluginReport(plugins.names(), None, nodes, scores, err.message, sources)
-    return PluginReport(plugins.names(), None, nodes, scores, None, sources)
-
-
-def _verdicts_with_nominated(
-    cycle: PluginCycle, node: NodeInfo, nominated: Sequence[PodInfo]
-) -> tuple[PluginVerdict, ...]:
-    """The plugins' verdicts on ``node`` as ``RunFilterPluginsWithNominatedPods`` has them:
-    first with the ``nominated`` pods on it; if every plugin passes, once more without."""
-    if nominated:
-        for p in nominated:
-            node.add(p)
-        try:
-            first = tuple(cycle.verdicts(node))
-        finally:
-            for p in nominated:
-                node.remove(p)
-        if any(v.reason is not None for v in first):
-            return first
-    return tuple(cycle.verdicts(node))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
@@ -37,35 +37,27 @@ class LeaseAction:
     body: dict[str, Any] | None = None
 
 
+@dataclass(eq=False)  # one per scheduler: compared by identity
 class LeaderElector:
-    def __init__(
-        self,
-        identity: str,
-        namespace: str,
-        name: str,
-        lease_duration: float = 15.0,
-        renew_deadline: float = 10.0,
-        retry_period: float = 2.0,
-        clock: Callable[[], float] = time.monotonic,
-        wall: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
-    ) -> None:
-        if not lease_duration > renew_deadline > retry_period > 0:
+    identity: str
+    namespace: str
+    name: str
+    lease_duration: float = 15.0
+    renew_deadline: float = 10.0
+    retry_period: float = 2.0
+    clock: Callable[[], float] = time.monotonic
+    wall: Callable[[], datetime] = lambda: datetime.now(timezone.utc)
+    leading: bool = field(default=False, init=False)
+    last_renew: float = field(default=0.0, init=False)  # clock time of our last create/update
+    _observed: tuple[Any, ...] | None = field(default=None, init=False, repr=False)
+    _observed_at: float = field(default=0.0, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.lease_duration > self.renew_deadline > self.retry_period > 0:
             raise ValueError(
                 "need leaseDuration > renewDeadline > retryPeriod > 0, got "
-                f"{lease_duration} > {renew_deadline} > {retry_period}"
+                f"{self.lease_duration} > {self.renew_deadline} > {self.retry_period}"
             )
-        self.identity = identity
-        self.namespace = namespace
-        self.name = name
-        self.lease_duration = lease_duration
-        self.renew_deadline = renew_deadline
-        self.retry_period = retry_period
-        self.clock = clock
-        self.wall = wall
-        self.leading = False
-        self.last_renew = 0.0  # clock time of our last successful create/update
-        self._observed: tuple[Any, ...] | None = None
-        self._observed_at = 0.0
 
     # -- deciding ----------------------------------------------------------------------------
 

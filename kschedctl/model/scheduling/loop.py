@@ -9,9 +9,8 @@ Threads (all daemons; ``run`` returns after a clean shutdown):
   change could help them; four more (services, replication controllers, replica sets,
   stateful sets) keep the selectors of the system-default topology spreading, which only
   scoring reads, and one the PodDisruptionBudgets, which only preemption reads;
-- the **elector** renews or acquires the Lease every retry period (always leading with
-  leader election off); a leader that cannot renew within the renew deadline steps down
-  and campaigns again, its caches still warm;
+- the **elector** (:mod:`.campaign`) renews or acquires the Lease every retry period (always
+  leading with leader election off);
 - one **worker** (the GIL makes more pointless) pops the next pod, decides under the cache
   lock and *assumes* the pod on its node before the lock is released, so the next decision
   already sees it;
@@ -21,13 +20,9 @@ Threads (all daemons; ``run`` returns after a clean shutdown):
   FailedScheduling and a retry), then post ``pods/binding`` with the pod's uid and the fallback
   annotation; a 409 (bound already, or a re-created pod) or 404 drops the assumption and the
   pod, other errors put the pod back with backoff;
-- **reporters** post events (``Scheduled``, ``FailedScheduling``) and the
-  ``PodScheduled=False`` condition with ``status.nominatedNodeName``, off the decision path;
-  when the decision preempts, they then evict the victims as kube-scheduler's preemption
-  executor does (pkg/scheduler/framework/preemption/executor.go): a ``DisruptionTarget``
-  condition, a graceful delete, a ``Preempted`` event on each victim naming the preemptor;
-  lower-priority pods nominated to that node lose their nomination. The preemptor is not
-  retried before that is done.
+- **reporters** (:mod:`.reporting`) post events and the ``PodScheduled=False`` condition off
+  the decision path; when the decision preempts, they then evict the victims as
+  kube-scheduler's preemption executor does. The preemptor is not retried before that is done.
 
 The API is reached only through the port, :class:`~.port.SchedulerApi`
 (``kschedctl.k8s.scheduler_api`` implements it), so this module stays free of the kubernetes
@@ -42,22 +37,24 @@ import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from kschedctl.model.filters.volumebinding import fully_bound, pv_node_affinity_failure
 
 from .algorithm import Algorithm, Decision
 from .cache import VOLUME_KINDS, WORKLOAD_RESOURCES, PodChanges, SchedulerCache
-from .leader import LeaderElector, micro_time
-from .metrics import BINDING_BUCKETS, DECISION_BUCKETS, Metrics
+from .campaign import Campaign
+from .leader import LeaderElector
+from .metrics import Metrics, Series, define_scheduler_metrics
 from .policy import STEP_ANNOTATION
 from .port import NAMESPACES, PDBS, SYNC, ApiConflict, ApiNotFound, ApiUnavailable, SchedulerApi
 from .queue import QueuedPod, SchedulingQueue, pod_uid
+from .reporting import Eviction, Reporter, pod_key
 
 __all__ = [
     "Settings",
     "SchedulerLoop",
-    "NOTE_LIMIT",
     "CONNECTIONS",
     "BIND_WORKERS",
     "REPORT_WORKERS",
@@ -66,7 +63,6 @@ __all__ = [
 
 log = logging.getLogger("kschedctl.scheduler")
 
-NOTE_LIMIT = 1024  # events.k8s.io note length limit (bytes)
 # Bindings in flight at once. kube-scheduler binds each pod in a goroutine of its own
 # (schedule_one.go: go sched.runBindingCycle): with a few binders, the binding rate is capped
 # at binders / API latency, whatever the client limit allows (4 binders at 1 s: 4 pods/s). On
@@ -106,18 +102,6 @@ class Settings:
     lease_annotations: dict[str, str] = field(default_factory=dict)
 
 
-def _pod_key(pod: Mapping[str, Any]) -> str:
-    md = pod.get("metadata") or {}
-    return f"{md.get('namespace')}/{md.get('name')}"
-
-
-def _truncate_note(note: str) -> str:
-    raw = note.encode()
-    if len(raw) <= NOTE_LIMIT:
-        return note
-    return raw[: NOTE_LIMIT - 4].decode(errors="ignore") + " ..."
-
-
 class SchedulerLoop:
     def __init__(
         self, api: SchedulerApi, settings: Settings, metrics: Metrics | None = None
@@ -132,18 +116,26 @@ class SchedulerLoop:
         self.start_index = 0
         self.stop = threading.Event()
         self.leading = threading.Event()
-        self.elector: LeaderElector | None = None
+        self.campaign: Campaign | None = None
         if settings.leader_elect:
-            self.elector = LeaderElector(
+            elector = LeaderElector(
                 settings.identity, settings.lease_namespace, settings.lease_name or settings.name,
                 settings.lease_duration, settings.renew_deadline, settings.retry_period,
             )  # fmt: skip
+            self.campaign = Campaign(
+                api, elector, settings.lease_annotations, self.leading, self.queue.wake
+            )
         self.metrics = metrics or Metrics()
-        self._define_metrics()
+        define_scheduler_metrics(
+            self.metrics, self.algorithm.plugins.names(),
+            self._queue_gauge, self._leader_gauge, self._cache_gauge,
+        )  # fmt: skip
+        self.reporter = Reporter(
+            api, settings.name, settings.identity, settings.event_interval, self.metrics
+        )
         self._binders = ThreadPoolExecutor(settings.bind_workers, thread_name_prefix="bind")
         self._reporters = ThreadPoolExecutor(settings.report_workers, thread_name_prefix="report")
         self._threads: dict[str, threading.Thread] = {}
-        self._reported: dict[str, tuple[str, float]] = {}  # uid -> (message, when)
         # Preemptors whose victims are being evicted: not retried until that is done, like
         # DefaultPreemption's PreEnqueue ("waiting for the preemption for this pod to be
         # finished"), so a retry cannot see a half-evicted node.
@@ -151,55 +143,13 @@ class SchedulerLoop:
 
     # -- metrics ---------------------------------------------------------------------------
 
-    def _define_metrics(self) -> None:
-        m = self.metrics
-        m.counter(
-            "pods_scheduled_total",
-            'Pods bound to a node, by the fallback step that placed them ("" for none).',
-        )
-        m.counter(
-            "pods_failed_total", "Scheduling attempts that found no node, fallbacks included."
-        )
-        m.counter("fallback_used_total", "Pods placed by a fallback step, by step.")
-        m.counter(
-            "plugin_errors_total",
-            "Scheduling attempts failed by a Python plugin that raised or broke its contract, "
-            "by plugin.",
-        )
-        for plugin in self.algorithm.plugins.names():  # a 0 series per plugin from the start
-            m.inc("plugin_errors_total", (("plugin", plugin),), 0)
-        m.counter(
-            "binding_errors_total",
-            "Bindings that failed, by reason (conflict, gone, error, volume).",
-        )
-        m.histogram(
-            "decision_duration_seconds",
-            "Time to filter, score and walk the fallback steps for one pod.",
-            DECISION_BUCKETS,
-        )
-        m.histogram(
-            "binding_duration_seconds",
-            "Time of the binding request, client rate limiting included.",
-            BINDING_BUCKETS,
-        )
-        m.counter(
-            "preemption_attempts_total",
-            "Pods that found no node and were allowed to preempt (DefaultPreemption runs).",
-        )
-        m.counter("preemption_victims_total", "Pods evicted to make room for preemptors.")
-        m.gauge("pending_pods", "Pods in the scheduling queue, by queue.", self._queue_gauge)
-        m.gauge(
-            "is_leader", "1 while this replica may schedule (holds the Lease).", self._leader_gauge
-        )
-        m.gauge("cache_objects", "Objects in the scheduler's cache, by kind.", self._cache_gauge)
-
-    def _queue_gauge(self) -> list[tuple[tuple[tuple[str, str], ...], float]]:
+    def _queue_gauge(self) -> Series:
         return [((("queue", k),), float(v)) for k, v in sorted(self.queue.counts().items())]
 
-    def _leader_gauge(self) -> list[tuple[tuple[tuple[str, str], ...], float]]:
+    def _leader_gauge(self) -> Series:
         return [((), 1.0 if self.leading.is_set() else 0.0)]
 
-    def _cache_gauge(self) -> list[tuple[tuple[tuple[str, str], ...], float]]:
+    def _cache_gauge(self) -> Series:
         return [((("kind", k),), float(v)) for k, v in sorted(self.cache.counts().items())]
 
     # -- health ----------------------------------------------------------------------------
@@ -235,10 +185,10 @@ class SchedulerLoop:
         ]
         for resource in VOLUME_KINDS:
             threads.append((f"{resource} watcher", lambda r=resource: self._watch(r)))
-        if self.elector is None:
+        if self.campaign is None:
             self.leading.set()  # leader election off: this replica always schedules
         else:
-            threads.append(("elector", self._elect))
+            threads.append(("elector", partial(self.campaign.run, self.stop)))
         for name, target in threads:
             thread = threading.Thread(target=target, name=name, daemon=True)
             self._threads[name] = thread
@@ -264,7 +214,8 @@ class SchedulerLoop:
         elector = self._threads.get("elector")
         if elector is not None:
             elector.join(grace)
-        self._release()
+        if self.campaign is not None:
+            self.campaign.release()
 
     # -- watching --------------------------------------------------------------------------
 
@@ -313,75 +264,13 @@ class SchedulerLoop:
     def _feed(self, changes: PodChanges) -> None:
         for uid in changes.dequeue:
             self.queue.delete(uid)
-            self._reported.pop(uid, None)
+            self.reporter.forget(uid)
         for pod in changes.queue:
             self.queue.add(pod)
         for pod, relevant in changes.updated:
             self.queue.update(pod, relevant)
         if changes.helps:
             self.queue.move_all()
-
-    # -- leadership ------------------------------------------------------------------------
-
-    def _elect(self) -> None:
-        elector = self.elector
-        assert elector is not None
-        s = self.settings
-        while not self.stop.is_set():
-            try:
-                lease = self.api.get_lease(s.lease_namespace, elector.name)
-                action = elector.attempt(lease)
-                written = None
-                if action.kind == "create" and action.body is not None:
-                    written = self.api.create_lease(s.lease_namespace, self._annotated(action.body))
-                elif action.kind == "update" and action.body is not None:
-                    written = self.api.update_lease(
-                        s.lease_namespace, elector.name, self._annotated(action.body)
-                    )
-                if written is not None and elector.succeeded(written):
-                    log.info("became the leader (Lease %s/%s, identity %s)",
-                             s.lease_namespace, elector.name, s.identity)  # fmt: skip
-                    self.leading.set()
-                elif written is None and self.leading.is_set():
-                    self._step_down("another replica holds the Lease")
-            except ApiConflict:
-                elector.lost_race()
-                if self.leading.is_set():
-                    self._step_down("another replica wrote the Lease first")
-            except (ApiUnavailable, ApiNotFound) as err:
-                log.warning("cannot renew or acquire the Lease: %s", err)
-            if elector.should_step_down():
-                self._step_down(f"the Lease was not renewed for {s.renew_deadline:.0f}s")
-            self.stop.wait(s.retry_period)
-
-    def _annotated(self, body: dict[str, Any]) -> dict[str, Any]:
-        if self.settings.lease_annotations:
-            md = body.setdefault("metadata", {})
-            md["annotations"] = {**(md.get("annotations") or {}), **self.settings.lease_annotations}
-        return body
-
-    def _step_down(self, why: str) -> None:
-        if self.elector is not None:
-            self.elector.step_down()
-        if self.leading.is_set():
-            log.warning("stopped leading: %s; campaigning again", why)
-            self.leading.clear()
-            self.queue.wake()
-
-    def _release(self) -> None:
-        elector = self.elector
-        if elector is None or not self.leading.is_set():
-            return
-        s = self.settings
-        try:
-            lease = self.api.get_lease(s.lease_namespace, elector.name)
-            body = elector.release_body(lease) if lease else None
-            if body is not None:
-                self.api.update_lease(s.lease_namespace, elector.name, body)
-                log.info("released the Lease %s/%s", s.lease_namespace, elector.name)
-        except (ApiConflict, ApiNotFound, ApiUnavailable) as err:
-            log.warning("could not release the Lease: %s", err)
-        self.leading.clear()
 
     # -- deciding --------------------------------------------------------------------------
 
@@ -409,14 +298,14 @@ class SchedulerLoop:
             waits = entry.uid in self._preempting
             if not waits:
                 began = time.perf_counter()
-                decision, victims, unnominated = self._decide_locked(entry.uid, pod)
+                decision, eviction = self._decide_locked(entry.uid, pod)
                 elapsed = time.perf_counter() - began
         if waits:
             self.queue.unschedulable(entry)  # retried once its preemption is done
             return
         self.metrics.observe("decision_duration_seconds", elapsed)
         if decision.policy_error and entry.attempts == 0:
-            log.warning("%s: %s", _pod_key(pod), decision.policy_error)
+            log.warning("%s: %s", pod_key(pod), decision.policy_error)
         if decision.node is not None:
             self.queue.done(entry.uid)
             self._binders.submit(self._bind, pod, decision)
@@ -425,33 +314,32 @@ class SchedulerLoop:
         self.metrics.inc("pods_failed_total")
         if decision.plugin_error is not None:
             self.metrics.inc("plugin_errors_total", (("plugin", decision.plugin_error),))
-            log.warning("%s: %s", _pod_key(pod), decision.message)
-        log.info("no node for %s: %s", _pod_key(pod), decision.message)
+            log.warning("%s: %s", pod_key(pod), decision.message)
+        log.info("no node for %s: %s", pod_key(pod), decision.message)
         if decision.nominate is not None:
             self.metrics.inc("preemption_attempts_total")
-        if victims or unnominated:
-            self._reporters.submit(self._preempt, pod, decision, victims, unnominated)
+        if eviction is not None:
+            self._reporters.submit(self._preempt, pod, decision, eviction)
         else:
-            self._reporters.submit(self._report_failure, pod, decision)
+            self._reporters.submit(self.reporter.failure, pod, decision)
 
-    def _decide_locked(
-        self, uid: str, pod: Mapping[str, Any]
-    ) -> tuple[Decision, list[Mapping[str, Any]], list[Mapping[str, Any]]]:
+    def _decide_locked(self, uid: str, pod: Mapping[str, Any]) -> tuple[Decision, Eviction | None]:
         """Decide, and record the decision in the cache before the lock is released: the
         node assumed, or the nomination (and the nominations it takes away). Returns the
-        decision, the victims to evict and the pods that lose their nomination."""
+        decision and, when it preempts, the victims to evict and the pods that lose their
+        nomination."""
         decision = self.algorithm.decide(pod, self.cache.snapshot, self.start_index)
         self.start_index = decision.next_start
         if decision.node is not None:
             self.cache.assume(pod, decision.node)
             self.cache.assume_volumes(decision.bindings)
-            return decision, [], []
+            return decision, None
         if decision.nominate is None:
-            return decision, [], []
+            return decision, None
         self.cache.nominate(pod, decision.nominate)
         chosen = decision.victims
         if chosen is None:
-            return decision, [], []
+            return decision, None
         victims = self._victim_pods(chosen.node, chosen.victim_uids)
         if victims:
             self._preempting.add(uid)
@@ -460,7 +348,9 @@ class SchedulerLoop:
         unnominated = self._lower_nominated(pod, chosen.node)
         for other in unnominated:
             self.cache.nominate(other, "")
-        return decision, victims, unnominated
+        if not victims and not unnominated:
+            return decision, None
+        return decision, Eviction(decision.nominate, victims, unnominated)
 
     def _victim_pods(self, node: str, uids: tuple[str, ...]) -> list[Mapping[str, Any]]:
         if node not in self.cache.snapshot:
@@ -486,7 +376,7 @@ class SchedulerLoop:
             if failure is not None:
                 self.metrics.inc("binding_errors_total", (("reason", "volume"),))
                 log.warning("binding the volumes of %s on %s: %s; retrying later",
-                            _pod_key(pod), node, failure)  # fmt: skip
+                            pod_key(pod), node, failure)  # fmt: skip
                 with self.lock:
                     self.cache.forget(uid)
                     self.cache.forget_volumes(decision.bindings)
@@ -494,7 +384,7 @@ class SchedulerLoop:
                 if latest is not None and not self.stop.is_set():
                     self.queue.add_backoff(latest)
                     self._reporters.submit(
-                        self._report_failure, latest, Decision(None, message=failure)
+                        self.reporter.failure, latest, Decision(None, message=failure)
                     )
                 return
         began = time.perf_counter()
@@ -503,13 +393,13 @@ class SchedulerLoop:
         except (ApiConflict, ApiNotFound) as err:
             reason = "conflict" if isinstance(err, ApiConflict) else "gone"
             self.metrics.inc("binding_errors_total", (("reason", reason),))
-            log.info("binding %s to %s: %s; dropping it", _pod_key(pod), node, err)
+            log.info("binding %s to %s: %s; dropping it", pod_key(pod), node, err)
             with self.lock:
                 self.cache.forget(uid)
             return
         except ApiUnavailable as err:
             self.metrics.inc("binding_errors_total", (("reason", "error"),))
-            log.warning("binding %s to %s failed: %s; retrying later", _pod_key(pod), node, err)
+            log.warning("binding %s to %s failed: %s; retrying later", pod_key(pod), node, err)
             with self.lock:
                 self.cache.forget(uid)
                 latest = self.cache.is_current(pod)
@@ -522,11 +412,11 @@ class SchedulerLoop:
         self.metrics.inc("pods_scheduled_total", (("fallback", step),))
         if step:
             self.metrics.inc("fallback_used_total", (("step", step),))
-        log.info("bound %s to %s%s", _pod_key(pod), node, f" (fallback {step})" if step else "")
-        self._reported.pop(uid, None)
+        log.info("bound %s to %s%s", pod_key(pod), node, f" (fallback {step})" if step else "")
+        self.reporter.forget(uid)
         self._reporters.submit(
-            self._post_event, pod, "Normal", "Scheduled", "Binding",
-            decision.scheduled_message(_pod_key(pod)),
+            self.reporter.event, pod, "Normal", "Scheduled", "Binding",
+            decision.scheduled_message(pod_key(pod)),
         )  # fmt: skip
 
     def _bind_volumes(self, pod: Mapping[str, Any], decision: Decision) -> str | None:
@@ -578,177 +468,14 @@ class SchedulerLoop:
                 return None
         return ""
 
-    def _preempt(
-        self,
-        pod: Mapping[str, Any],
-        decision: Decision,
-        victims: list[Mapping[str, Any]],
-        unnominated: list[Mapping[str, Any]],
-    ) -> None:
+    def _preempt(self, pod: Mapping[str, Any], decision: Decision, eviction: Eviction) -> None:
         """Report the pod as kube-scheduler does (FailedScheduling, PodScheduled=False with
-        the nominated node), then evict ``victims`` (the executor's prepareCandidate) and take
-        the nomination from ``unnominated``; the pod may be retried after that."""
+        the nominated node), then evict (the executor's prepareCandidate); the pod may be
+        retried after that."""
         try:
-            self._report_failure(pod, decision)
-            self._evict(pod, decision, victims, unnominated)
+            self.reporter.failure(pod, decision)
+            self.reporter.evict(pod, eviction)
         finally:
             with self.lock:
                 self._preempting.discard(pod_uid(pod))
             self.queue.move_all()
-
-    def _evict(
-        self,
-        pod: Mapping[str, Any],
-        decision: Decision,
-        victims: list[Mapping[str, Any]],
-        unnominated: list[Mapping[str, Any]],
-    ) -> None:
-        node = decision.nominate
-        md = pod.get("metadata") or {}
-        scheduler = (pod.get("spec") or {}).get("schedulerName") or self.settings.name
-        for victim in victims:
-            vmd = victim.get("metadata") or {}
-            if vmd.get("deletionTimestamp"):
-                continue  # already terminating: nothing to ask of the API
-            try:
-                self.api.patch_pod_status(
-                    victim,
-                    {
-                        "metadata": {"uid": vmd.get("uid")},
-                        "status": {
-                            "conditions": [
-                                {
-                                    "type": "DisruptionTarget",
-                                    "status": "True",
-                                    "reason": "PreemptionByScheduler",
-                                    "message": f"{scheduler}: preempting to accommodate a "
-                                    "higher priority pod",
-                                    "lastTransitionTime": micro_time()[:19] + "Z",
-                                }
-                            ]
-                        },
-                    },
-                )
-                self.api.delete_pod(victim)
-            except (ApiNotFound, ApiConflict):
-                log.info("victim %s of %s is gone already", _pod_key(victim), _pod_key(pod))
-                continue
-            except ApiUnavailable as err:
-                log.warning("cannot preempt %s for %s: %s", _pod_key(victim), _pod_key(pod), err)
-                continue
-            self.metrics.inc("preemption_victims_total")
-            log.info("preempted %s on %s for %s", _pod_key(victim), node, _pod_key(pod))
-            self._post_event(
-                victim, "Normal", "Preempted", "Preempting",
-                f"Preempted by pod {md.get('uid')} on node {node}", related=pod,
-            )  # fmt: skip
-        for other in unnominated:
-            try:
-                self.api.patch_pod_status(
-                    other,
-                    {
-                        "metadata": {"uid": pod_uid(other)},
-                        "status": {"nominatedNodeName": None},
-                    },
-                )
-            except (ApiConflict, ApiNotFound, ApiUnavailable) as err:
-                log.info("cannot clear the nominated node of %s: %s", _pod_key(other), err)
-
-    def _report_failure(self, pod: Mapping[str, Any], decision: Decision) -> None:
-        message = decision.message or "no node is available"
-        uid = pod_uid(pod)
-        now = time.monotonic()
-        last = self._reported.get(uid)
-        if last is None or last[0] != message or now - last[1] >= self.settings.event_interval:
-            self._reported[uid] = (message, now)
-            self._post_event(pod, "Warning", "FailedScheduling", "Scheduling", message)
-        current = next(
-            (c for c in (pod.get("status") or {}).get("conditions") or []
-             if c.get("type") == "PodScheduled"),
-            None,
-        )  # fmt: skip
-        # kube-scheduler's updatePod: the nominated node changes only when preemption says so
-        # (set, or "" to clear) and differs from the pod's.
-        nominate = decision.nominate
-        nnn_changes = nominate is not None and nominate != (
-            (pod.get("status") or {}).get("nominatedNodeName") or ""
-        )
-        if (
-            not nnn_changes
-            and current is not None
-            and (
-                current.get("status"),
-                current.get("reason"),
-                current.get("message"),
-            )
-            == ("False", "Unschedulable", message)
-        ):
-            return
-        status: dict[str, Any] = {}
-        if nnn_changes:
-            status["nominatedNodeName"] = nominate or None
-        patch = {
-            "metadata": {"uid": pod_uid(pod)},  # never patch a re-created pod of that name
-            "status": {
-                **status,
-                "conditions": [
-                    {
-                        "type": "PodScheduled",
-                        "status": "False",
-                        "reason": "Unschedulable",
-                        "message": message,
-                        "lastProbeTime": None,
-                        "lastTransitionTime": micro_time()[:19] + "Z",
-                    }
-                ],
-            },
-        }
-        try:
-            self.api.patch_pod_status(pod, patch)
-        except (ApiConflict, ApiNotFound, ApiUnavailable) as err:
-            log.info("cannot set PodScheduled=False on %s: %s", _pod_key(pod), err)
-
-    def _post_event(
-        self,
-        pod: Mapping[str, Any],
-        kind: str,
-        reason: str,
-        action: str,
-        note: str,
-        related: Mapping[str, Any] | None = None,
-    ) -> None:
-        md = pod.get("metadata") or {}
-        now_ns = time.time_ns()
-        s = self.settings
-        event = {
-            "apiVersion": "events.k8s.io/v1",
-            "kind": "Event",
-            "metadata": {"name": f"{md.get('name')}.{now_ns:x}", "namespace": md.get("namespace")},
-            "eventTime": micro_time(),
-            "reportingController": s.name,
-            "reportingInstance": f"{s.name}-{s.identity.split('_', 1)[0]}"[:128],
-            "action": action,
-            "reason": reason,
-            "type": kind,
-            "note": _truncate_note(note),
-            "regarding": {
-                "apiVersion": "v1",
-                "kind": "Pod",
-                "namespace": md.get("namespace"),
-                "name": md.get("name"),
-                "uid": md.get("uid"),
-            },
-        }
-        if related is not None:
-            rmd = related.get("metadata") or {}
-            event["related"] = {
-                "apiVersion": "v1",
-                "kind": "Pod",
-                "namespace": rmd.get("namespace"),
-                "name": rmd.get("name"),
-                "uid": rmd.get("uid"),
-            }
-        try:
-            self.api.post_event(event)
-        except (ApiConflict, ApiNotFound, ApiUnavailable) as err:
-            log.info("cannot post the %s event for %s: %s", reason, _pod_key(pod), err)

@@ -11,12 +11,13 @@ import math
 import threading
 from collections.abc import Callable, Iterable, Sequence
 
-__all__ = ["Metrics", "Histogram", "DECISION_BUCKETS", "quantile"]
+__all__ = ["Metrics", "Histogram", "DECISION_BUCKETS", "define_scheduler_metrics", "quantile"]
 
 DECISION_BUCKETS = tuple(0.001 * 2**i for i in range(15))
 BINDING_BUCKETS = tuple(0.001 * 2**i for i in range(15))
 
 Labels = tuple[tuple[str, str], ...]
+Series = list[tuple[Labels, float]]
 
 
 def _labels(labels: Labels, extra: str = "") -> str:
@@ -154,3 +155,47 @@ class Metrics:
                     for labels, value in self._gauges[name]():
                         lines.append(f"{full}{_labels(labels)} {_number(value)}")
         return "\n".join(lines) + "\n"
+
+
+def define_scheduler_metrics(
+    m: Metrics,
+    plugins: Iterable[str],
+    queue: Callable[[], Series],
+    leader: Callable[[], Series],
+    cache: Callable[[], Series],
+) -> None:
+    """The families kschedctl's scheduler exports; the gauges are read when scraped."""
+    m.counter(
+        "pods_scheduled_total",
+        'Pods bound to a node, by the fallback step that placed them ("" for none).',
+    )
+    m.counter("pods_failed_total", "Scheduling attempts that found no node, fallbacks included.")
+    m.counter("fallback_used_total", "Pods placed by a fallback step, by step.")
+    m.counter(
+        "plugin_errors_total",
+        "Scheduling attempts failed by a Python plugin that raised or broke its contract, "
+        "by plugin.",
+    )
+    for plugin in plugins:  # a 0 series per plugin from the start
+        m.inc("plugin_errors_total", (("plugin", plugin),), 0)
+    m.counter(
+        "binding_errors_total", "Bindings that failed, by reason (conflict, gone, error, volume)."
+    )
+    m.histogram(
+        "decision_duration_seconds",
+        "Time to filter, score and walk the fallback steps for one pod.",
+        DECISION_BUCKETS,
+    )
+    m.histogram(
+        "binding_duration_seconds",
+        "Time of the binding request, client rate limiting included.",
+        BINDING_BUCKETS,
+    )
+    m.counter(
+        "preemption_attempts_total",
+        "Pods that found no node and were allowed to preempt (DefaultPreemption runs).",
+    )
+    m.counter("preemption_victims_total", "Pods evicted to make room for preemptors.")
+    m.gauge("pending_pods", "Pods in the scheduling queue, by queue.", queue)
+    m.gauge("is_leader", "1 while this replica may schedule (holds the Lease).", leader)
+    m.gauge("cache_objects", "Objects in the scheduler's cache, by kind.", cache)

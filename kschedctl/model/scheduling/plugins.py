@@ -1,4 +1,4 @@
-"""Scheduling plugins written in plain Python: loading, refusing, and running them contained.
+"""Scheduling plugins written in plain Python: the contract, and running them contained.
 
 A plugin is a module (a ``PATH.py`` file, an importable ``package.module``, or an object in
 one: ``package.module:object``) that defines any of::
@@ -11,7 +11,7 @@ one: ``package.module:object``) that defines any of::
     def score(pod, node, ctx) -> float: ...         # 0..100, times WEIGHT, added to the sum
 
 and at least one of ``filter`` and ``score``. ``pod`` and ``node`` are the dicts the
-scheduler caches (:func:`kschedctl.model.scheduling.cache.slim_pod` / ``slim_node``: metadata with
+scheduler caches (:func:`kschedctl.model.scheduling.slim.slim_pod` / ``slim_node``: metadata with
 labels and annotations, the spec fields scheduling reads, allocatable) behind a read-only
 view (:class:`FrozenDict`: a ``Mapping`` whose lists read as tuples); ``thaw`` gives a
 private plain copy. ``ctx`` (:class:`PluginContext`) reads the same snapshot the built-in
@@ -42,29 +42,20 @@ for a plugin error) and the scheduler goes on. A plugin that cannot be loaded (i
 no filter or score, a bad WEIGHT or NAME) is refused at start with a :class:`PluginError`
 (exit 3).
 
-:func:`plugin_from_source` loads a plugin from its file name and text (what a ConfigMap
-carries); :func:`load_plugin` from a path or module name; :func:`load_plugins` a list.
+Loading and refusing them is :mod:`.pluginload`.
 """
 
 from __future__ import annotations
 
-import importlib
-import inspect
-import math
-import re
-import sys
-import types
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-from kschedctl.base.errors import NotFoundError, PluginError, SpecError, printable
-from kschedctl.base.userfile import read_user_file
+from kschedctl.base.errors import printable
 from kschedctl.model.filters import UNRESOLVABLE, NodeInfoSnapshot, Reason
 from kschedctl.model.filters.nodeinfo import NodeInfo
 
-from .cache import slim_node, slim_pod
+from .slim import slim_node, slim_pod
 
 __all__ = [
     "FrozenDict",
@@ -79,14 +70,10 @@ __all__ = [
     "PLUGIN_FILES_LEASE_ANNOTATION",
     "PLUGINS_HASH_LEASE_ANNOTATION",
     "frozen",
-    "load_plugin",
-    "load_plugins",
-    "plugin_from_source",
     "thaw",
 ]
 
 MAX_SCORE = 100.0
-MAX_WEIGHT = 100
 REASON_LIMIT = 256  # characters of a filter reason (the event note is 1024 bytes in all)
 ERROR_LIMIT = 300  # characters of an exception's text in a FailedScheduling message
 # On the Lease of kschedctl's scheduler: the NAMEs of its plugins, in order, comma-separated;
@@ -96,9 +83,6 @@ ERROR_LIMIT = 300  # characters of an exception's text in a FailedScheduling mes
 PLUGINS_LEASE_ANNOTATION = "kschedctl.io/plugins"
 PLUGIN_FILES_LEASE_ANNOTATION = "kschedctl.io/plugin-files"
 PLUGINS_HASH_LEASE_ANNOTATION = "kschedctl.io/plugins-hash"
-MODULE_PREFIX = "kschedctl_plugins"  # sys.modules name of plugins loaded from files or text
-_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
-_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 # -- read-only views ------------------------------------------------------------------------
@@ -249,173 +233,9 @@ class PluginFailure(Exception):
         super().__init__(self.message)
 
 
-def _exception_text(err: BaseException) -> str:
+def exception_text(err: BaseException) -> str:
     text = printable(str(err), ERROR_LIMIT)
     return f"{type(err).__name__}: {text}" if text else type(err).__name__
-
-
-def _refuse(source: str, message: str, hint: str | None = None) -> PluginError:
-    return PluginError(
-        "",
-        message,
-        hint or 'see README, "Scheduling plugins", for what a plugin defines',
-        source=source,
-    )
-
-
-def _arity_problem(func: Callable[..., Any], count: int) -> str | None:
-    """Whether ``func`` can be called with ``count`` positional arguments."""
-    try:
-        sig = inspect.signature(func)
-    except (TypeError, ValueError):
-        return None  # builtins without a signature: trust them
-    try:
-        sig.bind(*range(count))
-    except TypeError as err:
-        return str(err)
-    return None
-
-
-def _plugin_from(obj: Any, default_name: str, source: str) -> Plugin:
-    """A :class:`Plugin` from a module or object's attributes; PluginError if unusable."""
-    name = getattr(obj, "NAME", default_name)
-    if not isinstance(name, str) or not _NAME.match(name):
-        raise _refuse(
-            source,
-            f"NAME {printable(repr(name), 80)} must be 1-63 letters, digits, '-', '_' or '.', "
-            "starting and ending with a letter or digit (it names the plugin in events and "
-            "metrics)",
-        )
-    points: dict[str, Any] = {}
-    for point, count in (("pre_filter", 2), ("filter", 3), ("score", 3)):
-        func = getattr(obj, point, None)
-        if func is None:
-            continue
-        if not callable(func):
-            raise _refuse(source, f"{point} must be a function, not {type(func).__name__}")
-        problem = _arity_problem(func, count)
-        if problem:
-            args = "(pod, ctx)" if count == 2 else "(pod, node, ctx)"
-            raise _refuse(source, f"{point} cannot be called as {point}{args}: {problem}")
-        points[point] = func
-    if "filter" not in points and "score" not in points:
-        raise _refuse(
-            source,
-            "defines neither filter(pod, node, ctx) nor score(pod, node, ctx): a plugin needs "
-            "at least one of them",
-        )
-    weight = getattr(obj, "WEIGHT", 1)
-    if (
-        isinstance(weight, bool)
-        or not isinstance(weight, int | float)
-        or not math.isfinite(weight)
-        or not 0 < weight <= MAX_WEIGHT
-    ):
-        raise _refuse(
-            source,
-            f"WEIGHT {printable(repr(weight), 80)} must be a number greater than 0 and at most "
-            f"{MAX_WEIGHT} (it multiplies the plugin's 0..100 score)",
-        )
-    return Plugin(
-        name,
-        source,
-        filter=points.get("filter"),
-        score=points.get("score"),
-        weight=weight,
-        pre_filter=points.get("pre_filter"),
-    )
-
-
-def plugin_from_source(file_name: str, text: str, *, source: str | None = None) -> Plugin:
-    """The plugin in the Python ``text`` of file ``file_name`` (e.g. ``rack_match.py``, as
-    a ConfigMap key holds it); its default NAME is the file name without ``.py``.
-
-    ``source`` names it in messages (default: ``file_name``). The text runs as a module
-    of its own (``kschedctl_plugins.<stem>`` in ``sys.modules``): importing it runs its
-    top-level code. Anything wrong is a :class:`PluginError` (exit 3) naming the source.
-    """
-    where = source or file_name
-    stem = Path(file_name).name.removesuffix(".py")
-    if not _IDENTIFIER.match(stem):
-        raise _refuse(
-            where,
-            f"the file name {printable(repr(file_name), 80)} must be a Python module name "
-            "ending in .py (letters, digits and '_')",
-        )
-    try:
-        code = compile(text, where, "exec")
-    except SyntaxError as err:
-        line = f" (line {err.lineno})" if err.lineno else ""
-        raise _refuse(where, f"is not valid Python{line}: {printable(err.msg or '', 200)}") from err
-    except ValueError as err:  # NUL bytes
-        raise _refuse(where, f"is not valid Python: {printable(str(err), 200)}") from err
-    module_name = f"{MODULE_PREFIX}.{stem}"
-    module = types.ModuleType(module_name)
-    module.__file__ = where
-    previous = sys.modules.get(module_name)
-    # Registered while it runs: dataclasses and typing look their module up by name.
-    sys.modules[module_name] = module
-    try:
-        exec(code, module.__dict__)  # running the user's plugin is the point
-    except (Exception, SystemExit) as err:
-        if previous is not None:
-            sys.modules[module_name] = previous
-        else:
-            del sys.modules[module_name]
-        raise _refuse(where, f"importing it raised {_exception_text(err)}") from err
-    return replace(_plugin_from(module, stem, where), file=Path(file_name).name, text=text)
-
-
-def load_plugin(spec: str) -> Plugin:
-    """A plugin from ``PATH.py`` (a file), ``package.module`` or ``package.module:object``
-    (importable from the scheduler's Python path). PluginError (exit 3) if unusable."""
-    if spec.endswith(".py") or "/" in spec or "\\" in spec:
-        try:
-            text = read_user_file(spec)
-        except NotFoundError as err:
-            raise _refuse(spec, "cannot read the plugin: no such file") from err
-        except SpecError as err:
-            raise _refuse(spec, f"cannot read the plugin: {err.detail}") from err
-        return plugin_from_source(Path(spec).name, text, source=spec)
-    module_name, _, attr = spec.partition(":")
-    if not all(_IDENTIFIER.match(part) for part in module_name.split(".")) or (
-        attr and not _IDENTIFIER.match(attr)
-    ):
-        raise _refuse(
-            spec,
-            "is neither a file ending in .py nor a module name (package.module or "
-            "package.module:object)",
-        )
-    try:
-        module = importlib.import_module(module_name)
-    except (Exception, SystemExit) as err:
-        raise _refuse(spec, f"cannot import it: {_exception_text(err)}") from err
-    if not attr:
-        return _plugin_from(module, module_name.rpartition(".")[2], spec)
-    try:
-        obj = getattr(module, attr)
-    except AttributeError as err:
-        raise _refuse(spec, f"module {module_name} has no attribute {attr}") from err
-    return _plugin_from(obj, attr, spec)
-
-
-def load_plugins(specs: Iterable[str]) -> tuple[Plugin, ...]:
-    """Every plugin of ``specs`` in order; two plugins with one NAME are refused."""
-    return check_unique(tuple(load_plugin(s) for s in specs))
-
-
-def check_unique(plugins: Sequence[Plugin]) -> tuple[Plugin, ...]:
-    """``plugins`` unchanged; a PluginError if two share a NAME (events and metrics name them)."""
-    seen: dict[str, Plugin] = {}
-    for p in plugins:
-        if p.name in seen:
-            raise _refuse(
-                p.source,
-                f"plugin name {p.name!r} is also the name of {seen[p.name].source}",
-                "give one of them another NAME",
-            )
-        seen[p.name] = p
-    return tuple(plugins)
 
 
 # -- running --------------------------------------------------------------------------------
@@ -493,14 +313,18 @@ class PluginCycle:
         for p in self.set.plugins:
             if p.pre_filter is None:
                 continue
-            try:
-                result = p.pre_filter(self.pod, self.contexts[p.name])
-            except (Exception, SystemExit) as err:  # sys.exit() in a plugin must not stop us
-                raise PluginFailure(p.name, "pre_filter", _exception_text(err)) from err
+            result = self._call(p, "pre_filter", p.pre_filter, self.pod)
             reason = _reason(p, "pre_filter", result)
             if reason is not None:
                 return p.name, reason
         return None
+
+    def _call(self, p: Plugin, point: str, func: Callable[..., Any], *args: Any) -> Any:
+        """``func(*args, ctx)``; whatever it raises is a :class:`PluginFailure`."""
+        try:
+            return func(*args, self.contexts[p.name])
+        except (Exception, SystemExit) as err:  # sys.exit() in a plugin must not stop us
+            raise PluginFailure(p.name, point, exception_text(err)) from err
 
     def reject(self, node: NodeInfo) -> tuple[str, str] | None:
         """(plugin, reason) of the first plugin filter that rejects ``node``, else None."""
@@ -516,11 +340,7 @@ class PluginCycle:
     def _filter(self, p: Plugin, view: FrozenDict) -> str | None:
         """One plugin's ``filter`` on a node view: its reason, None when the node fits."""
         assert p.filter is not None
-        try:
-            result = p.filter(self.pod, view, self.contexts[p.name])
-        except (Exception, SystemExit) as err:  # sys.exit() in a plugin must not stop us
-            raise PluginFailure(p.name, "filter", _exception_text(err)) from err
-        return _reason(p, "filter", result)
+        return _reason(p, "filter", self._call(p, "filter", p.filter, self.pod, view))
 
     def status(self, node: NodeInfo) -> Reason | None:
         """The ``extra`` filter of ``feasible_nodes``, ``fits_node`` and ``evaluate`` (so of
@@ -556,10 +376,7 @@ class PluginCycle:
 
     def _score(self, p: Plugin, view: FrozenDict, node: NodeInfo) -> float:
         assert p.score is not None
-        try:
-            result = p.score(self.pod, view, self.contexts[p.name])
-        except (Exception, SystemExit) as err:  # sys.exit() in a plugin must not stop us
-            raise PluginFailure(p.name, "score", _exception_text(err)) from err
+        result = self._call(p, "score", p.score, self.pod, view)
         if (
             isinstance(result, bool)
             or not isinstance(result, int | float)

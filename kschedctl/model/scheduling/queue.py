@@ -57,25 +57,20 @@ class QueuedPod:
     key: tuple[int, str, str] = field(default=(0, "", ""))
 
 
+@dataclass(eq=False)  # one per scheduler: compared by identity
 class SchedulingQueue:
-    def __init__(
-        self,
-        initial_backoff: float = 1.0,
-        max_backoff: float = 10.0,
-        max_unschedulable: float = 300.0,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self.initial_backoff = initial_backoff
-        self.max_backoff = max_backoff
-        self.max_unschedulable = max_unschedulable
-        self.clock = clock
-        self._entries: dict[str, QueuedPod] = {}
-        self._heap: list[tuple[tuple[int, str, str], int, str]] = []
-        self._backoff_heap: list[tuple[float, int, str]] = []  # (ready_at, generation, uid)
-        self._unschedulable: dict[str, QueuedPod] = {}
-        self._move_cycle = 0
-        self._closed = False
-        self._cond = threading.Condition()
+    initial_backoff: float = 1.0
+    max_backoff: float = 10.0
+    max_unschedulable: float = 300.0
+    clock: Callable[[], float] = time.monotonic
+    _entries: dict[str, QueuedPod] = field(default_factory=dict, init=False)
+    _heap: list[tuple[tuple[int, str, str], int, str]] = field(default_factory=list, init=False)
+    # (ready_at, generation, uid)
+    _backoff_heap: list[tuple[float, int, str]] = field(default_factory=list, init=False)
+    _unschedulable: dict[str, QueuedPod] = field(default_factory=dict, init=False)
+    _move_cycle: int = field(default=0, init=False)
+    _closed: bool = field(default=False, init=False)
+    _cond: threading.Condition = field(default_factory=threading.Condition, init=False)
 
     # -- feeding -----------------------------------------------------------------------------
 

@@ -60,6 +60,7 @@ from kschedctl.model.filters.resources import CPU, MEMORY
 from kschedctl.model.filters.selectors import NodeSelectorTerm, node_selector_term
 from kschedctl.model.filters.spread import SpreadScore, spread_score
 from kschedctl.model.filters.taints import find_untolerated_taint, toleration_tolerates_taint
+from kschedctl.model.kubetypes import Taint, Toleration
 
 from .strategies import BINPACK, DEFAULT_STRATEGY, MAX_SCORE, SPREAD, STRATEGIES, scorer_for
 
@@ -116,9 +117,7 @@ def _preferred_terms(pod: Mapping[str, Any]) -> list[tuple[int, NodeSelectorTerm
     return out
 
 
-def _prefer_no_schedule_count(
-    taints: Sequence[Mapping[str, Any]], relevant: Sequence[Mapping[str, Any]]
-) -> int:
+def _prefer_no_schedule_count(taints: Sequence[Taint], relevant: Sequence[Toleration]) -> int:
     count = 0
     for taint in taints:
         if taint.get("effect") != "PreferNoSchedule":
@@ -128,9 +127,7 @@ def _prefer_no_schedule_count(
     return count
 
 
-def has_untolerated_prefer_no_schedule(
-    node: NodeInfo, tolerations: Sequence[Mapping[str, Any]]
-) -> bool:
+def has_untolerated_prefer_no_schedule(node: NodeInfo, tolerations: Sequence[Toleration]) -> bool:
     return find_untolerated_taint(node.taints, tolerations, effects=PREFER_NO_SCHEDULE) is not None
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kschedctl.base.errors import ApiError, KschedError
-from kschedctl.k8s.client import Cluster
+from kschedctl.kubeclient.client import Cluster
 
 SYNC = "SYNC"
 
