@@ -35,6 +35,8 @@ NAME = "bulk"
 def big_lab(
     lab_binaries: dict[str, Path], tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Lab]:
+    """Own control plane: 500 simulated nodes that must fill exactly (a session lab's nodes
+    would take pods)."""
     the_lab = Lab(tmp_path_factory.mktemp("scale") / "lab")
     nodes = [
         lab_node(f"n{i:03d}", capacity={"cpu": "1", "memory": "4Gi", "pods": "110"})
