@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""Regenerate every generated file under kschedctl/_generated/ (and completions/), then run
-their drift tests.
+"""Regenerate every generated file (``kschedctl/_generated/``, ``completions/``, the goldens,
+the README's pictures), then run their drift tests.
 
 Usage::
 
-    python tools/regen.py [--check] [--k8s-src DIR_OR_ZIP ...] [--scheduler-plugins GIT_DIR]
+    python tools/regen.py [--check] [--pictures] [--k8s-src DIR_OR_ZIP ...]
+                          [--scheduler-plugins GIT_DIR]
+
+(``nox -s regen`` runs it.)
 
 Generators, one per file (each file's header names its own):
 
@@ -15,7 +18,10 @@ Generators, one per file (each file's header names its own):
 - ``tools/gen_plugin_registry.py``: ``_generated/registry_data.py`` from the k8s.io/kubernetes
   source of every supported minor (``--k8s-src``, default: the Go module cache);
 - ``tools/gen_scheduler_plugins.py``: ``_generated/scheduler_plugins.py`` from a
-  kubernetes-sigs/scheduler-plugins git mirror (``--scheduler-plugins``).
+  kubernetes-sigs/scheduler-plugins git mirror (``--scheduler-plugins``);
+- ``KSCHEDCTL_UPDATE_GOLDEN=1 pytest``: the goldens under ``tests/golden/`` (every rendered form
+  of each spec there) and the pictures' goldens (review the diff: a golden is a decision);
+- ``tools/readme_picture.py`` (``--pictures``): the README's pictures under ``docs/`` (a lab).
 
 A generator whose inputs are not on this machine is skipped with a line saying what it needs.
 ``--check`` writes nothing: each generator that can compare does, and the exit code says
@@ -25,6 +31,7 @@ whether anything is stale. The drift tests run last either way.
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -32,6 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 GO_MOD = Path.home() / "go/pkg/mod/k8s.io"
 MIRROR = Path("/work/.mirror/kubernetes-sigs+scheduler-plugins/repo")
+GOLDEN_TESTS = ["tests/unit/test_render_golden.py", "tests/unit/test_pictures.py"]
 DRIFT_TESTS = [
     "tests/cli/test_completions.py::test_completion_scripts_are_up_to_date",
     "tests/cli/test_schemas.py::test_shipped_schema_is_the_generated_one",
@@ -64,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="write nothing; report drift")
     parser.add_argument("--k8s-src", nargs="+", default=[], help="k8s.io/kubernetes sources")
     parser.add_argument("--scheduler-plugins", type=Path, default=MIRROR, help="git mirror")
+    parser.add_argument("--pictures", action="store_true", help="README pictures too")
     args = parser.parse_args(argv)
     check = ["--check"] if args.check else []
     failed = 0
@@ -90,6 +99,21 @@ def main(argv: list[str] | None = None) -> int:
             "skip tools/gen_scheduler_plugins.py: needs a kubernetes-sigs/scheduler-plugins git "
             f"mirror (--scheduler-plugins GIT_DIR; {MIRROR} not found)"
         )
+
+    if args.check:
+        print("skip the goldens: --check compares them in the golden tests")
+    else:
+        # every rendered form of tests/golden/*.yaml and the pictures' golden SVG/HTML
+        env = {**os.environ, "KSCHEDCTL_UPDATE_GOLDEN": "1"}
+        print("$ KSCHEDCTL_UPDATE_GOLDEN=1 pytest", " ".join(GOLDEN_TESTS), flush=True)
+        failed |= subprocess.run(
+            [py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", *GOLDEN_TESTS],
+            cwd=ROOT, env=env, check=False,
+        ).returncode  # fmt: skip
+    if args.pictures:
+        failed |= _run([py, "tools/readme_picture.py"])
+    else:
+        print("skip tools/readme_picture.py (the README's pictures): needs a lab; --pictures")
 
     failed |= _run([py, "-m", "pytest", "-q", "-p", "no:cacheprovider", *DRIFT_TESTS])
     return 1 if failed else 0

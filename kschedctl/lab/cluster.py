@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
 import ssl
 import time
@@ -131,6 +132,7 @@ class Lab(LabDir):
             with self._exclusive():
                 state.ready = True
                 self._save(state)
+            _record_start_up(self.dir, len(nodes), time.time() - state.started)
         except BaseException:  # an error, Ctrl-C, SIGTERM or SIGHUP (kschedctl.base.signals)
             with contextlib.suppress(OSError):  # after a SIGHUP the terminal may be gone
                 progress("start-up failed; stopping what was started")
@@ -317,3 +319,13 @@ class Lab(LabDir):
             "components": shown,
             "nodes": nodes,
         }  # fmt: skip
+
+
+def _record_start_up(directory: Path, nodes: int, seconds: float) -> None:
+    """With ``KSCHEDCTL_LAB_TIMINGS=FILE``, append how long this lab took to be Ready (a JSON
+    line): how benchmarks/suite.py counts the labs a test run starts and what they cost."""
+    path = os.environ.get("KSCHEDCTL_LAB_TIMINGS")
+    if path:
+        record = {"dir": str(directory), "nodes": nodes, "seconds": round(seconds, 2)}
+        with open(path, "a") as out:  # one short write: lines of parallel labs never interleave
+            out.write(json.dumps(record) + "\n")

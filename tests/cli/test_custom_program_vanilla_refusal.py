@@ -22,6 +22,8 @@ from conftest import Run
 from kschedctl.lab import binaries
 from kschedctl.ops.judge import judge
 
+pytestmark = pytest.mark.lab
+
 IMAGE = "registry.k8s.io/scheduler-plugins/kube-scheduler:{release}"
 # release -> (Kubernetes version it is built on, profile plugins, pluginConfig,
 #             the out-of-tree plugin kube-scheduler reports first)

@@ -19,6 +19,8 @@ from kschedctl.render.export import LEASE_NAMESPACE_FLAG
 from kschedctl.render.forms import render, render_directory
 from kschedctl.spec import default_spec, load_spec
 
+pytestmark = pytest.mark.lab
+
 GOLDEN_SPECS = Path(__file__).resolve().parent.parent / "golden" / "specs"
 KUBE_SCHEDULER_CASES = [
     "single",

@@ -151,6 +151,7 @@ def test_unusable_binary_exits_5_with_a_hint(run: Run, tmp_path: Path, kind: str
 
 
 @pytest.mark.slow
+@pytest.mark.lab
 def test_real_kube_scheduler_refuses_an_unknown_plugin(run: Run, tmp_path: Path) -> None:
     k8s = next(m for m in binaries.MODULES if m.key == "k8s")
     binary = k8s.cache_path() / "kube-scheduler"

@@ -112,10 +112,17 @@ def exists(cluster: Cluster, path: str) -> bool:
         return False
 
 
+BUSY_MACHINE_FLOOR = 60.0  # seconds: the shortest overall wait for any condition
+
+
 def wait_for(
     condition: Callable[[], Any], timeout: float, what: str, interval: float = 0.25
 ) -> Any:
-    """Poll ``condition`` until it returns something truthy; fail naming ``what``."""
+    """Poll ``condition`` until it returns something truthy; fail naming ``what``.
+
+    ``timeout`` is what the condition needs on an idle machine; the wait is never shorter than
+    ``BUSY_MACHINE_FLOOR`` (CI machines are busy: a test must not fail on a margin)."""
+    timeout = max(timeout, BUSY_MACHINE_FLOOR)
     deadline = time.monotonic() + timeout
     while True:
         result = condition()

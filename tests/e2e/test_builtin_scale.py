@@ -25,6 +25,8 @@ from kschedctl.lab.nodes import lab_node
 from kschedctl.lab.processes import proxy_free_environment
 from kschedctl.model.filters import node_allocatable, pod_requests
 
+pytestmark = pytest.mark.scale
+
 NODES, PODS = 500, 1000
 NAME = "bulk"
 
@@ -33,6 +35,8 @@ NAME = "bulk"
 def big_lab(
     lab_binaries: dict[str, Path], tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Lab]:
+    """Own control plane: 500 simulated nodes that must fill exactly (a session lab's nodes
+    would take pods)."""
     the_lab = Lab(tmp_path_factory.mktemp("scale") / "lab")
     nodes = [
         lab_node(f"n{i:03d}", capacity={"cpu": "1", "memory": "4Gi", "pods": "110"})

@@ -73,6 +73,8 @@ NODES = [
 def own_lab(
     lab_binaries: dict[str, Path], tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Lab]:
+    """Own control plane: the placements assert which of exactly these six nodes wins, and
+    a test restarts this lab's API server."""
     the_lab = Lab(tmp_path_factory.mktemp("builtin") / "lab")
     try:
         the_lab.up(NODES, progress=lambda _m: None)

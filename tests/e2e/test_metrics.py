@@ -22,6 +22,8 @@ from kschedctl.k8s.scrape import Target, get_via_port_forward
 from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab.cluster import Lab
 
+pytestmark = pytest.mark.client
+
 RBAC = "/apis/rbac.authorization.k8s.io/v1"
 
 

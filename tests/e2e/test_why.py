@@ -47,6 +47,8 @@ def why_nodes() -> list[dict[str, Any]]:
 def why_lab(
     lab_binaries: dict[str, Path], tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Lab]:
+    """Own control plane: kube-scheduler's messages count every node (`0/4 nodes are
+    available: …`), so the cluster must hold exactly these four shapes."""
     the_lab = Lab(tmp_path_factory.mktemp("why-lab") / "lab")
     try:
         the_lab.up(why_nodes())

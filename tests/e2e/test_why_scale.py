@@ -31,7 +31,7 @@ from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab.cluster import Lab
 from kschedctl.observe.failedscheduling import parse_failed_scheduling
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.scale
 
 MARK = "kschedctl.test/why-scale"
 TIERS = (("a", 1000, "1"), ("b", 600, "4"), ("c", 400, "4"))

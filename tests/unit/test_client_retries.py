@@ -3,6 +3,7 @@ never is. Checked against real servers on loopback that break their first connec
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import ssl
 import threading
@@ -17,6 +18,8 @@ from kschedctl.kubeclient.client import Cluster
 from kschedctl.kubeclient.kubeconfig import DirectPlan
 from kschedctl.kubeclient.transport import ClientTransport, DirectTransport
 from kschedctl.lab.pki import generate
+
+pytestmark = pytest.mark.client
 
 OK = b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 12\r\n\r\n{"ok": true}'
 
@@ -73,6 +76,14 @@ class BreakingServer:
         self.requests += 1
 
     def close(self) -> None:
+        # shutdown wakes the accept() blocked in the thread (close alone does not, on Linux);
+        # the socket is closed only once the thread is gone. Closed first, its fd number could
+        # be reused by the next test's server while the thread is between reading it and
+        # calling accept(): the thread would then steal that server's connections (seen under
+        # load: test_direct_connection's echo server answered {"ok": true}).
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)
+        self.thread.join(timeout=60)
         self.sock.close()
 
 

@@ -22,6 +22,8 @@ from kschedctl.kubeclient.kubeconfig import DirectPlan, Selection, direct_plan
 from kschedctl.kubeclient.transport import DirectTransport
 from kschedctl.lab.pki import generate
 
+pytestmark = pytest.mark.client
+
 
 def selection(cluster: dict[str, Any], user: dict[str, Any] | None) -> Selection:
     config = {

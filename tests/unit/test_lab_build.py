@@ -1,7 +1,8 @@
-"""``lab build`` builds one binary at a time and says which, with the elapsed time.
+"""``lab build`` builds each module's binaries in one ``go build`` and says which, with the
+elapsed time.
 
 Runs the real ``go build`` on a two-command module written in the test (a second or two with
-Go's build cache), so the progress seen is the one a cold build shows for each binary.
+Go's build cache), so the progress seen is the one a cold build shows for each module.
 """
 
 from __future__ import annotations
@@ -51,16 +52,14 @@ def tiny(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> binaries.GoModule:
     return module
 
 
-def test_each_binary_is_built_and_named_in_turn(tiny: binaries.GoModule) -> None:
+def test_a_modules_binaries_are_built_together_and_named(tiny: binaries.GoModule) -> None:
     seen = Recorder()
     [(module, target, seconds)] = binaries.build(progress=seen)
     assert module is tiny and seconds is not None
     assert sorted(p.name for p in target.iterdir()) == ["one", "two"]
-    assert seen.steps[0] == "building one (1/2 of example.com/tiny v0.0.1)"
-    assert seen.steps[1].startswith("built one in ")
-    assert seen.steps[2] == "building two (2/2 of example.com/tiny v0.0.1)"
+    assert seen.steps[0] == "building one, two (example.com/tiny v0.0.1)"
     assert seen.steps[-1].startswith("example.com/tiny v0.0.1: built in ")
-    assert seen.beats and all(what.startswith(("one (", "two (")) for what, _ in seen.beats)
+    assert seen.beats and {what for what, _ in seen.beats} == {"one, two (example.com/tiny v0.0.1)"}
 
     again = Recorder()
     [(_, _, cached)] = binaries.build(progress=again)
@@ -73,7 +72,7 @@ def test_a_failed_build_names_the_binary_and_leaves_nothing(
     (tiny.path / "cmd" / "two" / "main.go").write_text("package main\n\nfunc main() { nope }\n")
     with pytest.raises(KschedError) as err:
         binaries.build()
-    assert "building two (2/2 of example.com/tiny v0.0.1) failed" in str(err.value)
+    assert "building one, two (example.com/tiny v0.0.1) failed" in str(err.value)
     assert "undefined: nope" in str(err.value)
     cache = tmp_path / "cache" / "bin"
     assert not binaries.is_built(tiny) and list(cache.iterdir()) == []  # no staging left over
@@ -85,5 +84,17 @@ def test_the_cli_prints_each_step_on_stderr_and_the_paths_on_stdout(
     result = CliRunner().invoke(app, ["lab", "build"])
     assert result.exit_code == 0, result.output
     assert result.stdout == f"example.com/tiny v0.0.1\t{tiny.cache_path()}\n"
-    assert "building one (1/2 of example.com/tiny v0.0.1)" in result.stderr
-    assert "building two (2/2 of example.com/tiny v0.0.1)" in result.stderr
+    assert "building one, two (example.com/tiny v0.0.1)" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("package", "name"),
+    [
+        ("k8s.io/kubernetes/cmd/kube-apiserver", "kube-apiserver"),
+        ("go.etcd.io/etcd/server/v3", "server"),
+        ("helm.sh/helm/v4/cmd/helm", "helm"),
+        ("./cmd/one", "one"),
+    ],
+)
+def test_the_file_go_build_writes_is_named_as_go_names_it(package: str, name: str) -> None:
+    assert binaries._go_binary_name(package) == name
