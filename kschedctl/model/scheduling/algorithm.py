@@ -38,7 +38,7 @@ from .strategies import DEFAULT_STRATEGY, scorer_for
 __all__ = [
     "Stage",
     "stages",
-    "stage_message",
+    "stage_failure",
     "problems_text",
     "Decision",
     "Algorithm",
@@ -226,11 +226,13 @@ class Algorithm:
         PluginFailure."""
         own, *steps = stages(pod, policy)
         version, plugins = self.server_version, self.plugins
-        text, preemption = _stage(own.pod, snapshot, own.strict, version, plugins, preempting=True)
+        text, preemption = stage_failure(
+            own.pod, snapshot, own.strict, version, plugins, preempting=True
+        )
         parts = []
         for stage in steps:
             assert stage.step is not None
-            message = stage_message(stage.pod, snapshot, stage.strict, version, plugins)
+            message, _ = stage_failure(stage.pod, snapshot, stage.strict, version, plugins)
             parts.append(f"{stage.step.name}: {_histogram_part(message).rstrip('.')}")
         if parts:
             text += f" Fallback steps of {policy.origin} tried: " + "; ".join(parts) + "."
@@ -287,17 +289,7 @@ def _histogram_part(message: str) -> str:
     return rest if sep else message
 
 
-def stage_message(
-    pod: Mapping[str, Any],
-    snapshot: NodeInfoSnapshot,
-    strict: bool,
-    version: Sequence[int],
-    plugins: PluginSet = NO_PLUGINS,
-) -> str:
-    return _stage(pod, snapshot, strict, version, plugins)[0]
-
-
-def _stage(
+def stage_failure(
     pod: Mapping[str, Any],
     snapshot: NodeInfoSnapshot,
     strict: bool,

@@ -15,7 +15,7 @@ from kschedctl.model.filters.cycle import CycleState
 from kschedctl.model.filters.nodefilters import Incoming
 from kschedctl.model.filters.nodeinfo import NodeInfo, PodInfo
 
-from .algorithm import PROVISIONS, Algorithm, problems_text, stage_message, stages
+from .algorithm import PROVISIONS, Algorithm, problems_text, stage_failure, stages
 from .plugins import NO_PLUGINS, PluginCycle, PluginFailure, PluginSet, PluginVerdict
 from .policy import FallbackPolicy, FallbackStep, strict_pod
 from .policyload import pod_policy
@@ -73,9 +73,9 @@ def explain(
                 n for n in found
                 if not has_untolerated_prefer_no_schedule(snapshot.node(n), tolerations)
             )  # fmt: skip
-        message = (
-            None if node else stage_message(staged, snapshot, strict, algo.server_version, plugins)
-        )
+        message = None
+        if not node:
+            message, _ = stage_failure(staged, snapshot, strict, algo.server_version, plugins)
         out.append(StageOutcome(stage.step, found, node, message))
     return policy, problems_text(problem) if problem else None, out
 
