@@ -25,7 +25,7 @@ def test_an_unusable_plugin_is_exit_3_before_any_connection(
     result = run(*command, "--plugin", file)
     assert result.exit_code == 3, result.stderr
     assert f"error: {message}" in result.stderr
-    assert 'hint: see README, "Scheduling plugins"' in result.stderr
+    assert 'hint: see docs/commands/own-scheduler.md, "Scheduling plugins"' in result.stderr
     assert result.stdout == ""
 
 

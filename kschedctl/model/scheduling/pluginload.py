@@ -36,7 +36,8 @@ def _refuse(source: str, message: str, hint: str | None = None) -> PluginError:
     return PluginError(
         "",
         message,
-        hint or 'see README, "Scheduling plugins", for what a plugin defines',
+        hint
+        or 'see docs/commands/own-scheduler.md, "Scheduling plugins", for what a plugin defines',
         source=source,
     )
 

@@ -256,7 +256,7 @@ def parse_policy(doc: Any, source: str, *, type_meta: bool = True) -> FallbackPo
     if out:
         raise PolicyError.from_problems(
             [Problem(p.path, p.message, source) for p in out],
-            hint='see README, "kschedctl\'s own scheduler", for the policy format',
+            hint='see docs/commands/own-scheduler.md, "Fallback policy", for the policy format',
         )
     return FallbackPolicy(tuple(steps), strict, source)
 
