@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kschedctl.base.errors import SpecError
+from kschedctl.base.errors import KschedError, SpecError
 from kschedctl.lab import binaries
 from kschedctl.observe.containers import expanded_argv
 from kschedctl.observe.schedulers import FORM_ANNOTATION, LEASE_ANNOTATION, owner
@@ -370,6 +370,29 @@ def test_directory_usage_errors(run, args: list[str], message: str) -> None:
     result = run("render", "s", *args)
     assert result.exit_code == 2
     assert message in result.stderr
+
+
+def test_missing_parent_directories_are_made(run, tmp_path: Path) -> None:
+    result = run("render", "s", "--as", "helm-chart", "charts/team/s")
+    assert result.exit_code == 0, result.stderr
+    assert (tmp_path / "charts" / "team" / "s" / "Chart.yaml").is_file()
+
+
+def test_a_failed_export_removes_the_parents_it_made(tmp_path: Path) -> None:
+    from kschedctl.render.workspace import write_export
+
+    # "a" written as a file, then "a/b" under it: the export fails half-way.
+    with pytest.raises(KschedError, match="writing the workspace"):
+        write_export(tmp_path / "charts" / "team" / "s", {"a": "x", "a/b": "y"})
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_parent_that_is_a_file_is_a_usage_error(run, tmp_path: Path) -> None:
+    (tmp_path / "charts").write_text("x")
+    result = run("render", "s", "--as", "kustomize", "charts/s")
+    assert result.exit_code == 2
+    assert "charts is not a directory" in result.stderr
+    assert (tmp_path / "charts").read_text() == "x"
 
 
 def test_an_existing_directory_is_not_overwritten(run, tmp_path: Path) -> None:
