@@ -111,8 +111,11 @@ def chart_values_schema() -> dict[str, Any]:
     fields = schemas.schema("spec")["properties"]["spec"]["properties"]
     pod = fields["pod"]
     properties: dict[str, Any] = {
-        "name": {"type": "string", "minLength": 1,
-                 "description": "The scheduler's name (metadata.name of the spec)."},  # fmt: skip
+        "name": {
+            "type": "string",
+            "minLength": 1,
+            "description": "The scheduler's name (metadata.name of the spec).",
+        },
         **{key: fields[key] for key in VALUE_FIELDS},
         "namespace": {
             "type": "string",

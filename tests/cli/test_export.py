@@ -178,7 +178,9 @@ def test_helm_install_prints_the_notes(tmp_path: Path) -> None:
         "--kubeconfig", str(tmp_path / "none"),
     )  # fmt: skip
     notes = " ".join(notes.partition("NOTES:")[2].split())
-    assert "Scheduler s (registry.k8s.io/kube-scheduler:v1.36.3) is installed as release rel" in notes
+    assert (
+        "Scheduler s (registry.k8s.io/kube-scheduler:v1.36.3) is installed as release rel" in notes
+    )
     assert "in namespace team-a, its Lease is team-a/s." in notes
     assert "schedulerName: s" in notes
     assert "kschedctl status s" in notes and "helm uninstall rel -n team-a" in notes
@@ -226,8 +228,16 @@ def test_helm_values_override_the_spec_fields(tmp_path: Path) -> None:
     assert annotations[hash_key] != default["spec"]["template"]["metadata"]["annotations"][hash_key]
 
     off = _objects(
-        _run(helm, "template", "r", str(chart), "-n", "kube-system",
-             "--set", "leaderElection.leaderElect=false")  # fmt: skip
+        _run(
+            helm,
+            "template",
+            "r",
+            str(chart),
+            "-n",
+            "kube-system",
+            "--set",
+            "leaderElection.leaderElect=false",
+        )  # fmt: skip
     )
     assert not [key for key in off if key[2] == "s-leader-election"]
     config = yaml.safe_load(off[("ConfigMap", "kube-system", "s-config")]["data"]["config.yaml"])

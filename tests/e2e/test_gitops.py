@@ -113,7 +113,8 @@ def test_helm_install_of_the_chart_is_recognised_and_removed(
         assert f"helm uninstall {release} -n {namespace}" in deployed.stderr
 
         cluster.delete(f"/api/v1/namespaces/{namespace}/pods/app")
-        wait_for(lambda: not cluster.list(f"/api/v1/namespaces/{namespace}/pods"), 30, "app gone")
+        app = f"/api/v1/namespaces/{namespace}/pods/app"  # the scheduler's pod runs there too
+        wait_for(lambda: not exists(cluster, app), 30, "app gone")
         removed = run(lab, "remove", name, cwd=tmp_path)
         assert removed.returncode == 0, removed.stderr
         assert f"`helm uninstall {release} -n {namespace}` is the right tool" in " ".join(
