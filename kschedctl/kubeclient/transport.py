@@ -98,6 +98,7 @@ def quiet_insecure_warnings() -> None:
     """urllib3 warns (InsecureRequestWarning, several lines through :mod:`warnings`) on every
     request whose server certificate it does not check: ten blocks for one ``list``. The CLI
     says it once instead, in one line (:attr:`Cluster.verifies_tls`)."""
+    # on use, as urllib3 in DirectTransport: only a connection needs them
     import warnings
 
     from urllib3.exceptions import InsecureRequestWarning
