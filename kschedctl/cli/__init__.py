@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
-import re
 import sys
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -19,26 +18,22 @@ import typer
 from typer.core import TyperGroup
 
 from kschedctl import __version__
-from kschedctl.base.errors import EXIT_INTERRUPTED, KschedError, printable
+from kschedctl.base.errors import EXIT_INTERRUPTED, KschedError, as_called, printable
 from kschedctl.base.signals import Terminated, unwinding_on_termination
 
-# A command line quoted in a message: `kschedctl …` or $(kschedctl …).
-_QUOTED_COMMAND = re.compile(r"(`|\$\()kschedctl ")
 
-
-def report_error(err: KschedError, prog: str = "kschedctl") -> None:
+def report_error(err: KschedError) -> None:
     # Messages may quote user text: each of their lines is printed without control characters
     # (no terminal escape sequences, no carriage return overwriting the line). The commands
-    # they suggest are spelled the way the user called us (`kubectl sched …` as a plugin).
-    typer.echo(f"error: {_lines(err.message, prog)}", err=True)
+    # they suggest are spelled the way the user called us (`kubectl sched …` as a plugin:
+    # kschedctl.base.errors.called_as).
+    typer.echo(f"error: {_lines(err.message)}", err=True)
     if err.hint:
-        typer.echo(f"hint: {_lines(err.hint, prog)}", err=True)
+        typer.echo(f"hint: {_lines(err.hint)}", err=True)
 
 
-def _lines(text: str, prog: str) -> str:
-    if prog != "kschedctl":
-        text = _QUOTED_COMMAND.sub(lambda m: f"{m.group(1)}{prog} ", text)
-    return "\n".join(printable(line) for line in text.split("\n"))
+def _lines(text: str) -> str:
+    return "\n".join(printable(line) for line in as_called(text).split("\n"))
 
 
 class KschedGroup(TyperGroup):
@@ -52,7 +47,7 @@ class KschedGroup(TyperGroup):
             with unwinding_on_termination():
                 return super().invoke(ctx)
         except KschedError as err:
-            report_error(err, ctx.find_root().info_name or "kschedctl")
+            report_error(err)
             ctx.exit(err.exit_code)
         except KeyboardInterrupt:
             _say("interrupted")

@@ -34,7 +34,21 @@ def connect(
     """
     from kschedctl.kubeclient.client import Cluster
 
-    return Cluster.connect(kubeconfig, context, cluster=cluster, user=user)
+    connected = Cluster.connect(kubeconfig, context, cluster=cluster, user=user)
+    if not connected.verifies_tls and connected.server not in _WARNED_INSECURE:
+        from kschedctl.cli import output
+
+        _WARNED_INSECURE.add(connected.server)
+        output.warn(
+            f"the certificate of {connected.server} is not verified (insecure-skip-tls-verify "
+            "in the kubeconfig); set the cluster's certificate-authority instead to know it "
+            "is your API server"
+        )
+    return connected
+
+
+# The servers warned about in this process: one line per command, not one per request.
+_WARNED_INSECURE: set[str] = set()
 
 
 def age(seconds: float | None) -> str:

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from kschedctl.base import terminal, yamltext
+from kschedctl.base.errors import as_called
 from kschedctl.printers import formats
 from kschedctl.printers.formats import OutputFormat
 
@@ -196,7 +197,7 @@ def info(message: str) -> None:
     """Progress and notes for humans: stderr, never stdout. ``message`` is literal text (it
     quotes names, images and paths the user gave, and what the cluster said): never read as
     rich markup, and escaped but for its line breaks."""
-    stderr_console().print(terminal.escape(message, terminal.LINES), highlight=False)
+    stderr_console().print(terminal.escape(as_called(message), terminal.LINES), highlight=False)
 
 
 def warn(message: str) -> None:
@@ -204,6 +205,8 @@ def warn(message: str) -> None:
     from rich.text import Text  # on first use (module docstring)
 
     stderr_console().print(
-        Text.assemble(("warning:", "yellow"), " ", terminal.escape(message, terminal.LINES)),
+        Text.assemble(
+            ("warning:", "yellow"), " ", terminal.escape(as_called(message), terminal.LINES)
+        ),
         highlight=False,
     )

@@ -57,6 +57,8 @@ class Cluster:
         self.transport = transport
         self.context = context
         self.server = transport.server
+        # False with insecure-skip-tls-verify: the CLI warns once (urllib3's warnings are off)
+        self.verifies_tls: bool = getattr(transport, "verifies_tls", True)
         self.namespace = namespace  # the context's namespace: kubectl's default for -n
 
     @property
