@@ -125,8 +125,8 @@ HELP: dict[str, tuple[str, str, tuple[Example, ...]]] = {
     "lab env": (LAB, "Print the KUBECONFIG export for a lab", (
         ("Point kubectl at the lab", 'eval "$(kschedctl lab env)"'),
     )),
-    "completion": (OTHER, "Print the shell completion script for bash, zsh, fish or powershell", (
-        ("Complete in bash from now on", "kschedctl completion bash > ~/.local/share/bash-completion/completions/kschedctl"),
+    "completion": (OTHER, "Print a shell completion script (bash, zsh, fish, powershell)", (
+        ("Complete in every new bash (a line for ~/.bashrc)", "source <(kschedctl completion bash)"),
         ("In zsh (a directory of your $fpath)", 'kschedctl completion zsh > "${fpath[1]}/_kschedctl"'),
         ("In fish", "kschedctl completion fish > ~/.config/fish/completions/kschedctl.fish"),
         ("In PowerShell, for this session", "kschedctl completion powershell | Out-String | Invoke-Expression"),
