@@ -58,7 +58,7 @@ class KschedGroup(PlainHelp, TyperGroup):
         try:
             return super().parse_args(ctx, args)
         except click_usage_error() as err:
-            usage.exit_on(err)
+            usage.exit_on(err, ctx)
             raise
 
     # typer.Context narrows click's Context; click always passes typer's here.
@@ -67,7 +67,7 @@ class KschedGroup(PlainHelp, TyperGroup):
             with unwinding_on_termination():
                 return super().invoke(ctx)
         except click_usage_error() as err:
-            usage.exit_on(err)
+            usage.exit_on(err, ctx)
             raise
         except KschedError as err:
             report_error(err, ctx.find_root().info_name or "kschedctl")

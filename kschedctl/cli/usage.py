@@ -28,19 +28,34 @@ def click_usage_error() -> type[Exception]:
     return click_exceptions.UsageError
 
 
-def exit_on(err: Any) -> None:
+def exit_on(err: Any, root: Any) -> None:
     """Print ``err`` (click's UsageError) kubectl's way and exit 2; a request for help (no
-    arguments to a command that needs some) is left to click."""
+    arguments to a command that needs some) is left to click. ``root``: the root command's
+    context, for an error raised without one (an option missing its value)."""
     if isinstance(err, getattr(click_exceptions, "NoArgsIsHelpError", ())):
         return
-    ctx = err.ctx
-    if ctx is None:
-        return
+    ctx = err.ctx or root
+    path = ctx.command_path if err.ctx is not None else _named_path(root)
     lines = message(err, ctx)
-    lines.append(f"See '{printable(ctx.command_path)} -h' for help.")
+    lines.append(f"See '{printable(path)} -h' for help.")
     for line in lines:
         typer.echo(line, err=True)
     _exit(ctx)
+
+
+def _named_path(root: Any) -> str:
+    # the command the words name (`kschedctl lab up`): the command an error without a
+    # context of its own came from
+    words, command = [root.command_path], root.command
+    for word in root.meta.get(ARGV, []):
+        sub = getattr(command, "commands", {}).get(word)
+        if sub is None:
+            if not word.startswith("-"):
+                break
+            continue
+        words.append(word)
+        command = sub
+    return " ".join(words)
 
 
 def _exit(ctx: Any) -> NoReturn:

@@ -189,6 +189,10 @@ def test_every_example_parses(words: str, line: str) -> None:
         ),
         (["--bogus"], ["error: unknown flag: --bogus", "See '{prog} -h' for help."]),
         (
+            ["lab", "up", "--nodes"],
+            ["error: option '--nodes' requires an argument.", "See '{prog} lab up -h' for help."],
+        ),
+        (
             ["--install-completion"],
             [
                 "error: unknown flag: --install-completion",
