@@ -54,11 +54,11 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                 {'fish': 'Compare candidate schedulers on a copy of a snapshot',
                                  'name': 'simulate',
                                  'zsh': 'Compare candidate schedulers on a copy of a snapshot'},
-                                {'fish': 'Print the shell completion script for bash, zsh, fish or '
-                                         'powershell',
+                                {'fish': 'Print a shell completion script (bash, zsh, fish, '
+                                         'powershell)',
                                  'name': 'completion',
-                                 'zsh': 'Print the shell completion script for bash, zsh, fish or '
-                                        'powershell'},
+                                 'zsh': 'Print a shell completion script (bash, zsh, fish, '
+                                        'powershell)'},
                                 {'fish': "Print the client's version, and the server's and "
                                          "schedulers' skew",
                                  'name': 'version',

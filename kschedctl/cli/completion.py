@@ -28,6 +28,7 @@ def completion(
     ],
     ctx: typer.Context,
 ) -> None:
+    # on use: the generator builds the whole CLI, which only this command needs
     from kschedctl.cli.completion_scripts import completion_script
 
     prog = ctx.find_root().info_name or "kschedctl"
