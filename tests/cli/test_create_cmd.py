@@ -135,8 +135,8 @@ def test_missing_parent_directory(run, tmp_path: Path) -> None:
         (["s", "--kubernetes-version", "1.24"], 2, "--kubernetes-version 1.24: Kubernetes 1.24"),
         (["s", "--kubernetes-version", "banana"], 2, "is not a Kubernetes version"),
         (["s", "--image", "k8s.gcr.io/kube-scheduler:v1.36.0"], 3, "k8s.gcr.io is frozen"),
-        (["s", "--replicas", "many"], 2, "Invalid value for '--replicas'"),
-        (["s", "--no-such-flag"], 2, "No such option"),
+        (["s", "--replicas", "many"], 2, "error: invalid value for '--replicas'"),
+        (["s", "--no-such-flag"], 2, "error: unknown flag: --no-such-flag"),
     ],
 )
 def test_bad_input_is_refused_and_leaves_nothing(
