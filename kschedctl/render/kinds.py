@@ -73,10 +73,9 @@ CLUSTER_ROLE_BINDING = Kind(RBAC, "ClusterRoleBinding", "clusterrolebindings", F
 ROLE = Kind(RBAC, "Role", "roles", True, prunable=True)
 CLUSTER_ROLE = Kind(RBAC, "ClusterRole", "clusterroles", False, prunable=True)
 SERVICE_ACCOUNT = Kind("v1", "ServiceAccount", "serviceaccounts", True, prunable=True)
-SECRET = Kind("v1", "Secret", "secrets", True)
 
 # In deletion order: workloads first so nothing runs without its RBAC, bindings before roles.
 KINDS = (
     DEPLOYMENT, POD, SERVICE_MONITOR, SERVICE, CONFIG_MAP, ROLE_BINDING, CLUSTER_ROLE_BINDING,
-    ROLE, CLUSTER_ROLE, SERVICE_ACCOUNT, SECRET,
+    ROLE, CLUSTER_ROLE, SERVICE_ACCOUNT,
 )  # fmt: skip

@@ -49,6 +49,10 @@ def test_every_rendered_kind_is_a_row_of_the_table() -> None:
         assert resource_of(doc) is RESOURCES[doc["kind"]], doc["kind"]
 
 
+def test_every_row_of_the_table_is_rendered() -> None:
+    assert {doc["kind"] for doc in rendered()} == {kind.name for kind in KINDS}
+
+
 def test_one_row_per_kind() -> None:
     assert len(RESOURCES) == len(KINDS)
 
