@@ -8,16 +8,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from kschedctl.base.errors import ApplyError, ClusterError, KschedError, NotFoundError, SpecError
-from kschedctl.k8s.resources import (
-    DELETE_ORDER,
-    OPTIONAL_KINDS,
-    RESOURCES,
-    describe,
-    object_path,
-    resource_of,
-)
+from kschedctl.k8s.resources import RESOURCES, describe, object_path, resource_of
 from kschedctl.kubeclient.client import Cluster
 from kschedctl.observe.schedulers import owned, owner, owner_selectors
+from kschedctl.render.kinds import KINDS, Kind
 from kschedctl.render.objects import ObjectKey, describe_key, object_key
 
 
@@ -72,7 +66,8 @@ def require_served(cluster: Cluster, objects: list[dict[str, Any]]) -> None:
     """ClusterError (before anything is sent) when ``objects`` hold a kind whose
     CustomResourceDefinition the cluster does not serve (a ServiceMonitor without the
     Prometheus Operator): applying would stop midway, after the scheduler itself."""
-    for kind in sorted({str(o.get("kind")) for o in objects} & set(OPTIONAL_KINDS)):
+    optional = {kind for kind, resource in RESOURCES.items() if resource.optional}
+    for kind in sorted({str(o.get("kind")) for o in objects} & optional):
         resource = RESOURCES[kind]
         try:
             served = cluster.get(resource.base())
@@ -148,27 +143,26 @@ def managed_objects(cluster: Cluster, instance: str) -> list[dict[str, Any]]:
     turn."""
     selectors = owner_selectors(instance)
 
-    def read(task: tuple[str, str]) -> list[dict[str, Any]] | None:
+    def read(task: tuple[Kind, str]) -> list[dict[str, Any]] | None:
         kind, selector = task
         try:
-            return cluster.list(RESOURCES[kind].collection(), labelSelector=selector)
+            return cluster.list(kind.collection(), labelSelector=selector)
         except NotFoundError:
-            if kind in OPTIONAL_KINDS:
+            if kind.optional:
                 return None  # its CRD is not installed: none exist
             raise
 
-    tasks = [(kind, selector) for kind in DELETE_ORDER for selector in selectors]
+    tasks = [(kind, selector) for kind in KINDS for selector in selectors]
     with ThreadPoolExecutor(max_workers=MANAGED_READERS) as pool:
         answers = iter(list(pool.map(read, tasks)))
     found: list[dict[str, Any]] = []
-    for kind in DELETE_ORDER:
+    for kind in KINDS:
         batches = [next(answers) for _ in selectors]
         if any(batch is None for batch in batches):
             continue
-        resource = RESOURCES[kind]
         for item in owned((b for b in batches if b is not None), instance):
-            item.setdefault("kind", kind)
-            item.setdefault("apiVersion", resource.api_version)
+            item.setdefault("kind", kind.name)
+            item.setdefault("apiVersion", kind.api_version)
             found.append(item)
     return found
 

@@ -11,10 +11,13 @@ form and fails until the two agree.
 How to extend it: an object of the ServiceAccount forms (pod, deployment) is one
 :class:`Expected` row in :data:`SERVICE_ACCOUNT_RBAC` (with a ``when`` condition for the
 program or a spec option); a new form's objects are a tuple here, named by its FORMS row. A
+row names its kind by a row of :data:`kschedctl.render.kinds.KINDS` (apiVersion, REST path,
+deletion order, whether deploy prunes it): an object of a new kind adds that row first. A
 row shared by several forms (host-rbac: service and static-pod) marks an object only some of
 them apply with ``forms`` (the static pods' metrics Service): the others drop it.
 
-Imported at start-up by :mod:`kschedctl.render.forms`: the standard library only.
+Imported at start-up by :mod:`kschedctl.render.forms`: the standard library and
+:mod:`kschedctl.render.kinds` only.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from kschedctl.base.errors import SpecError
+from kschedctl.render import kinds
+from kschedctl.render.kinds import Kind
 
 if TYPE_CHECKING:
     from kschedctl.spec import Spec
@@ -44,8 +49,7 @@ __all__ = [
     "object_key",
 ]
 
-RBAC = "rbac.authorization.k8s.io/v1"
-RBAC_GROUP = "rbac.authorization.k8s.io"
+RBAC_GROUP = kinds.ROLE.group
 
 ObjectKey = tuple[str, str, str, str]
 """(apiVersion, kind, namespace, name); namespace "" for a cluster-scoped object."""
@@ -136,8 +140,8 @@ def status_reader(spec: Spec) -> bool:
 class Expected:
     """One object a form renders: ``{name}`` in ``name`` (and ``role_ref``) is the scheduler's."""
 
-    api_version: str
-    kind: str
+    kind: Kind
+    """A row of :data:`kschedctl.render.kinds.KINDS`."""
     namespace: str
     """:data:`NAMESPACE`, :data:`LEASE_NAMESPACE`, :data:`CLUSTER` or a fixed namespace."""
     name: str
@@ -156,16 +160,16 @@ class Expected:
         namespace = self.namespace.format(
             namespace=spec.namespace, lease_namespace=spec.leader_election.resource_namespace
         )
-        return (self.api_version, self.kind, namespace, self.name.format(name=spec.name))
+        return (self.kind.api_version, self.kind.name, namespace, self.name.format(name=spec.name))
 
 
 def _lease_rbac(binding: str, subject: str) -> tuple[Expected, ...]:
     """The scheduler's own Lease Role and its binding (leader election on)."""
     role = "{name}-leader-election"
     return (
-        Expected(RBAC, "Role", LEASE_NAMESPACE, role, when=leader_elect),
+        Expected(kinds.ROLE, LEASE_NAMESPACE, role, when=leader_elect),
         Expected(
-            RBAC, "RoleBinding", LEASE_NAMESPACE, binding,
+            kinds.ROLE_BINDING, LEASE_NAMESPACE, binding,
             when=leader_elect, role_ref=f"Role/{role}", subject=subject,
         ),
     )  # fmt: skip
@@ -174,56 +178,54 @@ def _lease_rbac(binding: str, subject: str) -> tuple[Expected, ...]:
 # The ServiceAccount and RBAC of the pod and deployment forms (templates/_rbac.yaml.j2 for
 # program kube-scheduler, templates/_builtin-rbac.yaml.j2 for program builtin).
 SERVICE_ACCOUNT_RBAC: tuple[Expected, ...] = (
-    Expected("v1", "ServiceAccount", NAMESPACE, "{name}"),
+    Expected(kinds.SERVICE_ACCOUNT, NAMESPACE, "{name}"),
     # Program kube-scheduler with spec.rbac: builtinRoles: the built-in roles, bound to it.
     Expected(
-        RBAC, "ClusterRoleBinding", CLUSTER, "{name}-as-kube-scheduler", when=builtin_roles,
+        kinds.CLUSTER_ROLE_BINDING, CLUSTER, "{name}-as-kube-scheduler", when=builtin_roles,
         role_ref="ClusterRole/system:kube-scheduler", subject=SERVICE_ACCOUNT,
     ),
     Expected(
-        RBAC, "ClusterRoleBinding", CLUSTER, "{name}-as-volume-scheduler", when=builtin_roles,
+        kinds.CLUSTER_ROLE_BINDING, CLUSTER, "{name}-as-volume-scheduler", when=builtin_roles,
         role_ref="ClusterRole/system:volume-scheduler", subject=SERVICE_ACCOUNT,
     ),
     Expected(
-        RBAC, "RoleBinding", "kube-system", "{name}-extension-apiserver-authentication-reader",
+        kinds.ROLE_BINDING, "kube-system", "{name}-extension-apiserver-authentication-reader",
         when=kube_scheduler, role_ref="Role/extension-apiserver-authentication-reader",
         subject=SERVICE_ACCOUNT,
     ),
     # Program builtin, or kube-scheduler with least privilege: a ClusterRole of its own.
-    Expected(RBAC, "ClusterRole", CLUSTER, "{name}-scheduler", when=own_cluster_role),
+    Expected(kinds.CLUSTER_ROLE, CLUSTER, "{name}-scheduler", when=own_cluster_role),
     Expected(
-        RBAC, "ClusterRoleBinding", CLUSTER, "{name}-scheduler", when=own_cluster_role,
+        kinds.CLUSTER_ROLE_BINDING, CLUSTER, "{name}-scheduler", when=own_cluster_role,
         role_ref="ClusterRole/{name}-scheduler", subject=SERVICE_ACCOUNT,
     ),
     *_lease_rbac("{name}-leader-election", SERVICE_ACCOUNT),
     # The status reader (templates/_metrics-reader.yaml.j2); its ClusterRole is the scraper's too.
-    Expected("v1", "ServiceAccount", NAMESPACE, "{name}-metrics-reader", when=status_reader),
-    Expected(RBAC, "ClusterRole", CLUSTER, "{name}-metrics-reader", when=status_reader),
+    Expected(kinds.SERVICE_ACCOUNT, NAMESPACE, "{name}-metrics-reader", when=status_reader),
+    Expected(kinds.CLUSTER_ROLE, CLUSTER, "{name}-metrics-reader", when=status_reader),
     Expected(
-        RBAC, "ClusterRoleBinding", CLUSTER, "{name}-metrics-reader-status", when=status_reader,
+        kinds.CLUSTER_ROLE_BINDING, CLUSTER, "{name}-metrics-reader-status", when=status_reader,
         role_ref="ClusterRole/{name}-metrics-reader", subject=METRICS_READER,
     ),
 )  # fmt: skip
 
-CONFIGMAP = Expected("v1", "ConfigMap", NAMESPACE, "{name}-config")
+CONFIGMAP = Expected(kinds.CONFIG_MAP, NAMESPACE, "{name}-config")
 SCRAPER_BINDING = Expected(
-    RBAC, "ClusterRoleBinding", CLUSTER, "{name}-metrics-reader", when=scraper_rbac,
+    kinds.CLUSTER_ROLE_BINDING, CLUSTER, "{name}-metrics-reader", when=scraper_rbac,
     role_ref="ClusterRole/{name}-metrics-reader", subject=SCRAPER,
 )  # fmt: skip
 # spec.metrics (templates/_metrics.yaml.j2), after the workload in both in-cluster forms.
 METRICS_OBJECTS = (
-    Expected("v1", "Service", NAMESPACE, "{name}-metrics", when=metrics_service),
-    Expected(
-        "monitoring.coreos.com/v1", "ServiceMonitor", NAMESPACE, "{name}", when=service_monitor
-    ),
+    Expected(kinds.SERVICE, NAMESPACE, "{name}-metrics", when=metrics_service),
+    Expected(kinds.SERVICE_MONITOR, NAMESPACE, "{name}", when=service_monitor),
     SCRAPER_BINDING,
 )  # fmt: skip
 POD_OBJECTS = (
-    *SERVICE_ACCOUNT_RBAC, CONFIGMAP, Expected("v1", "Pod", NAMESPACE, "{name}"),
+    *SERVICE_ACCOUNT_RBAC, CONFIGMAP, Expected(kinds.POD, NAMESPACE, "{name}"),
     *METRICS_OBJECTS,
 )  # fmt: skip
 DEPLOYMENT_OBJECTS = (
-    *SERVICE_ACCOUNT_RBAC, CONFIGMAP, Expected("apps/v1", "Deployment", NAMESPACE, "{name}"),
+    *SERVICE_ACCOUNT_RBAC, CONFIGMAP, Expected(kinds.DEPLOYMENT, NAMESPACE, "{name}"),
     *METRICS_OBJECTS,
 )  # fmt: skip
 # spec.metrics for the host forms (templates/host-rbac.yaml.j2): a Service selects the static
@@ -232,11 +234,11 @@ DEPLOYMENT_OBJECTS = (
 # /metrics, which its delegated authorization checks the same way. No status reader: its
 # ServiceAccount would be the only one of a host form (`status --metrics-reader` names one).
 HOST_METRICS_OBJECTS = (
-    Expected("v1", "Service", NAMESPACE, "{name}-metrics", when=metrics_service,
+    Expected(kinds.SERVICE, NAMESPACE, "{name}-metrics", when=metrics_service,
              forms=("static-pod",)),
-    Expected("monitoring.coreos.com/v1", "ServiceMonitor", NAMESPACE, "{name}",
-             when=service_monitor, forms=("static-pod",)),
-    Expected(RBAC, "ClusterRole", CLUSTER, "{name}-metrics-reader", when=scraper_rbac),
+    Expected(kinds.SERVICE_MONITOR, NAMESPACE, "{name}", when=service_monitor,
+             forms=("static-pod",)),
+    Expected(kinds.CLUSTER_ROLE, CLUSTER, "{name}-metrics-reader", when=scraper_rbac),
     SCRAPER_BINDING,
 )  # fmt: skip
 # The host forms (service, static-pod) send only this to the API server: their unit or
@@ -244,9 +246,9 @@ HOST_METRICS_OBJECTS = (
 HOST_RBAC_OBJECTS = (
     *_lease_rbac("{name}-host-leader-election", HOST_USER),
     # Program custom: what its enabled out-of-tree plugins read, granted to the host user.
-    Expected(RBAC, "ClusterRole", CLUSTER, "{name}-host-plugins", when=plugin_rbac),
+    Expected(kinds.CLUSTER_ROLE, CLUSTER, "{name}-host-plugins", when=plugin_rbac),
     Expected(
-        RBAC, "ClusterRoleBinding", CLUSTER, "{name}-host-plugins", when=plugin_rbac,
+        kinds.CLUSTER_ROLE_BINDING, CLUSTER, "{name}-host-plugins", when=plugin_rbac,
         role_ref="ClusterRole/{name}-host-plugins", subject=HOST_USER,
     ),
     *HOST_METRICS_OBJECTS,
@@ -269,12 +271,6 @@ def expected_objects(spec: Spec, rows: Iterable[Expected]) -> dict[ObjectKey, Ex
     return {row.key(spec): row for row in rows if row.when(spec)}
 
 
-RBAC_KINDS = ("Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding")
-# Besides RBAC, the optional objects a spec may stop asking for (spec.metrics, the status
-# reader of a scheduler that became program builtin).
-PRUNABLE_KINDS = (*RBAC_KINDS, "Service", "ServiceMonitor", "ServiceAccount")
-
-
 def stale_rbac(spec: Spec, rows: Iterable[Expected], form: str = "") -> set[tuple[str, str, str]]:
     """(kind, namespace, name) of the RBAC objects of ``rows`` that ``spec`` does not render
     (the other ``spec.rbac`` mode's, the Lease RBAC with leader election off), and of the
@@ -283,7 +279,7 @@ def stale_rbac(spec: Spec, rows: Iterable[Expected], form: str = "") -> set[tupl
     for this scheduler, so no right (nor scrape target) outlives the spec."""
     rows = tuple(rows)
     wanted = {key[1:] for key in expected_objects(spec, for_form(rows, form) if form else rows)}
-    return {row.key(spec)[1:] for row in rows if row.kind in PRUNABLE_KINDS} - wanted
+    return {row.key(spec)[1:] for row in rows if row.kind.prunable} - wanted
 
 
 def object_key(doc: Mapping[str, Any]) -> ObjectKey:

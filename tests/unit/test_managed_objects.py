@@ -10,8 +10,11 @@ import pytest
 
 from kschedctl.base.errors import ClusterError, NotFoundError
 from kschedctl.k8s.apply import managed_objects
-from kschedctl.k8s.resources import DELETE_ORDER, RESOURCES
+from kschedctl.k8s.resources import RESOURCES
 from kschedctl.observe.schedulers import SCHEDULER_LABEL
+from kschedctl.render.kinds import KINDS
+
+DELETE_ORDER = [kind.name for kind in KINDS]
 
 
 def obj(name: str, scheduler: str = "s1") -> dict[str, Any]:

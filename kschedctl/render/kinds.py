@@ -1,0 +1,81 @@
+"""The kinds of object kschedctl manages: ONE table the objects, the paths and the order come from.
+
+A form's objects (:mod:`kschedctl.render.objects`, the ``objects`` of a FORMS row) each name a
+:class:`Kind` of :data:`KINDS`; deploy reaches them by the REST paths a row gives (a fixed
+table: no discovery round trip, :mod:`kschedctl.k8s.resources`); ``remove`` and ``status``
+list them kind by kind and ``remove`` deletes them in the table's order
+(:func:`kschedctl.k8s.apply.managed_objects`): workloads first, so nothing runs without its
+RBAC, bindings before the roles they grant; deploy prunes only the ``prunable`` kinds
+(:func:`kschedctl.render.objects.stale_rbac`).
+
+How to extend it: a template that renders an object of a kind not here adds its row at its
+place in the deletion order, then the object's :class:`~kschedctl.render.objects.Expected`
+row. ``tests/unit/test_kinds.py`` renders every golden spec in every form and fails on a kind
+the table lacks, a row no form renders, or an order that leaves a workload without its RBAC.
+
+Imported at start-up by :mod:`kschedctl.render.objects`: the standard library only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["KINDS", "Kind"]
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One kind of object kschedctl creates, and how to reach it on the API server."""
+
+    api_version: str
+    name: str
+    plural: str
+    namespaced: bool
+    prunable: bool = False
+    """deploy deletes one kschedctl created that the spec no longer renders (the other
+    ``spec.rbac`` mode's RBAC, metrics objects switched off, a status reader gone)."""
+    optional: bool = False
+    """The kind of a CustomResourceDefinition a cluster may not serve: listing it may answer
+    404, and deploy checks it is served before sending anything."""
+
+    @property
+    def group(self) -> str:
+        """The API group ("" for the core group)."""
+        group, _, _ = self.api_version.rpartition("/")
+        return group
+
+    def base(self) -> str:
+        group_version = self.api_version
+        return f"/api/{group_version}" if "/" not in group_version else f"/apis/{group_version}"
+
+    def collection(self, namespace: str | None = None) -> str:
+        if self.namespaced and namespace:
+            return f"{self.base()}/namespaces/{namespace}/{self.plural}"
+        return f"{self.base()}/{self.plural}"
+
+    def item(self, name: str, namespace: str | None = None) -> str:
+        return f"{self.collection(namespace)}/{name}"
+
+
+RBAC = "rbac.authorization.k8s.io/v1"
+
+DEPLOYMENT = Kind("apps/v1", "Deployment", "deployments", True)
+POD = Kind("v1", "Pod", "pods", True)
+# The Prometheus Operator's CRD (spec.metrics.serviceMonitor): may not be served.
+SERVICE_MONITOR = Kind(
+    "monitoring.coreos.com/v1", "ServiceMonitor", "servicemonitors", True,
+    prunable=True, optional=True,
+)  # fmt: skip
+SERVICE = Kind("v1", "Service", "services", True, prunable=True)
+CONFIG_MAP = Kind("v1", "ConfigMap", "configmaps", True)
+ROLE_BINDING = Kind(RBAC, "RoleBinding", "rolebindings", True, prunable=True)
+CLUSTER_ROLE_BINDING = Kind(RBAC, "ClusterRoleBinding", "clusterrolebindings", False, prunable=True)
+ROLE = Kind(RBAC, "Role", "roles", True, prunable=True)
+CLUSTER_ROLE = Kind(RBAC, "ClusterRole", "clusterroles", False, prunable=True)
+SERVICE_ACCOUNT = Kind("v1", "ServiceAccount", "serviceaccounts", True, prunable=True)
+
+# In deletion order: workloads first so nothing runs without its RBAC, bindings before roles.
+KINDS = (
+    DEPLOYMENT, POD, SERVICE_MONITOR, SERVICE, CONFIG_MAP, ROLE_BINDING, CLUSTER_ROLE_BINDING,
+    ROLE, CLUSTER_ROLE, SERVICE_ACCOUNT,
+)  # fmt: skip
