@@ -27,6 +27,6 @@ complete -o default -F _kschedctl_completion kschedctl
 #   kschedctl simulate SNAPSHOT --fail-if-worse --lab-dir --limit --no-pending --report --scheduler --settle --timeout --workload -o/--output
 #   kschedctl snapshot --anonymize --cluster --context --images --kubeconfig --user -n/--namespace -o/--output
 #   kschedctl status NAME --cluster --context --kubeconfig --metrics-reader --metrics/--no-metrics --no-headers --user -n/--namespace -o/--output
-#   kschedctl top nodes --cluster --context --export --kubeconfig --limit --no-headers --scheduler --sort-by --user -l/--selector -o/--output
+#   kschedctl top nodes --cluster --context --export --kubeconfig --limit --no-headers --pods --scheduler --sort-by --user -l/--selector -o/--output
 #   kschedctl validate FILE... --kube-scheduler --kubernetes-version --replaces-default --strict -o/--output
 #   kschedctl why POD --all --all-reasons --cluster --context --field-selector --kubeconfig --no-headers --nodes --plugin --pods --run-cluster-plugins --user -A/--all-namespaces -l/--selector -n/--namespace -o/--output

@@ -2540,9 +2540,9 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                      'nargs': 1,
                                      'opts': ['-h', '--help'],
                                      'zsh': 'Show this message and exit.'}]},
-              'top': {'commands': [{'fish': 'Per node: allocatable cpu, memory and...',
+              'top': {'commands': [{'fish': 'Per node, one row: cpu and memory requests...',
                                     'name': 'nodes',
-                                    'zsh': 'Per node\\\\: allocatable cpu, memory and...'}],
+                                    'zsh': 'Per node, one row\\\\: cpu and memory requests...'}],
                       'params': [{'all_opts': ['-h', '--help'],
                                   'callback': False,
                                   'fish': 'Show this message and exit.',
@@ -2611,6 +2611,21 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                         'opts': ['--limit'],
                                         'zsh': 'At most this many nodes (0\\\\: all). Default\\\\: '
                                                '50 in the table and the picture, all with -o.'},
+                                       {'all_opts': ['--pods'],
+                                        'callback': False,
+                                        'fish': 'One row per pod on the nodes shown: namespace, '
+                                                'pod, node, scheduler, requests and limits (and '
+                                                'usage with metrics-server).',
+                                        'flag': True,
+                                        'hidden': False,
+                                        'kind': 'option',
+                                        'multiple': False,
+                                        'name': 'pods',
+                                        'nargs': 1,
+                                        'opts': ['--pods'],
+                                        'zsh': 'One row per pod on the nodes shown\\\\: namespace, '
+                                               'pod, node, scheduler, requests and limits (and '
+                                               'usage with metrics-server).'},
                                        {'all_opts': ['--export'],
                                         'callback': False,
                                         'fish': 'Also write the picture to FILE.svg or FILE.html '
@@ -2626,7 +2641,7 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                                '(fixed width, for a README or an issue).'},
                                        {'all_opts': ['-o', '--output'],
                                         'callback': False,
-                                        'fish': 'Output format: table, yaml, json, name, '
+                                        'fish': 'Output format: table, wide, yaml, json, name, '
                                                 'jsonpath=TEMPLATE, jsonpath-as-json=TEMPLATE, '
                                                 'custom-columns=SPEC (default table). jsonpath and '
                                                 "custom-columns use kubectl's syntax and read the "
@@ -2640,13 +2655,14 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                         'nargs': 1,
                                         'opts': ['-o', '--output'],
                                         'values': ['table',
+                                                   'wide',
                                                    'yaml',
                                                    'json',
                                                    'name',
                                                    'jsonpath',
                                                    'jsonpath-as-json',
                                                    'custom-columns'],
-                                        'zsh': 'Output format\\\\: table, yaml, json, name, '
+                                        'zsh': 'Output format\\\\: table, wide, yaml, json, name, '
                                                'jsonpath=TEMPLATE, jsonpath-as-json=TEMPLATE, '
                                                'custom-columns=SPEC (default table). jsonpath and '
                                                "custom-columns use kubectl''s syntax and read the "
