@@ -19,7 +19,7 @@ complete -o default -F _kschedctl_completion kschedctl
 #   kschedctl lab status --dir --no-headers -o/--output
 #   kschedctl lab up --api-port --bin-dir --dir --nodes --nodes-file --timeout
 #   kschedctl list --cluster --context --field-selector --kubeconfig --no-headers --user -l/--selector -o/--output -w/--watch
-#   kschedctl logs NAME --all-replicas/--leader-only --cluster --context --grep --kubeconfig --prefix/--no-prefix --since --tail --timestamps --user -f/--follow -n/--namespace -p/--previous
+#   kschedctl logs NAME --all-replicas/--leader-only --cluster --context --grep --kubeconfig --prefix/--no-prefix --since --tail --timestamps --user -c/--container -f/--follow -n/--namespace -o/--output -p/--previous
 #   kschedctl remove NAME --cluster --context --dry-run --force --kubeconfig --timeout --user
 #   kschedctl render SRC [DIR] --add-to --as --kubernetes-version --no-headers -o/--output
 #   kschedctl scheduler run --burst --context --kubeconfig --leader-elect/--no-leader-elect --lease-duration --lease-name --lease-namespace --metrics-address --metrics-port --name --percentage-of-nodes-to-score --plugin --pod-initial-backoff --pod-max-backoff --policy --qps --renew-deadline --replaces-default --retry-period --strategy -v/--v

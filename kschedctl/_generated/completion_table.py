@@ -1413,6 +1413,36 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                    'zsh': 'The previous container of each replica\\\\: the one '
                                           'that crashed or was restarted (pod and deployment '
                                           'forms).'},
+                                  {'all_opts': ['-c', '--container'],
+                                   'callback': False,
+                                   'fish': "This container of each pod (default: the scheduler's "
+                                           'own).',
+                                   'flag': False,
+                                   'hidden': False,
+                                   'kind': 'option',
+                                   'multiple': False,
+                                   'name': 'container',
+                                   'nargs': 1,
+                                   'opts': ['-c', '--container'],
+                                   'zsh': 'This container of each pod (default\\\\: the '
+                                          "scheduler''s own)."},
+                                  {'all_opts': ['-o', '--output'],
+                                   'callback': False,
+                                   'fish': 'json (one object per line: pod, container, leader, '
+                                           'time, message) or raw (the message only). Default: '
+                                           'each line after its [pod], the leader marked.',
+                                   'flag': False,
+                                   'hidden': False,
+                                   'icase': False,
+                                   'kind': 'option',
+                                   'multiple': False,
+                                   'name': 'out',
+                                   'nargs': 1,
+                                   'opts': ['-o', '--output'],
+                                   'values': ['json', 'raw'],
+                                   'zsh': 'json (one object per line\\\\: pod, container, leader, '
+                                          'time, message) or raw (the message only). Default\\\\: '
+                                          'each line after its [pod], the leader marked.'},
                                   {'all_opts': ['--kubeconfig'],
                                    'callback': False,
                                    'fish': 'Path to the kubeconfig file (default: $KUBECONFIG or '
