@@ -111,9 +111,17 @@ def _pod_logs(
     if request.previous:
         return _previous_logs(cluster, entry, request, found, lease, warn)
     if not request.follow:
+        unreadable = _Unreadable(warn)
         read = read_all(
-            cluster, found, since_seconds=request.since_seconds, tail=request.tail, warn=warn
+            cluster, found, since_seconds=request.since_seconds, tail=request.tail, warn=unreadable
         )
+        if request.container and found and len(unreadable) == len(found):
+            raise NotFoundError(
+                f"no pod of {entry.name} has a readable container {request.container!r}: "
+                f"{unreadable[0]}",
+                hint=f"drop -c to read the scheduler's own container; `kschedctl status "
+                f"{entry.name}` lists its pods",
+            )
         return LogStream((lease.mark(x) for x in read), sources)
     follower = Follower(
         cluster, entry, since_seconds=request.since_seconds, tail=request.tail, warn=warn
@@ -134,18 +142,13 @@ def _previous_logs(
 ) -> LogStream:
     """Each replica's previous container (the one that crashed or was restarted); replicas
     that never restarted are named through ``warn``, and none having restarted is an error."""
-    unreadable: list[str] = []
-
-    def note(message: str) -> None:
-        unreadable.append(message)
-        warn(message)
-
+    unreadable = _Unreadable(warn)
     read = read_all(
         cluster,
         found,
         since_seconds=request.since_seconds,
         tail=request.tail,
-        warn=note,
+        warn=unreadable,
         previous=True,
     )
     if found and len(unreadable) == len(found):
@@ -157,6 +160,19 @@ def _previous_logs(
             "reads the current one",
         )
     return LogStream((lease.mark(x) for x in read), len(found))
+
+
+class _Unreadable(list[str]):
+    """The messages of the replicas :func:`read_all` could not read, each passed on to
+    ``warn`` too: when none could be read, the command fails instead."""
+
+    def __init__(self, warn: Callable[[str], None]) -> None:
+        super().__init__()
+        self.warn = warn
+
+    def __call__(self, message: str) -> None:
+        self.append(message)
+        self.warn(message)
 
 
 def _host_logs(host: Host, entry: Scheduler, request: LogsRequest) -> LogStream:
