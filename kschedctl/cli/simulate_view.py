@@ -60,8 +60,8 @@ def summary_table(report: SimulationReport) -> RenderableType:
         ("time to schedule", [f"{c.seconds:.1f}s" for c in report.candidates]),
         ("moved vs first", ["-"] + [str(moved.get(c.name, 0)) for c in report.candidates[1:]]),
     ]
-    head = [text(""), *(text(c.name, "bold") for c in report.candidates)]
-    cells = [[text(label, "bold"), *values] for label, values in rows]
+    head: list[object] = [text(""), *(text(c.name, "bold") for c in report.candidates)]
+    cells: list[list[object]] = [[text(label, "bold"), *values] for label, values in rows]
     return _titled("candidates, side by side", [head, *cells], right_from=1)
 
 
@@ -79,7 +79,7 @@ def _used(shown: object) -> int:
 
 
 def groups_table(report: SimulationReport) -> RenderableType:
-    head = [text(h, "bold") for h in ("GROUP", "NODES", "EXAMPLES")]
+    head: list[object] = [text(h, "bold") for h in ("GROUP", "NODES", "EXAMPLES")]
     head += [text(c.name, "bold") for c in report.candidates]
     rows: list[list[object]] = [head]
     counts = [c.by_group(report.groups) for c in report.candidates]

@@ -233,11 +233,11 @@ def placement(
         ordered = {s: u.by_scheduler[s] for s in names if s in u.by_scheduler}
         u.by_scheduler.clear()
         u.by_scheduler.update(ordered)
-    ordered = _ordered(selected, sort_by)
-    rank = {u.name: i for i, u in enumerate(ordered)}
+    in_order = _ordered(selected, sort_by)
+    rank = {u.name: i for i, u in enumerate(in_order)}
     shown_pods.sort(key=lambda p: (rank.get(p.node, len(rank)), p.namespace, p.name))
     return Placement(
-        nodes=ordered,
+        nodes=in_order,
         schedulers=names,
         total_nodes=len(selected),
         totals={s: _sum(u.by_scheduler.get(s, {}) for u in selected) for s in names},
