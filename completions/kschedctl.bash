@@ -20,7 +20,7 @@ complete -o default -F _kschedctl_completion kschedctl
 #   kschedctl lab status --dir --no-headers -o/--output
 #   kschedctl lab up --api-port --bin-dir --dir --nodes --nodes-file --timeout
 #   kschedctl list --cluster --context --field-selector --kubeconfig --no-headers --user -l/--selector -o/--output -w/--watch
-#   kschedctl logs NAME --all-replicas/--leader-only --cluster --context --grep --kubeconfig --prefix/--no-prefix --since --tail --timestamps --user -f/--follow -n/--namespace -p/--previous
+#   kschedctl logs NAME --all-replicas/--leader-only --cluster --context --grep --kubeconfig --prefix/--no-prefix --since --tail --timestamps --user -c/--container -f/--follow -n/--namespace -o/--output -p/--previous
 #   kschedctl remove NAME --cluster --context --dry-run --force --kubeconfig --timeout --user
 #   kschedctl render SRC [DIR] --add-to --as --kubernetes-version --no-headers -o/--output
 #   kschedctl scheduler run --burst --context --kubeconfig --leader-elect/--no-leader-elect --lease-duration --lease-name --lease-namespace --metrics-address --metrics-port --name --percentage-of-nodes-to-score --plugin --pod-initial-backoff --pod-max-backoff --policy --qps --renew-deadline --replaces-default --retry-period --strategy -v/--v
@@ -28,7 +28,7 @@ complete -o default -F _kschedctl_completion kschedctl
 #   kschedctl simulate SNAPSHOT --fail-if-worse --lab-dir --limit --no-pending --report --scheduler --settle --timeout --workload -o/--output
 #   kschedctl snapshot --anonymize --cluster --context --images --kubeconfig --user -n/--namespace -o/--output
 #   kschedctl status NAME --cluster --context --kubeconfig --metrics-reader --metrics/--no-metrics --no-headers --user -n/--namespace -o/--output
-#   kschedctl top nodes --cluster --context --export --kubeconfig --limit --no-headers --scheduler --sort-by --user -l/--selector -o/--output
+#   kschedctl top nodes --cluster --context --export --kubeconfig --limit --no-headers --pods --scheduler --sort-by --user -l/--selector -o/--output
 #   kschedctl validate FILE... --kube-scheduler --kubernetes-version --replaces-default --strict -o/--output
 #   kschedctl version --client --cluster --context --kubeconfig --no-headers --user -o/--output
 #   kschedctl why POD --all --all-reasons --cluster --context --field-selector --kubeconfig --no-headers --nodes --plugin --pods --run-cluster-plugins --user -A/--all-namespaces -l/--selector -n/--namespace -o/--output

@@ -1439,6 +1439,36 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                    'zsh': 'The previous container of each replica\\\\: the one '
                                           'that crashed or was restarted (pod and deployment '
                                           'forms).'},
+                                  {'all_opts': ['-c', '--container'],
+                                   'callback': False,
+                                   'fish': "This container of each pod (default: the scheduler's "
+                                           'own).',
+                                   'flag': False,
+                                   'hidden': False,
+                                   'kind': 'option',
+                                   'multiple': False,
+                                   'name': 'container',
+                                   'nargs': 1,
+                                   'opts': ['-c', '--container'],
+                                   'zsh': 'This container of each pod (default\\\\: the '
+                                          "scheduler''s own)."},
+                                  {'all_opts': ['-o', '--output'],
+                                   'callback': False,
+                                   'fish': 'json (one object per line: pod, container, leader, '
+                                           'time, message) or raw (the message only). Default: '
+                                           'each line after its [pod], the leader marked.',
+                                   'flag': False,
+                                   'hidden': False,
+                                   'icase': False,
+                                   'kind': 'option',
+                                   'multiple': False,
+                                   'name': 'out',
+                                   'nargs': 1,
+                                   'opts': ['-o', '--output'],
+                                   'values': ['json', 'raw'],
+                                   'zsh': 'json (one object per line\\\\: pod, container, leader, '
+                                          'time, message) or raw (the message only). Default\\\\: '
+                                          'each line after its [pod], the leader marked.'},
                                   {'all_opts': ['--kubeconfig'],
                                    'callback': False,
                                    'fish': 'Path to the kubeconfig file (default: $KUBECONFIG or '
@@ -2636,6 +2666,21 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                         'opts': ['--limit'],
                                         'zsh': 'At most this many nodes (0\\\\: all). Default\\\\: '
                                                '50 in the table and the picture, all with -o.'},
+                                       {'all_opts': ['--pods'],
+                                        'callback': False,
+                                        'fish': 'One row per pod on the nodes shown: namespace, '
+                                                'pod, node, scheduler, requests and limits (and '
+                                                'usage with metrics-server).',
+                                        'flag': True,
+                                        'hidden': False,
+                                        'kind': 'option',
+                                        'multiple': False,
+                                        'name': 'pods',
+                                        'nargs': 1,
+                                        'opts': ['--pods'],
+                                        'zsh': 'One row per pod on the nodes shown\\\\: namespace, '
+                                               'pod, node, scheduler, requests and limits (and '
+                                               'usage with metrics-server).'},
                                        {'all_opts': ['--export'],
                                         'callback': False,
                                         'fish': 'Also write the picture to FILE.svg or FILE.html '
@@ -2651,7 +2696,7 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                                '(fixed width, for a README or an issue).'},
                                        {'all_opts': ['-o', '--output'],
                                         'callback': False,
-                                        'fish': 'Output format: table, yaml, json, name, '
+                                        'fish': 'Output format: table, wide, yaml, json, name, '
                                                 'jsonpath=TEMPLATE, jsonpath-as-json=TEMPLATE, '
                                                 'custom-columns=SPEC (default table). jsonpath and '
                                                 "custom-columns use kubectl's syntax and read the "
@@ -2665,13 +2710,14 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                         'nargs': 1,
                                         'opts': ['-o', '--output'],
                                         'values': ['table',
+                                                   'wide',
                                                    'yaml',
                                                    'json',
                                                    'name',
                                                    'jsonpath',
                                                    'jsonpath-as-json',
                                                    'custom-columns'],
-                                        'zsh': 'Output format\\\\: table, yaml, json, name, '
+                                        'zsh': 'Output format\\\\: table, wide, yaml, json, name, '
                                                'jsonpath=TEMPLATE, jsonpath-as-json=TEMPLATE, '
                                                'custom-columns=SPEC (default table). jsonpath and '
                                                "custom-columns use kubectl''s syntax and read the "
