@@ -57,7 +57,7 @@ def list_schedulers(
     # Imported here: --help and the offline commands must not pay for the cluster layers.
     from kschedctl.ops.list import scheduler_list
 
-    with connect(*kube) as cluster:
+    with connect(kube) as cluster:
         if watch:
             from kschedctl.cli.listwatch import watch_list  # on use (start-up)
 

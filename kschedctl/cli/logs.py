@@ -98,7 +98,7 @@ def logs(
     from kschedctl.ops.logs import LogsRequest, open_logs
 
     request = LogsRequest(name, follow, since_seconds, tail, all_replicas, previous, namespace)
-    with connect(*kube) as cluster:
+    with connect(kube) as cluster:
         try:
             with open_logs(
                 cluster, hosts.for_target(kube.kubeconfig), request, output.warn

@@ -39,7 +39,7 @@ def remove_command(
     from kschedctl.ops.reporter import Reporter
 
     report = Reporter(done=output.echo, info=output.info, warn=output.warn)
-    with connect(*kube) as cluster:
+    with connect(kube) as cluster:
         result = remove(cluster, name, force=force, dry_run=mode == "client",
                         server_dry_run=mode == "server", timeout=timeout, report=report)  # fmt: skip
     if result.server_dry_run:

@@ -61,7 +61,7 @@ def snapshot(
     # Imported here: --help and the offline commands must not pay for the cluster layers.
     from kschedctl.ops.snapshot import take_snapshot, write_snapshot
 
-    with connect(*kube) as cluster:
+    with connect(kube) as cluster:
         taken = take_snapshot(
             cluster, pending_namespace=namespace, images=images, anonymized=anonymize
         )

@@ -79,7 +79,7 @@ def status(
     # the use case loads the cluster layers: not at start-up
     from kschedctl.ops.status import scheduler_status
 
-    with connect(*kube) as cluster:
+    with connect(kube) as cluster:
         report = scheduler_status(
             cluster, name, metrics=metrics or metrics_reader is not None,
             metrics_reader=metrics_reader, namespace=namespace,

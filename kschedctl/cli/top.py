@@ -94,7 +94,7 @@ def nodes(
     # Imported here: --help and the offline commands must not pay for the cluster layers.
     from kschedctl.ops.top import placement_dict, top_nodes
 
-    with connect(*kube) as cluster:
+    with connect(kube) as cluster:
         found = top_nodes(cluster, selector=selector, scheduler=scheduler, sort_by=sort_by)
     drawn = found.first(TABLE_LIMIT if limit is None else limit)
     if target is not None:
