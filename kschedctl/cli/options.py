@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, NamedTuple, TypeVar
 
 import typer
 from typer.core import TyperCommand
 
-from kschedctl.base.errors import UsageError
+from kschedctl.base.errors import UsageError, missing_file, shown_path
 from kschedctl.cli import completers, output
 from kschedctl.model.config.versions import DEFAULT_VERSION, parse_version, supported_minors
 from kschedctl.printers import formats
@@ -106,13 +107,18 @@ class Kube(NamedTuple):
 
     def overrides(self) -> Overrides:
         """The overrides checked (exit 2 for a bad --request-timeout, or a CA with
-        --insecure-skip-tls-verify, as kubectl refuses it)."""
+        --insecure-skip-tls-verify, as kubectl refuses it; 5 for a missing CA file)."""
         from kschedctl.kubeclient.kubeconfig import Overrides  # pure: no client loaded
 
         if self.insecure_skip_tls_verify and self.certificate_authority:
             raise UsageError(
                 "--certificate-authority and --insecure-skip-tls-verify contradict each other",
                 hint="pass one of them: the CA to check the server, or skip the check",
+            )
+        if self.certificate_authority and not os.path.isfile(self.certificate_authority):
+            raise missing_file(
+                f"--certificate-authority {shown_path(self.certificate_authority)}: no such file",
+                hint="pass the path of the CA certificate (PEM) that signed the API server's",
             )
         if self.as_group and self.as_user is None:
             raise UsageError(
