@@ -681,7 +681,9 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                     {'all_opts': ['-n', '--namespace'],
                                      'callback': False,
                                      'completer': 'kschedctl.cli.completers:namespaces',
-                                     'fish': "Namespace (default: the context's, else default).",
+                                     'fish': "Only this namespace (default: the context's "
+                                             'namespace for pods and events; every namespace for '
+                                             'schedulers and the pods on nodes).',
                                      'flag': False,
                                      'hidden': False,
                                      'kind': 'option',
@@ -689,11 +691,12 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                      'name': 'namespace',
                                      'nargs': 1,
                                      'opts': ['-n', '--namespace'],
-                                     'zsh': "Namespace (default\\\\: the context''s, else "
-                                            'default).'},
+                                     'zsh': "Only this namespace (default\\\\: the context''s "
+                                            'namespace for pods and events; every namespace for '
+                                            'schedulers and the pods on nodes).'},
                                     {'all_opts': ['-A', '--all-namespaces'],
                                      'callback': False,
-                                     'fish': 'Across all namespaces.',
+                                     'fish': 'Across all namespaces (wins over -n).',
                                      'flag': True,
                                      'hidden': False,
                                      'kind': 'option',
@@ -701,7 +704,7 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                      'name': 'all_namespaces',
                                      'nargs': 1,
                                      'opts': ['-A', '--all-namespaces'],
-                                     'zsh': 'Across all namespaces.'},
+                                     'zsh': 'Across all namespaces (wins over -n).'},
                                     {'all_opts': ['--for'],
                                      'callback': False,
                                      'fish': 'Only events about this object: pod/NAME (or NAME).',
@@ -1569,6 +1572,33 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                    'opts': ['--field-selector'],
                                    'zsh': "Field selector, kubectl''s syntax\\\\: field=value, "
                                           'field!=value (comma\\\\: and).'},
+                                  {'all_opts': ['-n', '--namespace'],
+                                   'callback': False,
+                                   'completer': 'kschedctl.cli.completers:namespaces',
+                                   'fish': "Only this namespace (default: the context's namespace "
+                                           'for pods and events; every namespace for schedulers '
+                                           'and the pods on nodes).',
+                                   'flag': False,
+                                   'hidden': False,
+                                   'kind': 'option',
+                                   'multiple': False,
+                                   'name': 'namespace',
+                                   'nargs': 1,
+                                   'opts': ['-n', '--namespace'],
+                                   'zsh': "Only this namespace (default\\\\: the context''s "
+                                          'namespace for pods and events; every namespace for '
+                                          'schedulers and the pods on nodes).'},
+                                  {'all_opts': ['-A', '--all-namespaces'],
+                                   'callback': False,
+                                   'fish': 'Across all namespaces (wins over -n).',
+                                   'flag': True,
+                                   'hidden': False,
+                                   'kind': 'option',
+                                   'multiple': False,
+                                   'name': 'all_namespaces',
+                                   'nargs': 1,
+                                   'opts': ['-A', '--all-namespaces'],
+                                   'zsh': 'Across all namespaces (wins over -n).'},
                                   {'all_opts': ['-w', '--watch'],
                                    'callback': False,
                                    'fish': 'After the list, keep showing changes until interrupted '
@@ -1866,9 +1896,9 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                   {'all_opts': ['-n', '--namespace'],
                                    'callback': False,
                                    'completer': 'kschedctl.cli.completers:namespaces',
-                                   'fish': "The scheduler's namespace: needed only when schedulers "
-                                           'in several namespaces claim NAME and none is known to '
-                                           'be it (list shows them).',
+                                   'fish': "Only this namespace (default: the context's namespace "
+                                           'for pods and events; every namespace for schedulers '
+                                           'and the pods on nodes).',
                                    'flag': False,
                                    'hidden': False,
                                    'kind': 'option',
@@ -1876,9 +1906,20 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                    'name': 'namespace',
                                    'nargs': 1,
                                    'opts': ['-n', '--namespace'],
-                                   'zsh': "The scheduler''s namespace\\\\: needed only when "
-                                          'schedulers in several namespaces claim NAME and none is '
-                                          'known to be it (list shows them).'},
+                                   'zsh': "Only this namespace (default\\\\: the context''s "
+                                          'namespace for pods and events; every namespace for '
+                                          'schedulers and the pods on nodes).'},
+                                  {'all_opts': ['-A', '--all-namespaces'],
+                                   'callback': False,
+                                   'fish': 'Across all namespaces (wins over -n).',
+                                   'flag': True,
+                                   'hidden': False,
+                                   'kind': 'option',
+                                   'multiple': False,
+                                   'name': 'all_namespaces',
+                                   'nargs': 1,
+                                   'opts': ['-A', '--all-namespaces'],
+                                   'zsh': 'Across all namespaces (wins over -n).'},
                                   {'all_opts': ['-h', '--help'],
                                    'callback': False,
                                    'fish': 'Show this message and exit.',
@@ -2062,6 +2103,33 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                      'opts': ['-v', '--v', '--verbosity'],
                                      'zsh': 'Log level\\\\: 6 and up print each request to stderr '
                                             '(method, URL, status, time; never a header).'},
+                                    {'all_opts': ['-n', '--namespace'],
+                                     'callback': False,
+                                     'completer': 'kschedctl.cli.completers:namespaces',
+                                     'fish': "Only this namespace (default: the context's "
+                                             'namespace for pods and events; every namespace for '
+                                             'schedulers and the pods on nodes).',
+                                     'flag': False,
+                                     'hidden': False,
+                                     'kind': 'option',
+                                     'multiple': False,
+                                     'name': 'namespace',
+                                     'nargs': 1,
+                                     'opts': ['-n', '--namespace'],
+                                     'zsh': "Only this namespace (default\\\\: the context''s "
+                                            'namespace for pods and events; every namespace for '
+                                            'schedulers and the pods on nodes).'},
+                                    {'all_opts': ['-A', '--all-namespaces'],
+                                     'callback': False,
+                                     'fish': 'Across all namespaces (wins over -n).',
+                                     'flag': True,
+                                     'hidden': False,
+                                     'kind': 'option',
+                                     'multiple': False,
+                                     'name': 'all_namespaces',
+                                     'nargs': 1,
+                                     'opts': ['-A', '--all-namespaces'],
+                                     'zsh': 'Across all namespaces (wins over -n).'},
                                     {'all_opts': ['--dry-run'],
                                      'callback': False,
                                      'fish': 'client: print what would be done, send nothing; '
@@ -3252,9 +3320,9 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                     {'all_opts': ['-n', '--namespace'],
                                      'callback': False,
                                      'completer': 'kschedctl.cli.completers:namespaces',
-                                     'fish': "The scheduler's namespace: needed only when "
-                                             'schedulers in several namespaces claim NAME and none '
-                                             'is known to be it (list shows them).',
+                                     'fish': "Only this namespace (default: the context's "
+                                             'namespace for pods and events; every namespace for '
+                                             'schedulers and the pods on nodes).',
                                      'flag': False,
                                      'hidden': False,
                                      'kind': 'option',
@@ -3262,9 +3330,20 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                      'name': 'namespace',
                                      'nargs': 1,
                                      'opts': ['-n', '--namespace'],
-                                     'zsh': "The scheduler''s namespace\\\\: needed only when "
-                                            'schedulers in several namespaces claim NAME and none '
-                                            'is known to be it (list shows them).'},
+                                     'zsh': "Only this namespace (default\\\\: the context''s "
+                                            'namespace for pods and events; every namespace for '
+                                            'schedulers and the pods on nodes).'},
+                                    {'all_opts': ['-A', '--all-namespaces'],
+                                     'callback': False,
+                                     'fish': 'Across all namespaces (wins over -n).',
+                                     'flag': True,
+                                     'hidden': False,
+                                     'kind': 'option',
+                                     'multiple': False,
+                                     'name': 'all_namespaces',
+                                     'nargs': 1,
+                                     'opts': ['-A', '--all-namespaces'],
+                                     'zsh': 'Across all namespaces (wins over -n).'},
                                     {'all_opts': ['-h', '--help'],
                                      'callback': False,
                                      'fish': 'Show this message and exit.',
@@ -3360,6 +3439,33 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                         'opts': ['--export'],
                                         'zsh': 'Also write the picture to FILE.svg or FILE.html '
                                                '(fixed width, for a README or an issue).'},
+                                       {'all_opts': ['-n', '--namespace'],
+                                        'callback': False,
+                                        'completer': 'kschedctl.cli.completers:namespaces',
+                                        'fish': "Only this namespace (default: the context's "
+                                                'namespace for pods and events; every namespace '
+                                                'for schedulers and the pods on nodes).',
+                                        'flag': False,
+                                        'hidden': False,
+                                        'kind': 'option',
+                                        'multiple': False,
+                                        'name': 'namespace',
+                                        'nargs': 1,
+                                        'opts': ['-n', '--namespace'],
+                                        'zsh': "Only this namespace (default\\\\: the context''s "
+                                               'namespace for pods and events; every namespace for '
+                                               'schedulers and the pods on nodes).'},
+                                       {'all_opts': ['-A', '--all-namespaces'],
+                                        'callback': False,
+                                        'fish': 'Across all namespaces (wins over -n).',
+                                        'flag': True,
+                                        'hidden': False,
+                                        'kind': 'option',
+                                        'multiple': False,
+                                        'name': 'all_namespaces',
+                                        'nargs': 1,
+                                        'opts': ['-A', '--all-namespaces'],
+                                        'zsh': 'Across all namespaces (wins over -n).'},
                                        {'all_opts': ['-o', '--output'],
                                         'callback': False,
                                         'fish': 'Output format: table, yaml, json, name, '
@@ -3702,7 +3808,9 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                  {'all_opts': ['-n', '--namespace'],
                                   'callback': False,
                                   'completer': 'kschedctl.cli.completers:namespaces',
-                                  'fish': "Namespace (default: the context's, else default).",
+                                  'fish': "Only this namespace (default: the context's namespace "
+                                          'for pods and events; every namespace for schedulers and '
+                                          'the pods on nodes).',
                                   'flag': False,
                                   'hidden': False,
                                   'kind': 'option',
@@ -3710,10 +3818,12 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                   'name': 'namespace',
                                   'nargs': 1,
                                   'opts': ['-n', '--namespace'],
-                                  'zsh': "Namespace (default\\\\: the context''s, else default)."},
+                                  'zsh': "Only this namespace (default\\\\: the context''s "
+                                         'namespace for pods and events; every namespace for '
+                                         'schedulers and the pods on nodes).'},
                                  {'all_opts': ['-A', '--all-namespaces'],
                                   'callback': False,
-                                  'fish': 'Across all namespaces.',
+                                  'fish': 'Across all namespaces (wins over -n).',
                                   'flag': True,
                                   'hidden': False,
                                   'kind': 'option',
@@ -3721,7 +3831,7 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                   'name': 'all_namespaces',
                                   'nargs': 1,
                                   'opts': ['-A', '--all-namespaces'],
-                                  'zsh': 'Across all namespaces.'},
+                                  'zsh': 'Across all namespaces (wins over -n).'},
                                  {'all_opts': ['--all-reasons'],
                                   'callback': False,
                                   'fish': 'Every failing filter per node, not only the first (the '

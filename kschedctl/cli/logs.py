@@ -12,7 +12,15 @@ import typer
 from kschedctl.base.errors import UsageError
 from kschedctl.cli import output, registers
 from kschedctl.cli.common import SchedulerName, connect
-from kschedctl.cli.options import DEFAULT_KUBE, Kube, SchedulerNamespace, Since, kube_flags
+from kschedctl.cli.options import (
+    DEFAULT_KUBE,
+    AllNamespaces,
+    Kube,
+    Namespace,
+    Since,
+    kube_flags,
+    namespace_scope,
+)
 
 if TYPE_CHECKING:
     pass
@@ -70,7 +78,8 @@ def logs(
         ),
     ] = False,
     kube: Kube = DEFAULT_KUBE,
-    namespace: SchedulerNamespace = None,
+    namespace: Namespace = None,
+    all_namespaces: AllNamespaces = False,
 ) -> None:
     """The scheduler's logs: every replica, merged in time order, the leader marked.
 
@@ -97,7 +106,10 @@ def logs(
     from kschedctl.cli.logview import Printer
     from kschedctl.ops.logs import LogsRequest, open_logs
 
-    request = LogsRequest(name, follow, since_seconds, tail, all_replicas, previous, namespace)
+    request = LogsRequest(
+        name, follow, since_seconds, tail, all_replicas, previous,
+        namespace_scope(namespace, all_namespaces),
+    )  # fmt: skip
     with connect(kube) as cluster:
         try:
             with open_logs(

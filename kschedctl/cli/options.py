@@ -262,15 +262,29 @@ kube_flags = flag_group(
 kube_flags_without_as = flag_group("kube", {**_KUBECONFIG_FLAGS, **_REQUEST_FLAGS}, _kube)
 
 
+# -n and -A: one declaration for every namespaced read (list, status, logs, remove, top nodes,
+# why, events); namespace_scope reads them the same way everywhere. deploy, create and snapshot
+# have a -n of their own: where to deploy, the pending pods to keep.
 Namespace = Annotated[
     str | None,
     typer.Option(
         "-n",
         "--namespace",
-        help="Namespace (default: the context's, else default).",
+        help="Only this namespace (default: the context's namespace for pods and events; "
+        "every namespace for schedulers and the pods on nodes).",
+        show_default=False,
         autocompletion=completers.namespaces,
     ),
 ]
+AllNamespaces = Annotated[
+    bool, typer.Option("-A", "--all-namespaces", help="Across all namespaces (wins over -n).")
+]
+
+
+def namespace_scope(namespace: str | None, all_namespaces: bool) -> str | None:
+    """-n and -A as one value for the commands whose default is every namespace: the
+    namespace to keep, or None for all of them (-A wins over -n, as in kubectl)."""
+    return None if all_namespaces else namespace
 
 
 def plugin_option(help: str) -> Any:
@@ -278,22 +292,6 @@ def plugin_option(help: str) -> Any:
     runs Python plugins (scheduler run) and for ``why``, which evaluates them as it would."""
     return typer.Option("--plugin", metavar="PATH.py|package.module", help=help, show_default=False)
 
-
-# status and logs: which of the schedulers claiming a name (observe.identity) is meant.
-SchedulerNamespace = Annotated[
-    str | None,
-    typer.Option(
-        "-n",
-        "--namespace",
-        help="The scheduler's namespace: needed only when schedulers in several namespaces "
-        "claim NAME and none is known to be it (list shows them).",
-        show_default=False,
-        autocompletion=completers.namespaces,
-    ),
-]
-AllNamespaces = Annotated[
-    bool, typer.Option("-A", "--all-namespaces", help="Across all namespaces.")
-]
 
 # -o: one definition for every command; each offers a subset of kubectl's values
 # (kschedctl.printers.formats), listed in its help the same way, checked by `check_output`

@@ -13,10 +13,13 @@ from kschedctl.cli.options import (
     DEFAULT_KUBE,
     DEFAULT_PRINTING,
     TABLE_FORMATS,
+    AllNamespaces,
     Kube,
     LabelSelector,
+    Namespace,
     Printing,
     kube_flags,
+    namespace_scope,
     output_flags,
     parsed_label_selector,
 )
@@ -75,6 +78,8 @@ def nodes(
         ),
     ] = None,
     export_to: Export = None,
+    namespace: Namespace = None,
+    all_namespaces: AllNamespaces = False,
     printing: Printing = DEFAULT_PRINTING,
     kube: Kube = DEFAULT_KUBE,
 ) -> None:
@@ -95,7 +100,10 @@ def nodes(
     from kschedctl.ops.top import placement_dict, top_nodes
 
     with connect(kube) as cluster:
-        found = top_nodes(cluster, selector=selector, scheduler=scheduler, sort_by=sort_by)
+        found = top_nodes(
+            cluster, selector=selector, scheduler=scheduler, sort_by=sort_by,
+            namespace=namespace_scope(namespace, all_namespaces),
+        )  # fmt: skip
     drawn = found.first(TABLE_LIMIT if limit is None else limit)
     if target is not None:
         picture_export.export(pictures.nodes_picture(drawn), target, "kschedctl top nodes")

@@ -28,11 +28,16 @@ def top_nodes(
     scheduler: str | None = None,
     sort_by: str = "name",
     limit: int | None = None,
+    namespace: str | None = None,
 ) -> Placement:
-    """``selector``: a label selector for the nodes (already checked by the caller)."""
+    """``selector``: a label selector for the nodes (already checked by the caller);
+    ``namespace``: count only that namespace's pods (kube-capacity's -n)."""
+    pods_path = PODS if namespace is None else f"/api/v1/namespaces/{namespace}/pods"
     with ThreadPoolExecutor(max_workers=2) as pool:
         nodes = pool.submit(cluster.list, NODES, labelSelector=selector)
-        pods = pool.submit(cluster.list, PODS, fieldSelector=BOUND_NON_TERMINAL, limit=POD_PAGE)
+        pods = pool.submit(
+            cluster.list, pods_path, fieldSelector=BOUND_NON_TERMINAL, limit=POD_PAGE
+        )
         return placement(
             nodes.result(), pods.result(), scheduler=scheduler, sort_by=sort_by, limit=limit
         )

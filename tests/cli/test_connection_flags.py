@@ -109,3 +109,29 @@ def test_bad_connection_flags_exit_2_before_connecting(
     assert result.exit_code == 2, result.output
     assert needle in result.stderr and "hint:" in result.stderr
     assert result.stdout == ""
+
+
+NAMESPACED_READS = ("list", "status", "logs", "top nodes", "remove", "why", "events")
+
+
+@pytest.mark.parametrize("name", NAMESPACED_READS)
+def test_every_namespaced_read_has_the_same_n_and_a(name: str) -> None:
+    command = dict(CLUSTER_COMMANDS)[name]
+    by_flag = {opt: param for param in command.params for opt in getattr(param, "opts", [])}
+    reference = dict(CLUSTER_COMMANDS)["events"].params
+    ref = {opt: param for param in reference for opt in getattr(param, "opts", [])}
+    for flag in ("-n", "--namespace", "-A", "--all-namespaces"):
+        assert flag in by_flag, f"{name} lacks {flag}"
+        assert by_flag[flag].help == ref[flag].help  # one declaration: the same help
+    assert by_flag["-n"].opts == ["-n", "--namespace"] or set(by_flag["-n"].opts) == {
+        "-n",
+        "--namespace",
+    }
+
+
+def test_a_wins_over_n() -> None:
+    from kschedctl.cli.options import namespace_scope
+
+    assert namespace_scope("team", True) is None
+    assert namespace_scope("team", False) == "team"
+    assert namespace_scope(None, False) is None
