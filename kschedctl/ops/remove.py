@@ -60,6 +60,9 @@ class RemoveResult:
     server_dry_run: bool = False
 
 
+_HOME_KINDS = frozenset({"Deployment", "Pod", "ConfigMap", "ServiceAccount"})
+
+
 def find(cluster: Cluster, name: str, namespace: str | None = None) -> Removal:
     """What ``remove`` would delete for ``name``; NotFoundError if there is nothing (in
     ``namespace``, when given: where its namespaced objects are)."""
@@ -76,7 +79,11 @@ def find(cluster: Cluster, name: str, namespace: str | None = None) -> Removal:
             ),
             hint="`kschedctl list` shows the schedulers in this cluster",
         )
-    where = sorted({o["metadata"]["namespace"] for o in objects if o["metadata"].get("namespace")})
+    # its namespace: where it runs (a RoleBinding in kube-system, to read the authentication
+    # ConfigMap, does not make kube-system its namespace)
+    where = sorted(
+        {o["metadata"]["namespace"] for o in objects if o.get("kind") in _HOME_KINDS} - {None}
+    )
     if namespace is not None and where and namespace not in where:
         raise NotFoundError(
             f"nothing kschedctl deployed is named {name!r} in namespace {namespace!r} (it is "
