@@ -94,7 +94,9 @@ def fake_cluster(monkeypatch: pytest.MonkeyPatch, snapshot: dict[str, Any]) -> l
 def test_top_nodes_table(run: Run, fake_cluster: list[dict[str, Any]]) -> None:
     result = run("top", "nodes", "-l", "pool=general", "--sort-by", "cpu")
     assert result.exit_code == 0, result.stderr
-    assert fake_cluster == [{"selector": "pool=general", "scheduler": None, "sort_by": "cpu"}]
+    assert fake_cluster == [
+        {"selector": "pool=general", "scheduler": None, "sort_by": "cpu", "namespace": None}
+    ]
     lines = result.stdout.splitlines()
     assert "binpack" in lines[0] and "(none)" in lines[0]
     assert [line.split()[0] for line in lines if line.startswith("node-")] == [
