@@ -261,6 +261,14 @@ class NotFoundError(KschedError):
     exit_code = EXIT_NOT_FOUND
 
 
+MISSING_FILE_HINT = "check the path (a relative one starts in the current directory)"
+
+
+def missing_file(message: str, hint: str = MISSING_FILE_HINT) -> NotFoundError:
+    """A file the user named does not exist: exit 5 in every command, with what to do."""
+    return NotFoundError(message, hint=hint)
+
+
 PATH_SHOWN = 200  # characters of a path shown in a message
 
 
@@ -275,5 +283,5 @@ def os_error(err: OSError, doing: str, hints: Mapping[int, str]) -> KschedError:
     where = f" ({shown_path(err.filename)})" if err.filename else ""
     message = f"{doing} failed: {err.strerror or err}{where}"
     if err.errno in (errno.ENOENT, errno.ENOTDIR):
-        return NotFoundError(message)
+        return NotFoundError(message, hint=hints.get(err.errno) or "create the directory first")
     return KschedError(message, hint=hints.get(err.errno or 0))

@@ -12,7 +12,15 @@ import typer
 from kschedctl.base.errors import UsageError
 from kschedctl.cli import completers, output, registers
 from kschedctl.cli.common import SchedulerName, connect
-from kschedctl.cli.options import DEFAULT_KUBE, Kube, SchedulerNamespace, Since, kube_flags
+from kschedctl.cli.options import (
+    DEFAULT_KUBE,
+    AllNamespaces,
+    Kube,
+    Namespace,
+    Since,
+    kube_flags,
+    namespace_scope,
+)
 
 if TYPE_CHECKING:
     pass
@@ -90,7 +98,8 @@ def logs(
         ),
     ] = None,
     kube: Kube = DEFAULT_KUBE,
-    namespace: SchedulerNamespace = None,
+    namespace: Namespace = None,
+    all_namespaces: AllNamespaces = False,
 ) -> None:
     """The scheduler's logs: every replica, merged in time order, each pod in a colour of its
     own on a terminal, "(leader)" on the lines a pod logged while it led (from its Lease's
@@ -122,9 +131,10 @@ def logs(
     from kschedctl.ops.logs import LogsRequest, open_logs
 
     request = LogsRequest(
-        name, follow, since_seconds, tail, all_replicas, previous, namespace, container
-    )
-    with connect(*kube) as cluster:
+        name, follow, since_seconds, tail, all_replicas, previous,
+        namespace_scope(namespace, all_namespaces), container,
+    )  # fmt: skip
+    with connect(kube) as cluster:
         try:
             with open_logs(
                 cluster, hosts.for_target(kube.kubeconfig), request, output.warn

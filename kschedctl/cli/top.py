@@ -13,10 +13,13 @@ from kschedctl.cli.options import (
     DEFAULT_KUBE,
     DEFAULT_PRINTING,
     WIDE_FORMATS,
+    AllNamespaces,
     Kube,
     LabelSelector,
+    Namespace,
     Printing,
     kube_flags,
+    namespace_scope,
     output_flags,
     parsed_label_selector,
 )
@@ -84,6 +87,8 @@ def nodes(
         ),
     ] = False,
     export_to: Export = None,
+    namespace: Namespace = None,
+    all_namespaces: AllNamespaces = False,
     printing: Printing = DEFAULT_PRINTING,
     kube: Kube = DEFAULT_KUBE,
 ) -> None:
@@ -105,10 +110,11 @@ def nodes(
     # Imported here: --help and the offline commands must not pay for the cluster layers.
     from kschedctl.ops.top import placement_dict, top_nodes
 
-    with connect(*kube) as cluster:
+    with connect(kube) as cluster:
         found = top_nodes(
-            cluster, selector=selector, scheduler=scheduler, sort_by=sort_by, pod_usage=pods
-        )
+            cluster, selector=selector, scheduler=scheduler, sort_by=sort_by, pod_usage=pods,
+            namespace=namespace_scope(namespace, all_namespaces),
+        )  # fmt: skip
     drawn = found.first(TABLE_LIMIT if limit is None else limit)
     wide = fmt.kind == formats.WIDE
     if target is not None:

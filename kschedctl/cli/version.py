@@ -57,7 +57,7 @@ def version(
     if not client:
         from kschedctl.ops.version import version_report  # the cluster's part only: on use
 
-        with connect(*kube) as cluster:
+        with connect(kube) as cluster:
             data.update(version_report(cluster).to_dict())
     if not fmt.is_table:
         output.emit(data, fmt, no_headers=printing.no_headers)

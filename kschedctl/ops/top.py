@@ -34,14 +34,22 @@ def top_nodes(
     sort_by: str = "name",
     limit: int | None = None,
     pod_usage: bool = False,
+    namespace: str | None = None,
 ) -> Placement:
     """``selector``: a label selector for the nodes (already checked by the caller);
-    ``pod_usage``: read each pod's usage too (``--pods``)."""
+    ``pod_usage``: read each pod's usage too (``--pods``); ``namespace``: count only that
+    namespace's pods (kube-capacity's -n)."""
+    pods_path, pod_metrics_path = PODS, POD_METRICS
+    if namespace is not None:
+        pods_path = f"/api/v1/namespaces/{namespace}/pods"
+        pod_metrics_path = POD_METRICS.replace("/pods", f"/namespaces/{namespace}/pods")
     with ThreadPoolExecutor(max_workers=4) as pool:
         nodes = pool.submit(cluster.list, NODES, labelSelector=selector)
-        pods = pool.submit(cluster.list, PODS, fieldSelector=BOUND_NON_TERMINAL, limit=POD_PAGE)
+        pods = pool.submit(
+            cluster.list, pods_path, fieldSelector=BOUND_NON_TERMINAL, limit=POD_PAGE
+        )
         node_metrics = pool.submit(_metrics, cluster, NODE_METRICS, labelSelector=selector)
-        pod_metrics = pool.submit(_metrics, cluster, POD_METRICS) if pod_usage else None
+        pod_metrics = pool.submit(_metrics, cluster, pod_metrics_path) if pod_usage else None
         return placement(
             nodes.result(),
             pods.result(),

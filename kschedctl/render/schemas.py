@@ -229,7 +229,7 @@ def _snapshot_schema() -> dict[str, Any]:
     return {
         "$schema": DRAFT,
         "$id": SCHEMA_FILES["snapshot"],
-        "title": "kschedctl cluster snapshot (kschedctl snapshot -o FILE)",
+        "title": "kschedctl cluster snapshot (kschedctl snapshot -f FILE)",
         "type": "object",
         "required": ["apiVersion", "kind"],
         "additionalProperties": False,

@@ -95,7 +95,13 @@ def test_top_nodes_table(run: Run, fake_cluster: list[dict[str, Any]]) -> None:
     result = run("top", "nodes", "-l", "pool=general", "--sort-by", "cpu")
     assert result.exit_code == 0, result.stderr
     assert fake_cluster == [
-        {"selector": "pool=general", "scheduler": None, "sort_by": "cpu", "pod_usage": False}
+        {
+            "selector": "pool=general",
+            "scheduler": None,
+            "sort_by": "cpu",
+            "pod_usage": False,
+            "namespace": None,
+        }  # fmt: skip
     ]
     lines = result.stdout.splitlines()
     assert "binpack" in lines[0] and "(none)" in lines[0]

@@ -34,6 +34,6 @@ def test_an_insecure_kubeconfig_warns_once_per_command(lab: Lab, tmp_path: Path)
     warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
     assert warnings == [
         f"warning: the certificate of {cluster['server']} is not verified "
-        "(insecure-skip-tls-verify in the kubeconfig); set the cluster's certificate-authority "
-        "instead to know it is your API server"
+        "(insecure-skip-tls-verify); set the cluster's certificate-authority instead to know it "
+        "is your API server"
     ]

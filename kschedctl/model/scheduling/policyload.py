@@ -11,7 +11,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, cast
 
-from kschedctl.base.errors import NotFoundError, PolicyError, Problem, SpecError, quote
+from kschedctl.base.errors import (
+    NotFoundError,
+    PolicyError,
+    Problem,
+    SpecError,
+    missing_file,
+    printable,
+    quote,
+)
 from kschedctl.base.userfile import read_user_file
 from kschedctl.model.config.schema import YamlError, check_fields, check_list, join, parse_yaml
 from kschedctl.model.filters.selectors import node_selector_term
@@ -278,7 +286,7 @@ def load_policy(path: str | Path) -> FallbackPolicy:
     except SpecError as err:
         raise PolicyError("", f"cannot read the policy: {err.detail}", source=str(path)) from err
     except NotFoundError as err:
-        raise PolicyError("", "cannot read the policy: no such file", source=str(path)) from err
+        raise missing_file(f"{printable(str(path))}: cannot read the policy: no such file") from err
     return policy_from_text(text, str(path))
 
 
