@@ -85,9 +85,9 @@ HELP: dict[str, tuple[str, str, tuple[Example, ...]]] = {
          "kschedctl top nodes --scheduler my-scheduler --sort-by cpu"),
     )),
     "snapshot": (TROUBLESHOOTING, "Write a portable, read-only snapshot of a cluster", (
-        ("Snapshot the current cluster", "kschedctl snapshot -o cluster.json"),
+        ("Snapshot the current cluster", "kschedctl snapshot -f cluster.json"),
         ("Without names, labels or images that identify it",
-         "kschedctl snapshot --anonymize -o cluster.json"),
+         "kschedctl snapshot --anonymize -f cluster.json"),
     )),
     "simulate": (TROUBLESHOOTING, "Compare candidate schedulers on a copy of a snapshot", (
         ("Compare a spec with the cluster's own scheduler",
