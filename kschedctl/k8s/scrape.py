@@ -137,7 +137,9 @@ def _get(
     # The caller's credentials authenticate this websocket to the API server (its client
     # certificate is in ``configuration``), and nothing past it.
     headers = {}
-    own = configuration.get_api_key_with_prefix("BearerToken", alias="authorization")
+    # auth_settings(): the one accessor every supported client release has the same way
+    # (get_api_key_with_prefix's arguments changed after 30.1.0); it runs the refresh hook.
+    own = (configuration.auth_settings().get("BearerToken") or {}).get("value")
     if own:
         headers["authorization"] = own
     try:
