@@ -141,6 +141,15 @@ class Leadership:
     holder: str | None = None
     since: str | None = None
     leading: dict[str, bool] = field(default_factory=dict)
+    # Pods whose own acquisition line is in the lines read: their own lines say when their
+    # term began, more exactly than line times against acquireTime (a runtime may stamp the
+    # lines of a fast start-up after the acquisition they precede).
+    self_witnessed: set[str] = field(default_factory=set)
+
+    def witness(self, lines: list[LogLine]) -> list[LogLine]:
+        """Read a whole batch first (logs without -f): see :attr:`self_witnessed`."""
+        self.self_witnessed = {line.source for line in lines if line.kind == LEASE_ACQUIRED}
+        return lines
 
     def mark(self, line: LogLine) -> LogLine:
         kind = line.kind
@@ -148,6 +157,7 @@ class Leadership:
             self.leading[line.source] = True
         by_lease = (
             line.source == self.holder
+            and line.source not in self.self_witnessed
             and self.since is not None
             and line.time is not None
             and time_key(line.time) >= time_key(self.since)

@@ -122,7 +122,7 @@ def _pod_logs(
                 hint=f"drop -c to read the scheduler's own container; `kschedctl status "
                 f"{entry.name}` lists its pods",
             )
-        return LogStream((lease.mark(x) for x in read), sources)
+        return LogStream((lease.mark(x) for x in lease.witness(read)), sources)
     follower = Follower(
         cluster, entry, since_seconds=request.since_seconds, tail=request.tail, warn=warn
     )
@@ -159,7 +159,7 @@ def _previous_logs(
             hint=f"only a container that restarted has one; `kschedctl logs {entry.name}` "
             "reads the current one",
         )
-    return LogStream((lease.mark(x) for x in read), len(found))
+    return LogStream((lease.mark(x) for x in lease.witness(read)), len(found))
 
 
 class _Unreadable(list[str]):

@@ -126,6 +126,11 @@ def _leader(cluster: Cluster, name: str) -> str:
     return str(lease["spec"].get("holderIdentity") or "").split("_", 1)[0]
 
 
+def _ready(cluster: Cluster, pod: str) -> bool:
+    status = cluster.get(f"/api/v1/namespaces/kube-system/pods/{pod}").get("status") or {}
+    return any(c.get("ready") for c in status.get("containerStatuses") or [])
+
+
 def _why(lab: Lab, namespace: str, pod: str, cwd: Path) -> dict[str, Any]:
     result = run(lab, "why", pod, "-n", namespace, "-o", "json", cwd=cwd)
     assert result.returncode in (0, 6), result.stderr
@@ -144,6 +149,7 @@ def test_logs_of_a_deployed_scheduler_and_why_it_stops(
             "/api/v1/namespaces/kube-system/pods",
             labelSelector=f"app.kubernetes.io/instance={name}")}  # fmt: skip
         assert leader in pods and len(pods) == 2
+        wait_for(lambda: all(_ready(cluster, pod) for pod in pods), 60, "both replicas Ready")
 
         # Every replica, prefixed; "(leader)" only on what the leader logged once it led.
         every = run(lab, "logs", name, cwd=tmp_path)

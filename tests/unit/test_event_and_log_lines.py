@@ -238,6 +238,24 @@ def test_the_pods_own_lines_mark_earlier_terms() -> None:
     assert [x[2] for x in _marked(Leadership(), own)] == [True, True, False]
 
 
+def test_a_pods_own_acquisition_line_wins_over_late_line_times() -> None:
+    # the runtime stamped the whole start-up after the Lease's acquireTime (T0): the pod's
+    # own "successfully acquired lease" line still says where its term begins
+    lines = [LogLine("a", "I0101 starting", T2), LogLine("a", "I0101 flags", T2),
+             LogLine("a", "I0101 successfully acquired lease kube-system/a", T2),
+             LogLine("a", "I0101 scheduled", T3)]  # fmt: skip
+    leadership = Leadership("a", T0)
+    assert [x[2] for x in _marked(leadership, leadership.witness(lines))] == [
+        False,
+        False,
+        True,
+        True,
+    ]
+    # without the acquisition line in view (--tail cut it), the Lease marks the term
+    tail = Leadership("a", T0)
+    assert [x[2] for x in _marked(tail, tail.witness(lines[3:]))] == [True]
+
+
 def test_json_lines_are_a_contract() -> None:
     line = LogLine("s-1", "I0101 hi", T0, leader=True, container="kube-scheduler")
     assert as_json(line) == {"pod": "s-1", "container": "kube-scheduler", "leader": True,
