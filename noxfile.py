@@ -69,11 +69,13 @@ def regen(session: nox.Session) -> None:
 
 @nox.session
 def docs(session: nox.Session) -> None:
-    """The docs against the code: links exist, headings are commands, completions current."""
+    """The docs against the code: links exist, headings are commands, generated pages and
+    completions current, then the site (mkdocs build --strict, into site/)."""
     session.run(
         "python", "-m", "pytest", "-n", "0", "tests/unit/test_docs_links.py",
         "tests/cli/test_completions.py", *session.posargs,
     )  # fmt: skip
+    session.run("mkdocs", "build", "--strict", env={"NO_MKDOCS_2_WARNING": "1"})
 
 
 @nox.session

@@ -15,6 +15,8 @@ Generators, one per file (each file's header names its own):
   ``completions/*`` from the typer command tree (offline);
 - ``python -m kschedctl.render.schemas``: ``_generated/schemas/*.schema.json`` from the spec,
   policy and snapshot shapes (offline);
+- ``tools/gen_docs_reference.py``: the docs site's ``docs/reference/cli.md`` (from the commands)
+  and ``docs/reference/spec.md`` (from the schemas) (offline);
 - ``tools/gen_plugin_registry.py``: ``_generated/registry_data.py`` from the k8s.io/kubernetes
   source of every supported minor (``--k8s-src``, default: the Go module cache);
 - ``tools/gen_scheduler_plugins.py``: ``_generated/scheduler_plugins.py`` from a
@@ -45,6 +47,7 @@ DRIFT_TESTS = [
     "tests/cli/test_schemas.py::test_shipped_schema_is_the_generated_one",
     "tests/unit/test_framework.py::test_generator_reproduces_the_committed_1_36_table",
     "tests/unit/test_custom_program.py::test_generator_reproduces_the_table",
+    "tests/unit/test_docs_links.py::test_generated_reference_pages_are_current",
 ]
 
 
@@ -79,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     py = sys.executable
     failed |= _run([py, "-m", "kschedctl.cli.completion_scripts", *check])
     failed |= _run([py, "-m", "kschedctl.render.schemas", *check])
+    failed |= _run([py, "tools/gen_docs_reference.py", *check])  # after the schemas it reads
 
     sources, missing = _k8s_sources(args.k8s_src)
     if missing:

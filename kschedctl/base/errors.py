@@ -7,7 +7,8 @@ Core code raises these; the CLI prints ``error:`` / ``hint:`` to stderr and exit
 from __future__ import annotations
 
 import errno
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +47,35 @@ class UsageError(KschedError):
     """Arguments that do not make sense together."""
 
     exit_code = EXIT_USAGE
+
+
+# The program name in the commands that messages, hints and next steps suggest: written
+# `kschedctl CMD` everywhere, spelled as the user called us when printed (``kubectl sched CMD``
+# as a kubectl plugin, which says so once through :func:`called_as`).
+PROGRAM = "kschedctl"
+_program = PROGRAM
+_suggested: re.Pattern[str] | None = None  # `kschedctl CMD`, CMD one of the commands
+
+
+def called_as(name: str, commands: Iterable[str]) -> None:
+    """Spell the suggested ``kschedctl CMD`` (CMD one of ``commands``) as ``name CMD``."""
+    global _program, _suggested
+    words = "|".join(sorted(map(re.escape, commands), key=len, reverse=True))
+    _program = name
+    _suggested = re.compile(rf"(?<![\w./-]){PROGRAM} (?=(?:{words})\b)") if words else None
+
+
+def program() -> str:
+    """The program name to suggest commands with."""
+    return _program
+
+
+def as_called(text: str) -> str:
+    """``text`` with each command it suggests (``kschedctl deploy …``) spelled as the user
+    called kschedctl; words such as "kschedctl's" or "by kschedctl from" stay."""
+    if _suggested is None or _program == PROGRAM:
+        return text
+    return _suggested.sub(f"{_program} ", text)
 
 
 QUOTE_LIMIT = 80  # characters of a user value a message shows
@@ -231,6 +261,14 @@ class NotFoundError(KschedError):
     exit_code = EXIT_NOT_FOUND
 
 
+MISSING_FILE_HINT = "check the path (a relative one starts in the current directory)"
+
+
+def missing_file(message: str, hint: str = MISSING_FILE_HINT) -> NotFoundError:
+    """A file the user named does not exist: exit 5 in every command, with what to do."""
+    return NotFoundError(message, hint=hint)
+
+
 PATH_SHOWN = 200  # characters of a path shown in a message
 
 
@@ -245,5 +283,5 @@ def os_error(err: OSError, doing: str, hints: Mapping[int, str]) -> KschedError:
     where = f" ({shown_path(err.filename)})" if err.filename else ""
     message = f"{doing} failed: {err.strerror or err}{where}"
     if err.errno in (errno.ENOENT, errno.ENOTDIR):
-        return NotFoundError(message)
+        return NotFoundError(message, hint=hints.get(err.errno) or "create the directory first")
     return KschedError(message, hint=hints.get(err.errno or 0))

@@ -14,7 +14,13 @@ import os
 import stat
 from collections.abc import Iterator
 
-from kschedctl.base.errors import NotFoundError, SpecError, os_error, printable, shown_path
+from kschedctl.base.errors import (
+    SpecError,
+    missing_file,
+    os_error,
+    printable,
+    shown_path,
+)
 
 # A scheduler spec or config is kilobytes; 1 MiB is also what a ConfigMap (where a config
 # lives in a cluster) can hold, and the most hostile 1 MiB of YAML loads in about a second.
@@ -118,7 +124,7 @@ def _open_error(source: str, err: OSError) -> Exception:
     if err.errno in _NOT_FOUND:
         dangling = os.path.islink(source)
         what = "a symbolic link to a missing file" if dangling else "no such file"
-        return NotFoundError(f"{printable(source)}: {what}")
+        return missing_file(f"{printable(source)}: {what}")
     return SpecError("", f"cannot read: {err.strerror or err}", source=source)
 
 

@@ -1,8 +1,9 @@
-"""Generate the shell completion scripts in ``completions/`` (bash, zsh, fish).
+"""Generate the shell completion scripts in ``completions/`` (bash, zsh, fish, PowerShell).
 
 Run ``python -m kschedctl.cli.completion_scripts`` after changing any command or option;
 ``--check`` only reports drift (a test runs it). The scripts come from typer's own
-completion support (``_KSCHEDCTL_COMPLETE=source_<shell> kschedctl``): they call back into
+completion support (what ``_KSCHEDCTL_COMPLETE=source_<shell> kschedctl`` prints; ``kschedctl
+completion SHELL`` prints the same): they call back into
 kschedctl for candidates, so they stay correct as long as the program name and typer's
 protocol do. Each script ends with a comment listing the command tree, which makes a changed
 command surface show up as drift, so the committed scripts are regenerated with the CLI.
@@ -10,8 +11,6 @@ command surface show up as drift, so the committed scripts are regenerated with 
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,12 @@ import typer
 PROG = "kschedctl"
 COMPLETE_VAR = "_KSCHEDCTL_COMPLETE"
 # shell → file name, following each shell's convention for completion files.
-FILES = {"bash": "kschedctl.bash", "zsh": "_kschedctl", "fish": "kschedctl.fish"}
+FILES = {
+    "bash": "kschedctl.bash",
+    "zsh": "_kschedctl",
+    "fish": "kschedctl.fish",
+    "powershell": "kschedctl.ps1",
+}
 # The command tree as data, for kschedctl/quick_complete.py (answers a TAB without typer):
 # a Python module, loaded from its bytecode cache (JSON would cost json's and re's imports).
 TABLE_MODULE = "_generated/completion_table.py"
@@ -34,17 +38,18 @@ def source_dir() -> Path:
 
 
 def _typer_script(shell: str) -> str:
-    env = {**os.environ, COMPLETE_VAR: f"source_{shell}"}
-    result = subprocess.run(
-        [sys.executable, "-m", PROG],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if result.returncode != 0 or not result.stdout.strip():
-        raise RuntimeError(f"could not generate the {shell} script: {result.stderr.strip()}")
-    return result.stdout.strip("\n") + "\n"  # zsh wants #compdef on line 1
+    # what `_KSCHEDCTL_COMPLETE=source_<shell> kschedctl` prints, made in this process
+    from typer._click.shell_completion import get_completion_class
+    from typer._completion_classes import completion_init
+
+    from kschedctl.cli import app  # here: kschedctl.cli registers the commands on import
+
+    completion_init()
+    complete = get_completion_class(shell)
+    if complete is None:
+        raise RuntimeError(f"typer has no completion for {shell}")
+    script = complete(typer.main.get_command(app), {}, PROG, COMPLETE_VAR).source()
+    return script.strip("\n") + "\n"  # zsh wants #compdef on line 1
 
 
 def command_tree() -> list[str]:

@@ -95,15 +95,8 @@ def create(
 ) -> None:
     """Write a scheduler workspace PARENT/NAME/ (see HELP)."""
     # Imported here so that --help and shell completion do not pay for the spec model.
-    from kschedctl.render.workspace import write_workspace
-    from kschedctl.spec import (
-        PROGRAMS,
-        SPEC_FILE,
-        CustomSettings,
-        add_plugin_files,
-        default_spec,
-        ensure_valid,
-    )
+    from kschedctl.ops.create import create_workspace
+    from kschedctl.spec import PROGRAMS
 
     check_version_option(kubernetes_version)
     if program is not None and program not in PROGRAMS:
@@ -112,48 +105,26 @@ def create(
         raise UsageError("--custom-plugin needs --program custom")
     if plugins and program != "builtin":
         raise UsageError("--plugin needs --program builtin (kschedctl's own scheduler)")
-    custom = None
-    if program == "custom":
-        custom = CustomSettings(plugins=[_custom_plugin(text) for text in custom_plugins or []])
-    spec = default_spec(
+    created = create_workspace(
         name,
+        parent,
         program=program,
-        custom=custom,
+        custom_plugins=[_custom_plugin(text) for text in custom_plugins or []],
+        plugins=plugins,
         kubernetes_version=kubernetes_version,
         namespace=namespace,
         replicas=replicas,
         leader_elect=leader_elect,
         image=image,
-        replaces_default=replaces_default or None,
+        replaces_default=replaces_default,
+        force=force,
     )
-    if plugins:
-        add_plugin_files(spec, plugins)
-    checked = ensure_valid(spec, source="create")
-    files = forms.render_workspace(checked)  # all in memory first: nothing written if this fails
-    target = parent / name
-    for path in write_workspace(target, files, force=force):
+    for path in created.paths:
         typer.echo(str(path))
-
-    def file(form: str) -> Path:
-        return target / forms.by_name(form).file_name(name)
-
-    host_forms = ", ".join(f"{file(f.name)} ({f.host})" for f in forms.FORMS if f.host)
-    if spec.replaces_default:
-        output.info(
-            "It replaces the default scheduler: stop kube-scheduler first (kubeadm: move "
-            "/etc/kubernetes/manifests/kube-scheduler.yaml out of the manifests directory); "
-            "one left running waits as a standby while this holds the Lease "
-            "kube-system/kube-scheduler."
-        )
-    output.info(
-        f"\nWrote scheduler workspace {target}/ (Kubernetes {spec.kubernetes_version}, "
-        f"{spec.image}). Next:\n"
-        f"  kubectl apply -f {file('deployment')}          # run it in the cluster\n"
-        f"  kubectl apply -f {file('example-pod')}   # a pod that uses it\n"
-        f"  kubectl get pod {name}-example -o wide\n"
-        f"Other forms: {host_forms}. "
-        f"After editing {target / SPEC_FILE}: kschedctl render {target} --as deployment"
-    )
+    for warning in created.warnings:
+        output.warn(warning)
+    for note in created.notes:
+        output.info(note)
 
 
 def _custom_plugin(text: str) -> dict[str, object]:

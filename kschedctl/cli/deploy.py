@@ -14,7 +14,7 @@ import typer
 from kschedctl.base.errors import UsageError
 from kschedctl.cli import cluster_completers, options, output, registers
 from kschedctl.cli.common import connect
-from kschedctl.cli.options import DEFAULT_KUBE, Kube, kube_flags
+from kschedctl.cli.options import DEFAULT_KUBE, Kube, kube_flags_without_as
 from kschedctl.cli.paths import guard_paths
 from kschedctl.render import forms
 
@@ -52,7 +52,7 @@ def _form(as_form: str | None, aliases: dict[str, bool]) -> str:
 
 
 @guard_paths
-@kube_flags
+@kube_flags_without_as
 def deploy_command(
     src: Annotated[
         str,
@@ -185,7 +185,7 @@ def deploy_command(
         return
     host = hosts.for_target(kube.kubeconfig, root, manifests_dir)
     report = Reporter(done=output.echo, info=output.info, warn=output.warn)
-    with connect(*kube) as cluster:
+    with connect(kube) as cluster:
         _print_summary(use_case.deploy(cluster, host, request, report))
 
 

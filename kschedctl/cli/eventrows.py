@@ -72,20 +72,16 @@ def _line(console: Console, e: Event, fmt: OutputFormat, all_namespaces: bool) -
         console.file.write(line)
         console.file.flush()
         return
-    out = fmt.kind
-    # rich.text when printing only (start-up)
-    from rich.text import Text
-
     now = datetime.now(timezone.utc)
-    cells = row(e, out, all_namespaces, now, console.is_terminal)
-    widths = [_WIDTHS.get(c, 0) for c in event_columns(out, all_namespaces)]
-    text = Text()
-    for cell, width in zip(cells, widths, strict=True):
-        piece = cell if isinstance(cell, Text) else output.text(cell)
-        text.append_text(piece)
-        if width:
-            text.append(" " * max(1, width - len(piece.plain)))
-    console.print(text, soft_wrap=True, highlight=False)
+    cells = row(e, fmt.kind, all_namespaces, now, console.is_terminal)
+    minimum = _minimum(fmt, all_namespaces)
+    output.write_lines(output.table_lines([output.cells(cells)], minimum=minimum))
+
+
+def _minimum(fmt: OutputFormat, all_namespaces: bool) -> list[int]:
+    """A watch prints its rows one by one: columns this wide line up while their cells fit
+    (a longer cell widens its own row, never cut)."""
+    return [_WIDTHS.get(c, 0) for c in event_columns(fmt.kind, all_namespaces)]
 
 
 _WIDTHS = {"namespace": 20, "last seen": 10, "type": 9, "reason": 18, "object": 36,
@@ -99,10 +95,8 @@ def watch(source: SchedulerEvents, fmt: OutputFormat, no_headers: bool) -> None:
     if fmt.kind == formats.CUSTOM_COLUMNS and not no_headers:
         console.file.write(formats.custom_columns(fmt.argument, formats.as_list([])))
     if fmt.is_table and not no_headers:
-        header = event_columns(fmt.kind, all_namespaces)
-        console.print(
-            "".join(c.upper().ljust(_WIDTHS.get(c, 0) or len(c)) for c in header), highlight=False
-        )
+        header = [c.upper() for c in event_columns(fmt.kind, all_namespaces)]
+        output.write_lines(output.table_lines([header], minimum=_minimum(fmt, all_namespaces)))
     stop = threading.Event()
     try:
         for event in source.watch(stop, output.warn):

@@ -106,7 +106,7 @@ def events(
                      timeline=timeline, watch=watch, limit=limit, export_to=export_to, out=printing.out,
                      no_headers=printing.no_headers)  # fmt: skip
         return
-    with connect(*kube) as cluster:
+    with connect(kube) as cluster:
         source = open_events(cluster, wanted, namespace=namespace, all_namespaces=all_namespaces)
         if watch:
             eventrows.watch(source, fmt, printing.no_headers)

@@ -38,7 +38,7 @@ def run_timeline(
     # the timeline is counts, not events: no wide columns
     fmt = check_output(out, TABLE_FORMATS)
     target = picture_export.check_export(export_to)
-    with connect(*kube) as cluster:
+    with connect(kube) as cluster:
         source = open_events(cluster, wanted, namespace=namespace, all_namespaces=all_namespaces)
         found = event_timeline(source)
     drawn = found.last(TABLE_LIMIT if limit is None else limit)

@@ -13,10 +13,13 @@ from kschedctl.cli.options import (
     DEFAULT_PRINTING,
     DEFAULT_SELECTORS,
     WIDE_FORMATS,
+    AllNamespaces,
     Kube,
+    Namespace,
     Printing,
     Selectors,
     kube_flags,
+    namespace_scope,
     output_flags,
     selector_flags,
 )
@@ -35,6 +38,8 @@ def list_schedulers(
     kube: Kube = DEFAULT_KUBE,
     printing: Printing = DEFAULT_PRINTING,
     selectors: Selectors = DEFAULT_SELECTORS,
+    namespace: Namespace = None,
+    all_namespaces: AllNamespaces = False,
     watch: Annotated[
         bool,
         typer.Option(
@@ -54,22 +59,27 @@ def list_schedulers(
     """
     fmt = printing.format()
     labels, fields = selectors.parsed()
+    scope = namespace_scope(namespace, all_namespaces)
     # Imported here: --help and the offline commands must not pay for the cluster layers.
     from kschedctl.ops.list import scheduler_list
 
-    with connect(*kube) as cluster:
+    with connect(kube) as cluster:
         if watch:
             from kschedctl.cli.listwatch import watch_list  # on use (start-up)
 
-            fetch = lambda: scheduler_list(cluster, labels, fields)  # noqa: E731
+            fetch = lambda: scheduler_list(cluster, labels, fields, scope)  # noqa: E731
             watch_list(fetch, fmt, printing.no_headers, list_columns, list_rows)
             return
-        found = scheduler_list(cluster, labels, fields)
+        found = scheduler_list(cluster, labels, fields, scope)
     if not fmt.is_table:
         output.emit(found.to_dict(), fmt, no_headers=printing.no_headers)
         return
     if not found.schedulers:
-        output.info("no scheduler matches" if any(selectors) else "no scheduler found")
+        output.info(
+            "no scheduler matches"
+            if any(selectors)
+            else "no scheduler found" + (f" in namespace {scope}" if scope else "")
+        )
     else:
         output.print_table(list_columns(fmt), list_rows(found, fmt), headers=printing.headers)
     for line in claim_warnings(found):

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kschedctl.base import terminal, yamltext
+from kschedctl.base import yamltext
 from kschedctl.cli import output
 from kschedctl.printers import formats
 
@@ -82,19 +82,13 @@ def _stable(item: dict[str, Any]) -> str:
 
 
 def _live(watch: _Watch) -> None:
-    # rich's live display and table only for a terminal watch (start-up)
+    # rich's live display only for a terminal watch (start-up)
     from rich.live import Live
-    from rich.table import Table
+    from rich.text import Text
 
-    def table(found: SchedulerList) -> Table:
-        grid = Table(
-            box=None, header_style="bold", show_header=not watch.no_headers, pad_edge=False
-        )
-        for col in watch.columns(watch.fmt):
-            grid.add_column(col.upper(), no_wrap=True)
-        for row in watch.rows(found, watch.fmt):
-            grid.add_row(*(output.text(v) for v in row))
-        return grid
+    def table(found: SchedulerList) -> Text:
+        rows = watch.rows(found, watch.fmt)
+        return output.table_text(watch.columns(watch.fmt), rows, headers=not watch.no_headers)
 
     with Live(table(watch.fetch()), console=watch.console, auto_refresh=False) as live:
         done = 0
@@ -138,10 +132,7 @@ def _print_batch(
 ) -> None:
     out, fmt, columns, rows = watch.console.file, watch.fmt, watch.columns, watch.rows
     if fmt.is_table:
-        table: list[Sequence[str]] = [[c.upper() for c in columns(fmt)]] if header else []
-        table += [[terminal.escape("" if v is None else str(v)) for v in row]
-                  for row in rows(batch, fmt)]  # fmt: skip
-        out.write(formats.tabwriter(table))
+        output.print_table(columns(fmt), rows(batch, fmt), headers=header)
     elif fmt.kind == formats.CUSTOM_COLUMNS:
         objects = formats.as_list([item(s) for s in batch.schedulers])
         out.write(formats.custom_columns(fmt.argument, objects, headers=header))

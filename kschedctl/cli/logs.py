@@ -10,9 +10,17 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from kschedctl.base.errors import UsageError
-from kschedctl.cli import output, registers
+from kschedctl.cli import completers, output, registers
 from kschedctl.cli.common import SchedulerName, connect
-from kschedctl.cli.options import DEFAULT_KUBE, Kube, SchedulerNamespace, Since, kube_flags
+from kschedctl.cli.options import (
+    DEFAULT_KUBE,
+    AllNamespaces,
+    Kube,
+    Namespace,
+    Since,
+    kube_flags,
+    namespace_scope,
+)
 
 if TYPE_CHECKING:
     pass
@@ -69,10 +77,33 @@ def logs(
             "restarted (pod and deployment forms).",
         ),
     ] = False,
+    container: Annotated[
+        str | None,
+        typer.Option(
+            "-c",
+            "--container",
+            help="This container of each pod (default: the scheduler's own).",
+            show_default=False,
+        ),
+    ] = None,
+    out: Annotated[
+        str | None,
+        typer.Option(
+            "-o",
+            "--output",
+            help="json (one object per line: pod, container, leader, time, message) or raw "
+            "(the message only). Default: each line after its \\[pod], the leader marked.",
+            autocompletion=completers.choices(("json", "raw")),
+            show_default=False,
+        ),
+    ] = None,
     kube: Kube = DEFAULT_KUBE,
-    namespace: SchedulerNamespace = None,
+    namespace: Namespace = None,
+    all_namespaces: AllNamespaces = False,
 ) -> None:
-    """The scheduler's logs: every replica, merged in time order, the leader marked.
+    """The scheduler's logs: every replica, merged in time order, each pod in a colour of its
+    own on a terminal, "(leader)" on the lines a pod logged while it led (from its Lease's
+    acquireTime and its own "acquired lease" / "stopped leading" lines).
 
     pods/log for the pod and deployment forms (--previous: the container that crashed), the
     journal for the service form; 'forbidden', leader-Lease waits and scheduling failures are
@@ -82,6 +113,8 @@ def logs(
     from kschedctl.model.config.durations import parse_duration
     from kschedctl.observe.loglines import Grep
 
+    if out is not None and out not in ("json", "raw"):
+        raise UsageError(f"unknown output format {out!r}", hint="use -o json or -o raw")
     since_seconds = int(max(1, parse_duration(since))) if since else None
     try:
         keep = Grep(grep)
@@ -97,13 +130,16 @@ def logs(
     from kschedctl.cli.logview import Printer
     from kschedctl.ops.logs import LogsRequest, open_logs
 
-    request = LogsRequest(name, follow, since_seconds, tail, all_replicas, previous, namespace)
-    with connect(*kube) as cluster:
+    request = LogsRequest(
+        name, follow, since_seconds, tail, all_replicas, previous,
+        namespace_scope(namespace, all_namespaces), container,
+    )  # fmt: skip
+    with connect(kube) as cluster:
         try:
             with open_logs(
                 cluster, hosts.for_target(kube.kubeconfig), request, output.warn
             ) as stream:
-                Printer(prefix, timestamps, keep)(stream.lines, stream.sources)
+                Printer(prefix, timestamps, keep, out)(stream.lines, stream.sources)
         except KeyboardInterrupt:
             pass  # Ctrl-C is how a follow ends: exit 0
 

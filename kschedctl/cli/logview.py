@@ -7,6 +7,7 @@ output): escaped (:mod:`kschedctl.base.terminal`, tabs kept) and styled as plain
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 
 from rich.text import Text
@@ -27,8 +28,14 @@ STYLES = {
 }
 
 
+RAW = "raw"  # -o raw: the message only
+JSON = "json"  # -o json: one object per line
+LOG_FORMATS = (JSON, RAW)
+
+
 def render_line(line: LogLine, *, prefix: bool, timestamps: bool, color: bool) -> str | Text:
-    """The line as printed: plain text, or styled text for a terminal (the same characters)."""
+    """The line as printed: plain text, or styled text for a terminal (the same characters):
+    the prefix in its pod's colour (bold while it leads)."""
     parts = []
     if prefix:
         parts.append(loglines.prefix_for(line))
@@ -41,28 +48,40 @@ def render_line(line: LogLine, *, prefix: bool, timestamps: bool, color: bool) -
                        terminal.LOG)  # fmt: skip
     if not prefix:
         return body
-    head = output.text(loglines.prefix_for(line) + " ", "bold cyan" if line.leader else "cyan")
+    colour = loglines.source_colour(line.source)
+    head = output.text(loglines.prefix_for(line) + " ", f"bold {colour}" if line.leader else colour)
     return Text.assemble(head, body)
 
 
 class Printer:
-    """Prints lines: markup on a terminal only, plain when piped (stdout is data)."""
+    """Prints lines: markup on a terminal only, plain when piped (stdout is data); ``fmt``:
+    None (the prefixed text), :data:`RAW` or :data:`JSON`."""
 
-    def __init__(self, prefix: bool | None, timestamps: bool, keep: Grep) -> None:
+    def __init__(
+        self, prefix: bool | None, timestamps: bool, keep: Grep, fmt: str | None = None
+    ) -> None:
         self.console = output.stdout_console()
-        self.color = self.console.is_terminal
+        self.color = self.console.is_terminal and fmt is None
         self.prefix = prefix
         self.timestamps = timestamps
         self.keep = keep
+        self.fmt = fmt
 
     def __call__(self, lines: Iterable[LogLine], sources: int) -> None:
         prefix = self.prefix if self.prefix is not None else sources > 1
+        out = self.console.file
         for line in lines:
             if not self.keep(line):
                 continue
-            text = render_line(line, prefix=prefix, timestamps=self.timestamps, color=self.color)
-            if self.color:
-                self.console.print(text, soft_wrap=True, highlight=False)
+            if self.fmt == JSON:
+                out.write(json.dumps(loglines.as_json(line)) + "\n")
+            elif self.fmt == RAW:
+                out.write(terminal.escape(line.text, terminal.LOG) + "\n")
             else:
-                self.console.file.write(f"{text}\n")
-                self.console.file.flush()
+                text = render_line(line, prefix=prefix, timestamps=self.timestamps,
+                                   color=self.color)  # fmt: skip
+                if isinstance(text, Text):
+                    self.console.print(text, soft_wrap=True, highlight=False)
+                    continue
+                out.write(f"{text}\n")
+            out.flush()

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from kschedctl.base import terminal, yamltext
-from kschedctl.printers import formats
+from kschedctl.base.errors import as_called
+from kschedctl.printers import formats, table
 from kschedctl.printers.formats import OutputFormat
 
 if TYPE_CHECKING:
@@ -61,6 +62,11 @@ def _cell(value: Any) -> Any:
             return value
         return Text(terminal.escape(value.plain), style=value.style)
     return terminal.escape("" if value is None else str(value))
+
+
+def cells(row: Sequence[Any]) -> list[Any]:
+    """A table row as printed (:func:`_cell`), for :func:`table_lines`."""
+    return [_cell(v) for v in row]
 
 
 def echo(message: str = "", *, err: bool = False) -> None:
@@ -114,89 +120,96 @@ def print_table(
     columns: Sequence[str],
     rows: Iterable[Sequence[Any]],
     *,
-    title: str | None = None,
     headers: bool = True,
+    right: Collection[int] = (),
 ) -> None:
-    """A kubectl-like plain table on stdout (data, so it stays pipeable).
+    """A kubectl table on stdout (data, so it stays pipeable): the one table printer
+    (:mod:`kschedctl.printers.table`). Headers in upper case, columns three spaces apart,
+    nothing cut (a long cell widens its column; the terminal wraps the line), no trailing
+    spaces; ``right``: the indexes of the columns aligned right.
 
     Cells are literal text, escaped to one line (:func:`kschedctl.base.terminal.escape`): event
     messages and log lines carry brackets ("plugin(s) [NodeAffinity]") that rich would
     otherwise read as markup, and whatever an object's editor wrote. Pass :func:`text` to
-    style a cell.
+    colour a cell: colour only adds to what the text says (it is dropped when piped and
+    under ``NO_COLOR``).
     """
-    rows = [[_cell(v) for v in row] for row in rows]
-    console = stdout_console()
-    lines = _plain_lines(columns, rows, console.width, headers) if title is None else None
-    if lines is None:
-        console.print(_rich_table(columns, rows, title=title, headers=headers))
-        return
-    # The same text rich lays out, written directly: rich spends ~3 ms a row measuring
-    # and rendering, which is seconds for `why --nodes all` on thousands of nodes.
-    body = lines
+    write_lines(table_lines(_grid(columns, rows, headers), right=right))
+
+
+def _grid(columns: Sequence[str], rows: Iterable[Sequence[Any]], headers: bool) -> list[list[Any]]:
+    """The cells as printed (:func:`_cell`), under the bold upper-case headers."""
+    from rich.text import Text  # on first use (module docstring)
+
+    grid = [cells(row) for row in rows]
     if headers:
-        # rich.text only for the header's style (start-up)
-        from rich.text import Text
+        grid.insert(0, [Text(c.upper(), style="bold") for c in columns])
+    return grid
 
-        head, *body = lines
-        console.print(Text(head, style="bold"), highlight=False)
-    sys.stdout.write("".join(f"{line}\n" for line in body))
+
+def table_lines(
+    grid: Sequence[Sequence[Any]], *, right: Collection[int] = (), minimum: Sequence[int] = ()
+) -> list[Any]:
+    """The rows of ``grid`` (escaped cells: strings or styled ``Text``) laid out by
+    :mod:`kschedctl.printers.table`: a plain string per row of strings, a ``Text`` per row
+    holding styled cells. ``minimum``: as :func:`kschedctl.printers.table.widths`."""
+    from rich.text import Text  # on first use (module docstring)
+
+    plain = [[v.plain if isinstance(v, Text) else v for v in row] for row in grid]
+    if not any(isinstance(v, Text) for row in grid for v in row):
+        return table.lines(plain, right=right, minimum=minimum)
+    widths = table.widths(plain, minimum)
+    out: list[Any] = []
+    for row, cells in zip(grid, plain, strict=True):
+        line = Text()
+        for i, (value, cell) in enumerate(zip(row, cells, strict=True)):
+            width = widths[i] if i < len(row) - 1 else 0
+            before, after = table.padding(cell, width, right=i in right)
+            line.append(before)
+            line.append_text(value if isinstance(value, Text) else Text(value))
+            line.append(after)
+        line.rstrip()
+        out.append(line)
+    return out
+
+
+def table_text(
+    columns: Sequence[str],
+    rows: Iterable[Sequence[Any]],
+    *,
+    headers: bool = True,
+    right: Collection[int] = (),
+) -> Text:
+    """The table :func:`print_table` prints, as one ``Text`` for a picture (``top nodes``,
+    ``simulate``) that is printed or exported as SVG or HTML."""
+    from rich.text import Text  # on first use (module docstring)
+
+    grid = _grid(columns, rows, headers)
+    lines = [v if isinstance(v, Text) else Text(v) for v in table_lines(grid, right=right)]
+    return Text("\n").join(lines)
+
+
+def write_lines(lines: Sequence[Any]) -> None:
+    """Lines of :func:`table_lines` on stdout: strings written as they are (rich spends ~3 ms
+    a line measuring, which is seconds for `why --nodes all` on thousands of nodes), styled
+    lines through a console that neither wraps nor crops them."""
+    from rich.text import Text  # on first use (module docstring)
+
+    console: Console | None = None
+    for line in lines:
+        if isinstance(line, Text):
+            console = console or stdout_console()
+            console.print(line, soft_wrap=True, highlight=False, crop=False)
+        else:
+            sys.stdout.write(f"{line}\n")
     sys.stdout.flush()
-
-
-def _rich_table(
-    columns: Sequence[str], rows: Sequence[Sequence[Any]], *, title: str | None, headers: bool
-) -> Any:
-    # rich.table on first table only (start-up)
-    from rich.table import Table
-    from rich.text import Text
-
-    table = Table(
-        title=text(title) if title else None,
-        box=None,
-        header_style="bold",
-        show_header=headers,
-        pad_edge=False,
-        show_edge=False,
-    )
-    for col in columns:
-        table.add_column(col.upper(), no_wrap=True)
-    for row in rows:
-        table.add_row(*(v if isinstance(v, Text) else text(v) for v in row))
-    return table
-
-
-def _plain_lines(
-    columns: Sequence[str], rows: Sequence[Sequence[Any]], width: int, headers: bool
-) -> list[str] | None:
-    """The header (if ``headers``) and rows as rich lays out a table of plain one-line cells
-    that fits ``width`` (columns padded to their widest cell, two spaces apart, the last one
-    padded too); None when rich must do it: styled cells, too wide, no rows. The cells are
-    escaped already (:func:`print_table`)."""
-    # rich on first use (module docstring)
-    from rich.cells import cell_len
-    from rich.text import Text
-
-    if not rows:
-        return None
-    cells = [[c.upper() for c in columns]] if headers else []
-    for row in rows:
-        if len(row) != len(columns) or any(isinstance(v, Text) for v in row):
-            return None
-        cells.append(["" if v is None else str(v) for v in row])
-    widths = [max(cell_len(line[i]) for line in cells) for i in range(len(columns))]
-    if sum(widths) + 2 * (len(widths) - 1) > width:
-        return None
-    return [
-        "  ".join(c + " " * (w - cell_len(c)) for c, w in zip(line, widths, strict=True))
-        for line in cells
-    ]
 
 
 def info(message: str) -> None:
     """Progress and notes for humans: stderr, never stdout. ``message`` is literal text (it
     quotes names, images and paths the user gave, and what the cluster said): never read as
     rich markup, and escaped but for its line breaks."""
-    stderr_console().print(terminal.escape(message, terminal.LINES), highlight=False)
+    stderr_console().print(terminal.escape(as_called(message), terminal.LINES), highlight=False)
 
 
 def warn(message: str) -> None:
@@ -204,6 +217,8 @@ def warn(message: str) -> None:
     from rich.text import Text  # on first use (module docstring)
 
     stderr_console().print(
-        Text.assemble(("warning:", "yellow"), " ", terminal.escape(message, terminal.LINES)),
+        Text.assemble(
+            ("warning:", "yellow"), " ", terminal.escape(as_called(message), terminal.LINES)
+        ),
         highlight=False,
     )

@@ -15,7 +15,7 @@ from rich.console import Console, RenderableType
 from kschedctl.base.errors import UsageError, os_error, shown_path
 from kschedctl.base.terminal import escape
 
-EXPORT_WIDTH = 100  # columns of an exported picture
+EXPORT_WIDTH = 140  # columns of an exported picture: a top nodes row with usage fits
 EXPORTS = (".svg", ".html")
 
 

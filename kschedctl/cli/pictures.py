@@ -10,17 +10,19 @@ Imported when a picture is drawn: rich is not start-up material.
 
 from __future__ import annotations
 
+import string
+
 from rich.console import Group, RenderableType
-from rich.table import Table
 from rich.text import Text
 
 from kschedctl.base.terminal import escape
+from kschedctl.cli import output
 from kschedctl.model.filters.resources import CPU, MEMORY, PODS, format_amount
 from kschedctl.observe.bars import FREE, Run, bar, percent
-from kschedctl.observe.placement import NO_SCHEDULER, RESOURCES, Placement
+from kschedctl.observe.placement import NO_SCHEDULER, RESOURCES, NodeUsage, Placement
 from kschedctl.observe.timeline import DECISIONS, FAILED, PREEMPTED, SCHEDULED, Timeline
 
-BAR_WIDTH = 40  # cells of a node's bar
+BAR_WIDTH = 20  # cells of a node's bar
 TIMELINE_WIDTH = 40  # cells of the busiest minute's bar
 
 # One colour per scheduler, by legend position (schedulers sorted by name): the same cluster
@@ -48,6 +50,13 @@ def _amount(resource: str, value: int) -> str:
     return format_amount(resource, value)
 
 
+def scheduler_letters(schedulers: list[str]) -> dict[str, str]:
+    """The character each scheduler's share of a bar is drawn with, by legend position: the
+    bar says whose it is without colour (``NO_COLOR``, a log, a screen reader)."""
+    marks = string.ascii_lowercase + string.ascii_uppercase + string.digits
+    return {name: marks[i % len(marks)] for i, name in enumerate(schedulers)}
+
+
 def _bar_text(runs: list[Run], styles: dict[str, tuple[str, str]]) -> Text:
     """``styles``: key -> (character, style); the free room is light, over-commit red."""
     text = Text()
@@ -62,61 +71,127 @@ def _bar_text(runs: list[Run], styles: dict[str, tuple[str, str]]) -> Text:
     return text
 
 
-def nodes_picture(shown: Placement, *, headers: bool = True) -> RenderableType:
-    """Per node, three bars (cpu, memory, pods) stacked by scheduler, with a legend and a
-    summary line."""
+def _bar_styles(shown: Placement) -> dict[str, tuple[str, str]]:
+    """Per scheduler: its letter and colour; with ``--scheduler``, the others shaded."""
     colours = scheduler_colours(shown.schedulers)
+    letters = scheduler_letters(shown.schedulers)
     styles: dict[str, tuple[str, str]] = {}
-    for name, colour in colours.items():
+    for name in shown.schedulers:
         if shown.highlight and name != shown.highlight:
             styles[name] = (SHADE, OTHERS_COLOUR)
         else:
-            styles[name] = (FULL, colour)
+            styles[name] = (letters[name], colours[name])
+    return styles
+
+
+def _legend(shown: Placement, styles: dict[str, tuple[str, str]]) -> Text:
     legend = Text()
     for name in shown.schedulers:
         char, style = styles[name]
+        if shown.highlight and name != shown.highlight:
+            continue
         pods = shown.totals.get(name, {}).get(PODS, 0)
-        legend.append(char * 2, style=style)
+        legend.append(char, style=style)
         legend.append(f" {escape(name)} ")
-        legend.append(f"{pods} pod{'s' if pods != 1 else ''}", style="dim")
-        legend.append("  ")
-    legend.append(LIGHT * 2, style=FREE_STYLE)
-    legend.append(" free  ")
-    legend.append(OVER * 2, style=OVER_STYLE)
+        legend.append(f"({pods} pod{'s' if pods != 1 else ''})", style="dim")
+        legend.append("   ")
+    if shown.highlight and len(shown.schedulers) > 1:
+        legend.append(SHADE, style=OTHERS_COLOUR)
+        legend.append(" other schedulers   ")
+    legend.append(LIGHT, style=FREE_STYLE)
+    legend.append(" free   ")
+    legend.append(OVER, style=OVER_STYLE)
     legend.append(f" over-commit {WARNING}")
-    table = Table(
-        box=None, pad_edge=False, show_edge=False, header_style="bold", show_header=headers
-    )
-    for column, justify in (("NODE", "left"), ("", "left"), ("REQUESTED BY SCHEDULER", "left"),
-                            ("REQ/ALLOC", "right"), ("%", "right")):  # fmt: skip
-        table.add_column(column, no_wrap=True, justify=justify)  # type: ignore[arg-type]
+    return legend
+
+
+def _share(resource: str, amount: int, capacity: int, flagged: bool = False) -> Text:
+    """``amount (share%)`` like kube-capacity; red with ⚠ past the capacity."""
+    share = percent(amount, capacity)
+    shown = _amount(resource, amount) + ("" if share is None else f" ({share}%)")
+    if flagged:
+        return Text(f"{shown} {WARNING}", style=OVER_STYLE)
+    return Text(shown)
+
+
+def _usage(resource: str, usage: dict[str, int] | None, capacity: int) -> Text:
+    return Text("-") if usage is None else _share(resource, usage.get(resource, 0), capacity)
+
+
+def node_rows(shown: Placement, *, wide: bool = False) -> tuple[list[str], list[list[Text]]]:
+    """One row per node, like kube-capacity: requests and limits of cpu and memory (their
+    share of allocatable), pods, usage when metrics-server answers, taints; the cpu requests
+    as a bar split by scheduler (``wide``: memory and pods bars too, and the taints
+    listed)."""
+    styles = _bar_styles(shown)
+    bars = RESOURCES if wide else (CPU,)
+    columns = ["node", "cpu requests", "cpu limits", "memory requests", "memory limits", "pods"]
+    if shown.metrics:
+        columns += ["cpu usage", "memory usage"]
+    columns += [f"{r} by scheduler" for r in bars] + ["taints"]
+    rows = []
     for usage in shown.nodes:
         over = usage.overcommitted
-        for i, resource in enumerate(RESOURCES):
-            parts = [(s, a.get(resource, 0)) for s, a in usage.by_scheduler.items()]
-            capacity = usage.allocatable.get(resource, 0)
-            requested = usage.requested(resource)
-            share = percent(requested, capacity)
-            flagged = resource in over
-            name_cell = Text("")
-            if i == 0:
-                name_cell = Text(escape(usage.name), style="bold red" if over else "bold")
-            elif i == 1 and usage.unschedulable:
-                name_cell = Text("(cordoned)", style="dim")
-            table.add_row(
-                name_cell,
-                Text(resource, style="dim"),
-                _bar_text(bar(parts, capacity, BAR_WIDTH), styles),
-                Text(
-                    f"{_amount(resource, requested)}/{_amount(resource, capacity)}",
-                    style=OVER_STYLE if flagged else "",
-                ),
-                Text(
-                    ("-" if share is None else f"{share}%") + (f" {WARNING}" if flagged else "  "),
-                    style=OVER_STYLE if flagged else "",
-                ),
-            )
-    return Group(legend, Text(""), table, Text(""), nodes_summary(shown))
+        alloc = usage.allocatable
+        name = Text(escape(usage.name), style="bold red" if over else "bold")
+        row = [name]
+        for r in (CPU, MEMORY):
+            row += [
+                _share(r, usage.requested(r), alloc.get(r, 0), r in over),
+                _share(r, usage.limits.get(r, 0), alloc.get(r, 0)),
+            ]
+        pods = Text(f"{usage.requested(PODS)}/{alloc.get(PODS, 0)}")
+        if PODS in over:
+            pods = Text(f"{pods.plain} {WARNING}", style=OVER_STYLE)
+        row.append(pods)
+        if shown.metrics:
+            row += [_usage(r, usage.usage, alloc.get(r, 0)) for r in (CPU, MEMORY)]
+        for r in bars:
+            parts = [(s, a.get(r, 0)) for s, a in usage.by_scheduler.items()]
+            row.append(_bar_text(bar(parts, alloc.get(r, 0), BAR_WIDTH), styles))
+        row.append(Text(_taints(usage, wide), style="yellow" if usage.taints else ""))
+        rows.append(row)
+    return columns, rows
+
+
+def _taints(usage: NodeUsage, wide: bool) -> str:
+    """The taints: listed (``wide``) or counted; a cordoned node says so."""
+    shown = []
+    if usage.unschedulable:
+        shown.append("cordoned")
+    if usage.taints:
+        shown += (
+            usage.taints if wide else [f"{len(usage.taints)} taint{'s' * (len(usage.taints) != 1)}"]
+        )
+    return ", ".join(escape(t) for t in shown) or "-"
+
+
+def nodes_picture(shown: Placement, *, headers: bool = True, wide: bool = False) -> RenderableType:
+    """A legend, one row per node (:func:`node_rows`) and a summary line."""
+    columns, rows = node_rows(shown, wide=wide)
+    table = output.table_text(columns, rows, headers=headers)
+    return Group(
+        _legend(shown, _bar_styles(shown)), Text(""), table, Text(""), nodes_summary(shown)
+    )
+
+
+def pod_rows(shown: Placement) -> tuple[list[str], list[list[str]]]:
+    """``top nodes --pods``: one row per pod on the nodes shown, by node."""
+    columns = ["namespace", "pod", "node", "scheduler", "cpu requests", "cpu limits",
+               "memory requests", "memory limits"]  # fmt: skip
+    if shown.metrics:
+        columns += ["cpu usage", "memory usage"]
+    rows = []
+    for p in shown.pods:
+        row = [p.namespace, p.name, p.node, p.scheduler]
+        for r in (CPU, MEMORY):
+            row += [_amount(r, p.requests.get(r, 0)), _amount(r, p.limits.get(r, 0))]
+        if shown.metrics:
+            row += [
+                "-" if p.usage is None else _amount(r, p.usage.get(r, 0)) for r in (CPU, MEMORY)
+            ]
+        rows.append(row)
+    return columns, rows
 
 
 def nodes_summary(shown: Placement) -> Text:
@@ -158,16 +233,10 @@ def timeline_picture(
         legend.append(FULL * 2, style=DECISION_STYLES[decision])
         legend.append(f" {decision} {shown.totals.get(decision, 0)}   ")
     legend.append("(minutes in UTC)", style="dim")
-    table = Table(
-        box=None, pad_edge=False, show_edge=False, header_style="bold", show_header=headers
-    )
-    table.add_column("MINUTE", no_wrap=True)
-    for decision in DECISIONS:
-        table.add_column(decision.upper(), justify="right", no_wrap=True)
-    table.add_column("", no_wrap=True)
     styles = {d: (FULL, DECISION_STYLES[d]) for d in DECISIONS}
     busiest = shown.busiest
     previous_day = None
+    cells: list[list[Text]] = []
     for minute in shown.minutes:
         day = minute.start.strftime("%Y-%m-%d")
         label = minute.start.strftime("%H:%M" if day == previous_day else "%Y-%m-%d %H:%M")
@@ -175,14 +244,16 @@ def timeline_picture(
         parts = [(d, minute.count(d)) for d in DECISIONS]
         width = (TIMELINE_WIDTH * minute.total + busiest - 1) // busiest if busiest else 0
         runs = [r for r in bar(parts, minute.total, width) if r.key != FREE]
-        table.add_row(
+        cells.append([
             Text(label.rjust(16)),
             *(
                 Text(str(minute.count(d)), style=DECISION_STYLES[d] if minute.count(d) else "dim")
                 for d in DECISIONS
             ),
             _bar_text(runs, styles) if runs else Text("·", style="dim"),
-        )
+        ])  # fmt: skip
+    columns = ["minute", *DECISIONS, ""]
+    table = output.table_text(columns, cells, headers=headers, right=range(1, 1 + len(DECISIONS)))
     rows: list[RenderableType] = [legend, Text("")]
     if shown.minutes:
         rows.append(table)

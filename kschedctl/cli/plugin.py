@@ -28,8 +28,11 @@ DIRECTIVE_NO_FILE_COMP = 4
 
 def kubectl_sched() -> None:
     """The ``kubectl-sched`` executable."""
-    from kschedctl.cli import app  # built on use: the whole CLI, as completion needs it
+    # built on use: the whole CLI, as completion needs it
+    from kschedctl.base.errors import called_as
+    from kschedctl.cli import COMMANDS, app
 
+    called_as(PROG, COMMANDS)  # hints and next steps say `kubectl sched …`
     app(prog_name=PROG, complete_var=COMPLETE_VAR)
 
 

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 def remove_command(
     name: Annotated[str, scheduler_argument("The scheduler name kschedctl deployed.")],
     kube: Kube = DEFAULT_KUBE,
+    namespace: options.Namespace = None,
+    all_namespaces: options.AllNamespaces = False,
     dry_run: options.DryRun = "none",
     force: Annotated[bool, typer.Option("--force", help="Remove even if pods still ask for this scheduler.")] = False,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds to wait for its pods to stop.")] = 120.0,
@@ -39,9 +41,10 @@ def remove_command(
     from kschedctl.ops.reporter import Reporter
 
     report = Reporter(done=output.echo, info=output.info, warn=output.warn)
-    with connect(*kube) as cluster:
+    with connect(kube) as cluster:
         result = remove(cluster, name, force=force, dry_run=mode == "client",
-                        server_dry_run=mode == "server", timeout=timeout, report=report)  # fmt: skip
+                        server_dry_run=mode == "server", timeout=timeout, report=report,
+                        namespace=options.namespace_scope(namespace, all_namespaces))  # fmt: skip
     if result.server_dry_run:
         output.info(
             f"server dry run: the API server accepts deleting {len(result.deleted)} object(s) "

@@ -22,7 +22,7 @@ def simulate(
     snapshot: Annotated[
         str,
         typer.Argument(
-            help="The snapshot file (`kschedctl snapshot -o FILE`).",
+            help="The snapshot file (`kschedctl snapshot -f FILE`).",
             metavar="SNAPSHOT",
             show_default=False,
         ),

@@ -10,11 +10,10 @@ Imported when a report is drawn: rich is not start-up material.
 from __future__ import annotations
 
 from rich.console import Group, RenderableType
-from rich.table import Table
 from rich.text import Text
 
 from kschedctl.base.terminal import escape
-from kschedctl.cli import pictures
+from kschedctl.cli import output, pictures
 from kschedctl.cli.output import text
 from kschedctl.model.filters.resources import CPU, MEMORY, PODS
 from kschedctl.observe.simulation import DETERMINISM_NOTE, CandidateResult, SimulationReport
@@ -35,11 +34,7 @@ def _title(result: CandidateResult) -> str:
     return escape(result.name)
 
 
-def summary_table(report: SimulationReport) -> Table:
-    table = Table(title=text("candidates, side by side"), title_justify="left", header_style="bold")
-    table.add_column("", style="bold", no_wrap=True)
-    for c in report.candidates:
-        table.add_column(text(c.name), justify="right", no_wrap=True)
+def summary_table(report: SimulationReport) -> RenderableType:
     moved = {c.name: len(m) for c, m in report.differences()}
     rows: list[tuple[str, list[str]]] = [
         (
@@ -65,9 +60,17 @@ def summary_table(report: SimulationReport) -> Table:
         ("time to schedule", [f"{c.seconds:.1f}s" for c in report.candidates]),
         ("moved vs first", ["-"] + [str(moved.get(c.name, 0)) for c in report.candidates[1:]]),
     ]
-    for label, values in rows:
-        table.add_row(text(label), *(text(v) for v in values))
-    return table
+    head: list[object] = [text(""), *(text(c.name, "bold") for c in report.candidates)]
+    cells: list[list[object]] = [[text(label, "bold"), *values] for label, values in rows]
+    return _titled("candidates, side by side", [head, *cells], right_from=1)
+
+
+def _titled(title: str, rows: list[list[object]], *, right_from: int) -> RenderableType:
+    """A table under its title, its columns from ``right_from`` on aligned right (counts); the
+    first row is the header (names from the report, kept as written)."""
+    width = max(len(r) for r in rows)
+    table = output.table_text((), rows, headers=False, right=range(right_from, width))
+    return Group(text(title, "bold"), table)
 
 
 def _used(shown: object) -> int:
@@ -75,15 +78,10 @@ def _used(shown: object) -> int:
     return sum(1 for u in nodes if u.requested(PODS))
 
 
-def groups_table(report: SimulationReport) -> Table:
-    table = Table(
-        title=text("submitted pods per node group"), title_justify="left", header_style="bold"
-    )
-    table.add_column("GROUP", no_wrap=True)
-    table.add_column("NODES", justify="right")
-    table.add_column("EXAMPLES")
-    for c in report.candidates:
-        table.add_column(text(c.name), justify="right", no_wrap=True)
+def groups_table(report: SimulationReport) -> RenderableType:
+    head: list[object] = [text(h, "bold") for h in ("GROUP", "NODES", "EXAMPLES")]
+    head += [text(c.name, "bold") for c in report.candidates]
+    rows: list[list[object]] = [head]
     counts = [c.by_group(report.groups) for c in report.candidates]
     for group in report.groups:
         if not any(group.name in by for by in counts):
@@ -91,33 +89,22 @@ def groups_table(report: SimulationReport) -> Table:
         examples = ", ".join(group.nodes[:SHOWN_GROUP_NODES])
         if len(group.nodes) > SHOWN_GROUP_NODES:
             examples += ", …"
-        table.add_row(text(group.name), text(len(group.nodes)), text(examples),
-                      *[text(by.get(group.name, 0)) for by in counts])  # fmt: skip
+        rows.append([group.name, len(group.nodes), examples,
+                     *[by.get(group.name, 0) for by in counts]])  # fmt: skip
     unschedulable = [by.get("(unschedulable)", 0) for by in counts]
     if any(unschedulable):
-        table.add_row(
-            text("(unschedulable)"), text(""), text(""), *[text(n) for n in unschedulable]
-        )
-    return table
+        rows.append(["(unschedulable)", "", "", *unschedulable])
+    return _titled("submitted pods per node group", rows, right_from=3)
 
 
-def reasons_table(result: CandidateResult) -> Table:
-    table = Table(
-        title=text(f"{result.name}: why pods stay unschedulable (FailedScheduling)"),
-        title_justify="left",
-        header_style="bold",
-    )
-    table.add_column("PODS", justify="right")
-    table.add_column("NODES", justify="right")
-    table.add_column("REASON")
+def reasons_table(result: CandidateResult) -> RenderableType:
+    rows: list[list[object]] = [[text(h, "bold") for h in ("PODS", "NODES", "REASON")]]
     reasons = result.reasons
-    for r in reasons[:SHOWN_REASONS]:
-        table.add_row(text(r.pods), text(r.nodes or ""), text(r.reason))
+    rows += [[r.pods, r.nodes or "", r.reason] for r in reasons[:SHOWN_REASONS]]
     if len(reasons) > SHOWN_REASONS:
-        table.add_row(
-            text(""), text(""), text(f"… {len(reasons) - SHOWN_REASONS} more (-o yaml: all)")
-        )
-    return table
+        rows.append(["", "", f"… {len(reasons) - SHOWN_REASONS} more (-o yaml: all)"])
+    title = f"{result.name}: why pods stay unschedulable (FailedScheduling)"
+    return _titled(title, rows, right_from=0)
 
 
 def moved_text(report: SimulationReport) -> Text:

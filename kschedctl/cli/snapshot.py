@@ -1,32 +1,82 @@
-"""`kschedctl snapshot -o FILE`: a portable, read-only copy of what scheduling needs."""
+"""`kschedctl snapshot [-f FILE] [-o json|yaml]`: a portable, read-only copy of what
+scheduling needs."""
 
 # No "from __future__ import annotations": typer would re-evaluate every annotation string
 # at each start-up; evaluated once at import they cost less (benchmarks/startup.py).
 
+import os
 import sys
-from typing import Annotated
+from typing import Annotated, NamedTuple
 
 import typer
 
-from kschedctl.base.errors import shown_path
+from kschedctl.base.errors import UsageError, quote, shown_path
 from kschedctl.cli import completers, output, registers
 from kschedctl.cli.common import connect
 from kschedctl.cli.options import DEFAULT_KUBE, Kube, kube_flags
+from kschedctl.printers import formats
+
+SNAPSHOT_FORMATS = (formats.YAML, formats.JSON)
+STDOUT = "-"
+
+
+class Target(NamedTuple):
+    """Where the snapshot goes (a path, or ``-`` for stdout), in which format, and the
+    deprecation warning for the old ``-o FILE`` spelling (or None)."""
+
+    path: str
+    as_json: bool
+    deprecated: str | None = None
+
+
+def snapshot_target(out: str | None, output_file: str | None) -> Target:
+    """-o (the format) and -f (the file) resolved. ``-o FILE``, the spelling before -o
+    meant a format everywhere, keeps working for a value that looks like a path (a ``/``,
+    a ``.``, ``-``) or names an existing file, with a warning."""
+    if out is not None and out not in SNAPSHOT_FORMATS:
+        looks_like_a_path = out == STDOUT or any(c in out for c in "/.") or os.path.exists(out)
+        if output_file is None and looks_like_a_path:
+            instead = "leave out -o (YAML on stdout)" if out == STDOUT else f"-f {out}"
+            return Target(
+                out,
+                out.lower().endswith(".json"),
+                f"-o FILE is deprecated, -o is the format (json or yaml): use {instead}",
+            )
+        raise UsageError(
+            f"-o {quote(out)}: not a format of snapshot (yaml, json)",
+            hint="-o yaml or -o json; the file goes with -f FILE",
+        )
+    path = output_file or STDOUT
+    if out is None:
+        return Target(path, path.lower().endswith(".json"))
+    return Target(path, out == formats.JSON)
 
 
 @kube_flags
 def snapshot(
-    target: Annotated[
-        str,
+    out: Annotated[
+        str | None,
         typer.Option(
             "-o",
             "--output",
-            help="The file to write: FILE.json as JSON (faster to read back at 20,000 pods), "
-            "any other name as YAML; - for YAML on stdout.",
+            help="Output format: yaml or json (default: json for -f FILE.json, else yaml). "
+            "-o FILE, the old spelling, still writes FILE, with a warning.",
+            metavar="FORMAT",
+            show_default=False,
+            autocompletion=completers.choices(SNAPSHOT_FORMATS),
+        ),
+    ] = None,
+    output_file: Annotated[
+        str | None,
+        typer.Option(
+            "-f",
+            "--output-file",
+            help="The file to write (created readable by you only); - or none: stdout. JSON "
+            "is faster to read back at 20,000 pods.",
             metavar="FILE",
             show_default=False,
         ),
-    ],
+    ] = None,
     anonymize: Annotated[
         bool,
         typer.Option(
@@ -61,16 +111,19 @@ def snapshot(
     # Imported here: --help and the offline commands must not pay for the cluster layers.
     from kschedctl.ops.snapshot import take_snapshot, write_snapshot
 
-    with connect(*kube) as cluster:
+    target = snapshot_target(out, output_file)
+    if target.deprecated:
+        output.warn(target.deprecated)
+    with connect(kube) as cluster:
         taken = take_snapshot(
             cluster, pending_namespace=namespace, images=images, anonymized=anonymize
         )
-    text = write_snapshot(taken.snapshot, target)
-    if target == "-":
+    text = write_snapshot(taken.snapshot, target.path, as_json=target.as_json)
+    if target.path == STDOUT:
         sys.stdout.write(text)
         sys.stdout.flush()
     snap = taken.snapshot
-    where = "stdout" if target == "-" else shown_path(target)
+    where = "stdout" if target.path == STDOUT else shown_path(target.path)
     output.info(
         f"wrote {where}: {len(snap.nodes)} nodes, {len(snap.pods)} bound pods "
         f"({taken.daemonset_pods} of DaemonSets), {len(snap.pending_pods)} pending pods "
@@ -95,4 +148,4 @@ HELP = (
 )
 
 
-register = registers("snapshot", snapshot, help=HELP, no_args_is_help=True)
+register = registers("snapshot", snapshot, help=HELP)

@@ -15,10 +15,12 @@ from kschedctl.cli.options import (
     DEFAULT_KUBE,
     DEFAULT_PRINTING,
     TABLE_FORMATS,
+    AllNamespaces,
     Kube,
+    Namespace,
     Printing,
-    SchedulerNamespace,
     kube_flags,
+    namespace_scope,
     output_flags,
 )
 from kschedctl.model.config.shapes import dns_subdomain_problem
@@ -54,7 +56,8 @@ def status(
             "kschedctl's pod and deployment forms). Implies --metrics.",
         ),
     ] = None,
-    namespace: SchedulerNamespace = None,
+    namespace: Namespace = None,
+    all_namespaces: AllNamespaces = False,
 ) -> None:
     """One scheduler in depth: objects, leader, RBAC, version, events, Pending pods, warnings,
     and each replica's own metrics.
@@ -79,10 +82,10 @@ def status(
     # the use case loads the cluster layers: not at start-up
     from kschedctl.ops.status import scheduler_status
 
-    with connect(*kube) as cluster:
+    with connect(kube) as cluster:
         report = scheduler_status(
             cluster, name, metrics=metrics or metrics_reader is not None,
-            metrics_reader=metrics_reader, namespace=namespace,
+            metrics_reader=metrics_reader, namespace=namespace_scope(namespace, all_namespaces),
         )  # fmt: skip
     if not fmt.is_table:
         # -o name: the scheduler, as `list -o name` names it

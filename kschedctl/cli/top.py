@@ -12,14 +12,18 @@ from kschedctl.cli.common import connect
 from kschedctl.cli.options import (
     DEFAULT_KUBE,
     DEFAULT_PRINTING,
-    TABLE_FORMATS,
+    WIDE_FORMATS,
+    AllNamespaces,
     Kube,
     LabelSelector,
+    Namespace,
     Printing,
     kube_flags,
+    namespace_scope,
     output_flags,
     parsed_label_selector,
 )
+from kschedctl.printers import formats
 
 # The table's default number of nodes: a screenful an operator reads; data formats give all.
 TABLE_LIMIT = 50
@@ -44,7 +48,7 @@ Export = Annotated[
 
 @top_app.command("nodes")
 @kube_flags
-@output_flags(TABLE_FORMATS)
+@output_flags(WIDE_FORMATS)
 def nodes(
     selector: LabelSelector = None,
     scheduler: Annotated[
@@ -74,14 +78,26 @@ def nodes(
             show_default=False,
         ),
     ] = None,
+    pods: Annotated[
+        bool,
+        typer.Option(
+            "--pods",
+            help="One row per pod on the nodes shown: namespace, pod, node, scheduler, "
+            "requests and limits (and usage with metrics-server).",
+        ),
+    ] = False,
     export_to: Export = None,
+    namespace: Namespace = None,
+    all_namespaces: AllNamespaces = False,
     printing: Printing = DEFAULT_PRINTING,
     kube: Kube = DEFAULT_KUBE,
 ) -> None:
-    """Per node: allocatable cpu, memory and pods, and what the bound, non-terminal pods on it
-    request (effective requests: init containers, sidecars, overhead), as bars stacked by the
-    scheduler responsible (spec.schedulerName; "(none)" for pods given a node by hand and
-    static pods). Over-commit (requested beyond allocatable) is drawn in red with ⚠.
+    """Per node, one row: cpu and memory requests and limits (with their share of
+    allocatable), pods, usage when metrics-server answers (metrics.k8s.io), taints, and the cpu
+    requests as a bar split by the scheduler responsible (spec.schedulerName; "(none)" for pods
+    given a node by hand and static pods), each scheduler drawn with its legend letter
+    (-o wide: memory and pods bars too, taints listed). Requests are the effective ones (init
+    containers, sidecars, overhead). Over-commit (requested beyond allocatable) is red with ⚠.
     """
     fmt = printing.format()
     if sort_by not in SORT_KEYS:
@@ -94,20 +110,31 @@ def nodes(
     # Imported here: --help and the offline commands must not pay for the cluster layers.
     from kschedctl.ops.top import placement_dict, top_nodes
 
-    with connect(*kube) as cluster:
-        found = top_nodes(cluster, selector=selector, scheduler=scheduler, sort_by=sort_by)
+    with connect(kube) as cluster:
+        found = top_nodes(
+            cluster, selector=selector, scheduler=scheduler, sort_by=sort_by, pod_usage=pods,
+            namespace=namespace_scope(namespace, all_namespaces),
+        )  # fmt: skip
     drawn = found.first(TABLE_LIMIT if limit is None else limit)
+    wide = fmt.kind == formats.WIDE
     if target is not None:
-        picture_export.export(pictures.nodes_picture(drawn), target, "kschedctl top nodes")
+        picture = pictures.nodes_picture(drawn, wide=wide)
+        picture_export.export(picture, target, "kschedctl top nodes")
         output.info(f"wrote {shown_path(target)}")
     if not fmt.is_table:
-        output.emit(placement_dict(found.first(limit)), fmt, no_headers=printing.no_headers)
+        output.emit(placement_dict(found.first(limit), pods=pods), fmt,
+                    no_headers=printing.no_headers)  # fmt: skip
         return
     if not found.total_nodes:
         output.info("no nodes" + (f" with pods from {scheduler}" if scheduler else ""))
         return
-    picture = pictures.nodes_picture(drawn, headers=printing.headers)
-    output.stdout_console().print(picture, highlight=False)
+    if not found.metrics:
+        output.info("usage: metrics-server not available (the metrics.k8s.io API did not answer)")
+    if pods:
+        output.print_table(*pictures.pod_rows(drawn), headers=printing.headers)
+        return
+    picture = pictures.nodes_picture(drawn, headers=printing.headers, wide=wide)
+    output.stdout_console().print(picture, highlight=False, soft_wrap=True, crop=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from kschedctl.base import yamltext
-from kschedctl.base.errors import SpecError, printable
+from kschedctl.base.errors import NotFoundError, SpecError, printable
 from kschedctl.cli import output, registers
 from kschedctl.cli.options import KubernetesVersion, check_version_option
 from kschedctl.cli.paths import guard_paths
@@ -96,6 +96,18 @@ def validate(
                 err=True,
             )
     warned = f", {result.warning_count} warning(s)" if result.warning_count else ""
+    if result.missing:
+        # a missing file is exit 5 in every command (README "Exit codes"), before exit 3
+        names = ", ".join(printable(r.path) for r in result.missing[:5])
+        more = len(result.missing) - 5
+        others = len(result.invalid) - len(result.missing)
+        raise NotFoundError(
+            f"{len(result.missing)} of {len(result.reports)} file(s) not found: {names}"
+            + (f" and {more} more" if more > 0 else "")
+            + (f"; {others} other file(s) invalid" if others else ""),
+            hint="check the path (a workspace directory needs its scheduler.yaml; "
+            "`kschedctl create NAME` writes one)",
+        )
     if result.invalid:
         raise SpecError(
             "",

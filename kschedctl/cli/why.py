@@ -139,7 +139,7 @@ def why(
 
     refs = [ClusterPluginsRef.parse(r) for r in run_cluster_plugins or ()]
     plugins = load_plugins(plugin or ())  # a plugin that cannot load: exit 3, no request
-    with connect(*kube) as cluster:
+    with connect(kube) as cluster:
         found = explain_pods(cluster, pod, namespace=namespace, all_namespaces=all_namespaces,
                         all_reasons=all_reasons, kubeconfig=kube.kubeconfig,
                         label_selector=selectors.selector, field_selector=selectors.field_selector,

@@ -34,7 +34,7 @@ from kschedctl.model.filters.quantity import QuantityError, parse_quantity
 # 20,000 pods take about 20 MB of YAML; a few times that leaves room for labels and affinity
 # without letting /dev/zero-sized input in.
 MAX_SNAPSHOT_BYTES = 256 * 1024 * 1024
-_HINT = 'see README, "kschedctl snapshot", for the snapshot format'
+_HINT = 'see docs/commands/troubleshooting.md, "kschedctl snapshot", for the snapshot format'
 
 # A field path, built as nested pairs and spelled out only for a problem: a 20,000-pod file
 # has a million values and (nearly always) no problem.

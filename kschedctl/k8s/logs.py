@@ -19,7 +19,7 @@ from kschedctl.base.errors import KschedError, NotFoundError
 from kschedctl.kubeclient.client import Cluster
 from kschedctl.observe.containers import scheduler_container
 from kschedctl.observe.identity import deployment_uids, owning_deployment
-from kschedctl.observe.loglines import LogLine, merge, split_timestamp, time_key
+from kschedctl.observe.loglines import Leadership, LogLine, merge, split_timestamp, time_key
 from kschedctl.observe.schedulers import Scheduler
 
 
@@ -67,19 +67,21 @@ def replicas(cluster: Cluster, entry: Scheduler) -> list[Replica]:
     return [Replica(ns, p["metadata"]["name"], _container(p)) for p in pods]
 
 
-def leader_pod(cluster: Cluster, entry: Scheduler) -> str | None:
-    """The pod leading ``entry``'s Lease now (holder identities start with the pod name)."""
+def leadership(cluster: Cluster, entry: Scheduler) -> Leadership:
+    """What ``entry``'s Lease says now: the pod holding it (holder identities start with the
+    pod name) and since when (``acquireTime``)."""
     if entry.lease is None:
-        return None
+        return Leadership()
     try:
         lease = cluster.get(
             f"/apis/coordination.k8s.io/v1/namespaces/{entry.lease.namespace}/leases/"
             f"{entry.lease.name}"
         )
     except NotFoundError:
-        return None
-    holder = (lease.get("spec") or {}).get("holderIdentity") or ""
-    return holder.split("_", 1)[0] or None
+        return Leadership()
+    spec = lease.get("spec") or {}
+    holder = str(spec.get("holderIdentity") or "").split("_", 1)[0] or None
+    return Leadership(holder, spec.get("acquireTime") if holder else None)
 
 
 def _log_path(replica: Replica) -> str:
@@ -112,7 +114,7 @@ def read(
     )
     for raw in lines:
         stamp, text = split_timestamp(raw.decode(errors="replace").rstrip("\r"))
-        yield LogLine(replica.pod, text, stamp)
+        yield LogLine(replica.pod, text, stamp, container=replica.container)
 
 
 def recent_lines(
@@ -197,7 +199,7 @@ class Follower:
     current: set[str] = field(default_factory=set, init=False)
     # Per pod: the newest timestamp shown and how many lines carried it.
     last: dict[str, tuple[str, int]] = field(default_factory=dict, init=False)
-    leader: str | None = field(default=None, init=False)
+    leader: Leadership = field(default_factory=Leadership, init=False)
 
     def _follow(self, replica: Replica, first: bool) -> None:
         warned = False
@@ -246,7 +248,8 @@ class Follower:
     def _refresh(self, first: bool) -> None:
         try:
             found = replicas(self.cluster, self.entry)
-            self.leader = leader_pod(self.cluster, self.entry)
+            lease = leadership(self.cluster, self.entry)
+            self.leader.holder, self.leader.since = lease.holder, lease.since
         except KschedError as err:
             self.warn(f"cannot list the replicas of {self.entry.name}: {err.message}")
             return
@@ -262,7 +265,8 @@ class Follower:
                 thread.start()
 
     def lines(self) -> Iterator[LogLine]:
-        """Lines as they arrive (``leader`` set from the Lease as last read)."""
+        """Lines as they arrive, marked "leader" from when their pod led (:class:`Leadership`,
+        the Lease as last read)."""
         self._refresh(first=True)
         next_poll = time.monotonic() + self.poll
         while not self.stop.is_set():
@@ -274,7 +278,7 @@ class Follower:
                     self._refresh(first=False)
                     next_poll = time.monotonic() + self.poll
                 continue
-            yield LogLine(line.source, line.text, line.time, line.source == self.leader)
+            yield self.leader.mark(line)
 
     def close(self) -> None:
         self.stop.set()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import ssl
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from typing import Any
 from urllib.parse import urlencode
 
@@ -26,6 +26,7 @@ from kschedctl.base.errors import (
     shown_path,
 )
 from kschedctl.kubeclient.kubeconfig import (
+    Overrides,
     direct_plan,
     kubeconfig_paths,
     merge_kubeconfigs,
@@ -46,24 +47,43 @@ DEFAULT_TIMEOUT = 30.0
 GET_ATTEMPTS = 3
 Page = list[dict[str, Any]]  # the items of one page of a list (Cluster.pages)
 FIELD_MANAGER = "kschedctl"
+NO_OVERRIDES = Overrides()
+Trace = Callable[[str], None]  # where each request's line goes (-v 6): the CLI's stderr
 
 
 class Cluster:
     """A connection to one API server (one kubeconfig context)."""
 
     def __init__(
-        self, transport: Transport, context: str | None, namespace: str = "default"
+        self,
+        transport: Transport,
+        context: str | None,
+        namespace: str = "default",
+        overrides: Overrides = NO_OVERRIDES,
+        trace: Trace | None = None,
     ) -> None:
         self.transport = transport
         self.context = context
         self.server = transport.server
+        # False with insecure-skip-tls-verify: the CLI warns once (urllib3's warnings are off)
+        self.verifies_tls: bool = getattr(transport, "verifies_tls", True)
         self.namespace = namespace  # the context's namespace: kubectl's default for -n
+        self.overrides = overrides
+        self.trace = trace
+        # --as, --as-group: client-go's impersonation headers, on every request
+        self.impersonation: list[tuple[str, str]] = []
+        if overrides.impersonate is not None:
+            self.impersonation.append(("Impersonate-User", overrides.impersonate))
+        self.impersonation += [("Impersonate-Group", g) for g in overrides.impersonate_groups]
 
     @property
     def api_client(self) -> Any:
         """The official client's ``ApiClient`` for this connection (port-forward, websockets):
         built on first use when the connection was opened without it."""
-        return self.transport.api_client
+        api_client = self.transport.api_client
+        for header, value in self.impersonation:
+            api_client.set_default_header(header, value)  # one per header: its last group
+        return api_client
 
     @classmethod
     def connect(
@@ -74,6 +94,8 @@ class Cluster:
         cluster: str | None = None,
         user: str | None = None,
         connections: int = 0,
+        overrides: Overrides = NO_OVERRIDES,
+        trace: Trace | None = None,
     ) -> Cluster:
         """Connect as kubectl would: ``--kubeconfig`` alone, else every file of
         ``$KUBECONFIG`` (or ``~/.kube/config``) merged with kubectl's rules
@@ -84,31 +106,38 @@ class Cluster:
         plugins, auth-providers, basic auth and proxies go through the official client.
         ``connections``: connections kept per server (0: the official client's cpu_count × 5);
         a caller with more requests in flight at once needs as many, or every request past
-        them opens (and closes) a TLS connection of its own."""
+        them opens (and closes) a TLS connection of its own. ``overrides``: kubectl's
+        connection flags (--server, --token, --as, --request-timeout, …); ``trace``: where
+        each request's line goes (kubectl -v 6), never a header."""
         # urllib.request (getproxies) is not loaded by the offline commands
         from urllib.request import getproxies
 
         paths = kubeconfig_paths(kubeconfig)
         files = read_kubeconfigs(paths, explicit=kubeconfig is not None)
         where = ", ".join(shown_path(path) for path, _ in files) or "in-cluster"
-        if not files and not kubeconfig and incluster_possible():
+        given = overrides.server is not None
+        if not files and not kubeconfig and not given and incluster_possible():
             # client-go's DeferredLoadingClientConfig: an empty config falls back to
             # the service account (KUBERNETES_SERVICE_HOST/PORT and its token file)
-            return cls(client_transport(None, where, connections), None, incluster_namespace())
-        if not files:
+            client = client_transport(None, where, connections)
+            return cls(client, None, incluster_namespace(), overrides, trace)
+        if not files and not given:
             raise ClusterError(
                 f"no kubeconfig found (looked for {', '.join(shown_path(p) for p in paths)})",
-                hint=kubeconfig_hint(),
+                hint=kubeconfig_hint() + ", or pass --server URL",
             )
-        chosen = select(merge_kubeconfigs(files), context=context, cluster=cluster, user=user)
+        chosen = select(
+            merge_kubeconfigs(files), context=context, cluster=cluster, user=user,
+            overrides=overrides,
+        )  # fmt: skip
         plan = direct_plan(chosen, getproxies())
         if plan is None:
             client = client_transport(chosen, where, connections)
-            return cls(client, chosen.context, chosen.namespace)
+            return cls(client, chosen.context, chosen.namespace, overrides, trace)
         transport = DirectTransport(
             plan, where, lambda: client_transport(chosen, where, connections), connections
         )
-        return cls(transport, chosen.context, chosen.namespace)
+        return cls(transport, chosen.context, chosen.namespace, overrides, trace)
 
     # -- raw requests -------------------------------------------------------------------------
 
@@ -125,23 +154,42 @@ class Cluster:
     ) -> Any:
         # urllib3: loaded by the commands that talk to a cluster
         import urllib3
-        from urllib3.exceptions import HTTPError
+        from urllib3._collections import HTTPHeaderDict  # urllib3 1.x and 2.x
+        from urllib3.exceptions import HTTPError, TimeoutError
 
         params = [(k, _query_value(v)) for k, v in (query or {}).items() if v is not None]
         url = self.server + path + ("?" + urlencode(params) if params else "")
-        headers = {"Accept": "application/json", "User-Agent": f"kschedctl/{__version__}"}
+        headers: MutableMapping[str, str] = {
+            "Accept": "application/json",
+            "User-Agent": f"kschedctl/{__version__}",
+        }
         authorization = self.transport.authorization()
         if authorization:
             headers["Authorization"] = authorization
+        if self.impersonation:
+            # one Impersonate-Group line per group: the API server reads each line as one
+            # group (net/http does not split on commas); a dict holds each name once
+            headers = HTTPHeaderDict(headers)
+            for header, value in self.impersonation:
+                headers.add(header, value)
         payload = None
         if body is not None:
             headers["Content-Type"] = content_type
             payload = body if isinstance(body, (str, bytes)) else json.dumps(body)
+        limit = self.overrides.request_timeout
+        if limit is not None:
+            # --request-timeout bounds every request, streams too (kubectl's); 0: none
+            bound = limit or None
+            if isinstance(timeout, tuple):
+                timeout = (_at_most(timeout[0], bound), _at_most(timeout[1], bound))  # type: ignore[assignment]
+            else:
+                timeout = bound
         if isinstance(timeout, tuple):
             urllib3_timeout = urllib3.Timeout(connect=timeout[0], read=timeout[1])
         else:
             urllib3_timeout = urllib3.Timeout(total=timeout)
         attempt = 0
+        started = time.monotonic()
         while True:
             try:
                 response = self.transport.pool_manager.request(
@@ -159,17 +207,33 @@ class Cluster:
                 if method == "GET" and attempt < GET_ATTEMPTS and _connection_broke(err):
                     time.sleep(0.1 * attempt)
                     continue
+                self._traced(method, url, "no answer", started)
+                if isinstance(err, TimeoutError) and limit:
+                    raise ClusterError(
+                        f"the API server at {self.server} did not answer {method} {path} "
+                        f"within --request-timeout {limit:g}s",
+                        hint="check that the API server is up and reachable, or pass a longer "
+                        "--request-timeout (0: no limit)",
+                    ) from err
                 raise ClusterError(
                     f"cannot reach the API server at {self.server}: {_short(err)}",
                     hint="check that the cluster is running and the kubeconfig points at it "
                     "(`kschedctl lab status` for the lab)",
                 ) from err
+        self._traced(method, url, f"{response.status} {response.reason or ''}".strip(), started)
         if response.status >= 400:
             data = response.data if not stream else response.read()
             raise _translate(response.status, response.reason, data, method, path)
         if stream:
             return response
         return json.loads(response.data) if response.data else {}
+
+    def _traced(self, method: str, url: str, status: str, started: float) -> None:
+        """kubectl -v 6's line for one request: method, URL, status, time; never a header
+        (the token and client certificate stay out of the terminal and of logs)."""
+        if self.trace is not None:
+            took = round((time.monotonic() - started) * 1000)
+            self.trace(f"{method} {url} {status} in {took} milliseconds")
 
     def request(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
         result: dict[str, Any] = self._call(method, path, **kwargs)
@@ -276,6 +340,13 @@ class Cluster:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _at_most(value: float | None, bound: float | None) -> float | None:
+    """The smaller of two timeouts, ``None`` being no limit."""
+    if value is None or bound is None:
+        return bound if value is None else value
+    return min(value, bound)
 
 
 def _query_value(value: Any) -> Any:

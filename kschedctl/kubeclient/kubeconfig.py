@@ -48,6 +48,51 @@ class Selection:
     config: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class Overrides:
+    """kubectl's connection flags that replace the kubeconfig's values (``--server``,
+    ``--certificate-authority``, ``--insecure-skip-tls-verify``, ``--token``), and those that
+    change each request (``--as``, ``--as-group``, ``--request-timeout``: 0 no limit, None the
+    default). Pure data: :func:`select` applies the first four, ``Cluster`` the others."""
+
+    server: str | None = None
+    certificate_authority: str | None = None
+    insecure_skip_tls_verify: bool = False
+    token: str | None = None
+    impersonate: str | None = None
+    impersonate_groups: tuple[str, ...] = ()
+    request_timeout: float | None = None
+
+    def cluster_entry(self, entry: Mapping[str, Any] | None) -> dict[str, Any] | None:
+        """A kubeconfig ``clusters`` entry with --server, --certificate-authority and
+        --insecure-skip-tls-verify applied (``None``: no entry and no --server)."""
+        body = dict((entry or {}).get("cluster") or {})
+        if entry is None and self.server is None:
+            return None
+        if self.server is not None:
+            body["server"] = self.server
+        if self.certificate_authority is not None:
+            # client-go: the flag's file replaces the kubeconfig's file or data
+            body.pop("certificate-authority-data", None)
+            body["certificate-authority"] = self.certificate_authority
+            body.pop("insecure-skip-tls-verify", None)
+        if self.insecure_skip_tls_verify:
+            # kubectl refuses a CA with the flag; a kubeconfig's own CA gives way to it
+            body.pop("certificate-authority-data", None)
+            body.pop("certificate-authority", None)
+            body["insecure-skip-tls-verify"] = True
+        return {"name": (entry or {}).get("name") or "kschedctl-server", "cluster": body}
+
+    def user_entry(self, entry: Mapping[str, Any] | None) -> dict[str, Any] | None:
+        """A ``users`` entry with --token applied: the token replaces the user's credentials
+        (its tokenFile, client certificate, exec plugin), so the API server sees the token's
+        identity, not the certificate's."""
+        if self.token is None:
+            return dict(entry) if entry is not None else None
+        name = (entry or {}).get("name") or "kschedctl-token"
+        return {"name": name, "user": {"token": self.token}}
+
+
 def kubeconfig_paths(
     explicit: str | None, env: Mapping[str, str] | None = None, home: str | None = None
 ) -> list[str]:
@@ -183,17 +228,20 @@ def select(
     cluster: str | None = None,
     user: str | None = None,
     namespace: str | None = None,
+    overrides: Overrides | None = None,
 ) -> Selection:
     """The context to use, with kubectl's overrides applied.
 
     ``context`` defaults to ``current-context``; ``cluster``/``user`` replace the context's
-    own; ``namespace`` defaults to the context's, then ``default``. Unknown names are
-    :class:`NotFoundError` (exit 5) listing what exists.
+    own; ``namespace`` defaults to the context's, then ``default``; ``overrides`` replace the
+    server, its CA and the user's token (with ``--server``, no context is needed). Unknown
+    names are :class:`NotFoundError` (exit 5) listing what exists.
     """
+    overrides = overrides or Overrides()
     contexts = {e["name"]: e for e in _entries(merged.get("contexts"))}
     name = context or merged.get("current-context") or ""
     if not name:
-        if cluster is None:
+        if cluster is None and overrides.server is None:
             raise ClusterError(
                 "no context chosen: the kubeconfig sets no current-context",
                 hint=f"pass --context NAME ({_available(contexts)})",
@@ -211,7 +259,7 @@ def select(
     user_name = user or str(chosen.get("user") or "")
     clusters = {e["name"]: e for e in _entries(merged.get("clusters"))}
     users = {e["name"]: e for e in _entries(merged.get("users"))}
-    if cluster_name not in clusters:
+    if cluster_name not in clusters and not (overrides.server and not cluster):
         what = f"cluster {quote(cluster_name)}" if cluster_name else "no cluster"
         raise NotFoundError(
             f"{what} for context {quote(name)}: not in the kubeconfig"
@@ -226,16 +274,24 @@ def select(
         )
     ns = namespace or str(chosen.get("namespace") or "") or "default"
     effective = name or "kschedctl-override"
-    context_body = {**chosen, "cluster": cluster_name, "user": user_name, "namespace": ns}
+    cluster_entry = overrides.cluster_entry(clusters.get(cluster_name))
+    user_entry = overrides.user_entry(users.get(user_name) if user_name else None)
+    assert cluster_entry is not None  # a cluster found above, or --server
+    context_body = {
+        **chosen,
+        "cluster": cluster_entry["name"],
+        "user": user_entry["name"] if user_entry else "",
+        "namespace": ns,
+    }
     config: dict[str, Any] = {
         "apiVersion": "v1",
         "kind": "Config",
         "current-context": effective,
         "contexts": [{"name": effective, "context": context_body}],
-        "clusters": [clusters[cluster_name]],
-        "users": [users[user_name]] if user_name else [],  # none: anonymous
+        "clusters": [cluster_entry],
+        "users": [user_entry] if user_entry else [],  # none: anonymous
     }
-    return Selection(context=effective, namespace=ns, cluster=cluster_name, config=config)
+    return Selection(context=effective, namespace=ns, cluster=cluster_entry["name"], config=config)
 
 
 def _available(contexts: Mapping[str, Any]) -> str:

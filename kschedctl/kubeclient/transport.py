@@ -34,6 +34,7 @@ class Transport(Protocol):
     """What :class:`Cluster` sends requests through."""
 
     server: str
+    verifies_tls: bool  # False: insecure-skip-tls-verify (urllib3's warnings are silenced)
 
     @property
     def pool_manager(self) -> Any: ...
@@ -55,6 +56,10 @@ class ClientTransport:
         self.api_client = api_client
         self.server: str = api_client.configuration.host
         self.pool_manager = api_client.rest_client.pool_manager
+        configuration = api_client.configuration
+        self.verifies_tls = bool(configuration.verify_ssl) or not self.server.startswith("https")
+        if not self.verifies_tls:
+            quiet_insecure_warnings()
 
     def authorization(self) -> str | None:
         # auth_settings() runs the refresh hook (an expired exec or auth-provider token)
@@ -87,6 +92,18 @@ def client_transport(chosen: Selection | None, where: str, connections: int = 0)
     except ConfigException as err:
         raise ClusterError(f"cannot use kubeconfig {where}: {err}", hint=kubeconfig_hint()) from err
     return ClientTransport(client.ApiClient(configuration))
+
+
+def quiet_insecure_warnings() -> None:
+    """urllib3 warns (InsecureRequestWarning, several lines through :mod:`warnings`) on every
+    request whose server certificate it does not check: ten blocks for one ``list``. The CLI
+    says it once instead, in one line (:attr:`Cluster.verifies_tls`)."""
+    # on use, as urllib3 in DirectTransport: only a connection needs them
+    import warnings
+
+    from urllib3.exceptions import InsecureRequestWarning
+
+    warnings.filterwarnings("ignore", category=InsecureRequestWarning)
 
 
 # client-go re-reads a tokenFile once a minute (transport/token_source.go,
@@ -128,6 +145,9 @@ class DirectTransport:
             if plan.tls_server_name:
                 pool_args["server_hostname"] = plan.tls_server_name
         self.pool_manager = urllib3.PoolManager(**pool_args)
+        self.verifies_tls = plan.verify or not plan.server.startswith("https://")
+        if not self.verifies_tls:
+            quiet_insecure_warnings()
 
     def _read_token_file(self, path: str) -> None:
         try:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from kschedctl.base import limits
-from kschedctl.base.errors import NotFoundError, Problem, SpecError, printable, quote
+from kschedctl.base.errors import NotFoundError, Problem, SpecError, missing_file, printable, quote
 from kschedctl.base.userfile import read_user_file
 from kschedctl.model.config import apinames
 from kschedctl.model.config.schema import YamlError, join, key_segment, parse_yaml
@@ -107,7 +107,7 @@ def load_nodes_file(path: str | Path) -> list[dict[str, Any]]:
     try:
         docs = parse_yaml(read_user_file(path))
     except NotFoundError as err:
-        raise NotFoundError(f"nodes file {printable(source)} does not exist") from err
+        raise missing_file(f"nodes file {printable(source)} does not exist") from err
     except YamlError as err:
         raise SpecError("", f"not valid YAML: {err}", source=source) from err
     if len(docs) > 1:

@@ -444,8 +444,8 @@ def _fallback_outcome(
             f"no fallback step of {used.origin} places it either: {tried}"
             if used.steps
             else f"{used.origin} has no fallback steps",
-            "add a step that relaxes what rejects the remaining nodes (README, \"kschedctl's "
-            'own scheduler"), or change the pod or the nodes',
+            "add a step that relaxes what rejects the remaining nodes (docs/commands/"
+            'own-scheduler.md, "Fallback policy"), or change the pod or the nodes',
         )
     )
     _used, problem = pod_policy(pod, policy)

@@ -9,8 +9,9 @@ highlighted: ``forbidden`` (RBAC), waiting for the leader Lease, and scheduling 
 from __future__ import annotations
 
 import re
+import zlib
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from kschedctl.base.errors import quote
 from kschedctl.observe.userregex import PatternError, UserRegex
@@ -45,7 +46,8 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             re.IGNORECASE,
         ),
     ),
-    (LEASE_ACQUIRED, re.compile(r"successfully acquired lease", re.IGNORECASE)),
+    # client-go's leaderelection (kube-scheduler), and kschedctl's own scheduler
+    (LEASE_ACQUIRED, re.compile(r"successfully acquired lease|became the leader", re.IGNORECASE)),
     # klog's header: severity letter, then MMDD (E0102 15:04:05.000000 ...).
     (ERROR, re.compile(r"^[EF]\d{4} ")),
 )
@@ -61,6 +63,7 @@ class LogLine:
     text: str
     time: str | None = None
     leader: bool = False
+    container: str | None = None  # the container of a pod's line (None: not a pod's)
 
     @property
     def kind(self) -> str | None:
@@ -99,6 +102,70 @@ def merge(streams: Iterable[Iterable[LogLine]]) -> list[LogLine]:
 
 def prefix_for(line: LogLine) -> str:
     return f"[{line.source}{' (leader)' if line.leader else ''}]"
+
+
+# One colour per pod, like stern: picked by the pod's name, so the same pod keeps its colour
+# across runs and replicas rarely share one. The prefix carries the name: colour adds nothing
+# the text does not say.
+SOURCE_COLOURS = ("cyan", "green", "magenta", "blue", "bright_cyan", "bright_green",
+                  "bright_magenta", "bright_blue", "dark_orange", "orchid")  # fmt: skip
+
+
+def source_colour(source: str) -> str:
+    return SOURCE_COLOURS[zlib.crc32(source.encode()) % len(SOURCE_COLOURS)]
+
+
+def as_json(line: LogLine) -> dict[str, object]:
+    """``logs -o json``: one object per line (a contract)."""
+    return {"pod": line.source, "container": line.container, "leader": line.leader,
+            "time": line.time, "message": line.text}  # fmt: skip
+
+
+_STEPPED_DOWN = re.compile(r"released the Lease", re.IGNORECASE)
+
+
+@dataclass
+class Leadership:
+    """Which lines a pod logged while it led: "(leader)" is never stamped on what it said
+    before it became the leader.
+
+    Two witnesses, both observable: the Lease (``holder`` and its ``acquireTime``, ``since``:
+    the current holder leads from that moment on; the Lease keeps no history of earlier
+    holders), and each pod's own lines (client-go's "successfully acquired lease", kschedctl's
+    "became the leader" start a term; "stopped leading", "leaderelection lost", "released the
+    Lease" end it), which also mark the terms of pods that led before and survive when the
+    Lease has moved on. ``--tail`` may cut the acquisition line off: the Lease still marks the
+    current term.
+    """
+
+    holder: str | None = None
+    since: str | None = None
+    leading: dict[str, bool] = field(default_factory=dict)
+    # Pods whose own acquisition line is in the lines read: their own lines say when their
+    # term began, more exactly than line times against acquireTime (a runtime may stamp the
+    # lines of a fast start-up after the acquisition they precede).
+    self_witnessed: set[str] = field(default_factory=set)
+
+    def witness(self, lines: list[LogLine]) -> list[LogLine]:
+        """Read a whole batch first (logs without -f): see :attr:`self_witnessed`."""
+        self.self_witnessed = {line.source for line in lines if line.kind == LEASE_ACQUIRED}
+        return lines
+
+    def mark(self, line: LogLine) -> LogLine:
+        kind = line.kind
+        if kind == LEASE_ACQUIRED:
+            self.leading[line.source] = True
+        by_lease = (
+            line.source == self.holder
+            and line.source not in self.self_witnessed
+            and self.since is not None
+            and line.time is not None
+            and time_key(line.time) >= time_key(self.since)
+        )
+        leader = by_lease or self.leading.get(line.source, False)
+        if kind == LEASE_LOST or _STEPPED_DOWN.search(line.text):
+            self.leading[line.source] = False
+        return line if line.leader == leader else replace(line, leader=leader)
 
 
 class Grep:

@@ -18,16 +18,25 @@ storage.go, ``setPodNodeAndMetadata``), which the field manager does not track.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from kschedctl.model.filters.resources import CPU, MEMORY, PODS, node_allocatable, pod_requests
+from kschedctl.model.filters.quantity import QuantityError, parse_quantity, to_milli, to_units
+from kschedctl.model.filters.resources import (
+    CPU,
+    MEMORY,
+    PODS,
+    node_allocatable,
+    pod_limits,
+    pod_requests,
+)
 from kschedctl.observe.schedulers import MIRROR_ANNOTATION
 
 NO_SCHEDULER = "(none)"
 DEFAULT_SCHEDULER = "default-scheduler"
 RESOURCES = (CPU, MEMORY, PODS)
+LIMITED = (CPU, MEMORY)  # what limits, and metrics-server's usage, are shown for
 SORT_KEYS = ("name", CPU, MEMORY, PODS)
 TERMINAL_PHASES = ("Succeeded", "Failed")
 
@@ -44,6 +53,9 @@ class NodeUsage:
     allocatable: dict[str, int]
     by_scheduler: dict[str, dict[str, int]]
     unschedulable: bool = False
+    limits: dict[str, int] = field(default_factory=dict)  # cpu, memory: Σ the pods' limits
+    taints: list[str] = field(default_factory=list)  # "key=value:Effect", as kubectl shows them
+    usage: dict[str, int] | None = None  # cpu, memory from metrics.k8s.io (None: no reading)
 
     def requested(self, resource: str) -> int:
         return sum(amounts.get(resource, 0) for amounts in self.by_scheduler.values())
@@ -71,6 +83,33 @@ class NodeUsage:
             },
             "overcommitted": self.overcommitted,
             "unschedulable": self.unschedulable,
+            "limits": {r: self.limits.get(r, 0) for r in LIMITED},
+            "taints": list(self.taints),
+            **({"usage": dict(self.usage)} if self.usage is not None else {}),
+        }
+
+
+@dataclass(frozen=True)
+class PodUsage:
+    """One pod that counts on its node (``top nodes --pods``): its requests and limits (cpu,
+    memory) and, when metrics-server answers, its usage."""
+
+    namespace: str
+    name: str
+    node: str
+    scheduler: str
+    requests: dict[str, int]
+    limits: dict[str, int]
+    usage: dict[str, int] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "namespace": self.namespace,
+            "node": self.node,
+            "scheduler": self.scheduler,
+            "requests": {r: self.requests.get(r, 0) for r in LIMITED},
+            "limits": {r: self.limits.get(r, 0) for r in LIMITED},
+            **({"usage": dict(self.usage)} if self.usage is not None else {}),
         }
 
 
@@ -86,6 +125,8 @@ class Placement:
     overcommitted_nodes: int = 0  # over the selected nodes
     sort_by: str = "name"
     highlight: str | None = None  # --scheduler
+    pods: list[PodUsage] = field(default_factory=list)  # on the nodes shown, by node then name
+    metrics: bool = False  # metrics.k8s.io answered: usage is known
 
     @property
     def omitted(self) -> int:
@@ -93,7 +134,9 @@ class Placement:
 
     def first(self, limit: int | None) -> Placement:
         """The same placement with at most ``limit`` nodes shown (None or 0: all)."""
-        return replace(self, nodes=self.nodes[: limit or None])
+        nodes = self.nodes[: limit or None]
+        shown = {u.name for u in nodes}
+        return replace(self, nodes=nodes, pods=[p for p in self.pods if p.node in shown])
 
 
 def responsible_scheduler(pod: Mapping[str, Any]) -> str:
@@ -128,9 +171,13 @@ def placement(
     scheduler: str | None = None,
     sort_by: str = "name",
     limit: int | None = None,
+    node_metrics: Iterable[Mapping[str, Any]] | None = None,
+    pod_metrics: Iterable[Mapping[str, Any]] | None = None,
 ) -> Placement:
     """Per node usage of ``nodes`` by ``pods`` (pods on other nodes are ignored).
 
+    ``node_metrics``/``pod_metrics``: metrics.k8s.io's NodeMetrics and PodMetrics items (None:
+    the API did not answer; usage stays unknown).
     ``scheduler``: only the nodes where it placed pods (the others' pods still count there).
     ``sort_by``: ``name`` (ascending) or a resource, busiest first (requested / allocatable;
     ties by name). ``limit``: at most that many nodes (None or 0: all).
@@ -148,28 +195,49 @@ def placement(
             {r: alloc.get(r, 0) for r in RESOURCES},
             {},
             bool((node.get("spec") or {}).get("unschedulable")),
+            {r: 0 for r in LIMITED},
+            [taint_text(t) for t in (node.get("spec") or {}).get("taints") or []],
         )
+    node_used = _usage_by_name(node_metrics, lambda m: [m])
+    for name, used in node_used.items():
+        if name in usage:
+            usage[name] = replace(usage[name], usage=used)
+    pod_used = _usage_by_name(pod_metrics, lambda m: m.get("containers") or [])
+    shown_pods: list[PodUsage] = []
     for pod in pods:
         if not counts(pod):
             continue
         node_usage = usage.get(str(pod["spec"]["nodeName"]))
         if node_usage is None:
             continue
-        amounts = node_usage.by_scheduler.setdefault(
-            responsible_scheduler(pod), {r: 0 for r in RESOURCES}
-        )
+        responsible = responsible_scheduler(pod)
+        amounts = node_usage.by_scheduler.setdefault(responsible, {r: 0 for r in RESOURCES})
         wanted = pod_requests(pod, use_status=True)
+        limits = pod_limits(pod)
         amounts[CPU] += wanted.get(CPU, 0)
         amounts[MEMORY] += wanted.get(MEMORY, 0)
         amounts[PODS] += 1
+        for r in LIMITED:
+            node_usage.limits[r] += limits.get(r, 0)
+        meta = pod.get("metadata") or {}
+        key = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+        shown_pods.append(
+            PodUsage(str(meta.get("namespace") or ""), str(meta.get("name") or ""),
+                     node_usage.name, responsible, {r: wanted.get(r, 0) for r in LIMITED},
+                     {r: limits.get(r, 0) for r in LIMITED},
+                     pod_used.get(key))
+        )  # fmt: skip
     selected = [u for u in usage.values() if scheduler is None or scheduler in u.by_scheduler]
     names = legend_order(s for u in selected for s in u.by_scheduler)
     for u in selected:  # legend order inside each node too: stable JSON and bars
         ordered = {s: u.by_scheduler[s] for s in names if s in u.by_scheduler}
         u.by_scheduler.clear()
         u.by_scheduler.update(ordered)
+    in_order = _ordered(selected, sort_by)
+    rank = {u.name: i for i, u in enumerate(in_order)}
+    shown_pods.sort(key=lambda p: (rank.get(p.node, len(rank)), p.namespace, p.name))
     return Placement(
-        nodes=_ordered(selected, sort_by)[: limit or None],
+        nodes=in_order,
         schedulers=names,
         total_nodes=len(selected),
         totals={s: _sum(u.by_scheduler.get(s, {}) for u in selected) for s in names},
@@ -177,7 +245,36 @@ def placement(
         overcommitted_nodes=sum(1 for u in selected if u.overcommitted),
         sort_by=sort_by,
         highlight=scheduler,
-    )
+        pods=shown_pods,
+        metrics=node_metrics is not None,
+    ).first(limit)
+
+
+def taint_text(taint: Mapping[str, Any]) -> str:
+    """``key=value:Effect`` (``key:Effect`` without a value), as ``kubectl describe node``."""
+    value = taint.get("value")
+    return f"{taint.get('key', '')}{'=' + str(value) if value else ''}:{taint.get('effect', '')}"
+
+
+def _usage_by_name(
+    items: Iterable[Mapping[str, Any]] | None,
+    parts: Callable[[Mapping[str, Any]], Iterable[Mapping[str, Any]]],
+) -> dict[str, dict[str, int]]:
+    """metrics.k8s.io items by name (``namespace/name`` for pods): cpu in millicores, memory
+    in bytes, summed over ``parts`` (a NodeMetrics itself; a PodMetrics' containers)."""
+    found: dict[str, dict[str, int]] = {}
+    for item in items or []:
+        meta = item.get("metadata") or {}
+        name = f"{meta['namespace']}/{meta.get('name', '')}" if meta.get("namespace") else str(
+            meta.get("name") or "")  # fmt: skip
+        used = found.setdefault(name, {r: 0 for r in LIMITED})
+        for part in parts(item):
+            for r, convert in ((CPU, to_milli), (MEMORY, to_units)):
+                try:
+                    used[r] += convert(parse_quantity((part.get("usage") or {}).get(r, "0")))
+                except QuantityError:
+                    continue  # a reading metrics-server could not make is no usage
+    return found
 
 
 def _ordered(nodes: Sequence[NodeUsage], sort_by: str) -> list[NodeUsage]:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kschedctl.base import limits
-from kschedctl.base.errors import NotFoundError, Problem, SpecError, printable, quote
+from kschedctl.base.errors import NotFoundError, Problem, SpecError, missing_file, printable, quote
 from kschedctl.base.userfile import read_user_file
 from kschedctl.model.config import apinames
 from kschedctl.model.config.schema import YamlError, parse_yaml
@@ -46,7 +46,7 @@ def load_workload(
     try:
         docs = parse_yaml(read_user_file(path, max_bytes=64 * 1024 * 1024))
     except NotFoundError as err:
-        raise NotFoundError(f"workload file {printable(source)} does not exist") from err
+        raise missing_file(f"workload file {printable(source)} does not exist") from err
     except YamlError as err:
         raise SpecError("", f"not valid YAML: {err}", source=source) from err
     objects: list[tuple[str, Any]] = []

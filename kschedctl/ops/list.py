@@ -79,5 +79,11 @@ def scheduler_list(
     cluster: Cluster,
     labels: Selector | None = None,
     fields: Sequence[FieldRequirement] = (),
+    namespace: str | None = None,
 ) -> SchedulerList:
-    return SchedulerList(select_schedulers(discover(snapshot(cluster)), labels, fields))
+    """Every scheduler, or those in ``namespace`` (-n: the NAMESPACE column; a scheduler in
+    none, a process or a name nothing serves, is in no namespace)."""
+    found = select_schedulers(discover(snapshot(cluster)), labels, fields)
+    if namespace is not None:
+        found = [s for s in found if s.namespace == namespace]
+    return SchedulerList(found)

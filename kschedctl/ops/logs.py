@@ -7,17 +7,17 @@ processes) the host's journal or log file, through the :class:`~kschedctl.hosts.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kschedctl.base.errors import KschedError, NotFoundError, UsageError
 from kschedctl.hosts import Host
 from kschedctl.k8s.inventory import snapshot
-from kschedctl.k8s.logs import Follower, Replica, leader_pod, read_all, replicas
+from kschedctl.k8s.logs import Follower, Replica, leadership, read_all, replicas
 from kschedctl.kubeclient.client import Cluster
 from kschedctl.observe.discovery import discover
 from kschedctl.observe.identity import impostor_note, pick
-from kschedctl.observe.loglines import LogLine
+from kschedctl.observe.loglines import Leadership, LogLine
 from kschedctl.observe.schedulers import Scheduler
 
 
@@ -34,6 +34,7 @@ class LogsRequest:
     all_replicas: bool = True  # False: only the replica holding the leader Lease
     previous: bool = False  # the container instance before the current one (kubectl -p)
     namespace: str | None = None  # which of the schedulers claiming the name (a conflict)
+    container: str | None = None  # -c: this container of each pod (default: the scheduler's)
 
 
 @dataclass
@@ -90,7 +91,10 @@ def _pod_logs(
     cluster: Cluster, entry: Scheduler, request: LogsRequest, warn: Callable[[str], None]
 ) -> LogStream:
     found = replicas(cluster, entry)
-    leader = leader_pod(cluster, entry)
+    if request.container:
+        found = [replace(r, container=request.container) for r in found]
+    lease = leadership(cluster, entry)
+    leader = lease.holder
     if not request.all_replicas:
         if leader is None:
             raise KschedError(
@@ -105,19 +109,26 @@ def _pod_logs(
         )
     sources = len(found) if request.all_replicas else 1
     if request.previous:
-        return _previous_logs(cluster, entry, request, found, leader, warn)
+        return _previous_logs(cluster, entry, request, found, lease, warn)
     if not request.follow:
+        unreadable = _Unreadable(warn)
         read = read_all(
-            cluster, found, since_seconds=request.since_seconds, tail=request.tail, warn=warn
+            cluster, found, since_seconds=request.since_seconds, tail=request.tail, warn=unreadable
         )
-        lines = (LogLine(x.source, x.text, x.time, x.source == leader) for x in read)
-        return LogStream(lines, sources)
+        if request.container and found and len(unreadable) == len(found):
+            raise NotFoundError(
+                f"no pod of {entry.name} has a readable container {request.container!r}: "
+                f"{unreadable[0]}",
+                hint=f"drop -c to read the scheduler's own container; `kschedctl status "
+                f"{entry.name}` lists its pods",
+            )
+        return LogStream((lease.mark(x) for x in lease.witness(read)), sources)
     follower = Follower(
         cluster, entry, since_seconds=request.since_seconds, tail=request.tail, warn=warn
     )
     stream: Iterator[LogLine] = follower.lines()
     if not request.all_replicas:
-        stream = (line for line in stream if line.leader)
+        stream = (line for line in stream if line.source == follower.leader.holder)
     return LogStream(stream, sources, follower.close)
 
 
@@ -126,23 +137,18 @@ def _previous_logs(
     entry: Scheduler,
     request: LogsRequest,
     found: list[Replica],
-    leader: str | None,
+    lease: Leadership,
     warn: Callable[[str], None],
 ) -> LogStream:
     """Each replica's previous container (the one that crashed or was restarted); replicas
     that never restarted are named through ``warn``, and none having restarted is an error."""
-    unreadable: list[str] = []
-
-    def note(message: str) -> None:
-        unreadable.append(message)
-        warn(message)
-
+    unreadable = _Unreadable(warn)
     read = read_all(
         cluster,
         found,
         since_seconds=request.since_seconds,
         tail=request.tail,
-        warn=note,
+        warn=unreadable,
         previous=True,
     )
     if found and len(unreadable) == len(found):
@@ -153,8 +159,20 @@ def _previous_logs(
             hint=f"only a container that restarted has one; `kschedctl logs {entry.name}` "
             "reads the current one",
         )
-    lines = (LogLine(x.source, x.text, x.time, x.source == leader) for x in read)
-    return LogStream(lines, len(found))
+    return LogStream((lease.mark(x) for x in lease.witness(read)), len(found))
+
+
+class _Unreadable(list[str]):
+    """The messages of the replicas :func:`read_all` could not read, each passed on to
+    ``warn`` too: when none could be read, the command fails instead."""
+
+    def __init__(self, warn: Callable[[str], None]) -> None:
+        super().__init__()
+        self.warn = warn
+
+    def __call__(self, message: str) -> None:
+        self.append(message)
+        self.warn(message)
 
 
 def _host_logs(host: Host, entry: Scheduler, request: LogsRequest) -> LogStream:

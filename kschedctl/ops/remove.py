@@ -60,8 +60,12 @@ class RemoveResult:
     server_dry_run: bool = False
 
 
-def find(cluster: Cluster, name: str) -> Removal:
-    """What ``remove`` would delete for ``name``; NotFoundError if there is nothing."""
+_HOME_KINDS = frozenset({"Deployment", "Pod", "ConfigMap", "ServiceAccount"})
+
+
+def find(cluster: Cluster, name: str, namespace: str | None = None) -> Removal:
+    """What ``remove`` would delete for ``name``; NotFoundError if there is nothing (in
+    ``namespace``, when given: where its namespaced objects are)."""
     objects, foreign = trusted_objects(name, apply.managed_objects(cluster, name))
     objects = [o for o in objects if not _is_canary(o)] + [o for o in objects if _is_canary(o)]
     if not objects:
@@ -74,6 +78,17 @@ def find(cluster: Cluster, name: str) -> Removal:
                 else ""
             ),
             hint="`kschedctl list` shows the schedulers in this cluster",
+        )
+    # its namespace: where it runs (a RoleBinding in kube-system, to read the authentication
+    # ConfigMap, does not make kube-system its namespace)
+    where = sorted(
+        {o["metadata"]["namespace"] for o in objects if o.get("kind") in _HOME_KINDS} - {None}
+    )
+    if namespace is not None and where and namespace not in where:
+        raise NotFoundError(
+            f"nothing kschedctl deployed is named {name!r} in namespace {namespace!r} (it is "
+            f"in {', '.join(where)})",
+            hint="pass -n with the namespace it is in, or leave -n out",
         )
     recorded: set[tuple[str, str]] = set()
     for obj in objects:
@@ -107,6 +122,7 @@ def remove(
     timeout: float = 120.0,
     host: Host | None = None,
     report: Reporter = QUIET,
+    namespace: str | None = None,
 ) -> RemoveResult:
     """Remove scheduler ``name``: workloads first (or it would take its Lease again), then the
     unit and host files, then the rest once its pods are gone, then its Lease.
@@ -117,7 +133,7 @@ def remove(
     ``server_dry_run`` every DELETE is sent with ``dryRun=All`` (the API server judges
     authorization and admission, deletes nothing) and no host file is touched.
     """
-    removal = find(cluster, name)
+    removal = find(cluster, name, namespace)
     if removal.foreign:
         report.warn(
             f"left alone: {', '.join(describe(o) for o in removal.foreign)} carry {name}'s "

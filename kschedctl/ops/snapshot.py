@@ -162,10 +162,13 @@ def _version(cluster: Cluster) -> str:
         return ""
 
 
-def write_snapshot(snap: ClusterSnapshot, target: str) -> str:
-    """Write ``snap`` to ``target`` (JSON if it ends in .json, else YAML), readable by its
-    owner only (it describes the cluster), atomically; return the text for ``-``."""
-    text = dump(snap, as_json=target.lower().endswith(".json"))
+def write_snapshot(snap: ClusterSnapshot, target: str, as_json: bool | None = None) -> str:
+    """Write ``snap`` to ``target`` (``as_json``, by default JSON if it ends in .json, else
+    YAML), readable by its owner only (it describes the cluster), atomically; return the
+    text (all there is for ``-``)."""
+    if as_json is None:
+        as_json = target.lower().endswith(".json")
+    text = dump(snap, as_json=as_json)
     if target == "-":
         return text
     with userfile.writing("the snapshot", target):

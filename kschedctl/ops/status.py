@@ -130,7 +130,7 @@ def scheduler_status(
             hint="`kschedctl list` shows the schedulers in this cluster",
         )
     server = cluster.server_version().get("gitVersion", "")
-    container = _container(objects, snap.deployments, snap.pods, entry)
+    container = serving_container(objects, snap.deployments, snap.pods, entry)
     image = str(container.get("image")) if container else None
     # kschedctl's own scheduler is not a kube-scheduler release: no skew rule, its own RBAC.
     builtin = container is not None and is_builtin_container(container)
@@ -145,7 +145,7 @@ def scheduler_status(
         version={
             "server": server,
             "image": image,
-            "skew": "n/a (kschedctl's own scheduler)" if builtin else _skew(image, server),
+            "skew": "n/a (kschedctl's own scheduler)" if builtin else version_skew(image, server),
         },
         events=_events(cluster, name),
         pending_pods=[
@@ -178,7 +178,7 @@ def _state(obj: dict[str, Any]) -> str:
     return "present"
 
 
-def _container(
+def serving_container(
     objects: list[dict[str, Any]],
     deployments: list[dict[str, Any]],
     pods: list[dict[str, Any]],
@@ -201,7 +201,7 @@ def _container(
     return None
 
 
-def _skew(image: str | None, server: str) -> str:
+def version_skew(image: str | None, server: str) -> str:
     o = image_kubernetes_version(image or "")
     theirs = parse_git_version(server)
     if not o or not theirs:

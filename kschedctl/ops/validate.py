@@ -67,6 +67,7 @@ def check_path(
         text = userfile.read_user_file(target)
     except NotFoundError:
         report.problems.append(Problem("", "no such file", str(target)))
+        report.found = False
         return report
     except SpecError as err:
         if err.detail.startswith("too large") and _snapshot_head(target):

@@ -21,6 +21,7 @@ class FileReport:
     problems: list[Problem] = field(default_factory=list)
     checked: list[str] = field(default_factory=list)  # what was recognised and checked
     verdict: FileVerdict | None = None  # kube-scheduler's, with --kube-scheduler
+    found: bool = True  # False: no such file (its one problem says so)
 
     @property
     def agrees(self) -> bool | None:
@@ -64,6 +65,11 @@ class Validation:
     @property
     def invalid(self) -> list[FileReport]:
         return [r for r in self.reports if not r.valid]
+
+    @property
+    def missing(self) -> list[FileReport]:
+        """The files that do not exist (exit 5, as a missing file is everywhere)."""
+        return [r for r in self.reports if not r.found]
 
     @property
     def problem_count(self) -> int:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from kschedctl.base import terminal
 from kschedctl.base.errors import UsageError
+from kschedctl.printers import table
 
 if TYPE_CHECKING:
     from kschedctl.printers import jsonpath
@@ -283,25 +284,4 @@ def custom_columns(spec: str, data: Any, *, headers: bool = True) -> str:
             cells = [terminal.escape(go_sprint(v)) for results in found for v in results]
             row.append(",".join(cells) if found and found[0] else "<none>")
         rows.append(row)
-    return tabwriter(rows)
-
-
-def tabwriter(rows: Sequence[Sequence[str]]) -> str:
-    """Go's text/tabwriter as kubectl configures it (minwidth 6, padding 3, spaces): every
-    cell but a row's last is padded to its column's width."""
-    if not rows:
-        return ""
-    count = max(len(r) for r in rows)
-    widths = [0] * count
-    for row in rows:
-        for i, cell in enumerate(row[:-1]):
-            widths[i] = max(widths[i], max(6, _width(cell) + 3))
-    lines = []
-    for row in rows:
-        cells = [cell + " " * (widths[i] - _width(cell)) for i, cell in enumerate(row[:-1])]
-        lines.append("".join(cells) + (row[-1] if row else ""))
-    return "\n".join(lines) + "\n"
-
-
-def _width(text: str) -> int:
-    return len(text)
+    return table.render(rows)

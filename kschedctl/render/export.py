@@ -22,6 +22,7 @@ and ``remove`` recognise it by.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import yaml
@@ -29,6 +30,7 @@ import yaml
 from kschedctl.base.errors import SpecError
 from kschedctl.base.yamltext import to_yaml
 from kschedctl.model.config import versions
+from kschedctl.render import schemas
 from kschedctl.render.context import form_context
 from kschedctl.render.escape import comment
 from kschedctl.render.objects import (
@@ -48,6 +50,13 @@ __all__ = ["helm_chart", "kustomize_base", "KUBE_SYSTEM_COMPONENT", "SCHEDULER_B
 CHART_TEMPLATES = "helm-chart"
 # The kschedctl version names the chart version: a chart's version must be SemVer 2.
 CHART_VERSION = "0.1.0"
+# The spec's fields the chart's values hold (beside name, metrics and pod's POD_VALUE_FIELDS).
+VALUE_FIELDS = (
+    "namespace", "image", "rbac", "replicas", "leaderElection", "profiles",
+    "clientConnection", "parallelism", "percentageOfNodesToScore",
+    "podInitialBackoffSeconds", "podMaxBackoffSeconds", "extenders", "extraArgs",
+)  # fmt: skip
+POD_VALUE_FIELDS = ("resources", "nodeSelector", "tolerations", "priorityClassName", "verbosity")
 SCHEDULER_BASE = "scheduler"
 KUBE_SYSTEM_COMPONENT = "kube-system"
 KUSTOMIZE_API = "kustomize.config.k8s.io/v1beta1"
@@ -66,12 +75,10 @@ def chart_values(spec: CheckedSpec) -> dict[str, Any]:
     name and namespace), so they follow ``name`` and ``namespace`` overrides as in a spec."""
     fields = spec.to_dict()["spec"]
     values: dict[str, Any] = {"name": spec.name}
-    for key in (
-        "namespace", "image", "rbac", "replicas", "leaderElection", "profiles",
-        "clientConnection", "parallelism", "percentageOfNodesToScore",
-        "podInitialBackoffSeconds", "podMaxBackoffSeconds", "extenders", "extraArgs",
-    ):  # fmt: skip
+    for key in VALUE_FIELDS:
         values[key] = fields.get(key)
+    # Empty: the release namespace (`helm install -n NS`), as charts do; set it to pin one.
+    values["namespace"] = ""
     values["rbac"] = spec.rbac
     values["extenders"] = list(spec.extenders)
     values["extraArgs"] = list(spec.extra_args)
@@ -92,9 +99,43 @@ def chart_values(spec: CheckedSpec) -> dict[str, Any]:
         le["resourceNamespace"] = ""
     values["leaderElection"] = le
     pod = fields["pod"]
-    values["pod"] = {k: pod[k] for k in ("resources", "nodeSelector", "tolerations",
-                                         "priorityClassName", "verbosity")}  # fmt: skip
+    values["pod"] = {k: pod[k] for k in POD_VALUE_FIELDS}
     return values
+
+
+def chart_values_schema() -> dict[str, Any]:
+    """values.schema.json: the spec's JSON Schema (``kschedctl schema spec``) of each value, so
+    ``helm lint``, ``install`` and ``template`` refuse a value of the wrong type or an unknown
+    key before rendering. Shapes only: kschedctl's own checks (``kschedctl validate``) go
+    further."""
+    fields = schemas.schema("spec")["properties"]["spec"]["properties"]
+    pod = fields["pod"]
+    properties: dict[str, Any] = {
+        "name": {
+            "type": "string",
+            "minLength": 1,
+            "description": "The scheduler's name (metadata.name of the spec).",
+        },
+        **{key: fields[key] for key in VALUE_FIELDS},
+        "namespace": {
+            "type": "string",
+            "description": "The scheduler's namespace; empty: the release namespace.",
+        },
+        "metrics": fields["metrics"],
+        "pod": {
+            **pod,
+            "properties": {key: pod["properties"][key] for key in POD_VALUE_FIELDS},
+        },
+    }
+    return {
+        # draft-07: the newest draft Helm 3 validates with (Helm 4 reads it too)
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "title": "Values of a scheduler chart rendered by kschedctl",
+        "type": "object",
+        "properties": properties,
+        "required": ["name", "image", "profiles"],
+        "additionalProperties": False,
+    }
 
 
 def helm_chart(spec: CheckedSpec) -> dict[str, str]:
@@ -139,10 +180,14 @@ def helm_chart(spec: CheckedSpec) -> dict[str, str]:
     files = {
         "Chart.yaml": f"{head}\n{to_yaml(chart)}\n",
         "values.yaml": (
-            f"{head}\n# The spec's fields (kschedctl schema spec): override any of them, e.g.\n"
-            "#   helm install NAME . -n kube-system --set replicas=2\n"
+            f"{head}\n# The spec's fields (kschedctl schema spec; values.schema.json checks them): "
+            "override any of\n# them, e.g.\n"
+            f"#   helm install {spec.name} . -n {spec.namespace} --set replicas=2\n"
+            "# namespace is empty: the scheduler goes to the release namespace (-n); the spec "
+            f"said {comment(spec.namespace)}.\n"
             f"{to_yaml(chart_values(spec))}\n"
         ),
+        "values.schema.json": json.dumps(chart_values_schema(), indent=2, sort_keys=True) + "\n",
         "files/config.yaml": ctx["config_text"],
         "files/kschedctl.yaml": (
             f"# What kschedctl derives for Kubernetes {versions.CONFIG_API_VERSION} "

@@ -29,6 +29,7 @@ from kschedctl.model.config.rbac import RBAC_MODES
 from kschedctl.model.scheduling import policy
 from kschedctl.model.scheduling.strategies import STRATEGIES
 from kschedctl.spec import API_VERSION, KIND, PROGRAMS, SPEC_FILE, Spec
+from kschedctl.spec.fielddocs import FIELD_DOCS
 from kschedctl.spec.model import camel
 
 __all__ = ["SCHEMAS", "SCHEMA_FILES", "schema", "schema_text", "shipped_path"]
@@ -116,8 +117,7 @@ def _object_schema(cls: type) -> dict[str, Any]:
 
 def _spec_schema() -> dict[str, Any]:
     spec = _object_schema(Spec)
-    spec["description"] = "The scheduler's settings; every field is optional."
-    return {
+    out = {
         "$schema": DRAFT,
         "$id": SCHEMA_FILES["spec"],
         "title": f"kschedctl scheduler spec ({SPEC_FILE})",
@@ -132,16 +132,22 @@ def _spec_schema() -> dict[str, Any]:
                 "required": ["name"],
                 "additionalProperties": False,
                 "properties": {
-                    "name": {
-                        "type": "string",
-                        "minLength": 1,
-                        "description": "The scheduler name: a DNS-1123 label.",
-                    }
+                    "name": {"type": "string", "minLength": 1},
                 },
             },
             "spec": spec,
         },
     }
+    _describe(out, "")
+    return out
+
+
+def _describe(node: dict[str, Any], path: str) -> None:
+    """Each field's ``description`` from :data:`FIELD_DOCS` (what it means, for people)."""
+    for key, child in node.get("properties", {}).items():
+        here = f"{path}.{key}" if path else key
+        child["description"] = FIELD_DOCS[here]
+        _describe(child, here)
 
 
 def _table_schema(table: dict[str, Any]) -> dict[str, Any]:
@@ -223,7 +229,7 @@ def _snapshot_schema() -> dict[str, Any]:
     return {
         "$schema": DRAFT,
         "$id": SCHEMA_FILES["snapshot"],
-        "title": "kschedctl cluster snapshot (kschedctl snapshot -o FILE)",
+        "title": "kschedctl cluster snapshot (kschedctl snapshot -f FILE)",
         "type": "object",
         "required": ["apiVersion", "kind"],
         "additionalProperties": False,

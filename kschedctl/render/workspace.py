@@ -85,7 +85,7 @@ def _write(target: Path, files: dict[str, str], force: bool) -> list[Path]:
 def _lstat(path: Path) -> os.stat_result | None:
     try:
         return path.lstat()
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # absent, or a file holds a parent's name
         return None
 
 
@@ -170,7 +170,9 @@ def path_error(err: OSError, doing: str) -> KschedError:
 
 def write_export(target: Path, files: dict[str, str]) -> list[Path]:
     """Write a directory form (``render --as helm-chart|kustomize DIR``) as ``target``: a new
-    or empty directory only, all of it or nothing (as :func:`write_workspace`)."""
+    or empty directory only, all of it or nothing (as :func:`write_workspace`). Missing parent
+    directories are made (``./charts/NAME`` in a fresh repository), and removed again if the
+    export fails."""
     found = _lstat(target)
     if found is not None:
         empty_dir = stat.S_ISDIR(found.st_mode) and not os.listdir(target)
@@ -180,4 +182,37 @@ def write_export(target: Path, files: dict[str, str]) -> list[Path]:
                 hint="pick a new DIR, or remove the old export first: render writes a whole "
                 "directory and never mixes its files with others",
             )
-    return write_workspace(target, files, force=found is not None)
+    made = _make_parents(target)
+    try:
+        return write_workspace(target, files, force=found is not None)
+    except BaseException:
+        for directory in reversed(made):  # the deepest first; only those still empty
+            try:
+                directory.rmdir()
+            except OSError:
+                break
+        raise
+
+
+def _make_parents(target: Path) -> list[Path]:
+    """Make the missing directories above ``target``, top down; return them."""
+    missing: list[Path] = []
+    parent = target.parent
+    while _lstat(parent) is None and parent != parent.parent:
+        missing.append(parent)
+        parent = parent.parent
+    if not parent.is_dir():
+        raise UsageError(
+            f"{shown_path(parent)} is not a directory",
+            hint=f"DIR must be a path of directories: {shown_path(target)} cannot be made there",
+        )
+    made: list[Path] = []
+    try:
+        for directory in reversed(missing):
+            directory.mkdir()
+            made.append(directory)
+    except OSError as err:
+        for directory in reversed(made):
+            directory.rmdir()
+        raise path_error(err, f"making the directory {shown_path(directory)}") from err
+    return made

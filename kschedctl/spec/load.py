@@ -11,7 +11,16 @@ from pathlib import Path
 from typing import Any
 
 from kschedctl.base import userfile
-from kschedctl.base.errors import NotFoundError, Problem, SpecError, errors_in, printable, quote
+from kschedctl.base.errors import (
+    MISSING_FILE_HINT,
+    NotFoundError,
+    Problem,
+    SpecError,
+    errors_in,
+    missing_file,
+    printable,
+    quote,
+)
 from kschedctl.model.config import shapes
 from kschedctl.model.config.schema import (
     YamlError,
@@ -217,5 +226,8 @@ def spec_from_source(src: str) -> CheckedSpec:
     if kind is not None:  # a file, or something the reader refuses with its kind
         return load_spec(path)
     if "/" in src or src.endswith((".yaml", ".yml")) or src.startswith("."):
-        raise NotFoundError(f"{printable(src)}: no such file or directory")
+        raise missing_file(
+            f"{printable(src)}: no such file or directory",
+            hint=f"{MISSING_FILE_HINT}; a scheduler name alone (no / or .yaml) means the defaults",
+        )
     return ensure_valid(default_spec(src), source=src)

@@ -23,12 +23,25 @@ spec's fields, in values.yaml.
 {{- .Files.Get "files/kschedctl.yaml" -}}
 {{- end -}}
 
-{{- define "kschedctl.labelMap" -}}
+{{- /* helm.sh/chart as `helm create` writes it: NAME-VERSION, "+" replaced (a label value) */ -}}
+{{- define "kschedctl.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- /* What the Deployment selects its pods by (and the metrics Service, the anti-affinity):
+labels a release never changes, so not helm.sh/chart (a selector is immutable). */ -}}
+{{- define "kschedctl.selectorLabels" -}}
 app.kubernetes.io/name: {{ .Values.name | toJson }}
-app.kubernetes.io/instance: {{ .Values.name | toJson }}
+app.kubernetes.io/instance: {{ .Release.Name | toJson }}
+{{- end -}}
+
+{{- /* Helm's recommended labels (instance is the release, managed-by Helm) and kschedctl's own
+mark, the scheduler's name: `kschedctl list`, `status` and `remove` find the objects by it. */ -}}
+{{- define "kschedctl.labelMap" -}}
+helm.sh/chart: {{ include "kschedctl.chart" . | toJson }}
+{{ include "kschedctl.selectorLabels" . }}
 app.kubernetes.io/component: scheduler
-app.kubernetes.io/managed-by: kschedctl
-{{- /* kschedctl's own mark: Helm rewrites managed-by to Helm on the objects it installs */}}
+app.kubernetes.io/managed-by: {{ .Release.Service | toJson }}
 kschedctl.io/scheduler: {{ .Values.name | toJson }}
 {{- end -}}
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kschedctl.spec import load_spec
+from kschedctl.spec import builtin_image, load_spec
 
 EXPECTED_FILES = {
     "scheduler.yaml",
@@ -49,7 +49,10 @@ def test_create_writes_the_workspace(run, tmp_path: Path) -> None:
             "README.md",
         ]
     ]
-    assert "kubectl apply -f my-scheduler/deployment.yaml" in result.stderr
+    assert "kschedctl deploy my-scheduler --as deployment" in result.stderr
+    assert "kubectl apply -f my-scheduler/deployment.yaml" not in result.stderr
+    assert "kschedctl render my-scheduler --as helm-chart ./charts/my-scheduler" in result.stderr
+    assert "warning:" not in result.stderr  # registry.k8s.io has the image
     spec = load_spec(ws / "scheduler.yaml")
     assert spec.name == "my-scheduler"
     assert spec.kubernetes_version == "1.36"
@@ -132,8 +135,8 @@ def test_missing_parent_directory(run, tmp_path: Path) -> None:
         (["s", "--kubernetes-version", "1.24"], 2, "--kubernetes-version 1.24: Kubernetes 1.24"),
         (["s", "--kubernetes-version", "banana"], 2, "is not a Kubernetes version"),
         (["s", "--image", "k8s.gcr.io/kube-scheduler:v1.36.0"], 3, "k8s.gcr.io is frozen"),
-        (["s", "--replicas", "many"], 2, "Invalid value for '--replicas'"),
-        (["s", "--no-such-flag"], 2, "No such option"),
+        (["s", "--replicas", "many"], 2, "error: invalid value for '--replicas'"),
+        (["s", "--no-such-flag"], 2, "error: unknown flag: --no-such-flag"),
     ],
 )
 def test_bad_input_is_refused_and_leaves_nothing(
@@ -239,3 +242,23 @@ def test_create_replaces_default_only_as_default_scheduler(run, tmp_path: Path) 
     assert not (tmp_path / "mine").exists()
     refused = run("create", "default-scheduler", "--program", "builtin")
     assert refused.exit_code == 3 and "spec.replacesDefault" in refused.stderr
+
+
+def test_create_program_builtin_warns_its_default_image_must_be_built(run, tmp_path: Path) -> None:
+    result = run("create", "own", "--program", "builtin")
+    assert result.exit_code == 0, result.stderr
+    said = " ".join(result.stderr.split())
+    image = builtin_image()
+    assert f"warning: the image {image} (kschedctl's own scheduler, program builtin)" in said
+    assert "Dockerfile" in said and f"docker build -t REGISTRY/{image} ." in said
+    assert f"--image REGISTRY/{image}" in said
+    assert "kschedctl render own --as kustomize ./deploy/own" in said  # no chart for builtin
+    assert result.stdout.splitlines()[0] == "own/scheduler.yaml"  # stdout stays the paths
+
+
+def test_create_program_builtin_with_an_image_of_ones_own_does_not_warn(
+    run, tmp_path: Path
+) -> None:
+    result = run("create", "own", "--program", "builtin", "--image", "reg.example/ks:1")
+    assert result.exit_code == 0, result.stderr
+    assert "warning:" not in result.stderr

@@ -3,6 +3,7 @@ kubectl kustomize (built by `kschedctl lab build`; skipped, saying so, when abse
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -10,13 +11,14 @@ from typing import Any
 import pytest
 import yaml
 
-from kschedctl.base.errors import SpecError
+from kschedctl.base.errors import KschedError, SpecError
 from kschedctl.lab import binaries
 from kschedctl.observe.containers import expanded_argv
-from kschedctl.observe.schedulers import FORM_ANNOTATION, LEASE_ANNOTATION
+from kschedctl.observe.schedulers import FORM_ANNOTATION, LEASE_ANNOTATION, owner
 from kschedctl.render import context
 from kschedctl.render.export import LEASE_NAMESPACE_FLAG
 from kschedctl.render.forms import render, render_directory
+from kschedctl.render.schemas import schema as load_schema
 from kschedctl.spec import default_spec, load_spec
 
 pytestmark = pytest.mark.lab
@@ -77,23 +79,111 @@ def test_helm_template_with_default_values_is_the_deployment_form(
     helm = _tool("helm")
     spec = load_spec(GOLDEN_SPECS / f"{case}.yaml")
     chart = _write(render_directory(spec, "helm-chart"), tmp_path / "chart")
-    rendered = _run(helm, "template", "release", str(chart), "-n", "somewhere-else")
-    assert _objects(rendered) == _objects(render(spec, "deployment"))
+    rendered = _run(helm, "template", spec.name, str(chart), "-n", spec.namespace)
+    assert _as_kschedctl_deploys(_objects(rendered)) == _objects(render(spec, "deployment"))
     lint = _run(helm, "lint", "--strict", str(chart))
     assert "0 chart(s) failed" in lint and "[WARNING]" not in lint and "[ERROR]" not in lint
+
+
+def _as_kschedctl_deploys(objects: dict[Any, dict[str, Any]]) -> dict[Any, dict[str, Any]]:
+    """Helm's labels as `kschedctl deploy` writes them, for a release named after the
+    scheduler: no helm.sh/chart, managed-by kschedctl (Helm's is the release service)."""
+
+    def relabel(value: Any) -> Any:
+        if isinstance(value, list):
+            return [relabel(v) for v in value]
+        if not isinstance(value, dict):
+            return value
+        out = {k: relabel(v) for k, v in value.items() if k != "helm.sh/chart"}
+        if "helm.sh/chart" in value:
+            assert out.pop("app.kubernetes.io/managed-by") == "Helm"
+            out["app.kubernetes.io/managed-by"] = "kschedctl"
+        return out
+
+    return relabel(objects)
 
 
 def test_helm_metrics_values_give_the_metrics_objects_of_the_spec(tmp_path: Path) -> None:
     helm = _tool("helm")
     chart = _write(render_directory(default_spec("s"), "helm-chart"), tmp_path / "chart")
     rendered = _run(
-        helm, "template", "r", str(chart), "-n", "kube-system",
+        helm, "template", "s", str(chart), "-n", "kube-system",
         "--set", "metrics.service=true,metrics.serviceMonitor=true",
     )  # fmt: skip
     spec = default_spec("s")
     spec.metrics.service = spec.metrics.service_monitor = True
-    assert _objects(rendered) == _objects(render(spec, "deployment"))
+    assert _as_kschedctl_deploys(_objects(rendered)) == _objects(render(spec, "deployment"))
     assert ("ServiceMonitor", "kube-system", "s") in _objects(rendered)
+
+
+def test_helm_template_puts_the_scheduler_in_the_release_namespace(tmp_path: Path) -> None:
+    """`helm template rel -n team-a`: every namespaced object in team-a (the Lease too) but the
+    delegated-authentication binding, which must stay in kube-system; Helm's recommended
+    labels beside kschedctl's own mark, which list/status/remove recognise."""
+    helm = _tool("helm")
+    chart = _write(render_directory(default_spec("s"), "helm-chart"), tmp_path / "chart")
+    objects = _objects(_run(helm, "template", "rel", str(chart), "-n", "team-a"))
+    placed = {(kind, ns) for kind, ns, _ in objects if ns}
+    assert placed == {
+        ("ServiceAccount", "team-a"), ("ConfigMap", "team-a"), ("Role", "team-a"),
+        ("RoleBinding", "team-a"), ("Deployment", "team-a"), ("RoleBinding", "kube-system"),
+    }  # fmt: skip
+    deployment = objects[("Deployment", "team-a", "s")]
+    assert deployment["metadata"]["annotations"][LEASE_ANNOTATION] == "team-a/s"
+    for obj in objects.values():
+        labels = obj["metadata"]["labels"]
+        assert labels["helm.sh/chart"] == "s-0.1.0"
+        assert labels["app.kubernetes.io/managed-by"] == "Helm"
+        assert labels["app.kubernetes.io/instance"] == "rel"
+        assert owner(obj) == "s"
+    pod_labels = deployment["spec"]["template"]["metadata"]["labels"]
+    selector = deployment["spec"]["selector"]["matchLabels"]
+    assert selector == {"app.kubernetes.io/name": "s", "app.kubernetes.io/instance": "rel"}
+    assert selector.items() <= pod_labels.items() and owner(deployment["spec"]["template"]) == "s"
+    # values.namespace still pins a namespace whatever -n says
+    pinned = _objects(_run(helm, "template", "rel", str(chart), "-n", "team-a",
+                           "--set", "namespace=sched"))  # fmt: skip
+    assert ("Deployment", "sched", "s") in pinned
+
+
+@pytest.mark.parametrize(
+    ("setting", "complaint"),
+    [
+        ("replicas=two", "/replicas"),
+        ("leaderElection.leaderElect=maybe", "/leaderElection/leaderElect"),
+        ("rbac=everything", "/rbac"),
+        ("replica=2", "'replica' not allowed"),
+        ("pod.resource.cpu=1", "'resource' not allowed"),
+    ],
+)
+def test_helm_refuses_values_the_spec_schema_refuses(
+    setting: str, complaint: str, tmp_path: Path
+) -> None:
+    helm = _tool("helm")
+    chart = _write(render_directory(default_spec("s"), "helm-chart"), tmp_path / "chart")
+    for command in (["lint", "--strict"], ["template", "r"]):
+        proc = subprocess.run(
+            [helm, *command, str(chart), "--set", setting],
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert proc.returncode != 0, proc.stdout
+        assert complaint in proc.stdout + proc.stderr
+
+
+def test_helm_install_prints_the_notes(tmp_path: Path) -> None:
+    helm = _tool("helm")
+    chart = _write(render_directory(default_spec("s"), "helm-chart"), tmp_path / "chart")
+    notes = _run(
+        helm, "install", "rel", str(chart), "-n", "team-a", "--dry-run=client",
+        "--kubeconfig", str(tmp_path / "none"),
+    )  # fmt: skip
+    notes = " ".join(notes.partition("NOTES:")[2].split())
+    assert (
+        "Scheduler s (registry.k8s.io/kube-scheduler:v1.36.3) is installed as release rel" in notes
+    )
+    assert "in namespace team-a, its Lease is team-a/s." in notes
+    assert "schedulerName: s" in notes
+    assert "kschedctl status s" in notes and "helm uninstall rel -n team-a" in notes
 
 
 def test_helm_values_override_the_spec_fields(tmp_path: Path) -> None:
@@ -130,13 +220,24 @@ def test_helm_values_override_the_spec_fields(tmp_path: Path) -> None:
     assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "s", "namespace": "sched"}]
     assert deployment["metadata"]["annotations"][LEASE_ANNOTATION] == "sched/s-lease"
     # A changed config rolls the pods.
-    default = _objects(_run(helm, "template", "r", str(chart)))[("Deployment", "kube-system", "s")]
+    default = _objects(_run(helm, "template", "r", str(chart), "-n", "kube-system"))[
+        ("Deployment", "kube-system", "s")
+    ]
     hash_key = "kschedctl.io/config-hash"
     annotations = deployment["spec"]["template"]["metadata"]["annotations"]
     assert annotations[hash_key] != default["spec"]["template"]["metadata"]["annotations"][hash_key]
 
     off = _objects(
-        _run(helm, "template", "r", str(chart), "--set", "leaderElection.leaderElect=false")
+        _run(
+            helm,
+            "template",
+            "r",
+            str(chart),
+            "-n",
+            "kube-system",
+            "--set",
+            "leaderElection.leaderElect=false",
+        )  # fmt: skip
     )
     assert not [key for key in off if key[2] == "s-leader-election"]
     config = yaml.safe_load(off[("ConfigMap", "kube-system", "s-config")]["data"]["config.yaml"])
@@ -185,10 +286,16 @@ def test_chart_files(tmp_path: Path) -> None:
     values = yaml.safe_load(files["values.yaml"])
     assert values["name"] == "s" and values["replicas"] == 1
     assert values["leaderElection"]["resourceNamespace"] == ""  # follows namespace
+    assert values["namespace"] == ""  # the release namespace
     assert sorted(f for f in files if f.startswith("templates/")) == [
-        "templates/_helpers.tpl", "templates/configmap.yaml", "templates/deployment.yaml",
-        "templates/metrics.yaml", "templates/rbac.yaml",
+        "templates/NOTES.txt", "templates/_helpers.tpl", "templates/configmap.yaml",
+        "templates/deployment.yaml", "templates/metrics.yaml", "templates/rbac.yaml",
     ]  # fmt: skip
+    schema = json.loads(files["values.schema.json"])
+    assert set(schema["properties"]) == set(values)  # every value, nothing else
+    spec_fields = load_schema("spec")["properties"]["spec"]["properties"]
+    assert schema["properties"]["replicas"] == spec_fields["replicas"]
+    assert schema["properties"]["leaderElection"] == spec_fields["leaderElection"]
 
 
 # -- kustomize -------------------------------------------------------------------------------------
@@ -273,6 +380,29 @@ def test_directory_usage_errors(run, args: list[str], message: str) -> None:
     result = run("render", "s", *args)
     assert result.exit_code == 2
     assert message in result.stderr
+
+
+def test_missing_parent_directories_are_made(run, tmp_path: Path) -> None:
+    result = run("render", "s", "--as", "helm-chart", "charts/team/s")
+    assert result.exit_code == 0, result.stderr
+    assert (tmp_path / "charts" / "team" / "s" / "Chart.yaml").is_file()
+
+
+def test_a_failed_export_removes_the_parents_it_made(tmp_path: Path) -> None:
+    from kschedctl.render.workspace import write_export
+
+    # "a" written as a file, then "a/b" under it: the export fails half-way.
+    with pytest.raises(KschedError, match="writing the workspace"):
+        write_export(tmp_path / "charts" / "team" / "s", {"a": "x", "a/b": "y"})
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_parent_that_is_a_file_is_a_usage_error(run, tmp_path: Path) -> None:
+    (tmp_path / "charts").write_text("x")
+    result = run("render", "s", "--as", "kustomize", "charts/s")
+    assert result.exit_code == 2
+    assert "charts is not a directory" in result.stderr
+    assert (tmp_path / "charts").read_text() == "x"
 
 
 def test_an_existing_directory_is_not_overwritten(run, tmp_path: Path) -> None:

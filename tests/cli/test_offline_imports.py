@@ -55,6 +55,11 @@ def _loaded(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> st
         ["schema", "policy"],
         ["render", "my-scheduler", "--as", "helm-chart", "chart"],
         ["render", "my-scheduler", "--as", "kustomize", "base"],
+        ["version", "--client"],
+        ["version", "--client", "-o", "json"],
+        ["completion", "bash"],
+        ["completion", "powershell"],
+        ["why", "--namespce", "x"],
     ],
     ids=" ".join,
 )

@@ -5,6 +5,7 @@ picture, the data or writes the export."""
 from __future__ import annotations
 
 import json
+import re
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,6 @@ SNAPSHOT = Path(__file__).parent.parent / "unit" / "fixtures" / "pictures" / "sn
             "--sort-by 'age': use one of name, cpu, memory, pods",
         ),
         (["top", "nodes", "-l", "a in (b"], "-l a in (b"),
-        (["top", "nodes", "-o", "wide"], "unknown output format 'wide'"),
         (["top", "nodes", "--limit", "-1"], "-1 is not in the range"),
         (["events", "--timeline", "--export", "t.pdf"], "unknown picture format '.pdf'"),
         (["events", "--export", "t.svg"], "--export goes with --timeline"),
@@ -94,7 +94,15 @@ def fake_cluster(monkeypatch: pytest.MonkeyPatch, snapshot: dict[str, Any]) -> l
 def test_top_nodes_table(run: Run, fake_cluster: list[dict[str, Any]]) -> None:
     result = run("top", "nodes", "-l", "pool=general", "--sort-by", "cpu")
     assert result.exit_code == 0, result.stderr
-    assert fake_cluster == [{"selector": "pool=general", "scheduler": None, "sort_by": "cpu"}]
+    assert fake_cluster == [
+        {
+            "selector": "pool=general",
+            "scheduler": None,
+            "sort_by": "cpu",
+            "pod_usage": False,
+            "namespace": None,
+        }  # fmt: skip
+    ]
     lines = result.stdout.splitlines()
     assert "binpack" in lines[0] and "(none)" in lines[0]
     assert [line.split()[0] for line in lines if line.startswith("node-")] == [
@@ -102,8 +110,41 @@ def test_top_nodes_table(run: Run, fake_cluster: list[dict[str, Any]]) -> None:
         "node-a",
         "node-b",
     ]
-    assert "2.5/2" in result.stdout and "125% ⚠" in result.stdout
+    assert "2.5 (125%) ⚠" in result.stdout
     assert "3 nodes · 8 pods" in result.stdout and "1 node over-committed" in result.stdout
+    header = next(line for line in lines if line.startswith("NODE"))
+    assert re.split(" {3,}", header) == ["NODE", "CPU REQUESTS", "CPU LIMITS", "MEMORY REQUESTS",
+                                   "MEMORY LIMITS", "PODS", "CPU BY SCHEDULER", "TAINTS"]  # fmt: skip
+    assert "usage: metrics-server not available" in result.stderr
+    # one row per node; without colour each bar still says whose share it is: legend letters
+    assert lines[0].startswith("a binpack (2 pods)   b default-scheduler (2 pods)")
+    row_c = next(line for line in lines if line.startswith("node-c"))
+    assert "bbbb" in row_c and row_c.endswith("cordoned")
+    assert all(line == line.rstrip() for line in lines)
+
+
+def test_top_nodes_wide_adds_bars_and_lists_taints(
+    run: Run, fake_cluster: list[dict[str, Any]]
+) -> None:
+    result = run("top", "nodes", "-o", "wide")
+    assert result.exit_code == 0, result.stderr
+    header = next(line for line in result.stdout.splitlines() if line.startswith("NODE"))
+    assert "MEMORY BY SCHEDULER" in header and "PODS BY SCHEDULER" in header
+
+
+def test_top_nodes_pods_view(run: Run, fake_cluster: list[dict[str, Any]]) -> None:
+    result = run("top", "nodes", "--pods")
+    assert result.exit_code == 0, result.stderr
+    assert fake_cluster[0]["pod_usage"] is True
+    header, *rows = result.stdout.splitlines()
+    assert re.split(" {3,}", header)[:4] == ["NAMESPACE", "POD", "NODE", "SCHEDULER"]
+    assert len(rows) == 8
+    assert any(r.split()[:4] == ["shop", "db-0", "node-c", "default-scheduler"] for r in rows)
+    data = run("top", "nodes", "--pods", "-o", "json")
+    items = json.loads(data.stdout)["items"]
+    assert {i["kind"] for i in items} == {"PodUsage"} and len(items) == 8
+    assert set(items[0]) == {"kind", "metadata", "namespace", "node", "scheduler", "requests",
+                             "limits"}  # fmt: skip
 
 
 def test_top_nodes_limit_says_what_is_left_out(

@@ -25,13 +25,13 @@ def test_an_unusable_plugin_is_exit_3_before_any_connection(
     result = run(*command, "--plugin", file)
     assert result.exit_code == 3, result.stderr
     assert f"error: {message}" in result.stderr
-    assert 'hint: see README, "Scheduling plugins"' in result.stderr
+    assert 'hint: see docs/commands/own-scheduler.md, "Scheduling plugins"' in result.stderr
     assert result.stdout == ""
 
 
 def test_a_missing_plugin_file_and_a_missing_module(run) -> None:
     result = run("scheduler", "run", "--name", "mine", "--plugin", "nope.py")
-    assert result.exit_code == 3
+    assert result.exit_code == 5
     assert "error: nope.py: cannot read the plugin: no such file" in result.stderr
     result = run("why", "p", "--plugin", "no_such_package.plugin")
     assert result.exit_code == 3

@@ -61,8 +61,8 @@ def test_add_to(run, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "code", "message"),
     [
-        (["s"], 2, "Missing option '--as'"),
-        (["s", "--as", "helm"], 2, "Invalid value for '--as'"),
+        (["s"], 2, "error: missing option '--as'"),
+        (["s", "--as", "helm"], 2, 'error: invalid value "helm" for --as'),
         (["s", "--as", "pod", "--add-to", "x.yaml"], 2, "--add-to works with --as config only"),
         (["s", "--as", "config", "--add-to", "missing.yaml"], 5, "missing.yaml: no such file"),
         (["nope/scheduler.yaml", "--as", "config"], 5, "no such file or directory"),

@@ -27,7 +27,7 @@ def test_a_bad_policy_is_refused_at_start_naming_the_problem(run, tmp_path: Path
 
 def test_a_missing_policy_file(run) -> None:
     result = run("scheduler", "run", "--name", "mine", "--policy", "nope.yaml")
-    assert result.exit_code == 3
+    assert result.exit_code == 5  # a missing file, as in every command
     assert "nope.yaml: cannot read the policy" in result.stderr
 
 

@@ -79,7 +79,7 @@ def cluster(monkeypatch: pytest.MonkeyPatch) -> FakeCluster:
 
 
 def test_snapshot_to_a_file(run, cluster: FakeCluster, tmp_path: Path) -> None:
-    result = run("snapshot", "-o", "snap.yaml")
+    result = run("snapshot", "-f", "snap.yaml")
     assert result.exit_code == 0, result.stderr
     assert result.stdout == ""
     assert result.stderr.startswith(
@@ -92,7 +92,7 @@ def test_snapshot_to_a_file(run, cluster: FakeCluster, tmp_path: Path) -> None:
 
 
 def test_snapshot_to_stdout_for_one_namespace(run, cluster: FakeCluster) -> None:
-    result = run("snapshot", "-o", "-", "-n", "team-b", "--anonymize")
+    result = run("snapshot", "-n", "team-b", "--anonymize")
     assert result.exit_code == 0, result.stderr
     doc = yaml.safe_load(result.stdout)
     assert doc["kind"] == "Snapshot" and doc["metadata"]["anonymized"] is True
@@ -102,13 +102,68 @@ def test_snapshot_to_stdout_for_one_namespace(run, cluster: FakeCluster) -> None
 
 
 def test_snapshot_as_json(run, cluster: FakeCluster, tmp_path: Path) -> None:
-    assert run("snapshot", "-o", "snap.json").exit_code == 0
+    assert run("snapshot", "-f", "snap.json").exit_code == 0
     assert json.loads((tmp_path / "snap.json").read_text())["spec"]["nodes"][0]["name"] == "n0"
+    # -o is the format: it wins over the file's extension, and alone it goes to stdout
+    assert run("snapshot", "-f", "snap.txt", "-o", "json").exit_code == 0
+    assert json.loads((tmp_path / "snap.txt").read_text())["kind"] == "Snapshot"
+    result = run("snapshot", "-o", "json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["kind"] == "Snapshot"
+    assert not (tmp_path / "json").exists()
+    result = run("snapshot", "--output", "yaml", "--output-file", "-")
+    assert yaml.safe_load(result.stdout)["kind"] == "Snapshot"
+
+
+@pytest.mark.parametrize(
+    ("args", "written", "instead"),
+    [
+        (("-o", "old.json"), "old.json", "-f old.json"),
+        (("-o", "dir/old.yaml"), "dir/old.yaml", "-f dir/old.yaml"),
+        (("-o", "existing"), "existing", "-f existing"),
+        (("-o", "-"), None, "leave out -o (YAML on stdout)"),
+    ],
+    ids=["json-name", "path", "existing-file", "dash"],
+)
+def test_the_old_o_file_spelling_still_writes_with_a_warning(
+    run,
+    cluster: FakeCluster,
+    tmp_path: Path,
+    args: tuple[str, ...],
+    written: str | None,
+    instead: str,
+) -> None:
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "existing").write_text("old snapshot\n")
+    result = run("snapshot", *args)
+    assert result.exit_code == 0, result.stderr
+    assert (
+        f"warning: -o FILE is deprecated, -o is the format (json or yaml): use {instead}"
+        in result.stderr
+    )
+    if written is None:
+        assert yaml.safe_load(result.stdout)["kind"] == "Snapshot"
+    else:
+        assert load_snapshot(str(tmp_path / written)).nodes[0].name == "n0"
+        assert result.stdout == ""
+
+
+@pytest.mark.parametrize(
+    "args", [("-o", "wide"), ("-o", "snap"), ("-o", "table"), ("-o", "x.yaml", "-f", "y.yaml")]
+)
+def test_an_o_that_is_no_format_of_snapshot_is_a_usage_error(
+    run, cluster: FakeCluster, tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    result = run("snapshot", *args)
+    assert result.exit_code == 2
+    assert f"error: -o '{args[1]}': not a format of snapshot (yaml, json)" in result.stderr
+    assert "hint: -o yaml or -o json; the file goes with -f FILE" in result.stderr
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_refused_pods_exit_4_and_write_nothing(run, cluster: FakeCluster, tmp_path: Path) -> None:
     cluster.forbidden = "pods"
-    result = run("snapshot", "-o", "snap.yaml")
+    result = run("snapshot", "-f", "snap.yaml")
     assert result.exit_code == 4
     assert result.stderr.startswith("error: cannot list pods in all namespaces: forbidden: ")
     assert (
@@ -120,7 +175,7 @@ def test_refused_pods_exit_4_and_write_nothing(run, cluster: FakeCluster, tmp_pa
 
 def test_refused_optional_collection_is_said(run, cluster: FakeCluster, tmp_path: Path) -> None:
     cluster.forbidden = "poddisruptionbudgets"
-    result = run("snapshot", "-o", "snap.yaml")
+    result = run("snapshot", "-f", "snap.yaml")
     assert result.exit_code == 0
     assert (
         "left out PodDisruptionBudgets: forbidden or not served (see metadata.omitted)"
@@ -131,19 +186,18 @@ def test_refused_optional_collection_is_said(run, cluster: FakeCluster, tmp_path
 
 
 def test_unwritable_target_exits_5_or_1(run, cluster: FakeCluster) -> None:
-    result = run("snapshot", "-o", "no/such/dir/snap.yaml")
+    result = run("snapshot", "-f", "no/such/dir/snap.yaml")
     assert result.exit_code == 5
     assert result.stderr.startswith("error: writing the snapshot to no/such/dir/snap.yaml failed")
 
 
 def test_no_kubeconfig_exits_4(run) -> None:
-    result = run("snapshot", "-o", "snap.yaml")
+    result = run("snapshot", "-f", "snap.yaml")
     assert result.exit_code == 4
     assert result.stderr.startswith("error: no kubeconfig found")
 
 
 def test_usage(run) -> None:
-    assert run("snapshot").exit_code == 2  # no -o: the help
     assert "kschedctl.io/v1alpha1" in run("snapshot", "--help").stdout
 
 

@@ -88,7 +88,7 @@ def test_problems_are_listed_one_per_line(run, tmp_path: Path) -> None:
     )
     _write(tmp_path, "good.yaml", CONFIG)
     result = run("validate", "bad.yaml", "good.yaml", "missing.yaml")
-    assert result.exit_code == 3
+    assert result.exit_code == 5  # a missing file: not found, as in every command
     assert result.stdout.splitlines() == [
         "bad.yaml: parallelism: should be an integer value greater than zero",
         "bad.yaml: leaderElection.resourceName: is 'kube-scheduler', the default scheduler's "
@@ -96,7 +96,13 @@ def test_problems_are_listed_one_per_line(run, tmp_path: Path) -> None:
         "own (e.g. the scheduler name)",
         "missing.yaml: no such file",
     ]
-    assert result.stderr.startswith("error: 2 of 3 file(s) invalid (3 problem(s)")
+    assert result.stderr.startswith(
+        "error: 1 of 3 file(s) not found: missing.yaml; 1 other file(s) invalid\n"
+        "hint: check the path"
+    )
+    result = run("validate", "bad.yaml", "good.yaml")
+    assert result.exit_code == 3
+    assert result.stderr.startswith("error: 1 of 2 file(s) invalid (2 problem(s)")
 
 
 def test_old_tutorial_manifests_are_explained(run, tmp_path: Path) -> None:

@@ -126,6 +126,11 @@ def _leader(cluster: Cluster, name: str) -> str:
     return str(lease["spec"].get("holderIdentity") or "").split("_", 1)[0]
 
 
+def _ready(cluster: Cluster, pod: str) -> bool:
+    status = cluster.get(f"/api/v1/namespaces/kube-system/pods/{pod}").get("status") or {}
+    return any(c.get("ready") for c in status.get("containerStatuses") or [])
+
+
 def _why(lab: Lab, namespace: str, pod: str, cwd: Path) -> dict[str, Any]:
     result = run(lab, "why", pod, "-n", namespace, "-o", "json", cwd=cwd)
     assert result.returncode in (0, 6), result.stderr
@@ -144,16 +149,42 @@ def test_logs_of_a_deployed_scheduler_and_why_it_stops(
             "/api/v1/namespaces/kube-system/pods",
             labelSelector=f"app.kubernetes.io/instance={name}")}  # fmt: skip
         assert leader in pods and len(pods) == 2
+        wait_for(lambda: all(_ready(cluster, pod) for pod in pods), 60, "both replicas Ready")
 
-        # Every replica, prefixed, the leader marked; its Lease line is there.
+        # Every replica, prefixed; "(leader)" only on what the leader logged once it led.
         every = run(lab, "logs", name, cwd=tmp_path)
         assert every.returncode == 0, every.stderr
-        prefixes = {line.split("] ", 1)[0] + "]" for line in every.stdout.splitlines()}
-        assert prefixes == {f"[{p} (leader)]" if p == leader else f"[{p}]" for p in pods}
-        acquired = [
-            line for line in every.stdout.splitlines() if "Successfully acquired lease" in line
-        ]
+        lines = every.stdout.splitlines()
+        prefixes = {line.split("] ", 1)[0] + "]" for line in lines}
+        (other,) = pods - {leader}
+        assert prefixes == {f"[{other}]", f"[{leader}]", f"[{leader} (leader)]"}
+        own = [line for line in lines if line.startswith(f"[{leader}")]
+        start = next(i for i, line in enumerate(own) if "Successfully acquired lease" in line)
+        assert own[0].startswith(f"[{leader}] ")  # its start-up, before it led
+        assert all(line.startswith(f"[{leader} (leader)] ") for line in own[start:])
+        acquired = [line for line in lines if "Successfully acquired lease" in line]
         assert acquired and all(line.startswith(f"[{leader} (leader)] ") for line in acquired)
+
+        # -o json: one object per line; -o raw: the messages only; -c: that container.
+        as_json = run(lab, "logs", name, "-o", "json", cwd=tmp_path)
+        assert as_json.returncode == 0, as_json.stderr
+        objects = [json.loads(line) for line in as_json.stdout.splitlines()]
+        assert objects and all(
+            set(o) == {"pod", "container", "leader", "time", "message"} for o in objects
+        )
+        assert {o["pod"] for o in objects} == pods
+        assert not any(o["leader"] for o in objects if o["pod"] == other)
+        assert any(o["leader"] and "Successfully acquired lease" in o["message"] for o in objects)
+        container = objects[0]["container"]
+        raw = run(lab, "logs", name, "-o", "raw", "-c", container, cwd=tmp_path)
+        assert raw.returncode == 0, raw.stderr
+        assert any("Successfully acquired lease" in line for line in raw.stdout.splitlines())
+        assert not any(
+            line.startswith(("[" + leader, "[" + other)) for line in raw.stdout.splitlines()
+        )
+        missing = run(lab, "logs", name, "-c", "no-such-container", cwd=tmp_path)
+        assert missing.returncode == 5 and "no-such-container" in missing.stderr
+        assert "Traceback" not in missing.stderr and missing.stdout == ""
 
         only = run(lab, "logs", name, "--leader-only", "--grep", "acquired lease", cwd=tmp_path)
         assert only.returncode == 0, only.stderr

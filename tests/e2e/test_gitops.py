@@ -55,12 +55,13 @@ def test_a_kustomize_base_applied_with_kubectl_is_recognised_and_removed(
 def test_helm_install_of_the_chart_is_recognised_and_removed(
     lab: Lab, cluster: Cluster, namespace: str, tmp_path: Path
 ) -> None:
-    """Helm sets app.kubernetes.io/managed-by=Helm on every object it installs: kschedctl's own
-    label still marks them as the scheduler's."""
+    """Helm's recommended labels (managed-by Helm, instance = the release, helm.sh/chart) on
+    every object it installs: kschedctl's own label still marks them as the scheduler's. The
+    scheduler goes to the release namespace, as charts do."""
     helm = binaries.locate().get("helm")
     if helm is None:
         pytest.skip("helm is not built: run `kschedctl lab build` to test the chart with it")
-    name = "gitops-helm"
+    name, release = "gitops-helm", "sched-release"
     assert run(lab, "render", name, "--as", "helm-chart", "chart", cwd=tmp_path).returncode == 0
     kubeconfig = f"--kubeconfig={lab.kubeconfig}"
 
@@ -71,16 +72,21 @@ def test_helm_install_of_the_chart_is_recognised_and_removed(
         )  # fmt: skip
 
     try:
-        # The release lives in the test namespace; the scheduler's objects in kube-system
-        # (values.yaml's namespace), the authentication RoleBinding there too.
-        installed = helm_run("install", name, str(tmp_path / "chart"), "-n", namespace)
+        # The release and the scheduler's objects live in the test namespace (its Lease too);
+        # the authentication RoleBinding stays in kube-system.
+        installed = helm_run("install", release, str(tmp_path / "chart"), "-n", namespace)
         assert installed.returncode == 0, installed.stderr
+        assert f"kschedctl status {name}" in installed.stdout  # NOTES.txt
         binding = cluster.get(
             "/apis/rbac.authorization.k8s.io/v1/namespaces/kube-system/rolebindings/"
             f"{name}-extension-apiserver-authentication-reader"
         )
-        assert binding["metadata"]["annotations"]["meta.helm.sh/release-name"] == name
-        assert binding["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "Helm"
+        assert binding["metadata"]["annotations"]["meta.helm.sh/release-name"] == release
+        deployment = cluster.get(f"/apis/apps/v1/namespaces/{namespace}/deployments/{name}")
+        labels = deployment["metadata"]["labels"]
+        assert labels["app.kubernetes.io/managed-by"] == "Helm"
+        assert labels["app.kubernetes.io/instance"] == release
+        assert labels["helm.sh/chart"] == f"{name}-0.1.0"
         cluster.create(
             f"/api/v1/namespaces/{namespace}/pods", pod_manifest("app", schedulerName=name)
         )
@@ -89,7 +95,8 @@ def test_helm_install_of_the_chart_is_recognised_and_removed(
             lambda: (e := scheduler_entry(lab, name, tmp_path))["healthy"] and e, 60, "healthy"
         )
         assert (entry["form"], entry["managed"], entry["served"]) == ("deployment", True, True)
-        status = run(lab, "status", name, "-o", "json", cwd=tmp_path)
+        assert entry["lease"] == {**entry["lease"], "namespace": namespace, "name": name}
+        status = run(lab, "status", name, "-n", namespace, "-o", "json", cwd=tmp_path)
         assert status.returncode == 0, status.stderr
         report = json.loads(status.stdout)
         assert report["scheduler"]["healthy"] and report["scheduler"]["form"] == "deployment"
@@ -97,21 +104,25 @@ def test_helm_install_of_the_chart_is_recognised_and_removed(
 
         # deploy does not fight Helm for the objects: it says which release holds them.
         (tmp_path / "w").mkdir()
-        deployed = run(lab, "deploy", name, "--as", "deployment", "--no-wait", cwd=tmp_path / "w")
+        deployed = run(
+            lab, "deploy", name, "--as", "deployment", "-n", namespace, "--no-wait",
+            cwd=tmp_path / "w",
+        )  # fmt: skip
         assert deployed.returncode == 1, deployed.stderr
-        assert f"Helm release {name} in namespace {namespace}" in deployed.stderr
-        assert f"helm uninstall {name} -n {namespace}" in deployed.stderr
+        assert f"Helm release {release} in namespace {namespace}" in deployed.stderr
+        assert f"helm uninstall {release} -n {namespace}" in deployed.stderr
 
         cluster.delete(f"/api/v1/namespaces/{namespace}/pods/app")
-        wait_for(lambda: not cluster.list(f"/api/v1/namespaces/{namespace}/pods"), 30, "app gone")
+        app = f"/api/v1/namespaces/{namespace}/pods/app"  # the scheduler's pod runs there too
+        wait_for(lambda: not exists(cluster, app), 30, "app gone")
         removed = run(lab, "remove", name, cwd=tmp_path)
         assert removed.returncode == 0, removed.stderr
-        assert f"`helm uninstall {name} -n {namespace}` is the right tool" in " ".join(
+        assert f"`helm uninstall {release} -n {namespace}` is the right tool" in " ".join(
             removed.stderr.split()
         )
         assert managed_leftovers(cluster, name) == []
     finally:
-        helm_run("uninstall", name, "-n", namespace, "--wait", "--timeout", "120s")
+        helm_run("uninstall", release, "-n", namespace, "--wait", "--timeout", "120s")
         run(lab, "remove", name, "--force", cwd=tmp_path)
     assert managed_leftovers(cluster, name) == []
 

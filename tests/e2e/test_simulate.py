@@ -130,7 +130,7 @@ def test_round_trip_of_the_session_lab(
     why_reasons = {r["reason"] for r in json.loads(why.stdout)["summary"]}
 
     snap_file = tmp_path / "lab.yaml"
-    taken = kschedctl("snapshot", "-o", str(snap_file), "--kubeconfig", str(lab.kubeconfig))
+    taken = kschedctl("snapshot", "-f", str(snap_file), "--kubeconfig", str(lab.kubeconfig))
     assert taken.exit_code == 0, taken.stderr
     # the test's bound pods go back to pending: the simulation places them again
     doc = yaml.safe_load(snap_file.read_text())

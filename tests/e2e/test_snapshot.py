@@ -22,7 +22,7 @@ RBAC = "/apis/rbac.authorization.k8s.io/v1"
 
 def snapshot(kubeconfig: Path, target: Path, *args: str) -> Any:
     return CliRunner().invoke(
-        app, ["snapshot", "-o", str(target), "--kubeconfig", str(kubeconfig), *args]
+        app, ["snapshot", "-f", str(target), "--kubeconfig", str(kubeconfig), *args]
     )
 
 

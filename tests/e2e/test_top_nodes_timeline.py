@@ -4,6 +4,7 @@ the requests the pods make; the timeline counts the scheduler's decisions."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -15,6 +16,7 @@ from typing import Any
 
 from e2e_helpers import pod_manifest, stop, wait_for
 
+from kschedctl.base.errors import NotFoundError
 from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab.cluster import Lab
 from kschedctl.lab.processes import proxy_free_environment
@@ -103,3 +105,71 @@ def test_top_nodes_and_timeline_split_by_scheduler(
         assert all(m["metadata"]["name"] == m["minute"][:16] + "Z" for m in items)
     finally:
         stop(proc)
+
+
+def _run(lab: Lab, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kschedctl", *args, f"--kubeconfig={lab.kubeconfig}"],
+        capture_output=True, text=True, timeout=60, check=False,
+        env={**os.environ, **proxy_free_environment(), "COLUMNS": "80"},
+    )  # fmt: skip
+
+
+def test_top_nodes_like_kube_capacity(lab: Lab, cluster: Cluster, namespace: str) -> None:
+    """One row per node with requests and limits, the taints, usage said unknown (the lab
+    runs no metrics-server), and the per-pod view: on a node of this test's own."""
+    node = f"capacity-{uuid.uuid4().hex[:6]}"
+    mark = "kschedctl.test/top-capacity"
+    capacity = {"cpu": "4", "memory": "8Gi", "pods": "110"}
+    cluster.create("/api/v1/nodes", {
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": node, "labels": {mark: node, "kubernetes.io/hostname": node}},
+        "spec": {"taints": [{"key": "dedicated", "value": "capacity", "effect": "NoSchedule"}]},
+        "status": {"capacity": capacity, "allocatable": dict(capacity)},
+    })  # fmt: skip
+    pods = f"/api/v1/namespaces/{namespace}/pods"
+    try:
+        body = pod_manifest("limited", nodeName=node)
+        body["spec"]["containers"][0]["resources"] = {
+            "requests": {"cpu": "500m", "memory": "256Mi"},
+            "limits": {"cpu": "1", "memory": "512Mi"},
+        }
+        cluster.create(pods, body)
+        shown = _run(lab, "top", "nodes", "-l", f"{mark}={node}")
+        assert shown.returncode == 0, shown.stderr
+        assert "usage: metrics-server not available" in shown.stderr
+        lines = shown.stdout.splitlines()
+        header = next(line for line in lines if line.startswith("NODE"))
+        (row,) = [line for line in lines if line.startswith(node)]
+        assert "CPU LIMITS" in header and "MEMORY LIMITS" in header
+        for cell in ("500m (13%)", "1 (25%)", "256Mi (3%)", "512Mi (6%)", "1/110", "1 taint"):
+            assert cell in row, (cell, row)
+        assert all(line == line.rstrip() and "…" not in line for line in lines)
+
+        wide = _run(lab, "top", "nodes", "-l", f"{mark}={node}", "-o", "wide")
+        assert wide.returncode == 0, wide.stderr
+        (row,) = [line for line in wide.stdout.splitlines() if line.startswith(node)]
+        assert row.endswith("dedicated=capacity:NoSchedule")
+
+        (item,) = _kschedctl(lab, "top", "nodes", "-l", f"{mark}={node}", "-o", "json")["items"]
+        assert item["limits"] == {"cpu": 1000, "memory": 512 * Mi}
+        assert item["taints"] == ["dedicated=capacity:NoSchedule"] and "usage" not in item
+
+        per_pod = _kschedctl(lab, "top", "nodes", "-l", f"{mark}={node}", "--pods", "-o", "json")
+        (pod,) = per_pod["items"]
+        assert pod["kind"] == "PodUsage" and pod["metadata"] == {
+            "name": "limited",
+            "namespace": namespace,
+        }
+        assert (pod["node"], pod["scheduler"]) == (node, "(none)")  # given its node by hand
+        assert pod["requests"] == {"cpu": 500, "memory": 256 * Mi}
+        assert pod["limits"] == {"cpu": 1000, "memory": 512 * Mi}
+        table = _run(lab, "top", "nodes", "-l", f"{mark}={node}", "--pods")
+        assert table.returncode == 0, table.stderr
+        assert table.stdout.splitlines()[1].split() == [
+            namespace, "limited", node, "(none)", "500m", "1", "256Mi", "512Mi"]  # fmt: skip
+    finally:
+        with contextlib.suppress(NotFoundError):
+            cluster.delete(f"{pods}/limited", gracePeriodSeconds=0)
+        with contextlib.suppress(NotFoundError):
+            cluster.delete(f"/api/v1/nodes/{node}")

@@ -222,11 +222,11 @@ def test_image_kubernetes_version(image: str, version: tuple[int, int] | None) -
 
 
 def test_status_skew_reads_scheduler_plugins_tags() -> None:
-    from kschedctl.ops.status import _skew
+    from kschedctl.ops.status import version_skew
 
-    assert _skew(f"{IMAGE}:v0.35.4", "v1.36.3") == "one minor older (supported)"
-    assert _skew(f"{IMAGE}:v0.37.1", "v1.36.3") == "NEWER than the API server (unsupported)"
-    assert _skew(f"{IMAGE}:v0.33.5", "v1.36.3").startswith("more than one minor older")
+    assert version_skew(f"{IMAGE}:v0.35.4", "v1.36.3") == "one minor older (supported)"
+    assert version_skew(f"{IMAGE}:v0.37.1", "v1.36.3") == "NEWER than the API server (unsupported)"
+    assert version_skew(f"{IMAGE}:v0.33.5", "v1.36.3").startswith("more than one minor older")
 
 
 @pytest.mark.parametrize(

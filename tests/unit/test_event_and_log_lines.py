@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -11,7 +12,7 @@ import pytest
 from rich.text import Text
 
 from kschedctl.base.errors import NotFoundError, UsageError
-from kschedctl.cli.logview import render_line
+from kschedctl.cli.logview import Printer, render_line
 from kschedctl.hosts.journal import follow_file, journal_argv, klog_time, read_file
 from kschedctl.k8s.events import (
     CORE_V1,
@@ -29,7 +30,16 @@ from kschedctl.observe.events import (
     parse_types,
     select_events,
 )
-from kschedctl.observe.loglines import Grep, LogLine, classify, merge, split_timestamp
+from kschedctl.observe.loglines import (
+    Grep,
+    Leadership,
+    LogLine,
+    as_json,
+    classify,
+    merge,
+    source_colour,
+    split_timestamp,
+)
 
 NOTE = "0/4 nodes are available: 4 node(s) had untolerated taint(s)."
 
@@ -185,7 +195,80 @@ def test_render_plain_and_marked_up() -> None:
     assert isinstance(marked, Text)  # styled text, never markup: "[x]" stays as it is
     assert marked.plain == "[sched-1 (leader)] E0101 pods is forbidden [x]"
     styles = {str(span.style) for span in marked.spans}
-    assert styles == {"bold cyan", "bold red"}
+    assert styles == {f"bold {source_colour('sched-1')}", "bold red"}
+
+
+def test_each_pod_keeps_a_colour_of_its_own() -> None:
+    pods = [f"my-scheduler-7d9f8c-{x}" for x in ("abcde", "fghij", "klmno", "pqrst")]
+    colours = [source_colour(p) for p in pods]
+    assert colours == [source_colour(p) for p in pods]  # stable: by name, not by order
+    assert len(set(colours)) > 1
+    follower = render_line(LogLine(pods[0], "x"), prefix=True, timestamps=False, color=True)
+    assert isinstance(follower, Text)
+    assert {str(s.style) for s in follower.spans} == {colours[0]}  # not bold: not leading
+
+
+T0, T1, T2, T3 = (f"2026-01-01T00:00:0{i}.000001Z" for i in range(4))
+
+
+def _marked(leadership: Leadership, lines: list[LogLine]) -> list[tuple[str, str, bool]]:
+    return [(x.source, x.text, x.leader) for x in map(leadership.mark, lines)]
+
+
+def test_leader_only_from_when_the_lease_was_acquired() -> None:
+    lines = [LogLine("a", "I0101 starting", T0), LogLine("b", "I0101 starting", T0),
+             LogLine("a", "I0101 attempting to acquire leader lease", T1),
+             LogLine("a", "I0101 serving", T3), LogLine("b", "I0101 waiting", T3)]  # fmt: skip
+    assert _marked(Leadership("a", "2026-01-01T00:00:02.000000Z"), lines) == [
+        ("a", "I0101 starting", False), ("b", "I0101 starting", False),
+        ("a", "I0101 attempting to acquire leader lease", False),
+        ("a", "I0101 serving", True), ("b", "I0101 waiting", False),
+    ]  # fmt: skip
+
+
+def test_the_pods_own_lines_mark_earlier_terms() -> None:
+    # "b" led, stepped down; "a" holds the Lease now: b's term is marked from its own lines
+    lines = [LogLine("b", "I0101 successfully acquired lease ns/s", T0),
+             LogLine("b", "I0101 scheduled", T1),
+             LogLine("b", "E0101 leaderelection lost", T2),
+             LogLine("b", "I0101 after", T3)]  # fmt: skip
+    assert [x[2] for x in _marked(Leadership("a", T2), lines)] == [True, True, True, False]
+    own = [LogLine("k", "became the leader (Lease ns/k, identity k_1)", T0),
+           LogLine("k", "released the Lease ns/k", T1), LogLine("k", "x", T2)]  # fmt: skip
+    assert [x[2] for x in _marked(Leadership(), own)] == [True, True, False]
+
+
+def test_a_pods_own_acquisition_line_wins_over_late_line_times() -> None:
+    # the runtime stamped the whole start-up after the Lease's acquireTime (T0): the pod's
+    # own "successfully acquired lease" line still says where its term begins
+    lines = [LogLine("a", "I0101 starting", T2), LogLine("a", "I0101 flags", T2),
+             LogLine("a", "I0101 successfully acquired lease kube-system/a", T2),
+             LogLine("a", "I0101 scheduled", T3)]  # fmt: skip
+    leadership = Leadership("a", T0)
+    assert [x[2] for x in _marked(leadership, leadership.witness(lines))] == [
+        False,
+        False,
+        True,
+        True,
+    ]
+    # without the acquisition line in view (--tail cut it), the Lease marks the term
+    tail = Leadership("a", T0)
+    assert [x[2] for x in _marked(tail, tail.witness(lines[3:]))] == [True]
+
+
+def test_json_lines_are_a_contract() -> None:
+    line = LogLine("s-1", "I0101 hi", T0, leader=True, container="kube-scheduler")
+    assert as_json(line) == {"pod": "s-1", "container": "kube-scheduler", "leader": True,
+                             "time": T0, "message": "I0101 hi"}  # fmt: skip
+
+
+def test_json_and_raw_printing(capsys: pytest.CaptureFixture[str]) -> None:
+    lines = [LogLine("s-1", "I0101 a\x1b[2J", T0, container="c"), LogLine("s-2", "I0101 b", T1)]
+    Printer(None, False, Grep(None), "raw")(lines, 2)
+    assert capsys.readouterr().out == "I0101 a^[[2J\nI0101 b\n"
+    Printer(None, False, Grep("b"), "json")(lines, 2)
+    out = capsys.readouterr().out.splitlines()
+    assert [json.loads(x) for x in out] == [as_json(lines[1])]
 
 
 def test_render_escapes_what_the_scheduler_wrote() -> None:

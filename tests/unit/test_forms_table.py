@@ -20,14 +20,18 @@ from kschedctl.render.templates import templates_dir
 from kschedctl.spec import SPEC_FILE
 
 ROOT = Path(__file__).resolve().parents[2]
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+# The command pages of the docs site (docs/commands/): offline.md has create and render,
+# cluster.md has deploy.
+COMMAND_PAGES = "".join(
+    p.read_text(encoding="utf-8") for p in sorted((ROOT / "docs" / "commands").glob("*.md"))
+)
 RENDER_PACKAGE = ROOT / "kschedctl" / "render"
 
 
 def _section(heading: str) -> str:
-    start = README.index(f"\n### {heading}\n")
-    end = README.find("\n### ", start + 1)
-    return README[start:end]
+    start = COMMAND_PAGES.index(f"\n## {heading}\n")
+    end = COMMAND_PAGES.find("\n## ", start + 1)
+    return COMMAND_PAGES[start:end]
 
 
 def test_rows_are_consistent() -> None:
@@ -61,7 +65,7 @@ def test_readme_render_section_names_the_forms() -> None:
 
 
 def test_readme_deploy_heading_names_the_deployable_forms() -> None:
-    (flags,) = re.findall(r"^### `kschedctl deploy NAME\|DIR (\S+)`$", README, re.MULTILINE)
+    (flags,) = re.findall(r"^## `kschedctl deploy NAME\|DIR (\S+)`$", COMMAND_PAGES, re.MULTILINE)
     assert flags.split("|") == [f"--as-{name}" for name in forms.DEPLOY_FORMS]
 
 

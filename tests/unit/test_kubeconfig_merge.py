@@ -10,6 +10,7 @@ import yaml
 
 from kschedctl.base.errors import ClusterError, NotFoundError
 from kschedctl.kubeclient.kubeconfig import (
+    Overrides,
     kubeconfig_paths,
     merge_kubeconfigs,
     read_kubeconfigs,
@@ -234,3 +235,50 @@ def test_cluster_override_without_any_context() -> None:
     merged = merge_kubeconfigs([("/f", {"clusters": [cluster("c", "https://c")]})])
     chosen = select(merged, cluster="c")
     assert chosen.cluster == "c" and chosen.namespace == "default"
+
+
+# -- kubectl's connection flags (Overrides) -----------------------------------------------------
+
+
+def test_server_ca_and_token_flags_replace_the_kubeconfigs_values() -> None:
+    merged = merge_kubeconfigs([("/f", {
+        "current-context": "c",
+        "clusters": [cluster("k", "https://k", **{"certificate-authority-data": "Q0E="})],
+        "users": [user("u", **{"client-certificate": "/u.crt", "client-key": "/u.key"})],
+        "contexts": [context("c", "k", "u", "team")]})])  # fmt: skip
+    chosen = select(
+        merged,
+        overrides=Overrides(server="https://s:6443", certificate_authority="/ca.crt", token="t"),
+    )
+    assert chosen.config["clusters"] == [
+        cluster("k", "https://s:6443", **{"certificate-authority": "/ca.crt"})
+    ]
+    # the token replaces the client certificate: the server sees the token's identity
+    assert chosen.config["users"] == [user("u", token="t")]
+    assert (chosen.context, chosen.namespace) == ("c", "team")
+
+
+def test_insecure_flag_drops_the_kubeconfigs_ca() -> None:
+    merged = merge_kubeconfigs([("/f", {
+        "current-context": "c",
+        "clusters": [cluster("k", "https://k", **{"certificate-authority": "/ca.crt"})],
+        "contexts": [context("c", "k")]})])  # fmt: skip
+    chosen = select(merged, overrides=Overrides(insecure_skip_tls_verify=True))
+    assert chosen.config["clusters"] == [
+        cluster("k", "https://k", **{"insecure-skip-tls-verify": True})  # type: ignore[arg-type]
+    ]
+
+
+def test_server_flag_needs_no_kubeconfig_entry() -> None:
+    chosen = select(merge_kubeconfigs([]), overrides=Overrides(server="https://s", token="t"))
+    assert chosen.config["clusters"] == [cluster("kschedctl-server", "https://s")]
+    assert chosen.config["users"] == [user("kschedctl-token", token="t")]
+    assert chosen.namespace == "default"
+    # --cluster NAME still has to name a cluster the kubeconfig has
+    with pytest.raises(NotFoundError, match="cluster 'nope' not found"):
+        select(merge_kubeconfigs([]), cluster="nope", overrides=Overrides(server="https://s"))
+
+
+def test_no_overrides_keep_the_entries_as_they_are() -> None:
+    merged = merge_kubeconfigs([A, B])
+    assert select(merged) == select(merged, overrides=Overrides())

@@ -8,7 +8,7 @@ import pytest
 
 from kschedctl.base.errors import NotFoundError, UsageError
 from kschedctl.k8s.logs import Replica
-from kschedctl.observe.loglines import LogLine
+from kschedctl.observe.loglines import Leadership, LogLine
 from kschedctl.observe.schedulers import Scheduler
 from kschedctl.ops import logs
 
@@ -17,7 +17,7 @@ def _serve(monkeypatch: pytest.MonkeyPatch, entry: Scheduler, replicas: list[Rep
     monkeypatch.setattr(logs, "snapshot", lambda _cluster: None)
     monkeypatch.setattr(logs, "discover", lambda _snap: [entry])
     monkeypatch.setattr(logs, "replicas", lambda _cluster, _entry: replicas)
-    monkeypatch.setattr(logs, "leader_pod", lambda _cluster, _entry: None)
+    monkeypatch.setattr(logs, "leadership", lambda _cluster, _entry: Leadership())
 
 
 PODS = [Replica("ns", "s-1", "kube-scheduler"), Replica("ns", "s-2", "kube-scheduler")]

@@ -66,7 +66,7 @@ def test_svg_is_well_formed_and_says_what_matters(snapshot: dict[str, Any]) -> N
     assert root.tag.endswith("svg")
     text = "".join(root.itertext()).replace("\xa0", " ")
     for words in ("node-a", "node-c", "binpack", "spread", "default-scheduler", "(none)",
-                  "2.5/2", "125%", "⚠", "(cordoned)", "kschedctl top nodes"):  # fmt: skip
+                  "2.5 (125%) ⚠", "cordoned", "kschedctl top nodes"):  # fmt: skip
         assert words in text, words
 
 

@@ -195,4 +195,94 @@ def test_json_contract(snapshot: dict[str, Any]) -> None:
         },
         "overcommitted": [],
         "unschedulable": False,
+        "limits": {"cpu": 0, "memory": 0},
+        "taints": [],
     }
+
+
+# -- limits, taints, usage, the per-pod view (top nodes like kube-capacity) -------------------
+
+
+def _node(name: str, **spec: Any) -> dict[str, Any]:
+    alloc = {"cpu": "4", "memory": "8Gi", "pods": "110"}
+    return {"metadata": {"name": name}, "spec": spec, "status": {"allocatable": alloc}}
+
+
+def _pod(name: str, node: str, *containers: dict[str, Any], scheduler: str = "") -> dict[str, Any]:
+    spec: dict[str, Any] = {"nodeName": node, "containers": list(containers)}
+    if scheduler:
+        spec["schedulerName"] = scheduler
+    return {"metadata": {"name": name, "namespace": "team"}, "spec": spec,
+            "status": {"phase": "Running"}}  # fmt: skip
+
+
+def _c(
+    requests: dict[str, str] | None = None, limits: dict[str, str] | None = None
+) -> dict[str, Any]:
+    return {"name": "c", "resources": {"requests": requests or {}, "limits": limits or {}}}
+
+
+def test_limits_add_up_per_node_and_per_pod() -> None:
+    pods = [
+        _pod(
+            "a",
+            "n1",
+            _c({"cpu": "500m"}, {"cpu": "1", "memory": "1Gi"}),
+            _c(limits={"cpu": "250m"}),
+        ),
+        _pod("b", "n1", _c({"cpu": "100m", "memory": "64Mi"}), scheduler="bin"),
+    ]
+    shown = placement([_node("n1")], pods)
+    (node,) = shown.nodes
+    assert node.limits == {"cpu": 1250, "memory": Gi}
+    assert node.by_scheduler["bin"]["cpu"] == 100  # the per scheduler split of requests stays
+    by_name = {p.name: p for p in shown.pods}
+    assert by_name["a"].requests == {"cpu": 500, "memory": 0}
+    assert by_name["a"].limits == {"cpu": 1250, "memory": Gi}
+    assert by_name["b"].to_dict() == {
+        "namespace": "team", "node": "n1", "scheduler": "bin",
+        "requests": {"cpu": 100, "memory": 64 * Mi}, "limits": {"cpu": 0, "memory": 0},
+    }  # fmt: skip
+
+
+def test_an_init_container_s_limit_counts_when_larger() -> None:
+    pod = _pod("a", "n1", _c(limits={"cpu": "1"}))
+    pod["spec"]["initContainers"] = [{"name": "i", "resources": {"limits": {"cpu": "3"}}}]
+    assert placement([_node("n1")], [pod]).nodes[0].limits["cpu"] == 3000
+
+
+def test_taints_are_shown_as_kubectl_describes_them() -> None:
+    taints = [{"key": "gpu", "value": "a100", "effect": "NoSchedule"},
+              {"key": "spot", "effect": "PreferNoSchedule"}]  # fmt: skip
+    (node,) = placement([_node("n1", taints=taints)], []).nodes
+    assert node.taints == ["gpu=a100:NoSchedule", "spot:PreferNoSchedule"]
+    assert node.to_dict()["taints"] == node.taints
+
+
+def test_usage_comes_from_metrics_when_they_answer() -> None:
+    node_metrics = [
+        {"metadata": {"name": "n1"}, "usage": {"cpu": "250000000n", "memory": "1024Ki"}}
+    ]
+    pod_metrics = [{"metadata": {"name": "a", "namespace": "team"},
+                    "containers": [{"usage": {"cpu": "10m", "memory": "1Mi"}},
+                                   {"usage": {"cpu": "5m", "memory": "1Mi"}}]}]  # fmt: skip
+    pods = [_pod("a", "n1", _c()), _pod("b", "n1", _c())]
+    shown = placement([_node("n1"), _node("n2")], pods, node_metrics=node_metrics,
+                      pod_metrics=pod_metrics)  # fmt: skip
+    assert shown.metrics
+    assert [n.usage for n in shown.nodes] == [{"cpu": 250, "memory": 1024 * 1024}, None]
+    assert {p.name: p.usage for p in shown.pods} == {"a": {"cpu": 15, "memory": 2 * Mi}, "b": None}
+    assert shown.nodes[0].to_dict()["usage"] == {"cpu": 250, "memory": Mi}
+
+
+def test_without_metrics_usage_is_unknown_not_zero() -> None:
+    shown = placement([_node("n1")], [_pod("a", "n1", _c())])
+    assert not shown.metrics and shown.nodes[0].usage is None and shown.pods[0].usage is None
+    assert "usage" not in shown.nodes[0].to_dict()
+
+
+def test_the_pods_follow_the_nodes_shown() -> None:
+    pods = [_pod("z", "n1", _c({"cpu": "3"})), _pod("a", "n2", _c()), _pod("b", "n1", _c())]
+    shown = placement([_node("n1"), _node("n2")], pods, sort_by="cpu", limit=1)
+    assert [n.name for n in shown.nodes] == ["n1"]
+    assert [p.name for p in shown.pods] == ["b", "z"]

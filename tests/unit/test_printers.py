@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kschedctl.base.errors import EXIT_USAGE, UsageError
-from kschedctl.printers import formats
+from kschedctl.printers import formats, table
 from kschedctl.printers.formats import OutputFormat, as_item, as_list
 
 ALL = formats.ALL_FORMATS
@@ -148,6 +148,6 @@ def test_custom_columns_cells_cannot_drive_the_terminal() -> None:
 def test_tabwriter_pads_like_kubectl() -> None:
     # minwidth 6, padding 3; the last cell is never padded
     assert (
-        formats.tabwriter([["A", "B", "C"], ["longer", "x", "y"]])
+        table.render([["A", "B", "C"], ["longer", "x", "y"]])
         == "A        B     C\nlonger   x     y\n"
     )

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from test_filters_support import node, pod
 
-from kschedctl.base.errors import EXIT_INVALID, PluginError
+from kschedctl.base.errors import EXIT_INVALID, NotFoundError, PluginError
 from kschedctl.model.filters import NodeInfoSnapshot
 from kschedctl.model.scheduling.algorithm import Algorithm
 from kschedctl.model.scheduling.cache import SchedulerCache
@@ -132,7 +132,6 @@ def test_unusable_plugins_are_refused_with_exit_3_naming_the_file(text: str, mes
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        ("missing.py", "missing.py: cannot read the plugin: no such file"),
         ("no_such_pkg.mod", "no_such_pkg.mod: cannot import it: ModuleNotFoundError"),
         ("json:nothing_here", "module json has no attribute nothing_here"),
         ("not a module", "is neither a file ending in .py nor a module name"),
@@ -146,6 +145,16 @@ def test_unusable_specs_are_refused(
     with pytest.raises(PluginError) as err:
         load_plugin(spec)
     assert message in err.value.message
+
+
+def test_a_missing_plugin_file_is_not_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(NotFoundError) as err:  # exit 5, as a missing file is everywhere
+        load_plugin("missing.py")
+    assert err.value.message == "missing.py: cannot read the plugin: no such file"
+    assert err.value.hint
 
 
 def test_a_bad_file_name_for_source_text_is_refused() -> None:

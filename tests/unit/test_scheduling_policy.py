@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from test_filters_support import expr, node, node_affinity, pod
 
-from kschedctl.base.errors import PolicyError
+from kschedctl.base.errors import NotFoundError, PolicyError
 from kschedctl.model.filters import NodeInfoSnapshot, feasible_nodes
 from kschedctl.model.scheduling.policy import (
     POD_POLICY_ANNOTATION,
@@ -113,8 +113,9 @@ def test_files_malformed_yaml_and_missing_files(tmp_path: Path) -> None:
     bad.write_text("fallbacks: [\n")
     with pytest.raises(PolicyError, match=r"bad.yaml: malformed YAML"):
         load_policy(bad)
-    with pytest.raises(PolicyError, match=r"missing.yaml: cannot read the policy"):
-        load_policy(tmp_path / "missing.yaml")
+    with pytest.raises(NotFoundError, match=r"missing.yaml: cannot read the policy") as info:
+        load_policy(tmp_path / "missing.yaml")  # exit 5, as a missing file is everywhere
+    assert info.value.hint
 
 
 def test_pod_annotation_replaces_the_scheduler_policy() -> None:

@@ -387,7 +387,7 @@ def test_messages(message: str, tty: bool) -> None:
         output.info(message)
         output.warn(message)
         output.echo(message)
-        output.print_table(["a"], [[message]], title=message)
+        output.print_table(["a"], [[message]])
 
     text = printed(tty, draw)
     assert_inert(text)

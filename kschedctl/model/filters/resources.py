@@ -6,7 +6,7 @@ Units in every returned dict: ``cpu`` in millicores, ``memory`` / ``ephemeral-st
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from .quantity import QuantityError, parse_quantity, to_milli, to_units
@@ -101,6 +101,52 @@ def _is_sidecar(container: Mapping[str, Any]) -> bool:
     return container.get("restartPolicy") == "Always"
 
 
+def _containers_total(
+    spec: Mapping[str, Any], of: Callable[[Mapping[str, Any], bool], ResourceList]
+) -> ResourceList:
+    """``Σ containers + Σ sidecars``, at least ``max over init containers of (own + sidecars
+    started before)``, per resource; ``of(container, running)``: its amounts (``running``:
+    a container or sidecar, which runs with the pod; False for a plain init container)."""
+    total: ResourceList = {}
+    for c in spec.get("containers") or []:
+        _add(total, of(c, True))
+    sidecars: ResourceList = {}
+    init_max: ResourceList = {}
+    for c in spec.get("initContainers") or []:
+        sidecar = _is_sidecar(c)
+        amounts = of(c, sidecar)
+        if sidecar:
+            _add(total, amounts)
+            _add(sidecars, amounts)
+            need = sidecars
+        else:
+            need = dict(amounts)
+            _add(need, sidecars)
+        _max_into(init_max, need)
+    _max_into(total, init_max)
+    return total
+
+
+def pod_limits(pod: Mapping[str, Any]) -> dict[str, int]:
+    """The pod's limits as ``kubectl describe node`` adds them up (component-helpers
+    ``resource.PodLimits``): containers and sidecars summed, at least each init container's
+    (with the sidecars started before it), pod-level ``spec.resources.limits`` replacing
+    cpu/memory/hugepages, ``spec.overhead`` added to the resources limited. A resource no
+    container limits is absent. Millicores for cpu, bytes/counts otherwise."""
+    spec = pod.get("spec") or {}
+    total = _containers_total(
+        spec, lambda c, _: _resource_list((c.get("resources") or {}).get("limits"))
+    )
+    pod_level = _resource_list((spec.get("resources") or {}).get("limits"))
+    for k, v in pod_level.items():
+        if _is_pod_level_resource(k):
+            total[k] = v
+    for k, v in _resource_list(spec.get("overhead")).items():
+        if k in total:
+            total[k] += v
+    return _to_scheduler_units(total, keep_zero_scalars=False)
+
+
 def _requests_nanos(
     pod: Mapping[str, Any], *, use_status: bool, non_missing: Mapping[str, int] | None
 ) -> ResourceList:
@@ -134,24 +180,7 @@ def _requests_nanos(
                     reqs[k] = v
         return reqs
 
-    total: ResourceList = {}
-    for c in spec.get("containers") or []:
-        _add(total, container_reqs(c, use_status))
-
-    sidecars: ResourceList = {}
-    init_max: ResourceList = {}
-    for c in spec.get("initContainers") or []:
-        sidecar = _is_sidecar(c)
-        reqs = container_reqs(c, use_status and sidecar)
-        if sidecar:
-            _add(total, reqs)
-            _add(sidecars, reqs)
-            need = sidecars
-        else:
-            need = dict(reqs)
-            _add(need, sidecars)
-        _max_into(init_max, need)
-    _max_into(total, init_max)
+    total = _containers_total(spec, lambda c, running: container_reqs(c, use_status and running))
 
     pod_level = (spec.get("resources") or {}).get("requests") or {}
     if any(_is_pod_level_resource(k) for k in pod_level):

@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from kschedctl.base.errors import NotFoundError, PluginError, SpecError, printable
+from kschedctl.base.errors import NotFoundError, PluginError, SpecError, missing_file, printable
 from kschedctl.base.userfile import read_user_file
 
 from .plugins import Plugin, exception_text
@@ -36,7 +36,8 @@ def _refuse(source: str, message: str, hint: str | None = None) -> PluginError:
     return PluginError(
         "",
         message,
-        hint or 'see README, "Scheduling plugins", for what a plugin defines',
+        hint
+        or 'see docs/commands/own-scheduler.md, "Scheduling plugins", for what a plugin defines',
         source=source,
     )
 
@@ -150,8 +151,8 @@ def load_plugin(spec: str) -> Plugin:
     if spec.endswith(".py") or "/" in spec or "\\" in spec:
         try:
             text = read_user_file(spec)
-        except NotFoundError as err:
-            raise _refuse(spec, "cannot read the plugin: no such file") from err
+        except NotFoundError as err:  # exit 5, as a missing file is everywhere
+            raise missing_file(f"{printable(spec)}: cannot read the plugin: no such file") from err
         except SpecError as err:
             raise _refuse(spec, f"cannot read the plugin: {err.detail}") from err
         return plugin_from_source(Path(spec).name, text, source=spec)

@@ -11,7 +11,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, cast
 
-from kschedctl.base.errors import NotFoundError, PolicyError, Problem, SpecError, quote
+from kschedctl.base.errors import (
+    NotFoundError,
+    PolicyError,
+    Problem,
+    SpecError,
+    missing_file,
+    printable,
+    quote,
+)
 from kschedctl.base.userfile import read_user_file
 from kschedctl.model.config.schema import YamlError, check_fields, check_list, join, parse_yaml
 from kschedctl.model.filters.selectors import node_selector_term
@@ -256,7 +264,7 @@ def parse_policy(doc: Any, source: str, *, type_meta: bool = True) -> FallbackPo
     if out:
         raise PolicyError.from_problems(
             [Problem(p.path, p.message, source) for p in out],
-            hint='see README, "kschedctl\'s own scheduler", for the policy format',
+            hint='see docs/commands/own-scheduler.md, "Fallback policy", for the policy format',
         )
     return FallbackPolicy(tuple(steps), strict, source)
 
@@ -278,7 +286,7 @@ def load_policy(path: str | Path) -> FallbackPolicy:
     except SpecError as err:
         raise PolicyError("", f"cannot read the policy: {err.detail}", source=str(path)) from err
     except NotFoundError as err:
-        raise PolicyError("", "cannot read the policy: no such file", source=str(path)) from err
+        raise missing_file(f"{printable(str(path))}: cannot read the policy: no such file") from err
     return policy_from_text(text, str(path))
 
 
