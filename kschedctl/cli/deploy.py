@@ -14,7 +14,7 @@ import typer
 from kschedctl.base.errors import UsageError
 from kschedctl.cli import cluster_completers, options, output, registers
 from kschedctl.cli.common import connect
-from kschedctl.cli.options import DEFAULT_KUBE, Kube, kube_flags_without_as
+from kschedctl.cli.kubeflags import DEFAULT_KUBE, Kube, kube_flags_without_as
 from kschedctl.cli.paths import guard_paths
 from kschedctl.render import forms
 

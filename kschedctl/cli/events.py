@@ -9,16 +9,14 @@ import typer
 
 from kschedctl.cli import eventrows, output, registers
 from kschedctl.cli.common import connect, scheduler_argument
+from kschedctl.cli.kubeflags import DEFAULT_KUBE, Kube, kube_flags
 from kschedctl.cli.options import (
-    DEFAULT_KUBE,
     DEFAULT_PRINTING,
     WIDE_FORMATS,
     AllNamespaces,
     EventsSince,
-    Kube,
     Namespace,
     Printing,
-    kube_flags,
     output_flags,
 )
 

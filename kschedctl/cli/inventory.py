@@ -8,17 +8,15 @@ import typer
 
 from kschedctl.cli import output, registers
 from kschedctl.cli.common import age, connect
+from kschedctl.cli.kubeflags import DEFAULT_KUBE, Kube, kube_flags
 from kschedctl.cli.options import (
-    DEFAULT_KUBE,
     DEFAULT_PRINTING,
     DEFAULT_SELECTORS,
     WIDE_FORMATS,
     AllNamespaces,
-    Kube,
     Namespace,
     Printing,
     Selectors,
-    kube_flags,
     namespace_scope,
     output_flags,
     selector_flags,

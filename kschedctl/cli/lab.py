@@ -11,11 +11,7 @@ import typer
 from kschedctl.base import limits
 from kschedctl.base.errors import EXIT_ERROR, LabError
 from kschedctl.cli import output
-from kschedctl.cli.options import (
-    DEFAULT_PRINTING,
-    Printing,
-    output_flags,
-)
+from kschedctl.cli.options import DEFAULT_PRINTING, Printing, output_flags
 from kschedctl.cli.progress import StderrBuildProgress
 from kschedctl.printers import formats
 

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from kschedctl.cli.options import CONTEXT, KUBECONFIG, flag, flag_group, plugin_option
+from kschedctl.cli.kubeflags import CONTEXT, KUBECONFIG
+from kschedctl.cli.options import flag, flag_group, plugin_option
 from kschedctl.model.scheduling.strategies import DEFAULT_STRATEGY, STRATEGIES
 
 scheduler_app = typer.Typer(

@@ -11,15 +11,13 @@ from kschedctl.base.errors import UsageError
 from kschedctl.cli import output, registers
 from kschedctl.cli.common import SchedulerName, age, connect
 from kschedctl.cli.inventory import health_text
+from kschedctl.cli.kubeflags import DEFAULT_KUBE, Kube, kube_flags
 from kschedctl.cli.options import (
-    DEFAULT_KUBE,
     DEFAULT_PRINTING,
     TABLE_FORMATS,
     AllNamespaces,
-    Kube,
     Namespace,
     Printing,
-    kube_flags,
     namespace_scope,
     output_flags,
 )

@@ -9,16 +9,14 @@ import typer
 from kschedctl.base.errors import UsageError, shown_path
 from kschedctl.cli import completers, output
 from kschedctl.cli.common import connect
+from kschedctl.cli.kubeflags import DEFAULT_KUBE, Kube, kube_flags
 from kschedctl.cli.options import (
-    DEFAULT_KUBE,
     DEFAULT_PRINTING,
     WIDE_FORMATS,
     AllNamespaces,
-    Kube,
     LabelSelector,
     Namespace,
     Printing,
-    kube_flags,
     namespace_scope,
     output_flags,
     parsed_label_selector,

@@ -11,14 +11,8 @@ from kschedctl import __version__
 from kschedctl.base import terminal
 from kschedctl.cli import output, registers
 from kschedctl.cli.common import connect
-from kschedctl.cli.options import (
-    DEFAULT_KUBE,
-    DEFAULT_PRINTING,
-    Kube,
-    Printing,
-    kube_flags,
-    output_flags,
-)
+from kschedctl.cli.kubeflags import DEFAULT_KUBE, Kube, kube_flags
+from kschedctl.cli.options import DEFAULT_PRINTING, Printing, output_flags
 from kschedctl.model.config.versions import DEFAULT_VERSION, supported_minors
 from kschedctl.printers import formats
 

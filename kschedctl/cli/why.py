@@ -9,17 +9,15 @@ import typer
 from kschedctl.base.errors import EXIT_FINDINGS, UsageError
 from kschedctl.cli import cluster_completers, completers, output, registers, why_view
 from kschedctl.cli.common import connect
+from kschedctl.cli.kubeflags import DEFAULT_KUBE, Kube, kube_flags
 from kschedctl.cli.options import (
-    DEFAULT_KUBE,
     DEFAULT_PRINTING,
     DEFAULT_SELECTORS,
     TABLE_FORMATS,
     AllNamespaces,
-    Kube,
     Namespace,
     Printing,
     Selectors,
-    kube_flags,
     output_flags,
     plugin_option,
     selector_flags,
