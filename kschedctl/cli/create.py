@@ -96,7 +96,7 @@ def create(
     """Write a scheduler workspace PARENT/NAME/ (see HELP)."""
     # Imported here so that --help and shell completion do not pay for the spec model.
     from kschedctl.ops.create import create_workspace
-    from kschedctl.spec import PROGRAMS
+    from kschedctl.spec import PROGRAMS, CustomSettings, default_spec
 
     check_version_option(kubernetes_version)
     if program is not None and program not in PROGRAMS:
@@ -105,20 +105,21 @@ def create(
         raise UsageError("--custom-plugin needs --program custom")
     if plugins and program != "builtin":
         raise UsageError("--plugin needs --program builtin (kschedctl's own scheduler)")
-    created = create_workspace(
+    custom = None
+    if program == "custom":
+        custom = CustomSettings(plugins=[_custom_plugin(text) for text in custom_plugins or []])
+    spec = default_spec(
         name,
-        parent,
         program=program,
-        custom_plugins=[_custom_plugin(text) for text in custom_plugins or []],
-        plugins=plugins,
+        custom=custom,
         kubernetes_version=kubernetes_version,
         namespace=namespace,
         replicas=replicas,
         leader_elect=leader_elect,
         image=image,
-        replaces_default=replaces_default,
-        force=force,
+        replaces_default=replaces_default or None,
     )
+    created = create_workspace(spec, parent, plugins=plugins, force=force)
     for path in created.paths:
         typer.echo(str(path))
     for warning in created.warnings:

@@ -17,6 +17,7 @@ from kschedctl.cli.options import (
     EventsSince,
     Namespace,
     Printing,
+    export_option,
     output_flags,
 )
 
@@ -75,12 +76,7 @@ def events(
     ] = None,
     export_to: Annotated[
         str | None,
-        typer.Option(
-            "--export",
-            help="With --timeline: also write the picture to FILE.svg or FILE.html.",
-            metavar="FILE",
-            show_default=False,
-        ),
+        export_option("With --timeline: also write the picture to FILE.svg or FILE.html."),
     ] = None,
     printing: Printing = DEFAULT_PRINTING,
     kube: Kube = DEFAULT_KUBE,

@@ -100,6 +100,13 @@ def plugin_option(help: str) -> Any:
     return typer.Option("--plugin", metavar="PATH.py|package.module", help=help, show_default=False)
 
 
+def export_option(help: str) -> Any:
+    """``--export FILE``: the picture a command draws, also written as SVG or HTML
+    (cli/picture_export.py); the same flag for ``top nodes`` and ``events --timeline``, whose
+    help says when it applies."""
+    return typer.Option("--export", help=help, metavar="FILE", show_default=False)
+
+
 # -o: one definition for every command; each offers a subset of kubectl's values
 # (kschedctl.printers.formats), listed in its help the same way, checked by `check_output`
 # (cli/common.py), which refuses the others with exit 2.

@@ -17,6 +17,7 @@ from kschedctl.cli.options import (
     LabelSelector,
     Namespace,
     Printing,
+    export_option,
     namespace_scope,
     output_flags,
     parsed_label_selector,
@@ -34,12 +35,8 @@ top_app = typer.Typer(
 
 Export = Annotated[
     str | None,
-    typer.Option(
-        "--export",
-        help="Also write the picture to FILE.svg or FILE.html (fixed width, for a README or "
-        "an issue).",
-        metavar="FILE",
-        show_default=False,
+    export_option(
+        "Also write the picture to FILE.svg or FILE.html (fixed width, for a README or an issue)."
     ),
 ]
 

@@ -1,26 +1,25 @@
 """``create``: write a scheduler workspace and say what to do next (offline).
 
-The spec is built from the flags and checked, every form is rendered in memory, then the
-workspace is written all at once (:func:`kschedctl.render.workspace.write_workspace`): a
-failure leaves nothing behind. The result carries the next steps as text for the CLI to print
-on stderr (the commands in them say ``kschedctl``; the CLI spells them as the user called it).
+The spec comes from the CLI (:func:`kschedctl.spec.default_spec` filled with the flags): it is
+checked, every form is rendered in memory, then the workspace is written all at once
+(:func:`kschedctl.render.workspace.write_workspace`): a failure leaves nothing behind. The
+result carries the next steps as text for the CLI to print on stderr (the commands in them say
+``kschedctl``; the CLI spells them as the user called it).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from kschedctl.render import forms
 from kschedctl.render.workspace import write_workspace
 from kschedctl.spec import (
     SPEC_FILE,
     CheckedSpec,
-    CustomSettings,
+    Spec,
     add_plugin_files,
     builtin_image,
-    default_spec,
     ensure_valid,
 )
 
@@ -40,38 +39,15 @@ class Created:
 
 
 def create_workspace(
-    name: str,
-    parent: Path,
-    *,
-    program: str | None = None,
-    custom_plugins: list[dict[str, Any]] | None = None,
-    plugins: list[str] | None = None,
-    kubernetes_version: str | None = None,
-    namespace: str | None = None,
-    replicas: int | None = None,
-    leader_elect: bool | None = None,
-    image: str | None = None,
-    replaces_default: bool = False,
-    force: bool = False,
+    spec: Spec, parent: Path, *, plugins: list[str] | None = None, force: bool = False
 ) -> Created:
-    """Write workspace ``parent/name`` from a default spec the arguments fill."""
-    custom = CustomSettings(plugins=custom_plugins or []) if program == "custom" else None
-    spec = default_spec(
-        name,
-        program=program,
-        custom=custom,
-        kubernetes_version=kubernetes_version,
-        namespace=namespace,
-        replicas=replicas,
-        leader_elect=leader_elect,
-        image=image,
-        replaces_default=replaces_default or None,
-    )
+    """Write workspace ``parent/<spec name>`` from ``spec`` (:func:`default_spec` filled with
+    create's flags), with the plugin files ``plugins`` copied in."""
     if plugins:
         add_plugin_files(spec, plugins)
     checked = ensure_valid(spec, source="create")
     files = forms.render_workspace(checked)  # all in memory first: nothing written if this fails
-    target = parent / name
+    target = parent / spec.name
     paths = write_workspace(target, files, force=force)
     created = Created(target, paths, checked)
     if checked.program == "builtin" and checked.image == builtin_image():
