@@ -12,6 +12,7 @@ from kschedctl.base.errors import UsageError, printable
 from kschedctl.cli import output, registers
 from kschedctl.cli.options import KubernetesVersion, check_version_option
 from kschedctl.cli.paths import guard_paths
+from kschedctl.cli.usage import bad_choice
 from kschedctl.render import forms
 
 
@@ -100,7 +101,7 @@ def create(
 
     check_version_option(kubernetes_version)
     if program is not None and program not in PROGRAMS:
-        raise UsageError(f"--program {printable(program)}: expected one of {', '.join(PROGRAMS)}")
+        bad_choice("--program", program, PROGRAMS)
     if custom_plugins and program != "custom":
         raise UsageError("--custom-plugin needs --program custom")
     if plugins and program != "builtin":

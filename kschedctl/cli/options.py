@@ -21,6 +21,7 @@ from typer.core import TyperCommand
 
 from kschedctl.base.errors import UsageError
 from kschedctl.cli import completers, output
+from kschedctl.cli.usage import bad_choice
 from kschedctl.model.config.versions import DEFAULT_VERSION, parse_version, supported_minors
 from kschedctl.printers import formats
 
@@ -349,7 +350,9 @@ def dry_run_mode(value: str) -> tuple[str, str | None]:
             mode,
             f"--dry-run={value} is deprecated (boolean value) and can be replaced with --dry-run={mode}.",
         )
-    raise UsageError(
+    bad_choice(
+        "--dry-run",
+        value,
+        DRY_RUN_MODES,
         f'Invalid dry-run value ({value}). Must be "none", "server", or "client".',
-        hint="--dry-run=client or --dry-run=server",
     )

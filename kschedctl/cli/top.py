@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from kschedctl.base.errors import UsageError, shown_path
+from kschedctl.base.errors import shown_path
 from kschedctl.cli import completers, output
 from kschedctl.cli.common import connect
 from kschedctl.cli.kubeflags import DEFAULT_KUBE, Kube, kube_flags
@@ -22,6 +22,7 @@ from kschedctl.cli.options import (
     output_flags,
     parsed_label_selector,
 )
+from kschedctl.cli.usage import bad_choice
 from kschedctl.printers import formats
 
 # The table's default number of nodes: a screenful an operator reads; data formats give all.
@@ -96,7 +97,7 @@ def nodes(
     """
     fmt = printing.format()
     if sort_by not in SORT_KEYS:
-        raise UsageError(f"--sort-by {sort_by!r}: use one of {', '.join(SORT_KEYS)}")
+        bad_choice("--sort-by", sort_by, SORT_KEYS)
     parsed_label_selector(selector)  # exit 2 on a malformed selector, before connecting
     # the picture module loads rich (start-up): only when drawing
     from kschedctl.cli import picture_export, pictures

@@ -10,11 +10,15 @@ the program spelled as the user called it (``kubectl sched …`` as a kubectl pl
 
 from __future__ import annotations
 
+import ast
 import difflib
+import re
+from collections.abc import Sequence
 from typing import Any, NoReturn
 
 import typer
 from typer._click import exceptions as click_exceptions  # typer's own copy of click
+from typer._click.globals import get_current_context
 
 from kschedctl.base.errors import printable
 
@@ -26,6 +30,21 @@ _GONE = {"--install-completion", "--show-completion"}
 
 def click_usage_error() -> type[Exception]:
     return click_exceptions.UsageError
+
+
+class BadChoice(click_exceptions.UsageError):
+    """A value a command checks against its choices itself (``--sort-by cpux``), printed like
+    a bad value of a click choice. ``text``: the error line, when kubectl words it otherwise."""
+
+    def __init__(self, name: str, value: str, choices: Sequence[str], text: str | None = None):
+        super().__init__(text or name, ctx=get_current_context(silent=True))
+        self.name, self.value, self.choices, self.text = name, value, list(choices), text
+
+
+def bad_choice(name: str, value: str, choices: Sequence[str], text: str | None = None) -> NoReturn:
+    """Exit 2 for ``value``, not one of ``choices`` of option or argument ``name``: the error,
+    the closest choice (``Did you mean cpu?``) and ``See '… -h' for help.``"""
+    raise BadChoice(name, value, choices, text)
 
 
 def exit_on(err: Any, root: Any) -> None:
@@ -75,25 +94,41 @@ def message(err: Any, ctx: Any) -> list[str]:
         names = [o for p in ctx.command.get_params(ctx) for o in (*p.opts, *p.secondary_opts)]
         lines = [f"error: unknown flag: {printable(flag)}"]
         return lines + _did_you_mean(flag, [n for n in names if n.startswith("-")])
+    if isinstance(err, BadChoice):
+        return _choice_lines(err.name, err.value, err.choices, err.text)
     param = getattr(err, "param", None)
     choices = [
         getattr(c, "value", c) for c in getattr(getattr(param, "type", None), "choices", None) or ()
     ]
     if isinstance(err, click_exceptions.BadParameter) and param is not None and choices:
-        value = given_value(param, ctx.meta.get(ARGV, []))
-        name = (
-            ", ".join(param.opts)
-            if param.param_type_name == "option"
-            else (param.name or "").upper()
-        )
+        if param.param_type_name == "option":
+            value = given_value(param, ctx.meta.get(ARGV, []))
+            name = ", ".join(param.opts)
+        else:
+            value = _rejected(err.message)
+            name = param.metavar or (param.name or "").upper()
         if value is not None:
-            return [
-                f'error: invalid value "{printable(value)}" for {name}: '
-                f"one of {', '.join(map(str, choices))}",
-                *_did_you_mean(value, [str(c) for c in choices]),
-            ]
+            return _choice_lines(name, value, [str(c) for c in choices])
     text = printable(" ".join(err.format_message().split()))
     return [f"error: {text[:1].lower()}{text[1:]}"]
+
+
+def _choice_lines(
+    name: str, value: str, choices: Sequence[str], text: str | None = None
+) -> list[str]:
+    first = text or f'invalid value "{value}" for {name}: one of {", ".join(choices)}'
+    return [f"error: {printable(first)}", *_did_you_mean(value, list(choices))]
+
+
+# typer's choice type rejects an argument's value as "'zhs' is not one of …": the value is
+# the quoted word it starts with (an argument, unlike an option, has no flag to find in argv)
+_REJECTED = re.compile(r"""^('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*") is not one of""")
+
+
+def _rejected(text: str) -> str | None:
+    found = _REJECTED.match(text)
+    value = ast.literal_eval(found.group(1)) if found else None
+    return value if isinstance(value, str) else None
 
 
 def given_value(param: Any, argv: list[str]) -> str | None:

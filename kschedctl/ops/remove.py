@@ -25,7 +25,7 @@ from kschedctl.model.config.versions import DEFAULT_SCHEDULER_NAME
 from kschedctl.observe.appliers import appliers, helm_command, helm_releases
 from kschedctl.observe.containers import workload_leases
 from kschedctl.observe.identity import trusted_objects
-from kschedctl.observe.schedulers import LEASE_ANNOTATION, recorded_host_files
+from kschedctl.observe.schedulers import LEASE_ANNOTATION, SCHEDULER_LABEL, recorded_host_files
 from kschedctl.ops import rollout
 from kschedctl.ops.reporter import QUIET, Reporter
 
@@ -200,7 +200,7 @@ def remove(
         lambda: not _scheduler_pods(cluster, name, where)
         and all(_gone(cluster, o) for o in workloads),
         until, f"the pods of {name} to stop",
-        hint="`kubectl get pods -A -l app.kubernetes.io/instance=" + name + "` shows them",
+        hint=f"`{pods_command(name)}` shows them",
     )  # fmt: skip
     for obj in removal.objects:
         if obj["kind"] not in WORKLOADS:
@@ -259,6 +259,13 @@ def _pods_asking_for(cluster: Cluster, name: str) -> list[str]:
         and not _is_canary(p)
         and not p["metadata"].get("deletionTimestamp")
     ]
+
+
+def pods_command(name: str) -> str:
+    """The kubectl command that lists scheduler ``name``'s pods wherever they run: by the label
+    kschedctl sets on every object it renders, which a Helm release keeps (its instance label
+    is the release's name, not the scheduler's)."""
+    return f"kubectl get pods -A -l {SCHEDULER_LABEL}={name}"
 
 
 def _scheduler_pods(

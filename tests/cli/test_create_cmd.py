@@ -198,7 +198,7 @@ def test_create_program_custom_with_its_own_plugins(run, tmp_path: Path) -> None
     [
         (["--custom-plugin", "A:Filter"], 2, "--custom-plugin needs --program custom"),
         (["--program", "custom", "--image", "e.io/s:1", "--custom-plugin", "A"], 2, "NAME:Point"),
-        (["--program", "nope"], 2, "expected one of kube-scheduler, builtin, custom"),
+        (["--program", "nope"], 2, 'invalid value "nope" for --program: one of kube-scheduler, builtin, custom'),
         (["--program", "custom", "--image", "e.io/s:1", "--custom-plugin", "A:Filtr"], 3,
          "spec.custom.plugins[0].extensionPoints[0]"),
         (["--program", "custom"], 3, "spec.image: is required"),

@@ -28,7 +28,7 @@ SNAPSHOT = Path(__file__).parent.parent / "unit" / "fixtures" / "pictures" / "sn
         (["top", "nodes", "--export", "top.png"], "unknown picture format '.png'"),
         (
             ["top", "nodes", "--sort-by", "age"],
-            "--sort-by 'age': use one of name, cpu, memory, pods",
+            'invalid value "age" for --sort-by: one of name, cpu, memory, pods',
         ),
         (["top", "nodes", "-l", "a in (b"], "-l a in (b"),
         (["top", "nodes", "--limit", "-1"], "-1 is not in the range"),

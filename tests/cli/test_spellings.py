@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from conftest import Run
 
-from kschedctl.base.errors import UsageError
 from kschedctl.cli.options import dry_run_mode
+from kschedctl.cli.usage import BadChoice
 
 
 def test_deploy_as_form_equals_its_alias(run: Run) -> None:
@@ -60,7 +60,7 @@ def test_dry_run_values_as_kubectl(value: str, mode: str, warns: bool) -> None:
 
 def test_a_bad_dry_run_value_is_kubectls_usage_error() -> None:
     with pytest.raises(
-        UsageError,
+        BadChoice,
         match='Invalid dry-run value \\(maybe\\). Must be "none", "server", or "client".',
     ):
         dry_run_mode("maybe")

@@ -15,11 +15,16 @@ import pytest
 import yaml
 from rich.console import Console
 
-from kschedctl.cli import eventrows, inventory, output, pictures
+from kschedctl.cli import eventrows, inventory, output, pictures, why_view
+from kschedctl.cli.status import _print_status
+from kschedctl.model.filters import NodeInfoSnapshot
+from kschedctl.observe.diagnosis import Diagnosis, diagnose
 from kschedctl.observe.events import Event
+from kschedctl.observe.pending import pending_reasons
 from kschedctl.observe.placement import placement
-from kschedctl.observe.schedulers import Scheduler
+from kschedctl.observe.schedulers import Lease, Scheduler
 from kschedctl.ops.list import SchedulerList
+from kschedctl.ops.status import SchedulerStatus
 from kschedctl.printers.formats import parse_output
 
 CLI = Path(__file__).resolve().parents[2] / "kschedctl" / "cli"
@@ -79,6 +84,65 @@ def _top(wide: bool) -> Callable[[], None]:
     return show
 
 
+def _status() -> None:
+    replica = {
+        "pod": f"{LONG}-abc12",
+        "leader": True,
+        "health": None,
+        "problem": None,
+        "sent": None,
+        "summary": {
+            "attempts": {"scheduled": 12, "unschedulable": 3, "error": 0},
+            "pending": {"active": 1, "unschedulable": 3},
+            "attemptLatency": {"p50": 0.0012, "p99": 0.0089},
+        },
+    }
+    _print_status(SchedulerStatus(
+        name=LONG,
+        scheduler=Scheduler(name=LONG, form="deployment", managed=True, namespace=f"ns-{LONG}",
+                            desired=1, ready=1, lease=Lease(f"ns-{LONG}", LONG, f"{LONG}-abc12",
+                                                            1.0, 15)),
+        objects=[{"ref": f"deployment/{LONG}", "kind": "Deployment", "state": "ready 1/1"},
+                 {"ref": f"clusterrolebinding/{LONG}", "kind": "ClusterRoleBinding",
+                  "state": "present"}],
+        access=None,
+        rbac={"mode": "leastPrivilege", "clusterRoles": [LONG], "defaultLeaseUpdate": False},
+        version={"server": "v1.36.3", "image": f"registry.example/{LONG}:v1.36.3", "skew": "ok"},
+        events=[{"time": "1m", "type": "Warning", "reason": "FailedScheduling",
+                 "object": f"pod/{LONG}", "message": f"0/4 nodes are available: {LONG}"}],
+        pending_pods=[f"team/{LONG}"],
+        warnings=[],
+        metrics={"problem": None, "readerProblem": None, "replicas": [replica]},
+    ))  # fmt: skip
+
+
+def _pending(i: int) -> Diagnosis:
+    """A pod of scheduler LONG asking for more cpu than any of three nodes has."""
+    nodes = [{"metadata": {"name": f"node-{n}-{LONG}", "labels": {}}, "spec": {},
+              "status": {"allocatable": {"cpu": "2", "memory": "8Gi", "pods": "110"}}}
+             for n in range(3)]  # fmt: skip
+    pod = {"metadata": {"name": f"pod-{i}-{LONG}", "namespace": f"team-{LONG}", "uid": f"u{i}"},
+           "spec": {"schedulerName": LONG, "containers": [
+               {"name": "c", "resources": {"requests": {"cpu": "8"}}}]},
+           "status": {"phase": "Pending"}}  # fmt: skip
+    scheduler = Scheduler(name=LONG, form="deployment", managed=True, desired=1, ready=1)
+    return diagnose(pod, NodeInfoSnapshot(nodes, []), [scheduler])
+
+
+def _why(nodes: str) -> Callable[[], None]:
+    return lambda: why_view.print_diagnosis(_pending(0), True, nodes=nodes)
+
+
+def _why_all(pods: bool) -> Callable[[], None]:
+    def show() -> None:
+        diagnoses = [_pending(i) for i in range(8)]
+        why_view.print_summary(pending_reasons(diagnoses), True)
+        if pods:
+            why_view.print_pending(diagnoses, True)
+
+    return show
+
+
 TABLES: dict[str, Callable[[], None]] = {
     "events": _events("table"),
     "events -o wide": _events("wide"),
@@ -86,6 +150,11 @@ TABLES: dict[str, Callable[[], None]] = {
     "list -o wide": _list("wide"),
     "top nodes": _top(False),
     "top nodes -o wide / --pods": _top(True),
+    "status": _status,
+    "why POD": _why("all"),
+    "why POD --nodes grouped": _why("grouped"),
+    "why --all": _why_all(False),
+    "why --all -A --pods": _why_all(True),
 }
 
 
