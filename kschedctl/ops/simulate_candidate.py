@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from kschedctl.base import userfile
 from kschedctl.base.errors import LabError, NotFoundError, printable
@@ -21,6 +21,7 @@ from kschedctl.lab import binaries, processes, seed
 from kschedctl.lab.cluster import Lab
 from kschedctl.model.config.versions import server_version_or_default
 from kschedctl.model.filters import NodeInfoSnapshot
+from kschedctl.model.kubetypes import Node, Pod
 from kschedctl.model.scheduling.policy import STEP_ANNOTATION
 from kschedctl.model.scheduling.policyload import parse_policy
 from kschedctl.observe.diagnosis import diagnose
@@ -222,8 +223,9 @@ def why_reasons(
     if not left:
         return []
     snap = NodeInfoSnapshot(
-        cluster.list("/api/v1/nodes"),
-        cluster.list("/api/v1/pods"),
+        # the API's untyped dicts enter the model here, read through its Node / Pod shapes
+        cast(list[Node], cluster.list("/api/v1/nodes")),
+        cast(list[Pod], cluster.list("/api/v1/pods")),
         {n["metadata"]["name"]: n for n in cluster.list("/api/v1/namespaces")},
     )
     version = server_version_or_default(str(cluster.server_version().get("gitVersion", "")))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, cast
+from typing import Any, Protocol
 
 from kschedctl.model.kubetypes import Node, Pod, Taint
 
@@ -201,13 +201,13 @@ class PodInfo:
         return self._non_zero
 
     @classmethod
-    def from_pod(cls, pod: Mapping[str, Any], *, use_status: bool = True) -> PodInfo:
+    def from_pod(cls, pod: Pod, *, use_status: bool = True) -> PodInfo:
         md = pod.get("metadata") or {}
         spec = pod.get("spec") or {}
         status = pod.get("status") or {}
         priority = spec.get("priority")
         return cls(
-            raw=cast(Pod, pod),  # the API's dict itself, read through the Pod shape
+            raw=pod,
             key=pod_key(pod),
             uid=pod_identity(pod),
             namespace=md.get("namespace") or "default",
@@ -281,11 +281,11 @@ class NodeInfo:
     ordinal: int = field(default=0, repr=False, compare=False)  # position in the cluster state
 
     @classmethod
-    def from_node(cls, node: Mapping[str, Any]) -> NodeInfo:
+    def from_node(cls, node: Node) -> NodeInfo:
         md = node.get("metadata") or {}
         spec = node.get("spec") or {}
         return cls(
-            raw=cast(Node, node),  # the API's dict itself, read through the Node shape
+            raw=node,
             name=md.get("name") or "",
             labels=md.get("labels") or {},
             taints=list(spec.get("taints") or []),
