@@ -164,7 +164,7 @@ def wait_decided(
     settle: float,
     timeout: float,
     progress: Progress,
-) -> tuple[list[dict[str, Any]], dict[str, float]]:
+) -> tuple[list[Pod], dict[str, float]]:
     """Poll the submitted pods until each is bound or reported unschedulable and no binding
     happened for ``settle`` seconds; (the pods, pod → seconds to its binding)."""
     bound_at: dict[str, float] = {}
@@ -173,7 +173,8 @@ def wait_decided(
     deadline = started + timeout
     while True:
         _alive(lab, unit)
-        pods = cluster.list("/api/v1/pods", labelSelector=SUBMITTED_LABEL)
+        # the API's untyped dicts enter the model here (why_reasons), read as Pods
+        pods = cast(list[Pod], cluster.list("/api/v1/pods", labelSelector=SUBMITTED_LABEL))
         now = time.monotonic()
         failed = 0
         for pod in pods:
@@ -214,9 +215,7 @@ def _event_uids(cluster: Cluster) -> set[str]:
     return {e["metadata"]["uid"] for e in listed}
 
 
-def why_reasons(
-    cluster: Cluster, pods: Sequence[dict[str, Any]], candidate: Candidate
-) -> list[ReasonCount]:
+def why_reasons(cluster: Cluster, pods: Sequence[Pod], candidate: Candidate) -> list[ReasonCount]:
     """`why`'s reasons for the pods left unschedulable (its engine over the lab's state, the
     candidate's fallback policy for kschedctl's own scheduler)."""
     left = [p for p in pods if not (p.get("spec") or {}).get("nodeName")]

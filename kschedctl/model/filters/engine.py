@@ -7,6 +7,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from kschedctl.model.kubetypes import Pod
+
 from .cycle import CycleState, ExtraFilter, not_evaluated
 from .nodefilters import Incoming
 from .preemption import INELIGIBLE_NEVER, preempt
@@ -27,7 +29,7 @@ __all__ = ["evaluate", "evaluation_key"]
 
 
 def evaluate(
-    pod: Mapping[str, Any],
+    pod: Pod,
     snapshot: NodeInfoSnapshot,
     *,
     all_reasons: bool = False,

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kschedctl.model.kubetypes import Toleration
+from kschedctl.model.kubetypes import Pod, Toleration
 
 from .nodeinfo import HEADROOM_INDEX, NodeInfo, host_ports
 from .resources import CPU, EPHEMERAL, MEMORY, PODS, format_amount, pod_requests
@@ -117,7 +117,7 @@ class Incoming:
 
     def __init__(
         self,
-        pod: Mapping[str, Any],
+        pod: Pod,
         *,
         comparison_operators: bool = False,
         dynamic_provisioning: bool = True,
