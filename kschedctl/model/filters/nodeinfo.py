@@ -111,7 +111,7 @@ def _affinity_block(pod: Mapping[str, Any], kind: str, which: str) -> tuple[list
     return block, (pod.get("metadata") or {}).get("namespace") or "default"
 
 
-def affinity_terms(pod: Mapping[str, Any], kind: str) -> tuple[AffinityTerm, ...]:
+def affinity_terms(pod: Pod, kind: str) -> tuple[AffinityTerm, ...]:
     """Required terms of ``podAffinity`` or ``podAntiAffinity`` (kind), like ``GetAffinityTerms``.
 
     A term whose selector does not parse drops all terms of that kind, as the scheduler does
@@ -132,7 +132,7 @@ class WeightedTerm:
     term: AffinityTerm
 
 
-def weighted_affinity_terms(pod: Mapping[str, Any], kind: str) -> tuple[WeightedTerm, ...]:
+def weighted_affinity_terms(pod: Pod, kind: str) -> tuple[WeightedTerm, ...]:
     """Preferred terms of ``podAffinity`` or ``podAntiAffinity`` (kind), like
     ``GetWeightedAffinityTerms``; a selector that does not parse drops all terms of the kind."""
     block, namespace = _affinity_block(pod, kind, "preferredDuringSchedulingIgnoredDuringExecution")
@@ -147,13 +147,13 @@ def weighted_affinity_terms(pod: Mapping[str, Any], kind: str) -> tuple[Weighted
     return tuple(out)
 
 
-def _has_pod_affinity(pod: Mapping[str, Any]) -> bool:
+def _has_pod_affinity(pod: Pod) -> bool:
     """``podWithAffinity``: the pod sets podAffinity or podAntiAffinity (terms or not)."""
     affinity = (pod.get("spec") or {}).get("affinity") or {}
     return affinity.get("podAffinity") is not None or affinity.get("podAntiAffinity") is not None
 
 
-def host_ports(pod: Mapping[str, Any]) -> tuple[tuple[str, str, int], ...]:
+def host_ports(pod: Pod) -> tuple[tuple[str, str, int], ...]:
     """``GetHostPorts``: (hostIP, protocol, hostPort) of regular and sidecar containers."""
     spec = pod.get("spec") or {}
     out: list[tuple[str, str, int]] = []
@@ -226,7 +226,7 @@ class PodInfo:
         )
 
 
-def _scoring_terms(pod: Mapping[str, Any]) -> dict[str, Any]:
+def _scoring_terms(pod: Pod) -> dict[str, Any]:
     if not _has_pod_affinity(pod):
         return {}
     return {
@@ -237,7 +237,7 @@ def _scoring_terms(pod: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _node_images(node: Mapping[str, Any]) -> dict[str, int]:
+def _node_images(node: Node) -> dict[str, int]:
     """``status.images`` as name -> size, every name of an image (the cache's imageStates)."""
     out: dict[str, int] = {}
     for image in (node.get("status") or {}).get("images") or []:

@@ -53,7 +53,7 @@ __all__ = [
 ]
 
 
-def claim_names(pod: Mapping[str, Any]) -> list[tuple[str, str, bool]]:
+def claim_names(pod: Pod) -> list[tuple[str, str, bool]]:
     """(volume name, claim name, is ephemeral) for every PVC-backed volume of the pod."""
     md = pod.get("metadata") or {}
     out = []
@@ -81,7 +81,7 @@ _class_name = claim_class
 
 
 def volume_prefilter(
-    pod: Mapping[str, Any],
+    pod: Pod,
     pvcs: Mapping[tuple[str, str], Mapping[str, Any]] | None,
     storage_classes: Mapping[str, Mapping[str, Any]] | None,
     notes: list[str],
