@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from kschedctl.base.errors import (
     ClusterError,
@@ -19,6 +19,7 @@ from kschedctl.k8s.inventory import snapshot as inventory_snapshot
 from kschedctl.kubeclient.client import Cluster
 from kschedctl.model.config.versions import server_version_or_default
 from kschedctl.model.filters import NodeInfoSnapshot
+from kschedctl.model.kubetypes import Node, Pod
 from kschedctl.model.scheduling.plugins import (
     PluginSet,
 )
@@ -153,8 +154,9 @@ def cluster_state(cluster: Cluster, pending: Sequence[Mapping[str, Any]]) -> Clu
         if _may_preempt(pending, all_pods):
             pdbs = optional_read(lambda: cluster.list("/apis/policy/v1/poddisruptionbudgets"))
         snap = NodeInfoSnapshot(
-            nodes.result(),
-            all_pods,
+            # the API's untyped lists enter the model here, read through its Node / Pod shapes
+            cast(list[Node], nodes.result()),
+            cast(list[Pod], all_pods),
             namespaces,
             persistent_volume_claims=pvcs,
             storage_classes=classes if pvcs is not None else None,
