@@ -129,14 +129,16 @@ class ClusterSchedulerApi:
                 timeout_seconds=self.watch_timeout, on_error=on_error, transform=slim_pdb,
             )  # fmt: skip
         keep = self.annotations  # every annotation when Python plugins may read them
+        # {**…}: the slim Node / Pod travels the untyped watch as a plain dict (one small
+        # copy of its three top-level keys); the cache slims it again into the model.
         if resource == "nodes":
             return list_and_watch(
                 self.cluster, "/api/v1/nodes", stop, timeout_seconds=self.watch_timeout,
-                on_error=on_error, transform=lambda n: slim_node(n, annotations=keep),
+                on_error=on_error, transform=lambda n: {**slim_node(n, annotations=keep)},
             )  # fmt: skip
         return list_and_watch(
             self.cluster, "/api/v1/pods", stop, timeout_seconds=self.watch_timeout,
-            on_error=on_error, transform=lambda p: slim_pod(p, annotations=keep),
+            on_error=on_error, transform=lambda p: {**slim_pod(p, annotations=keep)},
             fieldSelector=NON_TERMINAL,
         )  # fmt: skip
 

@@ -74,6 +74,7 @@ class Container(TypedDict, total=False):
     image: str
     resources: ResourceRequirements
     restartPolicy: str  # "Always" on an init container: a sidecar
+    restartPolicyRules: list[dict[str, Any]]
     ports: list[dict[str, Any]]
 
 
@@ -88,6 +89,9 @@ class PodSpec(TypedDict, total=False):
     topologySpreadConstraints: list[dict[str, Any]]
     overhead: dict[str, str]
     resources: ResourceRequirements  # pod-level resources
+    hostNetwork: bool
+    hostUsers: bool
+    resourceClaims: list[dict[str, Any]]
     containers: list[Container]
     initContainers: list[Container]
     volumes: list[dict[str, Any]]

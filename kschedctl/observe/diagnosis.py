@@ -32,6 +32,7 @@ from kschedctl.model.filters import (
 from kschedctl.model.filters import (
     NodeInfoSnapshot as Snapshot,
 )
+from kschedctl.model.kubetypes import Pod
 from kschedctl.model.scheduling.algorithm import PROVISIONS, Algorithm
 from kschedctl.model.scheduling.explain import PluginReport, explain, plugin_report
 from kschedctl.model.scheduling.plugins import NO_PLUGINS, PluginFailure, PluginSet
@@ -131,7 +132,7 @@ def _pod_ref(pod: Mapping[str, Any]) -> dict[str, str]:
 
 
 def diagnose(
-    pod: Mapping[str, Any],
+    pod: Pod,
     snapshot: Snapshot | None,
     schedulers: Sequence[Scheduler] | None,
     *,
@@ -284,7 +285,7 @@ def _scheduler_entry(name: str, schedulers: Sequence[Scheduler] | None) -> Sched
 
 
 def _not_waiting(
-    pod: Mapping[str, Any], phase: str, spec: Mapping[str, Any], snapshot: Snapshot | None
+    pod: Pod, phase: str, spec: Mapping[str, Any], snapshot: Snapshot | None
 ) -> Finding | None:
     """A finding when the pod is not waiting for a scheduler at all, else None."""
     if phase in ("Succeeded", "Failed"):
@@ -371,7 +372,7 @@ def _plugin_fix(report: PluginReport, plugin: str) -> str:
 
 
 def fallback_outcome(
-    pod: Mapping[str, Any],
+    pod: Pod,
     snapshot: Snapshot,
     policy: FallbackPolicy,
     server_version: Sequence[int] = (1, 36),
@@ -393,7 +394,7 @@ def fallback_outcome(
 
 
 def _fallback_outcome(
-    pod: Mapping[str, Any],
+    pod: Pod,
     snapshot: Snapshot,
     policy: FallbackPolicy,
     server_version: Sequence[int],

@@ -15,7 +15,7 @@ the names pods use that nothing serves.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -153,7 +153,7 @@ def _ready(pod: dict[str, Any]) -> bool:
     return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
 
 
-def is_pending(pod: dict[str, Any]) -> bool:
+def is_pending(pod: Mapping[str, Any]) -> bool:
     return (
         not (pod.get("spec") or {}).get("nodeName")
         and (pod.get("status") or {}).get("phase", "Pending") == "Pending"

@@ -4,7 +4,7 @@ schedulers that bound pods to the same node at the same time
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kschedctl.base.errors import KschedError
@@ -15,7 +15,7 @@ from kschedctl.observe.diagnosis import Diagnosis
 from kschedctl.observe.doublebooking import NodeRejections
 
 
-def detect(cluster: Cluster, pods: Sequence[dict[str, Any]]) -> list[NodeRejections]:
+def detect(cluster: Cluster, pods: Sequence[Mapping[str, Any]]) -> list[NodeRejections]:
     """``pods``: every pod of the cluster, as the caller listed them. The Scheduled events are
     read only when some pod was rejected; without the right to read them (or when the server
     fails) the pods alone say who bound them (``spec.schedulerName``, PodScheduled)."""
@@ -28,9 +28,10 @@ def detect(cluster: Cluster, pods: Sequence[dict[str, Any]]) -> list[NodeRejecti
     return doublebooking.find_rejections(pods, events)
 
 
-def explain_rejection(cluster: Cluster, pod: dict[str, Any], diagnosis: Diagnosis) -> None:
+def explain_rejection(cluster: Cluster, pod: Mapping[str, Any], diagnosis: Diagnosis) -> None:
     """`why` for a pod the kubelet rejected: replace "finished" by the rejection and who
     collided on its node (every pod and the Scheduled events are read; optional)."""
+    pods: Sequence[Mapping[str, Any]]
     try:
         pods = cluster.list("/api/v1/pods")
     except KschedError:

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from kschedctl.base import userfile
 from kschedctl.base.errors import LabError, NotFoundError, printable
@@ -21,6 +21,7 @@ from kschedctl.lab import binaries, processes, seed
 from kschedctl.lab.cluster import Lab
 from kschedctl.model.config.versions import server_version_or_default
 from kschedctl.model.filters import NodeInfoSnapshot
+from kschedctl.model.kubetypes import Node, Pod
 from kschedctl.model.scheduling.policy import STEP_ANNOTATION
 from kschedctl.model.scheduling.policyload import parse_policy
 from kschedctl.observe.diagnosis import diagnose
@@ -163,7 +164,7 @@ def wait_decided(
     settle: float,
     timeout: float,
     progress: Progress,
-) -> tuple[list[dict[str, Any]], dict[str, float]]:
+) -> tuple[list[Pod], dict[str, float]]:
     """Poll the submitted pods until each is bound or reported unschedulable and no binding
     happened for ``settle`` seconds; (the pods, pod → seconds to its binding)."""
     bound_at: dict[str, float] = {}
@@ -172,7 +173,8 @@ def wait_decided(
     deadline = started + timeout
     while True:
         _alive(lab, unit)
-        pods = cluster.list("/api/v1/pods", labelSelector=SUBMITTED_LABEL)
+        # the API's untyped dicts enter the model here (why_reasons), read as Pods
+        pods = cast(list[Pod], cluster.list("/api/v1/pods", labelSelector=SUBMITTED_LABEL))
         now = time.monotonic()
         failed = 0
         for pod in pods:
@@ -213,17 +215,16 @@ def _event_uids(cluster: Cluster) -> set[str]:
     return {e["metadata"]["uid"] for e in listed}
 
 
-def why_reasons(
-    cluster: Cluster, pods: Sequence[dict[str, Any]], candidate: Candidate
-) -> list[ReasonCount]:
+def why_reasons(cluster: Cluster, pods: Sequence[Pod], candidate: Candidate) -> list[ReasonCount]:
     """`why`'s reasons for the pods left unschedulable (its engine over the lab's state, the
     candidate's fallback policy for kschedctl's own scheduler)."""
     left = [p for p in pods if not (p.get("spec") or {}).get("nodeName")]
     if not left:
         return []
     snap = NodeInfoSnapshot(
-        cluster.list("/api/v1/nodes"),
-        cluster.list("/api/v1/pods"),
+        # the API's untyped dicts enter the model here, read through its Node / Pod shapes
+        cast(list[Node], cluster.list("/api/v1/nodes")),
+        cast(list[Pod], cluster.list("/api/v1/pods")),
         {n["metadata"]["name"]: n for n in cluster.list("/api/v1/namespaces")},
     )
     version = server_version_or_default(str(cluster.server_version().get("gitVersion", "")))

@@ -18,9 +18,9 @@ The reads live in :mod:`kschedctl.ops.why_cluster`, the plugins in
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from kschedctl.base.errors import (
     NotFoundError,
@@ -31,6 +31,7 @@ from kschedctl.k8s.events import failed_scheduling
 from kschedctl.k8s.logs import recent_lines
 from kschedctl.kubeclient.client import Cluster
 from kschedctl.model.filters import NodeInfoSnapshot
+from kschedctl.model.kubetypes import Node, Pod
 from kschedctl.model.scheduling.plugins import (
     Plugin,
     PluginSet,
@@ -76,7 +77,7 @@ def _scheduler_log(cluster: Cluster, entry: Scheduler | None, kubeconfig: str | 
     return optional_read(lambda: recent_lines(cluster, entry), []) or []
 
 
-def _reported(pod: dict[str, Any], failures: dict[str, tuple[Event, int]]) -> Reported:
+def _reported(pod: Mapping[str, Any], failures: dict[str, tuple[Event, int]]) -> Reported:
     meta = pod.get("metadata") or {}
     found = failures.get(meta.get("uid") or "") or failures.get(
         f"{meta.get('namespace')}/{meta.get('name')}"
@@ -109,9 +110,13 @@ def why_pod(
     cluster_plugins: dict[str, PluginSet] | None = None,
 ) -> Diagnosis:
     try:
-        pod = required_read(
-            f"get pods in namespace {namespace}",
-            lambda: cluster.get(f"/api/v1/namespaces/{namespace}/pods/{name}"),
+        # the API's untyped dict enters the model here, read through its Pod shape
+        pod = cast(
+            Pod,
+            required_read(
+                f"get pods in namespace {namespace}",
+                lambda: cluster.get(f"/api/v1/namespaces/{namespace}/pods/{name}"),
+            ),
         )
     except NotFoundError as err:
         raise NotFoundError(
@@ -124,7 +129,7 @@ def why_pod(
         nodes = []
         if node:
             found = optional_read(lambda: cluster.get(f"/api/v1/nodes/{node}"))
-            nodes = [found] if found else []
+            nodes = [cast(Node, found)] if found else []  # the API's node, as a Node
         diagnosis = diagnose(pod, NodeInfoSnapshot(nodes), None)
         if is_rejected(pod):
             explain_rejection(cluster, pod, diagnosis)
@@ -138,7 +143,7 @@ def why_pod(
 
 def _diagnose(
     cluster: Cluster,
-    pod: dict[str, Any],
+    pod: Pod,
     state: ClusterState,
     all_reasons: bool,
     kubeconfig: str | None,
@@ -219,7 +224,10 @@ def why_pending(
     query: dict[str, str] = {"fieldSelector": fields}
     if label_selector:
         query["labelSelector"] = label_selector
-    listed = required_read(f"list pods {where}", lambda: cluster.list(path, **query))
+    # the API's untyped dicts enter the model here, read through its Pod shape
+    listed = cast(
+        list[Pod], required_read(f"list pods {where}", lambda: cluster.list(path, **query))
+    )
     pending = [p for p in listed if is_pending(p)]
     if not pending:
         return []

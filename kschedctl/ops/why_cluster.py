@@ -5,10 +5,10 @@ need besides (namespaces, workloads, claims, disruption budgets), fetched concur
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from kschedctl.base.errors import (
     ClusterError,
@@ -19,6 +19,7 @@ from kschedctl.k8s.inventory import snapshot as inventory_snapshot
 from kschedctl.kubeclient.client import Cluster
 from kschedctl.model.config.versions import server_version_or_default
 from kschedctl.model.filters import NodeInfoSnapshot
+from kschedctl.model.kubetypes import Node, Pod
 from kschedctl.model.scheduling.plugins import (
     PluginSet,
 )
@@ -98,14 +99,14 @@ def _uses(pods: Iterable[dict[str, Any]], marker: str) -> bool:
     return any(marker in str((p.get("spec") or {}).get("affinity") or "") for p in pods)
 
 
-def _has_claims(pod: dict[str, Any]) -> bool:
+def _has_claims(pod: Mapping[str, Any]) -> bool:
     return any(
         "persistentVolumeClaim" in v or "ephemeral" in v
         for v in (pod.get("spec") or {}).get("volumes") or []
     )
 
 
-def _may_preempt(pending: list[dict[str, Any]], pods: list[dict[str, Any]]) -> bool:
+def _may_preempt(pending: Sequence[Mapping[str, Any]], pods: list[dict[str, Any]]) -> bool:
     """Some pending pod outranks some bound pod: preemption may run, and PodDisruptionBudgets
     steer it."""
     priorities = [(p.get("spec") or {}).get("priority") or 0 for p in pending]
@@ -117,7 +118,7 @@ def _may_preempt(pending: list[dict[str, Any]], pods: list[dict[str, Any]]) -> b
     return bool(priorities and bound and max(priorities) > min(bound))
 
 
-def cluster_state(cluster: Cluster, pending: list[dict[str, Any]]) -> ClusterState:
+def cluster_state(cluster: Cluster, pending: Sequence[Mapping[str, Any]]) -> ClusterState:
     """Nodes, every pod, discovered schedulers and the server version, fetched concurrently;
     namespaces, claims and disruption budgets only when a pod's rules or priority need them."""
     with ThreadPoolExecutor(max_workers=4) as pool:
@@ -153,8 +154,9 @@ def cluster_state(cluster: Cluster, pending: list[dict[str, Any]]) -> ClusterSta
         if _may_preempt(pending, all_pods):
             pdbs = optional_read(lambda: cluster.list("/apis/policy/v1/poddisruptionbudgets"))
         snap = NodeInfoSnapshot(
-            nodes.result(),
-            all_pods,
+            # the API's untyped lists enter the model here, read through its Node / Pod shapes
+            cast(list[Node], nodes.result()),
+            cast(list[Pod], all_pods),
             namespaces,
             persistent_volume_claims=pvcs,
             storage_classes=classes if pvcs is not None else None,

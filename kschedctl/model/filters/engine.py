@@ -4,8 +4,8 @@ pod over every node of a snapshot, then DefaultPreemption's dry run when no node
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import Any
+
+from kschedctl.model.kubetypes import Pod
 
 from .cycle import CycleState, ExtraFilter, not_evaluated
 from .nodefilters import Incoming
@@ -27,7 +27,7 @@ __all__ = ["evaluate", "evaluation_key"]
 
 
 def evaluate(
-    pod: Mapping[str, Any],
+    pod: Pod,
     snapshot: NodeInfoSnapshot,
     *,
     all_reasons: bool = False,
@@ -119,7 +119,7 @@ def evaluate(
 _CONDITION_NOISE = ("message", "lastTransitionTime", "lastProbeTime")
 
 
-def evaluation_key(pod: Mapping[str, Any]) -> str | None:
+def evaluation_key(pod: Pod) -> str | None:
     """What :func:`evaluate` reads of ``pod``, as a string: two pods with the same key get the
     same verdicts against the same snapshot (only ``Evaluation.pod`` differs), so `why --all`
     evaluates each shape of pod once (replicas of one template share it). None when the

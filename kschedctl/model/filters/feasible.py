@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import itertools
 import operator
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+
+from kschedctl.model.kubetypes import Pod
 
 from .cycle import CycleState, ExtraFilter, not_evaluated
 from .nodefilters import Incoming
@@ -62,7 +63,7 @@ class Feasible:
 
 
 def feasible_nodes(
-    pod: Mapping[str, Any],
+    pod: Pod,
     snapshot: NodeInfoSnapshot,
     *,
     limit: int = 0,
@@ -134,7 +135,7 @@ def feasible_nodes(
 
 
 def fits_node(
-    pod: Mapping[str, Any],
+    pod: Pod,
     snapshot: NodeInfoSnapshot,
     node_name: str,
     *,

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kschedctl.model.kubetypes import Toleration
+from kschedctl.model.kubetypes import Node, Pod, Toleration
 
 from .nodeinfo import HEADROOM_INDEX, NodeInfo, host_ports
 from .resources import CPU, EPHEMERAL, MEMORY, PODS, format_amount, pod_requests
@@ -57,7 +57,7 @@ class RequiredNodeAffinity:
     raw_terms: tuple[Mapping[str, Any], ...] = ()
 
     @classmethod
-    def of(cls, pod: Mapping[str, Any]) -> RequiredNodeAffinity:
+    def of(cls, pod: Pod) -> RequiredNodeAffinity:
         spec = pod.get("spec") or {}
         selector = spec.get("nodeSelector") or None
         required = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
@@ -106,7 +106,7 @@ class RequiredNodeAffinity:
         return False
 
 
-def matches_node_affinity(pod: Mapping[str, Any], node: Mapping[str, Any]) -> bool:
+def matches_node_affinity(pod: Pod, node: Node) -> bool:
     """True when ``node`` satisfies the pod's nodeSelector and required node affinity."""
     md = node.get("metadata") or {}
     return RequiredNodeAffinity.of(pod).matches(md.get("labels") or {}, md.get("name") or "")
@@ -117,7 +117,7 @@ class Incoming:
 
     def __init__(
         self,
-        pod: Mapping[str, Any],
+        pod: Pod,
         *,
         comparison_operators: bool = False,
         dynamic_provisioning: bool = True,

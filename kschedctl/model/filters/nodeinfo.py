@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, cast
+from typing import Any, Protocol
 
 from kschedctl.model.kubetypes import Node, Pod, Taint
 
@@ -111,7 +111,7 @@ def _affinity_block(pod: Mapping[str, Any], kind: str, which: str) -> tuple[list
     return block, (pod.get("metadata") or {}).get("namespace") or "default"
 
 
-def affinity_terms(pod: Mapping[str, Any], kind: str) -> tuple[AffinityTerm, ...]:
+def affinity_terms(pod: Pod, kind: str) -> tuple[AffinityTerm, ...]:
     """Required terms of ``podAffinity`` or ``podAntiAffinity`` (kind), like ``GetAffinityTerms``.
 
     A term whose selector does not parse drops all terms of that kind, as the scheduler does
@@ -132,7 +132,7 @@ class WeightedTerm:
     term: AffinityTerm
 
 
-def weighted_affinity_terms(pod: Mapping[str, Any], kind: str) -> tuple[WeightedTerm, ...]:
+def weighted_affinity_terms(pod: Pod, kind: str) -> tuple[WeightedTerm, ...]:
     """Preferred terms of ``podAffinity`` or ``podAntiAffinity`` (kind), like
     ``GetWeightedAffinityTerms``; a selector that does not parse drops all terms of the kind."""
     block, namespace = _affinity_block(pod, kind, "preferredDuringSchedulingIgnoredDuringExecution")
@@ -147,13 +147,13 @@ def weighted_affinity_terms(pod: Mapping[str, Any], kind: str) -> tuple[Weighted
     return tuple(out)
 
 
-def _has_pod_affinity(pod: Mapping[str, Any]) -> bool:
+def _has_pod_affinity(pod: Pod) -> bool:
     """``podWithAffinity``: the pod sets podAffinity or podAntiAffinity (terms or not)."""
     affinity = (pod.get("spec") or {}).get("affinity") or {}
     return affinity.get("podAffinity") is not None or affinity.get("podAntiAffinity") is not None
 
 
-def host_ports(pod: Mapping[str, Any]) -> tuple[tuple[str, str, int], ...]:
+def host_ports(pod: Pod) -> tuple[tuple[str, str, int], ...]:
     """``GetHostPorts``: (hostIP, protocol, hostPort) of regular and sidecar containers."""
     spec = pod.get("spec") or {}
     out: list[tuple[str, str, int]] = []
@@ -201,13 +201,13 @@ class PodInfo:
         return self._non_zero
 
     @classmethod
-    def from_pod(cls, pod: Mapping[str, Any], *, use_status: bool = True) -> PodInfo:
+    def from_pod(cls, pod: Pod, *, use_status: bool = True) -> PodInfo:
         md = pod.get("metadata") or {}
         spec = pod.get("spec") or {}
         status = pod.get("status") or {}
         priority = spec.get("priority")
         return cls(
-            raw=cast(Pod, pod),  # the API's dict itself, read through the Pod shape
+            raw=pod,
             key=pod_key(pod),
             uid=pod_identity(pod),
             namespace=md.get("namespace") or "default",
@@ -226,7 +226,7 @@ class PodInfo:
         )
 
 
-def _scoring_terms(pod: Mapping[str, Any]) -> dict[str, Any]:
+def _scoring_terms(pod: Pod) -> dict[str, Any]:
     if not _has_pod_affinity(pod):
         return {}
     return {
@@ -237,7 +237,7 @@ def _scoring_terms(pod: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _node_images(node: Mapping[str, Any]) -> dict[str, int]:
+def _node_images(node: Node) -> dict[str, int]:
     """``status.images`` as name -> size, every name of an image (the cache's imageStates)."""
     out: dict[str, int] = {}
     for image in (node.get("status") or {}).get("images") or []:
@@ -281,11 +281,11 @@ class NodeInfo:
     ordinal: int = field(default=0, repr=False, compare=False)  # position in the cluster state
 
     @classmethod
-    def from_node(cls, node: Mapping[str, Any]) -> NodeInfo:
+    def from_node(cls, node: Node) -> NodeInfo:
         md = node.get("metadata") or {}
         spec = node.get("spec") or {}
         return cls(
-            raw=cast(Node, node),  # the API's dict itself, read through the Node shape
+            raw=node,
             name=md.get("name") or "",
             labels=md.get("labels") or {},
             taints=list(spec.get("taints") or []),

@@ -15,6 +15,8 @@ import operator
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
+from kschedctl.model.kubetypes import Node, Pod, PodSpec, PodStatus
+
 from .nodeinfo import AffinityIndex, NodeInfo, PodInfo, pod_identity, pod_key
 from .resources import is_scalar_resource
 from .selectors import EVERYTHING, Selector, SelectorError, label_selector
@@ -59,8 +61,8 @@ class NodeInfoSnapshot:
 
     def __init__(
         self,
-        nodes: Iterable[Mapping[str, Any]] = (),
-        pods: Iterable[Mapping[str, Any]] = (),
+        nodes: Iterable[Node] = (),
+        pods: Iterable[Pod] = (),
         namespaces: Mapping[str, Mapping[str, Any]] | None = None,
         *,
         device_classes: Iterable[Mapping[str, Any]] = (),
@@ -178,7 +180,7 @@ class NodeInfoSnapshot:
     def has_nominated_pods(self) -> bool:
         return bool(self._nominated)
 
-    def pod_info(self, pod: Mapping[str, Any]) -> PodInfo | None:
+    def pod_info(self, pod: Pod) -> PodInfo | None:
         return self._pods.get(pod_identity(pod))
 
     def pod_counter(
@@ -314,7 +316,7 @@ class NodeInfoSnapshot:
             if not by_name:
                 self._services.pop(key[0], None)
 
-    def upsert_node(self, node: Mapping[str, Any]) -> None:
+    def upsert_node(self, node: Node) -> None:
         info = NodeInfo.from_node(node)
         old = self._nodes.get(info.name)
         if old is not None:
@@ -361,7 +363,7 @@ class NodeInfoSnapshot:
         if old is not None and old.pods:
             self._unplaced[name] = list(old.pods)
 
-    def upsert_pod(self, pod: Mapping[str, Any]) -> None:
+    def upsert_pod(self, pod: Pod) -> None:
         """Add or replace a pod (matched by uid, else namespace/name)."""
         self.remove_pod(pod)
         phase = (pod.get("status") or {}).get("phase")
@@ -378,7 +380,7 @@ class NodeInfoSnapshot:
         elif info.nominated_node:
             self._nominated[info.uid] = info
 
-    def remove_pod(self, pod: Mapping[str, Any] | str) -> None:
+    def remove_pod(self, pod: Pod | str) -> None:
         """Remove a pod given as a dict or as its uid / ``namespace/name``."""
         ident = pod if isinstance(pod, str) else pod_identity(pod)
         self._nominated.pop(ident, None)
@@ -423,23 +425,20 @@ class NodeInfoSnapshot:
         elif kind == "StorageClass" and self.storage_classes is not None:
             self.storage_classes.pop(name, None)
 
-    def assume(self, pod: Mapping[str, Any], node_name: str) -> None:
+    def assume(self, pod: Pod, node_name: str) -> None:
         """Account for ``pod`` on ``node_name`` before the API confirms the binding.
 
         The scheduler calls this the moment it decides, so later decisions see the pod's
         requests and ports on that node. When the watch delivers the bound pod, ``upsert_pod``
         replaces the assumed copy (same uid); ``forget`` drops it if binding fails.
         """
-        spec = dict(pod.get("spec") or {})
-        spec["nodeName"] = node_name
-        status = dict(pod.get("status") or {})
+        spec: PodSpec = {**(pod.get("spec") or {}), "nodeName": node_name}
+        status: PodStatus = {**(pod.get("status") or {})}
         status.pop("nominatedNodeName", None)
-        bound = dict(pod)
-        bound["spec"] = spec
-        bound["status"] = status
+        bound: Pod = {**pod, "spec": spec, "status": status}
         self.upsert_pod(bound)
 
-    def forget(self, pod: Mapping[str, Any]) -> None:
+    def forget(self, pod: Pod) -> None:
         """Drop an assumed pod (binding failed)."""
         self.remove_pod(pod)
 

@@ -25,6 +25,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from kschedctl.model.kubetypes import Pod
+
 from .nodefilters import Incoming
 from .verdicts import UNRESOLVABLE, VOLUME_BINDING, VOLUME_RESTRICTIONS, VOLUME_ZONE, Reason
 from .volumebinding import (
@@ -51,7 +53,7 @@ __all__ = [
 ]
 
 
-def claim_names(pod: Mapping[str, Any]) -> list[tuple[str, str, bool]]:
+def claim_names(pod: Pod) -> list[tuple[str, str, bool]]:
     """(volume name, claim name, is ephemeral) for every PVC-backed volume of the pod."""
     md = pod.get("metadata") or {}
     out = []
@@ -79,7 +81,7 @@ _class_name = claim_class
 
 
 def volume_prefilter(
-    pod: Mapping[str, Any],
+    pod: Pod,
     pvcs: Mapping[tuple[str, str], Mapping[str, Any]] | None,
     storage_classes: Mapping[str, Mapping[str, Any]] | None,
     notes: list[str],
@@ -279,7 +281,7 @@ def rwop_state(
 
 
 def volume_bindings(
-    pod: Mapping[str, Any], snapshot: NodeInfoSnapshot, node_name: str
+    pod: Pod, snapshot: NodeInfoSnapshot, node_name: str
 ) -> list[tuple[Mapping[str, Any], Mapping[str, Any]]]:
     """The static bindings (claim, PersistentVolume) VolumeBinding's Reserve would make for
     ``pod`` on ``node_name``: what a scheduler writes in PreBind. Empty when every claim is

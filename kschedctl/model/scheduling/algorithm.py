@@ -28,6 +28,7 @@ from kschedctl.model.filters import (
 from kschedctl.model.filters.cycle import ExtraFilter
 from kschedctl.model.filters.messages import NO_NODES_MESSAGE, reason_text
 from kschedctl.model.filters.volumes import volume_bindings
+from kschedctl.model.kubetypes import Pod
 
 from .plugins import NO_PLUGINS, PluginCycle, PluginFailure, PluginSet
 from .policy import FallbackPolicy, FallbackStep, strict_pod
@@ -117,9 +118,7 @@ class Algorithm:
     def __post_init__(self) -> None:
         scorer_for(self.strategy)  # refuse an unknown strategy now, not at the first decision
 
-    def decide(
-        self, pod: Mapping[str, Any], snapshot: NodeInfoSnapshot, start: int = 0
-    ) -> Decision:
+    def decide(self, pod: Pod, snapshot: NodeInfoSnapshot, start: int = 0) -> Decision:
         """Where ``pod`` goes. A plugin that raises fails this decision only: no node, and
         its error as the message (``plugin_error`` names it)."""
         try:
@@ -130,7 +129,7 @@ class Algorithm:
                 None, None, None, 0, start, err.message, policy, plugin_error=err.plugin
             )
 
-    def _decide(self, pod: Mapping[str, Any], snapshot: NodeInfoSnapshot, start: int) -> Decision:
+    def _decide(self, pod: Pod, snapshot: NodeInfoSnapshot, start: int) -> Decision:
         policy, problem = pod_policy(pod, self.policy)
         error = f"invalid {problem.source}: {problems_text(problem)}" if problem else None
         nominated = (pod.get("status") or {}).get("nominatedNodeName")
@@ -164,9 +163,7 @@ class Algorithm:
             preemption=preemption,
         )  # fmt: skip
 
-    def _fits_nominated(
-        self, pod: Mapping[str, Any], snapshot: NodeInfoSnapshot, node: str
-    ) -> bool:
+    def _fits_nominated(self, pod: Pod, snapshot: NodeInfoSnapshot, node: str) -> bool:
         """Every filter passes on ``node``: the built-in ones, then the plugins' (counting
         the pods nominated there, as every filter pass does)."""
         return fits_node(
@@ -177,16 +174,14 @@ class Algorithm:
             extra=self.extra_filter(pod, snapshot),
         )
 
-    def extra_filter(
-        self, pod: Mapping[str, Any], snapshot: NodeInfoSnapshot
-    ) -> ExtraFilter | None:
+    def extra_filter(self, pod: Pod, snapshot: NodeInfoSnapshot) -> ExtraFilter | None:
         """The plugins as the filter engine's ``extra`` filter (None: no plugin filters)."""
         if not (self.plugins.filters or self.plugins.pre_filters):
             return None  # score-only plugins filter nothing
         return self.plugins.cycle(pod, snapshot).status
 
     def place(
-        self, pod: Mapping[str, Any], snapshot: NodeInfoSnapshot, start: int, strict: bool
+        self, pod: Pod, snapshot: NodeInfoSnapshot, start: int, strict: bool
     ) -> tuple[str | None, int | None, int, int]:
         # Strictness removes nodes after filtering, so a sample could miss the ones left.
         limit = 0 if strict else nodes_to_find(len(snapshot), self.percentage_of_nodes_to_score)
@@ -213,7 +208,7 @@ class Algorithm:
 
     def failure(
         self,
-        pod: Mapping[str, Any],
+        pod: Pod,
         snapshot: NodeInfoSnapshot,
         policy: FallbackPolicy,
         problem: PolicyError | None = None,
@@ -242,7 +237,7 @@ class Algorithm:
 
 
 def _best_with_plugins(
-    pod: Mapping[str, Any],
+    pod: Pod,
     snapshot: NodeInfoSnapshot,
     names: Sequence[str],
     strategy: str,
@@ -268,11 +263,11 @@ class Stage:
     by ``step``), and whether strictPreferences hold."""
 
     step: FallbackStep | None
-    pod: Mapping[str, Any]
+    pod: Pod
     strict: bool
 
 
-def stages(pod: Mapping[str, Any], policy: FallbackPolicy) -> Iterator[Stage]:
+def stages(pod: Pod, policy: FallbackPolicy) -> Iterator[Stage]:
     """The pod under its own rules, then under each fallback step in order (built lazily:
     a step's copy is made only when the stages before it placed nothing)."""
     own_strict = policy.strict_preferences
@@ -290,7 +285,7 @@ def _histogram_part(message: str) -> str:
 
 
 def stage_failure(
-    pod: Mapping[str, Any],
+    pod: Pod,
     snapshot: NodeInfoSnapshot,
     strict: bool,
     version: Sequence[int],

@@ -28,6 +28,7 @@ from typing import Any
 from kschedctl.model.filters import NodeInfoSnapshot, pod_key
 from kschedctl.model.filters.snapshot import WORKLOAD_KINDS
 from kschedctl.model.filters.volumebinding import bind_volume_to_claim
+from kschedctl.model.kubetypes import Node, Pod, PodStatus
 
 from .queue import pod_uid
 from .slim import slim_node, slim_pdb, slim_pod, slim_volume, slim_workload
@@ -113,8 +114,8 @@ def _labels(obj: Mapping[str, Any]) -> dict[str, str]:
 class PodChanges:
     """What a pod event means for the queue."""
 
-    queue: list[Mapping[str, Any]] = field(default_factory=list)  # (newer) pending pods
-    updated: list[tuple[Mapping[str, Any], bool]] = field(default_factory=list)  # (pod, relevant)
+    queue: list[Pod] = field(default_factory=list)  # (newer) pending pods
+    updated: list[tuple[Pod, bool]] = field(default_factory=list)  # (pod, relevant)
     dequeue: list[str] = field(default_factory=list)  # uids no longer pending for us
     helps: bool = False  # a bound pod went away: unschedulable pods may fit now
 
@@ -124,10 +125,10 @@ class SchedulerCache:
         self.name = scheduler_name
         self.annotations = annotations  # keep every annotation: plugins may read them
         self.snapshot = NodeInfoSnapshot()
-        self.nodes: dict[str, Mapping[str, Any]] = {}
-        self.pending: dict[str, Mapping[str, Any]] = {}  # uid -> our pending pod
+        self.nodes: dict[str, Node] = {}
+        self.pending: dict[str, Pod] = {}  # uid -> our pending pod
         self.bound: set[str] = set()  # uids of pods the snapshot counts on a node
-        self.assumed: dict[str, tuple[Mapping[str, Any], str]] = {}  # uid -> (pod, node)
+        self.assumed: dict[str, tuple[Pod, str]] = {}  # uid -> (pod, node)
         self.pdbs: dict[str, Mapping[str, Any]] = {}  # namespace/name -> slimmed budget
         self.nodes_synced = False
         self.pods_synced = False
@@ -278,7 +279,7 @@ class SchedulerCache:
         self._apply(pod, changes)
         return changes
 
-    def _apply(self, pod: Mapping[str, Any], changes: PodChanges) -> None:
+    def _apply(self, pod: Pod, changes: PodChanges) -> None:
         uid = pod_uid(pod)
         spec = pod.get("spec") or {}
         if spec.get("nodeName"):
@@ -409,7 +410,7 @@ class SchedulerCache:
 
     # -- our decisions -------------------------------------------------------------------
 
-    def nominate(self, pod: Mapping[str, Any], node: str) -> None:
+    def nominate(self, pod: Pod, node: str) -> None:
         """Count ``pod`` as nominated to ``node`` (or no longer nominated: "") from now on,
         before the API echoes the status patch (kube-scheduler's AddNominatedPod), so the
         next decision does not give away the room preemption makes."""
@@ -417,17 +418,17 @@ class SchedulerCache:
         current = self.pending.get(uid)
         if current is None:
             return
-        status = dict(current.get("status") or {})
+        status: PodStatus = {**(current.get("status") or {})}
         if node:
             status["nominatedNodeName"] = node
         else:
             status.pop("nominatedNodeName", None)
-        updated = {**current, "status": status}
+        updated: Pod = {**current, "status": status}
         self.pending[uid] = updated
         if uid not in self.assumed:
             self.snapshot.upsert_pod(updated)
 
-    def assume(self, pod: Mapping[str, Any], node: str) -> None:
+    def assume(self, pod: Pod, node: str) -> None:
         uid = pod_uid(pod)
         self.assumed[uid] = (pod, node)
         self.snapshot.assume(pod, node)
@@ -438,7 +439,7 @@ class SchedulerCache:
         if entry is not None and uid not in self.bound:
             self.snapshot.remove_pod(uid)
 
-    def is_current(self, pod: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    def is_current(self, pod: Pod) -> Pod | None:
         """The latest version of a queued pod if it still waits for us, else None."""
         return self.pending.get(pod_uid(pod))
 

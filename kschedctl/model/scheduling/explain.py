@@ -14,6 +14,7 @@ from kschedctl.model.filters import NodeInfoSnapshot, feasible_nodes
 from kschedctl.model.filters.cycle import CycleState
 from kschedctl.model.filters.nodefilters import Incoming
 from kschedctl.model.filters.nodeinfo import NodeInfo, PodInfo
+from kschedctl.model.kubetypes import Pod
 
 from .algorithm import PROVISIONS, Algorithm, problems_text, stage_failure, stages
 from .plugins import NO_PLUGINS, PluginCycle, PluginFailure, PluginSet, PluginVerdict
@@ -45,7 +46,7 @@ class StageOutcome:
 
 
 def explain(
-    pod: Mapping[str, Any],
+    pod: Pod,
     snapshot: NodeInfoSnapshot,
     default_policy: FallbackPolicy,
     strategy: str = DEFAULT_STRATEGY,
@@ -131,7 +132,7 @@ class PluginReport:
 
 
 def plugin_report(
-    pod: Mapping[str, Any], snapshot: NodeInfoSnapshot, policy: FallbackPolicy, plugins: PluginSet
+    pod: Pod, snapshot: NodeInfoSnapshot, policy: FallbackPolicy, plugins: PluginSet
 ) -> PluginReport:
     """Every plugin's verdict on every node for the pod's own rules (the first stage)."""
     used, _problem = pod_policy(pod, policy)

@@ -34,13 +34,13 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
 from kschedctl.model.filters.volumebinding import fully_bound, pv_node_affinity_failure
+from kschedctl.model.kubetypes import Pod
 
 from .algorithm import Algorithm, Decision
 from .cache import VOLUME_KINDS, WORKLOAD_RESOURCES, PodChanges, SchedulerCache
@@ -323,7 +323,7 @@ class SchedulerLoop:
         else:
             self._reporters.submit(self.reporter.failure, pod, decision)
 
-    def _decide_locked(self, uid: str, pod: Mapping[str, Any]) -> tuple[Decision, Eviction | None]:
+    def _decide_locked(self, uid: str, pod: Pod) -> tuple[Decision, Eviction | None]:
         """Decide, and record the decision in the cache before the lock is released: the
         node assumed, or the nomination (and the nominations it takes away). Returns the
         decision and, when it preempts, the victims to evict and the pods that lose their
@@ -352,13 +352,13 @@ class SchedulerLoop:
             return decision, None
         return decision, Eviction(decision.nominate, victims, unnominated)
 
-    def _victim_pods(self, node: str, uids: tuple[str, ...]) -> list[Mapping[str, Any]]:
+    def _victim_pods(self, node: str, uids: tuple[str, ...]) -> list[Pod]:
         if node not in self.cache.snapshot:
             return []
         by_uid = {p.uid: p.raw for p in self.cache.snapshot.node(node).pods}
         return [by_uid[u] for u in uids if u in by_uid]
 
-    def _lower_nominated(self, pod: Mapping[str, Any], node: str) -> list[Mapping[str, Any]]:
+    def _lower_nominated(self, pod: Pod, node: str) -> list[Pod]:
         priority = (pod.get("spec") or {}).get("priority")
         mine = priority if isinstance(priority, int) else 0
         nominated = self.cache.snapshot.nominated_pods(self.settings.name).get(node, [])
@@ -366,7 +366,7 @@ class SchedulerLoop:
 
     # -- binding and reporting -------------------------------------------------------------
 
-    def _bind(self, pod: Mapping[str, Any], decision: Decision) -> None:
+    def _bind(self, pod: Pod, decision: Decision) -> None:
         uid = pod_uid(pod)
         node = decision.node
         assert node is not None
@@ -419,7 +419,7 @@ class SchedulerLoop:
             decision.scheduled_message(pod_key(pod)),
         )  # fmt: skip
 
-    def _bind_volumes(self, pod: Mapping[str, Any], decision: Decision) -> str | None:
+    def _bind_volumes(self, pod: Pod, decision: Decision) -> str | None:
         """VolumeBinding's PreBind (``BindPodVolumes``): write each PV's claimRef, then poll
         every second until the PV controller reports every claim bound. The failure's
         FailedScheduling text (kube-scheduler's wording), or None."""
@@ -440,7 +440,7 @@ class SchedulerLoop:
             if self.stop.wait(1.0):
                 return f"{prefix}binding volumes: the scheduler is stopping"
 
-    def _volumes_bound(self, pod: Mapping[str, Any], decision: Decision) -> str | None:
+    def _volumes_bound(self, pod: Pod, decision: Decision) -> str | None:
         """``checkBindings`` on the cache: "" when every claim is bound, None to keep waiting,
         else why the binding must be retried."""
         if self.cache.is_current(pod) is None:
@@ -468,7 +468,7 @@ class SchedulerLoop:
                 return None
         return ""
 
-    def _preempt(self, pod: Mapping[str, Any], decision: Decision, eviction: Eviction) -> None:
+    def _preempt(self, pod: Pod, decision: Decision, eviction: Eviction) -> None:
         """Report the pod as kube-scheduler does (FailedScheduling, PodScheduled=False with
         the nominated node), then evict (the executor's prepareCandidate); the pod may be
         retried after that."""

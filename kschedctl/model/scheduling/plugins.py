@@ -54,6 +54,7 @@ from typing import Any
 from kschedctl.base.errors import printable
 from kschedctl.model.filters import UNRESOLVABLE, NodeInfoSnapshot, Reason
 from kschedctl.model.filters.nodeinfo import NodeInfo
+from kschedctl.model.kubetypes import Pod
 
 from .slim import slim_node, slim_pod
 
@@ -282,7 +283,7 @@ class PluginSet:
         out = [(p.file, p.text) for p in self.plugins if p.file is not None and p.text is not None]
         return out if len(out) == len(self.plugins) else None
 
-    def cycle(self, pod: Mapping[str, Any], snapshot: NodeInfoSnapshot) -> PluginCycle:
+    def cycle(self, pod: Pod, snapshot: NodeInfoSnapshot) -> PluginCycle:
         return PluginCycle(self, pod, snapshot)
 
 

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kschedctl.model.filters.taints import taint_text
-from kschedctl.model.kubetypes import Toleration
+from kschedctl.model.kubetypes import Pod, PodSpec, Toleration
 
 __all__ = [
     "API_VERSION",
@@ -95,11 +95,11 @@ class FallbackStep:
     drop_preferred: bool = False
     relax: tuple[str, ...] = ()
 
-    def apply(self, pod: Mapping[str, Any]) -> dict[str, Any]:
+    def apply(self, pod: Pod) -> Pod:
         """A copy of ``pod`` with this step's relaxations (the pod itself is not changed)."""
-        relaxed = dict(pod)
-        spec = copy.deepcopy(dict(pod.get("spec") or {}))
-        relaxed["spec"] = spec
+        spec: PodSpec = {**(pod.get("spec") or {})}
+        spec = copy.deepcopy(spec)
+        relaxed: Pod = {**pod, "spec": spec}
         affinity = spec.get("affinity") or {}
         if self.node_selector is not None or self.node_selector_terms is not None:
             spec.pop("nodeSelector", None)
@@ -116,7 +116,10 @@ class FallbackStep:
         if self.node_pool is not None:
             _allow_pool(spec, self.node_pool)
         if self.tolerate:
-            spec["tolerations"] = [*(spec.get("tolerations") or []), *map(dict, self.tolerate)]
+            spec["tolerations"] = [
+                *(spec.get("tolerations") or []),
+                *(t.copy() for t in self.tolerate),
+            ]
         if TOPOLOGY_SPREAD in self.relax:
             spec["topologySpreadConstraints"] = [
                 {**c, "whenUnsatisfiable": "ScheduleAnyway"}
@@ -208,7 +211,7 @@ def _as_requirements(labels: Mapping[str, str]) -> list[dict[str, Any]]:
     return [{"key": k, "operator": "In", "values": [v]} for k, v in labels.items()]
 
 
-def _allow_pool(spec: dict[str, Any], pool: Mapping[str, str]) -> None:
+def _allow_pool(spec: PodSpec, pool: Mapping[str, str]) -> None:
     """Rewrite the pod's node constraint C as ``C OR pool`` (as required affinity terms).
 
     ``nodeSelector`` S and terms T1..Tn mean ``S AND (T1 OR … OR Tn)``, which is
@@ -239,13 +242,13 @@ def _allow_pool(spec: dict[str, Any], pool: Mapping[str, str]) -> None:
     spec["affinity"] = affinity
 
 
-def strict_pod(pod: Mapping[str, Any]) -> dict[str, Any]:
+def strict_pod(pod: Pod) -> Pod:
     """``pod`` with every preferred node-affinity term (weight > 0) made required.
 
     ``(T1 OR … OR Tn) AND P1 AND … AND Pk`` becomes ``(T1+P1+…+Pk) OR …``. PreferNoSchedule
     taints cannot be expressed on the pod; the scheduler excludes such nodes itself.
     """
-    spec = dict(pod.get("spec") or {})
+    spec: PodSpec = {**(pod.get("spec") or {})}
     affinity = dict(spec.get("affinity") or {})
     node_aff = dict(affinity.get("nodeAffinity") or {})
     preferred = [
@@ -255,7 +258,7 @@ def strict_pod(pod: Mapping[str, Any]) -> dict[str, Any]:
     ]
     preferred = [p for p in preferred if p.get("matchExpressions") or p.get("matchFields")]
     if not preferred:
-        return dict(pod)
+        return pod.copy()
     exprs = [e for p in preferred for e in p.get("matchExpressions") or []]
     fields = [f for p in preferred for f in p.get("matchFields") or []]
     required = node_aff.get("requiredDuringSchedulingIgnoredDuringExecution")

@@ -22,6 +22,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kschedctl.model.kubetypes import Pod
+
 __all__ = ["QueuedPod", "SchedulingQueue", "pod_uid", "sort_key"]
 
 ACTIVE, BACKOFF, UNSCHEDULABLE, IN_FLIGHT = "active", "backoff", "unschedulable", "in-flight"
@@ -46,7 +48,7 @@ def sort_key(pod: Mapping[str, Any]) -> tuple[int, str, str]:
 @dataclass
 class QueuedPod:
     uid: str
-    pod: Mapping[str, Any]  # the latest version seen
+    pod: Pod  # the latest version seen
     attempts: int = 0  # failed attempts so far
     state: str = ACTIVE
     since: float = 0.0  # when it entered its current queue
@@ -74,7 +76,7 @@ class SchedulingQueue:
 
     # -- feeding -----------------------------------------------------------------------------
 
-    def add(self, pod: Mapping[str, Any]) -> None:
+    def add(self, pod: Pod) -> None:
         """A pending pod appeared (or was seen again): queue it unless already known."""
         uid = pod_uid(pod)
         with self._cond:
@@ -86,7 +88,7 @@ class SchedulingQueue:
             self._entries[uid] = entry
             self._push_locked(entry)
 
-    def add_backoff(self, pod: Mapping[str, Any]) -> None:
+    def add_backoff(self, pod: Pod) -> None:
         """Queue a pod whose placement failed after the decision (binding error): it is
         tried again after the first backoff, unless it is queued already."""
         uid = pod_uid(pod)
@@ -99,7 +101,7 @@ class SchedulingQueue:
             self._entries[uid] = entry
             self._to_backoff_locked(entry, now)
 
-    def update(self, pod: Mapping[str, Any], relevant: bool) -> None:
+    def update(self, pod: Pod, relevant: bool) -> None:
         """A newer version of a queued pod; ``relevant``: its spec, labels or annotations
         changed, which may make it fit (then it leaves the unschedulable queue)."""
         uid = pod_uid(pod)
@@ -112,9 +114,7 @@ class SchedulingQueue:
                 return
             self._update_locked(entry, pod, relevant)
 
-    def _update_locked(
-        self, entry: QueuedPod, pod: Mapping[str, Any], relevant: bool = False
-    ) -> None:
+    def _update_locked(self, entry: QueuedPod, pod: Pod, relevant: bool = False) -> None:
         entry.pod = pod
         if not relevant:
             return

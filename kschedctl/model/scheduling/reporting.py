@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kschedctl.model.kubetypes import Pod
+
 from .algorithm import Decision
 from .leader import micro_time
 from .metrics import Metrics
@@ -64,8 +66,8 @@ class Eviction:
     take the nomination from ``unnominated`` (lower-priority pods nominated there)."""
 
     node: str | None
-    victims: list[Mapping[str, Any]]
-    unnominated: list[Mapping[str, Any]]
+    victims: list[Pod]
+    unnominated: list[Pod]
 
 
 @dataclass(eq=False)  # one per scheduler: compared by identity
@@ -81,7 +83,7 @@ class Reporter:
     def forget(self, uid: str) -> None:
         self._reported.pop(uid, None)
 
-    def failure(self, pod: Mapping[str, Any], decision: Decision) -> None:
+    def failure(self, pod: Pod, decision: Decision) -> None:
         message = decision.message or "no node is available"
         uid = pod_uid(pod)
         now = time.monotonic()
@@ -117,7 +119,7 @@ class Reporter:
         except _API_REFUSALS as err:
             log.info("cannot set PodScheduled=False on %s: %s", pod_key(pod), err)
 
-    def evict(self, pod: Mapping[str, Any], eviction: Eviction) -> None:
+    def evict(self, pod: Pod, eviction: Eviction) -> None:
         node = eviction.node
         md = pod.get("metadata") or {}
         scheduler = (pod.get("spec") or {}).get("schedulerName") or self.name

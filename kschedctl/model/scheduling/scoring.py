@@ -60,7 +60,7 @@ from kschedctl.model.filters.resources import CPU, MEMORY
 from kschedctl.model.filters.selectors import NodeSelectorTerm, node_selector_term
 from kschedctl.model.filters.spread import SpreadScore, spread_score
 from kschedctl.model.filters.taints import find_untolerated_taint, toleration_tolerates_taint
-from kschedctl.model.kubetypes import Taint, Toleration
+from kschedctl.model.kubetypes import Pod, Taint, Toleration
 
 from .strategies import BINPACK, DEFAULT_STRATEGY, MAX_SCORE, SPREAD, STRATEGIES, scorer_for
 
@@ -179,7 +179,7 @@ class PreScore:
 
     def __init__(
         self,
-        pod: Mapping[str, Any],
+        pod: Pod,
         snapshot: NodeInfoSnapshot,
         nodes: Sequence[NodeInfo],
         strategy: str,
@@ -312,16 +312,14 @@ def _weighted(pre: PreScore, names: list[str], raw: tuple[list[int], ...]) -> We
     return Weighted(names, parts, [t + base for t in totals] if base else totals)
 
 
-def _scored(
-    pod: Mapping[str, Any], snapshot: NodeInfoSnapshot, names: Iterable[str], strategy: str
-) -> Weighted:
+def _scored(pod: Pod, snapshot: NodeInfoSnapshot, names: Iterable[str], strategy: str) -> Weighted:
     nodes = [snapshot.node(n) for n in names]
     pre = PreScore(pod, snapshot, nodes, strategy)
     return _weighted(pre, [node.name for node in nodes], _raw_scores(pre, nodes))
 
 
 def score_nodes(
-    pod: Mapping[str, Any],
+    pod: Pod,
     snapshot: NodeInfoSnapshot,
     names: Iterable[str],
     strategy: str = DEFAULT_STRATEGY,
@@ -337,7 +335,7 @@ def score_nodes(
 
 
 def best_node(
-    pod: Mapping[str, Any],
+    pod: Pod,
     snapshot: NodeInfoSnapshot,
     names: Iterable[str],
     strategy: str = DEFAULT_STRATEGY,

@@ -6,7 +6,9 @@ memory budget. The values are shared with the API's copy, not copied.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
+
+from kschedctl.model.kubetypes import Node, Pod
 
 __all__ = [
     "slim_namespace",
@@ -53,7 +55,7 @@ def _annotations(md: Mapping[str, Any], every: bool) -> dict[str, Any]:
     return {k: v for k, v in found.items() if k in _KEEP_ANNOTATIONS}
 
 
-def slim_pod(pod: Mapping[str, Any], *, annotations: bool = False) -> dict[str, Any]:
+def slim_pod(pod: Mapping[str, Any], *, annotations: bool = False) -> Pod:
     """The parts of a pod the scheduler reads (the values are shared, not copied).
 
     ``annotations``: keep every annotation (but kubectl's last-applied copy), for plugins."""
@@ -96,10 +98,12 @@ def slim_pod(pod: Mapping[str, Any], *, annotations: bool = False) -> dict[str, 
         ]
         if statuses:
             slim_status[key] = statuses
-    return {"metadata": meta, "spec": slim_spec, "status": slim_status}
+    # Where the scheduler's pods enter the model (the watch's transform, the cache's events):
+    # the API's untyped dict, read through the Pod shape from here on.
+    return cast(Pod, {"metadata": meta, "spec": slim_spec, "status": slim_status})
 
 
-def slim_node(node: Mapping[str, Any], *, annotations: bool = False) -> dict[str, Any]:
+def slim_node(node: Mapping[str, Any], *, annotations: bool = False) -> Node:
     """The parts of a node the scheduler reads; ``annotations``: with them, for plugins."""
     md = node.get("metadata") or {}
     spec = node.get("spec") or {}
@@ -114,11 +118,12 @@ def slim_node(node: Mapping[str, Any], *, annotations: bool = False) -> dict[str
     ]
     if images:
         slim_status["images"] = images  # ImageLocality
-    return {
+    slim = {
         "metadata": meta,
         "spec": {k: spec[k] for k in ("taints", "unschedulable") if k in spec},
         "status": slim_status,
     }
+    return cast(Node, slim)  # where the scheduler's nodes enter the model: the Node shape
 
 
 def slim_workload(obj: Mapping[str, Any]) -> dict[str, Any]:
