@@ -165,21 +165,16 @@ PAGES = {CLI_PAGE: cli_reference, SPEC_PAGE: spec_reference}
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     check = "--check" in args
-    stale = []
-    for path, make in PAGES.items():
-        text = make()
-        if path.exists() and path.read_text(encoding="utf-8") == text:
-            continue
-        stale.append(str(path.relative_to(ROOT)))
-        if not check:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-    if check and stale:
-        print(f"stale docs pages: {', '.join(stale)}; run: {REGENERATE}", file=sys.stderr)
-        return 1
-    for written in stale:
-        print(f"wrote {written}", file=sys.stderr)
-    return 0
+    # imported here: the __main__ block puts the checkout first on sys.path
+    from kschedctl.base.generated import write_or_check
+
+    return write_or_check(
+        PAGES.items(),
+        check=check,
+        what="docs pages",
+        regenerate=REGENERATE,
+        shown=lambda path: str(path.relative_to(ROOT)),
+    )
 
 
 if __name__ == "__main__":

@@ -17,6 +17,8 @@ from typing import Any
 
 import typer
 
+from kschedctl.base.generated import write_or_check
+
 PROG = "kschedctl"
 COMPLETE_VAR = "_KSCHEDCTL_COMPLETE"
 # shell → file name, following each shell's convention for completion files.
@@ -222,26 +224,16 @@ def main(argv: list[str] | None = None) -> int:
     check = "--check" in args
     args = [a for a in args if a != "--check"]
     target = Path(args[0]) if args else source_dir()
-    stale = []
     outputs = [
         (target / name, lambda shell=shell: completion_script(shell))
         for shell, name in FILES.items()
     ]
-    for path, make in [*outputs, (table_path(), table_text)]:
-        script = make()
-        current = path.read_text(encoding="utf-8") if path.exists() else None
-        if current == script:
-            continue
-        stale.append(str(path))
-        if not check:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(script, encoding="utf-8")
-    if check and stale:
-        print(f"stale completion scripts: {', '.join(stale)}; run: {REGENERATE}", file=sys.stderr)
-        return 1
-    for written in stale:
-        print(f"wrote {written}", file=sys.stderr)
-    return 0
+    return write_or_check(
+        [*outputs, (table_path(), table_text)],
+        check=check,
+        what="completion scripts",
+        regenerate=REGENERATE,
+    )
 
 
 if __name__ == "__main__":

@@ -247,19 +247,11 @@ def main(argv: list[str] | None = None) -> int:
     ``--check``, exit 1 when one differs from :func:`schema_text`)."""
     import sys  # on use: only the generator's entry point needs it
 
+    from kschedctl.base.generated import write_or_check
+
     check = "--check" in (sys.argv[1:] if argv is None else argv)
-    stale = [n for n in SCHEMAS if not shipped_path(n).is_file() or _shipped(n) != schema_text(n)]
-    if check and stale:
-        print(f"stale schemas: {', '.join(stale)}; run: {REGENERATE}", file=sys.stderr)
-        return 1
-    for name in [] if check else stale:
-        shipped_path(name).write_text(schema_text(name), encoding="utf-8")
-        print(f"wrote {shipped_path(name)}", file=sys.stderr)
-    return 0
-
-
-def _shipped(name: str) -> str:
-    return shipped_path(name).read_text(encoding="utf-8")
+    outputs = [(shipped_path(n), lambda n=n: schema_text(n)) for n in SCHEMAS]
+    return write_or_check(outputs, check=check, what="schemas", regenerate=REGENERATE)
 
 
 if __name__ == "__main__":
