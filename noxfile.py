@@ -33,32 +33,35 @@ def fast(session: nox.Session) -> None:
     session.run("python", "-m", "pytest", "-m", "not lab", *session.posargs)
 
 
+def _pytest_on_the_lab(session: nox.Session, *args: str) -> None:
+    """pytest with ``args`` after ``kschedctl lab build`` (a no-op once the binaries are
+    cached): the build is a step of its own, never inside a test's timeout."""
+    session.run("kschedctl", "lab", "build")
+    session.run("python", "-m", "pytest", *args, *session.posargs)
+
+
 @nox.session
 def e2e(session: nox.Session) -> None:
     """The tests on the real control plane (builds the lab binaries first if missing)."""
-    session.run("kschedctl", "lab", "build")
-    session.run("python", "-m", "pytest", "-m", "e2e", *session.posargs)
+    _pytest_on_the_lab(session, "-m", "e2e")
 
 
 @nox.session
 def oracle(session: nox.Session) -> None:
     """validate against the lab's real kube-scheduler on the corpus (tests/oracle)."""
-    session.run("kschedctl", "lab", "build")
-    session.run("python", "-m", "pytest", "tests/oracle", *session.posargs)
+    _pytest_on_the_lab(session, "tests/oracle")
 
 
 @nox.session
 def scale(session: nox.Session) -> None:
     """The 500+ node / 1,000+ pod tests, left out of the README's test command."""
-    session.run("kschedctl", "lab", "build")
-    session.run("python", "-m", "pytest", "--scale", *session.posargs)
+    _pytest_on_the_lab(session, "--scale")
 
 
 @nox.session
 def suite(session: nox.Session) -> None:
     """The README's test command: the whole suite but the scale tests."""
-    session.run("kschedctl", "lab", "build")
-    session.run("python", "-m", "pytest", "--durations=30", *session.posargs)
+    _pytest_on_the_lab(session, "--durations=30")
 
 
 @nox.session
