@@ -8,7 +8,6 @@ from typing import Annotated, Any
 import typer
 
 from kschedctl import __version__
-from kschedctl.base import terminal
 from kschedctl.cli import output, registers
 from kschedctl.cli.common import connect
 from kschedctl.cli.kubeflags import DEFAULT_KUBE, Kube, kube_flags
@@ -57,20 +56,18 @@ def version(
         output.emit(data, fmt, no_headers=printing.no_headers)
         return
     versions = data["clientVersion"]["kubernetesVersions"]
-    typer.echo(
+    output.echo(
         f"Client Version: {__version__} (Kubernetes {versions['oldest']}–{versions['newest']}, "
         f"default {versions['default']})"
     )
     if client:
         return
-    typer.echo(
-        f"Server Version: {terminal.escape(str(data['serverVersion'].get('gitVersion', '?')))}"
-    )
+    output.echo(f"Server Version: {data['serverVersion'].get('gitVersion', '?')}")  # escaped
     rows = [
         (s["name"], s["namespace"] or "-", s["image"] or "-", s["skew"]) for s in data["schedulers"]
     ]
     if rows:
-        typer.echo("")
+        output.echo()
         output.print_table(
             ("scheduler", "namespace", "image", "skew"), rows, headers=printing.headers
         )

@@ -232,3 +232,13 @@ def new_namespace(cluster: Cluster, name: str) -> str:
         f"ServiceAccount {name}/default",
     )
     return name
+
+
+def service_account_token(cluster: Cluster, namespace: str, account: str, seconds: int) -> str:
+    """A TokenRequest token of ServiceAccount ``namespace/account``, valid ``seconds``."""
+    answer = cluster.create(
+        f"/api/v1/namespaces/{namespace}/serviceaccounts/{account}/token",
+        {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+         "spec": {"expirationSeconds": seconds}},
+    )  # fmt: skip
+    return str(answer["status"]["token"])

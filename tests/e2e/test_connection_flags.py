@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from e2e_helpers import run
+from e2e_helpers import run, service_account_token
 
 from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab.cluster import Lab
@@ -41,12 +41,7 @@ def reader_token(cluster: Cluster, namespace: str) -> str:
         "metadata": {"name": "read"},
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "read"},
         "subjects": [{"kind": "ServiceAccount", "name": "reader", "namespace": namespace}]})  # fmt: skip
-    answer = cluster.create(
-        f"/api/v1/namespaces/{namespace}/serviceaccounts/reader/token",
-        {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
-         "spec": {"expirationSeconds": 3600}},
-    )  # fmt: skip
-    return str(answer["status"]["token"])
+    return service_account_token(cluster, namespace, "reader", 3600)
 
 
 def without_kubeconfig(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

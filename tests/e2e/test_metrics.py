@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
-from e2e_helpers import create_and_bind, exists, token_kubeconfig, wait_for
+from e2e_helpers import create_and_bind, exists, service_account_token, token_kubeconfig, wait_for
 from test_deploy import managed_leftovers, run
 
 from kschedctl.base.errors import ApiError, ForbiddenError
@@ -44,12 +44,7 @@ def _spec(tmp_path: Path, name: str, metrics: dict[str, object]) -> Path:
 
 
 def _token(cluster: Cluster, namespace: str, account: str) -> str:
-    answer = cluster.create(
-        f"/api/v1/namespaces/{namespace}/serviceaccounts/{account}/token",
-        {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
-         "spec": {"expirationSeconds": 600}},
-    )  # fmt: skip
-    return str(answer["status"]["token"])
+    return service_account_token(cluster, namespace, account, 600)
 
 
 def _admin_kubeconfig(lab: Lab, cluster: Cluster, namespace: str, path: Path) -> tuple[str, str]:
