@@ -126,7 +126,6 @@ def test_replicas_3_returns_once_the_new_pods_serve(
         grown, seconds = timed_deploy(lab, name, tmp_path, FORMS["deployment"], "--replicas", "3")
         print(f"\n--replicas 3 rolled out in {seconds:.1f}s")
         assert grown.returncode == 0, grown.stderr
-        assert f"waiting for deployment {namespace}/{name}" in grown.stderr, grown.stderr
 
         # Checked right away: deploy returned, so the rollout is over.
         pods, template = _new_pods(cluster, namespace, name)
@@ -145,5 +144,6 @@ def test_replicas_3_returns_once_the_new_pods_serve(
         )
         holder = lease["spec"]["holderIdentity"].split("_", 1)[0]
         assert holder in {p["metadata"]["name"] for p in pods}, holder
+        assert f"waiting for deployment {namespace}/{name}" in grown.stderr, grown.stderr
     finally:
         run(lab, "remove", name, "--force", cwd=tmp_path)
