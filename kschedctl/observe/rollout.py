@@ -157,6 +157,13 @@ def hostname(pod: Mapping[str, Any]) -> str:
     return str(spec.get("hostname") or (pod.get("metadata") or {}).get("name") or "")
 
 
+def _same_host(seen: str, name: str) -> bool:
+    """A host's name as its processes see it against its node's name: a node may be named by
+    its FQDN while the host calls itself by its first label, or the other way round."""
+    seen, name = seen.lower(), name.lower()
+    return seen == name or (bool(seen) and seen.split(".")[0] == name.split(".")[0])
+
+
 def lease_holder(lease: Mapping[str, Any], pods: Iterable[Mapping[str, Any]]) -> str | None:
     """The Lease's holder if it is one of ``pods``, acquired since that pod started (a holder
     of the same name from before, such as the bare pod a deploy replaced, does not count)."""
@@ -166,7 +173,9 @@ def lease_holder(lease: Mapping[str, Any], pods: Iterable[Mapping[str, Any]]) ->
         return None
     acquired = spec.get("acquireTime")
     for pod in pods:
-        if holder.split("_", 1)[0] != hostname(pod):
+        seen, name = holder.split("_", 1)[0], hostname(pod)
+        on_host = bool((pod.get("spec") or {}).get("hostNetwork"))
+        if not (_same_host(seen, name) if on_host else seen == name):
             continue
         started = (pod.get("status") or {}).get("startTime")
         if acquired and started and parse_time(acquired) < parse_time(started):

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +23,18 @@ FORMS = {"pod": "--as-pod", "deployment": "--as-deployment", "static-pod": "--as
 BOUND = 60  # seconds; the issue demands 30 (the figure is printed for the record)
 
 
-def create(lab: Lab, name: str, namespace: str, cwd: Path) -> Path:
+@contextmanager
+def deployed_v1(lab: Lab, name: str, namespace: str, cwd: Path, form: str) -> Iterator[Path]:
+    """A good v1 of NAME deployed as ``form`` in ``namespace`` (removed after); yields its
+    scheduler.yaml."""
     created = run(lab, "create", name, "-n", namespace, cwd=cwd)
     assert created.returncode == 0, created.stderr
-    return cwd / name / "scheduler.yaml"
+    try:
+        good, _ = timed_deploy(lab, name, cwd, FORMS[form])
+        assert good.returncode == 0, good.stderr
+        yield cwd / name / "scheduler.yaml"
+    finally:
+        run(lab, "remove", name, "--force", cwd=cwd)
 
 
 def edit(path: Path, pod: dict[str, Any] | None = None, **spec: Any) -> None:
@@ -59,10 +69,7 @@ def test_a_bad_flag_stops_the_wait_with_the_diagnosis(
     lab: Lab, namespace: str, tmp_path: Path, form: str
 ) -> None:
     name = f"flag-{namespace[-5:]}"
-    spec = create(lab, name, namespace, tmp_path)
-    try:
-        good, _ = timed_deploy(lab, name, tmp_path, FORMS[form])
-        assert good.returncode == 0, good.stderr
+    with deployed_v1(lab, name, namespace, tmp_path, form) as spec:
         edit(spec, extraArgs=["--no-such-flag=1"])
         stderr = fails_fast(lab, name, tmp_path, form, "a bad flag")
         first = stderr.split("error: ", 1)[1].splitlines()[0]
@@ -70,23 +77,16 @@ def test_a_bad_flag_stops_the_wait_with_the_diagnosis(
         # status' diagnosis: the reason, the exit code, the fix, the previous container's log
         assert "exit code 1" in stderr and "fix:" in stderr, stderr
         assert "line(s) of the previous container" in stderr, stderr
-    finally:
-        run(lab, "remove", name, "--force", cwd=tmp_path)
 
 
 def test_an_image_no_registry_has_stops_the_wait(lab: Lab, namespace: str, tmp_path: Path) -> None:
     name = f"img-{namespace[-5:]}"
-    spec = create(lab, name, namespace, tmp_path)
-    try:
-        good, _ = timed_deploy(lab, name, tmp_path, FORMS["deployment"])
-        assert good.returncode == 0, good.stderr
+    with deployed_v1(lab, name, namespace, tmp_path, "deployment") as spec:
         image = "registry.k8s.io/kube-scheduler"  # no tag means latest: the registry has none
         edit(spec, image=image)
         stderr = fails_fast(lab, name, tmp_path, "deployment", "an image pull failure")
         assert "ImagePullBackOff" in stderr or "ErrImagePull" in stderr, stderr
         assert f"image {image} cannot be pulled" in stderr, stderr
-    finally:
-        run(lab, "remove", name, "--force", cwd=tmp_path)
 
 
 def _new_pods(cluster: Cluster, namespace: str, name: str) -> tuple[list[dict[str, Any]], str]:
@@ -117,10 +117,7 @@ def test_replicas_3_returns_once_the_new_pods_serve(
     lab: Lab, cluster: Cluster, namespace: str, tmp_path: Path
 ) -> None:
     name = f"ha-{namespace[-5:]}"
-    spec = create(lab, name, namespace, tmp_path)
-    try:
-        good, _ = timed_deploy(lab, name, tmp_path, FORMS["deployment"])
-        assert good.returncode == 0, good.stderr
+    with deployed_v1(lab, name, namespace, tmp_path, "deployment") as spec:
         # A new template (a flag only: the config hash stays) and three replicas of it.
         edit(spec, pod={"verbosity": 3})
         grown, seconds = timed_deploy(lab, name, tmp_path, FORMS["deployment"], "--replicas", "3")
@@ -145,5 +142,3 @@ def test_replicas_3_returns_once_the_new_pods_serve(
         holder = lease["spec"]["holderIdentity"].split("_", 1)[0]
         assert holder in {p["metadata"]["name"] for p in pods}, holder
         assert f"waiting for deployment {namespace}/{name}" in grown.stderr, grown.stderr
-    finally:
-        run(lab, "remove", name, "--force", cwd=tmp_path)

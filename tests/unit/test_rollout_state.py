@@ -165,6 +165,11 @@ def lease(holder: str, acquired: str = "2026-12-05T10:00:05.123456Z") -> dict[st
             lease("node-1_9"), [{**pod("a"), "spec": {"hostNetwork": True, "nodeName": "node-1"}}],
             "node-1_9", id="static-pod-by-its-node",
         ),
+        pytest.param(
+            lease("cp-1_9"),
+            [{**pod("a"), "spec": {"hostNetwork": True, "nodeName": "CP-1.example.com"}}],
+            "cp-1_9", id="static-pod-node-named-by-its-fqdn",
+        ),
         pytest.param({"spec": {}}, [pod("a")], None, id="not-held"),
     ],
 )  # fmt: skip
