@@ -251,6 +251,12 @@ class WaitTimeout(KschedError):
     """A condition did not come true in time; the message names it."""
 
 
+class RolloutFailed(KschedError):
+    """A deploy's new pods cannot run (CrashLoopBackOff, ImagePullBackOff, a missing ConfigMap,
+    …): seen while waiting, so the wait stops there instead of at its timeout; the message is
+    ``status``' diagnosis."""
+
+
 class LabError(KschedError):
     """The lab could not be started or is not in the state the command needs."""
 

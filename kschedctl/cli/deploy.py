@@ -161,6 +161,7 @@ def deploy_command(
     # Imported here, not at the top: the use case pulls in the cluster, host and render layers,
     # which `kschedctl --help` and the offline commands must not pay for.
     from kschedctl import hosts
+    from kschedctl.cli.progress import StderrWaitProgress
     from kschedctl.ops import deploy as use_case
     from kschedctl.ops.reporter import Reporter
 
@@ -184,9 +185,13 @@ def deploy_command(
         typer.echo(use_case.client_dry_run(request, on_machine), nl=False)
         return
     host = hosts.for_target(kube.kubeconfig, root, manifests_dir)
-    report = Reporter(done=output.echo, info=output.info, warn=output.warn)
-    with connect(kube) as cluster:
-        _print_summary(use_case.deploy(cluster, host, request, report))
+    with StderrWaitProgress() as progress, connect(kube) as cluster:
+        report = Reporter(
+            done=progress.before(output.echo), info=progress.before(output.info),
+            warn=progress.before(output.warn), progress=progress,
+        )  # fmt: skip
+        result = use_case.deploy(cluster, host, request, report)
+    _print_summary(result)
 
 
 def _print_summary(result: DeployResult) -> None:

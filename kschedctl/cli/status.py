@@ -23,6 +23,7 @@ from kschedctl.cli.options import (
 )
 from kschedctl.model.config.shapes import dns_subdomain_problem
 from kschedctl.observe import identity
+from kschedctl.observe.crash import crash_lines
 
 if TYPE_CHECKING:
     from kschedctl.observe.schedulers import Scheduler
@@ -170,20 +171,8 @@ def _print_problems(report: SchedulerStatus) -> None:
         return
     output.echo("\nProblems:")
     for crash in report.problems:
-        p = crash.to_dict()
-        output.echo(f"  pod/{p['pod'].split('/', 1)[-1]} container {p['container']}: "
-                   f"{crash.problem.headline}")  # fmt: skip
-        if p["message"]:
-            output.echo(f"    message:  {p['message']}")
-        if p["finishedAt"]:
-            output.echo(f"    finished: {p['finishedAt']}")
-        output.echo(f"    fix:      {p['hint']}")
-        if p["previousLog"]:
-            output.echo(f"    last {len(p['previousLog'])} line(s) of the previous container:")
-            for line in p["previousLog"]:
-                output.echo(f"      {line}")
-        elif p["previousLogError"]:
-            output.echo(f"    previous container's log: not readable ({p['previousLogError']})")
+        for line in crash_lines(crash):
+            output.echo(f"  {line}")
 
 
 def _millis(seconds: float | None) -> str:

@@ -339,3 +339,23 @@ class CrashReport:
             "keyLine": self.key_line,
             "previousLogError": self.previous_log_error,
         }
+
+
+def crash_lines(crash: CrashReport) -> list[str]:
+    """``status``' account of one problem, a line each (also the message of a deploy that a
+    crash stops): the kubelet's reason, the last termination, the fix, the previous
+    container's last lines."""
+    p = crash.to_dict()
+    pod = p["pod"].split("/", 1)[-1]
+    lines = [f"pod/{pod} container {p['container']}: {crash.problem.headline}"]
+    if p["message"]:
+        lines.append(f"  message:  {p['message']}")
+    if p["finishedAt"]:
+        lines.append(f"  finished: {p['finishedAt']}")
+    lines.append(f"  fix:      {p['hint']}")
+    if p["previousLog"]:
+        lines.append(f"  last {len(p['previousLog'])} line(s) of the previous container:")
+        lines.extend(f"    {line}" for line in p["previousLog"])
+    elif p["previousLogError"]:
+        lines.append(f"  previous container's log: not readable ({p['previousLogError']})")
+    return lines

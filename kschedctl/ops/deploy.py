@@ -29,8 +29,8 @@ from kschedctl.kubeclient.client import Cluster
 from kschedctl.model.config.versions import DEFAULT_SCHEDULER_NAME, parse_git_version
 from kschedctl.observe.appliers import GITOPS_TOOLS, appliers, helm_command, helm_releases
 from kschedctl.observe.discovery import discover
+from kschedctl.observe.rollout import same_containers
 from kschedctl.observe.schedulers import (
-    CONFIG_HASH,
     FORM_ANNOTATION,
     HOST_FILES_ANNOTATION,
     LEASE_ANNOTATION,
@@ -285,7 +285,8 @@ def deploy(
     if not request.wait:
         return replace(result, seconds=time.monotonic() - started)
     alive = host.liveness(spec, form) if on_host else None
-    leader = _wait_serving(cluster, spec, form, until, report, alive)
+    rendered = _static_pod(files) if form == "static-pod" else objects
+    leader = _wait_serving(cluster, spec, form, rendered, (started, until), report, alive)
     node = None
     if request.verify:
         node = rollout.canary(cluster, spec.name, request.canary_namespace, until, report.info)
@@ -427,9 +428,7 @@ def _replace_changed_pod(
         live = apply.current(cluster, obj)
         if live is None:
             continue
-        want = obj["metadata"].get("annotations", {}).get(CONFIG_HASH)
-        have = (live["metadata"].get("annotations") or {}).get(CONFIG_HASH)
-        if want != have or _images(obj) != _images(live):
+        if not same_containers(live, obj):  # a changed flag too: a pod's command is immutable
             report.info(f"pod {obj['metadata']['name']}: config changed, replacing it")
             apply.delete_object(cluster, obj)
             rollout.poll(
@@ -438,36 +437,43 @@ def _replace_changed_pod(
             )  # fmt: skip
 
 
+def _static_pod(files: dict[Path, str]) -> list[dict[str, Any]]:
+    """The static pod's manifest among the host files (the one that is a Pod)."""
+    for body in files.values():
+        try:
+            docs = list(yaml.safe_load_all(body))
+        except yaml.YAMLError:
+            continue  # a config file of another shape
+        pods = [d for d in docs if isinstance(d, dict) and d.get("kind") == "Pod"]
+        if pods:
+            return pods
+    return []
+
+
 def _gone(cluster: Cluster, obj: dict[str, Any]) -> bool:
     return apply.current(cluster, obj) is None
 
 
-def _images(pod: dict[str, Any]) -> list[str]:
-    return [c.get("image", "") for c in pod["spec"]["containers"]]
-
-
 def _wait_serving(
-    cluster: Cluster, spec: CheckedSpec, form: str, until: float, report: Reporter,
-    alive: Callable[[], None] | None,
+    cluster: Cluster, spec: CheckedSpec, form: str, rendered: list[dict[str, Any]],
+    times: tuple[float, float], report: Reporter, alive: Callable[[], None] | None,
 ) -> str:  # fmt: skip
-    """Wait for Ready pods (pod, deployment, static-pod forms), then for the Lease to be held;
-    returns its holder identity ("" without leader election)."""
+    """Wait until the new pods are rolled out and Ready (pod, deployment, static-pod forms) and
+    the Lease is held by one of them (by anyone, for the service form); returns its holder
+    identity ("" without leader election). ``rendered``: the objects applied, or the static
+    pod's manifest; ``times``: (started, until)."""
     le = spec.leader_election
-    holders: list[str] | None = None
-    if form in ("pod", "deployment"):
-        want = spec.replicas if form == "deployment" else 1
-        report.info(f"waiting for {want} Ready pod(s) of {spec.name} in {spec.namespace}")
-        pods = rollout.wait_ready(
-            cluster, spec.namespace, spec.name, want, config_hash(spec), until
-        )
-        holders = [p["metadata"]["name"] for p in pods]
-    elif form == "static-pod":
-        report.info(f"waiting for the mirror pod of static pod {spec.name} in {spec.namespace}")
-        rollout.wait_ready(cluster, spec.namespace, spec.name, 1, None, until)
-        holders = None  # static pods hold leases under the node's hostname
-    if not le.leader_elect:
+    lease = f"{le.resource_namespace}/{le.resource_name}" if le.leader_elect else ""
+    started, until = times
+    if form in ("pod", "deployment", "static-pod"):
+        kind = "Deployment" if form == "deployment" else "Pod"
+        template = next(o for o in rendered if o.get("kind") == kind)
+        target = rollout.Rollout(form, spec.name, template, config_hash(spec), lease)
+        report.info(f"waiting for {target.what} to roll out")
+        return rollout.wait_rolled_out(cluster, target, started, until, report.progress, alive)
+    if not lease:
         return ""
-    report.info(f"waiting for Lease {le.resource_namespace}/{le.resource_name} to be held")
+    report.info(f"waiting for Lease {lease} to be held")
     return rollout.wait_lease(
-        cluster, le.resource_namespace, le.resource_name, holders, until, alive=alive
+        cluster, le.resource_namespace, le.resource_name, None, until, alive=alive
     )
