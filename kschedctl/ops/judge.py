@@ -26,7 +26,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +74,7 @@ class Verdict:
     messages: list[str] = field(default_factory=list)
     seconds: float = 0.0
     note: str = ""  # e.g. the kubeconfig path the judge replaced by a stand-in
+    written: str = ""  # the effective config it wrote (--write-config-to), when it accepted
 
     def to_dict(self) -> dict[str, Any]:
         """The ``kubeScheduler`` value of ``validate -o json`` (its keys are a contract)."""
@@ -118,12 +119,10 @@ def judge(binary: str | Path, config: str | Path, *, timeout: float = _TIMEOUT) 
             stand_in = work / "kubeconfig"
             stand_in.write_text(_STAND_IN_KUBECONFIG, encoding="utf-8")
             verdict = _run(Path(binary), text.replace(missing, str(stand_in)), work, timeout)
-            verdict = Verdict(
-                verdict.accepted,
-                verdict.messages,
-                note=f"kubeconfig {missing} is absent here: judged with a stand-in",
+            verdict = replace(
+                verdict, note=f"kubeconfig {missing} is absent here: judged with a stand-in"
             )
-    return Verdict(verdict.accepted, verdict.messages, time.monotonic() - started, verdict.note)
+    return replace(verdict, seconds=time.monotonic() - started)
 
 
 def _run(binary: Path, text: str, work: Path, timeout: float) -> Verdict:
@@ -160,7 +159,8 @@ def _run(binary: Path, text: str, work: Path, timeout: float) -> Verdict:
             )
     lines = output[:_MAX_OUTPUT].decode("utf-8", "replace").splitlines()
     if proc.returncode == 0:
-        return Verdict(True)
+        with open(written, "rb") as handle:  # kube-scheduler's own output, bounded all the same
+            return Verdict(True, written=handle.read(_MAX_OUTPUT).decode("utf-8", "replace"))
     return Verdict(False, error_messages(lines) or [f"exit status {proc.returncode}"])
 
 

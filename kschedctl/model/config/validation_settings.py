@@ -102,7 +102,7 @@ def check_top(doc: dict[str, Any], out: list[Problem], prefix: str) -> None:
         out.append(Problem(p + "clientConnection.qps", f"{shown(qps)} is out of range (float32)"))
     for key in ("enableProfiling", "enableContentionProfiling", "delayCacheUntilActive"):
         if key in doc and not type_ok(doc[key], bool):
-            out.append(Problem(p + key, f"must be a boolean, not {quote(doc[key])}"))
+            out.append(Problem(p + key, type_message(doc[key], bool)))
     typed: dict[str, int] = {}
     for key, kind in _TOP_INTS.items():
         if key in doc and not type_ok(doc[key], kind):
