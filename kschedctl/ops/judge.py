@@ -159,8 +159,13 @@ def _run(binary: Path, text: str, work: Path, timeout: float) -> Verdict:
             )
     lines = output[:_MAX_OUTPUT].decode("utf-8", "replace").splitlines()
     if proc.returncode == 0:
-        with open(written, "rb") as handle:  # kube-scheduler's own output, bounded all the same
-            return Verdict(True, written=handle.read(_MAX_OUTPUT).decode("utf-8", "replace"))
+        effective = b""
+        with (
+            contextlib.suppress(OSError),
+            open(written, "rb") as handle,
+        ):  # a build may not write it
+            effective = handle.read(_MAX_OUTPUT)  # bounded like its output
+        return Verdict(True, written=effective.decode("utf-8", "replace"))
     return Verdict(False, error_messages(lines) or [f"exit status {proc.returncode}"])
 
 
