@@ -10,7 +10,8 @@ wrong extension points, queueSort/bind counts, plugin args checked at constructi
 server is contacted on that path: ``--master`` points at a closed port only so building the
 client cannot fail, and ``--secure-port 0`` skips serving (and its self-signed certificates).
 
-Not seen by this judge (kube-scheduler checks them later, once the API server answers):
+Not seen by this judge (kube-scheduler checks them later, when it creates the leader elector:
+at once with ``delayCacheUntilActive: true``, after the informers' first sync otherwise):
 the leader elector's own rules (``renewDeadline`` must exceed ``retryPeriod`` x 1.2,
 client-go tools/leaderelection ``NewLeaderElector``).
 """
