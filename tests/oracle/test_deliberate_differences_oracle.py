@@ -21,10 +21,11 @@ pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAD = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
-LEADER = (
-    "leaderElection:\n  leaderElect: true\n  leaseDuration: 15s\n  renewDeadline: 12s\n"
-    "  retryPeriod: 10s\n"
+LEADER_AT = (
+    "leaderElection:\n  leaderElect: true\n  leaseDuration: 15s\n  renewDeadline: {renew}\n"
+    "  retryPeriod: {retry}\n"
 )
+LEADER = LEADER_AT.format(renew="12s", retry="10s")
 # A CERTIFICATE block whose contents are no certificate ("abc").
 BAD_X509 = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCllXSmoKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo="
 
@@ -79,9 +80,14 @@ def test_row_holds(row: str, tmp_path: Path) -> None:
         assert outcome.validate_valid is validate_valid, outcome
 
 
-def test_leader_elector_refuses_without_an_api_server(tmp_path: Path) -> None:
+# 3600ms against 3s: client-go truncates 1.2 x 3e9 ns to exactly 3.6e9 and refuses.
+@pytest.mark.parametrize(("renew", "retry"), [("12s", "10s"), ("3600ms", "3s")])
+def test_leader_elector_refuses_without_an_api_server(
+    renew: str, retry: str, tmp_path: Path
+) -> None:
     config = tmp_path / "config.yaml"
-    config.write_text(HEAD + LEADER + "delayCacheUntilActive: true\n", encoding="utf-8")
+    leader = LEADER_AT.format(renew=renew, retry=retry)
+    config.write_text(HEAD + leader + "delayCacheUntilActive: true\n", encoding="utf-8")
     # No --write-config-to: it starts for real, and stops at the leader elector.
     argv = [str(_binary()), f"--config={config}", "--master=https://127.0.0.1:1"]
     proc = subprocess.run(

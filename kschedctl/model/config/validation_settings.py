@@ -131,6 +131,11 @@ def check_top(doc: dict[str, Any], out: list[Problem], prefix: str) -> None:
         )
 
 
+def _ns(seconds: float) -> int:
+    """A parsed Go duration back in its int64 nanoseconds."""
+    return round(seconds * 1e9)
+
+
 def _duration(le: dict[str, Any], key: str, path: str, out: list[Problem]) -> float | None:
     try:
         return parse_go_duration(le[key])
@@ -163,7 +168,14 @@ def check_leader_election(
                 f"({le['renewDeadline']}) (kube-scheduler: must be greater than `RenewDeadline`)",
             )
         )
-    if renew is not None and retry is not None and 0 < renew <= retry * _JITTER_FACTOR:
+    # client-go compares int64 nanoseconds with time.Duration(1.2 * float64(retry)), truncated:
+    # in float seconds 3600ms would pass against 3s x 1.2 (3.5999…), which client-go refuses.
+    if (
+        renew is not None
+        and retry is not None
+        and 0 < renew
+        and _ns(renew) <= int(_JITTER_FACTOR * _ns(retry))
+    ):
         out.append(
             Problem(
                 f"{path}.renewDeadline",
