@@ -10,7 +10,8 @@ wrong extension points, queueSort/bind counts, plugin args checked at constructi
 server is contacted on that path: ``--master`` points at a closed port only so building the
 client cannot fail, and ``--secure-port 0`` skips serving (and its self-signed certificates).
 
-Not seen by this judge (kube-scheduler checks them later, once the API server answers):
+Not seen by this judge (kube-scheduler checks them later, when it creates the leader elector:
+at once with ``delayCacheUntilActive: true``, after the informers' first sync otherwise):
 the leader elector's own rules (``renewDeadline`` must exceed ``retryPeriod`` x 1.2,
 client-go tools/leaderelection ``NewLeaderElector``).
 """
@@ -26,7 +27,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +75,7 @@ class Verdict:
     messages: list[str] = field(default_factory=list)
     seconds: float = 0.0
     note: str = ""  # e.g. the kubeconfig path the judge replaced by a stand-in
+    written: str = ""  # the effective config it wrote (--write-config-to), when it accepted
 
     def to_dict(self) -> dict[str, Any]:
         """The ``kubeScheduler`` value of ``validate -o json`` (its keys are a contract)."""
@@ -118,12 +120,10 @@ def judge(binary: str | Path, config: str | Path, *, timeout: float = _TIMEOUT) 
             stand_in = work / "kubeconfig"
             stand_in.write_text(_STAND_IN_KUBECONFIG, encoding="utf-8")
             verdict = _run(Path(binary), text.replace(missing, str(stand_in)), work, timeout)
-            verdict = Verdict(
-                verdict.accepted,
-                verdict.messages,
-                note=f"kubeconfig {missing} is absent here: judged with a stand-in",
+            verdict = replace(
+                verdict, note=f"kubeconfig {missing} is absent here: judged with a stand-in"
             )
-    return Verdict(verdict.accepted, verdict.messages, time.monotonic() - started, verdict.note)
+    return replace(verdict, seconds=time.monotonic() - started)
 
 
 def _run(binary: Path, text: str, work: Path, timeout: float) -> Verdict:
@@ -160,7 +160,13 @@ def _run(binary: Path, text: str, work: Path, timeout: float) -> Verdict:
             )
     lines = output[:_MAX_OUTPUT].decode("utf-8", "replace").splitlines()
     if proc.returncode == 0:
-        return Verdict(True)
+        effective = b""
+        with (
+            contextlib.suppress(OSError),
+            open(written, "rb") as handle,
+        ):  # a build may not write it
+            effective = handle.read(_MAX_OUTPUT)  # bounded like its output
+        return Verdict(True, written=effective.decode("utf-8", "replace"))
     return Verdict(False, error_messages(lines) or [f"exit status {proc.returncode}"])
 
 

@@ -22,6 +22,7 @@ from kschedctl.model.config import versions
 from kschedctl.model.config.decode import Decoded, decode_config_text, holds_config, is_json
 from kschedctl.model.config.schema import AliasBudget, YamlError, key_segment, key_text, parse_yaml
 from kschedctl.model.config.validation import check_config
+from kschedctl.ops.validate_hostfiles import extender_file_problems
 from kschedctl.ops.validate_report import FileReport, Validation
 from kschedctl.render.builtin import configmap_problems
 from kschedctl.spec import API_VERSION, KIND, SPEC_FILE, spec_from_dict
@@ -179,6 +180,7 @@ def _check_document(
         report.problems += check_config(
             doc, target, replaces_default=replaces_default, prefix=where, source=source
         )
+        report.problems += extender_file_problems(doc, where, source)
     elif kind == "ConfigMap":
         _check_configmap(doc, where, target, replaces_default, report, budget)
     elif kind == "Pod" or kind in _WORKLOAD_KINDS:
@@ -329,6 +331,7 @@ def _check_configmap(
             prefix=f"{path}.",
             source=report.path,
         )
+        # Not its extenders' TLS files: a pod reads them from its own volumes, not this machine.
 
 
 def _pod_spec(doc: dict[str, Any]) -> tuple[dict[str, Any], str]:

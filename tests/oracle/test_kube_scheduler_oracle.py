@@ -26,9 +26,9 @@ pytestmark = pytest.mark.slow
 # (A ConfigMap wrapping a config is not a difference: both judges check the config it holds.)
 DELIBERATE: dict[str, str] = {
     "mut-le-renew-within-retry-jitter.yaml": (
-        "kube-scheduler refuses renewDeadline <= retryPeriod x 1.2 only when it creates the "
-        "leader elector, after the API server answered (client-go leaderelection.NewLeaderElector); "
-        "--write-config-to exits before that, validate reports it up front"
+        "kube-scheduler refuses renewDeadline <= retryPeriod x 1.2 when it creates the leader "
+        "elector (client-go leaderelection.NewLeaderElector), after --write-config-to exits: "
+        "test_deliberate_differences_oracle.py shows it; validate reports it up front"
     ),
 }
 

@@ -241,3 +241,22 @@ def test_parse_duration(text: str, seconds: float) -> None:
 def test_parse_duration_refuses(text: Any) -> None:
     with pytest.raises(ValueError):
         parse_duration(text)
+
+
+@pytest.mark.parametrize(
+    ("renew", "retry", "refused"),
+    [
+        ("12s", "10s", True),
+        # client-go: time.Duration(1.2 * 3e9) is exactly 3.6e9 ns, so 3600ms is refused
+        # (in float seconds 3 x 1.2 is 3.5999…, which would let it pass)
+        ("3600ms", "3s", True),
+        ("3600000001ns", "3s", False),
+        ("1200ms", "1s", True),
+        ("1201ms", "1s", False),
+    ],
+)
+def test_renew_deadline_against_retry_period_jitter(renew: str, retry: str, refused: bool) -> None:
+    le = {**GOOD["leaderElection"], "leaseDuration": "15s", "renewDeadline": renew}
+    messages = _messages(_with("leaderElection", {**le, "retryPeriod": retry}))
+    hit = [m for m in messages if "retryPeriod*JitterFactor" in m]
+    assert bool(hit) is refused, messages

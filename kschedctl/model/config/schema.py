@@ -19,6 +19,7 @@ from kschedctl.base.errors import Problem, printable, quote
 _TYPE_NAMES = {bool: "a boolean", int: "an integer", str: "a string", dict: "a mapping"}
 _TYPE_NAMES[list] = "a list"
 NUMBER = (int, float)
+_JSON_KINDS: dict[type, str] = {dict: "object", list: "array"}
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,16 @@ def type_message(value: Any, expected: Any) -> str:
         return (
             f"{quote(value)} does not fit in an int{expected.bits} (kube-scheduler: cannot "
             f"unmarshal number {quote(value)} into Go struct field of type int{expected.bits})"
+        )
+    if expected is bool:
+        # encoding/json's words: the Go field is a bool, the YAML gave a string or a number.
+        kind = "string" if isinstance(value, str) else _JSON_KINDS.get(type(value), "number")
+        quoted = ""
+        if isinstance(value, str) and value in GO_TRUE + GO_FALSE:
+            quoted = f"; in YAML, {value} unquoted is {str(value in GO_TRUE).lower()}"
+        return (
+            f"must be a boolean, not {quote(value)}{quoted} (kube-scheduler: cannot unmarshal "
+            f"{kind} into Go struct field of type bool)"
         )
     return f"must be {type_name(expected)}, not {quote(value)}"
 
@@ -268,10 +279,13 @@ for _tag in _NOT_JSON_TAGS:
 # How go-yaml v2 (go.yaml.in/yaml/v2 resolve.go, behind sigs.k8s.io/yaml: what kube-scheduler
 # reads its config with) types a plain scalar. YAML 1.1 like PyYAML, but not the same: y/Y/n/N
 # are booleans, 1e3 is a float, 0o17 an octal integer, 1:30 a string (no base 60).
+# The boolean spellings, row for row as resolve.go's resolveMapList lists them (v2.4.3, the
+# release Kubernetes v1.36 builds with): every one of these, and only these, is a boolean.
+GO_TRUE = ("y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON")
+GO_FALSE = ("n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF")
 _GO_MAP = {
-    **dict.fromkeys(("y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On"), True),
-    **dict.fromkeys(("ON", "n", "N", "no", "No", "NO", "false", "False", "FALSE"), False),
-    **dict.fromkeys(("off", "Off", "OFF"), False),
+    **dict.fromkeys(GO_TRUE, True),
+    **dict.fromkeys(GO_FALSE, False),
     **dict.fromkeys(("", "~", "null", "Null", "NULL"), None),
     **dict.fromkeys((".nan", ".NaN", ".NAN"), float("nan")),
     **dict.fromkeys((".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF"), float("inf")),

@@ -102,7 +102,7 @@ def check_top(doc: dict[str, Any], out: list[Problem], prefix: str) -> None:
         out.append(Problem(p + "clientConnection.qps", f"{shown(qps)} is out of range (float32)"))
     for key in ("enableProfiling", "enableContentionProfiling", "delayCacheUntilActive"):
         if key in doc and not type_ok(doc[key], bool):
-            out.append(Problem(p + key, f"must be a boolean, not {quote(doc[key])}"))
+            out.append(Problem(p + key, type_message(doc[key], bool)))
     typed: dict[str, int] = {}
     for key, kind in _TOP_INTS.items():
         if key in doc and not type_ok(doc[key], kind):
@@ -129,6 +129,11 @@ def check_top(doc: dict[str, Any], out: list[Problem], prefix: str) -> None:
                 f"podInitialBackoffSeconds is {initial})",
             )
         )
+
+
+def _ns(seconds: float) -> int:
+    """A parsed Go duration back in its int64 nanoseconds."""
+    return round(seconds * 1e9)
 
 
 def _duration(le: dict[str, Any], key: str, path: str, out: list[Problem]) -> float | None:
@@ -163,7 +168,14 @@ def check_leader_election(
                 f"({le['renewDeadline']}) (kube-scheduler: must be greater than `RenewDeadline`)",
             )
         )
-    if renew is not None and retry is not None and 0 < renew <= retry * _JITTER_FACTOR:
+    # client-go compares int64 nanoseconds with time.Duration(1.2 * float64(retry)), truncated:
+    # in float seconds 3600ms would pass against 3s x 1.2 (3.5999…), which client-go refuses.
+    if (
+        renew is not None
+        and retry is not None
+        and 0 < renew
+        and _ns(renew) <= int(_JITTER_FACTOR * _ns(retry))
+    ):
         out.append(
             Problem(
                 f"{path}.renewDeadline",
@@ -298,19 +310,59 @@ def _base64_bytes(value: str) -> bytes:
 _PEM_BLOCK = re.compile(rb"-----BEGIN ([A-Z0-9 ]+)-----\r?\n")
 
 
+def ca_pem_problem(data: bytes) -> str:
+    """Why client-go refuses ``data`` as root certificates ("" if it does not; transport.go
+    createErrorParsingCAData's words: PEM blocks of other types are skipped)."""
+    blocks = {m.group(1) for m in _PEM_BLOCK.finditer(data)}
+    if b"CERTIFICATE" in blocks:
+        return ""
+    why = (
+        "no valid certificate authority data seen"
+        if blocks
+        else "unable to parse bytes as PEM block"
+    )
+    return (
+        "holds no PEM certificate (-----BEGIN CERTIFICATE-----): kube-scheduler: "
+        f"unable to load root certificates: {why}"
+    )
+
+
+def extender_tls_files(doc: Any, prefix: str = "") -> list[tuple[str, str]]:
+    """The files kube-scheduler reads when ``scheduler.New`` builds the extenders, in its
+    order, as (field path, file): each extender's caFile, certFile, keyFile (client-go
+    transport.loadTLSFiles). Not read, so not listed: a file its inline data replaces, and
+    every file of an extender whose TLS config client-go skips (no CA, no client certificate
+    pair, not insecure, no serverName) or refuses first (a CA with ``insecure``)."""
+    extenders = doc.get("extenders") if isinstance(doc, dict) else None
+    files: list[tuple[str, str]] = []
+    for i, ext in enumerate(extenders if isinstance(extenders, list) else []):
+        tls = ext.get("tlsConfig") if isinstance(ext, dict) else None
+        if not isinstance(tls, dict):
+            continue
+        given = {k: v for k, v in tls.items() if isinstance(v, str) and v}
+        has_ca = "caFile" in given or "caData" in given
+        cert_pair = bool({"certFile", "certData"} & set(given)) and bool(
+            {"keyFile", "keyData"} & set(given)
+        )
+        # pkg/scheduler/extender.go makeTransport: HTTPS without a CA is insecure
+        insecure = tls.get("insecure") is True or (ext.get("enableHTTPS") is True and not has_ca)
+        if (has_ca and tls.get("insecure") is True) or not (
+            has_ca or cert_pair or insecure or "serverName" in given
+        ):
+            continue
+        for name in ("ca", "cert", "key"):
+            if f"{name}File" in given and f"{name}Data" not in given:
+                files.append((f"{prefix}extenders[{i}].tlsConfig.{name}File", given[f"{name}File"]))
+    return files
+
+
 def _check_pem(pem: dict[str, bytes], path: str, out: list[Problem]) -> None:
     """What client-go (transport.TLSConfigFor, when scheduler.New builds the extenders) refuses
     in inline TLS data: a caData with no CERTIFICATE PEM block, a certData/keyData pair
     without PEM blocks (tls.X509KeyPair). Block contents are not parsed here."""
     types = {key: {m.group(1) for m in _PEM_BLOCK.finditer(data)} for key, data in pem.items()}
-    if "caData" in types and b"CERTIFICATE" not in types["caData"]:
-        out.append(
-            Problem(
-                f"{path}.caData",
-                "holds no PEM certificate (-----BEGIN CERTIFICATE-----): kube-scheduler: "
-                "unable to load root certificates: unable to parse bytes as PEM block",
-            )
-        )
+    if "caData" in types and ca_pem_problem(pem["caData"]):
+        out.append(Problem(f"{path}.caData", ca_pem_problem(pem["caData"])))
     if "certData" in types and "keyData" in types:
         if b"CERTIFICATE" not in types["certData"]:
             out.append(
