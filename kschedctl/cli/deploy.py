@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from kschedctl.base.errors import UsageError
 from kschedctl.cli import options, output, registers
 from kschedctl.cli.common import connect
 from kschedctl.cli.deployflags import DEFAULT_TARGET, Source, Target, target_flags
@@ -62,6 +63,11 @@ def deploy_command(
         canary_namespace=canary_namespace,
     )  # fmt: skip
     if mode == "client":
+        if diff:
+            raise UsageError(
+                "--diff compares with the cluster, which --dry-run=client never reads",
+                hint="use --dry-run=server with --diff, or `kschedctl diff` alone",
+            )
         # The files as they would be on a real host under --root: a client dry run looks
         # nothing up, not even whether the kubeconfig is a lab's.
         on_machine = hosts.SystemdHost(target.root, target.manifests_dir)
@@ -71,6 +77,7 @@ def deploy_command(
     report = Reporter(done=output.echo, info=output.info, warn=output.warn)
     with connect(kube) as cluster:
         if diff:
+            # on use, as above: only --diff needs them
             from kschedctl.cli.diff_view import print_diff
             from kschedctl.ops.diff import diff as preview
 

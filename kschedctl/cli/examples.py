@@ -55,7 +55,7 @@ HELP: dict[str, tuple[str, str, tuple[Example, ...]]] = {
         ("What deploying the workspace as a Deployment would change",
          "kschedctl diff ./my-scheduler --as-deployment"),
         ("The change a new image makes, as a CI gate (exit 0: none)",
-         "kschedctl diff ./my-scheduler --as deployment --image registry.example/kube-scheduler:v1.36.1"),
+         "kschedctl diff ./my-scheduler --as-deployment --image example.org/sched:v2"),
         ("The static pod manifest against the one on this host",
          "kschedctl diff ./my-scheduler --as-static-pod --root /"),
     )),

@@ -62,6 +62,7 @@ def remove_command(
 
 
 def _print_plan(result: RemoveResult, force: bool) -> None:
+    # on use, as in remove_command: start-up imports no use case
     from kschedctl.observe.orphans import bounded
     from kschedctl.ops.remove import stranded_summary
 
