@@ -76,13 +76,16 @@ def deploy_command(
     host = hosts.for_target(kube.kubeconfig, target.root, target.manifests_dir)
     report = Reporter(done=output.echo, info=output.info, warn=output.warn)
     with connect(kube) as cluster:
+        planned = None
         if diff:
             # on use, as above: only --diff needs them
             from kschedctl.cli.diff_view import print_diff
             from kschedctl.ops.diff import diff as preview
 
-            print_diff(preview(cluster, host, request, report))
-        _print_summary(use_case.deploy(cluster, host, request, report))
+            # one plan for both: what is shown is what is applied (a new lab port included)
+            planned = use_case.plan(cluster, host, request, report)
+            print_diff(preview(cluster, host, request, report, planned))
+        _print_summary(use_case.deploy(cluster, host, request, report, planned))
 
 
 def _print_summary(result: DeployResult) -> None:

@@ -263,14 +263,16 @@ def plan(
 
 
 def deploy(
-    cluster: Cluster, host: Host, request: DeployRequest, report: Reporter = QUIET
-) -> DeployResult:
-    """Deploy ``request.spec`` as ``request.form`` and (by default) wait until it serves.
+    cluster: Cluster, host: Host, request: DeployRequest, report: Reporter = QUIET,
+    planned: Plan | None = None,
+) -> DeployResult:  # fmt: skip
+    """Deploy ``request.spec`` as ``request.form`` and (by default) wait until it serves;
+    ``planned``: its :func:`plan` already made (``deploy --diff`` shows the one it applies).
 
     Raises :class:`~kschedctl.base.errors.KschedError` subclasses: ApplyError (with what was applied
     before the failure), WaitTimeout, ForbiddenError, …
     """
-    planned = plan(cluster, host, request, report)
+    planned = planned or plan(cluster, host, request, report)
     spec, form, objects, files = planned.spec, planned.form, planned.objects, planned.files
     on_host = form in HOST_FORMS
     started = time.monotonic()

@@ -24,6 +24,7 @@ from kschedctl.kubeclient.client import Cluster
 from kschedctl.observe.changes import masked, normalised, object_name, projected
 from kschedctl.ops.deploy import (
     DeployRequest,
+    Plan,
     allowed_keys,
     plan,
     pod_replaced,
@@ -55,11 +56,13 @@ class DiffResult:
 
 
 def diff(
-    cluster: Cluster, host: Host, request: DeployRequest, report: Reporter = QUIET
-) -> DiffResult:
+    cluster: Cluster, host: Host, request: DeployRequest, report: Reporter = QUIET,
+    planned: Plan | None = None,
+) -> DiffResult:  # fmt: skip
     """What ``deploy(cluster, host, request)`` would change; nothing is changed (the API
-    server sees dry runs and reads only, the host is only read)."""
-    planned = plan(cluster, host, request, report, dry_run=True)
+    server sees dry runs and reads only, the host is only read). ``planned``: the plan deploy
+    is about to apply (``deploy --diff``: the same lab port, the same files)."""
+    planned = planned or plan(cluster, host, request, report, dry_run=True)
     spec, form, objects = planned.spec, planned.form, planned.objects
     apply.refuse_unrendered(objects, allowed_keys(spec, form))
     apply.require_served(cluster, objects)
