@@ -105,6 +105,7 @@ COMMANDS: dict[str, str] = {
     "validate": "validate",
     "schema": "schema",
     "deploy": "deploy",
+    "diff": "diff",
     "remove": "remove",
     "list": "inventory",
     "status": "status",

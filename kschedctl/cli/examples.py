@@ -48,6 +48,16 @@ HELP: dict[str, tuple[str, str, tuple[Example, ...]]] = {
         ("Deploy a scheduler with every default, without waiting", "kschedctl deploy my-scheduler --no-wait"),
         ("Show what would be applied, change nothing",
          "kschedctl deploy ./my-scheduler --dry-run client"),
+        ("Print what changes, then deploy 3 replicas",
+         "kschedctl deploy ./my-scheduler --as-deployment --replicas 3 --diff"),
+    )),
+    "diff": (CLUSTER, "Show what deploy would change (exit 1 if anything)", (
+        ("What deploying the workspace as a Deployment would change",
+         "kschedctl diff ./my-scheduler --as-deployment"),
+        ("The change a new image makes, as a CI gate (exit 0: none)",
+         "kschedctl diff ./my-scheduler --as-deployment --image example.org/sched:v2"),
+        ("The static pod manifest against the one on this host",
+         "kschedctl diff ./my-scheduler --as-static-pod --root /"),
     )),
     "remove": (CLUSTER, "Remove what kschedctl deployed for a scheduler", (
         ("Remove a scheduler and its Lease", "kschedctl remove my-scheduler"),

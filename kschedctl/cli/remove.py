@@ -24,20 +24,21 @@ def remove_command(
     namespace: options.Namespace = None,
     all_namespaces: options.AllNamespaces = False,
     dry_run: options.DryRun = "none",
-    force: Annotated[bool, typer.Option("--force", help="Remove even if pods still ask for this scheduler.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Remove even if Pending pods or controllers still need this scheduler.")] = False,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds to wait for its pods to stop.")] = 120.0,
 ) -> None:  # fmt: skip
     """Remove exactly what kschedctl deployed for a scheduler, its Lease included.
 
     Namespaced and cluster-scoped objects, and for the service and static-pod forms the host
-    files (stopping the unit). Refuses while pods still ask for it (--force overrides); exits 5
-    if nothing is there. --dry-run=client lists what would go; --dry-run=server sends every
+    files (stopping the unit). Refuses while Pending pods or controllers (Deployments, Jobs, …)
+    still need it (--force overrides; bound pods keep running and do not count); exits 5 if
+    nothing is there. --dry-run=client lists what would go; --dry-run=server sends every
     DELETE with dryRun=All.
     """
     mode = options.checked_dry_run(dry_run)
     # Imported here, not at the top: the use case pulls in the cluster and host layers, which
     # `kschedctl --help` and the offline commands must not pay for.
-    from kschedctl.ops.remove import remove
+    from kschedctl.ops.remove import remove, stranded_summary
     from kschedctl.ops.reporter import Reporter
 
     report = Reporter(done=output.echo, info=output.info, warn=output.warn)
@@ -55,17 +56,22 @@ def remove_command(
         _print_plan(result, force)
         return
     output.info(f"{name} removed")
-    asking = result.removal.asking
-    if asking:
-        output.warn(f"{len(asking)} pod(s) still ask for {name!r} and will stay Pending")
+    left = result.removal.orphans
+    if left.stranded:
+        output.warn(f"{stranded_summary(left, name)}: they stay Pending with no events")
 
 
 def _print_plan(result: RemoveResult, force: bool) -> None:
+    # on use, as in remove_command: start-up imports no use case
+    from kschedctl.observe.orphans import bounded
+    from kschedctl.ops.remove import stranded_summary
+
     removal = result.removal
-    if removal.asking and not force:
+    left = removal.orphans
+    if left.stranded and not force:
         output.warn(
-            f"without --force, remove refuses: {len(removal.asking)} pod(s) still ask for "
-            f"{removal.name!r}"
+            f"without --force, remove refuses: {stranded_summary(left, removal.name)}: "
+            f"{bounded(left.stranded)}"
         )
     for ref in removal.refs:
         output.echo(f"{ref} would be deleted")

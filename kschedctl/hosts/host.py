@@ -45,8 +45,9 @@ class Host(ABC):
         """What to tell the user before deploying here (None: nothing worth saying)."""
         return None
 
-    def prepare(self, spec: Spec, form: str) -> CheckedSpec:
-        """The spec as this host runs it (its host paths and port), checked."""
+    def prepare(self, spec: Spec, form: str, *, dry_run: bool = False) -> CheckedSpec:
+        """The spec as this host runs it (its host paths and port), checked; ``dry_run``:
+        write nothing on the host while finding out."""
         return ensure_valid(spec)
 
     def files(self, spec: Spec, form: str) -> dict[Path, str]:

@@ -113,13 +113,13 @@ class LabHost(Host):
     def note(self) -> str:
         return f"deploying into the lab at {self.lab.dir} (host files under {self.root})"
 
-    def prepare(self, spec: Spec, form: str) -> CheckedSpec:
+    def prepare(self, spec: Spec, form: str, *, dry_run: bool = False) -> CheckedSpec:
         """Host paths of the lab: files under <lab>/host; the service runs the lab's binary."""
         spec = thawed(spec)
         # Both checked before anything is written: inside <lab>/host, or refused.
         kubeconfig = systemd.under(self.root, spec.service.kubeconfig, systemd.KUBECONFIG_FIELD)
         config_dir = systemd.under(self.root, spec.service.config_dir, systemd.CONFIG_DIR_FIELD)
-        if not kubeconfig.exists():
+        if not kubeconfig.exists() and not dry_run:
             # The lab's system:kube-scheduler identity, as kubeadm's scheduler.conf.
             systemd.write_files(
                 {kubeconfig: (self.lab.dir / "scheduler.kubeconfig").read_text()},

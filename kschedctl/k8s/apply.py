@@ -82,6 +82,34 @@ def require_served(cluster: Cluster, objects: list[dict[str, Any]]) -> None:
             )
 
 
+def refuse_unrendered(objects: list[dict[str, Any]], allowed: Collection[ObjectKey]) -> None:
+    """SpecError (exit 3) before the first request when an object is not in ``allowed``: every
+    (apiVersion, kind, namespace, name) the caller rendered and means to send."""
+    for obj in objects:
+        key = object_key(obj) if isinstance(obj, dict) else ("", "", "", "")
+        if key not in allowed:
+            raise SpecError(
+                "",
+                f"refusing to apply {describe_key(key)}: not an object kschedctl rendered "
+                "for this scheduler; nothing was sent",
+            )
+
+
+def dry_run_merged(cluster: Cluster, obj: dict[str, Any]) -> dict[str, Any]:
+    """The object as the API server would make it from ``obj`` (server-side apply with
+    ``dryRun=All``, field manager kschedctl): defaults, admission and the live fields merged;
+    nothing is kept."""
+    try:
+        return cluster.apply(object_path(obj), obj, dry_run=True)
+    except KschedError as err:
+        raise ApplyError(
+            f"the API server refuses {describe(obj)} (server dry run): {err.message}",
+            err.hint or "fix the cause; deploy would fail there too",
+            [],
+            err.exit_code,
+        ) from err
+
+
 def apply_objects(
     cluster: Cluster,
     objects: list[dict[str, Any]],
@@ -94,14 +122,7 @@ def apply_objects(
     ``allowed`` is every (apiVersion, kind, namespace, name) the caller means to send: an
     object outside it stops the whole apply before the first request (SpecError, exit 3).
     """
-    for obj in objects:
-        key = object_key(obj) if isinstance(obj, dict) else ("", "", "", "")
-        if key not in allowed:
-            raise SpecError(
-                "",
-                f"refusing to apply {describe_key(key)}: not an object kschedctl rendered "
-                "for this scheduler; nothing was sent",
-            )
+    refuse_unrendered(objects, allowed)
     outcomes: list[Outcome] = []
     for obj in objects:
         before = current(cluster, obj)

@@ -221,14 +221,23 @@ def check_skew(spec: Spec, server: str) -> None:
         )
 
 
-def deploy(
-    cluster: Cluster, host: Host, request: DeployRequest, report: Reporter = QUIET
-) -> DeployResult:
-    """Deploy ``request.spec`` as ``request.form`` and (by default) wait until it serves.
+@dataclass(frozen=True)
+class Plan:
+    """What deploying a request comes to: the spec as its host runs it (checked), the objects
+    to apply (marked with the form), and the host files (host forms) with their text."""
 
-    Raises :class:`~kschedctl.base.errors.KschedError` subclasses: ApplyError (with what was applied
-    before the failure), WaitTimeout, ForbiddenError, …
-    """
+    spec: CheckedSpec
+    form: str
+    objects: list[dict[str, Any]]
+    files: dict[Path, str]
+
+
+def plan(
+    cluster: Cluster, host: Host, request: DeployRequest, report: Reporter = QUIET,
+    *, dry_run: bool = False,
+) -> Plan:  # fmt: skip
+    """The one computation of what ``deploy`` would apply and write (``diff`` shows it).
+    ``dry_run``: the host writes nothing while preparing (the lab's scheduler kubeconfig)."""
     target, form = request.spec, request.form
     on_host = form in HOST_FORMS
     server = server_version(cluster)
@@ -239,9 +248,7 @@ def deploy(
         if note := host.note():
             report.info(note)
     # The one check of what is deployed: everything below takes the checked spec.
-    spec = host.prepare(target, form) if on_host else ensure_valid(target)
-    started = time.monotonic()
-    until = started + request.timeout
+    spec = host.prepare(target, form, dry_run=dry_run) if on_host else ensure_valid(target)
     objects = cluster_objects(spec, form) if not on_host or host_rbac(spec) else []
     for note in not_applied(spec, form):
         report.info(note)
@@ -252,6 +259,24 @@ def deploy(
         recorded = {HOST_FILES_ANNOTATION: json.dumps(sorted(str(p) for p in files))}
         for obj in objects:
             obj["metadata"]["annotations"].update({**recorded, **host.annotations()})
+    return Plan(spec, form, objects, files)
+
+
+def deploy(
+    cluster: Cluster, host: Host, request: DeployRequest, report: Reporter = QUIET,
+    planned: Plan | None = None,
+) -> DeployResult:  # fmt: skip
+    """Deploy ``request.spec`` as ``request.form`` and (by default) wait until it serves;
+    ``planned``: its :func:`plan` already made (``deploy --diff`` shows the one it applies).
+
+    Raises :class:`~kschedctl.base.errors.KschedError` subclasses: ApplyError (with what was applied
+    before the failure), WaitTimeout, ForbiddenError, …
+    """
+    planned = planned or plan(cluster, host, request, report)
+    spec, form, objects, files = planned.spec, planned.form, planned.objects, planned.files
+    on_host = form in HOST_FORMS
+    started = time.monotonic()
+    until = started + request.timeout
     try:
         _refuse_taken_name(discover(snapshot(cluster)), spec, form)
     except ClusterError as err:  # a user who may deploy need not be allowed to list everything
@@ -310,23 +335,32 @@ def _warn_loopback_metrics(spec: Spec, report: Reporter) -> None:
         )
 
 
-def _prune_stale_rbac(cluster: Cluster, spec: Spec, form: str, report: Reporter) -> tuple[str, ...]:
-    """Delete the RBAC objects of ``form``'s table that kschedctl created for this scheduler
-    but that ``spec`` no longer renders; never anything outside the table or unlabelled."""
+def stale_rbac_objects(
+    cluster: Cluster, spec: Spec, form: str, report: Reporter
+) -> list[dict[str, Any]]:
+    """The RBAC objects of ``form``'s table that kschedctl created for this scheduler but that
+    ``spec`` no longer renders: what deploy prunes; never anything outside the table or
+    unlabelled."""
     # Rights a spec stops granting go too: the built-in roles include the default Lease.
     stale = stale_rbac(spec, applied(form).objects, form)
     if not stale:
-        return ()
+        return []
     try:
         managed = apply.managed_objects(cluster, spec.name)
     except ClusterError as err:
         report.warn(f"cannot look for RBAC objects {spec.name} no longer needs: {err.message}")
-        return ()
+        return []
+    return [
+        obj
+        for obj in managed
+        if (obj["kind"], obj["metadata"].get("namespace") or "", obj["metadata"]["name"]) in stale
+    ]
+
+
+def _prune_stale_rbac(cluster: Cluster, spec: Spec, form: str, report: Reporter) -> tuple[str, ...]:
+    """Delete :func:`stale_rbac_objects`."""
     pruned = []
-    for obj in managed:
-        meta = obj["metadata"]
-        if (obj["kind"], meta.get("namespace") or "", meta["name"]) not in stale:
-            continue
+    for obj in stale_rbac_objects(cluster, spec, form, report):
         if apply.delete_object(cluster, obj):
             pruned.append(describe(obj))
             report.done(f"{describe(obj)} deleted (no longer rendered)")
@@ -428,7 +462,7 @@ def _replace_changed_pod(
         live = apply.current(cluster, obj)
         if live is None:
             continue
-        if not same_containers(live, obj):  # a changed flag too: a pod's command is immutable
+        if pod_replaced(obj, live):
             report.info(f"pod {obj['metadata']['name']}: config changed, replacing it")
             apply.delete_object(cluster, obj)
             rollout.poll(
@@ -448,6 +482,12 @@ def _static_pod(files: dict[Path, str]) -> list[dict[str, Any]]:
         if pods:
             return pods
     return []
+
+
+def pod_replaced(rendered: dict[str, Any], live: dict[str, Any]) -> bool:
+    """A bare Pod cannot change its spec: deploy replaces it when its containers (images,
+    commands, flags) or its config changed."""
+    return not same_containers(live, rendered)
 
 
 def _gone(cluster: Cluster, obj: dict[str, Any]) -> bool:

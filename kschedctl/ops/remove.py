@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from kschedctl import hosts
-from kschedctl.base.errors import KschedError, NotFoundError
+from kschedctl.base.errors import ClusterError, KschedError, NotFoundError
 from kschedctl.hosts import Host
 from kschedctl.k8s import apply
 from kschedctl.k8s.resources import describe
@@ -25,11 +25,21 @@ from kschedctl.model.config.versions import DEFAULT_SCHEDULER_NAME
 from kschedctl.observe.appliers import appliers, helm_command, helm_releases
 from kschedctl.observe.containers import workload_leases
 from kschedctl.observe.identity import trusted_objects
+from kschedctl.observe.orphans import Orphans, bounded, orphans
 from kschedctl.observe.schedulers import LEASE_ANNOTATION, SCHEDULER_LABEL, recorded_host_files
 from kschedctl.ops import rollout
 from kschedctl.ops.reporter import QUIET, Reporter
 
 WORKLOADS = ("Deployment", "Pod")
+# Where to list the controllers whose pod template may name the scheduler.
+CONTROLLER_PATHS = {
+    "Deployment": "/apis/apps/v1/deployments",
+    "ReplicaSet": "/apis/apps/v1/replicasets",
+    "StatefulSet": "/apis/apps/v1/statefulsets",
+    "DaemonSet": "/apis/apps/v1/daemonsets",
+    "Job": "/apis/batch/v1/jobs",
+    "CronJob": "/apis/batch/v1/cronjobs",
+}
 
 
 @dataclass(frozen=True)
@@ -41,7 +51,7 @@ class Removal:
     leases: tuple[tuple[str, str], ...]  # (namespace, name)
     files: tuple[Path, ...]  # host files
     lab_dir: str | None  # the lab whose host holds the files, if any
-    asking: tuple[str, ...]  # namespace/name of live pods that still name the scheduler
+    orphans: Orphans  # pods and controllers that name it: which would be left without it
     # Objects labelled as its outside where kschedctl deployed it: left alone (not kschedctl's).
     foreign: tuple[dict[str, Any], ...] = ()
 
@@ -63,7 +73,9 @@ class RemoveResult:
 _HOME_KINDS = frozenset({"Deployment", "Pod", "ConfigMap", "ServiceAccount"})
 
 
-def find(cluster: Cluster, name: str, namespace: str | None = None) -> Removal:
+def find(
+    cluster: Cluster, name: str, namespace: str | None = None, report: Reporter = QUIET
+) -> Removal:
     """What ``remove`` would delete for ``name``; NotFoundError if there is nothing (in
     ``namespace``, when given: where its namespaced objects are)."""
     objects, foreign = trusted_objects(name, apply.managed_objects(cluster, name))
@@ -107,7 +119,7 @@ def find(cluster: Cluster, name: str, namespace: str | None = None) -> Removal:
         tuple(sorted(leases)),
         tuple(sorted(Path(f) for f in files)),
         lab,
-        tuple(_pods_asking_for(cluster, name)),
+        _orphans(cluster, name, report),
         tuple(foreign),
     )
 
@@ -127,13 +139,14 @@ def remove(
     """Remove scheduler ``name``: workloads first (or it would take its Lease again), then the
     unit and host files, then the rest once its pods are gone, then its Lease.
 
-    Refuses (KschedError) while live pods still name the scheduler, unless ``force``;
+    Refuses (KschedError) while pods wait for the scheduler (not yet bound) or controllers
+    will create more that name it, unless ``force``; bound pods keep running and do not count;
     NotFoundError if kschedctl deployed nothing by that name. ``host`` defaults to the one the
     objects recorded (``hosts.for_record``). With ``dry_run`` nothing is deleted; with
     ``server_dry_run`` every DELETE is sent with ``dryRun=All`` (the API server judges
     authorization and admission, deletes nothing) and no host file is touched.
     """
-    removal = find(cluster, name, namespace)
+    removal = find(cluster, name, namespace, report)
     if removal.foreign:
         report.warn(
             f"left alone: {', '.join(describe(o) for o in removal.foreign)} carry {name}'s "
@@ -157,12 +170,17 @@ def remove(
         )
     if server_dry_run:
         return _server_dry_run(cluster, removal, report)
-    if removal.asking and not force and not dry_run:
-        listing = ", ".join(removal.asking[:10]) + (" …" if len(removal.asking) > 10 else "")
+    left = removal.orphans
+    if left.bound:
+        report.info(
+            f"{left.bound} pod(s) {name} placed are bound to nodes: they keep running without it"
+        )
+    if left.stranded and not force and not dry_run:
         raise KschedError(
-            f"{len(removal.asking)} pod(s) still ask for scheduler {name!r}: {listing}; without "
-            "it the Pending ones would hang with no events",
-            hint="point them at another scheduler or delete them, or pass --force",
+            f"{stranded_summary(left, name)}: {bounded(left.stranded)}",
+            hint=f"with --force they stay Pending with no scheduling events until another "
+            f"scheduler named {name!r} serves, and so do the controllers' new pods; point them "
+            "at another scheduler (spec.schedulerName) or delete them first",
         )
     if dry_run:
         return RemoveResult(removal, dry_run=True)
@@ -245,20 +263,31 @@ def _is_canary(obj: dict[str, Any]) -> bool:
     return labels.get("app.kubernetes.io/component") == "canary"
 
 
-def _pods_asking_for(cluster: Cluster, name: str) -> list[str]:
+def stranded_summary(left: Orphans, name: str) -> str:
+    """ "2 Pending pod(s) wait for scheduler 'x' and 1 controller(s) will create more"."""
+    parts = []
+    if left.waiting:
+        parts.append(f"{len(left.waiting)} Pending pod(s) wait for scheduler {name!r}")
+    if left.controllers:
+        parts.append(
+            f"{len(left.controllers)} controller(s) will create more pods that name {name!r}"
+        )
+    return " and ".join(parts)
+
+
+def _orphans(cluster: Cluster, name: str, report: Reporter) -> Orphans:
     if name == DEFAULT_SCHEDULER_NAME:
-        # Only a replacement of the default scheduler has this name (the spec refuses it
-        # otherwise): its pods — every pod that names no scheduler — go back to kube-scheduler,
-        # they are not orphaned.
-        return []
+        return orphans(name, [], [])  # a replacement's pods go back to kube-scheduler
     pods = cluster.list("/api/v1/pods", fieldSelector=f"spec.schedulerName={name}")
-    return [
-        f"{p['metadata']['namespace']}/{p['metadata']['name']}"
-        for p in pods
-        if (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
-        and not _is_canary(p)
-        and not p["metadata"].get("deletionTimestamp")
-    ]
+    controllers: list[dict[str, Any]] = []
+    for kind, path in CONTROLLER_PATHS.items():
+        try:
+            items = cluster.list(path)
+        except (ClusterError, NotFoundError) as err:  # a remover need not read every workload
+            report.warn(f"cannot tell whether {kind}s will create pods for {name}: {err.message}")
+            continue
+        controllers += [{**item, "kind": kind} for item in items]
+    return orphans(name, pods, controllers)
 
 
 def pods_command(name: str) -> str:

@@ -30,6 +30,7 @@ COMMANDS = dict(leaves(typer.main.get_command(app)))
 # The words a command needs before the flag under test (its required arguments).
 REQUIRED = {
     "deploy": ["ws", "--as", "deployment"],
+    "diff": ["ws", "--as", "deployment"],
     "remove": ["mine"],
     "status": ["mine"],
     "logs": ["mine"],
@@ -49,6 +50,7 @@ INPUT_FILES = {
     "render": ["render", MISSING, "--as", "config"],
     "render --add-to": ["render", "mine", "--as", "config", "--add-to", MISSING],
     "deploy": ["deploy", MISSING, "--as", "deployment"],
+    "diff": ["diff", MISSING, "--as", "deployment"],
     "simulate": ["simulate", MISSING, "--scheduler", "spread.yaml"],
     "simulate --scheduler": ["simulate", "cluster.yaml", "--scheduler", MISSING],
     "simulate --workload": ["simulate", *REQUIRED["simulate"], "--workload", MISSING],

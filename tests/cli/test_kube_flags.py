@@ -54,7 +54,7 @@ def test_every_cluster_command_has_kubectls_connection_flags(name: str, command:
     missing = [f for f in CONNECTION if f not in offered]
     assert not missing, f"{name} lacks {missing}"
     assert {"-v", "--v", "-s"} <= offered
-    if name == "deploy":  # its --as names the form deployed, as render's does
+    if name in ("deploy", "diff"):  # their --as names the form deployed, as render's does
         assert "--as-group" not in offered
     else:
         assert set(IMPERSONATION) <= offered

@@ -20,7 +20,6 @@ from kschedctl.ops.deploy import (
     load_target,
 )
 from kschedctl.ops.logs import LogStream
-from kschedctl.ops.remove import _pods_asking_for
 from kschedctl.ops.reporter import QUIET, Reporter
 from kschedctl.render.forms import DEPLOY_FORMS as FORMS
 from kschedctl.spec import default_spec, thawed
@@ -143,16 +142,3 @@ def test_a_replacement_takes_the_name_of_the_cluster_default_scheduler_only() ->
     other = Scheduler("default-scheduler", "deployment", managed=True, instance="x/other")
     with pytest.raises(KschedError, match="already served by x/other"):
         _refuse_taken_name([other], replacement, "service")
-
-
-class _Pods:
-    """A cluster whose every pod asks for the scheduler it is listed for."""
-
-    def list(self, path: str, **query: str) -> list[dict[str, object]]:
-        return [{"metadata": {"namespace": "ns", "name": "plain"}, "status": {}}]
-
-
-def test_removing_a_replacement_orphans_no_pod() -> None:
-    # A scheduler of its own leaves its pods waiting; a replacement's go back to kube-scheduler.
-    assert _pods_asking_for(_Pods(), "mine") == ["ns/plain"]  # type: ignore[arg-type]
-    assert _pods_asking_for(_Pods(), "default-scheduler") == []  # type: ignore[arg-type]
