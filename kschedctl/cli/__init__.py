@@ -106,6 +106,8 @@ COMMANDS: dict[str, str] = {
     "schema": "schema",
     "deploy": "deploy",
     "remove": "remove",
+    "history": "history",
+    "rollback": "rollback",
     "list": "inventory",
     "status": "status",
     "why": "why",

@@ -152,6 +152,19 @@ def deploy_command(
             help="Static-pod form: kubelet's manifest directory (default ROOT/etc/kubernetes/manifests).",
         ),
     ] = None,
+    save: Annotated[
+        bool,
+        typer.Option(
+            "--save/--no-save",
+            help="Write --replicas, --image, --program, --namespace and --kubernetes-version "
+            "back to SRC's scheduler.yaml after a successful deploy (--no-save: record them in "
+            "the revision only).",
+        ),
+    ] = True,
+    history_max: Annotated[
+        int,
+        typer.Option("--history-max", min=1, help="Revisions kept in the cluster (helm's)."),
+    ] = 10,
 ) -> None:
     """Deploy a scheduler and wait until it serves (Ready pods, its Lease held, a canary bound).
 
@@ -162,6 +175,7 @@ def deploy_command(
     # which `kschedctl --help` and the offline commands must not pay for.
     from kschedctl import hosts
     from kschedctl.ops import deploy as use_case
+    from kschedctl.ops.overrides import deploy_source
     from kschedctl.ops.reporter import Reporter
 
     aliases = {"pod": as_pod, "deployment": as_deployment, "service": as_service,
@@ -176,6 +190,10 @@ def deploy_command(
         spec, form, server_dry_run=mode == "server", wait=wait, verify=verify,
         timeout=timeout, canary_namespace=canary_namespace,
         follow_server_version=not kubernetes_version and use_case.is_bare_name(src),
+        overrides=_overrides(namespace=namespace, image=image, replicas=replicas,
+                             program=program.value if program else None,
+                             kubernetesVersion=kubernetes_version),
+        history_max=history_max,
     )  # fmt: skip
     if mode == "client":
         # The files as they would be on a real host under --root: a client dry run looks
@@ -186,10 +204,16 @@ def deploy_command(
     host = hosts.for_target(kube.kubeconfig, root, manifests_dir)
     report = Reporter(done=output.echo, info=output.info, warn=output.warn)
     with connect(kube) as cluster:
-        _print_summary(use_case.deploy(cluster, host, request, report))
+        result, _written = deploy_source(cluster, host, request, src, save=save, report=report)
+        print_summary(result)
 
 
-def _print_summary(result: DeployResult) -> None:
+def _overrides(**given: object) -> dict[str, object]:
+    """The flags given that change the deployed state, by their spec field."""
+    return {field: value for field, value in given.items() if value is not None}
+
+
+def print_summary(result: DeployResult) -> None:
     """The last lines (stderr): what the dry run or the wait proved."""
     name = result.spec.name
     if result.server_dry_run:
