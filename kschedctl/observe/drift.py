@@ -90,6 +90,11 @@ def _walk(
             key = "k:" + json.dumps({"name": name}, separators=(",", ":"))
             _walk(item, theirs.get(name), [*path, f"[name={name}]"], [*fields, key], out)
         return
+    if isinstance(want, list) and isinstance(have, list) and len(want) == len(have):
+        # by position; its manager is the list's owner (a list of unnamed items is atomic)
+        for i, (item, theirs) in enumerate(zip(want, have, strict=True)):
+            _walk(item, theirs, [*path, f"[{i}]"], fields, out)
+        return
     if not _same(want, have):
         out.append((path, fields, want, have))
 
@@ -111,24 +116,24 @@ def _dotted(path: list[str]) -> str:
 
 
 def manager(managed: list[Any], fields: list[str]) -> str | None:
-    """The manager whose entry owns ``fields`` (or the longest part of it: an atomic list is
-    owned whole), the latest when several do; None when no entry does."""
-    best: tuple[int, str, str] | None = None
+    """The manager whose entry owns the field at ``fields`` (an atomic list is owned whole),
+    the latest when several share it; None when no entry does (a removed field)."""
+    best: tuple[str, str] | None = None
     for entry in managed:
-        if not isinstance(entry, dict):
-            continue
-        tree = entry.get("fieldsV1")
-        depth = 0
-        for part in fields:
-            if not isinstance(tree, dict) or part not in tree:
-                break
-            tree, depth = tree[part], depth + 1
-        if depth == 0:
+        if not isinstance(entry, dict) or not _owns(entry.get("fieldsV1"), fields):
             continue
         name = str(entry.get("manager") or "?")
         if entry.get("subresource"):
             name += f" ({entry['subresource']})"
-        candidate = (depth, str(entry.get("time") or ""), name)
-        if best is None or candidate[:2] > best[:2]:
+        candidate = (str(entry.get("time") or ""), name)
+        if best is None or candidate[0] > best[0]:
             best = candidate
-    return printable(best[2], _MANAGER_LIMIT) if best else None
+    return printable(best[1], _MANAGER_LIMIT) if best else None
+
+
+def _owns(tree: Any, fields: list[str]) -> bool:
+    for part in fields:
+        if not isinstance(tree, dict) or part not in tree:
+            return False
+        tree = tree[part]
+    return True
