@@ -2787,6 +2787,32 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                        'opts': ['--token'],
                                        'zsh': 'Bearer token for the API server (instead of the '
                                               "kubeconfig user''s credentials)."},
+                                      {'all_opts': ['--as'],
+                                       'callback': False,
+                                       'fish': 'Username to impersonate for the operation (a user '
+                                               'or system:serviceaccount:NS:NAME).',
+                                       'flag': False,
+                                       'hidden': False,
+                                       'kind': 'option',
+                                       'multiple': False,
+                                       'name': 'as_user',
+                                       'nargs': 1,
+                                       'opts': ['--as'],
+                                       'zsh': 'Username to impersonate for the operation (a user '
+                                              'or system\\\\:serviceaccount\\\\:NS\\\\:NAME).'},
+                                      {'all_opts': ['--as-group'],
+                                       'callback': False,
+                                       'fish': 'Group to impersonate for the operation; repeat for '
+                                               'several.',
+                                       'flag': False,
+                                       'hidden': False,
+                                       'kind': 'option',
+                                       'multiple': True,
+                                       'name': 'as_group',
+                                       'nargs': 1,
+                                       'opts': ['--as-group'],
+                                       'zsh': 'Group to impersonate for the operation; repeat for '
+                                              'several.'},
                                       {'all_opts': ['--request-timeout'],
                                        'callback': False,
                                        'fish': 'How long to wait for each answer of the API '

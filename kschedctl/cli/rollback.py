@@ -13,12 +13,12 @@ import typer
 from kschedctl.cli import options, output, registers
 from kschedctl.cli.common import SchedulerName, connect
 from kschedctl.cli.deploy import print_summary
-from kschedctl.cli.kubeflags import DEFAULT_KUBE, Kube, kube_flags_without_as
+from kschedctl.cli.kubeflags import DEFAULT_KUBE, Kube, kube_flags
 from kschedctl.cli.paths import guard_paths
 
 
 @guard_paths
-@kube_flags_without_as
+@kube_flags
 def rollback_command(
     name: SchedulerName,
     revision: Annotated[

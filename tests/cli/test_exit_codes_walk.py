@@ -31,6 +31,8 @@ COMMANDS = dict(leaves(typer.main.get_command(app)))
 REQUIRED = {
     "deploy": ["ws", "--as", "deployment"],
     "remove": ["mine"],
+    "history": ["mine"],
+    "rollback": ["mine"],
     "status": ["mine"],
     "logs": ["mine"],
     "why": ["--all"],
