@@ -175,6 +175,9 @@ def _print_revision(report: SchedulerStatus) -> None:
         f"Revision:   {revision['revision']} ({revision['status']}, {revision['updated']}, by "
         f"{revision['by']}: {revision['description']})"
     )
+    if report.drift is None:
+        output.echo("Drift:      not compared (see the warnings below)")
+        return
     if not report.drift:
         output.echo("Drift:      none (the live objects match the revision)")
         return

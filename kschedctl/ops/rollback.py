@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kschedctl import __version__
-from kschedctl.base.errors import KschedError, SpecError
+from kschedctl.base.errors import KschedError, Problem, SpecError, errors_in
+from kschedctl.base.userfile import MAX_FILE_BYTES
 from kschedctl.hosts import Host
 from kschedctl.kubeclient.client import Cluster
 from kschedctl.model.config.shapes import plugin_path_problem
@@ -23,7 +24,8 @@ from kschedctl.observe.revisions import Revision, rollback_target
 from kschedctl.ops import history
 from kschedctl.ops.deploy import DeployRequest, DeployResult, deploy
 from kschedctl.ops.reporter import QUIET, Reporter
-from kschedctl.spec import SPEC_FILE, CheckedSpec, load_spec
+from kschedctl.spec import CheckedSpec, spec_problems
+from kschedctl.spec.checks import proven
 
 
 @dataclass(frozen=True)
@@ -47,9 +49,12 @@ class Plan:
 
 
 def revision_spec(revision: Revision) -> CheckedSpec:
-    """The revision's spec, loaded and checked exactly as a user's ``scheduler.yaml`` (in a
-    private workspace holding only its plugin files); SpecError naming the revision."""
+    """The revision's spec, loaded and checked exactly as a user's ``scheduler.yaml`` (the
+    same bound, the strict loader, the checks; its plugin files read from a private
+    workspace holding only them); SpecError naming the revision."""
     where = f"revision {revision.number} ({revision.secret_name})"
+    if len(revision.spec.encode()) > MAX_FILE_BYTES:
+        raise SpecError("spec", f"{where}: its spec is larger than {MAX_FILE_BYTES} bytes")
     with tempfile.TemporaryDirectory(prefix="kschedctl-revision-") as tmp:
         base = Path(tmp)
         for rel, text in revision.files.items():
@@ -59,14 +64,14 @@ def revision_spec(revision: Revision) -> CheckedSpec:
             path = base / rel
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
-        (base / SPEC_FILE).write_text(revision.spec, encoding="utf-8")
-        try:
-            spec = load_spec(base / SPEC_FILE)
-        except SpecError as err:
-            raise SpecError(
-                "", f"{where} holds an invalid spec: {err.message}",
-                hint="roll back to another revision (`kschedctl history NAME`)",
-            ) from err  # fmt: skip
+        loaded, problems = spec_problems(revision.spec, where, base)
+    problems = errors_in(problems)
+    if problems or loaded is None:
+        raise SpecError.from_problems(
+            problems or [Problem("", "not a spec", where)],
+            hint="roll back to another revision (`kschedctl history NAME`)",
+        )
+    spec = proven(loaded)  # spec_problems checked it, as load_spec does
     if (spec.name, spec.namespace) != (revision.name, revision.namespace):
         raise SpecError(
             "", f"{where} records scheduler {spec.name!r} in namespace {spec.namespace!r}, not "

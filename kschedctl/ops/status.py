@@ -91,7 +91,7 @@ class SchedulerStatus:
     double_booking: list[dict[str, Any]] = field(default_factory=list)
     # The current revision (history's fields) and where the live objects drifted from it.
     revision: dict[str, Any] | None = None
-    drift: list[dict[str, Any]] = field(default_factory=list)
+    drift: list[dict[str, Any]] | None = None  # None: not compared (see warnings)
 
     def to_dict(self) -> dict[str, Any]:
         """``status -o json|yaml``: its keys, and their order, are a contract."""
@@ -168,7 +168,7 @@ def scheduler_status(
         metrics=read_metrics(cluster, entry, snap.pods, metrics_reader) if metrics else None,
         double_booking=[n.to_dict() for n in for_scheduler(detect(cluster, snap.pods), name)],
         revision=history.revision,
-        drift=[d.to_dict() for d in history.drift],
+        drift=None if history.drift is None else [d.to_dict() for d in history.drift],
     )
 
 

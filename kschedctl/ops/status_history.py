@@ -19,7 +19,7 @@ from kschedctl.render.forms import HOST_FORMS
 @dataclass
 class RevisionState:
     revision: dict[str, Any] | None = None  # the current revision's summary (history's fields)
-    drift: list[Drift] = field(default_factory=list)
+    drift: list[Drift] | None = None  # None: not compared (no revision, a host form, …)
     notes: list[str] = field(default_factory=list)  # why drift was not compared, and such
 
 
