@@ -26,9 +26,10 @@ class RevisionState:
 def revision_state(
     cluster: Cluster, name: str, namespace: str | None, live: list[dict[str, Any]]
 ) -> RevisionState:
-    """``live``: the scheduler's objects as the cluster has them (managedFields included)."""
+    """``live``: the scheduler's objects as the cluster has them (managedFields included);
+    none (a scheduler kschedctl did not deploy): no revisions to read."""
     state = RevisionState()
-    if not namespace:
+    if not namespace or not live:
         return state
     try:
         found = read_history(cluster, name, namespace)
