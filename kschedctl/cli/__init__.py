@@ -107,6 +107,8 @@ COMMANDS: dict[str, str] = {
     "deploy": "deploy",
     "diff": "diff",
     "remove": "remove",
+    "history": "history",
+    "rollback": "rollback",
     "list": "inventory",
     "status": "status",
     "why": "why",

@@ -45,6 +45,19 @@ def deploy_command(
     canary_namespace: Annotated[
         str, typer.Option("--canary-namespace", help="Namespace of the canary pod.")
     ] = "default",
+    save: Annotated[
+        bool,
+        typer.Option(
+            "--save/--no-save",
+            help="Write --replicas, --image, --program, --namespace and --kubernetes-version "
+            "back to SRC's scheduler.yaml after a successful deploy (--no-save: record them in "
+            "the revision only).",
+        ),
+    ] = True,
+    history_max: Annotated[
+        int,
+        typer.Option("--history-max", min=1, help="Revisions kept in the cluster (helm's)."),
+    ] = 10,
 ) -> None:
     """Deploy a scheduler and wait until it serves (Ready pods, its Lease held, a canary bound).
 
@@ -56,12 +69,14 @@ def deploy_command(
     from kschedctl import hosts
     from kschedctl.cli.progress import StderrWaitProgress
     from kschedctl.ops import deploy as use_case
+    from kschedctl.ops.overrides import deploy_source
     from kschedctl.ops.reporter import Reporter
 
     mode = options.checked_dry_run(dry_run)
     request = target.request(
         src, server_dry_run=mode == "server", wait=wait, verify=verify, timeout=timeout,
         canary_namespace=canary_namespace,
+        history_max=history_max,
     )  # fmt: skip
     if mode == "client":
         if diff:
@@ -89,11 +104,13 @@ def deploy_command(
             # one plan for both: what is shown is what is applied (a new lab port included)
             planned = use_case.plan(cluster, host, request, report)
             print_diff(preview(cluster, host, request, report, planned))
-        result = use_case.deploy(cluster, host, request, report, planned)
-    _print_summary(result)
+        result, _written = deploy_source(
+            cluster, host, request, src, save=save, report=report, planned=planned
+        )
+    print_summary(result)
 
 
-def _print_summary(result: DeployResult) -> None:
+def print_summary(result: DeployResult) -> None:
     """The last lines (stderr): what the dry run or the wait proved."""
     name = result.spec.name
     if result.server_dry_run:

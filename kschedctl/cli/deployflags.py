@@ -87,7 +87,19 @@ class Target(NamedTuple):
             kubernetes_version=self.kubernetes_version,
         )  # fmt: skip
         bare = not self.kubernetes_version and use_case.is_bare_name(src)
-        return use_case.DeployRequest(spec, form, follow_server_version=bare, **settings)
+        return use_case.DeployRequest(
+            spec, form, follow_server_version=bare, overrides=self.overrides(), **settings
+        )
+
+    def overrides(self) -> dict[str, Any]:
+        """The flags given that change the deployed state, by their spec field (a revision
+        records them, or deploy writes them back to the spec's file)."""
+        given = {
+            "namespace": self.namespace, "image": self.image, "replicas": self.replicas,
+            "program": self.program.value if self.program else None,
+            "kubernetesVersion": self.kubernetes_version,
+        }  # fmt: skip
+        return {field: value for field, value in given.items() if value is not None}
 
 
 _FORM_FLAGS: dict[str, Flag] = {

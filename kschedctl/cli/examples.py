@@ -59,6 +59,14 @@ HELP: dict[str, tuple[str, str, tuple[Example, ...]]] = {
         ("The static pod manifest against the one on this host",
          "kschedctl diff ./my-scheduler --as-static-pod --root /"),
     )),
+    "history": (CLUSTER, "The revisions deploy recorded for a scheduler", (
+        ("The revisions of one scheduler", "kschedctl history my-scheduler"),
+        ("The last three, with their overrides and hashes", "kschedctl history my-scheduler --max 3 -o wide"),
+    )),
+    "rollback": (CLUSTER, "Deploy a recorded revision again and wait until it serves", (
+        ("Back to the revision before the current one", "kschedctl rollback my-scheduler"),
+        ("Back to revision 2, showing what would be applied", "kschedctl rollback my-scheduler 2 --dry-run client"),
+    )),
     "remove": (CLUSTER, "Remove what kschedctl deployed for a scheduler", (
         ("Remove a scheduler and its Lease", "kschedctl remove my-scheduler"),
         ("Show what would be deleted", "kschedctl remove my-scheduler --dry-run client"),

@@ -3,6 +3,7 @@ booking) and whether it keeps up (its own metrics)."""
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -138,6 +139,7 @@ def _print_status(report: SchedulerStatus) -> None:
         f"Version:    image {version['image'] or '-'} · server {version['server']} · {version['skew']}"
     )
     output.echo("\n".join(lines))
+    _print_revision(report)
     _print_problems(report)
     if report.objects:
         output.echo("\nObjects:")
@@ -162,6 +164,37 @@ def _print_status(report: SchedulerStatus) -> None:
     _print_double_booking(report)
     for warning in report.warnings:
         output.warn(warning)
+
+
+def _print_revision(report: SchedulerStatus) -> None:
+    """The current revision, and each field that drifted from it (kubectl edit/scale)."""
+    revision = report.revision
+    if revision is None:
+        output.echo("Revision:   - (none recorded: deployed before kschedctl kept history?)")
+        return
+    output.echo(
+        f"Revision:   {revision['revision']} ({revision['status']}, {revision['updated']}, by "
+        f"{revision['by']}: {revision['description']})"
+    )
+    if report.drift is None:
+        output.echo("Drift:      not compared (see the warnings below)")
+        return
+    if not report.drift:
+        output.echo("Drift:      none (the live objects match the revision)")
+        return
+    output.echo(
+        f"Drift:      {len(report.drift)} field(s) differ from revision {revision['revision']}"
+    )
+    output.print_table(
+        ("object", "field", "revision", "live", "changed by"),
+        [(d["object"], d["path"], _value(d["revision"]), _value(d["live"]), d["manager"] or "?")
+         for d in report.drift],
+    )  # fmt: skip
+
+
+def _value(value: object) -> str:
+    text = "-" if value is None else value if isinstance(value, str) else json.dumps(value)
+    return text if len(text) <= 60 else text[:59] + "…"
 
 
 def _print_problems(report: SchedulerStatus) -> None:

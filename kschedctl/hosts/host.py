@@ -61,9 +61,12 @@ class Host(ABC):
         return {}
 
     def write_files(self, files: dict[Path, str]) -> bool:
-        """Write ``files``; True if any of them changed."""
+        """Write ``files``, each one it replaces kept beside it (:func:`systemd.previous`);
+        True if any of them changed."""
         changed = systemd.changed(files)
-        systemd.write_files(files, (self.root, self.manifests_dir))
+        systemd.write_files(
+            {**systemd.previous_files(files), **files}, (self.root, self.manifests_dir)
+        )
         return changed
 
     def prune_plugin_files(self, spec: Spec, files: dict[Path, str]) -> list[Path]:

@@ -136,6 +136,28 @@ def changed(files: dict[Path, str]) -> bool:
         return True  # unreadable: write it (writing says why if it cannot)
 
 
+def previous(path: Path) -> Path:
+    """Where a host file deploy replaced is kept: a hidden name beside it, which the kubelet
+    ignores in its manifests directory (it skips files whose names start with a dot)."""
+    return path.with_name(f".{path.name}.previous")
+
+
+def previous_files(files: dict[Path, str]) -> dict[Path, str]:
+    """The current text of each of ``files`` that exists and is about to change, at its
+    :func:`previous` path (what an operator restores by hand; rollback re-renders instead)."""
+    kept = {}
+    for path, text in files.items():
+        if path.suffix == ".py":
+            continue  # plugin files: the spec names them, the config that loads them is kept
+        try:
+            old = path.read_text()
+        except (OSError, UnicodeDecodeError):
+            continue  # absent (a first deploy) or unreadable: nothing to keep
+        if old != text:
+            kept[previous(path)] = old
+    return kept
+
+
 def write_files(files: dict[Path, str], roots: Iterable[Path], mode: int = 0o644) -> None:
     """Write ``files``, each of which must resolve inside one of ``roots`` (checked again
     here, after its directories are made): every file goes to a temp file beside it first and
@@ -199,14 +221,15 @@ def host_os_error(err: OSError, doing: str) -> KschedError:
 _HEAD_BYTES = 4096
 
 
-def is_scheduler_file(path: Path, name: str) -> bool:
+def is_scheduler_file(path: Path, name: str, *, kept: bool = False) -> bool:
     """``path`` is a regular file (not a symlink) kschedctl rendered for scheduler ``name``:
     named ``NAME.yaml`` or ``NAME.service``, its first line naming the scheduler, and
     ``kschedctl`` in its head (the rendered headers and labels say both); or a plugin file it
-    installed (:func:`is_plugin_file`)."""
+    installed (:func:`is_plugin_file`). ``kept``: a :func:`previous` copy of such a file."""
     if path.parent.name == plugin_dir_name(name):
-        return is_plugin_file(path, name)
-    if path.name not in (f"{name}.yaml", f"{name}.service"):
+        return not kept and is_plugin_file(path, name)
+    stands_for = path.name.removeprefix(".").removesuffix(".previous") if kept else path.name
+    if stands_for not in (f"{name}.yaml", f"{name}.service"):
         return False
     try:
         if not stat.S_ISREG(path.lstat().st_mode):
@@ -249,9 +272,10 @@ def remove_files(paths: list[Path], name: str) -> list[Path]:
     its plugin directory, once empty)."""
     removed = []
     for path in paths:
-        if is_scheduler_file(path, name):
-            path.unlink()
-            removed.append(path)
+        for candidate, kept in ((path, False), (previous(path), True)):
+            if is_scheduler_file(candidate, name, kept=kept):
+                candidate.unlink()
+                removed.append(candidate)
     for directory in {p.parent for p in removed if p.parent.name == plugin_dir_name(name)}:
         with contextlib.suppress(OSError):  # not empty: files that are not kschedctl's stay
             directory.rmdir()

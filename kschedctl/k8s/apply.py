@@ -10,8 +10,9 @@ from typing import Any
 from kschedctl.base.errors import ApplyError, ClusterError, KschedError, NotFoundError, SpecError
 from kschedctl.k8s.resources import RESOURCES, describe, object_path, resource_of
 from kschedctl.kubeclient.client import Cluster
+from kschedctl.observe.revisions import SECRET_TYPE
 from kschedctl.observe.schedulers import owned, owner, owner_selectors
-from kschedctl.render.kinds import KINDS, Kind
+from kschedctl.render.kinds import KINDS, SECRET, Kind
 from kschedctl.render.objects import ObjectKey, describe_key, object_key
 
 
@@ -156,8 +157,11 @@ def apply_objects(
 MANAGED_READERS = 8
 
 
-def managed_objects(cluster: Cluster, instance: str) -> list[dict[str, Any]]:
-    """Every object kschedctl created for ``instance``, in deletion order (with kind set).
+def managed_objects(
+    cluster: Cluster, instance: str, kinds: tuple[Kind, ...] = KINDS
+) -> list[dict[str, Any]]:
+    """Every object of ``kinds`` kschedctl created for ``instance``, in deletion order (with
+    kind set); of Secrets (MANAGED_KINDS: ``remove``) only its revisions.
 
     The lists (each kind, each of :func:`owner_selectors`) are read concurrently; the result
     and the error raised (the first kind's, in deletion order) are those of reading them in
@@ -166,18 +170,19 @@ def managed_objects(cluster: Cluster, instance: str) -> list[dict[str, Any]]:
 
     def read(task: tuple[Kind, str]) -> list[dict[str, Any]] | None:
         kind, selector = task
+        revisions = {"fieldSelector": f"type={SECRET_TYPE}"} if kind is SECRET else {}
         try:
-            return cluster.list(kind.collection(), labelSelector=selector)
+            return cluster.list(kind.collection(), labelSelector=selector, **revisions)
         except NotFoundError:
             if kind.optional:
                 return None  # its CRD is not installed: none exist
             raise
 
-    tasks = [(kind, selector) for kind in KINDS for selector in selectors]
+    tasks = [(kind, selector) for kind in kinds for selector in selectors]
     with ThreadPoolExecutor(max_workers=MANAGED_READERS) as pool:
         answers = iter(list(pool.map(read, tasks)))
     found: list[dict[str, Any]] = []
-    for kind in KINDS:
+    for kind in kinds:
         batches = [next(answers) for _ in selectors]
         if any(batch is None for batch in batches):
             continue

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from kschedctl.render.kinds import KINDS, Kind
+from kschedctl.render.kinds import MANAGED_KINDS, Kind
 
 # The table's rows by kind (``Role``): the REST paths of an object kschedctl manages.
-RESOURCES = {kind.name: kind for kind in KINDS}
+RESOURCES = {kind.name: kind for kind in MANAGED_KINDS}
 
 
 def resource_of(obj: dict[str, Any]) -> Kind:

@@ -11,7 +11,7 @@ import ipaddress
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -36,7 +36,7 @@ from kschedctl.observe.schedulers import (
     LEASE_ANNOTATION,
     Scheduler,
 )
-from kschedctl.ops import rollout
+from kschedctl.ops import history, rollout
 from kschedctl.ops.reporter import QUIET, Reporter
 from kschedctl.render.context import config_hash
 from kschedctl.render.forms import DEPLOY_FORMS, HOST_FORMS, applied, render
@@ -76,6 +76,10 @@ class DeployRequest:
     canary_namespace: str = "default"
     # A bare name given no --kubernetes-version runs the API server's minor version.
     follow_server_version: bool = False
+    # What the revision records (ops.history): the command line's overrides, why, how many.
+    overrides: dict[str, Any] = field(default_factory=dict)
+    description: str = ""
+    history_max: int = history.HISTORY_MAX
 
     def __post_init__(self) -> None:
         if self.form not in DEPLOY_FORMS:
@@ -105,6 +109,7 @@ class DeployResult:
     canary_node: str | None = None  # where the canary pod was bound (verify)
     seconds: float = 0.0
     pruned: tuple[str, ...] = ()  # RBAC objects of this form the spec no longer renders
+    revision: int | None = None  # the revision recorded (None: a dry run, or not recorded)
 
 
 def load_target(
@@ -230,6 +235,7 @@ class Plan:
     form: str
     objects: list[dict[str, Any]]
     files: dict[Path, str]
+    given: CheckedSpec  # as given: what a revision records (a host adds its paths to ``spec``)
 
 
 def plan(
@@ -259,7 +265,8 @@ def plan(
         recorded = {HOST_FILES_ANNOTATION: json.dumps(sorted(str(p) for p in files))}
         for obj in objects:
             obj["metadata"]["annotations"].update({**recorded, **host.annotations()})
-    return Plan(spec, form, objects, files)
+    given = ensure_valid(target) if on_host else spec
+    return Plan(spec, form, objects, files, given)
 
 
 def deploy(
@@ -307,17 +314,39 @@ def deploy(
     if unchanged:
         report.info(f"{spec.name}: unchanged")
     result = replace(result, files_changed=changed, unchanged=unchanged)
+    deployed = planned.given
     if not request.wait:
-        return replace(result, seconds=time.monotonic() - started)
-    alive = host.liveness(spec, form) if on_host else None
-    rendered = _static_pod(files) if form == "static-pod" else objects
-    leader = _wait_serving(cluster, spec, form, rendered, (started, until), report, alive)
-    node = None
-    if request.verify:
-        node = rollout.canary(cluster, spec.name, request.canary_namespace, until, report.info)
+        revision = _record(cluster, deployed, request, report)
+        return replace(result, seconds=time.monotonic() - started, revision=revision)
+    try:
+        alive = host.liveness(spec, form) if on_host else None
+        rendered = _static_pod(files) if form == "static-pod" else objects
+        leader = _wait_serving(cluster, spec, form, rendered, (started, until), report, alive)
+        node = None
+        if request.verify:
+            node = rollout.canary(cluster, spec.name, request.canary_namespace, until, report.info)
+    except KschedError as err:  # applied but not serving: helm records a failed release too
+        _record(cluster, deployed, request, report, failure=err.message)
+        raise
+    revision = _record(cluster, deployed, request, report)
     return replace(
-        result, waited=True, leader=leader, canary_node=node, seconds=time.monotonic() - started
-    )
+        result, waited=True, leader=leader, canary_node=node, seconds=time.monotonic() - started,
+        revision=revision,
+    )  # fmt: skip
+
+
+def _record(
+    cluster: Cluster, spec: CheckedSpec, request: DeployRequest, report: Reporter,
+    failure: str = "",
+) -> int | None:  # fmt: skip
+    what = history.Record(
+        history.rendered_digest(spec, request.form), request.overrides,
+        f"{request.description or 'deploy'} failed: {failure.splitlines()[0][:200]}"
+        if failure else request.description,
+        status="failed" if failure else "deployed", history_max=request.history_max,
+    )  # fmt: skip
+    revision = history.record(cluster, spec, request.form, what, report)
+    return revision.number if revision else None
 
 
 def _warn_loopback_metrics(spec: Spec, report: Reporter) -> None:

@@ -29,6 +29,7 @@ from kschedctl.observe.orphans import Orphans, bounded, orphans
 from kschedctl.observe.schedulers import LEASE_ANNOTATION, SCHEDULER_LABEL, recorded_host_files
 from kschedctl.ops import rollout
 from kschedctl.ops.reporter import QUIET, Reporter
+from kschedctl.render.kinds import MANAGED_KINDS
 
 WORKLOADS = ("Deployment", "Pod")
 # Where to list the controllers whose pod template may name the scheduler.
@@ -78,7 +79,7 @@ def find(
 ) -> Removal:
     """What ``remove`` would delete for ``name``; NotFoundError if there is nothing (in
     ``namespace``, when given: where its namespaced objects are)."""
-    objects, foreign = trusted_objects(name, apply.managed_objects(cluster, name))
+    objects, foreign = trusted_objects(name, apply.managed_objects(cluster, name, MANAGED_KINDS))
     objects = [o for o in objects if not _is_canary(o)] + [o for o in objects if _is_canary(o)]
     if not objects:
         raise NotFoundError(

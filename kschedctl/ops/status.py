@@ -29,6 +29,7 @@ from kschedctl.observe.permissions import (
 from kschedctl.observe.schedulers import Scheduler
 from kschedctl.ops.crash import crash_reports, pods_of_scheduler
 from kschedctl.ops.doublebooking import detect
+from kschedctl.ops.status_history import revision_state
 from kschedctl.ops.status_metrics import MetricsReport, read_metrics
 
 
@@ -88,6 +89,9 @@ class SchedulerStatus:
     # Nodes where this scheduler and another bound pods at once and the kubelet rejected some
     # (observe.doublebooking.NodeRejections.to_dict each).
     double_booking: list[dict[str, Any]] = field(default_factory=list)
+    # The current revision (history's fields) and where the live objects drifted from it.
+    revision: dict[str, Any] | None = None
+    drift: list[dict[str, Any]] | None = None  # None: not compared (see warnings)
 
     def to_dict(self) -> dict[str, Any]:
         """``status -o json|yaml``: its keys, and their order, are a contract."""
@@ -104,6 +108,8 @@ class SchedulerStatus:
             "problems": [p.to_dict() for p in self.problems],
             "metrics": self.metrics,
             "doubleBooking": self.double_booking,
+            "revision": self.revision,
+            "drift": self.drift,
         }
 
 
@@ -136,6 +142,8 @@ def scheduler_status(
     builtin = container is not None and is_builtin_container(container)
     subject = _subject(objects)
     rbac = _rbac(cluster, objects, subject)
+    home = entry.namespace if entry and entry.namespace else _home(objects)
+    history = revision_state(cluster, name, home, objects)
     return SchedulerStatus(
         name=name,
         scheduler=entry,
@@ -155,11 +163,21 @@ def scheduler_status(
             )
             if not p["spec"].get("nodeName")
         ],
-        warnings=warnings(entry, schedulers, objects) + rbac_warnings(objects),
+        warnings=warnings(entry, schedulers, objects) + rbac_warnings(objects) + history.notes,
         problems=crash_reports(cluster, pods_of_scheduler(snap.pods, name, entry), name),
         metrics=read_metrics(cluster, entry, snap.pods, metrics_reader) if metrics else None,
         double_booking=[n.to_dict() for n in for_scheduler(detect(cluster, snap.pods), name)],
+        revision=history.revision,
+        drift=None if history.drift is None else [d.to_dict() for d in history.drift],
     )
+
+
+def _home(objects: list[dict[str, Any]]) -> str | None:
+    """The namespace the scheduler runs in: its workload's (or ConfigMap's)."""
+    for obj in objects:
+        if obj["kind"] in ("Deployment", "Pod", "ConfigMap"):
+            return str(obj["metadata"].get("namespace") or "") or None
+    return None
 
 
 def _state(obj: dict[str, Any]) -> str:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["KINDS", "Kind"]
+__all__ = ["KINDS", "MANAGED_KINDS", "SECRET", "Kind"]
 
 
 @dataclass(frozen=True)
@@ -79,3 +79,9 @@ KINDS = (
     DEPLOYMENT, POD, SERVICE_MONITOR, SERVICE, CONFIG_MAP, ROLE_BINDING, CLUSTER_ROLE_BINDING,
     ROLE, CLUSTER_ROLE, SERVICE_ACCOUNT,
 )  # fmt: skip
+
+# Not a form's object: deploy records each revision of a scheduler in a Secret of its own, by
+# its own narrow code path (kschedctl.ops.history), never through the rendered allow-list.
+# Listed (only Secrets of the revision type) and deleted by `remove` after everything else.
+SECRET = Kind("v1", "Secret", "secrets", True)
+MANAGED_KINDS = (*KINDS, SECRET)

@@ -32,6 +32,8 @@ REQUIRED = {
     "deploy": ["ws", "--as", "deployment"],
     "diff": ["ws", "--as", "deployment"],
     "remove": ["mine"],
+    "history": ["mine"],
+    "rollback": ["mine"],
     "status": ["mine"],
     "logs": ["mine"],
     "why": ["--all"],

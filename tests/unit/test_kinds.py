@@ -17,7 +17,7 @@ from test_render_objects import SPECS
 
 from kschedctl.k8s.resources import RESOURCES, resource_of
 from kschedctl.render import forms
-from kschedctl.render.kinds import KINDS, Kind
+from kschedctl.render.kinds import KINDS, MANAGED_KINDS, Kind
 from kschedctl.render.objects import CLUSTER
 
 OBJECT_FORMS = ["pod", "deployment", "host-rbac"]
@@ -54,7 +54,7 @@ def test_every_row_of_the_table_is_rendered() -> None:
 
 
 def test_one_row_per_kind() -> None:
-    assert len(RESOURCES) == len(KINDS)
+    assert len(RESOURCES) == len(MANAGED_KINDS)
 
 
 def test_the_objects_rows_name_rows_of_the_table_in_their_scope() -> None:
