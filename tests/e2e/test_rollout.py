@@ -5,6 +5,7 @@ pods of the new template are Ready and one of them holds the Lease."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import time
 from collections.abc import Iterator
@@ -77,6 +78,25 @@ def test_a_bad_flag_stops_the_wait_with_the_diagnosis(
         # status' diagnosis: the reason, the exit code, the fix, the previous container's log
         assert "exit code 1" in stderr and "fix:" in stderr, stderr
         assert "line(s) of the previous container" in stderr, stderr
+        rolls_back_to_v1(lab, name, namespace, tmp_path, form)
+
+
+def rolls_back_to_v1(lab: Lab, name: str, namespace: str, cwd: Path, form: str) -> None:
+    """The issue's scenario ends here: `rollback` with no revision goes back to the last good
+    one (v1), waits as deploy does and proves it with a canary; history tells the story."""
+    began = time.monotonic()
+    back = run(lab, "rollback", name, "-n", namespace, "--timeout", "120", cwd=cwd)
+    print(f"{form}: rollback to v1 serving after {time.monotonic() - began:.1f}s")
+    assert back.returncode == 0, back.stderr
+    assert f"canary pod was scheduled by {name}" in back.stderr, back.stderr
+    assert f"{name} is serving ({form}" in back.stderr, back.stderr
+    history = run(lab, "history", name, "-n", namespace, "-o", "json", cwd=cwd)
+    assert history.returncode == 0, history.stderr
+    rows = json.loads(history.stdout)
+    rows = rows.get("items", rows) if isinstance(rows, dict) else rows
+    statuses = [(r["revision"], r["status"]) for r in rows]
+    assert statuses == [(1, "superseded"), (2, "failed"), (3, "deployed")], rows
+    assert "rollback to 1" in rows[-1]["description"], rows
 
 
 def test_an_image_no_registry_has_stops_the_wait(lab: Lab, namespace: str, tmp_path: Path) -> None:
