@@ -22,6 +22,8 @@ EXIT_CLUSTER = 4
 EXIT_NOT_FOUND = 5
 EXIT_FINDINGS = 6
 EXIT_WORSE = 7  # simulate --fail-if-worse: a candidate leaves more pods unschedulable
+# `diff`: an error that exits 1 elsewhere (1 means "differences" there, as in kubectl diff)
+EXIT_DIFF_ERROR = 8
 EXIT_INTERRUPTED = 130
 
 

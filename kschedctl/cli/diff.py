@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import typer
 
+from kschedctl.base.errors import EXIT_DIFF_ERROR, EXIT_ERROR, KschedError
 from kschedctl.cli import output, registers
 from kschedctl.cli.common import connect
 from kschedctl.cli.deployflags import DEFAULT_TARGET, Source, Target, target_flags
@@ -24,7 +25,7 @@ def diff_command(src: Source, target: Target = DEFAULT_TARGET, kube: Kube = DEFA
     server-side dry-run apply) and per host file, Secrets' values masked.
 
     Exits 0 when nothing would change and 1 when something would (as kubectl diff); errors
-    exit with their own codes. Nothing is changed.
+    exit with their own codes, and 8 for those that exit 1 elsewhere. Nothing is changed.
     """
     # Imported here: the use case pulls in the cluster, host and render layers, which
     # `kschedctl --help` and the offline commands must not pay for.
@@ -33,11 +34,16 @@ def diff_command(src: Source, target: Target = DEFAULT_TARGET, kube: Kube = DEFA
     from kschedctl.ops.diff import diff
     from kschedctl.ops.reporter import Reporter
 
-    request = target.request(src)
-    host = hosts.for_target(kube.kubeconfig, target.root, target.manifests_dir)
     report = Reporter(done=output.echo, info=output.info, warn=output.warn)
-    with connect(kube) as cluster:
-        result = diff(cluster, host, request, report)
+    try:
+        request = target.request(src)
+        host = hosts.for_target(kube.kubeconfig, target.root, target.manifests_dir)
+        with connect(kube) as cluster:
+            result = diff(cluster, host, request, report)
+    except KschedError as err:
+        if err.exit_code == EXIT_ERROR:  # never read as "differences" by a script
+            err.exit_code = EXIT_DIFF_ERROR
+        raise
     print_diff(result)
     if result.differs:
         raise typer.Exit(EXIT_DIFFERENT)

@@ -108,3 +108,13 @@ def test_diff_static_pod_compares_the_lab_hosts_files(lab: Lab, tmp_path: Path) 
         assert manifest.read_text() == text + "# edited by hand\n"  # diff wrote nothing
     finally:
         run(lab, "remove", name, "--force", cwd=tmp_path)
+
+
+def test_an_error_is_never_read_as_differences(lab: Lab, tmp_path: Path) -> None:
+    # A scheduler newer than the API server is refused (exit 1 for deploy); diff's 1 means
+    # "differences" (kubectl diff), so its errors of that kind exit 8.
+    newer = run(lab, "diff", "skewed", "--as-pod", "--kubernetes-version", "1.37", cwd=tmp_path)
+    assert newer.returncode == 8, newer.stderr
+    assert "cannot run against this API server" in newer.stderr and newer.stdout == ""
+    deploy = run(lab, "deploy", "skewed", "--as-pod", "--kubernetes-version", "1.37", cwd=tmp_path)
+    assert deploy.returncode == 1, deploy.stderr
