@@ -54,6 +54,9 @@ VOLUME_PATHS = {
     "persistentvolumeclaims": "/api/v1/persistentvolumeclaims",
     "persistentvolumes": "/api/v1/persistentvolumes",
     "storageclasses": "/apis/storage.k8s.io/v1/storageclasses",
+    "csidrivers": "/apis/storage.k8s.io/v1/csidrivers",
+    "csistoragecapacities": "/apis/storage.k8s.io/v1/csistoragecapacities",
+    "csinodes": "/apis/storage.k8s.io/v1/csinodes",
 }
 # The objects the system-default topology spreading takes its selector from.
 WORKLOAD_PATHS = {

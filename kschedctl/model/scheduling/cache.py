@@ -12,7 +12,8 @@ status patch, say) must not erase the assumption, or the next decision could dou
 Objects are slimmed on the way in (:mod:`.slim`), which keeps 50,000 cached pods well inside
 the memory budget.
 
-PersistentVolumeClaims, PersistentVolumes and StorageClasses (``VOLUME_KINDS``) reach the
+PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSIDrivers, CSIStorageCapacities
+and CSINodes (``VOLUME_KINDS``) reach the
 snapshot once each kind's first list arrived; until then pods with claims are "not evaluated".
 A PersistentVolume chosen for a WaitForFirstConsumer claim is assumed bound to it (like
 kube-scheduler's assume cache) until the API's copy moves past the version we started from,
@@ -26,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kschedctl.model.filters import NodeInfoSnapshot, pod_key
-from kschedctl.model.filters.snapshot import WORKLOAD_KINDS
+from kschedctl.model.filters.snapshot import WORKLOAD_KINDS, volume_key
 from kschedctl.model.filters.volumebinding import bind_volume_to_claim
 from kschedctl.model.kubetypes import Node, Pod, PodStatus
 
@@ -47,6 +48,11 @@ VOLUME_KINDS = {
     "persistentvolumeclaims": "PersistentVolumeClaim",
     "persistentvolumes": "PersistentVolume",
     "storageclasses": "StorageClass",
+    # VolumeBinding's storage capacity check of claims to provision
+    "csidrivers": "CSIDriver",
+    "csistoragecapacities": "CSIStorageCapacity",
+    # whether any node declares a CSI attach limit (NodeVolumeLimits is not modelled)
+    "csinodes": "CSINode",
 }
 # Watched resource -> kind, for the system-default topology spreading's selector.
 WORKLOAD_RESOURCES = dict(
@@ -313,13 +319,13 @@ class SchedulerCache:
         snap.pvcs = self.volumes.get("PersistentVolumeClaim")
         snap.pvs = self.volumes.get("PersistentVolume")
         snap.storage_classes = self.volumes.get("StorageClass")
+        snap.csi_drivers = self.volumes.get("CSIDriver")
+        snap.csi_capacities = self.volumes.get("CSIStorageCapacity")
+        snap.csi_nodes = self.volumes.get("CSINode")
 
     @staticmethod
     def _volume_key(kind: str, obj: Mapping[str, Any]) -> Any:
-        md = obj.get("metadata") or {}
-        if kind == "PersistentVolumeClaim":
-            return (md.get("namespace") or "default", md.get("name") or "")
-        return md.get("name") or ""
+        return volume_key(kind, obj)
 
     def replace_volumes(self, kind: str, objects: Iterable[Mapping[str, Any]]) -> bool:
         """A (re)list of one volume kind. Always "could help": pods waiting for a claim or a
