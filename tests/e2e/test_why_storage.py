@@ -189,3 +189,37 @@ def test_unbound_immediate_claim(
         make_pod(cluster, namespace, who, scheduler, volumes=uses("data"))
     message = both_fail_alike(cluster, namespace, "ours", "kube", scheduler_name)
     assert message.endswith("pod has unbound immediate PersistentVolumeClaims. not found")
+
+
+def test_required_node_features(cluster: Cluster, namespace: str, scheduler_name: str) -> None:
+    """A container restart rule RestartAllContainers needs the node feature
+    RestartAllContainersOnContainerExits; the lab's kwok nodes declare none."""
+    rule = {"action": "RestartAllContainers", "exitCodes": {"operator": "In", "values": [42]}}
+    app = {"name": "app", "image": "registry.k8s.io/pause:3.10", "restartPolicy": "Never",
+           "restartPolicyRules": [rule]}  # fmt: skip
+    for who, scheduler in (("ours", scheduler_name), ("kube", KUBE)):
+        make_pod(cluster, namespace, who, scheduler, containers=[app])
+    message = both_fail_alike(cluster, namespace, "ours", "kube", scheduler_name)
+    assert "node(s) didn't match Pod's required features" in message
+
+
+def test_a_node_declaring_the_feature_gets_the_pod(
+    cluster: Cluster, namespace: str, scheduler_name: str
+) -> None:
+    """Both schedulers place such a pod on the one node that declares the feature (declared
+    for this test only, and taken back after)."""
+    target = schedulable_nodes(cluster)[-1]
+    status = f"/api/v1/nodes/{target}/status"
+    rule = {"action": "RestartAllContainers", "exitCodes": {"operator": "In", "values": [42]}}
+    app = {"name": "app", "image": "registry.k8s.io/pause:3.10", "restartPolicy": "Never",
+           "restartPolicyRules": [rule]}  # fmt: skip
+    cluster.patch(
+        status, {"status": {"declaredFeatures": ["RestartAllContainersOnContainerExits"]}}
+    )
+    try:
+        for who, scheduler in (("ours", scheduler_name), ("kube", KUBE)):
+            make_pod(cluster, namespace, who, scheduler, containers=[app])
+        assert node_of(cluster, namespace, "kube") == target
+        assert node_of(cluster, namespace, "ours") == target
+    finally:
+        cluster.patch(status, {"status": {"declaredFeatures": None}})

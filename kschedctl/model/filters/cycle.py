@@ -15,7 +15,6 @@ from .table import FILTERS
 from .unevaluated import UNEVALUATED
 from .verdicts import (
     DYNAMIC_RESOURCES,
-    NODE_DECLARED_FEATURES,
     NODE_VOLUME_LIMITS,
     VOLUME_BINDING,
     VOLUME_RESTRICTIONS,
@@ -255,18 +254,4 @@ def not_evaluated(inc: Incoming, snapshot: NodeInfoSnapshot) -> tuple[list[NotEv
             )
         )
         has_claims = True
-    if (
-        spec.get("hostNetwork")
-        and spec.get("hostUsers") is False
-        or any(
-            (rule.get("action") == "RestartAllContainers")
-            for c in spec.get("containers") or []
-            for rule in c.get("restartPolicyRules") or []
-        )
-    ):
-        out.append(
-            NotEvaluated(
-                NODE_DECLARED_FEATURES, f"{UNEVALUATED[NODE_DECLARED_FEATURES]} are not checked"
-            )
-        )
     return out, has_claims

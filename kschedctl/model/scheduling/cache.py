@@ -100,6 +100,7 @@ def _node_shape(node: Mapping[str, Any] | None) -> tuple[Any, ...] | None:
         spec.get("taints"),
         bool(spec.get("unschedulable")),
         (node.get("status") or {}).get("allocatable"),
+        (node.get("status") or {}).get("declaredFeatures"),  # NodeDeclaredFeatures
     )
 
 
@@ -171,7 +172,7 @@ class SchedulerCache:
 
     def node_event(self, kind: str, node: Mapping[str, Any]) -> bool:
         """ADDED/MODIFIED/DELETED. True when it could help: a node appeared, or its labels,
-        taints, cordon or allocatable changed (heartbeats do not count)."""
+        taints, cordon, allocatable or declared features changed (heartbeats do not count)."""
         node = slim_node(node, annotations=self.annotations)
         name = node["metadata"]["name"]
         if kind == "DELETED":
