@@ -152,6 +152,14 @@ def test_unknown_capacity_is_not_evaluated() -> None:
     assert "CSIStorageCapacities" in ev.not_evaluated[0].why
 
 
+def test_not_evaluated_filters_come_in_filter_order() -> None:
+    p = with_volumes("p", {"name": "d", **{"gcePersistentDisk": {"pdName": "x"}}},
+                     {"name": "v", "persistentVolumeClaim": {"claimName": "data"}})  # fmt: skip
+    s = NodeInfoSnapshot(NODES, persistent_volume_claims=[claim()], storage_classes=[CLASS],
+                         persistent_volumes=[])  # fmt: skip
+    assert [n.plugin for n in evaluate(p, s).not_evaluated] == ["NodeVolumeLimits", "VolumeBinding"]
+
+
 def test_snapshot_keeps_capacities_current() -> None:
     s = snap([claim()], [])
     assert evaluate(uses_claim(), s).feasible == []

@@ -225,6 +225,16 @@ def not_evaluated(inc: Incoming, snapshot: NodeInfoSnapshot) -> tuple[list[NotEv
         for plugin in (VOLUME_RESTRICTIONS, NODE_VOLUME_LIMITS, VOLUME_BINDING, VOLUME_ZONE):
             out.append(NotEvaluated(plugin, why))
     else:
+        csi = _csi_volumes(inc, snapshot) if claims else []
+        if (migratable or csi) and _attach_limits_possible(snapshot):
+            what = ", ".join(f"claim {c}" for c in csi) or "in-tree disk volumes"
+            out.append(
+                NotEvaluated(
+                    NODE_VOLUME_LIMITS,
+                    f"{what} count against {UNEVALUATED[NODE_VOLUME_LIMITS]}, which is not checked",
+                )
+            )
+        # after NodeVolumeLimits: filter order
         unknown = _capacity_unknown(inc, snapshot) if claims else []
         if unknown:
             out.append(
@@ -232,15 +242,6 @@ def not_evaluated(inc: Incoming, snapshot: NodeInfoSnapshot) -> tuple[list[NotEv
                     VOLUME_BINDING,
                     f"claim(s) {', '.join(unknown)} may be provisioned; the storage capacity "
                     "check needs the CSIDrivers and CSIStorageCapacities, which were not given",
-                )
-            )
-        csi = _csi_volumes(inc, snapshot) if claims else []
-        if (migratable or csi) and _attach_limits_possible(snapshot):
-            what = ", ".join(f"claim {c}" for c in csi) or "in-tree disk volumes"
-            out.append(
-                NotEvaluated(
-                    NODE_VOLUME_LIMITS,
-                    f"{what}: {UNEVALUATED[NODE_VOLUME_LIMITS]} is not checked",
                 )
             )
     has_claims = bool(spec.get("resourceClaims"))

@@ -20,7 +20,8 @@ __all__ = ["UNEVALUATED", "IN_TREE_LIMITS"]
 IN_TREE_LIMITS = ("EBSLimits", "GCEPDLimits", "AzureDiskLimits")
 
 UNEVALUATED: dict[str, str] = {
-    NODE_VOLUME_LIMITS: "the node's CSI attach limit (CSINode), for CSI and CSI-migrated volumes",
+    NODE_VOLUME_LIMITS: "the node's CSI attach limit (a CSINode's allocatable count), for CSI "
+    "and CSI-migrated volumes",
     **{
         name: "the node's in-tree attach limit (kube-scheduler before 1.31), flagged as "
         "NodeVolumeLimits"
