@@ -28,6 +28,7 @@ from kschedctl.kubeclient.client import Cluster
 from kschedctl.kubeclient.watch import SYNC, WatchEvent, list_and_watch
 from kschedctl.model.config.versions import parse_git_version
 from kschedctl.model.filters.volumebinding import bind_volume_to_claim, claim_key
+from kschedctl.model.scheduling.cache import CSI_RESOURCES
 from kschedctl.model.scheduling.port import (
     NAMESPACES,
     PDBS,
@@ -111,6 +112,16 @@ class ClusterSchedulerApi:
         def on_error(err: Exception) -> None:
             log.warning("watch of %s: %s; retrying", resource, getattr(err, "message", err))
 
+        if resource in CSI_RESOURCES:
+            unchecked = (
+                "pods with CSI or in-tree disk volumes get NodeVolumeLimits not evaluated"
+                if resource == "csinodes"
+                else "pods that need VolumeBinding's storage capacity check are not evaluated"
+            )
+            return self._optional(
+                resource, VOLUME_PATHS[resource], slim_volume, stop, on_error, unchecked,
+                sync_without=False,
+            )  # fmt: skip
         if resource in VOLUME_PATHS:
             return list_and_watch(
                 self.cluster, VOLUME_PATHS[resource], stop, timeout_seconds=self.watch_timeout,
@@ -153,11 +164,14 @@ class ClusterSchedulerApi:
         stop: threading.Event,
         on_error: Callable[[Exception], None],
         without: str,
+        *,
+        sync_without: bool = True,
     ) -> Iterator[WatchEvent]:
-        """Services, controllers or namespaces. Without the right to list them (a scheduler
-        deployed with an older ClusterRole) the scheduler still starts: an empty SYNC first, a
-        warning saying what is missing (``without``), and the watch keeps retrying until the
-        right is granted."""
+        """Services, controllers, namespaces or the CSI objects. Without the right to list
+        them (a scheduler deployed with an older ClusterRole) the scheduler still starts: an
+        empty SYNC first (``sync_without``; else none, so they stay unknown, never taken for
+        absent), a warning saying what is missing (``without``), and the watch keeps retrying
+        until the right is granted."""
         try:
             self.cluster.get(path, limit=1)
         except ForbiddenError as err:
@@ -168,7 +182,8 @@ class ClusterSchedulerApi:
                 err.message,
                 without,
             )
-            yield WatchEvent(SYNC, objects=[])
+            if sync_without:
+                yield WatchEvent(SYNC, objects=[])
         except KschedError:
             pass  # unreachable or the like: list_and_watch retries and reports it
         yield from list_and_watch(

@@ -17,10 +17,13 @@ deleted at the end; disks are named after it too (inline disk conflicts span nam
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_helpers import pod_manifest, wait_for
+from e2e_helpers import pod_manifest, stop, token_kubeconfig, wait_for
 from test_builtin_volumes import (  # the same scheduler fixture and volume helpers
     HOST,
     claim,
@@ -35,7 +38,10 @@ from test_builtin_volumes import (  # the same scheduler fixture and volume help
 )
 
 from kschedctl.kubeclient.client import Cluster
+from kschedctl.lab.cluster import Lab
+from kschedctl.lab.processes import proxy_free_environment
 from kschedctl.ops.why import why_pod
+from kschedctl.render.builtin import RBAC_RULES
 
 __all__ = ["cluster_objects", "scheduler_name"]  # fixtures, imported to be used here
 KUBE = "default-scheduler"
@@ -223,3 +229,51 @@ def test_a_node_declaring_the_feature_gets_the_pod(
         assert node_of(cluster, namespace, "ours") == target
     finally:
         cluster.patch(status, {"status": {"declaredFeatures": None}})
+
+
+def test_a_scheduler_with_an_older_cluster_role_starts_and_says_what_it_cannot_check(
+    lab: Lab, cluster: Cluster, namespace: str, cluster_objects: list[str], tmp_path: Path
+) -> None:
+    """Deployed with the ClusterRole of a kschedctl before CSIDrivers, CSIStorageCapacities
+    and CSINodes were read, kschedctl's scheduler still schedules; a pod whose claim may need
+    the storage capacity check is refused saying so, never placed as if no driver published
+    capacity."""
+    rbac, name = "/apis/rbac.authorization.k8s.io/v1", f"{namespace}-old"
+    csi = {"csidrivers", "csistoragecapacities", "csinodes"}
+    older = [r for r in RBAC_RULES if not csi & set(r["resources"])]
+    assert len(older) == len(RBAC_RULES) - 1
+    create(cluster, f"/api/v1/namespaces/{namespace}/serviceaccounts", {"metadata": {"name": "old"}},
+           None)  # fmt: skip
+    create(cluster, f"{rbac}/clusterroles", {"metadata": {"name": name}, "rules": older},
+           cluster_objects)  # fmt: skip
+    create(cluster, f"{rbac}/clusterrolebindings", {"metadata": {"name": name},
+           "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                       "name": name},
+           "subjects": [{"kind": "ServiceAccount", "name": "old", "namespace": namespace}]},
+           cluster_objects)  # fmt: skip
+    kubeconfig, log = tmp_path / "old.kubeconfig", tmp_path / "scheduler.log"
+    token_kubeconfig(lab, cluster, namespace, "old", kubeconfig)
+    cls = f"{namespace}-provisioned"
+    create(cluster, f"{STORAGE}/storageclasses", {"metadata": {"name": cls},
+           "provisioner": "example.com/csi", "volumeBindingMode": "WaitForFirstConsumer"},
+           cluster_objects)  # fmt: skip
+    create_claim(cluster, namespace, "data", cls)
+    argv = [sys.executable, "-m", "kschedctl", "scheduler", "run", f"--name={name}",
+            f"--kubeconfig={kubeconfig}", "--no-leader-elect", "--metrics-port=0",
+            "--metrics-address=127.0.0.1", "--pod-initial-backoff=0.5", "--pod-max-backoff=2"]  # fmt: skip
+    with open(log, "ab") as out:
+        proc = subprocess.Popen(
+            argv, stdout=out, stderr=subprocess.STDOUT, env=proxy_free_environment()
+        )
+    try:
+        make_pod(cluster, namespace, "plain", name)
+        make_pod(cluster, namespace, "claims", name, volumes=uses("data"))
+        node_of(cluster, namespace, "plain", timeout=120)
+        note = failure(cluster, namespace, "claims", name)
+        assert "kschedctl's scheduler does not evaluate VolumeBinding for this pod" in note
+        assert "CSIDrivers and CSIStorageCapacities, which were not given" in note
+    finally:
+        stop(proc)
+        printed = log.read_text(errors="replace")
+        print(printed[-3000:])
+    assert "cannot list csidrivers" in printed

@@ -36,6 +36,7 @@ from .slim import slim_node, slim_pdb, slim_pod, slim_volume, slim_workload
 
 __all__ = [
     "VOLUME_KINDS",
+    "CSI_RESOURCES",
     "SchedulerCache",
     "PodChanges",
     "WORKLOAD_RESOURCES",
@@ -54,6 +55,10 @@ VOLUME_KINDS = {
     # whether any node declares a CSI attach limit (NodeVolumeLimits is not modelled)
     "csinodes": "CSINode",
 }
+# Read only for some pods: a scheduler whose older ClusterRole cannot list them is Ready
+# without them, and the pods that need them are "not evaluated" (refused, saying why) until
+# the role grants them.
+CSI_RESOURCES = ("csidrivers", "csistoragecapacities", "csinodes")
 # Watched resource -> kind, for the system-default topology spreading's selector.
 WORKLOAD_RESOURCES = dict(
     zip(("services", "replicationcontrollers", "replicasets", "statefulsets"), WORKLOAD_KINDS,

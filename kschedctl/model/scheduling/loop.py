@@ -43,7 +43,7 @@ from kschedctl.model.filters.volumebinding import fully_bound, pv_node_affinity_
 from kschedctl.model.kubetypes import Pod
 
 from .algorithm import Algorithm, Decision
-from .cache import VOLUME_KINDS, WORKLOAD_RESOURCES, PodChanges, SchedulerCache
+from .cache import CSI_RESOURCES, VOLUME_KINDS, WORKLOAD_RESOURCES, PodChanges, SchedulerCache
 from .campaign import Campaign
 from .leader import LeaderElector
 from .metrics import Metrics, Series, define_scheduler_metrics
@@ -162,7 +162,7 @@ class SchedulerLoop:
             and c.pods_synced
             and c.pdbs_synced
             and c.namespaces_synced
-            and len(c.volumes) == len(VOLUME_KINDS)
+            and all(kind in c.volumes for r, kind in VOLUME_KINDS.items() if r not in CSI_RESOURCES)
             and len(c.workloads_synced) == len(WORKLOAD_RESOURCES)
         )
 
