@@ -58,6 +58,7 @@ class FakeApi:
         self.pdbs: dict[str, dict[str, Any]] = {}
         self.deleted: list[str] = []  # names of the pods delete_pod removed
         self.version = 0
+        self.unlisted: set[str] = set()  # resources the scheduler may not list: never synced
 
     # -- test helpers -------------------------------------------------------------------------
 
@@ -97,6 +98,9 @@ class FakeApi:
 
     def watch(self, resource: str, stop: threading.Event) -> Iterator[Event]:
         q: queue.Queue[Event] = queue.Queue()
+        if resource in self.unlisted:
+            stop.wait()
+            return
         with self.lock:
             if resource in self.volumes:
                 objects = list(self.volumes[resource].values())
@@ -483,6 +487,21 @@ def test_a_leader_that_cannot_renew_steps_down(running: Callable[..., SchedulerL
     api.update_lease = real_update  # type: ignore[method-assign]
     eventually(lambda: loop.leading.is_set(), timeout=5)
     eventually(lambda: api.binds)  # and resumes with the pod it kept queued
+
+
+def test_ready_without_the_csi_objects_an_older_role_cannot_list() -> None:
+    api = FakeApi([node("a")])
+    api.unlisted = {"csidrivers", "csistoragecapacities", "csinodes"}
+    loop = SchedulerLoop(api, settings())  # type: ignore[arg-type]
+    loop.start()
+    try:
+        eventually(loop.ready)
+        # unknown, not absent: pods that need them are "not evaluated"
+        assert loop.cache.snapshot.csi_drivers is None
+        api.add_pod(ours("plain"))
+        eventually(lambda: api.binds)
+    finally:
+        loop.shutdown(grace=2)
 
 
 def test_health_and_readiness() -> None:
