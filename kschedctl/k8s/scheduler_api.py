@@ -32,6 +32,7 @@ from kschedctl.model.scheduling.cache import CSI_RESOURCES
 from kschedctl.model.scheduling.port import (
     NAMESPACES,
     PDBS,
+    UNLISTED,
     ApiConflict,
     ApiNotFound,
     ApiUnavailable,
@@ -169,9 +170,9 @@ class ClusterSchedulerApi:
     ) -> Iterator[WatchEvent]:
         """Services, controllers, namespaces or the CSI objects. Without the right to list
         them (a scheduler deployed with an older ClusterRole) the scheduler still starts: an
-        empty SYNC first (``sync_without``; else none, so they stay unknown, never taken for
-        absent), a warning saying what is missing (``without``), and the watch keeps retrying
-        until the right is granted."""
+        empty SYNC first (``sync_without``; else UNLISTED, so they stay unknown, never taken
+        for absent), a warning saying what is missing (``without``), and the watch keeps
+        retrying until the right is granted."""
         try:
             self.cluster.get(path, limit=1)
         except ForbiddenError as err:
@@ -182,8 +183,7 @@ class ClusterSchedulerApi:
                 err.message,
                 without,
             )
-            if sync_without:
-                yield WatchEvent(SYNC, objects=[])
+            yield WatchEvent(SYNC if sync_without else UNLISTED, objects=[])
         except KschedError:
             pass  # unreachable or the like: list_and_watch retries and reports it
         yield from list_and_watch(

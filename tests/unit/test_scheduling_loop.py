@@ -98,7 +98,8 @@ class FakeApi:
 
     def watch(self, resource: str, stop: threading.Event) -> Iterator[Event]:
         q: queue.Queue[Event] = queue.Queue()
-        if resource in self.unlisted:
+        if resource in self.unlisted:  # forbidden: told once, never synced
+            yield Event("UNLISTED")
             stop.wait()
             return
         with self.lock:

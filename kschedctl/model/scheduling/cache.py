@@ -55,9 +55,9 @@ VOLUME_KINDS = {
     # whether any node declares a CSI attach limit (NodeVolumeLimits is not modelled)
     "csinodes": "CSINode",
 }
-# Read only for some pods: a scheduler whose older ClusterRole cannot list them is Ready
-# without them, and the pods that need them are "not evaluated" (refused, saying why) until
-# the role grants them.
+# Read only for some pods: a scheduler whose older ClusterRole cannot list them is told so
+# (an UNLISTED event), is Ready without them, and refuses the pods that need them, saying
+# why ("not evaluated"), until the role grants them.
 CSI_RESOURCES = ("csidrivers", "csistoragecapacities", "csinodes")
 # Watched resource -> kind, for the system-default topology spreading's selector.
 WORKLOAD_RESOURCES = dict(
@@ -146,6 +146,8 @@ class SchedulerCache:
         self.pods_synced = False
         # kind -> name key -> object; a kind is absent until its first list.
         self.volumes: dict[str, dict[Any, Mapping[str, Any]]] = {}
+        # kinds the scheduler may not list (CSI_RESOURCES with an older role): unknown
+        self.volumes_unlisted: set[str] = set()
         # PV name -> (the API's copy when we assumed it, our assumed copy)
         self.assumed_pvs: dict[str, tuple[Mapping[str, Any] | None, Mapping[str, Any]]] = {}
         self.workloads: dict[str, dict[str, Mapping[str, Any]]] = {k: {} for k in WORKLOAD_KINDS}
@@ -340,11 +342,17 @@ class SchedulerCache:
         for obj in map(slim_volume, objects):
             table[self._volume_key(kind, obj)] = obj
         self.volumes[kind] = table
+        self.volumes_unlisted.discard(kind)
         if kind == "PersistentVolume":
             for name in list(self.assumed_pvs):
                 self._reconcile_pv(name, table.get(name))
         self._attach_volumes()
         return True
+
+    def volumes_synced(self) -> bool:
+        """Every volume kind listed once, or known to be unlisted (kube-scheduler too waits
+        for its informers)."""
+        return all(k in self.volumes or k in self.volumes_unlisted for k in VOLUME_KINDS.values())
 
     def volume_event(self, kind: str, event: str, obj: Mapping[str, Any]) -> bool:
         """ADDED/MODIFIED/DELETED of a claim, volume or class (ignored before the kind's first

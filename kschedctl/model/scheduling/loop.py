@@ -43,12 +43,21 @@ from kschedctl.model.filters.volumebinding import fully_bound, pv_node_affinity_
 from kschedctl.model.kubetypes import Pod
 
 from .algorithm import Algorithm, Decision
-from .cache import CSI_RESOURCES, VOLUME_KINDS, WORKLOAD_RESOURCES, PodChanges, SchedulerCache
+from .cache import VOLUME_KINDS, WORKLOAD_RESOURCES, PodChanges, SchedulerCache
 from .campaign import Campaign
 from .leader import LeaderElector
 from .metrics import Metrics, Series, define_scheduler_metrics
 from .policy import STEP_ANNOTATION
-from .port import NAMESPACES, PDBS, SYNC, ApiConflict, ApiNotFound, ApiUnavailable, SchedulerApi
+from .port import (
+    NAMESPACES,
+    PDBS,
+    SYNC,
+    UNLISTED,
+    ApiConflict,
+    ApiNotFound,
+    ApiUnavailable,
+    SchedulerApi,
+)
 from .queue import QueuedPod, SchedulingQueue, pod_uid
 from .reporting import Eviction, Reporter, pod_key
 
@@ -162,7 +171,7 @@ class SchedulerLoop:
             and c.pods_synced
             and c.pdbs_synced
             and c.namespaces_synced
-            and all(kind in c.volumes for r, kind in VOLUME_KINDS.items() if r not in CSI_RESOURCES)
+            and c.volumes_synced()
             and len(c.workloads_synced) == len(WORKLOAD_RESOURCES)
         )
 
@@ -244,6 +253,9 @@ class SchedulerLoop:
                     changes = PodChanges(helps=helps)
                 elif resource in VOLUME_KINDS:
                     kind = VOLUME_KINDS[resource]
+                    if event.type == UNLISTED:
+                        self.cache.volumes_unlisted.add(kind)
+                        continue
                     if event.type == SYNC:
                         helps = self.cache.replace_volumes(kind, event.objects)
                     else:
