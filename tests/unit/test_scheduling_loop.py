@@ -513,7 +513,9 @@ def test_health_and_readiness() -> None:
     try:
         eventually(loop.ready)
         assert loop.healthy() == (True, "ok")
-        assert 'kschedctl_scheduler_cache_objects{kind="nodes"} 1' in loop.metrics.render()
+        rendered = loop.metrics.render()
+        assert 'kschedctl_scheduler_cache_objects{kind="nodes"} 1' in rendered
+        assert 'kschedctl_scheduler_cache_objects{kind="csistoragecapacities"} 0' in rendered
     finally:
         loop.shutdown(grace=2)
 

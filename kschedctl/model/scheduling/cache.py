@@ -465,7 +465,11 @@ class SchedulerCache:
 
     def counts(self) -> dict[str, int]:
         return {
-            **{k.lower() + "s": len(v) for k, v in sorted(self.volumes.items())},
+            **{
+                r: len(self.volumes[k])
+                for r, k in sorted(VOLUME_KINDS.items())
+                if k in self.volumes
+            },
             "namespaces": len(self.namespaces),
             "nodes": len(self.nodes),
             "pdbs": len(self.pdbs),
