@@ -250,8 +250,7 @@ def not_evaluated(inc: Incoming, snapshot: NodeInfoSnapshot) -> tuple[list[NotEv
         what = "ResourceClaims" if has_claims else f"DRA-backed extended resource(s) {dra_ext}"
         out.append(
             NotEvaluated(
-                DYNAMIC_RESOURCES,
-                f"the pod uses {what}; {UNEVALUATED[DYNAMIC_RESOURCES]} is not modelled",
+                DYNAMIC_RESOURCES, f"the pod uses {what}; device allocation is not modelled"
             )
         )
         has_claims = True
