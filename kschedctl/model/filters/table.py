@@ -122,8 +122,7 @@ FILTERS: tuple[Filter, ...] = (
         lambda c, node, _all: node_resources_fit(c.inc, node, c.snapshot.dra_resources),
         lambda c: node_resources_fit_check(c.inc, c.snapshot.dra_resources),
     ),
-    # VolumeRestrictions: the ReadWriteOncePod check (inline disk conflicts are not modelled:
-    # ``not_evaluated`` names them).
+    # VolumeRestrictions: inline disks in use on the node, then ReadWriteOncePod claims.
     _stateful(VOLUME_RESTRICTIONS, rwop_state),
     Filter(NODE_VOLUME_LIMITS),  # CSI attach limits: ``not_evaluated`` for CSI volumes
     _stateful(VOLUME_BINDING, binding_state),
