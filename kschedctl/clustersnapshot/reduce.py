@@ -247,9 +247,10 @@ class Reducer:
                 "nominatedNodeName, node conditions (a NotReady node carries a taint, kept)",
             ),
             Omission(
-                "PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes",
-                "volume binding, zones and attach limits are not modelled; the pods using "
-                "claims (count) keep the claims' names",
+                "PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSIDrivers, "
+                "CSIStorageCapacities, CSINodes",
+                "volume binding (storage capacity too), zones and attach limits are not "
+                "modelled; the pods using claims (count) keep the claims' names",
                 self.with_volumes,
             ),
             Omission(

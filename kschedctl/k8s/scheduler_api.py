@@ -28,9 +28,11 @@ from kschedctl.kubeclient.client import Cluster
 from kschedctl.kubeclient.watch import SYNC, WatchEvent, list_and_watch
 from kschedctl.model.config.versions import parse_git_version
 from kschedctl.model.filters.volumebinding import bind_volume_to_claim, claim_key
+from kschedctl.model.scheduling.cache import CSI_RESOURCES
 from kschedctl.model.scheduling.port import (
     NAMESPACES,
     PDBS,
+    UNLISTED,
     ApiConflict,
     ApiNotFound,
     ApiUnavailable,
@@ -54,6 +56,9 @@ VOLUME_PATHS = {
     "persistentvolumeclaims": "/api/v1/persistentvolumeclaims",
     "persistentvolumes": "/api/v1/persistentvolumes",
     "storageclasses": "/apis/storage.k8s.io/v1/storageclasses",
+    "csidrivers": "/apis/storage.k8s.io/v1/csidrivers",
+    "csistoragecapacities": "/apis/storage.k8s.io/v1/csistoragecapacities",
+    "csinodes": "/apis/storage.k8s.io/v1/csinodes",
 }
 # The objects the system-default topology spreading takes its selector from.
 WORKLOAD_PATHS = {
@@ -108,6 +113,16 @@ class ClusterSchedulerApi:
         def on_error(err: Exception) -> None:
             log.warning("watch of %s: %s; retrying", resource, getattr(err, "message", err))
 
+        if resource in CSI_RESOURCES:
+            unchecked = (
+                "pods with CSI or in-tree disk volumes get NodeVolumeLimits not evaluated"
+                if resource == "csinodes"
+                else "pods that need VolumeBinding's storage capacity check are not evaluated"
+            )
+            return self._optional(
+                resource, VOLUME_PATHS[resource], slim_volume, stop, on_error, unchecked,
+                sync_without=False,
+            )  # fmt: skip
         if resource in VOLUME_PATHS:
             return list_and_watch(
                 self.cluster, VOLUME_PATHS[resource], stop, timeout_seconds=self.watch_timeout,
@@ -150,11 +165,14 @@ class ClusterSchedulerApi:
         stop: threading.Event,
         on_error: Callable[[Exception], None],
         without: str,
+        *,
+        sync_without: bool = True,
     ) -> Iterator[WatchEvent]:
-        """Services, controllers or namespaces. Without the right to list them (a scheduler
-        deployed with an older ClusterRole) the scheduler still starts: an empty SYNC first, a
-        warning saying what is missing (``without``), and the watch keeps retrying until the
-        right is granted."""
+        """Services, controllers, namespaces or the CSI objects. Without the right to list
+        them (a scheduler deployed with an older ClusterRole) the scheduler still starts: an
+        empty SYNC first (``sync_without``; else UNLISTED, so they stay unknown, never taken
+        for absent), a warning saying what is missing (``without``), and the watch keeps
+        retrying until the right is granted."""
         try:
             self.cluster.get(path, limit=1)
         except ForbiddenError as err:
@@ -165,7 +183,7 @@ class ClusterSchedulerApi:
                 err.message,
                 without,
             )
-            yield WatchEvent(SYNC, objects=[])
+            yield WatchEvent(SYNC if sync_without else UNLISTED, objects=[])
         except KschedError:
             pass  # unreachable or the like: list_and_watch retries and reports it
         yield from list_and_watch(

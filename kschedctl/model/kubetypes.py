@@ -128,6 +128,7 @@ class NodeSpec(TypedDict, total=False):
 class NodeStatus(TypedDict, total=False):
     allocatable: dict[str, str]
     images: list[dict[str, Any]]
+    declaredFeatures: list[str]
 
 
 class Node(TypedDict, total=False):

@@ -61,6 +61,11 @@ def scheduler_access(
             Access("list", "storageclasses", group="storage.k8s.io"),
             Access("watch", "storageclasses", group="storage.k8s.io"),
             *(
+                Access(verb, resource, group="storage.k8s.io")
+                for resource in ("csidrivers", "csistoragecapacities", "csinodes")
+                for verb in ("list", "watch")
+            ),
+            *(
                 Access(verb, resource, group=group)
                 for group, resource in (
                     ("", "services"),
@@ -82,6 +87,8 @@ def scheduler_access(
             Access("list", "persistentvolumes"),
             Access("list", "storageclasses", group="storage.k8s.io"),
             Access("list", "csinodes", group="storage.k8s.io"),
+            Access("list", "csidrivers", group="storage.k8s.io"),
+            Access("list", "csistoragecapacities", group="storage.k8s.io"),
             Access("list", "poddisruptionbudgets", group="policy"),
             Access("list", "namespaces"),
             Access(

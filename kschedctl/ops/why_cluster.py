@@ -19,6 +19,7 @@ from kschedctl.k8s.inventory import snapshot as inventory_snapshot
 from kschedctl.kubeclient.client import Cluster
 from kschedctl.model.config.versions import server_version_or_default
 from kschedctl.model.filters import NodeInfoSnapshot
+from kschedctl.model.filters.cycle import MIGRATABLE_VOLUMES
 from kschedctl.model.kubetypes import Node, Pod
 from kschedctl.model.scheduling.plugins import (
     PluginSet,
@@ -106,6 +107,13 @@ def _has_claims(pod: Mapping[str, Any]) -> bool:
     )
 
 
+def _has_inline_disks(pod: Mapping[str, Any]) -> bool:
+    """In-tree disks count against attach limits: CSINodes say whether a node has one."""
+    return any(
+        k in v for v in (pod.get("spec") or {}).get("volumes") or [] for k in MIGRATABLE_VOLUMES
+    )
+
+
 def _may_preempt(pending: Sequence[Mapping[str, Any]], pods: list[dict[str, Any]]) -> bool:
     """Some pending pod outranks some bound pod: preemption may run, and PodDisruptionBudgets
     steer it."""
@@ -145,11 +153,17 @@ def cluster_state(cluster: Cluster, pending: Sequence[Mapping[str, Any]]) -> Clu
                 for kind, path in WORKLOAD_PATHS.items()
             }
             workloads = {kind: f.result() for kind, f in listed_workloads.items()}
-        pvcs = classes = pvs = None
-        if any(_has_claims(p) for p in pending):
+        pvcs = classes = pvs = drivers = capacities = csinodes = None
+        if any(_has_claims(p) or _has_inline_disks(p) for p in pending):
             pvcs = optional_read(lambda: cluster.list("/api/v1/persistentvolumeclaims"))
             classes = optional_read(lambda: cluster.list("/apis/storage.k8s.io/v1/storageclasses"))
             pvs = optional_read(lambda: cluster.list("/api/v1/persistentvolumes"))
+            # VolumeBinding's storage capacity check (unread: "not evaluated" when it matters)
+            drivers = optional_read(lambda: cluster.list("/apis/storage.k8s.io/v1/csidrivers"))
+            capacities = optional_read(
+                lambda: cluster.list("/apis/storage.k8s.io/v1/csistoragecapacities")
+            )
+            csinodes = optional_read(lambda: cluster.list("/apis/storage.k8s.io/v1/csinodes"))
         pdbs = None
         if _may_preempt(pending, all_pods):
             pdbs = optional_read(lambda: cluster.list("/apis/policy/v1/poddisruptionbudgets"))
@@ -162,6 +176,9 @@ def cluster_state(cluster: Cluster, pending: Sequence[Mapping[str, Any]]) -> Clu
             storage_classes=classes if pvcs is not None else None,
             # Without the classes an unbound claim's binding mode is unknown: no per-node check.
             persistent_volumes=pvs if pvcs is not None and classes is not None else None,
+            csi_drivers=drivers if capacities is not None else None,
+            csi_storage_capacities=capacities if drivers is not None else None,
+            csi_nodes=csinodes,
             workloads=workloads,
             pod_disruption_budgets=pdbs or (),
         )

@@ -69,6 +69,13 @@ RBAC_RULES: list[dict[str, Any]] = [
         "verbs": ["get", "list", "watch", "update"],
     },
     {"apiGroups": ["storage.k8s.io"], "resources": ["storageclasses"], "verbs": ["list", "watch"]},
+    # VolumeBinding's storage capacity check (CSIDriver.spec.storageCapacity); CSINodes: does
+    # any node declare an attach limit
+    {
+        "apiGroups": ["storage.k8s.io"],
+        "resources": ["csidrivers", "csistoragecapacities", "csinodes"],
+        "verbs": ["list", "watch"],
+    },
     # Preemption violates PodDisruptionBudgets as little as it can.
     {"apiGroups": ["policy"], "resources": ["poddisruptionbudgets"], "verbs": ["list", "watch"]},
     # the labels a namespaceSelector of pod (anti-)affinity terms selects by

@@ -98,7 +98,8 @@ def test_reduce_keeps_what_scheduling_reads_and_nothing_else() -> None:
 def test_omitted_says_what_was_left_out_with_counts() -> None:
     omitted = {o.what: o for o in reduced().metadata.omitted}
     assert omitted["terminal pods (Succeeded, Failed)"].count == 1
-    assert omitted["PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes"].count == 1
+    volumes = "PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSIDrivers, "
+    assert omitted[volumes + "CSIStorageCapacities, CSINodes"].count == 1
     assert omitted["node images (status.images)"].count == 4
     assert "ResourceClaims, ResourceSlices, DeviceClasses (DRA)" in omitted
 

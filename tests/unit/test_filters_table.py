@@ -10,6 +10,7 @@ from test_filters_support import container, host_port, node, pod
 from kschedctl.model.filters import FILTER_ORDER, FILTERS, NodeInfoSnapshot, evaluate
 from kschedctl.model.filters.cycle import CycleState
 from kschedctl.model.filters.nodefilters import Incoming
+from kschedctl.model.filters.unevaluated import UNEVALUATED
 
 PACKAGE = Path(__file__).resolve().parents[2] / "kschedctl"
 
@@ -23,7 +24,8 @@ def test_unmodelled_rows_are_the_ones_reported_as_not_evaluated() -> None:
     unmodelled = {f.plugin for f in FILTERS if f.explain is None}
     # VolumeRestrictions (ReadWriteOncePod), VolumeBinding and VolumeZone are modelled when
     # the snapshot has the claims, volumes and classes; without them they are not evaluated.
-    assert unmodelled == {"NodeVolumeLimits", "DynamicResources", "NodeDeclaredFeatures"}
+    assert unmodelled == {"NodeVolumeLimits", "DynamicResources"}
+    assert unmodelled <= set(UNEVALUATED)  # each declared, with what goes unchecked
     claims = pod("p", volumes=[{"name": "v", "persistentVolumeClaim": {"claimName": "c"}}])
     claims["spec"]["resourceClaims"] = [{"name": "gpu"}]
     reported = [n.plugin for n in evaluate(claims, NodeInfoSnapshot([node("a")])).not_evaluated]

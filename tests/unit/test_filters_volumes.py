@@ -143,9 +143,17 @@ def snap(
     pvs: list[dict[str, Any]],
     nodes: list[dict[str, Any]] = NODES,
     pods: list[dict[str, Any]] = (),
+    drivers: list[dict[str, Any]] | None = [],  # noqa: B006 (read only)
+    capacities: list[dict[str, Any]] | None = [],  # noqa: B006 (read only)
 ) -> NodeInfoSnapshot:  # type: ignore[assignment]
     return NodeInfoSnapshot(
-        nodes, pods, persistent_volume_claims=pvcs, storage_classes=CLASSES, persistent_volumes=pvs
+        nodes,
+        pods,
+        persistent_volume_claims=pvcs,
+        storage_classes=CLASSES,
+        persistent_volumes=pvs,
+        csi_drivers=drivers,
+        csi_storage_capacities=capacities,
     )
 
 
@@ -344,7 +352,7 @@ def test_provisioning_passes_for_kube_scheduler_and_is_refused_for_kschedctl() -
     p = with_claims("p", "data")
     kube = evaluate(p, s)
     assert kube.feasible == ["n1", "n2", "n3"]
-    assert any("CSIStorageCapacity" in n for n in kube.notes)
+    assert not kube.not_evaluated  # no CSIDriver opts into storage capacity
     ours = evaluate(p, s, dynamic_provisioning=False)
     assert ours.feasible == []
     assert reasons(ours)["n1"] == [REASON_PROVISIONING_UNSUPPORTED]

@@ -53,6 +53,9 @@ def test_in_cluster_forms_have_least_privilege_rbac(form: str) -> None:
         ("persistentvolumes", "get"), ("persistentvolumes", "list"),
         ("persistentvolumes", "watch"), ("persistentvolumes", "update"),
         ("storageclasses", "list"), ("storageclasses", "watch"),
+        ("csidrivers", "list"), ("csidrivers", "watch"),
+        ("csistoragecapacities", "list"), ("csistoragecapacities", "watch"),
+        ("csinodes", "list"), ("csinodes", "watch"),
         # the selectors of the system-default topology spreading (scoring)
         ("services", "list"), ("services", "watch"), ("replicationcontrollers", "list"),
         ("replicationcontrollers", "watch"), ("replicasets", "list"), ("replicasets", "watch"),

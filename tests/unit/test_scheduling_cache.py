@@ -179,6 +179,15 @@ def test_node_heartbeats_do_not_count_as_changes() -> None:
     assert not cache.replace_nodes([node("a", cpu="4"), node("b", cpu="2")])
 
 
+def test_a_node_declaring_a_feature_helps_and_is_kept() -> None:
+    cache = synced()
+    declaring = node("a", cpu="2")
+    declaring["status"]["declaredFeatures"] = ["RestartAllContainersOnContainerExits"]
+    assert cache.node_event("MODIFIED", declaring)  # NodeDeclaredFeatures may pass now
+    raw = cache.snapshot.node("a").raw
+    assert raw["status"]["declaredFeatures"] == ["RestartAllContainersOnContainerExits"]
+
+
 def test_relevant_pod_changes() -> None:
     p = ours("p")
     assert relevant_pod_change(None, p)

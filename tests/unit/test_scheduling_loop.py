@@ -58,6 +58,7 @@ class FakeApi:
         self.pdbs: dict[str, dict[str, Any]] = {}
         self.deleted: list[str] = []  # names of the pods delete_pod removed
         self.version = 0
+        self.unlisted: set[str] = set()  # resources the scheduler may not list: never synced
 
     # -- test helpers -------------------------------------------------------------------------
 
@@ -97,6 +98,10 @@ class FakeApi:
 
     def watch(self, resource: str, stop: threading.Event) -> Iterator[Event]:
         q: queue.Queue[Event] = queue.Queue()
+        if resource in self.unlisted:  # forbidden: told once, never synced
+            yield Event("UNLISTED")
+            stop.wait()
+            return
         with self.lock:
             if resource in self.volumes:
                 objects = list(self.volumes[resource].values())
@@ -485,6 +490,21 @@ def test_a_leader_that_cannot_renew_steps_down(running: Callable[..., SchedulerL
     eventually(lambda: api.binds)  # and resumes with the pod it kept queued
 
 
+def test_ready_without_the_csi_objects_an_older_role_cannot_list() -> None:
+    api = FakeApi([node("a")])
+    api.unlisted = {"csidrivers", "csistoragecapacities", "csinodes"}
+    loop = SchedulerLoop(api, settings())  # type: ignore[arg-type]
+    loop.start()
+    try:
+        eventually(loop.ready)
+        # unknown, not absent: pods that need them are "not evaluated"
+        assert loop.cache.snapshot.csi_drivers is None
+        api.add_pod(ours("plain"))
+        eventually(lambda: api.binds)
+    finally:
+        loop.shutdown(grace=2)
+
+
 def test_health_and_readiness() -> None:
     api = FakeApi([node("a")])
     loop = SchedulerLoop(api, settings())  # type: ignore[arg-type]
@@ -493,7 +513,9 @@ def test_health_and_readiness() -> None:
     try:
         eventually(loop.ready)
         assert loop.healthy() == (True, "ok")
-        assert 'kschedctl_scheduler_cache_objects{kind="nodes"} 1' in loop.metrics.render()
+        rendered = loop.metrics.render()
+        assert 'kschedctl_scheduler_cache_objects{kind="nodes"} 1' in rendered
+        assert 'kschedctl_scheduler_cache_objects{kind="csistoragecapacities"} 0' in rendered
     finally:
         loop.shutdown(grace=2)
 

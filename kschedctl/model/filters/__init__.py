@@ -20,14 +20,16 @@ Public API
 ----------
 ``NodeInfoSnapshot(nodes, pods=(), namespaces=None, *, device_classes=(),
 persistent_volume_claims=None, storage_classes=None, persistent_volumes=None,
-pod_disruption_budgets=())``
+csi_drivers=None, csi_storage_capacities=None, csi_nodes=None, pod_disruption_budgets=())``
     Cluster state. ``pods`` may be all pods: terminal ones are ignored, bound ones
     (``spec.nodeName``) count on their node, pending ones with ``status.nominatedNodeName`` are
     treated as nominated. ``namespaces`` ({name: Namespace dict or labels}) is only needed for
     ``namespaceSelector`` in pod affinity; claims and classes enable the volume PreFilter checks
     ("pod has unbound immediate PersistentVolumeClaims", missing claims), with the
     PersistentVolumes too the per-node volume filters (``volumebinding``: PV node affinity,
-    WaitForFirstConsumer matching; ``volumezone``; ``volumerestrictions``: ReadWriteOncePod).
+    WaitForFirstConsumer matching, with the CSIDrivers and CSIStorageCapacities its storage
+    capacity check; ``volumezone``; ``volumerestrictions``: inline disks, ReadWriteOncePod);
+    the CSINodes say whether any node has an attach limit (NodeVolumeLimits, not modelled).
     Updating:
     ``upsert_pod``, ``remove_pod``, ``upsert_node``, ``remove_node``, ``assume(pod, node_name)``
     (count a pod on a node the moment a scheduler decides, so decisions never double-book),
@@ -44,7 +46,8 @@ dynamic_provisioning=True)``
     (``matchFields metadata.name In``) are reproduced. When no node fits, DefaultPreemption's
     PostFilter is computed (``Evaluation.preemption``: candidates and the ``chosen`` node with
     its victims, the same code kschedctl's scheduler preempts with). Filters the engine cannot
-    evaluate (volumes with PVCs, DRA claims) are listed in ``Evaluation.not_evaluated``;
+    evaluate for the pod (``unevaluated.UNEVALUATED``; volume state not given) are listed in
+    ``Evaluation.not_evaluated``;
     ``fits`` then means "passes every evaluated filter".
 ``evaluation_key(pod)`` -> str | None
     What ``evaluate`` reads of the pod: pods with the same key get the same verdicts against one

@@ -12,9 +12,9 @@ from .nodeinfo import NodeInfo, PodInfo
 from .plugin import Filter, PodState
 from .snapshot import NodeInfoSnapshot
 from .table import FILTERS
+from .unevaluated import UNEVALUATED
 from .verdicts import (
     DYNAMIC_RESOURCES,
-    NODE_DECLARED_FEATURES,
     NODE_VOLUME_LIMITS,
     VOLUME_BINDING,
     VOLUME_RESTRICTIONS,
@@ -22,10 +22,10 @@ from .verdicts import (
     NotEvaluated,
     Reason,
 )
-from .volumebinding import claim_class, volume_class
+from .volumebinding import NO_PROVISIONER, claim_class, fully_bound, volume_class
 from .volumes import claim_names
 
-__all__ = ["CycleState", "ExtraFilter", "not_evaluated"]
+__all__ = ["CycleState", "ExtraFilter", "MIGRATABLE_VOLUMES", "not_evaluated"]
 
 # A scheduler's own Filter plugins (kschedctl's Python plugins) as one filter run after the
 # built-in ones, on the nodes they pass: the reason it rejects ``node`` for (code
@@ -34,8 +34,7 @@ __all__ = ["CycleState", "ExtraFilter", "not_evaluated"]
 # add and remove pods on it.
 ExtraFilter = Callable[[NodeInfo], Reason | None]
 
-_INLINE_DISKS = ("gcePersistentDisk", "awsElasticBlockStore", "rbd", "iscsi")
-_MIGRATABLE = (
+MIGRATABLE_VOLUMES = (
     "gcePersistentDisk",
     "awsElasticBlockStore",
     "azureDisk",
@@ -163,7 +162,38 @@ def _csi_volumes(inc: Incoming, snapshot: NodeInfoSnapshot) -> list[str]:
         else:
             cls = claim_class(pvc)
             candidates = [pv for pv in pvs.values() if volume_class(pv) == cls]
-        if any(k in (pv.get("spec") or {}) for pv in candidates for k in ("csi", *_MIGRATABLE)):
+        if any(
+            k in (pv.get("spec") or {}) for pv in candidates for k in ("csi", *MIGRATABLE_VOLUMES)
+        ):
+            out.append(name)
+    return out
+
+
+def _attach_limits_possible(snapshot: NodeInfoSnapshot) -> bool:
+    """Whether NodeVolumeLimits may reject a node: the CSINodes are unknown, or one declares
+    an attach limit (``allocatable.count``) for a driver. Without one it passes every node."""
+    if snapshot.csi_nodes is None:
+        return True
+    return any(
+        (d.get("allocatable") or {}).get("count") is not None
+        for n in snapshot.csi_nodes.values()
+        for d in (n.get("spec") or {}).get("drivers") or []
+    )
+
+
+def _capacity_unknown(inc: Incoming, snapshot: NodeInfoSnapshot) -> list[str]:
+    """The pod's unbound claims a provisioner may have to create while the CSIDrivers and
+    CSIStorageCapacities VolumeBinding's storage capacity check reads are not known."""
+    if snapshot.csi_drivers is not None and snapshot.csi_capacities is not None:
+        return []
+    pvcs, classes = snapshot.pvcs or {}, snapshot.storage_classes or {}
+    out = []
+    for _vol, name, _eph in claim_names(inc.raw):
+        pvc = pvcs.get((inc.namespace, name))
+        if pvc is None or fully_bound(pvc):
+            continue
+        provisioner = (classes.get(claim_class(pvc)) or {}).get("provisioner") or ""
+        if provisioner not in ("", NO_PROVISIONER):
             out.append(name)
     return out
 
@@ -174,17 +204,13 @@ def not_evaluated(inc: Incoming, snapshot: NodeInfoSnapshot) -> tuple[list[NotEv
     spec = inc.raw.get("spec") or {}
     out: list[NotEvaluated] = []
     claims: list[str] = []
-    inline: list[str] = []
     migratable = False
     for v in spec.get("volumes") or []:
         if "persistentVolumeClaim" in v:
             claims.append(str((v.get("persistentVolumeClaim") or {}).get("claimName")))
         elif "ephemeral" in v:
             claims.append(f"{inc.name}-{v.get('name')} (ephemeral)")
-        for kind in _INLINE_DISKS:
-            if kind in v:
-                inline.append(f"{v.get('name')} ({kind})")
-        migratable = migratable or any(k in v for k in _MIGRATABLE)
+        migratable = migratable or any(k in v for k in MIGRATABLE_VOLUMES)
     if claims and (snapshot.pvcs is None or snapshot.pvs is None):
         if snapshot.pvcs is None:
             why = (
@@ -199,22 +225,23 @@ def not_evaluated(inc: Incoming, snapshot: NodeInfoSnapshot) -> tuple[list[NotEv
         for plugin in (VOLUME_RESTRICTIONS, NODE_VOLUME_LIMITS, VOLUME_BINDING, VOLUME_ZONE):
             out.append(NotEvaluated(plugin, why))
     else:
-        if inline:
-            out.append(
-                NotEvaluated(
-                    VOLUME_RESTRICTIONS,
-                    f"inline disk volume(s) {', '.join(inline)} may conflict with other pods' "
-                    "disks",
-                )
-            )
         csi = _csi_volumes(inc, snapshot) if claims else []
-        if migratable or csi:
+        if (migratable or csi) and _attach_limits_possible(snapshot):
             what = ", ".join(f"claim {c}" for c in csi) or "in-tree disk volumes"
             out.append(
                 NotEvaluated(
                     NODE_VOLUME_LIMITS,
-                    f"{what} count against the node's CSI attach limit (CSINode), which is "
-                    "not checked",
+                    f"{what} count against {UNEVALUATED[NODE_VOLUME_LIMITS]}, which is not checked",
+                )
+            )
+        # after NodeVolumeLimits: filter order
+        unknown = _capacity_unknown(inc, snapshot) if claims else []
+        if unknown:
+            out.append(
+                NotEvaluated(
+                    VOLUME_BINDING,
+                    f"claim(s) {', '.join(unknown)} may be provisioned; the storage capacity "
+                    "check needs the CSIDrivers and CSIStorageCapacities, which were not given",
                 )
             )
     has_claims = bool(spec.get("resourceClaims"))
@@ -227,20 +254,4 @@ def not_evaluated(inc: Incoming, snapshot: NodeInfoSnapshot) -> tuple[list[NotEv
             )
         )
         has_claims = True
-    if (
-        spec.get("hostNetwork")
-        and spec.get("hostUsers") is False
-        or any(
-            (rule.get("action") == "RestartAllContainers")
-            for c in spec.get("containers") or []
-            for rule in c.get("restartPolicyRules") or []
-        )
-    ):
-        out.append(
-            NotEvaluated(
-                NODE_DECLARED_FEATURES,
-                "the pod needs node-declared features "
-                "(status.declaredFeatures), which are not checked",
-            )
-        )
     return out, has_claims

@@ -21,7 +21,7 @@ from .nodeinfo import AffinityIndex, NodeInfo, PodInfo, pod_identity, pod_key
 from .resources import is_scalar_resource
 from .selectors import EVERYTHING, Selector, SelectorError, label_selector
 
-__all__ = ["WORKLOAD_KINDS", "NodeInfoSnapshot"]
+__all__ = ["WORKLOAD_KINDS", "NodeInfoSnapshot", "volume_key"]
 
 _TERMINAL = ("Succeeded", "Failed")
 # The kinds DefaultSelector reads (pkg/scheduler/framework/plugins/helper/spread.go).
@@ -32,6 +32,16 @@ _OWNER_KINDS = {
     ("apps/v1", "StatefulSet"): "StatefulSet",
 }
 _node_generation = operator.attrgetter("generation")
+# Volume kind -> the snapshot's table of it.
+_VOLUME_TABLES = {
+    "PersistentVolumeClaim": "pvcs",
+    "PersistentVolume": "pvs",
+    "StorageClass": "storage_classes",
+    "CSIDriver": "csi_drivers",
+    "CSIStorageCapacity": "csi_capacities",
+    "CSINode": "csi_nodes",
+}
+_NAMESPACED_VOLUME_KINDS = ("PersistentVolumeClaim", "CSIStorageCapacity")
 _COUNT_CACHE_SELECTORS = 64  # selectors whose per-node counts count_matching keeps
 
 
@@ -52,6 +62,9 @@ class NodeInfoSnapshot:
     PreFilter checks (missing or unbound immediate claims); with ``persistent_volumes`` too,
     the per-node volume filters run (PV node affinity, matching PVs for WaitForFirstConsumer
     claims, zones); without them volume checks are reported as not evaluated.
+    ``csi_drivers`` and ``csi_storage_capacities`` (storage.k8s.io dicts) enable VolumeBinding's
+    storage capacity check of claims to provision; without them that check is not evaluated.
+    ``csi_nodes`` tell whether any node declares a CSI attach limit (NodeVolumeLimits).
     ``set_volume_object`` / ``remove_volume_object`` keep them current (a scheduler's watches).
     ``workloads`` (kind -> API dicts of Service, ReplicationController, ReplicaSet,
     StatefulSet) give the selector of the system-default topology spreading
@@ -69,6 +82,9 @@ class NodeInfoSnapshot:
         persistent_volume_claims: Iterable[Mapping[str, Any]] | None = None,
         storage_classes: Iterable[Mapping[str, Any]] | None = None,
         persistent_volumes: Iterable[Mapping[str, Any]] | None = None,
+        csi_drivers: Iterable[Mapping[str, Any]] | None = None,
+        csi_storage_capacities: Iterable[Mapping[str, Any]] | None = None,
+        csi_nodes: Iterable[Mapping[str, Any]] | None = None,
         workloads: Mapping[str, Iterable[Mapping[str, Any]]] | None = None,
         pod_disruption_budgets: Iterable[Mapping[str, Any]] = (),
     ) -> None:
@@ -102,6 +118,18 @@ class NodeInfoSnapshot:
         self.pvs: dict[str, Mapping[str, Any]] | None = None
         if persistent_volumes is not None:
             self.pvs = {(v.get("metadata") or {}).get("name") or "": v for v in persistent_volumes}
+        self.csi_drivers: dict[str, Mapping[str, Any]] | None = None
+        self.csi_capacities: dict[tuple[str, str], Mapping[str, Any]] | None = None
+        self.csi_nodes: dict[str, Mapping[str, Any]] | None = None
+        for kind, objs in (
+            ("CSIDriver", csi_drivers),
+            ("CSIStorageCapacity", csi_storage_capacities),
+            ("CSINode", csi_nodes),
+        ):
+            if objs is not None:
+                self._volume_table(kind)
+                for obj in objs:
+                    self.set_volume_object(kind, obj)
         # (namespaces, selector, skip deleting) -> node -> (generation, count); see count_matching
         self._counts: dict[
             tuple[frozenset[str] | None, Selector, bool], dict[str, tuple[int, int]]
@@ -395,35 +423,27 @@ class NodeInfoSnapshot:
             if info in lst:
                 lst.remove(info)
 
-    def set_volume_object(self, kind: str, obj: Mapping[str, Any]) -> None:
-        """Add or replace a ``PersistentVolumeClaim``, ``PersistentVolume`` or
-        ``StorageClass`` (starting that kind's table if it was not given)."""
-        md = obj.get("metadata") or {}
-        name = md.get("name") or ""
-        if kind == "PersistentVolumeClaim":
-            if self.pvcs is None:
-                self.pvcs = {}
-            self.pvcs[(md.get("namespace") or "default", name)] = obj
-        elif kind == "PersistentVolume":
-            if self.pvs is None:
-                self.pvs = {}
-            self.pvs[name] = obj
-        elif kind == "StorageClass":
-            if self.storage_classes is None:
-                self.storage_classes = {}
-            self.storage_classes[name] = obj
-        else:
+    def _volume_table(self, kind: str) -> dict[Any, Mapping[str, Any]]:
+        """The table of one volume kind (started empty when it was not given)."""
+        attr = _VOLUME_TABLES.get(kind)
+        if attr is None:
             raise ValueError(f"not a volume kind: {kind}")
+        table: dict[Any, Mapping[str, Any]] | None = getattr(self, attr)
+        if table is None:
+            table = {}
+            setattr(self, attr, table)
+        return table
+
+    def set_volume_object(self, kind: str, obj: Mapping[str, Any]) -> None:
+        """Add or replace a ``PersistentVolumeClaim``, ``PersistentVolume``, ``StorageClass``,
+        ``CSIDriver`` or ``CSIStorageCapacity`` (starting that kind's table if it was not
+        given)."""
+        self._volume_table(kind)[volume_key(kind, obj)] = obj
 
     def remove_volume_object(self, kind: str, obj: Mapping[str, Any]) -> None:
-        md = obj.get("metadata") or {}
-        name = md.get("name") or ""
-        if kind == "PersistentVolumeClaim" and self.pvcs is not None:
-            self.pvcs.pop((md.get("namespace") or "default", name), None)
-        elif kind == "PersistentVolume" and self.pvs is not None:
-            self.pvs.pop(name, None)
-        elif kind == "StorageClass" and self.storage_classes is not None:
-            self.storage_classes.pop(name, None)
+        table = getattr(self, _VOLUME_TABLES[kind])
+        if table is not None:
+            table.pop(volume_key(kind, obj), None)
 
     def assume(self, pod: Pod, node_name: str) -> None:
         """Account for ``pod`` on ``node_name`` before the API confirms the binding.
@@ -441,6 +461,14 @@ class NodeInfoSnapshot:
     def forget(self, pod: Pod) -> None:
         """Drop an assumed pod (binding failed)."""
         self.remove_pod(pod)
+
+
+def volume_key(kind: str, obj: Mapping[str, Any]) -> Any:
+    """A volume object's key in its table: (namespace, name) when namespaced, else its name."""
+    md = obj.get("metadata") or {}
+    if kind in _NAMESPACED_VOLUME_KINDS:
+        return (md.get("namespace") or "default", md.get("name") or "")
+    return md.get("name") or ""
 
 
 def _namespace_labels(obj: Mapping[str, Any]) -> Mapping[str, str]:

@@ -3,8 +3,9 @@
 
 The order is the default profile's (``pkg/scheduler/apis/config/v1/default_plugins.go``,
 v1.36), with the DynamicResources plugin inserted before DefaultPreemption and
-NodeDeclaredFeatures appended, as kube-scheduler v1.36 runs them. Each row names the plugin
-and how kschedctl evaluates it:
+NodeDeclaredFeatures appended, as kube-scheduler v1.36 runs them. The default Filter plugins
+not modelled are declared, with what goes unchecked, in ``unevaluated.UNEVALUATED``. Each row
+names the plugin and how kschedctl evaluates it:
 
 - ``explain(cycle, node, all_reasons)``: the reasons the plugin rejects the node with (empty:
   it passes); used by ``evaluate``;
@@ -33,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .interpod import interpod_state
+from .nodefeatures import features_state
 from .nodefilters import (
     Incoming,
     NodeCheck,
@@ -120,8 +122,7 @@ FILTERS: tuple[Filter, ...] = (
         lambda c, node, _all: node_resources_fit(c.inc, node, c.snapshot.dra_resources),
         lambda c: node_resources_fit_check(c.inc, c.snapshot.dra_resources),
     ),
-    # VolumeRestrictions: the ReadWriteOncePod check (inline disk conflicts are not modelled:
-    # ``not_evaluated`` names them).
+    # VolumeRestrictions: inline disks in use on the node, then ReadWriteOncePod claims.
     _stateful(VOLUME_RESTRICTIONS, rwop_state),
     Filter(NODE_VOLUME_LIMITS),  # CSI attach limits: ``not_evaluated`` for CSI volumes
     _stateful(VOLUME_BINDING, binding_state),
@@ -130,7 +131,7 @@ FILTERS: tuple[Filter, ...] = (
     # InterPodAffinity stops at its first failing check.
     _stateful(INTER_POD_AFFINITY, interpod_state, first_reason_only=True),
     Filter(DYNAMIC_RESOURCES),
-    Filter(NODE_DECLARED_FEATURES),
+    _stateful(NODE_DECLARED_FEATURES, features_state),
 )
 
 FILTER_ORDER: tuple[str, ...] = tuple(f.plugin for f in FILTERS)

@@ -5,6 +5,7 @@ PersistentVolumeClaim / PersistentVolume / StorageClass dicts (VolumeZone is
 Derived from kube-scheduler v1.36.3: ``pkg/scheduler/framework/plugins/volumebinding/binder.go``
 (``FindPodVolumes``, ``checkBoundClaims``, ``findMatchingVolumes``, ``checkVolumeProvisions``)
 and ``volume_binding.go`` (every reason UnschedulableAndUnresolvable),
+``hasEnoughCapacity`` (a CSIDriver with ``storageCapacity: true`` and a CSIStorageCapacity),
 ``volumezone/volume_zone.go``, ``volumerestrictions/volume_restrictions.go``, and the PV
 matching of ``k8s.io/component-helpers/storage/volume`` (``FindMatchingVolume``,
 ``CheckNodeAffinity``, ``GetBindVolumeToClaim``) that the PV controller shares.
@@ -16,12 +17,12 @@ where a claim's class can provision passes), kschedctl's scheduler does not (suc
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from .nodeinfo import NodeInfo, PodInfo
-from .quantity import QuantityError, parse_quantity
+from .quantity import NANO, QuantityError, parse_quantity
 from .selectors import SelectorError, label_selector, node_selector_terms
 from .verdicts import (
     UNRESOLVABLE,
@@ -32,6 +33,7 @@ from .verdicts import (
 __all__ = [
     "REASON_BIND_CONFLICT",
     "REASON_NODE_CONFLICT",
+    "REASON_NOT_ENOUGH_SPACE",
     "REASON_PROVISIONING_UNSUPPORTED",
     "REASON_PV_NOT_EXIST",
     "VolumeBindingState",
@@ -46,6 +48,7 @@ __all__ = [
 
 REASON_NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinity"
 REASON_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
+REASON_NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
 REASON_PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
 # kschedctl's own scheduler only: kube-scheduler would pass the node and provision.
 REASON_PROVISIONING_UNSUPPORTED = (
@@ -272,6 +275,69 @@ def _topology_matches(terms: Sequence[Mapping[str, Any]], labels: Mapping[str, s
     return False
 
 
+def _value(nanos: int) -> int:
+    """``Quantity.Value()``: whole units, rounded up."""
+    return -(-nanos // NANO)
+
+
+def _capacity_limit(capacity: Mapping[str, Any]) -> int | None:
+    """``volumeLimit``: maximumVolumeSize (more precise) else capacity, in bytes."""
+    raw = capacity.get("maximumVolumeSize")
+    if raw is None:
+        raw = capacity.get("capacity")
+    if raw is None:
+        return None
+    try:
+        return _value(parse_quantity(raw))
+    except QuantityError:
+        return None
+
+
+def _node_has_access(capacity: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
+    """``nodeHasAccess``: the capacity's nodeTopology selects the node (none: unavailable)."""
+    topology = capacity.get("nodeTopology")
+    if topology is None:
+        return False
+    try:
+        return label_selector(topology).matches(labels)
+    except SelectorError:
+        return False
+
+
+def storage_shortage(
+    pvc: Mapping[str, Any],
+    class_name: str,
+    provisioner: str,
+    labels: Mapping[str, str],
+    drivers: Mapping[str, Mapping[str, Any]],
+    capacities: Iterable[Mapping[str, Any]],
+) -> str | None:
+    """``hasEnoughCapacity``: None when the claim may be provisioned for a node with these
+    labels (no storage request, the provisioner is no CSIDriver with ``storageCapacity``,
+    or a CSIStorageCapacity of the class reaching the node is big enough), else why not."""
+    requests = ((pvc.get("spec") or {}).get("resources") or {}).get("requests") or {}
+    if STORAGE not in requests:
+        return None
+    driver = drivers.get(provisioner)
+    if driver is None or (driver.get("spec") or {}).get("storageCapacity") is not True:
+        return None
+    size = _value(_request(pvc))
+    for capacity in capacities:
+        limit = _capacity_limit(capacity)
+        if (
+            capacity.get("storageClassName") == class_name
+            and limit is not None
+            and limit >= size
+            and _node_has_access(capacity, labels)
+        ):
+            return None
+    return (
+        f"{_describe_claim(pvc)} would be provisioned by CSI driver {provisioner}, and no "
+        f"CSIStorageCapacity of class {class_name} reaching this node has "
+        f"{requests[STORAGE]} (capacity, or maximumVolumeSize when set)"
+    )
+
+
 def _describe_claim(pvc: Mapping[str, Any]) -> str:
     spec = pvc.get("spec") or {}
     req = ((spec.get("resources") or {}).get("requests") or {}).get(STORAGE)
@@ -309,6 +375,10 @@ class VolumeBindingState:
     volumes_by_class: dict[str, list[Mapping[str, Any]]]
     classes: Mapping[str, Mapping[str, Any]]
     dynamic_provisioning: bool = True
+    # CSIDrivers by name and CSIStorageCapacities (None: not known, the check is skipped and
+    # ``not_evaluated`` says so)
+    drivers: Mapping[str, Mapping[str, Any]] | None = None
+    capacities: Iterable[Mapping[str, Any]] | None = None
 
     def update_with_pod(self, pod: PodInfo, node: NodeInfo, delta: int) -> None:
         """Other pods do not change volume binding (PreFilterExtensions is nil)."""
@@ -336,9 +406,10 @@ class VolumeBindingState:
                 )
                 break
         bind_conflict: str | None = None
+        shortage: str | None = None
         unsupported: str | None = None
         if self.delayed:
-            bind_conflict, unsupported = self._unbound(node, out)
+            bind_conflict, shortage, unsupported = self._unbound(node, out)
         if node_conflict:
             out.reasons.append(
                 _volume_reason(
@@ -355,6 +426,15 @@ class VolumeBindingState:
                     bind_conflict,
                     "create an Available PersistentVolume of the claim's StorageClass for this "
                     "node (big enough, same access modes and volumeMode), or fix the claim",
+                )
+            )
+        if shortage:
+            out.reasons.append(
+                _volume_reason(
+                    REASON_NOT_ENOUGH_SPACE,
+                    shortage,
+                    "free storage where the driver publishes capacity for this node, or ask "
+                    "for less",
                 )
             )
         if missing:
@@ -374,8 +454,11 @@ class VolumeBindingState:
             )
         return out
 
-    def _unbound(self, node: NodeInfo, out: NodeVolumes) -> tuple[str | None, str | None]:
-        """(bind conflict, provisioning kschedctl cannot do) for the unbound claims."""
+    def _unbound(
+        self, node: NodeInfo, out: NodeVolumes
+    ) -> tuple[str | None, str | None, str | None]:
+        """(bind conflict, storage shortage, provisioning kschedctl cannot do) for the unbound
+        claims (``checkVolumeProvisions`` stops at the first claim that fails)."""
         labels = node.labels
         to_match: list[Mapping[str, Any]] = []
         to_provision: list[Mapping[str, Any]] = []
@@ -386,6 +469,7 @@ class VolumeBindingState:
                     return (
                         f"claim {claim_key(pvc)} is being provisioned for node {selected} "
                         f"(annotation {SELECTED_NODE})",
+                        None,
                         None,
                     )
                 to_provision.append(pvc)
@@ -418,20 +502,33 @@ class VolumeBindingState:
                     f"no Available PersistentVolume fits {_describe_claim(pvc)} on this node, "
                     f"and {what}",
                     None,
+                    None,
                 )
             if not _topology_matches(sc.get("allowedTopologies") or [], labels):
                 return (
                     f"no Available PersistentVolume fits {_describe_claim(pvc)} on this node, "
                     f"and StorageClass {name}'s allowedTopologies exclude it",
                     None,
+                    None,
                 )
+            if self.drivers is not None and self.capacities is not None:
+                shortage = storage_shortage(
+                    pvc, name, provisioner, labels, self.drivers, self.capacities
+                )
+                if shortage is not None:
+                    out.provisions.clear()  # Go returns no provisions with the reason
+                    return None, shortage, None
             out.provisions.append(pvc)
         if out.provisions and not self.dynamic_provisioning:
             pvc = out.provisions[0]
             sc = self.classes.get(claim_class(pvc)) or {}
-            return None, (
-                f"{_describe_claim(pvc)} has no matching static PersistentVolume here; "
-                f"StorageClass {claim_class(pvc)} would provision one with "
-                f"{sc.get('provisioner')}"
+            return (
+                None,
+                None,
+                (
+                    f"{_describe_claim(pvc)} has no matching static PersistentVolume here; "
+                    f"StorageClass {claim_class(pvc)} would provision one with "
+                    f"{sc.get('provisioner')}"
+                ),
             )
-        return None, None
+        return None, None, None

@@ -16,7 +16,8 @@ StorageClasses). In kube-scheduler's PreFilter order:
 
 All are UnschedulableAndUnresolvable. With the PersistentVolumes, :func:`binding_state`,
 :func:`zone_state` and :func:`rwop_state` build the PreFilter states of the per-node filters
-(``volumebinding``, ``volumezone``, ``volumerestrictions``); CSI attach limits
+(``volumebinding``, ``volumezone``, ``volumerestrictions``); VolumeBinding's storage capacity
+check needs the CSIDrivers and CSIStorageCapacities too; CSI attach limits
 (NodeVolumeLimits) need CSINodes and stay "not evaluated" for pods with CSI volumes.
 """
 
@@ -37,7 +38,7 @@ from .volumebinding import (
     is_delay_binding,
     volume_class,
 )
-from .volumerestrictions import RWOP, RwopState
+from .volumerestrictions import RESTRICTED_VOLUMES, RWOP, RwopState
 from .volumezone import VolumeZoneState, pv_topologies
 
 if TYPE_CHECKING:
@@ -220,19 +221,16 @@ def binding_state(
             by_class[cls] = [
                 pv for name, pv in sorted(snapshot.pvs.items()) if volume_class(pv) == cls
             ]
-        sc = classes.get(cls) or {}
-        provisioner = sc.get("provisioner") or ""
-        if (
-            notes is not None
-            and inc.dynamic_provisioning
-            and provisioner not in ("", "kubernetes.io/no-provisioner")
-        ):
-            notes.append(
-                f"claim {inc.namespace}/{(pvc.get('metadata') or {}).get('name')}: where no "
-                f"static PersistentVolume fits, {provisioner} would provision one; its storage "
-                "capacity (CSIStorageCapacity) is not checked"
-            )
-    return VolumeBindingState(bound, delayed, by_class, classes, inc.dynamic_provisioning)
+    capacities = snapshot.csi_capacities
+    return VolumeBindingState(
+        bound,
+        delayed,
+        by_class,
+        classes,
+        inc.dynamic_provisioning,
+        snapshot.csi_drivers,
+        list(capacities.values()) if capacities is not None else None,
+    )
 
 
 def zone_state(
@@ -256,19 +254,22 @@ def zone_state(
 def rwop_state(
     inc: Incoming, snapshot: NodeInfoSnapshot, notes: list[str] | None
 ) -> RwopState | None:
-    """VolumeRestrictions' PreFilter for ReadWriteOncePod claims; None: Skip (none)."""
-    if snapshot.pvcs is None:
-        return None
+    """VolumeRestrictions' PreFilter: the pod's inline disks and ReadWriteOncePod claims;
+    None: Skip (no disk to check and no claim in use)."""
+    disks = [
+        v
+        for v in (inc.raw.get("spec") or {}).get("volumes") or []
+        if any(v.get(kind) is not None for kind in RESTRICTED_VOLUMES)
+    ]
     claims = set()
+    pvcs = snapshot.pvcs or {}
     for _vol, name, _eph in claim_names(inc.raw):
-        pvc = snapshot.pvcs.get((inc.namespace, name))
+        pvc = pvcs.get((inc.namespace, name))
         if pvc is not None and RWOP in ((pvc.get("spec") or {}).get("accessModes") or []):
             claims.add(name)
-    if not claims:
-        return None
-    state = RwopState(inc.namespace, claims)
+    state = RwopState(inc.namespace, claims, disks=disks)
     used: set[str] = set()
-    for node in snapshot:
+    for node in snapshot if claims else ():
         for p in node.pods:
             if p.uid == inc.uid or p.namespace != inc.namespace:
                 continue
@@ -277,6 +278,8 @@ def rwop_state(
                 used |= hit
                 state.users.append(p.key)
     state.conflicts = len(used)  # calPreFilterState: one per claim in use
+    if not disks and not state.conflicts:
+        return None  # Skip, as kube-scheduler: nominated pods are not counted then
     return state
 
 

@@ -27,6 +27,7 @@ from kschedctl.model.filters import (
 )
 from kschedctl.model.filters.cycle import ExtraFilter
 from kschedctl.model.filters.messages import NO_NODES_MESSAGE, reason_text
+from kschedctl.model.filters.verdicts import UNRESOLVABLE
 from kschedctl.model.filters.volumes import volume_bindings
 from kschedctl.model.kubetypes import Pod
 
@@ -324,8 +325,14 @@ def stage_failure(
         pod, snapshot, preemption=preempting, dynamic_provisioning=PROVISIONS, extra=extra
     )
     if not ev.schedulable:
-        # No DynamicResources PostFilter text: this scheduler does not deallocate claims.
-        text = failed_scheduling_message(ev, version, dra_enabled=False, truncate=False)
+        # No DynamicResources PostFilter text: this scheduler does not deallocate claims;
+        # but after an UnschedulableAndUnresolvable PreFilter kube-scheduler's message ends
+        # in "not found" (its DynamicResources PostFilter finds no state) and no preemption
+        # runs: say the same (``dra_enabled=None``: by version).
+        unresolvable = ev.prefilter is not None and ev.prefilter.code == UNRESOLVABLE
+        text = failed_scheduling_message(
+            ev, version, dra_enabled=None if unresolvable else False, truncate=False
+        )
         return text or NO_NODES_MESSAGE, ev.preemption
     reasons = [reason_text(r, version) for v in ev.nodes for r in v.scheduler_reasons]
     # The nodes every filter passes were excluded by strictPreferences.

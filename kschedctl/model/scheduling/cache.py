@@ -12,7 +12,8 @@ status patch, say) must not erase the assumption, or the next decision could dou
 Objects are slimmed on the way in (:mod:`.slim`), which keeps 50,000 cached pods well inside
 the memory budget.
 
-PersistentVolumeClaims, PersistentVolumes and StorageClasses (``VOLUME_KINDS``) reach the
+PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSIDrivers, CSIStorageCapacities
+and CSINodes (``VOLUME_KINDS``) reach the
 snapshot once each kind's first list arrived; until then pods with claims are "not evaluated".
 A PersistentVolume chosen for a WaitForFirstConsumer claim is assumed bound to it (like
 kube-scheduler's assume cache) until the API's copy moves past the version we started from,
@@ -26,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kschedctl.model.filters import NodeInfoSnapshot, pod_key
-from kschedctl.model.filters.snapshot import WORKLOAD_KINDS
+from kschedctl.model.filters.snapshot import WORKLOAD_KINDS, volume_key
 from kschedctl.model.filters.volumebinding import bind_volume_to_claim
 from kschedctl.model.kubetypes import Node, Pod, PodStatus
 
@@ -35,6 +36,7 @@ from .slim import slim_node, slim_pdb, slim_pod, slim_volume, slim_workload
 
 __all__ = [
     "VOLUME_KINDS",
+    "CSI_RESOURCES",
     "SchedulerCache",
     "PodChanges",
     "WORKLOAD_RESOURCES",
@@ -47,7 +49,16 @@ VOLUME_KINDS = {
     "persistentvolumeclaims": "PersistentVolumeClaim",
     "persistentvolumes": "PersistentVolume",
     "storageclasses": "StorageClass",
+    # VolumeBinding's storage capacity check of claims to provision
+    "csidrivers": "CSIDriver",
+    "csistoragecapacities": "CSIStorageCapacity",
+    # whether any node declares a CSI attach limit (NodeVolumeLimits is not modelled)
+    "csinodes": "CSINode",
 }
+# Read only for some pods: a scheduler whose older ClusterRole cannot list them is told so
+# (an UNLISTED event), is Ready without them, and refuses the pods that need them, saying
+# why ("not evaluated"), until the role grants them.
+CSI_RESOURCES = ("csidrivers", "csistoragecapacities", "csinodes")
 # Watched resource -> kind, for the system-default topology spreading's selector.
 WORKLOAD_RESOURCES = dict(
     zip(("services", "replicationcontrollers", "replicasets", "statefulsets"), WORKLOAD_KINDS,
@@ -94,6 +105,7 @@ def _node_shape(node: Mapping[str, Any] | None) -> tuple[Any, ...] | None:
         spec.get("taints"),
         bool(spec.get("unschedulable")),
         (node.get("status") or {}).get("allocatable"),
+        (node.get("status") or {}).get("declaredFeatures"),  # NodeDeclaredFeatures
     )
 
 
@@ -134,6 +146,8 @@ class SchedulerCache:
         self.pods_synced = False
         # kind -> name key -> object; a kind is absent until its first list.
         self.volumes: dict[str, dict[Any, Mapping[str, Any]]] = {}
+        # kinds the scheduler may not list (CSI_RESOURCES with an older role): unknown
+        self.volumes_unlisted: set[str] = set()
         # PV name -> (the API's copy when we assumed it, our assumed copy)
         self.assumed_pvs: dict[str, tuple[Mapping[str, Any] | None, Mapping[str, Any]]] = {}
         self.workloads: dict[str, dict[str, Mapping[str, Any]]] = {k: {} for k in WORKLOAD_KINDS}
@@ -165,7 +179,7 @@ class SchedulerCache:
 
     def node_event(self, kind: str, node: Mapping[str, Any]) -> bool:
         """ADDED/MODIFIED/DELETED. True when it could help: a node appeared, or its labels,
-        taints, cordon or allocatable changed (heartbeats do not count)."""
+        taints, cordon, allocatable or declared features changed (heartbeats do not count)."""
         node = slim_node(node, annotations=self.annotations)
         name = node["metadata"]["name"]
         if kind == "DELETED":
@@ -313,13 +327,13 @@ class SchedulerCache:
         snap.pvcs = self.volumes.get("PersistentVolumeClaim")
         snap.pvs = self.volumes.get("PersistentVolume")
         snap.storage_classes = self.volumes.get("StorageClass")
+        snap.csi_drivers = self.volumes.get("CSIDriver")
+        snap.csi_capacities = self.volumes.get("CSIStorageCapacity")
+        snap.csi_nodes = self.volumes.get("CSINode")
 
     @staticmethod
     def _volume_key(kind: str, obj: Mapping[str, Any]) -> Any:
-        md = obj.get("metadata") or {}
-        if kind == "PersistentVolumeClaim":
-            return (md.get("namespace") or "default", md.get("name") or "")
-        return md.get("name") or ""
+        return volume_key(kind, obj)
 
     def replace_volumes(self, kind: str, objects: Iterable[Mapping[str, Any]]) -> bool:
         """A (re)list of one volume kind. Always "could help": pods waiting for a claim or a
@@ -328,11 +342,17 @@ class SchedulerCache:
         for obj in map(slim_volume, objects):
             table[self._volume_key(kind, obj)] = obj
         self.volumes[kind] = table
+        self.volumes_unlisted.discard(kind)
         if kind == "PersistentVolume":
             for name in list(self.assumed_pvs):
                 self._reconcile_pv(name, table.get(name))
         self._attach_volumes()
         return True
+
+    def volumes_synced(self) -> bool:
+        """Every volume kind listed once, or known to be unlisted (kube-scheduler too waits
+        for its informers)."""
+        return all(k in self.volumes or k in self.volumes_unlisted for k in VOLUME_KINDS.values())
 
     def volume_event(self, kind: str, event: str, obj: Mapping[str, Any]) -> bool:
         """ADDED/MODIFIED/DELETED of a claim, volume or class (ignored before the kind's first
@@ -445,7 +465,11 @@ class SchedulerCache:
 
     def counts(self) -> dict[str, int]:
         return {
-            **{k.lower() + "s": len(v) for k, v in sorted(self.volumes.items())},
+            **{
+                r: len(self.volumes[k])
+                for r, k in sorted(VOLUME_KINDS.items())
+                if k in self.volumes
+            },
             "namespaces": len(self.namespaces),
             "nodes": len(self.nodes),
             "pdbs": len(self.pdbs),

@@ -48,7 +48,16 @@ from .campaign import Campaign
 from .leader import LeaderElector
 from .metrics import Metrics, Series, define_scheduler_metrics
 from .policy import STEP_ANNOTATION
-from .port import NAMESPACES, PDBS, SYNC, ApiConflict, ApiNotFound, ApiUnavailable, SchedulerApi
+from .port import (
+    NAMESPACES,
+    PDBS,
+    SYNC,
+    UNLISTED,
+    ApiConflict,
+    ApiNotFound,
+    ApiUnavailable,
+    SchedulerApi,
+)
 from .queue import QueuedPod, SchedulingQueue, pod_uid
 from .reporting import Eviction, Reporter, pod_key
 
@@ -162,7 +171,7 @@ class SchedulerLoop:
             and c.pods_synced
             and c.pdbs_synced
             and c.namespaces_synced
-            and len(c.volumes) == len(VOLUME_KINDS)
+            and c.volumes_synced()
             and len(c.workloads_synced) == len(WORKLOAD_RESOURCES)
         )
 
@@ -244,6 +253,9 @@ class SchedulerLoop:
                     changes = PodChanges(helps=helps)
                 elif resource in VOLUME_KINDS:
                     kind = VOLUME_KINDS[resource]
+                    if event.type == UNLISTED:
+                        self.cache.volumes_unlisted.add(kind)
+                        continue
                     if event.type == SYNC:
                         helps = self.cache.replace_volumes(kind, event.objects)
                     else:

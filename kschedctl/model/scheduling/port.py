@@ -16,6 +16,7 @@ __all__ = [
     "NAMESPACES",
     "PDBS",
     "SYNC",
+    "UNLISTED",
     "ApiConflict",
     "ApiNotFound",
     "ApiUnavailable",
@@ -28,6 +29,9 @@ __all__ = [
 PDBS = "poddisruptionbudgets"
 NAMESPACES = "namespaces"
 SYNC = "SYNC"  # the event type after each (re)list: ``objects`` holds every object
+# The scheduler may not list the resource (an older ClusterRole): it stays unknown, never
+# taken for empty; a SYNC follows once the right is granted.
+UNLISTED = "UNLISTED"
 
 
 class ApiConflict(Exception):
@@ -52,7 +56,8 @@ class SchedulerApi(Protocol):
     def watch(self, resource: str, stop: threading.Event) -> Iterator[WatchEventLike]:
         """``nodes``, ``pods`` (non-terminal), ``namespaces``, a key of ``VOLUME_KINDS`` or of
         ``WORKLOAD_RESOURCES``: a SYNC with every object after each (re)list, then
-        ADDED/MODIFIED/DELETED, reconnecting and relisting on its own until ``stop``."""
+        ADDED/MODIFIED/DELETED, reconnecting and relisting on its own until ``stop``; for
+        ``CSI_RESOURCES`` an UNLISTED first when listing them is forbidden."""
         ...
 
     def bind(self, pod: Mapping[str, Any], node: str, annotations: Mapping[str, str]) -> None: ...

@@ -118,6 +118,8 @@ def slim_node(node: Mapping[str, Any], *, annotations: bool = False) -> Node:
     ]
     if images:
         slim_status["images"] = images  # ImageLocality
+    if status.get("declaredFeatures"):
+        slim_status["declaredFeatures"] = status["declaredFeatures"]  # NodeDeclaredFeatures
     slim = {
         "metadata": meta,
         "spec": {k: spec[k] for k in ("taints", "unschedulable") if k in spec},
