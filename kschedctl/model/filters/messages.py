@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from .verdicts import (
+    DYNAMIC_RESOURCES,
     REASON_PREEMPTION_NOT_HELPFUL,
     REASON_TAINT,
     UNRESOLVABLE,
@@ -121,7 +122,8 @@ def _postfilter_message(
     parts: list[str] = []
     if dra_enabled:
         pre = evaluation.prefilter
-        if pre is not None and pre.code == UNRESOLVABLE:
+        if pre is not None and pre.code == UNRESOLVABLE and pre.plugin != DYNAMIC_RESOURCES:
+            # the DynamicResources PreFilter never ran: its PostFilter finds no state
             return "not found"
         # With claims, the plugin says "still not schedulable" unless it could deallocate one
         # (claim state is not modelled: this is the common case, not a certainty).
