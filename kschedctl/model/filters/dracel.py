@@ -318,8 +318,12 @@ def _compile(expression: str) -> _Compiled:
     for pattern, what in _UNSUPPORTED:
         if pattern.search(expression):
             raise Unsupported(f"the selector uses {what}, which this evaluator does not support")
-    import cel  # the native CEL core, loaded on first use (offline commands never need it)
-
+    try:
+        import cel  # the native CEL core, loaded on first use (offline commands never need it)
+    except ImportError as err:
+        raise Unsupported(
+            "CEL selectors need the common-expression-language package (Python 3.11+)"
+        ) from err
     try:
         program = cel.compile(expression)
     except (ValueError, RuntimeError) as err:
