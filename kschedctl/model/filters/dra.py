@@ -87,6 +87,7 @@ class DraState:
     rejection: Reason | None = None
     unsupported: str | None = None
     results: dict[str, Allocation] = field(default_factory=dict)  # node -> allocation
+    checked: bool = False  # every node's allocation tried once (``unsupported_reason``)
 
     def update_with_pod(self, pod: PodInfo, node: NodeInfo, delta: int) -> None:
         """Pods coming and going do not free devices: claims keep their allocation."""
@@ -286,15 +287,15 @@ def dra_prefilter_rejection(inc: Incoming, snapshot: Any) -> Reason | None:
 def unsupported_reason(state: DraState, nodes: Iterable[NodeInfo]) -> str | None:
     """Why this pod's DRA verdicts cannot be trusted (None: they can): the first node whose
     allocation uses something not reproduced."""
-    if state.unsupported:
+    if state.unsupported or state.rejection is not None or state.checked:
         return state.unsupported
-    if state.rejection is not None:
-        return None
+    state.checked = True
     for node in nodes:
         try:
             state.allocation(node)
         except Unsupported as err:
-            return str(err)
+            state.unsupported = str(err)
+            break
         except AllocationError:
             continue
-    return None
+    return state.unsupported

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .dra import pod_dra_state
+from .dra import pod_dra_state, unsupported_reason
 from .interpod import interpod_state
 from .nodefilters import (
     Incoming,
@@ -110,7 +110,9 @@ def _dra_prefilter(
     if snapshot.dra is None:
         return None
     state = pod_dra_state(inc, snapshot.dra)
-    if state is None or state.rejection is not None or state.unsupported is not None:
+    if state is None or state.rejection is not None:
+        return None
+    if unsupported_reason(state, snapshot.nodes):
         return None
     return state
 
