@@ -238,3 +238,7 @@ def test_selector_corpus_against_kube_scheduler(
     for i, entry in enumerate(selectors):
         print(f"  {found[i][0]:8} {entry['expr']}  [{found[i][1][:160]}]")
     assert {i: v[0] for i, v in found.items()} == {i: e["want"] for i, e in enumerate(selectors)}
+    # An error's message is the whole FailedScheduling text: why's summary is that text.
+    failing = next(i for i, e in enumerate(selectors) if e["want"] == "error")
+    code, data = why_json(dra_lab, ns, f"p{failing}")
+    assert code == 6 and data["summary"] == latest_failure(dra_cluster, ns, f"p{failing}")

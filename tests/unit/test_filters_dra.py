@@ -216,6 +216,8 @@ def test_cel_runtime_error_is_kube_schedulers_error_text() -> None:
         'running "DynamicResources" filter plugin: claim default/c: selector #0: '
         "CEL runtime error: no such key: vendor"
     )
+    assert r.code == "Error"
+    assert failed_scheduling_message(ev) == r.message  # the error is the whole message
 
 
 def test_what_is_not_reproduced_is_not_evaluated() -> None:

@@ -29,7 +29,7 @@ from .draalloc import (
 )
 from .nodefilters import Incoming
 from .nodeinfo import NodeInfo, PodInfo
-from .verdicts import DYNAMIC_RESOURCES, UNRESOLVABLE, Reason
+from .verdicts import DYNAMIC_RESOURCES, SCHEDULING_ERROR, UNRESOLVABLE, Reason
 
 __all__ = ["DraState", "DraWorld", "dra_state", "pod_dra_state", "unsupported_reason", "uses_dra"]
 
@@ -145,7 +145,7 @@ class DraState:
                     f'running "DynamicResources" filter plugin: {err}',
                     f"kube-scheduler fails the scheduling attempt with this error: {err}",
                     "fix the selector of the DeviceClass or the claim",
-                    UNRESOLVABLE,
+                    SCHEDULING_ERROR,
                 )
             ]
         if result is not None and not result.ok:

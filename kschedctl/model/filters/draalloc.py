@@ -251,6 +251,7 @@ class _Search:
         self.steps = 0
         self._match: dict[tuple[str, str, tuple[str, ...], DeviceId], bool] = {}
         self._vars: dict[DeviceId, dict[str, Any]] = {}
+        self._candidates: dict[tuple[int, _Alt], list[_Device]] = {}
 
     def matches(self, claim: int, cls: str, selectors: tuple[str, ...], dev: _Device) -> bool:
         key = (_claim_name(self.claims[claim]), cls, selectors, dev.id)
@@ -280,7 +281,12 @@ class _Search:
         return ok
 
     def candidates(self, claim: int, alt: _Alt) -> list[_Device]:
-        return [d for d in self.devices if self.matches(claim, alt[1], alt[2], d)]
+        key = (claim, alt)
+        found = self._candidates.get(key)
+        if found is None:
+            found = [d for d in self.devices if self.matches(claim, alt[1], alt[2], d)]
+            self._candidates[key] = found
+        return found
 
     def run(self, slots: list[_Slot]) -> list[list[dict[str, str]]] | None:
         picked: list[tuple[int, str, _Device]] = []

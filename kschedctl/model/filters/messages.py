@@ -34,6 +34,7 @@ from .verdicts import (
     DYNAMIC_RESOURCES,
     REASON_PREEMPTION_NOT_HELPFUL,
     REASON_TAINT,
+    SCHEDULING_ERROR,
     UNRESOLVABLE,
     Evaluation,
     Reason,
@@ -168,6 +169,10 @@ def failed_scheduling_message(
         return None
     if evaluation.num_nodes == 0:
         return NO_NODES_MESSAGE
+    for nv in evaluation.nodes:
+        errors = [r for r in nv.scheduler_reasons if r.code == SCHEDULING_ERROR]
+        if errors:  # the attempt failed with this error: no histogram, no PostFilter
+            return _truncate(errors[0].message) if truncate else errors[0].message
     v = _norm(server_version)
     dra = dra_enabled if dra_enabled is not None else (v[0], v[1]) >= (1, 34)
     if evaluation.prefilter is not None:
