@@ -25,7 +25,13 @@ from kschedctl.clustersnapshot.reading import (
     snapshot_from_dict,
     snapshot_from_text,
 )
-from kschedctl.clustersnapshot.writing import dump, node_object, pod_object, snapshot_to_dict
+from kschedctl.clustersnapshot.writing import (
+    dra_objects,
+    dump,
+    node_object,
+    pod_object,
+    snapshot_to_dict,
+)
 
 __all__ = [
     "API_VERSION",
@@ -45,6 +51,7 @@ __all__ = [
     "load_snapshot",
     "node_object",
     "pod_object",
+    "dra_objects",
     "snapshot_from_dict",
     "snapshot_from_text",
     "snapshot_to_dict",
