@@ -368,7 +368,7 @@ def device_matches(expression: str, device: Mapping[str, Any]) -> bool:
     :class:`CelError` (kube-scheduler's "CEL compile error" / "CEL runtime error") or
     :class:`Unsupported`."""
     compiled = _compile(expression)
-    import cel
+    import cel  # the native core, loaded on first use by _compile above
 
     ctx = cel.Context()
     for name, fn in FUNCTIONS.items():
