@@ -68,11 +68,17 @@ class RequestShortage:
     wanted: int | str
     matching: int
     free: int
+    in_class: int = 0  # devices of the class, before the request's own selectors
 
     @property
     def why(self) -> str:
+        if self.in_class == 0:
+            return f"no device on the node is of class {self.device_class}"
         if self.matching == 0:
-            return f"no device on the node matches class {self.device_class} and the selectors"
+            return (
+                f"{self.in_class} device(s) of class {self.device_class}, none matches the "
+                "request's selectors"
+            )
         return (
             f"{self.matching} device(s) match, {self.free} free "
             f"(the others are allocated to other claims), {self.wanted} wanted"
@@ -392,6 +398,7 @@ class _Search:
                             wanted,
                             len(matching),
                             len(free),
+                            len(self.candidates(slot.claim, (alt[0], alt[1], (), alt[3]))),
                         )
                     )
         return tuple(out)
