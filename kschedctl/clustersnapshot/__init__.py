@@ -26,6 +26,7 @@ from kschedctl.clustersnapshot.reading import (
     snapshot_from_text,
 )
 from kschedctl.clustersnapshot.writing import (
+    claim_template_objects,
     dra_objects,
     dump,
     node_object,
@@ -52,6 +53,7 @@ __all__ = [
     "node_object",
     "pod_object",
     "dra_objects",
+    "claim_template_objects",
     "snapshot_from_dict",
     "snapshot_from_text",
     "snapshot_to_dict",

@@ -250,4 +250,5 @@ def anonymize(snap: ClusterSnapshot, key: bytes | None = None) -> ClusterSnapsho
         device_classes=None,
         resource_slices=None,
         resource_claims=None,
+        resource_claim_templates=[],
     )

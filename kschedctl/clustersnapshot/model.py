@@ -178,6 +178,16 @@ class ResourceClaim:
 
 
 @dataclass
+class ResourceClaimTemplate:
+    """A ResourceClaimTemplate: the claim kube-controller-manager makes for each pod using it."""
+
+    namespace: str = field(default="", metadata={"required": True, "name": "label"})
+    name: str = field(default="", metadata={"required": True, "name": "subdomain"})
+    requests: list[RawDict] = field(default_factory=list)
+    constraints: list[RawDict] = field(default_factory=list)
+
+
+@dataclass
 class PriorityClass:
     """A PriorityClass: ``value``, ``globalDefault``, ``preemptionPolicy``."""
 
@@ -202,6 +212,7 @@ class ClusterSnapshot:
     device_classes: list[DeviceClass] | None = None
     resource_slices: list[ResourceSlice] | None = None
     resource_claims: list[ResourceClaim] | None = None
+    resource_claim_templates: list[ResourceClaimTemplate] = field(default_factory=list)
 
     def node_names(self) -> set[str]:
         return {n.name for n in self.nodes}

@@ -19,6 +19,7 @@ from kschedctl.clustersnapshot.model import (
     PodDisruptionBudget,
     PriorityClass,
     ResourceClaim,
+    ResourceClaimTemplate,
     ResourceSlice,
     SnapshotContainer,
     SnapshotNamespace,
@@ -171,10 +172,26 @@ def reduce_resource_slice(rs: Mapping[str, Any]) -> ResourceSlice:
     )
 
 
+def _devices(spec: Mapping[str, Any]) -> Mapping[str, Any]:
+    raw = spec.get("devices")
+    return raw if isinstance(raw, Mapping) else {}
+
+
+def reduce_resource_claim_template(t: Mapping[str, Any]) -> ResourceClaimTemplate:
+    md, spec = (t.get(k) or {} for k in ("metadata", "spec"))
+    inner = spec.get("spec") if isinstance(spec.get("spec"), Mapping) else {}
+    devices = _devices(inner or {})
+    return ResourceClaimTemplate(
+        namespace=str(md.get("namespace") or "default"),
+        name=str(md.get("name") or ""),
+        requests=_dicts(devices.get("requests")),
+        constraints=_dicts(devices.get("constraints")),
+    )
+
+
 def reduce_resource_claim(rc: Mapping[str, Any]) -> ResourceClaim:
     md, spec, status = (rc.get(k) or {} for k in ("metadata", "spec", "status"))
-    raw_devices = spec.get("devices")
-    devices: Mapping[str, Any] = raw_devices if isinstance(raw_devices, Mapping) else {}
+    devices = _devices(spec)
     allocation = status.get("allocation")
     return ResourceClaim(
         namespace=str(md.get("namespace") or "default"),
@@ -278,6 +295,11 @@ class Reducer:
 
     def add_namespaces(self, namespaces: Iterable[Mapping[str, Any]]) -> None:
         self.snapshot.namespaces.extend(reduce_namespace(n) for n in namespaces)
+
+    def add_claim_templates(self, templates: Iterable[Mapping[str, Any]]) -> None:
+        self.snapshot.resource_claim_templates.extend(
+            reduce_resource_claim_template(t) for t in templates
+        )
 
     def add_dra(
         self,

@@ -162,6 +162,20 @@ def pod_object(pod: SnapshotPod) -> dict[str, Any]:
 _RESOURCE = "resource.k8s.io/v1"
 
 
+def claim_template_objects(snap: ClusterSnapshot) -> list[dict[str, Any]]:
+    """The ResourceClaimTemplates as API dicts (kube-controller-manager makes pods' claims
+    from them)."""
+    out = []
+    for t in snap.resource_claim_templates:
+        devices: dict[str, Any] = {"requests": [dict(r) for r in t.requests]}
+        if t.constraints:
+            devices["constraints"] = [dict(x) for x in t.constraints]
+        out.append({"apiVersion": _RESOURCE, "kind": "ResourceClaimTemplate",
+                    "metadata": {"name": t.name, "namespace": t.namespace},
+                    "spec": {"spec": {"devices": devices}}})  # fmt: skip
+    return out
+
+
 def dra_objects(snap: ClusterSnapshot) -> dict[str, Any]:
     """The snapshot's DRA objects as API dicts, as ``NodeInfoSnapshot``'s keyword arguments
     (empty when the snapshot has none: DynamicResources is then not evaluated)."""

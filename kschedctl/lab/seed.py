@@ -49,6 +49,7 @@ class Seed:
     device_classes: list[dict[str, Any]] = field(default_factory=list)
     resource_slices: list[dict[str, Any]] = field(default_factory=list)
     resource_claims: list[dict[str, Any]] = field(default_factory=list)
+    resource_claim_templates: list[dict[str, Any]] = field(default_factory=list)
 
 
 _DRA = "/apis/resource.k8s.io/v1"
@@ -177,6 +178,11 @@ def seed(cluster: Cluster, what: Seed, *, timeout: float, progress: Progress) ->
     create_many(cluster, lambda _o: f"{_DRA}/deviceclasses", what.device_classes)
     create_many(cluster, lambda _o: f"{_DRA}/resourceslices", what.resource_slices)
     seed_claims(cluster, what.resource_claims)
+    create_many(
+        cluster,
+        lambda o: f"{_DRA}/namespaces/{o['metadata']['namespace']}/resourceclaimtemplates",
+        what.resource_claim_templates,
+    )
     if what.pinned:
         progress(f"creating {len(what.pinned)} pod(s) bound to their nodes")
     create_running(cluster, what.pinned)

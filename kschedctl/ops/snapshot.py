@@ -71,6 +71,11 @@ OPTIONAL = (
             ("ResourceClaims", "resourceclaims"),
         )
     ),
+    OptionalCollection(
+        "ResourceClaimTemplates",
+        "/apis/resource.k8s.io/v1/resourceclaimtemplates",
+        "a simulation cannot make the claims of pods that use templates",
+    ),
 )
 
 
@@ -156,6 +161,7 @@ def _add_optional(reducer: Reducer, results: Mapping[str, Future[Any]]) -> list[
         "PodDisruptionBudgets": reducer.add_pdbs,
         "PriorityClasses": reducer.add_priority_classes,
         "Namespaces": reducer.add_namespaces,
+        "ResourceClaimTemplates": reducer.add_claim_templates,
     }
     refused = []
     dra: dict[str, Any] = {}

@@ -400,6 +400,7 @@ class FakeCluster:
             "/apis/resource.k8s.io/v1/deviceclasses": [],
             "/apis/resource.k8s.io/v1/resourceslices": [],
             "/apis/resource.k8s.io/v1/resourceclaims": [],
+            "/apis/resource.k8s.io/v1/resourceclaimtemplates": [],
         }
         self.page_sizes: list[int] = []
 

@@ -11,6 +11,7 @@ from test_filters_support import node, pod
 
 from kschedctl.clustersnapshot import (
     ClusterSnapshot,
+    claim_template_objects,
     dra_objects,
     dump,
     load_snapshot,
@@ -64,3 +65,16 @@ def test_anonymize_leaves_the_dra_objects_out_and_renames_claim_references() -> 
     assert snap.resource_claims is None and snap.device_classes is None
     (ref,) = snap.pending_pods[0].resource_claims
     assert ref["resourceClaimName"] != "c" and ref["resourceClaimName"].startswith("claim-")
+
+
+def test_claim_templates_are_kept_for_the_simulation(tmp_path: Path) -> None:
+    reducer = Reducer()
+    template = {"metadata": {"name": "t", "namespace": "ml"},
+                "spec": {"spec": {"devices": {"requests": [exactly(count=2)]}}}}  # fmt: skip
+    reducer.add_claim_templates([template])
+    snap = reducer.finish()
+    path = tmp_path / "snap.json"
+    path.write_text(dump(snap, as_json=True))
+    (made,) = claim_template_objects(load_snapshot(str(path)))
+    assert made["spec"] == template["spec"]
+    assert made["metadata"] == {"name": "t", "namespace": "ml"}
