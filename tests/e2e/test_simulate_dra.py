@@ -49,7 +49,13 @@ def gpu_snapshot(path: Path) -> None:
     reducer = Reducer()
     reducer.add_nodes(nodes)
     reducer.add_namespaces([{"metadata": {"name": "ml"}}])
-    reducer.add_pods([claim_pod("train", "two-h100"), claim_pod("big-model", "big-memory")])
+    infer = claim_pod("infer", "")
+    infer["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": "one-a100"}]
+    reducer.add_pods([claim_pod("train", "two-h100"), claim_pod("big-model", "big-memory"), infer])
+    one_a100 = gpu_claim("one-a100", 1, f'device.attributes["{GPU}"].model == "a100"')
+    reducer.add_claim_templates(
+        [{"metadata": one_a100["metadata"], "spec": {"spec": one_a100["spec"]}}]
+    )
     gpu_class = {"metadata": {"name": "gpu"},
                  "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{GPU}"'}}]}}  # fmt: skip
     reducer.add_dra(
@@ -78,7 +84,8 @@ def test_a_gpu_cluster_is_simulated_with_its_devices(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.stderr
     (kube,) = json.loads(result.stdout)["candidates"]
     placed = {p["pod"]: p["node"] for p in kube["pods"]}
-    assert placed == {"ml/train": "gpu-h100", "ml/big-model": None}
+    # infer's claim is made from its template by the simulation lab's controller
+    assert placed == {"ml/train": "gpu-h100", "ml/big-model": None, "ml/infer": "gpu-a100"}
     reasons = {r["reason"] for r in kube["reasons"]}
     assert reasons == {"cannot allocate all claims"}
     assert reasons == {r["reason"] for r in kube["whyReasons"]}
