@@ -53,6 +53,15 @@ class DraWorld:
     ) -> None:
         self.classes = {_name(c): c for c in device_classes}
         self.slices = list(resource_slices)
+        # slices by spec.nodeName; those without one (allNodes, nodeSelector, ...) serve any
+        self._by_node: dict[str, list[Mapping[str, Any]]] = {}
+        self._any_node: list[Mapping[str, Any]] = []
+        for s in self.slices:
+            name = (s.get("spec") or {}).get("nodeName")
+            if name:
+                self._by_node.setdefault(str(name), []).append(s)
+            else:
+                self._any_node.append(s)
         self.claims: dict[tuple[str, str], Mapping[str, Any]] = {}
         for c in resource_claims:
             md = c.get("metadata") or {}
@@ -66,6 +75,10 @@ class DraWorld:
             ext = (self.classes[name].get("spec") or {}).get("extendedResourceName")
             if ext:
                 self.extended[str(ext)] = name
+
+    def slices_for(self, node: str) -> list[Mapping[str, Any]]:
+        """The slices that may serve ``node`` (the allocator checks their node selection)."""
+        return self._by_node.get(node, []) + self._any_node
 
 
 def uses_dra(inc: Incoming, dra_resources: frozenset[str]) -> bool:
@@ -124,7 +137,11 @@ class DraState:
         cached = self.results.get(node.name)
         if cached is None:
             cached = allocate(
-                claims, node.raw, self.world.classes, self.world.slices, self.world.in_use
+                claims,
+                node.raw,
+                self.world.classes,
+                self.world.slices_for(node.name),
+                self.world.in_use,
             )
             self.results[node.name] = cached
         return cached

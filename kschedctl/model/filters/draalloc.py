@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .dracel import CelError, Unsupported, device_matches, device_variable
+from .dracel import CelError, Unsupported, device_json, device_matches_json, device_variable
 from .selectors import SelectorError, node_selector_terms
 
 __all__ = [
@@ -256,7 +256,7 @@ class _Search:
         self.in_use = in_use
         self.steps = 0
         self._match: dict[tuple[str, str, tuple[str, ...], DeviceId], bool] = {}
-        self._vars: dict[DeviceId, dict[str, Any]] = {}
+        self._vars: dict[DeviceId, str] = {}  # device -> its CEL variable, as JSON
         self._candidates: dict[tuple[int, _Alt], list[_Device]] = {}
 
     def matches(self, claim: int, cls: str, selectors: tuple[str, ...], dev: _Device) -> bool:
@@ -265,7 +265,7 @@ class _Search:
             return self._match[key]
         variable = self._vars.get(dev.id)
         if variable is None:
-            variable = self._vars[dev.id] = device_variable(dev.raw, dev.id[0])
+            variable = self._vars[dev.id] = device_json(device_variable(dev.raw, dev.id[0]))
         klass = self.classes.get(cls) or {}
         ok = True
         owners = (
@@ -275,7 +275,7 @@ class _Search:
         for owner, exprs in owners:
             for i, expr in enumerate(exprs):
                 try:
-                    if not device_matches(expr, variable):
+                    if not device_matches_json(expr, variable):
                         ok = False
                         break
                 except CelError as err:
@@ -371,6 +371,8 @@ class _Search:
     ) -> bool:
         if count == 0:
             return bool(place(i + 1))
+        if len(devs) - start < count:
+            return False  # too few devices left for this request
         for j in range(start, len(devs)):
             self._tick()
             d = devs[j]

@@ -18,6 +18,7 @@ comprehension macros keep one evaluation polynomial and small.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -26,7 +27,14 @@ from typing import Any
 
 from .quantity import NANO, QuantityError, parse_quantity
 
-__all__ = ["CelError", "Unsupported", "device_matches", "device_variable"]
+__all__ = [
+    "CelError",
+    "Unsupported",
+    "device_json",
+    "device_matches",
+    "device_matches_json",
+    "device_variable",
+]
 
 # resourceapi.CELSelectorExpressionMaxLength
 MAX_LENGTH = 10 * 1024
@@ -361,6 +369,21 @@ def _cel_go_message(err: Exception) -> str:
         m = re.search(r"'([^']*)'", text)
         return f"found no matching overload for '{m.group(1) if m else text}'"
     return text
+
+
+@lru_cache(maxsize=65536)
+def _matches_cached(expression: str, device_json: str) -> bool:
+    return device_matches(expression, json.loads(device_json))
+
+
+def device_matches_json(expression: str, device_json: str) -> bool:
+    """``device_matches`` on ``device_variable``'s output as canonical JSON: the nodes of a
+    pool of identical devices (the common cluster) evaluate each selector once."""
+    return _matches_cached(expression, device_json)
+
+
+def device_json(variable: Mapping[str, Any]) -> str:
+    return json.dumps(variable, sort_keys=True, separators=(",", ":"))
 
 
 def device_matches(expression: str, device: Mapping[str, Any]) -> bool:
