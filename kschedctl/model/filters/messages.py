@@ -11,8 +11,10 @@ cpu and memory counts twice) and sorts the ``"<count> <reason>"`` strings lexico
 messages of the PostFilter plugins that did not succeed, in profile order:
 
 - DynamicResources (GA and on since 1.34): "no new claims to deallocate" for a pod without
-  ResourceClaims; "still not schedulable" for one with claims when none can be deallocated
-  (assumed: claim state is not modelled). When a PreFilter rejected the pod with
+  ResourceClaims, or when its own PreFilter rejected the pod (a missing claim or class: no
+  claims stored yet); "still not schedulable" for one with claims when none can be
+  deallocated (deallocating an allocated claim another node cannot reach is not modelled).
+  When another PreFilter rejected the pod with
   UnschedulableAndUnresolvable, the DynamicResources PreFilter never ran and its PostFilter
   fails to read its state: the whole PostFilter message is then "not found" and
   DefaultPreemption does not run (v1.36.3 source; real clusters show e.g. "0/3 nodes are
