@@ -19,8 +19,8 @@ Typical use::
 Public API
 ----------
 ``NodeInfoSnapshot(nodes, pods=(), namespaces=None, *, device_classes=(),
-resource_slices=None, resource_claims=None, persistent_volume_claims=None, storage_classes=None, persistent_volumes=None,
-pod_disruption_budgets=())``
+resource_slices=None, resource_claims=None, persistent_volume_claims=None,
+storage_classes=None, persistent_volumes=None, pod_disruption_budgets=())``
     Cluster state. ``pods`` may be all pods: terminal ones are ignored, bound ones
     (``spec.nodeName``) count on their node, pending ones with ``status.nominatedNodeName`` are
     treated as nominated. ``namespaces`` ({name: Namespace dict or labels}) is only needed for
@@ -99,8 +99,9 @@ DynamicResources (structured parameters: ``dra``, ``draalloc``, CEL in ``dracel`
 snapshot has the DeviceClasses, ResourceSlices and ResourceClaims.
 Not evaluated: CSI attach limits (NodeVolumeLimits, for pods with CSI volumes),
 CSIStorageCapacity for provisioning, inline disk conflicts, DynamicResources without the DRA
-objects or for what ``draalloc`` does not reproduce, NodeDeclaredFeatures, the scheduler-enforced ``addedAffinity`` and non-default
-profiles; such pods are flagged in ``Evaluation.not_evaluated``.
+objects or for what ``draalloc`` does not reproduce, NodeDeclaredFeatures, the
+scheduler-enforced ``addedAffinity`` and non-default profiles; such pods are flagged in
+``Evaluation.not_evaluated``.
 """
 
 from __future__ import annotations
