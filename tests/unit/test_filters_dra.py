@@ -176,6 +176,7 @@ def test_extended_resource_backed_by_a_class_is_left_to_dra() -> None:
     ev = evaluate(three, snapshot([], classes=classes))
     assert ev.feasible == ["b"]
     assert ev.verdict("a").reasons[0].message == "cannot allocate all claims"
+    assert "claim default/p-extended-resources" in ev.verdict("a").reasons[0].detail
     assert failed_scheduling_message(ev) is None
 
 

@@ -101,6 +101,7 @@ class DraState:
     unsupported: str | None = None
     results: dict[str, Allocation] = field(default_factory=dict)  # node -> allocation
     checked: bool = False  # every node's allocation tried once (``unsupported_reason``)
+    pod: tuple[str, str] = ("default", "")  # namespace, name: the extended-resource claim's
 
     def update_with_pod(self, pod: PodInfo, node: NodeInfo, delta: int) -> None:
         """Pods coming and going do not free devices: claims keep their allocation."""
@@ -122,8 +123,10 @@ class DraState:
             )
         if not requests:
             return None
-        devices = {"requests": requests}
-        return {"metadata": {"name": "<extended-resources>"}, "spec": {"devices": devices}}
+        # kube-scheduler's special claim, named as it will be (generateName)
+        name = f"{self.pod[1]}-extended-resources"
+        metadata = {"name": name, "namespace": self.pod[0]}
+        return {"metadata": metadata, "spec": {"devices": {"requests": requests}}}
 
     def allocation(self, node: NodeInfo) -> Allocation | None:
         """The allocation for this node (None: nothing to allocate); raises
@@ -229,7 +232,7 @@ def dra_state(inc: Incoming, world: DraWorld) -> DraState | None:
     extended resources)."""
     spec = inc.raw.get("spec") or {}
     status: Mapping[str, Any] = inc.raw.get("status") or {}
-    state = DraState(world)
+    state = DraState(world, pod=(inc.namespace, inc.name))
     state.extended = {k: v for k, v in sorted(inc.request.items()) if k in world.extended and v > 0}
     pod_ref = f"{inc.namespace}/{inc.name}"
     generated = {
