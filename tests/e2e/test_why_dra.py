@@ -242,3 +242,47 @@ def test_selector_corpus_against_kube_scheduler(
     failing = next(i for i, e in enumerate(selectors) if e["want"] == "error")
     code, data = why_json(dra_lab, ns, f"p{failing}")
     assert code == 6 and data["summary"] == latest_failure(dra_cluster, ns, f"p{failing}")
+
+
+def test_match_attribute_constraint(dra_lab: Lab, dra_cluster: Cluster, ns: str) -> None:
+    """Two a100 and one h100 of another driver on dra-plain: a claim whose requests must
+    all share a model fits nowhere; one that constrains only request x fits dra-plain."""
+    mixed = {
+        "metadata": {"name": "dra-plain-mixed"},
+        "spec": {"driver": "mixed.example.com", "nodeName": "dra-plain",
+                 "pool": {"name": "dra-plain-mixed", "generation": 1, "resourceSliceCount": 1},
+                 "devices": [{"name": f"d{i}", "attributes": {"model": {"string": m}}}
+                             for i, m in enumerate(["a100", "a100", "h100"])]},
+    }  # fmt: skip
+    dra_cluster.create(f"{RESOURCE}/resourceslices", mixed)
+    selector = {"cel": {"expression": 'device.driver == "mixed.example.com"'}}
+    dra_cluster.create(f"{RESOURCE}/deviceclasses",
+                       {"metadata": {"name": "mixed"}, "spec": {"selectors": [selector]}})  # fmt: skip
+    try:
+        for name, constraint in (
+            ("all", {"matchAttribute": "mixed.example.com/model"}),
+            ("only-x", {"requests": ["x"], "matchAttribute": "mixed.example.com/model"}),
+        ):
+            body = {"metadata": {"name": name}, "spec": {"devices": {
+                "requests": [{"name": "x", "exactly": {"deviceClassName": "mixed", "count": 2}},
+                             {"name": "y", "exactly": {"deviceClassName": "mixed"}}],
+                "constraints": [constraint]}}}  # fmt: skip
+            dra_cluster.create(f"{RESOURCE}/namespaces/{ns}/resourceclaims", body)
+        dra_cluster.create(f"/api/v1/namespaces/{ns}/pods", claim_pod("all", "all"))
+        data = check_against_scheduler(dra_lab, dra_cluster, ns, "all")
+        assert "4 cannot allocate all claims" in data["summary"]
+
+        dra_cluster.create(f"/api/v1/namespaces/{ns}/pods", claim_pod("only-x", "only-x"))
+
+        def bound() -> str | None:
+            pod = dra_cluster.get(f"/api/v1/namespaces/{ns}/pods/only-x")
+            return str(pod["spec"].get("nodeName") or "") or None
+
+        assert wait_for(bound, 60, "only-x bound") == "dra-plain"
+        results = dra_cluster.get(f"{RESOURCE}/namespaces/{ns}/resourceclaims/only-x")["status"][
+            "allocation"]["devices"]["results"]  # fmt: skip
+        assert sorted((r["request"], r["device"]) for r in results) == [
+            ("x", "d0"), ("x", "d1"), ("y", "d2")]  # fmt: skip
+    finally:
+        dra_cluster.delete(f"{RESOURCE}/resourceslices/dra-plain-mixed")
+        dra_cluster.delete(f"{RESOURCE}/deviceclasses/mixed")

@@ -223,10 +223,10 @@ def test_cel_runtime_error_is_kube_schedulers_error_text() -> None:
 
 def test_what_is_not_reproduced_is_not_evaluated() -> None:
     constrained = claim("c", exactly(count=2))
-    constrained["spec"]["devices"]["constraints"] = [{"matchAttribute": f"{GPU}/model"}]
+    constrained["spec"]["devices"]["constraints"] = [{"distinctAttribute": f"{GPU}/model"}]
     ev = evaluate(claim_pod("c"), snapshot([constrained]))
     assert [n.plugin for n in ev.not_evaluated] == ["DynamicResources"]
-    assert "constraints" in ev.not_evaluated[0].why
+    assert "constraint other than matchAttribute" in ev.not_evaluated[0].why
     with pytest.raises(Unsupported):
         allocate([constrained], node("a"), {"gpu": device_class()}, [], set())
 
@@ -247,3 +247,24 @@ def test_hostile_search_is_bounded() -> None:
     requests = [exactly(f"r{i}", "gpu", 3) for i in range(20)] + [exactly("last", "gpu", 61)]
     with pytest.raises(Unsupported, match="steps"):
         allocate([claim("c", *requests)], node("a"), {"gpu": device_class()}, many, set())
+
+
+@pytest.mark.parametrize(
+    ("constraint", "ok"),
+    [
+        pytest.param({"matchAttribute": f"{GPU}/model"}, False, id="all-requests-one-model"),
+        pytest.param({"matchAttribute": "model"}, False, id="bare-name-is-not-qualified"),
+        pytest.param({"requests": ["x"], "matchAttribute": f"{GPU}/model"}, True, id="only-x"),
+        pytest.param({"matchAttribute": "other.io/model"}, False, id="attribute-missing"),
+    ],
+)
+def test_match_attribute_constraints(constraint: dict[str, Any], ok: bool) -> None:
+    mixed = resource_slice("a", 2, "a100")
+    mixed["spec"]["devices"] += resource_slice("a", 1, "h100")["spec"]["devices"]
+    two = claim("c", exactly("x", "gpu", 2), exactly("y", "gpu", 1))
+    two["spec"]["devices"]["constraints"] = [constraint]
+    got = allocate([two], node("a"), {"gpu": device_class()}, [mixed], set())
+    assert got.ok is ok
+    if ok:  # x took the two a100 (same model), y the h100
+        models = [r["device"].split("-")[0] for r in got.results[0]]
+        assert models == ["a100", "a100", "h100"]

@@ -18,8 +18,9 @@ What the allocator reads and how:
 - requests: ``exactly`` (ExactCount with ``count``, or All) and ``firstAvailable`` (the first
   subrequest that can be satisfied, in order), searched with backtracking like Go's
   ``allocateOne``.
-Not reproduced (``Unsupported``: the caller says "not evaluated" rather than guess): claim
-``constraints`` (matchAttribute), device taints, partitionable devices (shared counters),
+Claim ``constraints`` with ``matchAttribute`` hold across the requests they name (all when
+none). Not reproduced (``Unsupported``: the caller says "not evaluated" rather than guess):
+other constraint kinds, device taints, partitionable devices (shared counters),
 consumable capacity, binding conditions, admin access, per-device node selection.
 """
 
@@ -224,8 +225,11 @@ def _slots(claims: Sequence[Mapping[str, Any]]) -> list[_Slot]:
     slots: list[_Slot] = []
     for index, claim in enumerate(claims):
         devices = (claim.get("spec") or {}).get("devices") or {}
-        if devices.get("constraints"):
-            raise Unsupported(f"claim {_claim_name(claim)} has constraints (matchAttribute)")
+        for c in devices.get("constraints") or []:
+            if set(c) - {"requests", "matchAttribute"} or not c.get("matchAttribute"):
+                raise Unsupported(
+                    f"claim {_claim_name(claim)} has a constraint other than matchAttribute"
+                )
         for req in devices.get("requests") or []:
             name = str(req.get("name") or "")
             alts: tuple[_Alt, ...]
@@ -239,6 +243,27 @@ def _slots(claims: Sequence[Mapping[str, Any]]) -> list[_Slot]:
                 raise Unsupported(f"request {name} of claim {_claim_name(claim)}: unknown type")
             slots.append(_Slot(index, name, alts))
     return slots
+
+
+def _applies(names: set[str], request: str) -> bool:
+    """A constraint naming ``req`` covers its subrequests ``req/sub`` too."""
+    return request in names or request.split("/", 1)[0] in names
+
+
+def _attribute(dev: _Device, qualified: str) -> tuple[str, Any] | None:
+    """``lookupAttribute``: the fully qualified name, or the bare id in the driver's domain;
+    (type, value) so that values of different types never match."""
+    attributes = dev.raw.get("attributes") or {}
+    found = attributes.get(qualified)
+    if found is None:
+        domain, _, ident = qualified.partition("/")
+        found = attributes.get(ident) if domain == dev.id[0] else None
+    if not isinstance(found, Mapping):
+        return None
+    for key in ("string", "int", "bool", "version"):
+        if key in found:
+            return (key, found[key])
+    return None
 
 
 class _Search:
@@ -347,12 +372,16 @@ class _Search:
         i: int,
     ) -> bool:
         self._tick()
+        added = 0
         for d in devs:
+            if not self._constraints_allow(picked, claim, request, d):
+                break
             used.add(d.id)
             picked.append((claim, request, d))
-        if place(i + 1):
+            added += 1
+        if added == len(devs) and place(i + 1):
             return True
-        for d in devs:
+        for d in devs[:added]:
             used.discard(d.id)
             picked.pop()
         return False
@@ -376,6 +405,8 @@ class _Search:
         for j in range(start, len(devs)):
             self._tick()
             d = devs[j]
+            if not self._constraints_allow(picked, claim, request, d):
+                continue
             used.add(d.id)
             picked.append((claim, request, d))
             if self._choose(picked, used, claim, request, devs, count - 1, place, i, j + 1):
@@ -383,6 +414,27 @@ class _Search:
             used.discard(d.id)
             picked.pop()
         return False
+
+    def _constraints_allow(
+        self, picked: list[tuple[int, str, _Device]], claim: int, request: str, dev: _Device
+    ) -> bool:
+        """The claim's matchAttribute constraints (``matchAttributeConstraint.add``): a device
+        of a request they name must have the attribute, with the value of those picked."""
+        devices = (self.claims[claim].get("spec") or {}).get("devices") or {}
+        for c in devices.get("constraints") or []:
+            names = set(c.get("requests") or [])
+            if names and not _applies(names, request):
+                continue
+            attribute = str(c["matchAttribute"])
+            value = _attribute(dev, attribute)
+            if value is None:
+                return False
+            for other_claim, other_request, other in picked:
+                if other_claim != claim or (names and not _applies(names, other_request)):
+                    continue
+                if _attribute(other, attribute) != value:
+                    return False
+        return True
 
     def shortages(self, slots: list[_Slot]) -> tuple[RequestShortage, ...]:
         out = []
