@@ -1937,8 +1937,9 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                     {'all_opts': ['--nodes-file'],
                                      'callback': False,
                                      'fish': 'YAML file describing nodes: `nodes: [{name, count, '
-                                             'labels, taints, capacity, unschedulable}]`. Replaces '
-                                             '--nodes.',
+                                             'labels, taints, capacity, unschedulable, devices}]` '
+                                             '(devices: DRA devices published as ResourceSlices). '
+                                             'Replaces --nodes.',
                                      'flag': False,
                                      'hidden': False,
                                      'kind': 'option',
@@ -1947,8 +1948,9 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                      'nargs': 1,
                                      'opts': ['--nodes-file'],
                                      'zsh': 'YAML file describing nodes\\\\: \\`nodes\\\\: [{name, '
-                                            'count, labels, taints, capacity, unschedulable}]\\`. '
-                                            'Replaces --nodes.'},
+                                            'count, labels, taints, capacity, unschedulable, '
+                                            'devices}]\\` (devices\\\\: DRA devices published as '
+                                            'ResourceSlices). Replaces --nodes.'},
                                     {'all_opts': ['--bin-dir'],
                                      'callback': False,
                                      'fish': 'Use the binaries in DIR (e.g. official release '

@@ -78,7 +78,8 @@ def up(
         typer.Option(
             "--nodes-file",
             help="YAML file describing nodes: `nodes: [{name, count, labels, taints, capacity, "
-            "unschedulable}]`. Replaces --nodes.",
+            "unschedulable, devices}]` (devices: DRA devices published as ResourceSlices). "
+            "Replaces --nodes.",
         ),
     ] = None,
     bin_dir: Annotated[

@@ -25,7 +25,14 @@ from kschedctl.clustersnapshot.reading import (
     snapshot_from_dict,
     snapshot_from_text,
 )
-from kschedctl.clustersnapshot.writing import dump, node_object, pod_object, snapshot_to_dict
+from kschedctl.clustersnapshot.writing import (
+    claim_template_objects,
+    dra_objects,
+    dump,
+    node_object,
+    pod_object,
+    snapshot_to_dict,
+)
 
 __all__ = [
     "API_VERSION",
@@ -45,6 +52,8 @@ __all__ = [
     "load_snapshot",
     "node_object",
     "pod_object",
+    "dra_objects",
+    "claim_template_objects",
     "snapshot_from_dict",
     "snapshot_from_text",
     "snapshot_to_dict",

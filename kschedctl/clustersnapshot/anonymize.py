@@ -1,9 +1,11 @@
 """``kschedctl snapshot --anonymize``: names and label values replaced, scheduling unchanged.
 
-Pure. Every node, pod, namespace, PDB and claim name, every label value, taint and toleration
-value, container image and every value a selector names is replaced through ONE mapping
-(keyed HMAC-SHA256 with a key drawn per snapshot and never written): the same string always
-becomes the same replacement, wherever it appears, and different strings never share one.
+Pure. DRA objects (DeviceClasses, ResourceSlices, ResourceClaims) are left out: their CEL
+selectors name values no mapping can rewrite. Every node, pod, namespace, PDB and claim
+name, every label value, taint and toleration value, container image and every value a
+selector names is replaced through ONE mapping (keyed HMAC-SHA256 with a key drawn per
+snapshot and never written): the same string always becomes the same replacement, wherever
+it appears, and different strings never share one.
 Every equality the scheduler tests is therefore kept — a node's ``kubernetes.io/hostname``
 label still equals its name, a DaemonSet pod's ``matchFields metadata.name`` still names its
 node, ``kubernetes.io/metadata.name`` still equals its namespace, a spread constraint's
@@ -213,7 +215,14 @@ class Anonymizer:
                 self._container(c, i, "init") for i, c in enumerate(pod.init_containers)
             ],
             persistent_volume_claims=[self.text(c, "pvc-") for c in pod.persistent_volume_claims],
+            resource_claims=[self._claim_ref(r) for r in pod.resource_claims],
+            resource_claim_statuses=[self._claim_ref(r) for r in pod.resource_claim_statuses],
         )
+
+    def _claim_ref(self, ref: Mapping[str, Any]) -> dict[str, Any]:
+        """A pod's claim reference or status: every name through the one mapping."""
+        return {k: self.text(v, "claim-") if isinstance(v, str) and v else v
+                for k, v in ref.items()}  # fmt: skip
 
     def pdb(self, pdb: PodDisruptionBudget) -> PodDisruptionBudget:
         return replace(self._named(pdb, "pdb-"), selector=self.label_selector(pdb.selector))
@@ -236,4 +245,10 @@ def anonymize(snap: ClusterSnapshot, key: bytes | None = None) -> ClusterSnapsho
         pods=[anon.pod(p) for p in snap.pods],
         pending_pods=[anon.pod(p) for p in snap.pending_pods],
         pod_disruption_budgets=[anon.pdb(p) for p in snap.pod_disruption_budgets],
+        # DRA objects hold names and values inside CEL selectors, which no mapping can rewrite
+        # safely: left out (DynamicResources is then "not evaluated" for pods with claims).
+        device_classes=None,
+        resource_slices=None,
+        resource_claims=None,
+        resource_claim_templates=[],
     )

@@ -112,6 +112,9 @@ class SnapshotPod:
     init_containers: list[SnapshotContainer] = field(default_factory=list)
     persistent_volume_claims: list[str] = field(default_factory=list)
     nominated_node_name: str = ""
+    # DRA: spec.resourceClaims, and status.resourceClaimStatuses (claims made from templates)
+    resource_claims: list[RawDict] = field(default_factory=list)
+    resource_claim_statuses: list[RawDict] = field(default_factory=list)
 
     @property
     def key(self) -> str:
@@ -139,6 +142,52 @@ class PodDisruptionBudget:
 
 
 @dataclass
+class DeviceClass:
+    """A DeviceClass as DRA allocation reads it: CEL selectors, the extended resource name."""
+
+    name: str = field(default="", metadata={"required": True, "name": "subdomain"})
+    selectors: list[RawDict] = field(default_factory=list)
+    extended_resource_name: str = ""
+
+
+@dataclass
+class ResourceSlice:
+    """A ResourceSlice: its pool, the nodes that see it, its devices as the API spells them."""
+
+    name: str = field(default="", metadata={"required": True, "name": "subdomain"})
+    driver: str = field(default="", metadata={"required": True})
+    pool: RawDict = field(default_factory=dict)
+    node_name: str = ""
+    all_nodes: bool = False
+    node_selector: RawDict | None = None
+    per_device_node_selection: bool = False
+    shared_counters: list[RawDict] = field(default_factory=list)
+    devices: list[RawDict] = field(default_factory=list)
+
+
+@dataclass
+class ResourceClaim:
+    """A ResourceClaim: its device requests and constraints, and its allocation if any."""
+
+    namespace: str = field(default="", metadata={"required": True, "name": "label"})
+    name: str = field(default="", metadata={"required": True, "name": "subdomain"})
+    requests: list[RawDict] = field(default_factory=list)
+    constraints: list[RawDict] = field(default_factory=list)
+    allocation: RawDict | None = None
+    deleting: bool = False
+
+
+@dataclass
+class ResourceClaimTemplate:
+    """A ResourceClaimTemplate: the claim kube-controller-manager makes for each pod using it."""
+
+    namespace: str = field(default="", metadata={"required": True, "name": "label"})
+    name: str = field(default="", metadata={"required": True, "name": "subdomain"})
+    requests: list[RawDict] = field(default_factory=list)
+    constraints: list[RawDict] = field(default_factory=list)
+
+
+@dataclass
 class PriorityClass:
     """A PriorityClass: ``value``, ``globalDefault``, ``preemptionPolicy``."""
 
@@ -159,6 +208,11 @@ class ClusterSnapshot:
     namespaces: list[SnapshotNamespace] = field(default_factory=list)
     pod_disruption_budgets: list[PodDisruptionBudget] = field(default_factory=list)
     priority_classes: list[PriorityClass] = field(default_factory=list)
+    # DRA objects; None: not taken (DynamicResources is then "not evaluated")
+    device_classes: list[DeviceClass] | None = None
+    resource_slices: list[ResourceSlice] | None = None
+    resource_claims: list[ResourceClaim] | None = None
+    resource_claim_templates: list[ResourceClaimTemplate] = field(default_factory=list)
 
     def node_names(self) -> set[str]:
         return {n.name for n in self.nodes}

@@ -14,9 +14,13 @@ from typing import Any
 
 from kschedctl.clustersnapshot.model import (
     ClusterSnapshot,
+    DeviceClass,
     Omission,
     PodDisruptionBudget,
     PriorityClass,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    ResourceSlice,
     SnapshotContainer,
     SnapshotNamespace,
     SnapshotNode,
@@ -137,6 +141,65 @@ def reduce_pod(pod: Mapping[str, Any]) -> SnapshotPod:
         init_containers=[_container(c) for c in _dicts(spec.get("initContainers"))],
         persistent_volume_claims=_claims(name, spec.get("volumes")),
         nominated_node_name=str(status.get("nominatedNodeName") or ""),
+        resource_claims=_dicts(spec.get("resourceClaims")),
+        resource_claim_statuses=_dicts(status.get("resourceClaimStatuses")),
+    )
+
+
+def reduce_device_class(dc: Mapping[str, Any]) -> DeviceClass:
+    md, spec = (dc.get(k) or {} for k in ("metadata", "spec"))
+    return DeviceClass(
+        name=str(md.get("name") or ""),
+        selectors=_dicts(spec.get("selectors")),
+        extended_resource_name=str(spec.get("extendedResourceName") or ""),
+    )
+
+
+def reduce_resource_slice(rs: Mapping[str, Any]) -> ResourceSlice:
+    md, spec = (rs.get(k) or {} for k in ("metadata", "spec"))
+    selector = spec.get("nodeSelector")
+    pool = spec.get("pool")
+    return ResourceSlice(
+        name=str(md.get("name") or ""),
+        driver=str(spec.get("driver") or ""),
+        pool=dict(pool) if isinstance(pool, Mapping) else {},
+        node_name=str(spec.get("nodeName") or ""),
+        all_nodes=spec.get("allNodes") is True,
+        node_selector=dict(selector) if isinstance(selector, Mapping) else None,
+        per_device_node_selection=spec.get("perDeviceNodeSelection") is True,
+        shared_counters=_dicts(spec.get("sharedCounters")),
+        devices=_dicts(spec.get("devices")),
+    )
+
+
+def _devices(spec: Mapping[str, Any]) -> Mapping[str, Any]:
+    raw = spec.get("devices")
+    return raw if isinstance(raw, Mapping) else {}
+
+
+def reduce_resource_claim_template(t: Mapping[str, Any]) -> ResourceClaimTemplate:
+    md, spec = (t.get(k) or {} for k in ("metadata", "spec"))
+    inner = spec.get("spec") if isinstance(spec.get("spec"), Mapping) else {}
+    devices = _devices(inner or {})
+    return ResourceClaimTemplate(
+        namespace=str(md.get("namespace") or "default"),
+        name=str(md.get("name") or ""),
+        requests=_dicts(devices.get("requests")),
+        constraints=_dicts(devices.get("constraints")),
+    )
+
+
+def reduce_resource_claim(rc: Mapping[str, Any]) -> ResourceClaim:
+    md, spec, status = (rc.get(k) or {} for k in ("metadata", "spec", "status"))
+    devices = _devices(spec)
+    allocation = status.get("allocation")
+    return ResourceClaim(
+        namespace=str(md.get("namespace") or "default"),
+        name=str(md.get("name") or ""),
+        requests=_dicts(devices.get("requests")),
+        constraints=_dicts(devices.get("constraints")),
+        allocation=dict(allocation) if isinstance(allocation, Mapping) and allocation else None,
+        deleting=bool(md.get("deletionTimestamp")),
     )
 
 
@@ -233,6 +296,22 @@ class Reducer:
     def add_namespaces(self, namespaces: Iterable[Mapping[str, Any]]) -> None:
         self.snapshot.namespaces.extend(reduce_namespace(n) for n in namespaces)
 
+    def add_claim_templates(self, templates: Iterable[Mapping[str, Any]]) -> None:
+        self.snapshot.resource_claim_templates.extend(
+            reduce_resource_claim_template(t) for t in templates
+        )
+
+    def add_dra(
+        self,
+        classes: Iterable[Mapping[str, Any]],
+        slices: Iterable[Mapping[str, Any]],
+        claims: Iterable[Mapping[str, Any]],
+    ) -> None:
+        """The DynamicResources plugin's objects: all three, or none (not evaluated)."""
+        self.snapshot.device_classes = [reduce_device_class(c) for c in classes]
+        self.snapshot.resource_slices = [reduce_resource_slice(s) for s in slices]
+        self.snapshot.resource_claims = [reduce_resource_claim(c) for c in claims]
+
     def omissions(self) -> list[Omission]:
         """What the snapshot leaves out or does not model, from what the reducer saw."""
         out = [
@@ -253,13 +332,16 @@ class Reducer:
                 "modelled; the pods using claims (count) keep the claims' names",
                 self.with_volumes,
             ),
-            Omission(
-                "ResourceClaims, ResourceSlices, DeviceClasses (DRA)",
-                "dynamic resource allocation is not modelled; the pods referencing resource "
-                "claims (count) are kept without them",
-                self.with_claims,
-            ),
         ]
+        if self.snapshot.resource_claims is None:
+            out.append(
+                Omission(
+                    "ResourceClaims, ResourceSlices, DeviceClasses (DRA)",
+                    "not read: dynamic resource allocation is not evaluated for the pods "
+                    "referencing resource claims (count)",
+                    self.with_claims,
+                )
+            )
         if not self.images:
             out.append(
                 Omission(

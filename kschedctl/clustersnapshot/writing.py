@@ -146,6 +146,7 @@ def pod_object(pod: SnapshotPod) -> dict[str, Any]:
             for i, claim in enumerate(pod.persistent_volume_claims)
         ],
     }
+    optional["resourceClaims"] = [dict(c) for c in pod.resource_claims]
     spec.update({k: v for k, v in optional.items() if v not in (None, "", [], {})})
     metadata: dict[str, Any] = {"name": pod.name, "namespace": pod.namespace}
     if pod.labels:
@@ -153,4 +154,67 @@ def pod_object(pod: SnapshotPod) -> dict[str, Any]:
     status: dict[str, Any] = {"phase": pod.phase or ("Running" if pod.node_name else "Pending")}
     if pod.nominated_node_name:
         status["nominatedNodeName"] = pod.nominated_node_name
+    if pod.resource_claim_statuses:
+        status["resourceClaimStatuses"] = [dict(s) for s in pod.resource_claim_statuses]
     return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec, "status": status}
+
+
+_RESOURCE = "resource.k8s.io/v1"
+
+
+def claim_template_objects(snap: ClusterSnapshot) -> list[dict[str, Any]]:
+    """The ResourceClaimTemplates as API dicts (kube-controller-manager makes pods' claims
+    from them)."""
+    out = []
+    for t in snap.resource_claim_templates:
+        devices: dict[str, Any] = {"requests": [dict(r) for r in t.requests]}
+        if t.constraints:
+            devices["constraints"] = [dict(x) for x in t.constraints]
+        out.append({"apiVersion": _RESOURCE, "kind": "ResourceClaimTemplate",
+                    "metadata": {"name": t.name, "namespace": t.namespace},
+                    "spec": {"spec": {"devices": devices}}})  # fmt: skip
+    return out
+
+
+def dra_objects(snap: ClusterSnapshot) -> dict[str, Any]:
+    """The snapshot's DRA objects as API dicts, as ``NodeInfoSnapshot``'s keyword arguments
+    (empty when the snapshot has none: DynamicResources is then not evaluated)."""
+    if snap.device_classes is None or snap.resource_slices is None:
+        return {}
+    if snap.resource_claims is None:
+        return {}
+    classes = [
+        {"apiVersion": _RESOURCE, "kind": "DeviceClass", "metadata": {"name": c.name},
+         "spec": {"selectors": [dict(s) for s in c.selectors],
+                  **({"extendedResourceName": c.extended_resource_name}
+                     if c.extended_resource_name else {})}}
+        for c in snap.device_classes
+    ]  # fmt: skip
+    slices = []
+    for s in snap.resource_slices:
+        spec: dict[str, Any] = {"driver": s.driver, "pool": dict(s.pool),
+                                "devices": [dict(d) for d in s.devices]}  # fmt: skip
+        optional = {
+            "nodeName": s.node_name,
+            "allNodes": s.all_nodes,
+            "nodeSelector": s.node_selector,
+            "perDeviceNodeSelection": s.per_device_node_selection,
+            "sharedCounters": [dict(c) for c in s.shared_counters],
+        }
+        spec.update({k: v for k, v in optional.items() if v not in (None, "", [], False)})
+        slices.append({"apiVersion": _RESOURCE, "kind": "ResourceSlice",
+                       "metadata": {"name": s.name}, "spec": spec})  # fmt: skip
+    claims = []
+    for c in snap.resource_claims:
+        devices: dict[str, Any] = {"requests": [dict(r) for r in c.requests]}
+        if c.constraints:
+            devices["constraints"] = [dict(x) for x in c.constraints]
+        md: dict[str, Any] = {"name": c.name, "namespace": c.namespace}
+        if c.deleting:
+            md["deletionTimestamp"] = "1970-01-01T00:00:00Z"  # being deleted (time not kept)
+        claim: dict[str, Any] = {"apiVersion": _RESOURCE, "kind": "ResourceClaim",
+                                 "metadata": md, "spec": {"devices": devices}}  # fmt: skip
+        if c.allocation:
+            claim["status"] = {"allocation": dict(c.allocation)}
+        claims.append(claim)
+    return {"device_classes": classes, "resource_slices": slices, "resource_claims": claims}

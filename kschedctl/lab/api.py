@@ -11,15 +11,25 @@ import yaml
 from kschedctl.base.errors import ConflictError, LabError, NotFoundError
 from kschedctl.kubeclient.client import Cluster
 
+from .devices import node_resource_slices
+
 NOT_READY_TAINT = "node.kubernetes.io/not-ready"
 
 
 def create_nodes(cluster: Cluster, nodes: list[dict[str, Any]]) -> None:
+    """Create the nodes, and the ResourceSlices of those with DRA devices (the lab's driver)."""
     for node in nodes:
         try:
-            cluster.create("/api/v1/nodes", node)
+            created = cluster.create("/api/v1/nodes", node)
         except ConflictError as err:
             raise LabError(f"node {node['metadata']['name']} already exists") from err
+        publish_resource_slices(cluster, created)
+
+
+def publish_resource_slices(cluster: Cluster, node: dict[str, Any]) -> None:
+    """What a DRA driver's kubelet plugin does for its node: publish its devices."""
+    for resource_slice in node_resource_slices(node):
+        cluster.create("/apis/resource.k8s.io/v1/resourceslices", resource_slice)
 
 
 def is_ready(node: dict[str, Any]) -> bool:

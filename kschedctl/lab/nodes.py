@@ -12,6 +12,10 @@ Nodes file (YAML)::
       taints: [{key: dedicated, value: gpu, effect: NoSchedule}]
       capacity: {cpu: "8", memory: 32Gi, pods: "110", nvidia.com/gpu: "1"}
       unschedulable: false
+      devices:                 # optional: DRA devices the lab publishes as ResourceSlices
+      - {driver: gpu.example.com, name: gpu, count: 4, attributes: {model: a100}}
+
+(``devices``: see ``lab/devices.py``.)
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ from kschedctl.base.userfile import read_user_file
 from kschedctl.model.config import apinames
 from kschedctl.model.config.schema import YamlError, join, key_segment, parse_yaml
 
+from .devices import DEVICES_ANNOTATION, check_devices, devices_annotation
+
 DEFAULT_CAPACITY = {"cpu": "4", "memory": "8Gi", "pods": "110"}
 KWOK_ANNOTATIONS = {"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"}
 ZONES = ("zone-a", "zone-b")
@@ -35,7 +41,7 @@ MAX_COUNT = limits.MAX_NODES  # nodes in a file: 500 take about 2 minutes to bec
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _QUANTITY = re.compile(r"^[+]?[0-9.]+([eE][-+]?[0-9]+|[numkMGTPE]i?|Ki)?$")
 _EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
-_NODE_KEYS = {"name", "count", "labels", "taints", "capacity", "unschedulable"}
+_NODE_KEYS = {"name", "count", "labels", "taints", "capacity", "unschedulable", "devices"}
 
 
 def kwok_node(
@@ -74,6 +80,7 @@ def lab_node(
     capacity: dict[str, str] | None = None,
     unschedulable: bool = False,
     zone: str | None = None,
+    devices: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """A kwok Node of the lab: the lab's labels (hostname, os, arch, ``type: kwok``, the zone)
     under ``labels``, :data:`DEFAULT_CAPACITY` unless ``capacity`` is given."""
@@ -86,13 +93,16 @@ def lab_node(
     if zone:
         all_labels["topology.kubernetes.io/zone"] = zone
     all_labels.update(labels or {})
-    return kwok_node(
+    node = kwok_node(
         name,
         labels=all_labels,
         taints=taints or (),
         capacity=capacity or DEFAULT_CAPACITY,
         unschedulable=unschedulable,
     )
+    if devices:
+        node["metadata"]["annotations"][DEVICES_ANNOTATION] = devices_annotation(devices)
+    return node
 
 
 def default_nodes(count: int, prefix: str = "lab-node") -> list[dict[str, Any]]:
@@ -183,6 +193,9 @@ def _entry_nodes(entry: Any, at: str, source: str) -> list[dict[str, Any]]:
     unschedulable = entry.get("unschedulable", False)
     if not isinstance(unschedulable, bool):
         raise fail("unschedulable", "must be true or false")
+    devices = entry.get("devices")
+    if devices is not None:
+        check_devices(devices, fail)  # the annotation keeps the file's form; slices check again
     if problems:  # what the API server would refuse once the lab is up
         raise SpecError.from_problems([p.moved(source=source) for p in problems], hint=_HINT)
     names = [name] if count == 1 else [f"{name}-{i}" for i in range(1, count + 1)]
@@ -194,6 +207,7 @@ def _entry_nodes(entry: Any, at: str, source: str) -> list[dict[str, Any]]:
             capacity=capacity,
             unschedulable=unschedulable,
             zone=None if "topology.kubernetes.io/zone" in labels else ZONES[i % len(ZONES)],
+            devices=devices,
         )
         for i, n in enumerate(names)
     ]

@@ -44,6 +44,41 @@ class Seed:
     priority_classes: list[dict[str, Any]] = field(default_factory=list)
     disruption_budgets: list[dict[str, Any]] = field(default_factory=list)
     pinned: list[dict[str, Any]] = field(default_factory=list)  # pods with spec.nodeName
+    # DRA (resource.k8s.io/v1): DeviceClasses, ResourceSlices, ResourceClaims (with their
+    # allocation in status, written after the claim)
+    device_classes: list[dict[str, Any]] = field(default_factory=list)
+    resource_slices: list[dict[str, Any]] = field(default_factory=list)
+    resource_claims: list[dict[str, Any]] = field(default_factory=list)
+    resource_claim_templates: list[dict[str, Any]] = field(default_factory=list)
+
+
+_DRA = "/apis/resource.k8s.io/v1"
+
+
+def _claim_path(claim: Mapping[str, Any]) -> str:
+    md = claim["metadata"]
+    return f"{_DRA}/namespaces/{md['namespace']}/resourceclaims/{md['name']}"
+
+
+def seed_claims(cluster: Cluster, claims: Iterable[Mapping[str, Any]]) -> None:
+    """Create the claims (without status: the API ignores it on create), then write back the
+    allocation of those the snapshot had allocated."""
+    claims = list(claims)
+    bare = [{k: v for k, v in c.items() if k != "status"} for c in claims]
+    create_many(
+        cluster, lambda o: f"{_DRA}/namespaces/{o['metadata']['namespace']}/resourceclaims", bare
+    )
+    restore_claims(cluster, claims)
+
+
+def restore_claims(cluster: Cluster, claims: Iterable[Mapping[str, Any]]) -> None:
+    """Each claim's status as seeded: a candidate's scheduler may have allocated it since."""
+
+    def restore(claim: Mapping[str, Any]) -> None:
+        status = claim.get("status") or {"allocation": None, "reservedFor": None}
+        cluster.patch(f"{_claim_path(claim)}/status", {"status": status})
+
+    _in_parallel(restore, claims, WRITERS)
 
 
 def _in_parallel(work: Callable[[Any], None], items: Iterable[Any], workers: int) -> None:
@@ -139,6 +174,14 @@ def seed(cluster: Cluster, what: Seed, *, timeout: float, progress: Progress) ->
         cluster,
         lambda o: f"/apis/policy/v1/namespaces/{o['metadata']['namespace']}/poddisruptionbudgets",
         what.disruption_budgets,
+    )
+    create_many(cluster, lambda _o: f"{_DRA}/deviceclasses", what.device_classes)
+    create_many(cluster, lambda _o: f"{_DRA}/resourceslices", what.resource_slices)
+    seed_claims(cluster, what.resource_claims)
+    create_many(
+        cluster,
+        lambda o: f"{_DRA}/namespaces/{o['metadata']['namespace']}/resourceclaimtemplates",
+        what.resource_claim_templates,
     )
     if what.pinned:
         progress(f"creating {len(what.pinned)} pod(s) bound to their nodes")
@@ -259,6 +302,7 @@ def reset(cluster: Cluster, what: Seed, *, timeout: float, progress: Progress) -
         if time.monotonic() > deadline:
             raise LabError(f"{len(extra)} pod(s) still there after {timeout:.0f}s of deleting")
         time.sleep(0.5)
+    restore_claims(cluster, what.resource_claims)
     present = {(p["metadata"]["namespace"], p["metadata"]["name"]) for p in pods}
     missing = [p for p in what.pinned
                if (p["metadata"]["namespace"], p["metadata"]["name"]) not in present]  # fmt: skip

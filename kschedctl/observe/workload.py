@@ -183,7 +183,7 @@ def _pod(
 _SPEC_KEYS = (
     "nodeSelector", "affinity", "tolerations", "topologySpreadConstraints", "priority",
     "priorityClassName", "preemptionPolicy", "overhead", "resources", "hostNetwork",
-    "schedulingGates", "runtimeClassName", "os", "nodeName",
+    "schedulingGates", "runtimeClassName", "os", "nodeName", "resourceClaims",
 )  # fmt: skip
 _CONTAINER_KEYS = ("name", "resources", "ports", "restartPolicy")
 

@@ -23,7 +23,13 @@ from typing import Any
 
 from kschedctl.base import limits
 from kschedctl.base.errors import SpecError, UsageError, printable, quote
-from kschedctl.clustersnapshot import ClusterSnapshot, load_snapshot, pod_object
+from kschedctl.clustersnapshot import (
+    ClusterSnapshot,
+    claim_template_objects,
+    dra_objects,
+    load_snapshot,
+    pod_object,
+)
 from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab import seed
 from kschedctl.lab.cluster import Lab
@@ -125,7 +131,15 @@ def plan_from_snapshot(
                 "spec": spec,
             }
         )
-    what = seed.Seed(nodes, namespaces, priority_classes, budgets, pinned)
+    what = seed.Seed(
+        nodes,
+        namespaces,
+        priority_classes,
+        budgets,
+        pinned,
+        resource_claim_templates=claim_template_objects(snap),
+        **dra_objects(snap),
+    )
     return Plan(source, what, pending, list(workload))
 
 

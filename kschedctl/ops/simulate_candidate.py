@@ -34,6 +34,7 @@ from kschedctl.observe.simulation import (
     ReasonCount,
 )
 from kschedctl.observe.workload import lab_pod
+from kschedctl.ops.why_cluster import DRA_PATHS
 from kschedctl.spec import SPEC_FILE, LeaderElection, Spec, ensure_valid, load_spec, thawed
 
 Progress = Callable[[str], None]
@@ -226,6 +227,10 @@ def why_reasons(cluster: Cluster, pods: Sequence[Pod], candidate: Candidate) -> 
         cast(list[Node], cluster.list("/api/v1/nodes")),
         cast(list[Pod], cluster.list("/api/v1/pods")),
         {n["metadata"]["name"]: n for n in cluster.list("/api/v1/namespaces")},
+        # the lab serves resource.k8s.io/v1: the DynamicResources filter runs as in the lab
+        device_classes=cluster.list(DRA_PATHS["device_classes"]),
+        resource_slices=cluster.list(DRA_PATHS["resource_slices"]),
+        resource_claims=cluster.list(DRA_PATHS["resource_claims"]),
     )
     version = server_version_or_default(str(cluster.server_version().get("gitVersion", "")))
     policy = None

@@ -34,6 +34,9 @@ PODS = "/api/v1/pods"
 POD_PAGE = 2000
 
 
+DRA_COST = "device allocation (DynamicResources) is not evaluated for pods with claims"
+
+
 @dataclass(frozen=True)
 class OptionalCollection:
     """A collection the snapshot can do without, and what its absence costs."""
@@ -58,6 +61,20 @@ OPTIONAL = (
         "Namespaces",
         "/api/v1/namespaces",
         "namespaceSelector in pod affinity terms matches no namespace",
+    ),
+    # DRA: the three are read together; without any one DynamicResources is not evaluated.
+    *(
+        OptionalCollection(what, f"/apis/resource.k8s.io/v1/{plural}", DRA_COST)
+        for what, plural in (
+            ("DeviceClasses", "deviceclasses"),
+            ("ResourceSlices", "resourceslices"),
+            ("ResourceClaims", "resourceclaims"),
+        )
+    ),
+    OptionalCollection(
+        "ResourceClaimTemplates",
+        "/apis/resource.k8s.io/v1/resourceclaimtemplates",
+        "a simulation cannot make the claims of pods that use templates",
     ),
 )
 
@@ -144,14 +161,20 @@ def _add_optional(reducer: Reducer, results: Mapping[str, Future[Any]]) -> list[
         "PodDisruptionBudgets": reducer.add_pdbs,
         "PriorityClasses": reducer.add_priority_classes,
         "Namespaces": reducer.add_namespaces,
+        "ResourceClaimTemplates": reducer.add_claim_templates,
     }
     refused = []
+    dra: dict[str, Any] = {}
     for what, future in results.items():
         result = future.result()
         if isinstance(result, Omission):
             refused.append(result)
-        else:
+        elif what in adders:
             adders[what](result)
+        else:
+            dra[what] = result
+    if len(dra) == 3:
+        reducer.add_dra(dra["DeviceClasses"], dra["ResourceSlices"], dra["ResourceClaims"])
     return refused
 
 

@@ -114,6 +114,37 @@ def _has_inline_disks(pod: Mapping[str, Any]) -> bool:
     )
 
 
+DRA_PATHS = {
+    "device_classes": "/apis/resource.k8s.io/v1/deviceclasses",
+    "resource_slices": "/apis/resource.k8s.io/v1/resourceslices",
+    "resource_claims": "/apis/resource.k8s.io/v1/resourceclaims",
+}
+
+
+def _may_use_dra(pod: Mapping[str, Any]) -> bool:
+    """Resource claims, or an extended resource a DeviceClass may back."""
+    spec = pod.get("spec") or {}
+    if spec.get("resourceClaims"):
+        return True
+    return any(
+        "/" in str(name) and not str(name).startswith(("hugepages-", "kubernetes.io/"))
+        for c in [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]
+        for name in ((c.get("resources") or {}).get("requests") or {})
+    )
+
+
+def _dra_objects(cluster: Cluster, pool: ThreadPoolExecutor) -> dict[str, Any]:
+    """The DynamicResources plugin's objects; all three or none (not evaluated)."""
+    listed = {
+        key: pool.submit(optional_read, lambda path=path: cluster.list(path))
+        for key, path in DRA_PATHS.items()
+    }
+    found = {key: f.result() for key, f in listed.items()}
+    if any(v is None for v in found.values()):
+        return {"device_classes": found["device_classes"] or ()}
+    return found
+
+
 def _may_preempt(pending: Sequence[Mapping[str, Any]], pods: list[dict[str, Any]]) -> bool:
     """Some pending pod outranks some bound pod: preemption may run, and PodDisruptionBudgets
     steer it."""
@@ -164,6 +195,9 @@ def cluster_state(cluster: Cluster, pending: Sequence[Mapping[str, Any]]) -> Clu
                 lambda: cluster.list("/apis/storage.k8s.io/v1/csistoragecapacities")
             )
             csinodes = optional_read(lambda: cluster.list("/apis/storage.k8s.io/v1/csinodes"))
+        dra: dict[str, Any] = {}
+        if any(_may_use_dra(p) for p in pending):
+            dra = _dra_objects(cluster, pool)
         pdbs = None
         if _may_preempt(pending, all_pods):
             pdbs = optional_read(lambda: cluster.list("/apis/policy/v1/poddisruptionbudgets"))
@@ -181,6 +215,7 @@ def cluster_state(cluster: Cluster, pending: Sequence[Mapping[str, Any]]) -> Clu
             csi_nodes=csinodes,
             workloads=workloads,
             pod_disruption_budgets=pdbs or (),
+            **dra,
         )
         return ClusterState(
             snap,

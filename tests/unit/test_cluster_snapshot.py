@@ -398,6 +398,10 @@ class FakeCluster:
             "/api/v1/namespaces": fx.NAMESPACES,
             "/apis/policy/v1/poddisruptionbudgets": fx.PDBS,
             "/apis/scheduling.k8s.io/v1/priorityclasses": fx.PRIORITY_CLASSES,
+            "/apis/resource.k8s.io/v1/deviceclasses": [],
+            "/apis/resource.k8s.io/v1/resourceslices": [],
+            "/apis/resource.k8s.io/v1/resourceclaims": [],
+            "/apis/resource.k8s.io/v1/resourceclaimtemplates": [],
         }
         self.page_sizes: list[int] = []
 
@@ -441,6 +445,7 @@ def test_take_snapshot_reads_everything_page_by_page() -> None:
         want.pod_disruption_budgets,
     )
     assert snap.priority_classes == want.priority_classes
+    assert (snap.device_classes, snap.resource_slices, snap.resource_claims) == ([], [], [])
     assert snap.metadata.created == "2026-12-03T12:00:00Z"
     assert snap.metadata.source.version == "v1.36.3"
     assert len(snap.metadata.source.server_hash) == 16

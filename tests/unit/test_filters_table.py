@@ -23,8 +23,9 @@ def test_filter_order_is_the_tables_plugin_names() -> None:
 def test_unmodelled_rows_are_the_ones_reported_as_not_evaluated() -> None:
     unmodelled = {f.plugin for f in FILTERS if f.explain is None}
     # VolumeRestrictions (ReadWriteOncePod), VolumeBinding and VolumeZone are modelled when
-    # the snapshot has the claims, volumes and classes; without them they are not evaluated.
-    assert unmodelled == {"NodeVolumeLimits", "DynamicResources"}
+    # the snapshot has the claims, volumes and classes; without them they are not evaluated
+    # (DynamicResources likewise without the DeviceClasses, ResourceSlices and claims).
+    assert unmodelled == {"NodeVolumeLimits"}
     assert unmodelled <= set(UNEVALUATED)  # each declared, with what goes unchecked
     claims = pod("p", volumes=[{"name": "v", "persistentVolumeClaim": {"claimName": "c"}}])
     claims["spec"]["resourceClaims"] = [{"name": "gpu"}]

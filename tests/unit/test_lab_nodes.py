@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from kschedctl.base.errors import NotFoundError, SpecError
+from kschedctl.lab.devices import node_resource_slices
 from kschedctl.lab.nodes import default_nodes, load_nodes_file
 
 
@@ -101,3 +102,43 @@ def test_nodes_file_labels_and_taints_follow_the_api_rules(
     with pytest.raises(SpecError) as info:
         load_nodes_file(file)
     assert info.value.path == path and message in info.value.message
+
+
+def test_nodes_file_devices_become_resource_slices(tmp_path: Path) -> None:
+    file = tmp_path / "nodes.yaml"
+    file.write_text(
+        "nodes:\n- name: gpu\n  count: 2\n  devices:\n"
+        "  - {driver: gpu.example.com, name: gpu, count: 2, attributes: {model: a100, cores: 8,"
+        " ecc: true, v: {version: 1.2.3}}, capacity: {memory: 40Gi}}\n"
+    )
+    nodes = load_nodes_file(file)
+    nodes[0]["metadata"]["uid"] = "u-1"  # as the API server returns it
+    (published,) = node_resource_slices(nodes[0])
+    assert published["spec"]["nodeName"] == "gpu-1"
+    assert published["spec"]["pool"] == {"name": "gpu-1", "generation": 1, "resourceSliceCount": 1}
+    assert published["metadata"]["ownerReferences"][0]["uid"] == "u-1"
+    assert [d["name"] for d in published["spec"]["devices"]] == ["gpu-0", "gpu-1"]
+    assert published["spec"]["devices"][0]["attributes"] == {
+        "model": {"string": "a100"}, "cores": {"int": 8}, "ecc": {"bool": True},
+        "v": {"version": "1.2.3"}}  # fmt: skip
+    assert published["spec"]["devices"][0]["capacity"] == {"memory": {"value": "40Gi"}}
+
+
+@pytest.mark.parametrize(
+    ("devices", "path", "message"),
+    [
+        ("[{driver: Not_A_Domain}]", "devices[0].driver", "not a driver name"),
+        ("[{driver: a.io, count: 0}]", "devices[0].count", "positive integer"),
+        ("[{driver: a.io, capacity: {memory: lots}}]", "devices[0].capacity.memory", "quantity"),
+        ("[{driver: a.io, attributes: {x: [1]}}]", "devices[0].attributes.x", "string, integer"),
+        ("[{driver: a.io, colour: red}]", "devices[0].colour", "unknown field"),
+    ],
+)
+def test_nodes_file_devices_errors_name_the_field(
+    tmp_path: Path, devices: str, path: str, message: str
+) -> None:
+    file = tmp_path / "nodes.yaml"
+    file.write_text(f"nodes:\n- name: gpu\n  devices: {devices}\n")
+    with pytest.raises(SpecError) as err:
+        load_nodes_file(file)
+    assert path in str(err.value) and message in str(err.value)

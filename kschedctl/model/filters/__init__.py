@@ -19,8 +19,9 @@ Typical use::
 Public API
 ----------
 ``NodeInfoSnapshot(nodes, pods=(), namespaces=None, *, device_classes=(),
-persistent_volume_claims=None, storage_classes=None, persistent_volumes=None,
-csi_drivers=None, csi_storage_capacities=None, csi_nodes=None, pod_disruption_budgets=())``
+resource_slices=None, resource_claims=None, persistent_volume_claims=None,
+storage_classes=None, persistent_volumes=None, csi_drivers=None, csi_storage_capacities=None,
+csi_nodes=None, pod_disruption_budgets=())``
     Cluster state. ``pods`` may be all pods: terminal ones are ignored, bound ones
     (``spec.nodeName``) count on their node, pending ones with ``status.nominatedNodeName`` are
     treated as nominated. ``namespaces`` ({name: Namespace dict or labels}) is only needed for
@@ -98,10 +99,13 @@ critical-paths bookkeeping), inter-pod (anti-)affinity incl. the first-replica e
 nominated pods, DefaultPreemption (``preemption``: eligibility, the dry run, the minimal victim
 set with PodDisruptionBudgets, kube-scheduler's choice of node), and the FailedScheduling message
 with the DynamicResources PostFilter text.
+DynamicResources (structured parameters: ``dra``, ``draalloc``, CEL in ``dracel``) when the
+snapshot has the DeviceClasses, ResourceSlices and ResourceClaims.
 Not evaluated: CSI attach limits (NodeVolumeLimits, for pods with CSI volumes),
-CSIStorageCapacity for provisioning, inline disk conflicts, DynamicResources for pods with
-claims, NodeDeclaredFeatures, the scheduler-enforced ``addedAffinity`` and non-default
-profiles; such pods are flagged in ``Evaluation.not_evaluated``.
+CSIStorageCapacity for provisioning, inline disk conflicts, DynamicResources without the DRA
+objects or for what ``draalloc`` does not reproduce, NodeDeclaredFeatures, the
+scheduler-enforced ``addedAffinity`` and non-default profiles; such pods are flagged in
+``Evaluation.not_evaluated``.
 """
 
 from __future__ import annotations

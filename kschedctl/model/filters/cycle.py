@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
+from .dra import pod_dra_state, unsupported_reason, uses_dra
 from .nodefilters import Incoming, NodeCheck
 from .nodeinfo import NodeInfo, PodInfo
 from .plugin import Filter, PodState
@@ -244,13 +245,23 @@ def not_evaluated(inc: Incoming, snapshot: NodeInfoSnapshot) -> tuple[list[NotEv
                     "check needs the CSIDrivers and CSIStorageCapacities, which were not given",
                 )
             )
-    has_claims = bool(spec.get("resourceClaims"))
-    dra_ext = sorted(k for k in inc.request if k in snapshot.dra_resources)
-    if has_claims or dra_ext:
+    has_claims = False
+    if snapshot.dra is not None:
+        state = pod_dra_state(inc, snapshot.dra)
+        # The PostFilter says "still not schedulable" once the PreFilter stored claims.
+        has_claims = state is not None and state.rejection is None
+        unsupported = unsupported_reason(state, snapshot.nodes) if state is not None else None
+        if unsupported:
+            out.append(NotEvaluated(DYNAMIC_RESOURCES, f"device allocation: {unsupported}"))
+    elif uses_dra(inc, snapshot.dra_resources):
+        has_claims = bool(spec.get("resourceClaims"))
+        dra_ext = sorted(k for k in inc.request if k in snapshot.dra_resources)
         what = "ResourceClaims" if has_claims else f"DRA-backed extended resource(s) {dra_ext}"
         out.append(
             NotEvaluated(
-                DYNAMIC_RESOURCES, f"the pod uses {what}; device allocation is not modelled"
+                DYNAMIC_RESOURCES,
+                f"the pod uses {what}; the cluster's DeviceClasses, ResourceSlices and "
+                "ResourceClaims were not given",
             )
         )
         has_claims = True

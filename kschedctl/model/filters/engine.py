@@ -8,6 +8,7 @@ import json
 from kschedctl.model.kubetypes import Pod
 
 from .cycle import CycleState, ExtraFilter, not_evaluated
+from .dra import dra_prefilter_rejection
 from .nodefilters import Incoming
 from .preemption import INELIGIBLE_NEVER, preempt
 from .snapshot import NodeInfoSnapshot
@@ -70,7 +71,7 @@ def evaluate(
     else:
         rejected = volume_prefilter(
             pod, snapshot.pvcs, snapshot.storage_classes, notes, snapshot.pvs
-        )
+        ) or dra_prefilter_rejection(inc, snapshot)
 
     cycle = CycleState(inc, snapshot, notes, extra)
     if rejected is not None:

@@ -23,9 +23,11 @@ from dataclasses import dataclass
 from kschedctl.model.kubetypes import Pod
 
 from .cycle import CycleState, ExtraFilter, not_evaluated
+from .dra import uses_dra
 from .nodefilters import Incoming
 from .nodeinfo import NodeInfo
 from .snapshot import NodeInfoSnapshot
+from .verdicts import DYNAMIC_RESOURCES
 from .volumes import volume_prefilter
 
 __all__ = ["Feasible", "feasible_nodes", "fits_node", "nodes_to_find"]
@@ -89,6 +91,10 @@ def feasible_nodes(
     start = start % total if total else 0
     if missing:
         return Feasible((), 0, start, True, tuple(m.plugin for m in missing))
+    if uses_dra(inc, snapshot.dra_resources):
+        # Feasibility alone would bind the pod with unallocated claims: a scheduler places
+        # DRA pods only once it writes allocations too.
+        return Feasible((), 0, start, True, (DYNAMIC_RESOURCES,))
     names, conflict = inc.prefilter_node_names()
     if conflict or volume_prefilter(pod, snapshot.pvcs, snapshot.storage_classes, [], snapshot.pvs):
         return Feasible((), 0, start, True)

@@ -11,8 +11,10 @@ cpu and memory counts twice) and sorts the ``"<count> <reason>"`` strings lexico
 messages of the PostFilter plugins that did not succeed, in profile order:
 
 - DynamicResources (GA and on since 1.34): "no new claims to deallocate" for a pod without
-  ResourceClaims; "still not schedulable" for one with claims when none can be deallocated
-  (assumed: claim state is not modelled). When a PreFilter rejected the pod with
+  ResourceClaims, or when its own PreFilter rejected the pod (a missing claim or class: no
+  claims stored yet); "still not schedulable" for one with claims when none can be
+  deallocated (deallocating an allocated claim another node cannot reach is not modelled).
+  When another PreFilter rejected the pod with
   UnschedulableAndUnresolvable, the DynamicResources PreFilter never ran and its PostFilter
   fails to read its state: the whole PostFilter message is then "not found" and
   DefaultPreemption does not run (v1.36.3 source; real clusters show e.g. "0/3 nodes are
@@ -31,8 +33,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from .verdicts import (
+    DYNAMIC_RESOURCES,
     REASON_PREEMPTION_NOT_HELPFUL,
     REASON_TAINT,
+    SCHEDULING_ERROR,
     UNRESOLVABLE,
     Evaluation,
     Reason,
@@ -121,7 +125,8 @@ def _postfilter_message(
     parts: list[str] = []
     if dra_enabled:
         pre = evaluation.prefilter
-        if pre is not None and pre.code == UNRESOLVABLE:
+        if pre is not None and pre.code == UNRESOLVABLE and pre.plugin != DYNAMIC_RESOURCES:
+            # the DynamicResources PreFilter never ran: its PostFilter finds no state
             return "not found"
         # With claims, the plugin says "still not schedulable" unless it could deallocate one
         # (claim state is not modelled: this is the common case, not a certainty).
@@ -166,6 +171,10 @@ def failed_scheduling_message(
         return None
     if evaluation.num_nodes == 0:
         return NO_NODES_MESSAGE
+    for nv in evaluation.nodes:
+        errors = [r for r in nv.scheduler_reasons if r.code == SCHEDULING_ERROR]
+        if errors:  # the attempt failed with this error: no histogram, no PostFilter
+            return _truncate(errors[0].message) if truncate else errors[0].message
     v = _norm(server_version)
     dra = dra_enabled if dra_enabled is not None else (v[0], v[1]) >= (1, 34)
     if evaluation.prefilter is not None:

@@ -145,6 +145,8 @@ class Incoming:
             and not any(k not in (CPU, MEMORY, EPHEMERAL, PODS) for k in self.request)
         )
         self.ports = host_ports(pod)
+        # The DynamicResources PreFilter state (``dra.pod_dra_state``), computed once per pod.
+        self.dra_memo: tuple[object] | None = None
 
     def prefilter_node_names(self) -> tuple[set[str] | None, bool]:
         """NodeAffinity PreFilter: (names to keep or None for all, conflict)."""

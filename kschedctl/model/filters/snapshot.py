@@ -17,6 +17,7 @@ from typing import Any
 
 from kschedctl.model.kubetypes import Node, Pod, PodSpec, PodStatus
 
+from .dra import DraWorld
 from .nodeinfo import AffinityIndex, NodeInfo, PodInfo, pod_identity, pod_key
 from .resources import is_scalar_resource
 from .selectors import EVERYTHING, Selector, SelectorError, label_selector
@@ -57,7 +58,9 @@ class NodeInfoSnapshot:
     is at least the incoming pod's). ``namespaces`` maps a namespace name to its Namespace object
     or directly to its labels; it is only needed for ``namespaceSelector`` in pod affinity terms.
     ``device_classes`` (resource.k8s.io DeviceClass dicts) lets NodeResourcesFit leave extended
-    resources backed by DRA to the DynamicResources plugin, as kube-scheduler 1.36 does.
+    resources backed by DRA to the DynamicResources plugin, as kube-scheduler 1.36 does;
+    with ``resource_slices`` and ``resource_claims`` too the DynamicResources filter runs
+    (``dra``: device allocation per node), without them it is reported as not evaluated.
     ``persistent_volume_claims`` and ``storage_classes`` (API dicts) enable the volume
     PreFilter checks (missing or unbound immediate claims); with ``persistent_volumes`` too,
     the per-node volume filters run (PV node affinity, matching PVs for WaitForFirstConsumer
@@ -79,6 +82,8 @@ class NodeInfoSnapshot:
         namespaces: Mapping[str, Mapping[str, Any]] | None = None,
         *,
         device_classes: Iterable[Mapping[str, Any]] = (),
+        resource_slices: Iterable[Mapping[str, Any]] | None = None,
+        resource_claims: Iterable[Mapping[str, Any]] | None = None,
         persistent_volume_claims: Iterable[Mapping[str, Any]] | None = None,
         storage_classes: Iterable[Mapping[str, Any]] | None = None,
         persistent_volumes: Iterable[Mapping[str, Any]] | None = None,
@@ -103,7 +108,12 @@ class NodeInfoSnapshot:
         self._namespace_labels: dict[str, Mapping[str, str]] = {}
         for name, obj in (namespaces or {}).items():
             self._namespace_labels[name] = _namespace_labels(obj)
+        device_classes = list(device_classes)
         self.dra_resources: frozenset[str] = frozenset(_dra_resource_names(device_classes))
+        # The DynamicResources plugin's view: only with slices and claims listed too.
+        self.dra: DraWorld | None = None
+        if resource_slices is not None and resource_claims is not None:
+            self.dra = DraWorld(device_classes, resource_slices, resource_claims)
         self.pvcs: dict[tuple[str, str], Mapping[str, Any]] | None = None
         if persistent_volume_claims is not None:
             self.pvcs = {}

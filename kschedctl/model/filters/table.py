@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from .dra import pod_dra_state, unsupported_reason
 from .interpod import interpod_state
 from .nodefeatures import features_state
 from .nodefilters import (
@@ -103,6 +104,21 @@ def _stateful(plugin: str, prefilter: PreFilter, *, first_reason_only: bool = Fa
     return Filter(plugin, explain, check, prefilter=prefilter, first_reason_only=first_reason_only)
 
 
+def _dra_prefilter(
+    inc: Incoming, snapshot: NodeInfoSnapshot, notes: list[str] | None
+) -> PodState | None:
+    # Without the cluster's DRA objects the row does not run (``not_evaluated`` says so); a
+    # PreFilter rejection is the engine's to report (``DraState.rejection``).
+    if snapshot.dra is None:
+        return None
+    state = pod_dra_state(inc, snapshot.dra)
+    if state is None or state.rejection is not None:
+        return None
+    if unsupported_reason(state, snapshot.nodes):
+        return None
+    return state
+
+
 def _spread_prefilter(
     inc: Incoming, snapshot: NodeInfoSnapshot, notes: list[str] | None
 ) -> PodState | None:
@@ -130,7 +146,8 @@ FILTERS: tuple[Filter, ...] = (
     _stateful(POD_TOPOLOGY_SPREAD, _spread_prefilter),
     # InterPodAffinity stops at its first failing check.
     _stateful(INTER_POD_AFFINITY, interpod_state, first_reason_only=True),
-    Filter(DYNAMIC_RESOURCES),
+    # DynamicResources: structured-parameters allocation per node (``dra``, ``draalloc``).
+    _stateful(DYNAMIC_RESOURCES, _dra_prefilter),
     _stateful(NODE_DECLARED_FEATURES, features_state),
 )
 

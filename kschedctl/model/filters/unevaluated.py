@@ -11,7 +11,7 @@ these keys (drift-tested).
 
 from __future__ import annotations
 
-from .verdicts import DYNAMIC_RESOURCES, NODE_VOLUME_LIMITS
+from .verdicts import NODE_VOLUME_LIMITS
 
 __all__ = ["UNEVALUATED", "IN_TREE_LIMITS"]
 
@@ -27,5 +27,4 @@ UNEVALUATED: dict[str, str] = {
         "NodeVolumeLimits"
         for name in IN_TREE_LIMITS
     },
-    DYNAMIC_RESOURCES: "device allocation for ResourceClaims and DRA-backed extended resources",
 }

@@ -19,6 +19,9 @@ __all__ = [
 # Status codes (fwk.Code names).
 UNSCHEDULABLE = "Unschedulable"
 UNRESOLVABLE = "UnschedulableAndUnresolvable"
+# A Filter plugin's error (e.g. a CEL runtime error in a device selector): kube-scheduler
+# aborts the attempt, and the error is the whole FailedScheduling message.
+SCHEDULING_ERROR = "Error"
 
 # Filter plugin names (kube-scheduler's ``names.go``); their order is ``table.FILTERS``.
 NODE_UNSCHEDULABLE = "NodeUnschedulable"
@@ -129,6 +132,8 @@ class NodeVerdict:
         rs = self.scheduler_reasons
         if not rs:
             return None
+        if any(r.code == SCHEDULING_ERROR for r in rs):
+            return SCHEDULING_ERROR
         return UNRESOLVABLE if any(r.unresolvable for r in rs) else UNSCHEDULABLE
 
     def to_dict(self) -> dict[str, Any]:
