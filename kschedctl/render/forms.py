@@ -33,6 +33,7 @@ from kschedctl.render.objects import (
     DEPLOYMENT_OBJECTS,
     HOST_RBAC_OBJECTS,
     POD_OBJECTS,
+    ROUTING_OBJECTS,
     Expected,
     host_rbac,
 )
@@ -80,6 +81,9 @@ class Form:
     needs_leader_election: bool = False
     """Only rendered into a workspace whose host forms send API objects (leader election,
     program custom plugins that read more, spec.metrics: render.objects.host_rbac)."""
+    needs_routing: bool = False
+    """Only for a spec with ``spec.routing`` (else ``render --as`` refuses it, ``create``
+    writes no file)."""
     help: str = ""
     """A few words for ``render --as`` help, when the name does not say it."""
     objects: tuple[Expected, ...] = ()
@@ -157,6 +161,15 @@ FORMS: tuple[Form, ...] = (
         objects=DEPLOYMENT_OBJECTS,
     ),
     Form(
+        "routing",
+        "routing.yaml",
+        "spec.routing: the MutatingAdmissionPolicy sending new pods to it (also in pod/deployment)",
+        template="routing.yaml.j2",
+        needs_routing=True,
+        help="MutatingAdmissionPolicy",
+        objects=ROUTING_OBJECTS,
+    ),
+    Form(
         "static-pod",
         "static-pod.yaml",
         "a kubeadm control-plane static pod (host network, host paths)",
@@ -229,6 +242,15 @@ def render(spec: CheckedSpec, form: str) -> str:
     # the renderer on first render: the CLI reads only the table at start-up
     from kschedctl.render.context import form_context, require_renderable
 
+    if row.needs_routing and spec.routing is None:
+        from kschedctl.base.errors import SpecError
+
+        raise SpecError(
+            "spec.routing",
+            f"scheduler {spec.name} has no routing: nothing to render as {form}",
+            hint="add spec.routing to scheduler.yaml (a namespaceSelector or podSelector), or "
+            "start one with kschedctl create NAME --route-namespace-label KEY=VALUE",
+        )
     return _text(row, form_context(require_renderable(spec)))
 
 
@@ -269,6 +291,8 @@ def render_workspace(spec: CheckedSpec) -> dict[str, str]:
         if form.directory:
             continue  # exports, not workspace files: `render --as NAME DIR` writes them
         if form.needs_leader_election and not host_rbac(spec):
+            continue
+        if form.needs_routing and spec.routing is None:
             continue
         files[form.file_name(spec.name)] = _text(form, ctx)
     # spec.builtin.plugins at the paths the spec names, relative to it: the workspace renders
