@@ -290,8 +290,9 @@ def stale_rbac(spec: Spec, rows: Iterable[Expected], form: str = "") -> set[tupl
     """(kind, namespace, name) of the RBAC objects of ``rows`` that ``spec`` does not render
     (the other ``spec.rbac`` mode's, the Lease RBAC with leader election off), and of the
     metrics objects it no longer asks for (or ``form`` does not apply: a static pod's metrics
-    Service once it runs as a systemd service): what deploy deletes if kschedctl created them
-    for this scheduler, so no right (nor scrape target) outlives the spec."""
+    Service once it runs as a systemd service), and of the routing once ``spec.routing`` is
+    gone: what deploy deletes if kschedctl created them for this scheduler, so no right (nor
+    scrape target, nor routing) outlives the spec."""
     rows = tuple(rows)
     wanted = {key[1:] for key in expected_objects(spec, for_form(rows, form) if form else rows)}
     return {row.key(spec)[1:] for row in rows if row.kind.prunable} - wanted

@@ -52,13 +52,13 @@ def routing_context(spec: Spec, scheduler_label: str) -> dict[str, Any] | None:
     kind = kinds.MUTATING_ADMISSION_POLICY.for_minor(spec.version.minor)
     if kind is None:  # check_routing refuses it first; a guard for a spec built in code
         raise SpecError("spec.routing", f"Kubernetes {spec.version.minor_version} has none")
-    namespaces = _with(routing.namespace_selector)
+    namespaces = namespace_selector(spec)
     if not (routing.allow_kube_system and spec.namespace == "kube-system"):
-        namespaces["matchExpressions"].append(
+        namespaces.setdefault("matchExpressions", []).append(
             {"key": NAMESPACE_NAME_LABEL, "operator": "NotIn", "values": ["kube-system"]}
         )
     pods = _with(routing.pod_selector)
-    pods["matchExpressions"].append({"key": scheduler_label, "operator": "DoesNotExist"})
+    pods.setdefault("matchExpressions", []).append({"key": scheduler_label, "operator": "DoesNotExist"})
     routed_by = f"{spec.namespace}/{spec.name}"
     return {
         "name": route_name(spec),
@@ -72,6 +72,12 @@ def routing_context(spec: Spec, scheduler_label: str) -> dict[str, Any] | None:
             f"{cel(routed_by)}}}}}, spec: Object.spec{{schedulerName: {cel(spec.name)}}}}}"
         ),
     }
+
+
+def namespace_selector(spec: Spec) -> dict[str, Any]:
+    """A copy of ``spec.routing.namespaceSelector`` (the chart's base of its own too)."""
+    assert spec.routing is not None
+    return _with(spec.routing.namespace_selector)
 
 
 def match_conditions(spec: Spec) -> list[dict[str, str]]:
@@ -117,10 +123,11 @@ def cel(text: str) -> str:
 
 
 def _with(selector: dict[str, Any] | None) -> dict[str, Any]:
-    """A copy of a LabelSelector with a matchExpressions list to add to."""
+    """A copy of a LabelSelector, its empty parts left out ({} selects everything)."""
     selector = selector or {}
     out: dict[str, Any] = {}
     if selector.get("matchLabels"):
         out["matchLabels"] = dict(selector["matchLabels"])
-    out["matchExpressions"] = [dict(e) for e in selector.get("matchExpressions") or []]
+    if selector.get("matchExpressions"):
+        out["matchExpressions"] = [dict(e) for e in selector["matchExpressions"]]
     return out
