@@ -26,9 +26,11 @@ from kschedctl.observe.permissions import (
     rbac_mode,
     scheduler_access,
 )
+from kschedctl.observe.routing import matched_namespaces, routed_to
 from kschedctl.observe.schedulers import Scheduler
 from kschedctl.ops.crash import crash_reports, pods_of_scheduler
 from kschedctl.ops.doublebooking import detect
+from kschedctl.ops.routing import namespaces, routes_in
 from kschedctl.ops.status_metrics import MetricsReport, read_metrics
 
 
@@ -70,6 +72,12 @@ class EventLine(TypedDict):
     message: str
 
 
+class RoutingReport(TypedDict):
+    rule: str  # observe.routing.Route.rule: ns:team=ml
+    namespaces: list[str]  # the namespaces it selects now
+    routedPods: int  # live pods its policy routed (their kschedctl.io/routed-by names it)
+
+
 @dataclass
 class SchedulerStatus:
     name: str
@@ -88,6 +96,7 @@ class SchedulerStatus:
     # Nodes where this scheduler and another bound pods at once and the kubelet rejected some
     # (observe.doublebooking.NodeRejections.to_dict each).
     double_booking: list[dict[str, Any]] = field(default_factory=list)
+    routing: RoutingReport | None = None  # None: no kschedctl routing sends it pods
 
     def to_dict(self) -> dict[str, Any]:
         """``status -o json|yaml``: its keys, and their order, are a contract."""
@@ -104,6 +113,7 @@ class SchedulerStatus:
             "problems": [p.to_dict() for p in self.problems],
             "metrics": self.metrics,
             "doubleBooking": self.double_booking,
+            "routing": self.routing,
         }
 
 
@@ -159,7 +169,21 @@ def scheduler_status(
         problems=crash_reports(cluster, pods_of_scheduler(snap.pods, name, entry), name),
         metrics=read_metrics(cluster, entry, snap.pods, metrics_reader) if metrics else None,
         double_booking=[n.to_dict() for n in for_scheduler(detect(cluster, snap.pods), name)],
+        routing=_routing(cluster, name, objects),
     )
+
+
+def _routing(cluster: Cluster, name: str, objects: list[dict[str, Any]]) -> RoutingReport | None:
+    routes = routes_in(objects)
+    if not routes:
+        return None
+    route = routes[0]
+    routed = cluster.list("/api/v1/pods", fieldSelector=f"spec.schedulerName={name}")
+    return {
+        "rule": route.rule,
+        "namespaces": matched_namespaces(route, namespaces(cluster)),
+        "routedPods": sum(1 for pod in routed if routed_to(pod) == name),
+    }
 
 
 def _state(obj: dict[str, Any]) -> str:

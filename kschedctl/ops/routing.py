@@ -1,0 +1,120 @@
+"""The routing's safe order on the cluster: the live kschedctl routings, deploy's overlap
+refusal, and remove's wait until the API server no longer routes to a scheduler going away."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from kschedctl.base.errors import ClusterError, KschedError, NotFoundError
+from kschedctl.kubeclient.client import Cluster
+from kschedctl.observe.routing import Route, overlap, probe, route_of
+from kschedctl.observe.schedulers import owned, owner_selectors
+from kschedctl.ops import rollout
+from kschedctl.ops.reporter import QUIET, Reporter
+from kschedctl.render import kinds
+from kschedctl.render.routing import ROUTE_PREFIX
+
+POLICY = kinds.MUTATING_ADMISSION_POLICY
+ROUTING_KINDS = frozenset({POLICY.name, kinds.MUTATING_ADMISSION_POLICY_BINDING.name})
+
+
+def is_routing(obj: dict[str, Any]) -> bool:
+    return obj.get("kind") in ROUTING_KINDS
+
+
+def routes_in(objects: list[dict[str, Any]]) -> list[Route]:
+    """The kschedctl routing policies among ``objects`` (rendered or read back)."""
+    return [r for o in objects if (r := route_of(o, ROUTE_PREFIX)) is not None]
+
+
+def live_routes(cluster: Cluster) -> list[Route]:
+    """Every kschedctl routing policy on the cluster (none where the API is not served)."""
+    for version in POLICY.api_versions:
+        selectors = owner_selectors()
+        try:
+            batches = [
+                cluster.list(POLICY.at(version).collection(), labelSelector=s) for s in selectors
+            ]
+        except NotFoundError:
+            continue
+        # Cluster-scoped: only who may write admission policies labels one (trusted).
+        return routes_in([{**p, "kind": POLICY.name} for p in owned(batches)])
+    return []
+
+
+def namespaces(cluster: Cluster) -> list[dict[str, Any]]:
+    return cluster.list("/api/v1/namespaces")
+
+
+def refuse_overlap(cluster: Cluster, name: str, objects: list[dict[str, Any]]) -> None:
+    """KschedError (exit 1, nothing sent) when another scheduler's routing can match a pod the
+    routing in ``objects`` matches, in a namespace that exists now (observe.routing.overlap)."""
+    ours = routes_in(objects)
+    if not ours:
+        return
+    others = [r for r in live_routes(cluster) if r.scheduler != name]
+    if not others:
+        return
+    live = namespaces(cluster)
+    for other in others:
+        where = overlap(ours[0], other, live)
+        if where is not None:
+            raise KschedError(
+                f"refusing to route pods to {name}: its routing ({ours[0].rule}) and "
+                f"{other.scheduler}'s ({other.rule}) can both match a new pod, e.g. in "
+                f"namespace {where}; one pod would go to whichever policy the API server runs "
+                "last; nothing was sent",
+                hint="make the selectors exclusive (a namespace label only one selects, or "
+                "disjoint podSelector / priorityClassNames), or `kschedctl remove "
+                f"{other.scheduler}` first",
+            )
+
+
+def wait_unrouted(
+    cluster: Cluster, routes: list[Route], until: float, report: Reporter = QUIET
+) -> None:
+    """After the policies of ``routes`` were deleted: wait until a pod they matched is no
+    longer rewritten (the API server's admission reads policies from a cache, so a deleted
+    one applies a little longer). A server-side dry-run pod in a namespace each matches shows
+    it; nothing is created."""
+    live = namespaces(cluster) if routes else []
+    for route in routes:
+        pod = probe(route, live)
+        if pod is None:
+            continue  # no namespace it selects exists now: no new pod can be routed by it
+        body = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"generateName": "kschedctl-route-probe-", "labels": pod.labels},
+            "spec": {
+                "containers": [{"name": "probe", "image": "registry.k8s.io/pause:3.10"}],
+                **({"priorityClassName": pod.priority_class} if pod.priority_class else {}),
+            },
+        }
+        path = f"/api/v1/namespaces/{pod.namespace}/pods"
+
+        def unrouted(
+            path: str = path, body: dict[str, Any] = body, target: str = route.scheduler
+        ) -> bool:
+            created = cluster.create(path, body, dryRun="All")
+            return (created.get("spec") or {}).get("schedulerName") != target
+
+        try:
+            if unrouted():
+                continue
+        except ClusterError as err:  # e.g. not allowed to create pods there
+            report.warn(
+                f"cannot check that new pods in namespace {pod.namespace} are no longer routed "
+                f"to {route.scheduler} (a dry-run pod was refused: {err.message}); going on"
+            )
+            continue
+        report.info(
+            f"waiting until new pods in namespace {pod.namespace} are no longer routed to "
+            f"{route.scheduler}"
+        )
+        rollout.poll(
+            unrouted, until, f"the API server to stop routing pods to {route.scheduler}",
+            hint=f"a server-side dry-run pod in namespace {pod.namespace} still gets "
+            f"schedulerName {json.dumps(route.scheduler)}: is the policy {route.name} back?",
+        )  # fmt: skip
