@@ -331,6 +331,9 @@ def deploy(
         node = rollout.canary(cluster, spec.name, request.canary_namespace, until, report.info)
     if routes:
         routed = tuple(_apply(cluster, routes, allowed, False, report))
+        routing_ops.wait_routing(
+            cluster, routing_ops.routes_in(routes), until, report, applies=True
+        )
         outcomes += routed
         unchanged = unchanged and all(o.action == "unchanged" for o in routed)
     return replace(

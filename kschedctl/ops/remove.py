@@ -205,7 +205,7 @@ def remove(
     routes = [o for o in removal.objects if routing_ops.is_routing(o)]
     for obj in routes:
         delete(obj)
-    routing_ops.wait_unrouted(cluster, routing_ops.routes_in(routes), until, report)
+    routing_ops.wait_routing(cluster, routing_ops.routes_in(routes), until, report, applies=False)
     for obj in removal.objects:
         if obj["kind"] in WORKLOADS:
             delete(obj)

@@ -71,18 +71,19 @@ def refuse_overlap(cluster: Cluster, name: str, objects: list[dict[str, Any]]) -
             )
 
 
-def wait_unrouted(
-    cluster: Cluster, routes: list[Route], until: float, report: Reporter = QUIET
-) -> None:
-    """After the policies of ``routes`` were deleted: wait until a pod they matched is no
-    longer rewritten (the API server's admission reads policies from a cache, so a deleted
-    one applies a little longer). A server-side dry-run pod in a namespace each matches shows
-    it; nothing is created."""
+def wait_routing(
+    cluster: Cluster, routes: list[Route], until: float, report: Reporter = QUIET,
+    *, applies: bool,
+) -> None:  # fmt: skip
+    """Wait until the API server applies ``routes`` (``applies``: just created) or no longer
+    does (deleted): its admission reads policies from a cache, so a change takes effect a
+    little later. A server-side dry-run pod in a namespace each matches shows it; nothing is
+    created. No namespace matched: no new pod can be routed, nothing to wait for."""
     live = namespaces(cluster) if routes else []
     for route in routes:
         pod = probe(route, live)
         if pod is None:
-            continue  # no namespace it selects exists now: no new pod can be routed by it
+            continue
         body = {
             "apiVersion": "v1",
             "kind": "Pod",
@@ -93,28 +94,25 @@ def wait_unrouted(
             },
         }
         path = f"/api/v1/namespaces/{pod.namespace}/pods"
+        target = route.scheduler
 
-        def unrouted(
-            path: str = path, body: dict[str, Any] = body, target: str = route.scheduler
-        ) -> bool:
+        def settled(path: str = path, body: dict[str, Any] = body, target: str = target) -> bool:
             created = cluster.create(path, body, dryRun="All")
-            return (created.get("spec") or {}).get("schedulerName") != target
+            return ((created.get("spec") or {}).get("schedulerName") == target) == applies
 
+        state = "routed" if applies else "no longer routed"
         try:
-            if unrouted():
+            if settled():
                 continue
         except ClusterError as err:  # e.g. not allowed to create pods there
             report.warn(
-                f"cannot check that new pods in namespace {pod.namespace} are no longer routed "
-                f"to {route.scheduler} (a dry-run pod was refused: {err.message}); going on"
+                f"cannot check that new pods in namespace {pod.namespace} are {state} to "
+                f"{target} (a dry-run pod was refused: {err.message}); going on"
             )
             continue
-        report.info(
-            f"waiting until new pods in namespace {pod.namespace} are no longer routed to "
-            f"{route.scheduler}"
-        )
+        report.info(f"waiting until new pods in namespace {pod.namespace} are {state} to {target}")
         rollout.poll(
-            unrouted, until, f"the API server to stop routing pods to {route.scheduler}",
-            hint=f"a server-side dry-run pod in namespace {pod.namespace} still gets "
-            f"schedulerName {json.dumps(route.scheduler)}: is the policy {route.name} back?",
+            settled, until, f"the API server to apply the change of {route.name}",
+            hint=f"a server-side dry-run pod in namespace {pod.namespace} is still "
+            f"{'not ' if applies else ''}given schedulerName {json.dumps(target)}",
         )  # fmt: skip

@@ -6,6 +6,9 @@ the routing while the scheduler is down; remove stops the routing before the sch
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -49,13 +52,19 @@ def test_routing_deploy_why_status_remove(
     try:
         created = run(lab, "create", name, "--route-namespace-label", f"team={team}", cwd=tmp_path)
         assert created.returncode == 0, created.stderr
-        deployed = run(lab, "deploy", name, "--as-deployment", "--timeout", "180", cwd=tmp_path)
-        assert deployed.returncode == 0, deployed.stderr
-        log = deployed.stderr
-        # the routing only once the canary was bound
-        canary = log.index("canary pod default/")  # created, then waited on until bound
-        assert canary < log.index(f"mutatingadmissionpolicy/kschedctl-route-{name}")
-        assert canary < log.index(f"mutatingadmissionpolicybinding/kschedctl-route-{name}")
+        # stdout (objects) and stderr (progress) in one pipe: the order they happened in
+        deployed = subprocess.run(
+            [sys.executable, "-m", "kschedctl", "deploy", name, "--as-deployment",
+             "--timeout", "180"],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path,
+            env={**os.environ, "KUBECONFIG": str(lab.kubeconfig)}, timeout=240,
+        )  # fmt: skip
+        log = deployed.stdout
+        assert deployed.returncode == 0, log
+        # the routing only once the canary pod was bound (deploy waits on it after this line)
+        canary = log.index("canary pod default/")
+        assert canary < log.index(f"mutatingadmissionpolicy/kschedctl-route-{name} created")
+        assert canary < log.index(f"mutatingadmissionpolicybinding/kschedctl-route-{name} created")
 
         # a plain Deployment in the team namespace: routed and bound by the scheduler
         kubectl("create", "deployment", "web", "--image=registry.k8s.io/pause:3.10",
@@ -108,8 +117,9 @@ def test_routing_deploy_why_status_remove(
         cluster.create(f"/api/v1/namespaces/{routed}/pods", pod_manifest("waits"))
         why = run(lab, "why", "waits", "-n", routed, cwd=tmp_path)
         print(why.stdout, why.stderr)
-        first = why.stdout.strip().splitlines()
-        assert any(f"routed to {name} by kschedctl routing of {name}" in line for line in first[:3])
+        lines = why.stdout.splitlines()
+        first = lines[lines.index("Findings:") + 1]  # the first thing to check
+        assert f"routed-to-down-scheduler: routed to {name} by kschedctl routing of {name}" in first
         assert f"namespace {routed} matches team={team}" in why.stdout
         cluster.delete(f"/api/v1/namespaces/{routed}/pods/waits")
         kubectl("delete", "deployment", "web", "-n", routed, "--wait=true")
@@ -118,7 +128,7 @@ def test_routing_deploy_why_status_remove(
         # remove: the routing first; new pods go back to default-scheduler
         removed = run(lab, "remove", name, cwd=tmp_path)
         assert removed.returncode == 0, removed.stderr
-        assert removed.stderr.index("kschedctl-route-") < removed.stderr.index(f"deployment/{name}")
+        assert removed.stdout.index("kschedctl-route-") < removed.stdout.index(f"deployment/{name}")
         assert not cluster.list(POLICIES, labelSelector=f"kschedctl.io/scheduler={name}")
         cluster.create(f"/api/v1/namespaces/{routed}/pods", pod_manifest("after"))
         after = cluster.get(f"/api/v1/namespaces/{routed}/pods/after")
