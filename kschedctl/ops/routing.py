@@ -6,14 +6,20 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import yaml
+
 from kschedctl.base.errors import ClusterError, KschedError, NotFoundError
+from kschedctl.k8s import apply
 from kschedctl.kubeclient.client import Cluster
 from kschedctl.observe.routing import Route, overlap, probe, route_of
 from kschedctl.observe.schedulers import owned, owner_selectors
 from kschedctl.ops import rollout
 from kschedctl.ops.reporter import QUIET, Reporter
 from kschedctl.render import kinds
+from kschedctl.render.forms import render
+from kschedctl.render.objects import object_key
 from kschedctl.render.routing import ROUTE_PREFIX
+from kschedctl.spec import Spec, ensure_valid
 
 POLICY = kinds.MUTATING_ADMISSION_POLICY
 ROUTING_KINDS = frozenset({POLICY.name, kinds.MUTATING_ADMISSION_POLICY_BINDING.name})
@@ -116,3 +122,22 @@ def wait_routing(
             hint=f"a server-side dry-run pod in namespace {pod.namespace} is still "
             f"{'not ' if applies else ''}given schedulerName {json.dumps(target)}",
         )  # fmt: skip
+
+
+def apply_routing(cluster: Cluster, spec: Spec, until: float) -> list[dict[str, Any]]:
+    """Apply ``spec``'s rendered routing (simulate's lab: nothing else runs there) and wait
+    until the API server applies it; the objects applied (none without ``spec.routing``)."""
+    if spec.routing is None:
+        return []
+    docs = [d for d in yaml.safe_load_all(render(ensure_valid(spec), "routing")) if d]
+    apply.apply_objects(cluster, docs, allowed=frozenset(object_key(d) for d in docs))
+    wait_routing(cluster, routes_in(docs), until, applies=True)
+    return docs
+
+
+def routed_scheduler(cluster: Cluster, pod: dict[str, Any]) -> str:
+    """The schedulerName the API server gives ``pod`` on creation (a server-side dry run: the
+    live admission policies decide, nothing is created)."""
+    namespace = pod["metadata"].get("namespace") or "default"
+    created = cluster.create(f"/api/v1/namespaces/{namespace}/pods", pod, dryRun="All")
+    return str((created.get("spec") or {}).get("schedulerName") or "default-scheduler")
