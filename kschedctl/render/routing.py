@@ -58,7 +58,8 @@ def routing_context(spec: Spec, scheduler_label: str) -> dict[str, Any] | None:
             {"key": NAMESPACE_NAME_LABEL, "operator": "NotIn", "values": ["kube-system"]}
         )
     pods = _with(routing.pod_selector)
-    pods.setdefault("matchExpressions", []).append({"key": scheduler_label, "operator": "DoesNotExist"})
+    own = {"key": scheduler_label, "operator": "DoesNotExist"}
+    pods.setdefault("matchExpressions", []).append(own)
     routed_by = f"{spec.namespace}/{spec.name}"
     return {
         "name": route_name(spec),
