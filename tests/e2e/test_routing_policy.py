@@ -127,6 +127,8 @@ def test_what_the_policy_leaves_alone(cluster: Cluster, team: tuple[str, str]) -
     assert _scheduler_of(cluster, namespace, labels=own) == ("default-scheduler", None)
     # a pod bound already (static and DaemonSet-style direct binding)
     assert _scheduler_of(cluster, namespace, nodeName="nowhere") == ("default-scheduler", None)
+    # (a mirror pod: the API server refuses one without spec.nodeName, "must set spec.nodeName
+    # if mirror pod annotation is set", so the case above covers every mirror pod there is)
     # kube-system, which a selector of every namespace would otherwise match
     assert _scheduler_of(cluster, "kube-system") == ("default-scheduler", None)
 
