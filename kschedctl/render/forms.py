@@ -82,8 +82,8 @@ class Form:
     """Only rendered into a workspace whose host forms send API objects (leader election,
     program custom plugins that read more, spec.metrics: render.objects.host_rbac)."""
     needs_routing: bool = False
-    """Only for a spec with ``spec.routing`` (else ``render --as`` refuses it, ``create``
-    writes no file)."""
+    """Only written into the workspace of a spec with ``spec.routing`` (for another, ``render
+    --as`` prints a comment saying there is none, as host-rbac does without leader election)."""
     help: str = ""
     """A few words for ``render --as`` help, when the name does not say it."""
     objects: tuple[Expected, ...] = ()
@@ -242,15 +242,6 @@ def render(spec: CheckedSpec, form: str) -> str:
     # the renderer on first render: the CLI reads only the table at start-up
     from kschedctl.render.context import form_context, require_renderable
 
-    if row.needs_routing and spec.routing is None:
-        from kschedctl.base.errors import SpecError
-
-        raise SpecError(
-            "spec.routing",
-            f"scheduler {spec.name} has no routing: nothing to render as {form}",
-            hint="add spec.routing to scheduler.yaml (a namespaceSelector or podSelector), or "
-            "start one with kschedctl create NAME --route-namespace-label KEY=VALUE",
-        )
     return _text(row, form_context(require_renderable(spec)))
 
 

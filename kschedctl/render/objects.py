@@ -348,6 +348,12 @@ def check_objects(
 
 
 def _binding_problem(doc: dict[str, Any], row: Expected, spec: Spec) -> str:
+    if row.kind is kinds.MUTATING_ADMISSION_POLICY_BINDING:
+        # it binds the scheduler's own policy (same name), nothing else
+        policy = row.name.format(name=spec.name)
+        if doc.get("spec") != {"policyName": policy}:
+            return f"its spec must be policyName {policy} only"
+        return ""
     if not row.role_ref:
         return ""
     ref = doc.get("roleRef")

@@ -10,7 +10,8 @@ Pure. What the policy matches, and why:
   kschedctl's scheduler label: a scheduler's own pods are scheduled by default-scheduler, or
   nothing would ever start them;
 - not mirror pods nor pods whose ``spec.nodeName`` is set (bound already: no scheduler sees
-  them);
+  them; the API server refuses a mirror pod without ``spec.nodeName``, so the annotation's
+  condition is a second guard);
 - only pods asking for ``default-scheduler`` (the API server defaults an unset
   ``schedulerName`` while decoding, before admission), unless ``includeNamedPods``; never one
   asking for this scheduler already (it would only gain the routed-by annotation);
@@ -58,7 +59,8 @@ def routing_context(spec: Spec, scheduler_label: str) -> dict[str, Any] | None:
             {"key": NAMESPACE_NAME_LABEL, "operator": "NotIn", "values": ["kube-system"]}
         )
     pods = _with(routing.pod_selector)
-    pods.setdefault("matchExpressions", []).append({"key": scheduler_label, "operator": "DoesNotExist"})
+    own = {"key": scheduler_label, "operator": "DoesNotExist"}
+    pods.setdefault("matchExpressions", []).append(own)
     routed_by = f"{spec.namespace}/{spec.name}"
     return {
         "name": route_name(spec),

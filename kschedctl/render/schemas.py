@@ -78,10 +78,10 @@ def _field_schema(name: str, hint: Any) -> dict[str, Any]:
     nullable = type(None) in typing.get_args(hint)
     part = part_type(hint)
     if part is not None:
-        out = _object_schema(part)
+        section = _object_schema(part)
         if nullable:  # an optional section (spec.routing): null or absent means none
-            out["type"] = ["object", "null"]
-        return out
+            section["type"] = ["object", "null"]
+        return section
     args = [a for a in typing.get_args(hint) if a is not type(None)]
     base = (args[0] if args else hint) if nullable else hint
     origin = typing.get_origin(base) or base

@@ -348,9 +348,10 @@ def test_the_in_cluster_forms_hold_the_routing_after_the_scheduler() -> None:
         assert "MutatingAdmissionPolicy" not in render(plain, form)
 
 
-def test_the_routing_form_is_refused_without_routing_and_not_written() -> None:
-    with pytest.raises(SpecError, match="has no routing: nothing to render as routing"):
-        render(_spec(None), "routing")
+def test_the_routing_form_without_routing_says_so_and_is_not_written() -> None:
+    text = render(_spec(None), "routing")
+    assert [d for d in yaml.safe_load_all(text) if d] == []
+    assert text.startswith("# Scheduler binpack has no spec.routing")
     assert "routing.yaml" not in render_workspace(_spec(None))
     assert "routing.yaml" in render_workspace(_spec({"namespaceSelector": TEAM}))
 
@@ -360,6 +361,14 @@ def test_a_stray_policy_is_refused_by_the_allow_list() -> None:
     docs = list(yaml.safe_load_all(render(spec, "routing")))
     docs[-2]["metadata"]["name"] = "kschedctl-route-other"
     with pytest.raises(SpecError, match="is not an object kschedctl renders here"):
+        check_objects(spec, "routing", by_name("routing").objects, docs)
+
+
+def test_a_binding_of_another_policy_is_refused() -> None:
+    spec = _spec({"namespaceSelector": TEAM})
+    docs = list(yaml.safe_load_all(render(spec, "routing")))
+    docs[-1]["spec"]["policyName"] = "someone-elses-policy"
+    with pytest.raises(SpecError, match="its spec must be policyName kschedctl-route-binpack"):
         check_objects(spec, "routing", by_name("routing").objects, docs)
 
 
