@@ -320,7 +320,7 @@ def deploy(
         report.info(f"{spec.name}: unchanged")
     result = replace(result, files_changed=changed, unchanged=unchanged)
     # --no-wait with routing still waits for Ready pods and the Lease held: the least that
-    # makes routing pods to it safe (docs/routing.md).
+    # makes routing pods to it safe (docs/guides/routing.md).
     if not request.wait and not routes:
         return replace(result, seconds=time.monotonic() - started)
     alive = host.liveness(spec, form) if on_host else None
