@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kschedctl.base.errors import UsageError
+from kschedctl.base.errors import ForbiddenError, UsageError
 from kschedctl.k8s.inventory import snapshot
 from kschedctl.kubeclient.client import Cluster
 from kschedctl.observe.discovery import discover
@@ -92,7 +92,11 @@ def scheduler_list(
 
 def with_routing(cluster: Cluster, schedulers: list[Scheduler]) -> list[Scheduler]:
     """``schedulers``, each with the rule of the kschedctl routing that sends it pods."""
-    rules = {route.scheduler: route.rule for route in live_routes(cluster)}
+    try:
+        routes = live_routes(cluster)
+    except ForbiddenError:  # one who may list schedulers need not read admission policies
+        routes = []
+    rules = {route.scheduler: route.rule for route in routes}
     for s in schedulers:
         s.routing = rules.get(s.name)
     return schedulers
