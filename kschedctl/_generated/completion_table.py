@@ -284,6 +284,35 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                      'zsh': "Replace the cluster''s default scheduler\\\\: NAME "
                                             'must be default-scheduler; it runs in kube-system and '
                                             'holds the Lease kube-system/kube-scheduler.'},
+                                    {'all_opts': ['--route-namespace-label'],
+                                     'callback': False,
+                                     'fish': 'spec.routing: send new pods of namespaces with this '
+                                             'label to the scheduler (a MutatingAdmissionPolicy; '
+                                             'Kubernetes 1.34+); repeatable, all must match.',
+                                     'flag': False,
+                                     'hidden': False,
+                                     'kind': 'option',
+                                     'multiple': True,
+                                     'name': 'route_namespace_labels',
+                                     'nargs': 1,
+                                     'opts': ['--route-namespace-label'],
+                                     'zsh': 'spec.routing\\\\: send new pods of namespaces with '
+                                            'this label to the scheduler (a '
+                                            'MutatingAdmissionPolicy; Kubernetes 1.34+); '
+                                            'repeatable, all must match.'},
+                                    {'all_opts': ['--route-pod-label'],
+                                     'callback': False,
+                                     'fish': 'spec.routing: only pods with this label; repeatable, '
+                                             'all must match.',
+                                     'flag': False,
+                                     'hidden': False,
+                                     'kind': 'option',
+                                     'multiple': True,
+                                     'name': 'route_pod_labels',
+                                     'nargs': 1,
+                                     'opts': ['--route-pod-label'],
+                                     'zsh': 'spec.routing\\\\: only pods with this label; '
+                                            'repeatable, all must match.'},
                                     {'all_opts': ['--force'],
                                      'callback': False,
                                      'fish': 'Replace PARENT/NAME if it is a kschedctl workspace '
@@ -2881,10 +2910,11 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                     {'all_opts': ['--as'],
                                      'callback': False,
                                      'fish': 'What to print: config, service (systemd unit), pod, '
-                                             'deployment, static-pod, example-pod; host-config / '
-                                             'host-rbac: the config file and Lease RBAC the '
-                                             'service and static-pod forms need; helm-chart / '
-                                             'kustomize: GitOps exports, written to DIR.',
+                                             'deployment, routing (MutatingAdmissionPolicy), '
+                                             'static-pod, example-pod; host-config / host-rbac: '
+                                             'the config file and Lease RBAC the service and '
+                                             'static-pod forms need; helm-chart / kustomize: '
+                                             'GitOps exports, written to DIR.',
                                      'flag': False,
                                      'hidden': False,
                                      'icase': True,
@@ -2897,6 +2927,7 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                                 'service',
                                                 'pod',
                                                 'deployment',
+                                                'routing',
                                                 'static-pod',
                                                 'example-pod',
                                                 'helm-chart',
@@ -2904,10 +2935,11 @@ TABLE: dict[str, Any] = {'commands': {'': {'commands': [{'fish': 'Write a schedu
                                                 'host-config',
                                                 'host-rbac'],
                                      'zsh': 'What to print\\\\: config, service (systemd unit), '
-                                            'pod, deployment, static-pod, example-pod; host-config '
-                                            '/ host-rbac\\\\: the config file and Lease RBAC the '
-                                            'service and static-pod forms need; helm-chart / '
-                                            'kustomize\\\\: GitOps exports, written to DIR.'},
+                                            'pod, deployment, routing (MutatingAdmissionPolicy), '
+                                            'static-pod, example-pod; host-config / host-rbac\\\\: '
+                                            'the config file and Lease RBAC the service and '
+                                            'static-pod forms need; helm-chart / kustomize\\\\: '
+                                            'GitOps exports, written to DIR.'},
                                     {'all_opts': ['--add-to'],
                                      'callback': False,
                                      'fish': 'With --as config: print this existing '

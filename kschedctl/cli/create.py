@@ -87,6 +87,23 @@ def create(
             "runs in kube-system and holds the Lease kube-system/kube-scheduler.",
         ),
     ] = False,
+    route_namespace_labels: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--route-namespace-label",
+            metavar="KEY=VALUE",
+            help="spec.routing: send new pods of namespaces with this label to the scheduler "
+            "(a MutatingAdmissionPolicy; Kubernetes 1.34+); repeatable, all must match.",
+        ),
+    ] = None,
+    route_pod_labels: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--route-pod-label",
+            metavar="KEY=VALUE",
+            help="spec.routing: only pods with this label; repeatable, all must match.",
+        ),
+    ] = None,
     force: Annotated[
         bool,
         typer.Option(
@@ -97,7 +114,7 @@ def create(
     """Write a scheduler workspace PARENT/NAME/ (see HELP)."""
     # Imported here so that --help and shell completion do not pay for the spec model.
     from kschedctl.ops.create import create_workspace
-    from kschedctl.spec import PROGRAMS, CustomSettings, default_spec
+    from kschedctl.spec import PROGRAMS, CustomSettings, Routing, default_spec
 
     check_version_option(kubernetes_version)
     if program is not None and program not in PROGRAMS:
@@ -120,6 +137,12 @@ def create(
         image=image,
         replaces_default=replaces_default or None,
     )
+    if route_namespace_labels or route_pod_labels:
+        # checked with the spec: keys and values as Kubernetes checks labels
+        spec.routing = Routing(
+            namespace_selector=_match_labels("--route-namespace-label", route_namespace_labels),
+            pod_selector=_match_labels("--route-pod-label", route_pod_labels),
+        )
     created = create_workspace(spec, parent, plugins=plugins, force=force)
     for path in created.paths:
         typer.echo(str(path))
@@ -138,6 +161,21 @@ def _custom_plugin(text: str) -> dict[str, object]:
             "e.g. NodeLabelMatch:Filter"
         )
     return {"name": name, "extensionPoints": [p.strip() for p in points.split(",")]}
+
+
+def _match_labels(flag: str, given: list[str] | None) -> dict[str, object] | None:
+    """``KEY=VALUE`` flags → a LabelSelector of matchLabels (None: the flag not given)."""
+    if not given:
+        return None
+    labels: dict[str, str] = {}
+    for text in given:
+        key, sep, value = text.partition("=")
+        if not sep or not key:
+            raise UsageError(f"{flag} {printable(text)}: expected KEY=VALUE, e.g. team=ml")
+        if labels.get(key, value) != value:
+            raise UsageError(f"{flag}: {printable(key)} given twice with different values")
+        labels[key] = value
+    return {"matchLabels": labels}
 
 
 HELP = (

@@ -25,6 +25,8 @@ HELP: dict[str, tuple[str, str, tuple[Example, ...]]] = {
          "kschedctl create my-scheduler --replicas 2 --kubernetes-version 1.35"),
         ("kschedctl's own scheduler instead of kube-scheduler",
          "kschedctl create my-scheduler --program builtin"),
+        ("Send new pods of namespaces labelled team=ml to it (spec.routing)",
+         "kschedctl create binpack --route-namespace-label team=ml"),
     )),
     "render": (OFFLINE, "Print one rendered form of a scheduler (or write an export)", (
         ("The Deployment form, applied with kubectl",

@@ -92,6 +92,7 @@ def list_schedulers(
 
 def list_columns(fmt: OutputFormat) -> list[str]:
     columns = ["name", "form", "namespace", "ready", "leader", "renewed", "pending", "health"]
+    columns.append("routing")  # kschedctl's routing rule (ns:team=ml), or -
     if fmt.kind == "wide":
         columns += ["managed", "instance", "lease", "found-by"]
     return columns
@@ -108,6 +109,7 @@ def list_rows(found: SchedulerList, fmt: OutputFormat) -> list[list[Any]]:
             row = [
                 s.name, s.form, s.namespace or "-", ready, s.leader or "-",
                 age(s.lease.renew_age) if s.lease else "-", s.pending, health,
+                s.routing or "-",
             ]  # fmt: skip
             if fmt.kind == "wide":
                 row += [

@@ -42,6 +42,10 @@ def summary_table(report: SimulationReport) -> RenderableType:
             [c.program + (f" ({c.strategy})" if c.strategy else "") for c in report.candidates],
         ),  # fmt: skip
         ("pods submitted", [str(len(c.outcomes)) for c in report.candidates]),
+    ]
+    if any(c.received for c in report.candidates):  # spec.routing: who the API server gave pods
+        rows.append(("routed (pods received)", [c.received_text() for c in report.candidates]))
+    rows += [
         ("scheduled", [str(c.scheduled) for c in report.candidates]),
         ("unschedulable", [str(c.unschedulable) for c in report.candidates]),
         (

@@ -151,6 +151,14 @@ def _print_status(report: SchedulerStatus) -> None:
         verdict = "all allowed" if not missing else f"MISSING: {'; '.join(missing)}"
         rbac.insert(0, f"RBAC ({access['subject']}): {len(access['checks'])} checks, {verdict}")
     output.echo("\n" + "\n".join(rbac))
+    if routing := report.routing:
+        shown = ", ".join(routing["namespaces"][:10]) or "none now"
+        more = len(routing["namespaces"]) - 10
+        output.echo(
+            f"\nRouting: {routing['rule']}: namespaces {shown}"
+            + (f" (+{more} more)" if more > 0 else "")
+            + f"; {routing['routedPods']} live pod(s) routed"
+        )
     output.echo(f"\nPending pods: {len(report.pending_pods)}")
     for pod in report.pending_pods[:10]:
         output.echo(f"  {pod}")

@@ -64,23 +64,38 @@ def foreign_objects(cluster: Cluster, objects: list[dict[str, Any]], instance: s
 
 
 def require_served(cluster: Cluster, objects: list[dict[str, Any]]) -> None:
-    """ClusterError (before anything is sent) when ``objects`` hold a kind whose
-    CustomResourceDefinition the cluster does not serve (a ServiceMonitor without the
-    Prometheus Operator): applying would stop midway, after the scheduler itself."""
+    """ClusterError (before anything is sent) when ``objects`` hold a kind the cluster does
+    not serve at their apiVersion (a ServiceMonitor without the Prometheus Operator, a
+    MutatingAdmissionPolicy on an API server without it): applying would stop midway, after
+    the scheduler itself."""
     optional = {kind for kind, resource in RESOURCES.items() if resource.optional}
-    for kind in sorted({str(o.get("kind")) for o in objects} & optional):
-        resource = RESOURCES[kind]
+    wanted = {(str(o.get("kind")), str(o.get("apiVersion"))) for o in objects}
+    for kind, api_version in sorted(k for k in wanted if k[0] in optional):
+        resource = RESOURCES[kind].at(api_version)
         try:
             served = cluster.get(resource.base())
         except NotFoundError:
             served = {}
         if not any(r.get("name") == resource.plural for r in served.get("resources") or []):
             raise ClusterError(
-                f"the cluster does not serve {resource.api_version} {kind} (its "
-                "CustomResourceDefinition is not installed); nothing was sent",
-                hint="install the Prometheus Operator (its CRDs), or set "
-                "spec.metrics.serviceMonitor: false and scrape the metrics Service another way",
+                f"the API server does not serve {resource.api_version} {resource.plural} "
+                f"({kind}); nothing was sent",
+                hint=_NOT_SERVED_HINTS.get(resource.group, _NOT_SERVED_HINTS[""]).format(
+                    api_version=resource.api_version
+                ),
             )
+
+
+# Why an optional kind is not served, and what to do, by API group.
+_NOT_SERVED_HINTS = {
+    "": "install the Prometheus Operator (its CRDs), or set spec.metrics.serviceMonitor: "
+    "false and scrape the metrics Service another way",
+    "admissionregistration.k8s.io": "spec.routing needs MutatingAdmissionPolicy at "
+    "{api_version}: GA in Kubernetes 1.36 (v1); on 1.34-1.35 target that release "
+    "(--kubernetes-version 1.35 renders v1beta1) and start kube-apiserver with "
+    "--feature-gates=MutatingAdmissionPolicy=true "
+    "--runtime-config=admissionregistration.k8s.io/v1beta1=true; or leave spec.routing out",
+}
 
 
 def refuse_unrendered(objects: list[dict[str, Any]], allowed: Collection[ObjectKey]) -> None:

@@ -17,9 +17,9 @@ RESOURCES = {kind.name: kind for kind in MANAGED_KINDS}
 def resource_of(obj: dict[str, Any]) -> Kind:
     kind = obj.get("kind", "")
     resource = RESOURCES.get(kind)
-    if resource is None or resource.api_version != obj.get("apiVersion"):
+    if resource is None or obj.get("apiVersion") not in resource.api_versions:
         raise ValueError(f"kschedctl does not manage {obj.get('apiVersion')} {kind} objects")
-    return resource
+    return resource.at(obj["apiVersion"])
 
 
 def object_path(obj: dict[str, Any]) -> str:

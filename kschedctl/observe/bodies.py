@@ -58,6 +58,8 @@ class SchedulerEntry(TypedDict):
     # Others claiming the name: impostors, or (form "conflict") the candidates none of which
     # is known to be it.
     claims: list[ClaimEntry]
+    # The kschedctl routing that sends it new pods, in short (``ns:team=ml``), None: none.
+    routing: str | None
 
 
 class UnknownScheduler(TypedDict):

@@ -94,6 +94,8 @@ class Scheduler:
     candidates: list[Scheduler] = field(default_factory=list)
     # Claims of the name that are not it, each in its namespace (observe.identity).
     impostors: list[Scheduler] = field(default_factory=list)
+    # The rule of the kschedctl routing that sends it new pods (observe.routing.Route.rule).
+    routing: str | None = None
 
     @property
     def healthy(self) -> bool:
@@ -143,6 +145,7 @@ class Scheduler:
                 for verdict, group in (("candidate", self.candidates), ("impostor", self.impostors))
                 for c in group
             ],  # fmt: skip
+            "routing": self.routing,
         }
 
 

@@ -169,6 +169,9 @@ class CandidateResult:
     after: Placement
     seconds: float  # submission of the first pod to the last binding seen (or to settling)
     why_reasons: list[ReasonCount] = field(default_factory=list)
+    # With spec.routing: scheduler name -> the submitted pods the API server's routing gave it
+    # (only the candidate's were run); empty without routing (every pod was given to it).
+    received: dict[str, int] = field(default_factory=dict)
 
     @property
     def scheduled(self) -> int:
@@ -195,6 +198,11 @@ class CandidateResult:
         order = {g.name: i for i, g in enumerate(groups)}
         return {k: counted[k] for k in sorted(counted, key=lambda k: (order.get(k, len(order)), k))}
 
+    def received_text(self) -> str:
+        """``binpack 12, default-scheduler 3`` (routing: who the pods went to), or ``-``."""
+        ranked = sorted(self.received.items(), key=lambda kv: (-kv[1], kv[0]))
+        return ", ".join(f"{name} {count}" for name, count in ranked) or "-"
+
     def nodes_given_pods(self) -> int:
         """Distinct nodes the candidate bound submitted pods to."""
         return len({o.node for o in self.outcomes if o.node})
@@ -216,6 +224,7 @@ class CandidateResult:
             "secondsToSchedule": round(self.seconds, 2),
             "reasons": [r.to_dict() for r in self.reasons],
             "whyReasons": [r.to_dict() for r in self.why_reasons],
+            "received": dict(self.received),
             "fallbackSteps": self.fallback_steps,
             "preemptions": [p.to_dict() for p in self.preemptions],
             "byGroup": self.by_group(groups),

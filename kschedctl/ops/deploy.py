@@ -37,6 +37,7 @@ from kschedctl.observe.schedulers import (
     Scheduler,
 )
 from kschedctl.ops import history, rollout
+from kschedctl.ops import routing as routing_ops
 from kschedctl.ops.reporter import QUIET, Reporter
 from kschedctl.render.context import config_hash
 from kschedctl.render.forms import DEPLOY_FORMS, HOST_FORMS, applied, render
@@ -297,14 +298,25 @@ def deploy(
         )
     refuse_tool_managed(spec.name, [now for _, now in live])
     apply.require_served(cluster, objects)
+    routing_ops.refuse_overlap(cluster, spec.name, objects)
     dry_run = request.server_dry_run
+    # The routing goes last, once the scheduler serves: a pod routed to a scheduler that does
+    # not run yet would wait for nothing (and first, when the spec dropped it: pruned below).
+    routes = [o for o in objects if routing_ops.is_routing(o)]
+    objects = [o for o in objects if not routing_ops.is_routing(o)]
     if form == "pod" and not dry_run:
         _replace_changed_pod(cluster, objects, until, report)
-    outcomes = tuple(_apply(cluster, objects, allowed_keys(spec, form), dry_run, report))
+    allowed = allowed_keys(spec, form)
+    pruned_first = (
+        () if dry_run else _prune_stale_rbac(cluster, spec, form, report, routing_only=True)
+    )
+    outcomes = tuple(_apply(cluster, objects, allowed, dry_run, report))
     result = DeployResult(spec, form, outcomes, tuple(files), server_dry_run=dry_run)
     if dry_run:
-        return result
-    pruned = _prune_stale_rbac(cluster, spec, form, report)
+        return replace(
+            result, applied=outcomes + tuple(_apply(cluster, routes, allowed, True, report))
+        )
+    pruned = pruned_first + _prune_stale_rbac(cluster, spec, form, report)
     result = replace(result, pruned=pruned)
     unchanged = all(o.action == "unchanged" for o in outcomes) and not pruned
     changed = False
@@ -315,7 +327,9 @@ def deploy(
         report.info(f"{spec.name}: unchanged")
     result = replace(result, files_changed=changed, unchanged=unchanged)
     deployed = planned.given
-    if not request.wait:
+    # --no-wait with routing still waits for Ready pods and the Lease held: the least that
+    # makes routing pods to it safe (docs/guides/routing.md).
+    if not request.wait and not routes:
         revision = _record(cluster, deployed, request, report)
         return replace(result, seconds=time.monotonic() - started, revision=revision)
     try:
@@ -323,15 +337,22 @@ def deploy(
         rendered = _static_pod(files) if form == "static-pod" else objects
         leader = _wait_serving(cluster, spec, form, rendered, (started, until), report, alive)
         node = None
-        if request.verify:
+        if request.verify and request.wait:
             node = rollout.canary(cluster, spec.name, request.canary_namespace, until, report.info)
+        if routes:
+            routed = tuple(_apply(cluster, routes, allowed, False, report))
+            routing_ops.wait_routing(
+                cluster, routing_ops.routes_in(routes), until, report, applies=True
+            )
+            outcomes += routed
+            unchanged = unchanged and all(o.action == "unchanged" for o in routed)
     except KschedError as err:  # applied but not serving: helm records a failed release too
         _record(cluster, deployed, request, report, failure=err.message)
         raise
     revision = _record(cluster, deployed, request, report)
     return replace(
-        result, waited=True, leader=leader, canary_node=node, seconds=time.monotonic() - started,
-        revision=revision,
+        result, applied=outcomes, unchanged=unchanged, waited=True, leader=leader,
+        canary_node=node, seconds=time.monotonic() - started, revision=revision,
     )  # fmt: skip
 
 
@@ -386,10 +407,15 @@ def stale_rbac_objects(
     ]
 
 
-def _prune_stale_rbac(cluster: Cluster, spec: Spec, form: str, report: Reporter) -> tuple[str, ...]:
-    """Delete :func:`stale_rbac_objects`."""
+def _prune_stale_rbac(
+    cluster: Cluster, spec: Spec, form: str, report: Reporter, *, routing_only: bool = False
+) -> tuple[str, ...]:
+    """Delete :func:`stale_rbac_objects`: the routing's alone (``routing_only``, before anything
+    is applied, so no new pod goes to a scheduler whose spec stopped routing), or the rest."""
     pruned = []
     for obj in stale_rbac_objects(cluster, spec, form, report):
+        if routing_ops.is_routing(obj) != routing_only:
+            continue
         if apply.delete_object(cluster, obj):
             pruned.append(describe(obj))
             report.done(f"{describe(obj)} deleted (no longer rendered)")

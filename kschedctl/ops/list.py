@@ -6,11 +6,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kschedctl.base.errors import UsageError
+from kschedctl.base.errors import ForbiddenError, UsageError
 from kschedctl.k8s.inventory import snapshot
 from kschedctl.kubeclient.client import Cluster
 from kschedctl.observe.discovery import discover
 from kschedctl.observe.schedulers import Scheduler
+from kschedctl.ops.routing import live_routes
 from kschedctl.printers.formats import as_item, as_list
 
 if TYPE_CHECKING:
@@ -83,7 +84,19 @@ def scheduler_list(
 ) -> SchedulerList:
     """Every scheduler, or those in ``namespace`` (-n: the NAMESPACE column; a scheduler in
     none, a process or a name nothing serves, is in no namespace)."""
-    found = select_schedulers(discover(snapshot(cluster)), labels, fields)
+    found = select_schedulers(with_routing(cluster, discover(snapshot(cluster))), labels, fields)
     if namespace is not None:
         found = [s for s in found if s.namespace == namespace]
     return SchedulerList(found)
+
+
+def with_routing(cluster: Cluster, schedulers: list[Scheduler]) -> list[Scheduler]:
+    """``schedulers``, each with the rule of the kschedctl routing that sends it pods."""
+    try:
+        routes = live_routes(cluster)
+    except ForbiddenError:  # one who may list schedulers need not read admission policies
+        routes = []
+    rules = {route.scheduler: route.rule for route in routes}
+    for s in schedulers:
+        s.routing = rules.get(s.name)
+    return schedulers

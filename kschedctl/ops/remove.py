@@ -28,6 +28,7 @@ from kschedctl.observe.identity import trusted_objects
 from kschedctl.observe.orphans import Orphans, bounded, orphans
 from kschedctl.observe.schedulers import LEASE_ANNOTATION, SCHEDULER_LABEL, recorded_host_files
 from kschedctl.ops import rollout
+from kschedctl.ops import routing as routing_ops
 from kschedctl.ops.reporter import QUIET, Reporter
 from kschedctl.render.kinds import MANAGED_KINDS
 
@@ -137,8 +138,9 @@ def remove(
     report: Reporter = QUIET,
     namespace: str | None = None,
 ) -> RemoveResult:
-    """Remove scheduler ``name``: workloads first (or it would take its Lease again), then the
-    unit and host files, then the rest once its pods are gone, then its Lease.
+    """Remove scheduler ``name``: its routing first (until it no longer applies), then
+    workloads (or it would take its Lease again), then the unit and host files, then the rest
+    once its pods are gone, then its Lease.
 
     Refuses (KschedError) while pods wait for the scheduler (not yet bound) or controllers
     will create more that name it, unless ``force``; bound pods keep running and do not count;
@@ -199,6 +201,12 @@ def remove(
             deleted.append(describe(obj))
             report.done(f"{describe(obj)} deleted")
 
+    # The routing first, and until the API server stops applying it: no new pod is sent to a
+    # scheduler going away.
+    routes = [o for o in removal.objects if routing_ops.is_routing(o)]
+    for obj in routes:
+        delete(obj)
+    routing_ops.wait_routing(cluster, routing_ops.routes_in(routes), until, report, applies=False)
     for obj in removal.objects:
         if obj["kind"] in WORKLOADS:
             delete(obj)
@@ -222,7 +230,7 @@ def remove(
         hint=f"`{pods_command(name)}` shows them",
     )  # fmt: skip
     for obj in removal.objects:
-        if obj["kind"] not in WORKLOADS:
+        if obj["kind"] not in WORKLOADS and obj not in routes:
             delete(obj)
     for namespace, lease in removal.leases:
         try:

@@ -7,6 +7,7 @@ reported unschedulable and nothing moved for ``settle`` seconds, then stopped by
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +17,7 @@ from kschedctl.base import userfile
 from kschedctl.base.errors import LabError, NotFoundError, printable
 from kschedctl.hosts import lab as lab_host
 from kschedctl.hosts import systemd
+from kschedctl.k8s.apply import delete_object
 from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab import binaries, processes, seed
 from kschedctl.lab.cluster import Lab
@@ -34,6 +36,7 @@ from kschedctl.observe.simulation import (
     ReasonCount,
 )
 from kschedctl.observe.workload import lab_pod
+from kschedctl.ops import routing as routing_ops
 from kschedctl.ops.why_cluster import DRA_PATHS
 from kschedctl.spec import SPEC_FILE, LeaderElection, Spec, ensure_valid, load_spec, thawed
 
@@ -266,11 +269,20 @@ def run_candidate(
     preempted_before = _event_uids(cluster)
     progress(f"{candidate.spec.name}: starting {candidate.spec.program} ({candidate.source})")
     unit, url = start_candidate(lab, candidate)
+    routing: list[dict[str, Any]] = []
     try:
         wait_healthy(lab, unit, url, 120)
-        objects = []
+        # With spec.routing the real policy decides which pods the candidate receives: only
+        # those are submitted (nothing else schedules in the lab), the rest are counted.
+        routing = routing_ops.apply_routing(cluster, candidate.spec, time.monotonic() + timeout)
+        objects, received = [], Counter[str]()
         for pod in pending:
-            obj = lab_pod(pod, target_name(pod, candidate))
+            obj = lab_pod(pod, None if routing else target_name(pod, candidate))
+            if routing:
+                to = routing_ops.routed_scheduler(cluster, obj)
+                received[to] += 1
+                if to not in candidate.scheduler_names:
+                    continue
             obj["metadata"].setdefault("labels", {})[SUBMITTED_LABEL] = "true"
             objects.append(obj)
         progress(f"{candidate.spec.name}: submitting {len(objects)} pod(s)")
@@ -295,6 +307,8 @@ def run_candidate(
         )
     finally:
         lab_host.stop_unit(lab, unit)
+        for obj in routing:  # the next candidate runs with its own routing, or none
+            delete_object(cluster, obj)
     outcomes = []
     for pod in pods:
         node = (pod.get("spec") or {}).get("nodeName")
@@ -323,4 +337,5 @@ def run_candidate(
         after=placement(nodes, cluster.list("/api/v1/pods"), sort_by="cpu"),
         seconds=seconds,
         why_reasons=why_reasons(cluster, pods, candidate),
+        received=dict(received),
     )

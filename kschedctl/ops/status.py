@@ -26,9 +26,11 @@ from kschedctl.observe.permissions import (
     rbac_mode,
     scheduler_access,
 )
+from kschedctl.observe.routing import matched_namespaces, routed_to
 from kschedctl.observe.schedulers import Scheduler
 from kschedctl.ops.crash import crash_reports, pods_of_scheduler
 from kschedctl.ops.doublebooking import detect
+from kschedctl.ops.routing import namespaces, routes_in
 from kschedctl.ops.status_history import revision_state
 from kschedctl.ops.status_metrics import MetricsReport, read_metrics
 
@@ -71,6 +73,12 @@ class EventLine(TypedDict):
     message: str
 
 
+class RoutingReport(TypedDict):
+    rule: str  # observe.routing.Route.rule: ns:team=ml
+    namespaces: list[str]  # the namespaces it selects now
+    routedPods: int  # live pods its policy routed (their kschedctl.io/routed-by names it)
+
+
 @dataclass
 class SchedulerStatus:
     name: str
@@ -92,6 +100,7 @@ class SchedulerStatus:
     # The current revision (history's fields) and where the live objects drifted from it.
     revision: dict[str, Any] | None = None
     drift: list[dict[str, Any]] | None = None  # None: not compared (see warnings)
+    routing: RoutingReport | None = None  # None: no kschedctl routing sends it pods
 
     def to_dict(self) -> dict[str, Any]:
         """``status -o json|yaml``: its keys, and their order, are a contract."""
@@ -110,6 +119,7 @@ class SchedulerStatus:
             "doubleBooking": self.double_booking,
             "revision": self.revision,
             "drift": self.drift,
+            "routing": self.routing,
         }
 
 
@@ -169,6 +179,7 @@ def scheduler_status(
         double_booking=[n.to_dict() for n in for_scheduler(detect(cluster, snap.pods), name)],
         revision=history.revision,
         drift=None if history.drift is None else [d.to_dict() for d in history.drift],
+        routing=_routing(cluster, name, objects),
     )
 
 
@@ -178,6 +189,19 @@ def _home(objects: list[dict[str, Any]]) -> str | None:
         if obj["kind"] in ("Deployment", "Pod", "ConfigMap"):
             return str(obj["metadata"].get("namespace") or "") or None
     return None
+
+
+def _routing(cluster: Cluster, name: str, objects: list[dict[str, Any]]) -> RoutingReport | None:
+    routes = routes_in(objects)
+    if not routes:
+        return None
+    route = routes[0]
+    routed = cluster.list("/api/v1/pods", fieldSelector=f"spec.schedulerName={name}")
+    return {
+        "rule": route.rule,
+        "namespaces": matched_namespaces(route, namespaces(cluster)),
+        "routedPods": sum(1 for pod in routed if routed_to(pod) == name),
+    }
 
 
 def _state(obj: dict[str, Any]) -> str:

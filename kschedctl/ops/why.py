@@ -49,10 +49,12 @@ from kschedctl.observe.pending import PendingReason, pending_reasons
 from kschedctl.observe.plugin_files import (
     ClusterPluginsRef,
 )
+from kschedctl.observe.routing import routed_finding, routed_to
 from kschedctl.observe.schedulers import Scheduler
 from kschedctl.ops.crash import crash_reports, pods_of_scheduler
 from kschedctl.ops.doublebooking import explain_rejection
 from kschedctl.ops.reporter import QUIET, Reporter
+from kschedctl.ops.routing import live_routes
 from kschedctl.ops.why_cluster import ClusterState, cluster_state, optional_read, required_read
 from kschedctl.ops.why_plugins import (
     fallback_policy,
@@ -133,12 +135,35 @@ def why_pod(
         diagnosis = diagnose(pod, NodeInfoSnapshot(nodes), None)
         if is_rejected(pod):
             explain_rejection(cluster, pod, diagnosis)
-        return diagnosis
+        return _with_routing(cluster, pod, diagnosis, None)
     state = cluster_state(cluster, [pod])
     state.plugins = plugins or state.plugins
     state.cluster_plugins = dict(cluster_plugins or {})
     failures = optional_read(lambda: failed_scheduling(cluster, namespace, name), {})
-    return _diagnose(cluster, pod, state, all_reasons, kubeconfig, {}, failures)
+    diagnosis = _diagnose(cluster, pod, state, all_reasons, kubeconfig, {}, failures)
+    wanted = (pod.get("spec") or {}).get("schedulerName")
+    entry = next((s for s in state.schedulers or () if s.name == wanted), None)
+    return _with_routing(cluster, pod, diagnosis, entry is not None and entry.healthy)
+
+
+def _with_routing(
+    cluster: Cluster, pod: Pod, diagnosis: Diagnosis, serving: bool | None
+) -> Diagnosis:
+    """The routing that sent the pod to its scheduler: the first finding when that scheduler
+    does not serve (the first thing to check), the last otherwise."""
+    if routed_to(pod) is None:
+        return diagnosis
+    namespace = (pod.get("metadata") or {}).get("namespace")
+    found = routed_finding(
+        pod,
+        optional_read(lambda: cluster.get(f"/api/v1/namespaces/{namespace}")),
+        optional_read(lambda: live_routes(cluster), []),
+        serving,
+    )
+    if found is not None:
+        at = 0 if found.severity == "error" else len(diagnosis.findings)
+        diagnosis.findings.insert(at, found)
+    return diagnosis
 
 
 def _diagnose(

@@ -15,6 +15,7 @@ from kschedctl.base.yamltext import to_yaml
 from kschedctl.model.config import rbac, versions
 from kschedctl.render.builtin import builtin_context, configmap_problems
 from kschedctl.render.escape import comment, exec_start_line
+from kschedctl.render.routing import routing_context
 from kschedctl.render.templates import content_hash
 from kschedctl.spec import CheckedSpec, Spec, ensure_valid
 
@@ -170,6 +171,9 @@ def kube_scheduler_context(spec: Spec) -> dict[str, Any]:
         # The ServiceAccount `status --metrics` mints its tokens for (a kube-scheduler's pod and
         # deployment forms; host-rbac.yaml sets it off): render.objects.status_reader.
         "metrics_status_reader": spec.program != "builtin",
+        # spec.routing (templates/_routing.yaml.j2): the MutatingAdmissionPolicy, or None.
+        "routing": routing_context(spec, SCHEDULER_LABEL),
+        "routing_labels": labels(spec, component="routing"),
     }
 
 

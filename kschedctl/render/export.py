@@ -42,6 +42,7 @@ from kschedctl.render.objects import (
     expected_objects,
     object_key,
 )
+from kschedctl.render.routing import namespace_selector
 from kschedctl.render.templates import render_template, templates_dir
 from kschedctl.spec import CheckedSpec, Spec
 
@@ -176,6 +177,18 @@ def helm_chart(spec: CheckedSpec) -> dict[str, str]:
             "namedPort": probes.named_port,
         },
     }
+    routing = ctx["routing"]
+    if routing is not None:
+        # What the policy matches (spec.routing); the chart adds the kube-system exclusion and
+        # the patch, which follow the release's namespace and the name value.
+        assert spec.routing is not None
+        derived["routing"] = {
+            "apiVersion": routing["api_version"],
+            "namespaceSelector": namespace_selector(spec),
+            "allowKubeSystem": spec.routing.allow_kube_system,
+            "objectSelector": routing["object_selector"],
+            "matchConditions": routing["match_conditions"],
+        }
     head = f"# Scheduler {comment(spec.name)}, rendered by kschedctl from scheduler.yaml."
     files = {
         "Chart.yaml": f"{head}\n{to_yaml(chart)}\n",

@@ -33,6 +33,7 @@ from kschedctl.render.objects import (
     DEPLOYMENT_OBJECTS,
     HOST_RBAC_OBJECTS,
     POD_OBJECTS,
+    ROUTING_OBJECTS,
     Expected,
     host_rbac,
 )
@@ -80,6 +81,9 @@ class Form:
     needs_leader_election: bool = False
     """Only rendered into a workspace whose host forms send API objects (leader election,
     program custom plugins that read more, spec.metrics: render.objects.host_rbac)."""
+    needs_routing: bool = False
+    """Only written into the workspace of a spec with ``spec.routing`` (for another, ``render
+    --as`` prints a comment saying there is none, as host-rbac does without leader election)."""
     help: str = ""
     """A few words for ``render --as`` help, when the name does not say it."""
     objects: tuple[Expected, ...] = ()
@@ -155,6 +159,15 @@ FORMS: tuple[Form, ...] = (
         template="deployment.yaml.j2",
         deploy=True,
         objects=DEPLOYMENT_OBJECTS,
+    ),
+    Form(
+        "routing",
+        "routing.yaml",
+        "spec.routing: the MutatingAdmissionPolicy sending new pods to it (also in pod/deployment)",
+        template="routing.yaml.j2",
+        needs_routing=True,
+        help="MutatingAdmissionPolicy",
+        objects=ROUTING_OBJECTS,
     ),
     Form(
         "static-pod",
@@ -269,6 +282,8 @@ def render_workspace(spec: CheckedSpec) -> dict[str, str]:
         if form.directory:
             continue  # exports, not workspace files: `render --as NAME DIR` writes them
         if form.needs_leader_election and not host_rbac(spec):
+            continue
+        if form.needs_routing and spec.routing is None:
             continue
         files[form.file_name(spec.name)] = _text(form, ctx)
     # spec.builtin.plugins at the paths the spec names, relative to it: the workspace renders

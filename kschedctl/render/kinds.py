@@ -18,7 +18,7 @@ Imported at start-up by :mod:`kschedctl.render.objects`: the standard library on
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 __all__ = ["KINDS", "MANAGED_KINDS", "SECRET", "Kind"]
 
@@ -37,6 +37,32 @@ class Kind:
     optional: bool = False
     """The kind of a CustomResourceDefinition a cluster may not serve: listing it may answer
     404, and deploy checks it is served before sending anything."""
+    older: tuple[tuple[int, str], ...] = ()
+    """A kind whose apiVersion follows the target Kubernetes: (first minor, apiVersion) of
+    each earlier version, newest first; ``since`` is the first minor of ``api_version``."""
+    since: int = 0
+
+    @property
+    def api_versions(self) -> tuple[str, ...]:
+        """Every apiVersion kschedctl renders it at (one REST path each: :meth:`at`)."""
+        return (self.api_version, *(version for _, version in self.older))
+
+    def at(self, api_version: str) -> Kind:
+        """This kind at ``api_version`` (one of :attr:`api_versions`): its REST paths there."""
+        if api_version == self.api_version:
+            return self
+        if api_version not in self.api_versions:
+            raise ValueError(f"{self.name} is not rendered at {api_version}")
+        return replace(self, api_version=api_version, older=(), since=0)
+
+    def for_minor(self, minor: int) -> Kind | None:
+        """This kind as a target Kubernetes 1.MINOR serves it; None before it is served."""
+        if minor >= self.since:
+            return self
+        for first, version in self.older:
+            if minor >= first:
+                return self.at(version)
+        return None
 
     @property
     def group(self) -> str:
@@ -73,9 +99,25 @@ CLUSTER_ROLE_BINDING = Kind(RBAC, "ClusterRoleBinding", "clusterrolebindings", F
 ROLE = Kind(RBAC, "Role", "roles", True, prunable=True)
 CLUSTER_ROLE = Kind(RBAC, "ClusterRole", "clusterroles", False, prunable=True)
 SERVICE_ACCOUNT = Kind("v1", "ServiceAccount", "serviceaccounts", True, prunable=True)
+# spec.routing (kschedctl.render.routing): GA in 1.36, beta (the MutatingAdmissionPolicy
+# gate, runtime-config admissionregistration.k8s.io/v1beta1) in 1.34 and 1.35. optional: a
+# cluster without the gate answers 404 when they are listed.
+ADMISSION = "admissionregistration.k8s.io"
+_ROUTING_BETA = ((34, f"{ADMISSION}/v1beta1"),)
+MUTATING_ADMISSION_POLICY = Kind(
+    f"{ADMISSION}/v1", "MutatingAdmissionPolicy", "mutatingadmissionpolicies", False,
+    prunable=True, optional=True, older=_ROUTING_BETA, since=36,
+)  # fmt: skip
+MUTATING_ADMISSION_POLICY_BINDING = Kind(
+    f"{ADMISSION}/v1", "MutatingAdmissionPolicyBinding", "mutatingadmissionpolicybindings",
+    False, prunable=True, optional=True, older=_ROUTING_BETA, since=36,
+)  # fmt: skip
 
-# In deletion order: workloads first so nothing runs without its RBAC, bindings before roles.
+# In deletion order: the routing first, so no new pod is sent to a scheduler going away (the
+# binding before its policy); then workloads, so nothing runs without its RBAC; bindings before
+# roles.
 KINDS = (
+    MUTATING_ADMISSION_POLICY_BINDING, MUTATING_ADMISSION_POLICY,
     DEPLOYMENT, POD, SERVICE_MONITOR, SERVICE, CONFIG_MAP, ROLE_BINDING, CLUSTER_ROLE_BINDING,
     ROLE, CLUSTER_ROLE, SERVICE_ACCOUNT,
 )  # fmt: skip

@@ -38,6 +38,7 @@ __all__ = [
     "DEPLOYMENT_OBJECTS",
     "HOST_RBAC_OBJECTS",
     "POD_OBJECTS",
+    "ROUTING_OBJECTS",
     "SERVICE_ACCOUNT_RBAC",
     "Expected",
     "ObjectKey",
@@ -136,6 +137,11 @@ def status_reader(spec: Spec) -> bool:
     return not builtin(spec)
 
 
+def routed(spec: Spec) -> bool:
+    """``spec.routing``: the MutatingAdmissionPolicy and its binding (kschedctl.render.routing)."""
+    return spec.routing is not None
+
+
 @dataclass(frozen=True)
 class Expected:
     """One object a form renders: ``{name}`` in ``name`` (and ``role_ref``) is the scheduler's."""
@@ -160,7 +166,8 @@ class Expected:
         namespace = self.namespace.format(
             namespace=spec.namespace, lease_namespace=spec.leader_election.resource_namespace
         )
-        return (self.kind.api_version, self.kind.name, namespace, self.name.format(name=spec.name))
+        kind = self.kind.for_minor(spec.version.minor) or self.kind
+        return (kind.api_version, kind.name, namespace, self.name.format(name=spec.name))
 
 
 def _lease_rbac(binding: str, subject: str) -> tuple[Expected, ...]:
@@ -220,13 +227,21 @@ METRICS_OBJECTS = (
     Expected(kinds.SERVICE_MONITOR, NAMESPACE, "{name}", when=service_monitor),
     SCRAPER_BINDING,
 )  # fmt: skip
+# spec.routing (templates/routing.yaml.j2): cluster-scoped, named after the scheduler (its
+# name is cluster-wide already: pods ask for it), last in both in-cluster forms.
+ROUTING_OBJECTS = (
+    Expected(kinds.MUTATING_ADMISSION_POLICY, CLUSTER, "kschedctl-route-{name}", when=routed),
+    Expected(
+        kinds.MUTATING_ADMISSION_POLICY_BINDING, CLUSTER, "kschedctl-route-{name}", when=routed
+    ),
+)
 POD_OBJECTS = (
     *SERVICE_ACCOUNT_RBAC, CONFIGMAP, Expected(kinds.POD, NAMESPACE, "{name}"),
-    *METRICS_OBJECTS,
+    *METRICS_OBJECTS, *ROUTING_OBJECTS,
 )  # fmt: skip
 DEPLOYMENT_OBJECTS = (
     *SERVICE_ACCOUNT_RBAC, CONFIGMAP, Expected(kinds.DEPLOYMENT, NAMESPACE, "{name}"),
-    *METRICS_OBJECTS,
+    *METRICS_OBJECTS, *ROUTING_OBJECTS,
 )  # fmt: skip
 # spec.metrics for the host forms (templates/host-rbac.yaml.j2): a Service selects the static
 # pods' mirror pods, as kube-prometheus scrapes kubeadm's kube-scheduler; a systemd service has
@@ -275,8 +290,9 @@ def stale_rbac(spec: Spec, rows: Iterable[Expected], form: str = "") -> set[tupl
     """(kind, namespace, name) of the RBAC objects of ``rows`` that ``spec`` does not render
     (the other ``spec.rbac`` mode's, the Lease RBAC with leader election off), and of the
     metrics objects it no longer asks for (or ``form`` does not apply: a static pod's metrics
-    Service once it runs as a systemd service): what deploy deletes if kschedctl created them
-    for this scheduler, so no right (nor scrape target) outlives the spec."""
+    Service once it runs as a systemd service), and of the routing once ``spec.routing`` is
+    gone: what deploy deletes if kschedctl created them for this scheduler, so no right (nor
+    scrape target, nor routing) outlives the spec."""
     rows = tuple(rows)
     wanted = {key[1:] for key in expected_objects(spec, for_form(rows, form) if form else rows)}
     return {row.key(spec)[1:] for row in rows if row.kind.prunable} - wanted
@@ -332,6 +348,12 @@ def check_objects(
 
 
 def _binding_problem(doc: dict[str, Any], row: Expected, spec: Spec) -> str:
+    if row.kind is kinds.MUTATING_ADMISSION_POLICY_BINDING:
+        # it binds the scheduler's own policy (same name), nothing else
+        policy = row.name.format(name=spec.name)
+        if doc.get("spec") != {"policyName": policy}:
+            return f"its spec must be policyName {policy} only"
+        return ""
     if not row.role_ref:
         return ""
     ref = doc.get("roleRef")

@@ -30,7 +30,7 @@ from kschedctl.model.scheduling import policy
 from kschedctl.model.scheduling.strategies import STRATEGIES
 from kschedctl.spec import API_VERSION, KIND, PROGRAMS, SPEC_FILE, Spec
 from kschedctl.spec.fielddocs import FIELD_DOCS
-from kschedctl.spec.model import camel
+from kschedctl.spec.model import camel, part_type
 
 __all__ = ["SCHEMAS", "SCHEMA_FILES", "schema", "schema_text", "shipped_path"]
 
@@ -75,9 +75,13 @@ def schema_text(name: str) -> str:
 
 
 def _field_schema(name: str, hint: Any) -> dict[str, Any]:
-    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
-        return _object_schema(hint)
     nullable = type(None) in typing.get_args(hint)
+    part = part_type(hint)
+    if part is not None:
+        section = _object_schema(part)
+        if nullable:  # an optional section (spec.routing): null or absent means none
+            section["type"] = ["object", "null"]
+        return section
     args = [a for a in typing.get_args(hint) if a is not type(None)]
     base = (args[0] if args else hint) if nullable else hint
     origin = typing.get_origin(base) or base

@@ -6,7 +6,6 @@ behind loading, ``validate``, ``render``, ``create`` and ``deploy``.
 
 from __future__ import annotations
 
-import dataclasses
 import typing
 from typing import Any
 
@@ -30,9 +29,11 @@ from kschedctl.spec.model import (
     Spec,
     camel,
     expected_type,
+    part_type,
     yaml_fields,
 )
 from kschedctl.spec.programs import check_builtin, check_custom
+from kschedctl.spec.routing import check_routing
 
 
 def check_spec(spec: Spec) -> list[Problem]:
@@ -136,6 +137,7 @@ def check_spec(spec: Spec) -> list[Problem]:
     out.extend(_check_service(spec))
     out.extend(_check_pod(spec.pod))
     out.extend(_check_metrics(spec.metrics))
+    out.extend(check_routing(spec, version))
     if version is not None:
         out.extend(
             validate.check_config(
@@ -236,8 +238,9 @@ def _typed_fields(obj: Any, path: str, out: list[Problem]) -> None:
     hints = _hints(type(obj))
     for key, f in yaml_fields(type(obj)).items():
         value, hint, fpath = getattr(obj, f.name), hints[f.name], join(path, key)
-        if isinstance(hint, type) and dataclasses.is_dataclass(hint):
-            if type(value) is not hint:
+        part = part_type(hint)
+        if part is not None and (value is not None or part is hint):
+            if type(value) is not part:
                 out.append(Problem(fpath, f"must be a mapping, not {shapes.shown(value)}"))
             else:
                 _typed_fields(value, fpath, out)

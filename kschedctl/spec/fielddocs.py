@@ -127,4 +127,22 @@ FIELD_DOCS: dict[str, str] = {
         'The scraper\'s ServiceAccount, granted get on /metrics; "" means no RBAC (the scraper '
         "has it already)."
     ),
+    "spec.routing": (
+        "Optional: send new pods to this scheduler without their manifests naming it (a "
+        "MutatingAdmissionPolicy sets spec.schedulerName; Kubernetes 1.34+, GA in 1.36). A pod "
+        "is routed when every part given matches; at least one must restrict."
+    ),
+    "spec.routing.namespaceSelector": (
+        "A LabelSelector over namespaces (matchLabels, matchExpressions); {} means every "
+        "namespace, on purpose. kube-system only with allowKubeSystem."
+    ),
+    "spec.routing.podSelector": "A LabelSelector over the pods' own labels.",
+    "spec.routing.priorityClassNames": "Only pods of these priority classes (empty: any).",
+    "spec.routing.includeNamedPods": (
+        "Also route pods that name a scheduler other than default-scheduler (default: they "
+        "keep the one they name)."
+    ),
+    "spec.routing.allowKubeSystem": (
+        "Let the namespaceSelector match kube-system (only for a scheduler in kube-system)."
+    ),
 }

@@ -37,6 +37,7 @@ from kschedctl.spec.model import (
     SPEC_FILE,
     Spec,
     expected_type,
+    part_type,
     plugin_file,
     yaml_fields,
 )
@@ -60,8 +61,9 @@ def _load_section(cls: type, data: Any, path: str, out: list[Problem]) -> Any:
             continue
         f = fields[key]
         hint = hints[f.name]
-        if isinstance(hint, type) and dataclasses.is_dataclass(hint):
-            values[f.name] = _load_section(hint, value, fpath, out)
+        part = part_type(hint)
+        if part is not None and (value is not None or part is hint):
+            values[f.name] = _load_section(part, value, fpath, out)
             continue
         expected = expected_type(hint)
         if key == "kubernetesVersion" and isinstance(value, (int, float)):

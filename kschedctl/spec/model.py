@@ -141,6 +141,23 @@ class MetricsSettings(_Part):
 
 
 @dataclass
+class Routing(_Part):
+    """Which new pods this scheduler takes without their manifests naming it (``spec.routing``):
+    rendered as a MutatingAdmissionPolicy that sets their ``spec.schedulerName``
+    (kschedctl.render.routing). The selectors are Kubernetes LabelSelectors; a pod is routed
+    when every part given matches."""
+
+    # None: not given (no restriction by namespace); {}: every namespace, said on purpose.
+    namespace_selector: dict[str, Any] | None = None
+    pod_selector: dict[str, Any] | None = None
+    priority_class_names: list[Any] = field(default_factory=list)
+    # Pods that name a scheduler other than default-scheduler keep it unless this is true.
+    include_named_pods: bool = False
+    # kube-system is never matched unless the scheduler lives there and this is true.
+    allow_kube_system: bool = False
+
+
+@dataclass
 class Spec(_Part):
     """A scheduler: ``metadata.name`` plus the fields of ``spec`` (camelCase in YAML)."""
 
@@ -168,6 +185,7 @@ class Spec(_Part):
     builtin: BuiltinSettings = field(default_factory=BuiltinSettings)
     custom: CustomSettings = field(default_factory=CustomSettings)
     metrics: MetricsSettings = field(default_factory=MetricsSettings)
+    routing: Routing | None = None  # None: no routing (pods name the scheduler themselves)
 
     @property
     def version(self) -> versions.KubeVersion:
@@ -339,6 +357,8 @@ def _section_to_dict(obj: Any) -> dict[str, Any]:
             continue  # no plugins: keep them out of ordinary specs
         if key == "metrics" and value == MetricsSettings():
             continue  # nothing asked: no metrics objects
+        if isinstance(obj, Routing) and (value is None or value in ([], False)):
+            continue  # not given: the field's default (an explicit {} selector stays)
         if dataclasses.is_dataclass(value):
             out[key] = _section_to_dict(value)
         elif value is None or (key in ("extenders", "extraArgs") and not value):
@@ -353,6 +373,14 @@ def _section_to_dict(obj: Any) -> dict[str, Any]:
 
 
 _SCALARS = {bool: bool, int: int, str: str}
+
+
+def part_type(hint: Any) -> type | None:
+    """The spec dataclass a field's type hint holds (``Routing | None`` too), else None."""
+    for candidate in (hint, *typing.get_args(hint)):
+        if isinstance(candidate, type) and dataclasses.is_dataclass(candidate):
+            return candidate
+    return None
 
 
 def expected_type(hint: Any) -> Any:

@@ -61,6 +61,11 @@ annotations:
 {{- include "kschedctl.meta" . | replace "app.kubernetes.io/component: scheduler" "app.kubernetes.io/component: metrics" }}
 {{- end -}}
 
+{{- /* The same for the routing objects (component routing) */ -}}
+{{- define "kschedctl.routingMeta" -}}
+{{- include "kschedctl.meta" . | replace "app.kubernetes.io/component: scheduler" "app.kubernetes.io/component: routing" }}
+{{- end -}}
+
 {{- define "kschedctl.subject" -}}
 - kind: ServiceAccount
   name: {{ .Values.name | toJson }}

@@ -262,3 +262,42 @@ def test_create_program_builtin_with_an_image_of_ones_own_does_not_warn(
     result = run("create", "own", "--program", "builtin", "--image", "reg.example/ks:1")
     assert result.exit_code == 0, result.stderr
     assert "warning:" not in result.stderr
+
+
+def test_create_route_flags_start_a_routing(run, tmp_path: Path) -> None:
+    result = run(
+        "create", "binpack", "--route-namespace-label", "team=ml",
+        "--route-namespace-label", "tier=batch", "--route-pod-label", "app=train",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    spec = load_spec(tmp_path / "binpack" / "scheduler.yaml")
+    assert spec.routing is not None
+    assert spec.routing.namespace_selector == {"matchLabels": {"team": "ml", "tier": "batch"}}
+    assert spec.routing.pod_selector == {"matchLabels": {"app": "train"}}
+    assert "binpack/routing.yaml" in result.stdout.splitlines()
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (
+            ["--route-namespace-label", "team"],
+            2,
+            "--route-namespace-label team: expected KEY=VALUE",
+        ),
+        (["--route-pod-label", "a=1", "--route-pod-label", "a=2"], 2, "a given twice"),
+        (["--route-namespace-label", "bad key=x"], 3, "spec.routing.namespaceSelector.matchLabels"),
+        (
+            ["--route-namespace-label", "team=ml", "--kubernetes-version", "1.33"],
+            3,
+            "Kubernetes 1.33 has no MutatingAdmissionPolicy",
+        ),
+    ],
+)
+def test_create_route_flags_refused(
+    run, tmp_path: Path, args: list[str], code: int, message: str
+) -> None:
+    result = run("create", "binpack", *args)
+    assert result.exit_code == code
+    assert message in result.stderr and result.stdout == ""
+    assert not (tmp_path / "binpack").exists()

@@ -172,8 +172,8 @@ def test_every_example_parses(words: str, line: str) -> None:
             ["render", "x", "--as", "deploymnet"],
             [
                 'error: invalid value "deploymnet" for --as: one of '
-                "config, service, pod, deployment, static-pod, example-pod, helm-chart, "
-                "kustomize, host-config, host-rbac",
+                "config, service, pod, deployment, routing, static-pod, example-pod, "
+                "helm-chart, kustomize, host-config, host-rbac",
                 "Did you mean deployment?",
                 "See '{prog} render -h' for help.",
             ],

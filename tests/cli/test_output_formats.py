@@ -13,8 +13,10 @@ import pytest
 import yaml
 from conftest import Run
 
+from kschedctl.model.filters.selectors import label_selector
 from kschedctl.observe.diagnosis import Diagnosis
 from kschedctl.observe.events import Event
+from kschedctl.observe.routing import Route
 from kschedctl.observe.schedulers import Lease, Scheduler
 
 # -- render (offline) -------------------------------------------------------------------------
@@ -127,6 +129,21 @@ def cluster(monkeypatch: pytest.MonkeyPatch) -> None:
         )
     monkeypatch.setattr("kschedctl.ops.list.snapshot", lambda cluster: None)
     monkeypatch.setattr("kschedctl.ops.list.discover", lambda snap: _schedulers())
+    monkeypatch.setattr("kschedctl.ops.list.live_routes", lambda cluster: [GPU_ROUTE])
+
+
+# gpu's kschedctl routing (observe.routing.Route): list's ROUTING column
+GPU_ROUTE = Route("gpu", "kschedctl-route-gpu", label_selector({"matchLabels": {"team": "ml"}}),
+                  label_selector({}), None)  # fmt: skip
+
+
+def test_list_shows_each_schedulers_routing(run: Run, cluster: None) -> None:
+    lines = run("list").stdout.splitlines()
+    assert lines[0].split()[-1] == "ROUTING"
+    rows = {line.split()[0]: line.split()[-1] for line in lines[1:]}
+    assert rows == {"default-scheduler": "-", "gpu": "ns:team=ml", "ghost": "-"}
+    items = json.loads(run("list", "-o", "json").stdout)["items"]
+    assert [item["routing"] for item in items] == [None, "ns:team=ml", None]
 
 
 def test_list_json_is_a_kubectl_list(run: Run, cluster: None) -> None:
@@ -613,3 +630,21 @@ def test_list_watch_on_a_terminal_is_a_live_table(
     shown = screen.getvalue()
     assert "NAME" in shown and "default-scheduler" in shown and "ghost" in shown
     assert pauses == [2.0, 2.0]  # listed again after each pause, until Ctrl-C
+
+
+def test_status_table_shows_the_routing(
+    run: Run, cluster: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kschedctl.ops.status import SchedulerStatus
+
+    report = SchedulerStatus(
+        name="gpu", scheduler=_schedulers()[1], objects=[], access=None,
+        rbac={"mode": None, "clusterRoles": [], "defaultLeaseUpdate": None},
+        version={"server": "v1.36.3", "image": "k8s/kube-scheduler:v1.36.3", "skew": "ok"},
+        events=[], pending_pods=[], warnings=[],
+        routing={"rule": "ns:team=ml", "namespaces": ["team-a", "team-b"], "routedPods": 3},
+    )  # fmt: skip
+    monkeypatch.setattr("kschedctl.ops.status.scheduler_status", lambda cluster, name, **_: report)
+    result = run("status", "gpu")
+    assert result.exit_code == 0, result.stderr
+    assert "Routing: ns:team=ml: namespaces team-a, team-b; 3 live pod(s) routed" in result.stdout

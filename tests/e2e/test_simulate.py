@@ -98,6 +98,21 @@ def test_candidates_side_by_side(tmp_path: Path) -> None:
     assert report_file.read_text().startswith("<svg")
 
 
+def test_routing_decides_which_pods_a_candidate_receives(tmp_path: Path) -> None:
+    result = kschedctl(
+        "simulate", str(FIXTURES / "cluster.yaml"),
+        "--scheduler", str(FIXTURES / "routed-binpack.yaml"),
+        "--scheduler", str(FIXTURES / "binpack.yaml"), "--settle", "3", "-o", "json",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    report = json.loads(result.stdout)
+    routed, plain = candidate(report, "routed-binpack"), candidate(report, "binpack")
+    # the shop namespace (team=shop) is routed: its 8 web pods; batch/train-0 is not
+    assert routed["received"] == {"routed-binpack": 8, "default-scheduler": 1}
+    assert (routed["submitted"], routed["scheduled"]) == (8, 8)
+    assert plain["received"] == {} and plain["submitted"] == 9
+
+
 def test_round_trip_of_the_session_lab(
     lab: Lab, cluster: Cluster, namespace: str, tmp_path: Path
 ) -> None:

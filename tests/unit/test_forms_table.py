@@ -99,7 +99,8 @@ def test_completion_offers_every_form_in_table_order() -> None:
 
 def test_derived_help_texts_are_unchanged() -> None:
     assert render_cmd._as_help() == (
-        "What to print: config, service (systemd unit), pod, deployment, static-pod, "
+        "What to print: config, service (systemd unit), pod, deployment, routing "
+        "(MutatingAdmissionPolicy), static-pod, "
         "example-pod; host-config / host-rbac: the config file and Lease RBAC the "
         "service and static-pod forms need; helm-chart / kustomize: GitOps exports, written "
         "to DIR."
@@ -109,7 +110,8 @@ def test_derived_help_texts_are_unchanged() -> None:
         "Write a scheduler workspace PARENT/NAME/: scheduler.yaml and every rendered form.\n\n"
         "Files: scheduler.yaml (the spec, the one source of truth), scheduler.schema.json (its "
         "JSON Schema), config.yaml, NAME.service, "
-        "host-config.yaml, host-rbac.yaml, pod.yaml, deployment.yaml, static-pod.yaml, "
+        "host-config.yaml, host-rbac.yaml, pod.yaml, deployment.yaml, routing.yaml, "
+        "static-pod.yaml, "
         "example-pod.yaml, README.md. Prints the paths written (stdout) and the next steps "
         "(stderr). Refuses an existing PARENT/NAME without --force; --force replaces only a "
         "kschedctl workspace or an empty directory. Works offline."

@@ -20,7 +20,7 @@ from kschedctl.render import forms
 from kschedctl.render.kinds import KINDS, MANAGED_KINDS, Kind
 from kschedctl.render.objects import CLUSTER
 
-OBJECT_FORMS = ["pod", "deployment", "host-rbac"]
+OBJECT_FORMS = ["pod", "deployment", "routing", "host-rbac"]
 INDEX = {kind.name: index for index, kind in enumerate(KINDS)}
 
 
@@ -46,7 +46,8 @@ def test_every_form_with_objects_is_rendered_here() -> None:
 
 def test_every_rendered_kind_is_a_row_of_the_table() -> None:
     for doc in rendered():
-        assert resource_of(doc) is RESOURCES[doc["kind"]], doc["kind"]
+        # (the routing kinds at an older target's apiVersion: the same row, at that version)
+        assert resource_of(doc) == RESOURCES[doc["kind"]].at(doc["apiVersion"]), doc["kind"]
 
 
 def test_every_row_of_the_table_is_rendered() -> None:
@@ -68,12 +69,18 @@ def _is_workload(doc: dict[str, Any]) -> bool:
     return "containers" in spec or "containers" in ((spec.get("template") or {}).get("spec") or {})
 
 
-def test_workloads_are_deleted_before_anything_else() -> None:
-    """A workload's pods go first, so none runs on without its ServiceAccount, RBAC or config."""
+ROUTING = {"MutatingAdmissionPolicyBinding", "MutatingAdmissionPolicy"}
+
+
+def test_workloads_are_deleted_before_anything_else_but_the_routing() -> None:
+    """A workload's pods go first, so none runs on without its ServiceAccount, RBAC or config;
+    only the routing goes before them, so no new pod is sent to a scheduler going away."""
     workloads = {doc["kind"] for doc in rendered() if _is_workload(doc)}
     assert workloads == {"Pod", "Deployment"}
-    others = [kind.name for kind in KINDS if kind.name not in workloads]
+    others = [kind.name for kind in KINDS if kind.name not in workloads | ROUTING]
+    assert max(INDEX[k] for k in ROUTING) < min(INDEX[k] for k in workloads)
     assert max(INDEX[k] for k in workloads) < min(INDEX[k] for k in others)
+    assert INDEX["MutatingAdmissionPolicyBinding"] < INDEX["MutatingAdmissionPolicy"]
 
 
 def test_bindings_are_deleted_before_the_roles_they_grant() -> None:
@@ -83,12 +90,12 @@ def test_bindings_are_deleted_before_the_roles_they_grant() -> None:
 
 
 def test_deploy_prunes_only_the_kinds_a_spec_may_stop_asking_for() -> None:
-    """RBAC, the metrics objects and the status reader's ServiceAccount; never the workload
-    nor its config."""
+    """RBAC, the metrics objects, the status reader's ServiceAccount and the routing; never
+    the workload nor its config."""
     prunable = {kind.name for kind in KINDS if kind.prunable}
     assert prunable == {
         "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding",
-        "Service", "ServiceMonitor", "ServiceAccount",
+        "Service", "ServiceMonitor", "ServiceAccount", *ROUTING,
     }  # fmt: skip
 
 

@@ -143,7 +143,7 @@ def test_status_keys_and_their_order_are_the_json_contract() -> None:
     data = status.to_dict()
     assert list(data) == [
         "name", "scheduler", "objects", "access", "rbac", "version", "events", "pendingPods",
-        "warnings", "problems", "metrics", "doubleBooking", "revision", "drift",
+        "warnings", "problems", "metrics", "doubleBooking", "revision", "drift", "routing",
     ]  # fmt: skip
     assert data["problems"] == []  # its pods run
     assert data["metrics"] is None  # not read (--no-metrics)

@@ -29,6 +29,8 @@ CASES = [
     "custom-image",
     "metrics",
     "builtin-plugins",
+    "routing",
+    "routing-beta",
 ]
 
 

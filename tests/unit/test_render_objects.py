@@ -30,7 +30,7 @@ from kschedctl.render.objects import (
     object_key,
     stale_rbac,
 )
-from kschedctl.spec import Spec, load_spec, thawed, with_program
+from kschedctl.spec import Routing, Spec, load_spec, thawed, with_program
 
 GOLDEN_SPECS = sorted(
     p for p in (Path(__file__).parent.parent / "golden" / "specs").glob("*.yaml")
@@ -247,6 +247,11 @@ NO_METRICS = {
 }
 # A kube-scheduler's status reader holds the ClusterRole too (templates/_metrics-reader.yaml.j2).
 NO_SCRAPER = NO_METRICS - {("ClusterRole", "", "s-metrics-reader")}
+# spec.routing gone: its MutatingAdmissionPolicy and binding are pruned too.
+NO_ROUTING = {
+    ("MutatingAdmissionPolicy", "", "kschedctl-route-s"),
+    ("MutatingAdmissionPolicyBinding", "", "kschedctl-route-s"),
+}
 STATUS_READER = {
     ("ServiceAccount", "kube-system", "s-metrics-reader"),
     ("ClusterRole", "", "s-metrics-reader"),
@@ -261,12 +266,17 @@ def test_deploy_prunes_exactly_the_rbac_the_spec_no_longer_renders() -> None:
         ("ClusterRoleBinding", "", "s-as-kube-scheduler"),
         ("ClusterRoleBinding", "", "s-as-volume-scheduler"),
         *NO_SCRAPER,
+        *NO_ROUTING,
     }
+    spec.routing = Routing(namespace_selector={"matchLabels": {"team": "a"}})
+    assert not NO_ROUTING & stale_rbac(spec, rows)  # asked for: kept
+    spec.routing = None
     spec.rbac = "builtinRoles"
     assert stale_rbac(spec, rows) == {
         ("ClusterRole", "", "s-scheduler"),
         ("ClusterRoleBinding", "", "s-scheduler"),
         *NO_SCRAPER,
+        *NO_ROUTING,
     }
     spec.leader_election.leader_elect = False
     assert ("Role", "kube-system", "s-leader-election") in stale_rbac(spec, rows)

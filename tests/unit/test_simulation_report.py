@@ -189,7 +189,7 @@ def test_report_keys_are_stable() -> None:
                           "candidates", "differences", "worse"]  # fmt: skip
     assert list(data["candidates"][0]) == [
         "name", "source", "program", "schedulerNames", "strategy", "submitted", "scheduled",
-        "unschedulable", "secondsToSchedule", "reasons", "whyReasons", "fallbackSteps",
+        "unschedulable", "secondsToSchedule", "reasons", "whyReasons", "received", "fallbackSteps",
         "preemptions", "byGroup", "nodesUsed", "nodesGivenPods", "utilisation", "pods",
     ]  # fmt: skip
     assert data["candidates"][1]["nodesUsed"] == {"before": 0, "after": 1}

@@ -289,11 +289,39 @@ def _go_int64(text: str) -> bool:
     return bool(re.fullmatch(r"[-+]?[0-9]+", text)) and -(2**63) <= int(text) < 2**63
 
 
-def _label_requirement(req: dict[str, Any], path: str, out: list[Problem]) -> None:
+def label_selector_problems(raw: Any, path: str) -> list[Problem]:
+    """A metav1.LabelSelector's problems (matchLabels keys and values, matchExpressions with
+    In/NotIn/Exists/DoesNotExist), as the API server's ValidateLabelSelector reports them."""
+    out: list[Problem] = []
+    selector = check_fields(raw, {"matchLabels": dict, "matchExpressions": list}, path, out)
+    for key, value in (selector.get("matchLabels") or {}).items():
+        kpath = f"{path}.matchLabels"
+        for msg in qualified_name_problems(str(key)):
+            out.append(Problem(kpath, f"{quote(key)}: {msg}"))
+        if not isinstance(value, str):
+            out.append(Problem(f"{kpath}.{key}", f"must be a string, not {quote(value)}"))
+            continue
+        for msg in label_value_problems(value):
+            out.append(Problem(f"{kpath}.{key}", f"{quote(value)}: {msg}"))
+    epath = f"{path}.matchExpressions"
+    for i, raw_req in enumerate(check_list(selector.get("matchExpressions"), epath, out)):
+        before = len(out)
+        req = check_fields(raw_req, _NODE_SELECTOR_REQUIREMENT, f"{epath}[{i}]", out)
+        if len(out) == before:
+            _label_requirement(req, f"{epath}[{i}]", out, LABEL_OPERATORS)
+    return out
+
+
+LABEL_OPERATORS = NODE_OPERATORS[:4]  # a LabelSelector has no Gt/Lt
+
+
+def _label_requirement(
+    req: dict[str, Any], path: str, out: list[Problem], operators: tuple[str, ...] = NODE_OPERATORS
+) -> None:
     """labels.NewRequirement's rules (apimachinery pkg/labels/selector.go)."""
     op = req.get("operator") or ""
-    if op not in NODE_OPERATORS:
-        out.append(Problem(f"{path}.operator", _not_supported(op, NODE_OPERATORS)))
+    if op not in operators:
+        out.append(Problem(f"{path}.operator", _not_supported(op, operators)))
         return
     key = req.get("key") or ""
     for msg in qualified_name_problems(key):
