@@ -91,8 +91,9 @@ def list_schedulers(
 
 
 def list_columns(fmt: OutputFormat) -> list[str]:
-    columns = ["name", "form", "namespace", "ready", "leader", "renewed", "pending", "health"]
-    columns.append("routing")  # kschedctl's routing rule (ns:team=ml), or -
+    # ROUTING: kschedctl's routing rule (ns:team=ml), or -; HEALTH stays the last word
+    columns = ["name", "form", "namespace", "ready", "leader", "renewed", "pending", "routing",
+               "health"]  # fmt: skip
     if fmt.kind == "wide":
         columns += ["managed", "instance", "lease", "found-by"]
     return columns
@@ -108,8 +109,8 @@ def list_rows(found: SchedulerList, fmt: OutputFormat) -> list[list[Any]]:
             ready = "-" if s.desired is None else f"{s.ready or 0}/{s.desired}"
             row = [
                 s.name, s.form, s.namespace or "-", ready, s.leader or "-",
-                age(s.lease.renew_age) if s.lease else "-", s.pending, health,
-                s.routing or "-",
+                age(s.lease.renew_age) if s.lease else "-", s.pending, s.routing or "-",
+                health,
             ]  # fmt: skip
             if fmt.kind == "wide":
                 row += [

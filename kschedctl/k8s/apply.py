@@ -78,18 +78,18 @@ def require_served(cluster: Cluster, objects: list[dict[str, Any]]) -> None:
             served = {}
         if not any(r.get("name") == resource.plural for r in served.get("resources") or []):
             raise ClusterError(
-                f"the API server does not serve {resource.api_version} {resource.plural} "
-                f"({kind}); nothing was sent",
-                hint=_NOT_SERVED_HINTS.get(resource.group, _NOT_SERVED_HINTS[""]).format(
-                    api_version=resource.api_version
-                ),
+                f"the API server does not serve {resource.api_version} {kind} "
+                f"({resource.plural}); nothing was sent",
+                hint=_NOT_SERVED_HINTS.get(
+                    resource.group, "install what serves {api_version}, or leave it out of the spec"
+                ).format(api_version=resource.api_version),
             )
 
 
 # Why an optional kind is not served, and what to do, by API group.
 _NOT_SERVED_HINTS = {
-    "": "install the Prometheus Operator (its CRDs), or set spec.metrics.serviceMonitor: "
-    "false and scrape the metrics Service another way",
+    "monitoring.coreos.com": "install the Prometheus Operator (its CRDs), or set "
+    "spec.metrics.serviceMonitor: false and scrape the metrics Service another way",
     "admissionregistration.k8s.io": "spec.routing needs MutatingAdmissionPolicy at "
     "{api_version}: GA in Kubernetes 1.36 (v1); on 1.34-1.35 target that release "
     "(--kubernetes-version 1.35 renders v1beta1) and start kube-apiserver with "

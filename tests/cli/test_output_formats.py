@@ -139,8 +139,9 @@ GPU_ROUTE = Route("gpu", "kschedctl-route-gpu", label_selector({"matchLabels": {
 
 def test_list_shows_each_schedulers_routing(run: Run, cluster: None) -> None:
     lines = run("list").stdout.splitlines()
-    assert lines[0].split()[-1] == "ROUTING"
-    rows = {line.split()[0]: line.split()[-1] for line in lines[1:]}
+    assert lines[0].split()[-2:] == ["ROUTING", "HEALTH"]  # HEALTH stays the last word
+    at = lines[0].index("ROUTING")  # a table's columns start where their headers do
+    rows = {line.split()[0]: line[at:].split()[0] for line in lines[1:]}
     assert rows == {"default-scheduler": "-", "gpu": "ns:team=ml", "ghost": "-"}
     items = json.loads(run("list", "-o", "json").stdout)["items"]
     assert [item["routing"] for item in items] == [None, "ns:team=ml", None]

@@ -151,7 +151,7 @@ def test_deploy_refuses_a_policy_api_the_server_does_not_serve(
                "--kubernetes-version", "1.35", cwd=tmp_path).returncode == 0  # fmt: skip
     refused = run(lab, "deploy", name, "--as-deployment", cwd=tmp_path)
     assert refused.returncode == 4, refused.stderr
-    assert "admissionregistration.k8s.io/v1beta1 mutatingadmissionpolicies" in refused.stderr
+    assert "admissionregistration.k8s.io/v1beta1 MutatingAdmissionPolicy" in refused.stderr
     assert "--feature-gates=MutatingAdmissionPolicy=true" in refused.stderr
     assert "nothing was sent" in refused.stderr
     assert not cluster.list(

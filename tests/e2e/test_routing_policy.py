@@ -99,6 +99,16 @@ def team(cluster: Cluster, namespace: str) -> Iterator[tuple[str, str]]:
         yield namespace, name
     finally:
         _delete(cluster, docs)
+        _delete_pods(cluster, namespace)
+
+
+def _delete_pods(cluster: Cluster, namespace: str) -> None:
+    """Routed pods ask for a scheduler nothing serves: gone before the next test of this lab
+    lists schedulers (the namespace itself is deleted asynchronously)."""
+    path = f"/api/v1/namespaces/{namespace}/pods"
+    for pod in cluster.list(path):
+        cluster.delete(f"{path}/{pod['metadata']['name']}", gracePeriodSeconds=0)
+    wait_for(lambda: not cluster.list(path), 60, f"the pods of {namespace} to go")
 
 
 def test_a_pod_naming_no_scheduler_is_routed_and_annotated(
