@@ -26,6 +26,7 @@ from kschedctl.clustersnapshot.model import (
     SnapshotNode,
     SnapshotPod,
 )
+from kschedctl.clustersnapshot.storage import REDUCERS
 
 __all__ = [
     "Reducer",
@@ -312,6 +313,11 @@ class Reducer:
         self.snapshot.resource_slices = [reduce_resource_slice(s) for s in slices]
         self.snapshot.resource_claims = [reduce_resource_claim(c) for c in claims]
 
+    def add_storage(self, field_name: str, objects: Iterable[Mapping[str, Any]]) -> None:
+        """One kind of storage object (``field_name``: a snapshot field of
+        :data:`kschedctl.clustersnapshot.storage.STORAGE_KINDS`)."""
+        setattr(self.snapshot, field_name, [REDUCERS[field_name](o) for o in objects])
+
     def omissions(self) -> list[Omission]:
         """What the snapshot leaves out or does not model, from what the reducer saw."""
         out = [
@@ -325,14 +331,24 @@ class Reducer:
                 "uids, annotations, env, commands, probes, statuses other than the phase and "
                 "nominatedNodeName, node conditions (a NotReady node carries a taint, kept)",
             ),
-            Omission(
-                "PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSIDrivers, "
-                "CSIStorageCapacities, CSINodes",
-                "volume binding (storage capacity too), zones and attach limits are not "
-                "modelled; the pods using claims (count) keep the claims' names",
-                self.with_volumes,
-            ),
         ]
+        if self.snapshot.persistent_volume_claims is not None:
+            out.append(
+                Omission(
+                    "storage details the volume filters do not read",
+                    "StorageClass parameters, mount options, a PersistentVolume's secret "
+                    "references and volume attributes, CSINode driver node IDs",
+                )
+            )
+        else:
+            out.append(
+                Omission(
+                    "PersistentVolumeClaims",
+                    "not read: the volume filters are not evaluated for the pods using claims "
+                    "(count)",
+                    self.with_volumes,
+                )
+            )
         if self.snapshot.resource_claims is None:
             out.append(
                 Omission(

@@ -15,6 +15,7 @@ from typing import Any, cast
 
 from kschedctl.base import userfile
 from kschedctl.base.errors import LabError, NotFoundError, printable
+from kschedctl.clustersnapshot.storage import STORAGE_KINDS
 from kschedctl.hosts import lab as lab_host
 from kschedctl.hosts import systemd
 from kschedctl.k8s.apply import delete_object
@@ -225,6 +226,11 @@ def why_reasons(cluster: Cluster, pods: Sequence[Pod], candidate: Candidate) -> 
     left = [p for p in pods if not (p.get("spec") or {}).get("nodeName")]
     if not left:
         return []
+    # the storage objects the snapshot seeded: the volume filters run as in the lab
+    storage: dict[str, Any] = {
+        field_name: cluster.list(seed.storage_collection(api_version, kind))
+        for field_name, kind, _what, api_version in STORAGE_KINDS
+    }
     snap = NodeInfoSnapshot(
         # the API's untyped dicts enter the model here, read through its Node / Pod shapes
         cast(list[Node], cluster.list("/api/v1/nodes")),
@@ -234,6 +240,7 @@ def why_reasons(cluster: Cluster, pods: Sequence[Pod], candidate: Candidate) -> 
         device_classes=cluster.list(DRA_PATHS["device_classes"]),
         resource_slices=cluster.list(DRA_PATHS["resource_slices"]),
         resource_claims=cluster.list(DRA_PATHS["resource_claims"]),
+        **storage,
     )
     version = server_version_or_default(str(cluster.server_version().get("gitVersion", "")))
     policy = None
