@@ -28,6 +28,8 @@ from kschedctl.base.errors import ConflictError, KschedError, LabError, NotFound
 from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab.api import NOT_READY_TAINT, is_ready
 from kschedctl.lab.images import ADMITTED_ANNOTATION
+from kschedctl.lab.provision import PROVISIONED_LABEL
+from kschedctl.model.filters.volumebinding import BIND_COMPLETED, BOUND_BY_CONTROLLER
 from kschedctl.model.scheduling.cache import VOLUME_KINDS
 
 WRITERS = 8
@@ -61,6 +63,7 @@ class Seed:
 _DRA = "/apis/resource.k8s.io/v1"
 _RESOURCES = {kind: resource for resource, kind in VOLUME_KINDS.items()}
 _VOLUMES = ("PersistentVolume", "PersistentVolumeClaim")  # reset re-creates them
+_PVS = "/api/v1/persistentvolumes"
 
 
 def storage_collection(api_version: str, kind: str, namespace: str | None = None) -> str:
@@ -75,21 +78,30 @@ def _storage_path(obj: Mapping[str, Any]) -> str:
     return storage_collection(obj["apiVersion"], obj["kind"], obj["metadata"].get("namespace"))
 
 
-def _bare(obj: Mapping[str, Any]) -> dict[str, Any]:
-    """An object as created: no status (the API ignores it on create), no deletion mark."""
+def as_created(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """An object as created: no status (the API ignores it on create), no deletion mark, and
+    no mark of a binding the volume controller completed (it would take a claim whose volume
+    it has not bound yet for Lost: the controller binds the two and marks them itself)."""
     md = {k: v for k, v in obj["metadata"].items() if k != "deletionTimestamp"}
+    annotations = {k: v for k, v in (md.get("annotations") or {}).items()
+                   if k not in (BIND_COMPLETED, BOUND_BY_CONTROLLER)}  # fmt: skip
+    md.pop("annotations", None)
+    if annotations:
+        md["annotations"] = annotations
     return {**{k: v for k, v in obj.items() if k != "status"}, "metadata": md}
 
 
 def seed_storage(cluster: Cluster, objects: Sequence[Mapping[str, Any]], timeout: float) -> None:
     """Create the storage objects kind by kind in their order, then wait until the
     kube-controller-manager's volume controller has bound each claim the snapshot had bound
-    (its PersistentVolume is pre-bound to it by name), as the filters then read it."""
+    to a volume the snapshot holds (pre-bound to it by name), as the filters then read it."""
     for kind in dict.fromkeys(o["kind"] for o in objects):
-        create_many(cluster, _storage_path, [_bare(o) for o in objects if o["kind"] == kind])
+        create_many(cluster, _storage_path, [as_created(o) for o in objects if o["kind"] == kind])
+    volumes = {o["metadata"]["name"] for o in objects if o["kind"] == "PersistentVolume"}
     bound = {(o["metadata"]["namespace"], o["metadata"]["name"]) for o in objects
              if o["kind"] == "PersistentVolumeClaim"
-             and (o.get("status") or {}).get("phase") == "Bound"}  # fmt: skip
+             and (o.get("status") or {}).get("phase") == "Bound"
+             and o["spec"].get("volumeName") in volumes}  # fmt: skip
     deadline = time.monotonic() + timeout
     while bound:
         claims = cluster.list(storage_collection("v1", "PersistentVolumeClaim"))
@@ -106,32 +118,36 @@ def seed_storage(cluster: Cluster, objects: Sequence[Mapping[str, Any]], timeout
 
 
 def reset_storage(cluster: Cluster, objects: Sequence[Mapping[str, Any]], timeout: float) -> None:
-    """The claims and volumes as seeded: a candidate may have bound a volume to a claim or
-    chosen a node for it (``volume.kubernetes.io/selected-node``). Deleted (their protection
-    finalizers lifted: nothing mounts them in a lab) and created again."""
+    """The claims and volumes as seeded: a candidate may have bound a volume to a claim, chosen
+    a node for it (``volume.kubernetes.io/selected-node``) or had one provisioned. Deleted
+    (their protection finalizers lifted: nothing mounts them in a lab) and created again."""
     volumes = [o for o in objects if o["kind"] in _VOLUMES]
+    made = cluster.list(_PVS, labelSelector=PROVISIONED_LABEL)
+    paths = [f"{_storage_path(o)}/{o['metadata']['name']}" for o in volumes]
+    paths += [f"{_PVS}/{o['metadata']['name']}" for o in made]
 
-    def delete(obj: Mapping[str, Any]) -> None:
-        path = f"{_storage_path(obj)}/{obj['metadata']['name']}"
+    def delete(path: str) -> None:
         try:
             cluster.delete(path)
             cluster.patch(path, {"metadata": {"finalizers": None}})
         except NotFoundError:
             pass
 
-    _in_parallel(delete, volumes, WRITERS)
+    _in_parallel(delete, paths, WRITERS)
     deadline = time.monotonic() + timeout
-    for kind in _VOLUMES:
-        wanted = {(o["metadata"].get("namespace"), o["metadata"]["name"])
-                  for o in volumes if o["kind"] == kind}  # fmt: skip
-        while wanted:
-            listed = cluster.list(storage_collection("v1", kind))
-            wanted &= {(o["metadata"].get("namespace"), o["metadata"]["name"]) for o in listed}
-            if not wanted:
-                break
-            if time.monotonic() > deadline:
-                raise LabError(f"{len(wanted)} {kind}(s) still there after {timeout:.0f}s")
-            time.sleep(0.3)
+    while paths:
+        present = {
+            f"{storage_collection('v1', kind, o['metadata'].get('namespace'))}/"
+            f"{o['metadata']['name']}"
+            for kind in _VOLUMES
+            for o in cluster.list(storage_collection("v1", kind))
+        }
+        left = present.intersection(paths)
+        if not left:
+            break
+        if time.monotonic() > deadline:
+            raise LabError(f"{len(left)} claim(s) or volume(s) still there after {timeout:.0f}s")
+        time.sleep(0.3)
     seed_storage(cluster, volumes, timeout)
 
 

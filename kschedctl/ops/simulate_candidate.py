@@ -22,6 +22,7 @@ from kschedctl.k8s.apply import delete_object
 from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab import binaries, processes, seed
 from kschedctl.lab.cluster import Lab
+from kschedctl.lab.provision import provision
 from kschedctl.model.config.versions import server_version_or_default
 from kschedctl.model.filters import NodeInfoSnapshot
 from kschedctl.model.kubetypes import Node, Pod
@@ -178,6 +179,7 @@ def wait_decided(
     deadline = started + timeout
     while True:
         _alive(lab, unit)
+        provision(cluster)  # no CSI driver runs in the lab: kube-scheduler waits for one
         # the API's untyped dicts enter the model here (why_reasons), read as Pods
         pods = cast(list[Pod], cluster.list("/api/v1/pods", labelSelector=SUBMITTED_LABEL))
         now = time.monotonic()

@@ -24,8 +24,10 @@ from kschedctl.clustersnapshot import (
 )
 from kschedctl.clustersnapshot.anonymize import Anonymizer, anonymize
 from kschedctl.clustersnapshot.reduce import Reducer
-from kschedctl.lab.seed import storage_collection
+from kschedctl.lab.provision import volume_for
+from kschedctl.lab.seed import as_created, storage_collection
 from kschedctl.model.filters import NodeInfoSnapshot, evaluate
+from kschedctl.model.filters.volumebinding import BIND_COMPLETED, SELECTED_NODE
 from kschedctl.ops.simulate import plan_from_snapshot
 from kschedctl.ops.snapshot import OPTIONAL, STORAGE_FIELDS
 
@@ -220,3 +222,23 @@ def test_simulate_seeds_them_volumes_before_the_claims_bound_to_them() -> None:
     assert pv["spec"]["claimRef"] == {"namespace": "default", "name": "kept"}  # pre-bound by name
     csinode = next(o for o in plan.what.storage if o["kind"] == "CSINode")
     assert csinode["spec"]["drivers"][0]["nodeID"] == "n1"
+    # created without the volume controller's own marks, which it sets when it binds the two
+    kept = next(o for o in plan.what.storage if o["metadata"]["name"] == "kept")
+    assert kept["metadata"]["annotations"] == {"pv.kubernetes.io/bind-completed": "yes"}
+    assert "annotations" not in as_created(kept)["metadata"]
+
+
+def test_the_simulation_provisions_a_volume_on_the_chosen_node_for_the_claim() -> None:
+    pending = claim("data")
+    pending["metadata"].update(uid="u-9", annotations={SELECTED_NODE: "n2"})
+    pv = volume_for(pending, CLASS, NODES[1])
+    assert pv["metadata"]["name"] == "pvc-u-9"
+    assert pv["spec"]["claimRef"]["uid"] == "u-9"  # bound to this claim, not a namesake
+    assert pv["spec"]["csi"]["driver"] == DRIVER and pv["spec"]["capacity"] == {"storage": "5Gi"}
+    # bound, the volume is usable where the scheduler put the pod, and only there
+    bound = {"metadata": {**pending["metadata"], "annotations": {BIND_COMPLETED: "yes"}},
+             "spec": {**pending["spec"], "volumeName": pv["metadata"]["name"]}}  # fmt: skip
+    state = NodeInfoSnapshot(NODES, [], persistent_volume_claims=[bound], persistent_volumes=[pv],
+                             storage_classes=[CLASS], csi_drivers=[], csi_storage_capacities=[],
+                             csi_nodes=[])  # fmt: skip
+    assert evaluate(uses_claim("p", "data"), state).feasible == ["n2"]
