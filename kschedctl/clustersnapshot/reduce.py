@@ -26,7 +26,7 @@ from kschedctl.clustersnapshot.model import (
     SnapshotNode,
     SnapshotPod,
 )
-from kschedctl.clustersnapshot.storage import REDUCERS
+from kschedctl.clustersnapshot.storage import REDUCERS, string_map
 
 __all__ = [
     "Reducer",
@@ -40,13 +40,6 @@ __all__ = [
 _TERMINAL = ("Succeeded", "Failed")
 _TAINT_KEYS = ("key", "value", "effect")  # timeAdded only matters to the taint manager
 _PORT_KEYS = ("containerPort", "hostPort", "protocol", "hostIP")
-
-
-def _strings(raw: Any) -> dict[str, str]:
-    """A string map from the API (labels, quantities): values as strings, None dropped."""
-    if not isinstance(raw, Mapping):
-        return {}
-    return {str(k): str(v) for k, v in raw.items() if v is not None}
 
 
 def _dicts(raw: Any) -> list[dict[str, Any]]:
@@ -68,9 +61,9 @@ def reduce_node(node: Mapping[str, Any], *, images: bool = False) -> SnapshotNod
             kept_images.append(entry)
     return SnapshotNode(
         name=str(md.get("name") or ""),
-        labels=_strings(md.get("labels")),
-        capacity=_strings(status.get("capacity")),
-        allocatable=_strings(status.get("allocatable")),
+        labels=string_map(md.get("labels")),
+        capacity=string_map(status.get("capacity")),
+        allocatable=string_map(status.get("allocatable")),
         taints=taints,
         unschedulable=bool(spec.get("unschedulable")),
         images=kept_images,
@@ -87,8 +80,8 @@ def _container(raw: Mapping[str, Any]) -> SnapshotContainer:
     return SnapshotContainer(
         name=str(raw.get("name") or ""),
         image=str(raw.get("image") or ""),
-        requests=_strings(resources.get("requests")),
-        limits=_strings(resources.get("limits")),
+        requests=string_map(resources.get("requests")),
+        limits=string_map(resources.get("limits")),
         ports=ports,
         restart_policy=str(raw.get("restartPolicy") or ""),
     )
@@ -130,13 +123,13 @@ def reduce_pod(pod: Mapping[str, Any]) -> SnapshotPod:
         priority_class_name=str(spec.get("priorityClassName") or ""),
         preemption_policy=str(spec.get("preemptionPolicy") or ""),
         owner_kind=_owner_kind(md),
-        labels=_strings(md.get("labels")),
-        node_selector=_strings(spec.get("nodeSelector")),
+        labels=string_map(md.get("labels")),
+        node_selector=string_map(spec.get("nodeSelector")),
         affinity=dict(affinity) if isinstance(affinity, Mapping) and affinity else None,
         tolerations=_dicts(spec.get("tolerations")),
         topology_spread_constraints=_dicts(spec.get("topologySpreadConstraints")),
         scheduling_gates=[str(g.get("name") or "") for g in _dicts(spec.get("schedulingGates"))],
-        overhead=_strings(spec.get("overhead")),
+        overhead=string_map(spec.get("overhead")),
         resources=dict(resources) if isinstance(resources, Mapping) and resources else None,
         containers=[_container(c) for c in _dicts(spec.get("containers"))],
         init_containers=[_container(c) for c in _dicts(spec.get("initContainers"))],
@@ -229,7 +222,7 @@ def reduce_priority_class(pc: Mapping[str, Any]) -> PriorityClass:
 
 def reduce_namespace(ns: Mapping[str, Any]) -> SnapshotNamespace:
     md = ns.get("metadata") or {}
-    return SnapshotNamespace(name=str(md.get("name") or ""), labels=_strings(md.get("labels")))
+    return SnapshotNamespace(name=str(md.get("name") or ""), labels=string_map(md.get("labels")))
 
 
 @dataclass

@@ -24,6 +24,7 @@ from kschedctl.clustersnapshot.model import (
     StorageClass,
 )
 from kschedctl.model.filters.volumebinding import (
+    BETA_CLASS_ANNOTATION,
     BIND_COMPLETED,
     BOUND_BY_CONTROLLER,
     SELECTED_NODE,
@@ -32,6 +33,7 @@ from kschedctl.model.filters.volumebinding import (
 )
 
 __all__ = [
+    "REDUCERS",
     "STORAGE_KINDS",
     "reduce_csi_driver",
     "reduce_csi_node",
@@ -40,6 +42,7 @@ __all__ = [
     "reduce_persistent_volume_claim",
     "reduce_storage_class",
     "storage_objects",
+    "string_map",
 ]
 
 _CLAIM_ANNOTATIONS = (SELECTED_NODE, BIND_COMPLETED, BOUND_BY_CONTROLLER)
@@ -77,7 +80,8 @@ STORAGE_KINDS = (
 )
 
 
-def _strings(raw: Any) -> dict[str, str]:
+def string_map(raw: Any) -> dict[str, str]:
+    """A string map from the API (labels, quantities): values as strings, None dropped."""
     if not isinstance(raw, Mapping):
         return {}
     return {str(k): str(v) for k, v in raw.items() if v is not None}
@@ -97,10 +101,8 @@ def _parts(obj: Mapping[str, Any]) -> tuple[Mapping[str, Any], ...]:
 
 def reduce_persistent_volume_claim(pvc: Mapping[str, Any]) -> PersistentVolumeClaim:
     md, spec, status = _parts(pvc)
-    annotations = _strings(md.get("annotations"))
-    explicit = "storageClassName" in spec or "volume.beta.kubernetes.io/storage-class" in (
-        annotations
-    )
+    annotations = string_map(md.get("annotations"))
+    explicit = "storageClassName" in spec or BETA_CLASS_ANNOTATION in annotations
     return PersistentVolumeClaim(
         namespace=str(md.get("namespace") or "default"),
         name=str(md.get("name") or ""),
@@ -108,7 +110,7 @@ def reduce_persistent_volume_claim(pvc: Mapping[str, Any]) -> PersistentVolumeCl
         volume_name=str(spec.get("volumeName") or ""),
         access_modes=_modes(spec.get("accessModes")),
         volume_mode=str(spec.get("volumeMode") or ""),
-        requests=_strings((spec.get("resources") or {}).get("requests")),
+        requests=string_map((spec.get("resources") or {}).get("requests")),
         selector=_dict(spec.get("selector")),
         volume_attributes_class_name=str(spec.get("volumeAttributesClassName") or ""),
         annotations={k: annotations[k] for k in _CLAIM_ANNOTATIONS if k in annotations},
@@ -131,9 +133,9 @@ def reduce_persistent_volume(pv: Mapping[str, Any]) -> PersistentVolume:
     ref: Mapping[str, Any] = raw_ref if isinstance(raw_ref, Mapping) else {}
     return PersistentVolume(
         name=str(md.get("name") or ""),
-        labels=_strings(md.get("labels")),
+        labels=string_map(md.get("labels")),
         storage_class_name=volume_class(pv),
-        capacity=_strings(spec.get("capacity")),
+        capacity=string_map(spec.get("capacity")),
         access_modes=_modes(spec.get("accessModes")),
         volume_mode=str(spec.get("volumeMode") or ""),
         node_affinity=_dict(spec.get("nodeAffinity")),

@@ -140,9 +140,10 @@ def _required(read: Callable[..., Any], source: Any, what: str) -> Any:
             f"cannot list {what}: {err.message}",
             hint="a snapshot needs the verbs get and list on nodes and on pods in all "
             "namespaces (a ClusterRole: the built-in view role grants neither), and optionally "
-            "on poddisruptionbudgets, priorityclasses, namespaces, the resource.k8s.io and "
-            "storage objects and persistentvolumes(claims); ask for them, or use a context "
-            "that has them",
+            "on poddisruptionbudgets, priorityclasses, namespaces, the DRA objects "
+            "(resource.k8s.io) and the storage objects (persistentvolumes, "
+            "persistentvolumeclaims, storage.k8s.io); ask for them, or use a context that has "
+            "them",
         ) from err
 
 
