@@ -25,6 +25,7 @@ from kschedctl.clustersnapshot.reading import (
     snapshot_from_dict,
     snapshot_from_text,
 )
+from kschedctl.clustersnapshot.storage import storage_objects
 from kschedctl.clustersnapshot.writing import (
     claim_template_objects,
     dra_objects,
@@ -57,4 +58,5 @@ __all__ = [
     "snapshot_from_dict",
     "snapshot_from_text",
     "snapshot_to_dict",
+    "storage_objects",
 ]

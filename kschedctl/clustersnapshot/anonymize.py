@@ -1,11 +1,12 @@
 """``kschedctl snapshot --anonymize``: names and label values replaced, scheduling unchanged.
 
 Pure. DRA objects (DeviceClasses, ResourceSlices, ResourceClaims) are left out: their CEL
-selectors name values no mapping can rewrite. Every node, pod, namespace, PDB and claim
-name, every label value, taint and toleration value, container image and every value a
-selector names is replaced through ONE mapping (keyed HMAC-SHA256 with a key drawn per
-snapshot and never written): the same string always becomes the same replacement, wherever
-it appears, and different strings never share one.
+selectors name values no mapping can rewrite. Storage objects are kept. Every node, pod,
+namespace, PDB, claim, PersistentVolume, StorageClass and CSIStorageCapacity name, a
+volume's identity (volume handle, disk name), every label value, taint and toleration value,
+container image and every value a selector names is replaced through ONE mapping (keyed
+HMAC-SHA256 with a key drawn per snapshot and never written): the same string always becomes
+the same replacement, wherever it appears, and different strings never share one.
 Every equality the scheduler tests is therefore kept — a node's ``kubernetes.io/hostname``
 label still equals its name, a DaemonSet pod's ``matchFields metadata.name`` still names its
 node, ``kubernetes.io/metadata.name`` still equals its namespace, a spread constraint's
@@ -14,8 +15,8 @@ selector still matches the same pods, zones stay zones (hashed) — and nothing 
 Kept as they are: label and taint keys and topology keys (the plugins read them), integers
 (``Gt``/``Lt`` compare them as numbers), empty strings, the namespaces every cluster has
 (``default``, ``kube-system``, ``kube-public``, ``kube-node-lease``), scheduler names,
-PriorityClass names, quantities. Container names become ``c0``, ``c1`` … (no plugin reads
-them).
+PriorityClass names, CSI driver and provisioner names, quantities. Container names become
+``c0``, ``c1`` … (no plugin reads them).
 """
 
 from __future__ import annotations
@@ -31,13 +32,19 @@ from typing import Any, TypeVar
 
 from kschedctl.clustersnapshot.model import (
     ClusterSnapshot,
+    CSINode,
+    CSIStorageCapacity,
+    PersistentVolume,
+    PersistentVolumeClaim,
     PodDisruptionBudget,
     SnapshotContainer,
     SnapshotMetadata,
     SnapshotNamespace,
     SnapshotNode,
     SnapshotPod,
+    StorageClass,
 )
+from kschedctl.model.filters.volumebinding import SELECTED_NODE
 
 __all__ = ["Anonymizer", "anonymize"]
 
@@ -46,6 +53,7 @@ _INTEGER = re.compile(r"[-+]?[0-9]+")  # strconv.ParseInt's form: Gt/Lt operands
 _Named = TypeVar("_Named", SnapshotPod, PodDisruptionBudget)
 _REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 _PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
+_SOURCE_KEPT = ("driver", "fsType", "readOnly", "kind", "type")  # not names of a volume
 _DIGEST_HEX = 12  # 48 bits: a collision among a million strings is a one-in-500 event …
 # … and is detected anyway: the replacement grows until it is unique.
 
@@ -227,6 +235,73 @@ class Anonymizer:
     def pdb(self, pdb: PodDisruptionBudget) -> PodDisruptionBudget:
         return replace(self._named(pdb, "pdb-"), selector=self.label_selector(pdb.selector))
 
+    # --- storage: names through the same mapping as the pods' claim names and the nodes
+
+    def _class(self, name: str | None) -> str | None:
+        return self.text(name, "sc-") if name else name
+
+    def claim(self, pvc: PersistentVolumeClaim) -> PersistentVolumeClaim:
+        annotations = dict(pvc.annotations)
+        if annotations.get(SELECTED_NODE):
+            annotations[SELECTED_NODE] = self.node_name(annotations[SELECTED_NODE])
+        return replace(
+            pvc,
+            namespace=self.namespace(pvc.namespace),
+            name=self.text(pvc.name, "pvc-"),
+            storage_class_name=self._class(pvc.storage_class_name),
+            volume_name=self.text(pvc.volume_name, "pv-"),
+            selector=self.label_selector(pvc.selector),
+            annotations=annotations,
+        )
+
+    def _source(self, source: Mapping[str, Any]) -> dict[str, Any]:
+        """A PV's source: what identifies the volume replaced, the driver and flags kept."""
+        out: dict[str, Any] = {}
+        for kind, fields in source.items():
+            out[kind] = {
+                k: v if k in _SOURCE_KEPT or not isinstance(v, (str, list)) else
+                (self.values(v) if isinstance(v, list) else self.text(v))
+                for k, v in (fields or {}).items()
+            }  # fmt: skip
+        return out
+
+    def volume(self, pv: PersistentVolume) -> PersistentVolume:
+        required = functools.partial(
+            _rewritten, lists={"nodeSelectorTerms": self._node_selector_term}
+        )
+        ref = pv.claim_ref
+        return replace(
+            pv,
+            name=self.text(pv.name, "pv-"),
+            labels=self.labels(pv.labels),
+            storage_class_name=self._class(pv.storage_class_name) or "",
+            node_affinity=_rewritten(pv.node_affinity, values={"required": required}),
+            claim_ref={
+                **({"namespace": self.namespace(ref["namespace"])} if "namespace" in ref else {}),
+                **({"name": self.text(ref["name"], "pvc-")} if "name" in ref else {}),
+            },
+            source=self._source(pv.source),
+        )
+
+    def storage_class(self, sc: StorageClass) -> StorageClass:
+        terms = [
+            _rewritten(t, lists={"matchLabelExpressions": self._requirement})
+            for t in sc.allowed_topologies
+        ]
+        return replace(sc, name=self.text(sc.name, "sc-"), allowed_topologies=terms)
+
+    def csi_node(self, node: CSINode) -> CSINode:
+        return replace(node, name=self.node_name(node.name))
+
+    def capacity(self, cap: CSIStorageCapacity) -> CSIStorageCapacity:
+        return replace(
+            cap,
+            namespace=self.namespace(cap.namespace),
+            name=self.text(cap.name, "csc-"),
+            storage_class_name=self._class(cap.storage_class_name) or "",
+            node_topology=self.label_selector(cap.node_topology),
+        )
+
 
 def anonymize(snap: ClusterSnapshot, key: bytes | None = None) -> ClusterSnapshot:
     """A copy of ``snap`` with names and values replaced (module docstring); nodes first, so
@@ -251,4 +326,17 @@ def anonymize(snap: ClusterSnapshot, key: bytes | None = None) -> ClusterSnapsho
         resource_slices=None,
         resource_claims=None,
         resource_claim_templates=[],
+        persistent_volume_claims=_each(anon.claim, snap.persistent_volume_claims),
+        persistent_volumes=_each(anon.volume, snap.persistent_volumes),
+        storage_classes=_each(anon.storage_class, snap.storage_classes),
+        csi_drivers=snap.csi_drivers,  # driver names name products, as provisioners do
+        csi_nodes=_each(anon.csi_node, snap.csi_nodes),
+        csi_storage_capacities=_each(anon.capacity, snap.csi_storage_capacities),
     )
+
+
+_T = TypeVar("_T")
+
+
+def _each(rewrite: Callable[[_T], _T], items: list[_T] | None) -> list[_T] | None:
+    return None if items is None else [rewrite(i) for i in items]

@@ -188,6 +188,81 @@ class ResourceClaimTemplate:
 
 
 @dataclass
+class PersistentVolumeClaim:
+    """A PVC as VolumeBinding reads it (the beta class annotation folded into the class name;
+    ``storageClassName`` absent: none set, "" : no class)."""
+
+    namespace: str = field(default="", metadata={"required": True, "name": "label"})
+    name: str = field(default="", metadata={"required": True, "name": "subdomain"})
+    storage_class_name: str | None = None
+    volume_name: str = ""
+    access_modes: list[str] = field(default_factory=list)
+    volume_mode: str = ""
+    requests: dict[str, str] = field(default_factory=dict)
+    selector: RawDict | None = None
+    volume_attributes_class_name: str = ""
+    annotations: dict[str, str] = field(default_factory=dict)  # the binding's own only
+    phase: str = ""
+    deleting: bool = False
+
+
+@dataclass
+class PersistentVolume:
+    """A PV: class, capacity, node affinity, the claim it is bound to, and its source with the
+    fields that identify the volume only (no secret references, no volume attributes)."""
+
+    name: str = field(default="", metadata={"required": True, "name": "subdomain"})
+    labels: dict[str, str] = field(default_factory=dict)  # VolumeZone reads the zone labels
+    storage_class_name: str = ""
+    capacity: dict[str, str] = field(default_factory=dict)
+    access_modes: list[str] = field(default_factory=list)
+    volume_mode: str = ""
+    node_affinity: RawDict | None = None
+    claim_ref: dict[str, str] = field(default_factory=dict)  # namespace and name
+    source: RawDict = field(default_factory=dict)  # {"csi": {"driver": …, "volumeHandle": …}}
+    phase: str = ""
+
+
+@dataclass
+class StorageClass:
+    """A StorageClass: provisioner, binding mode, allowed topologies (no parameters)."""
+
+    name: str = field(default="", metadata={"required": True, "name": "subdomain"})
+    provisioner: str = ""
+    volume_binding_mode: str = ""
+    allowed_topologies: list[RawDict] = field(default_factory=list)
+
+
+@dataclass
+class CSIDriver:
+    """A CSIDriver: whether it publishes storage capacity, whether it attaches."""
+
+    name: str = field(default="", metadata={"required": True, "name": "subdomain"})
+    storage_capacity: bool = False
+    attach_required: bool | None = None
+
+
+@dataclass
+class CSINode:
+    """A CSINode (named after its node): each driver's attach limit and topology keys."""
+
+    name: str = field(default="", metadata={"required": True, "name": "subdomain"})
+    drivers: list[RawDict] = field(default_factory=list)  # name, allocatable, topologyKeys
+
+
+@dataclass
+class CSIStorageCapacity:
+    """A CSIStorageCapacity: a class's free space on the nodes its topology selects."""
+
+    namespace: str = field(default="", metadata={"required": True, "name": "label"})
+    name: str = field(default="", metadata={"required": True, "name": "subdomain"})
+    storage_class_name: str = ""
+    capacity: str = ""
+    maximum_volume_size: str = ""
+    node_topology: RawDict | None = None
+
+
+@dataclass
 class PriorityClass:
     """A PriorityClass: ``value``, ``globalDefault``, ``preemptionPolicy``."""
 
@@ -213,6 +288,13 @@ class ClusterSnapshot:
     resource_slices: list[ResourceSlice] | None = None
     resource_claims: list[ResourceClaim] | None = None
     resource_claim_templates: list[ResourceClaimTemplate] = field(default_factory=list)
+    # What the volume filters read; None: not taken (those filters are then "not evaluated")
+    persistent_volume_claims: list[PersistentVolumeClaim] | None = None
+    persistent_volumes: list[PersistentVolume] | None = None
+    storage_classes: list[StorageClass] | None = None
+    csi_drivers: list[CSIDriver] | None = None
+    csi_nodes: list[CSINode] | None = None
+    csi_storage_capacities: list[CSIStorageCapacity] | None = None
 
     def node_names(self) -> set[str]:
         return {n.name for n in self.nodes}

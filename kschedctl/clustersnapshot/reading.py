@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import typing
+from collections.abc import Sequence
 from typing import Any
 
 from kschedctl.base import limits
@@ -201,6 +202,7 @@ def _check_consistency(snap: ClusterSnapshot, out: list[Problem]) -> None:
                 out.append(Problem(f"{where}.name", f"pod {quote(pod.key)} is listed twice"))
             seen.add(pod.key)
             _check_pod(pod, where, kind == "pods", nodes, out)
+    _check_storage(snap, out)
     names = [pc.name for pc in snap.priority_classes]
     for i, name in enumerate(names):
         if name in names[:i]:
@@ -256,6 +258,35 @@ def _check_api_names(snap: ClusterSnapshot, out: list[Problem]) -> None:
         name(pdb.name, f"spec.podDisruptionBudgets[{i}].name")
     for i, pc in enumerate(snap.priority_classes):
         name(pc.name, f"spec.priorityClasses[{i}].name")
+
+
+def _check_storage(snap: ClusterSnapshot, out: list[Problem]) -> None:
+    """The storage objects' names (a lab creates them) and quantities."""
+    kinds: tuple[tuple[str, Sequence[Any] | None], ...] = (
+        ("persistentVolumeClaims", snap.persistent_volume_claims),
+        ("persistentVolumes", snap.persistent_volumes),
+        ("storageClasses", snap.storage_classes),
+        ("csiDrivers", snap.csi_drivers),
+        ("csiNodes", snap.csi_nodes),
+        ("csiStorageCapacities", snap.csi_storage_capacities),
+    )
+    for key, items in kinds:
+        for i, item in enumerate(items or []):
+            where = f"spec.{key}[{i}]"
+            if item.name:
+                apinames.check_name(item.name, f"{where}.name", out, "subdomain")
+            namespace = getattr(item, "namespace", "")
+            if namespace:
+                apinames.check_name(namespace, f"{where}.namespace", out, "label")
+    for i, pvc in enumerate(snap.persistent_volume_claims or []):
+        _check_quantities(pvc.requests, f"spec.persistentVolumeClaims[{i}].requests", out)
+    for i, pv in enumerate(snap.persistent_volumes or []):
+        _check_quantities(pv.capacity, f"spec.persistentVolumes[{i}].capacity", out)
+        apinames.check_labels(pv.labels, f"spec.persistentVolumes[{i}].labels", out)
+    for i, cap in enumerate(snap.csi_storage_capacities or []):
+        sizes = {"capacity": cap.capacity, "maximumVolumeSize": cap.maximum_volume_size}
+        _check_quantities({k: v for k, v in sizes.items() if v},
+                          f"spec.csiStorageCapacities[{i}]", out)  # fmt: skip
 
 
 def _check_pod(

@@ -26,6 +26,7 @@ from kschedctl.clustersnapshot.model import (
     SnapshotNode,
     SnapshotPod,
 )
+from kschedctl.clustersnapshot.storage import REDUCERS, string_map
 
 __all__ = [
     "Reducer",
@@ -39,13 +40,6 @@ __all__ = [
 _TERMINAL = ("Succeeded", "Failed")
 _TAINT_KEYS = ("key", "value", "effect")  # timeAdded only matters to the taint manager
 _PORT_KEYS = ("containerPort", "hostPort", "protocol", "hostIP")
-
-
-def _strings(raw: Any) -> dict[str, str]:
-    """A string map from the API (labels, quantities): values as strings, None dropped."""
-    if not isinstance(raw, Mapping):
-        return {}
-    return {str(k): str(v) for k, v in raw.items() if v is not None}
 
 
 def _dicts(raw: Any) -> list[dict[str, Any]]:
@@ -67,9 +61,9 @@ def reduce_node(node: Mapping[str, Any], *, images: bool = False) -> SnapshotNod
             kept_images.append(entry)
     return SnapshotNode(
         name=str(md.get("name") or ""),
-        labels=_strings(md.get("labels")),
-        capacity=_strings(status.get("capacity")),
-        allocatable=_strings(status.get("allocatable")),
+        labels=string_map(md.get("labels")),
+        capacity=string_map(status.get("capacity")),
+        allocatable=string_map(status.get("allocatable")),
         taints=taints,
         unschedulable=bool(spec.get("unschedulable")),
         images=kept_images,
@@ -86,8 +80,8 @@ def _container(raw: Mapping[str, Any]) -> SnapshotContainer:
     return SnapshotContainer(
         name=str(raw.get("name") or ""),
         image=str(raw.get("image") or ""),
-        requests=_strings(resources.get("requests")),
-        limits=_strings(resources.get("limits")),
+        requests=string_map(resources.get("requests")),
+        limits=string_map(resources.get("limits")),
         ports=ports,
         restart_policy=str(raw.get("restartPolicy") or ""),
     )
@@ -129,13 +123,13 @@ def reduce_pod(pod: Mapping[str, Any]) -> SnapshotPod:
         priority_class_name=str(spec.get("priorityClassName") or ""),
         preemption_policy=str(spec.get("preemptionPolicy") or ""),
         owner_kind=_owner_kind(md),
-        labels=_strings(md.get("labels")),
-        node_selector=_strings(spec.get("nodeSelector")),
+        labels=string_map(md.get("labels")),
+        node_selector=string_map(spec.get("nodeSelector")),
         affinity=dict(affinity) if isinstance(affinity, Mapping) and affinity else None,
         tolerations=_dicts(spec.get("tolerations")),
         topology_spread_constraints=_dicts(spec.get("topologySpreadConstraints")),
         scheduling_gates=[str(g.get("name") or "") for g in _dicts(spec.get("schedulingGates"))],
-        overhead=_strings(spec.get("overhead")),
+        overhead=string_map(spec.get("overhead")),
         resources=dict(resources) if isinstance(resources, Mapping) and resources else None,
         containers=[_container(c) for c in _dicts(spec.get("containers"))],
         init_containers=[_container(c) for c in _dicts(spec.get("initContainers"))],
@@ -228,7 +222,7 @@ def reduce_priority_class(pc: Mapping[str, Any]) -> PriorityClass:
 
 def reduce_namespace(ns: Mapping[str, Any]) -> SnapshotNamespace:
     md = ns.get("metadata") or {}
-    return SnapshotNamespace(name=str(md.get("name") or ""), labels=_strings(md.get("labels")))
+    return SnapshotNamespace(name=str(md.get("name") or ""), labels=string_map(md.get("labels")))
 
 
 @dataclass
@@ -312,6 +306,11 @@ class Reducer:
         self.snapshot.resource_slices = [reduce_resource_slice(s) for s in slices]
         self.snapshot.resource_claims = [reduce_resource_claim(c) for c in claims]
 
+    def add_storage(self, field_name: str, objects: Iterable[Mapping[str, Any]]) -> None:
+        """One kind of storage object (``field_name``: a snapshot field of
+        :data:`kschedctl.clustersnapshot.storage.STORAGE_KINDS`)."""
+        setattr(self.snapshot, field_name, [REDUCERS[field_name](o) for o in objects])
+
     def omissions(self) -> list[Omission]:
         """What the snapshot leaves out or does not model, from what the reducer saw."""
         out = [
@@ -325,14 +324,24 @@ class Reducer:
                 "uids, annotations, env, commands, probes, statuses other than the phase and "
                 "nominatedNodeName, node conditions (a NotReady node carries a taint, kept)",
             ),
-            Omission(
-                "PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSIDrivers, "
-                "CSIStorageCapacities, CSINodes",
-                "volume binding (storage capacity too), zones and attach limits are not "
-                "modelled; the pods using claims (count) keep the claims' names",
-                self.with_volumes,
-            ),
         ]
+        if self.snapshot.persistent_volume_claims is not None:
+            out.append(
+                Omission(
+                    "storage details the volume filters do not read",
+                    "StorageClass parameters, mount options, a PersistentVolume's secret "
+                    "references and volume attributes, CSINode driver node IDs",
+                )
+            )
+        else:
+            out.append(
+                Omission(
+                    "PersistentVolumeClaims",
+                    "not read: the volume filters are not evaluated for the pods using claims "
+                    "(count)",
+                    self.with_volumes,
+                )
+            )
         if self.snapshot.resource_claims is None:
             out.append(
                 Omission(

@@ -1,6 +1,7 @@
-"""A lab shaped like a snapshot of a cluster: its nodes on kwok, its namespaces, PriorityClasses
-and PodDisruptionBudgets, and its bound pods pinned to their nodes (``spec.nodeName`` set at
-creation, so no scheduler places them; the lab runner admits them as a kubelet would).
+"""A lab shaped like a snapshot of a cluster: its nodes on kwok, its namespaces, PriorityClasses,
+PodDisruptionBudgets, storage and DRA objects, and its bound pods pinned to their nodes
+(``spec.nodeName`` set at creation, so no scheduler places them; the lab runner admits them as
+a kubelet would).
 
 Creation is the slow part of a large simulation, so every collection goes through a small
 pool of writers (the connection pool holds ``cpu_count * 5`` connections), and the not-ready
@@ -10,7 +11,8 @@ as soon as kwok reports the node Ready, as the node lifecycle controller would a
 
 :func:`reset` takes a lab back to the seeded state between two candidates: it deletes every
 pod that is not one of the pinned pods (grace period 0) and re-creates the pinned pods that
-are gone (a preemption victim), then waits until the pod list is exactly the pinned set.
+are gone (a preemption victim), re-creates the claims and volumes (a candidate may have bound
+them), then waits until the pod list is exactly the pinned set.
 A scheduler started after that lists the same nodes and pods as on a fresh lab.
 """
 
@@ -26,6 +28,9 @@ from kschedctl.base.errors import ConflictError, KschedError, LabError, NotFound
 from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab.api import NOT_READY_TAINT, is_ready
 from kschedctl.lab.images import ADMITTED_ANNOTATION
+from kschedctl.lab.provision import PROVISIONED_LABEL
+from kschedctl.model.filters.volumebinding import BIND_COMPLETED, BOUND_BY_CONTROLLER
+from kschedctl.model.scheduling.cache import VOLUME_KINDS
 
 WRITERS = 8
 # Created by the API server itself: a snapshot's copies are skipped.
@@ -50,9 +55,100 @@ class Seed:
     resource_slices: list[dict[str, Any]] = field(default_factory=list)
     resource_claims: list[dict[str, Any]] = field(default_factory=list)
     resource_claim_templates: list[dict[str, Any]] = field(default_factory=list)
+    # What the volume filters read (StorageClasses, CSIDrivers, CSINodes, PersistentVolumes,
+    # PersistentVolumeClaims, CSIStorageCapacities), in that order: volumes before their claims
+    storage: list[dict[str, Any]] = field(default_factory=list)
 
 
 _DRA = "/apis/resource.k8s.io/v1"
+_RESOURCES = {kind: resource for resource, kind in VOLUME_KINDS.items()}
+_VOLUMES = ("PersistentVolume", "PersistentVolumeClaim")  # reset re-creates them
+_PVS = "/api/v1/persistentvolumes"
+
+
+def storage_collection(api_version: str, kind: str, namespace: str | None = None) -> str:
+    """The REST collection of a storage kind (one of the volume filters' ``VOLUME_KINDS``),
+    cluster-wide or in ``namespace``."""
+    group = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
+    where = f"/namespaces/{namespace}" if namespace else ""
+    return f"{group}{where}/{_RESOURCES[kind]}"
+
+
+def _storage_path(obj: Mapping[str, Any]) -> str:
+    return storage_collection(obj["apiVersion"], obj["kind"], obj["metadata"].get("namespace"))
+
+
+def as_created(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """An object as created: no status (the API ignores it on create), no deletion mark, and
+    no mark of a binding the volume controller completed (it would take a claim whose volume
+    it has not bound yet for Lost: the controller binds the two and marks them itself)."""
+    md = {k: v for k, v in obj["metadata"].items() if k != "deletionTimestamp"}
+    annotations = {k: v for k, v in (md.get("annotations") or {}).items()
+                   if k not in (BIND_COMPLETED, BOUND_BY_CONTROLLER)}  # fmt: skip
+    md.pop("annotations", None)
+    if annotations:
+        md["annotations"] = annotations
+    return {**{k: v for k, v in obj.items() if k != "status"}, "metadata": md}
+
+
+def seed_storage(cluster: Cluster, objects: Sequence[Mapping[str, Any]], timeout: float) -> None:
+    """Create the storage objects kind by kind in their order, then wait until the
+    kube-controller-manager's volume controller has bound each claim the snapshot had bound
+    to a volume the snapshot holds (pre-bound to it by name), as the filters then read it."""
+    for kind in dict.fromkeys(o["kind"] for o in objects):
+        create_many(cluster, _storage_path, [as_created(o) for o in objects if o["kind"] == kind])
+    volumes = {o["metadata"]["name"] for o in objects if o["kind"] == "PersistentVolume"}
+    bound = {(o["metadata"]["namespace"], o["metadata"]["name"]) for o in objects
+             if o["kind"] == "PersistentVolumeClaim"
+             and (o.get("status") or {}).get("phase") == "Bound"
+             and o["spec"].get("volumeName") in volumes}  # fmt: skip
+    deadline = time.monotonic() + timeout
+    while bound:
+        claims = cluster.list(storage_collection("v1", "PersistentVolumeClaim"))
+        bound -= {(c["metadata"]["namespace"], c["metadata"]["name"]) for c in claims
+                  if (c.get("status") or {}).get("phase") == "Bound"}  # fmt: skip
+        if not bound:
+            return
+        if time.monotonic() > deadline:
+            raise LabError(
+                f"{len(bound)} PersistentVolumeClaim(s) not Bound after {timeout:.0f}s",
+                hint="look at the kube-controller-manager log in the lab directory's logs/",
+            )
+        time.sleep(0.3)
+
+
+def reset_storage(cluster: Cluster, objects: Sequence[Mapping[str, Any]], timeout: float) -> None:
+    """The claims and volumes as seeded: a candidate may have bound a volume to a claim, chosen
+    a node for it (``volume.kubernetes.io/selected-node``) or had one provisioned. Deleted
+    (their protection finalizers lifted: nothing mounts them in a lab) and created again."""
+    volumes = [o for o in objects if o["kind"] in _VOLUMES]
+    made = cluster.list(_PVS, labelSelector=PROVISIONED_LABEL)
+    paths = [f"{_storage_path(o)}/{o['metadata']['name']}" for o in volumes]
+    paths += [f"{_PVS}/{o['metadata']['name']}" for o in made]
+
+    def delete(path: str) -> None:
+        try:
+            cluster.delete(path)
+            cluster.patch(path, {"metadata": {"finalizers": None}})
+        except NotFoundError:
+            pass
+
+    _in_parallel(delete, paths, WRITERS)
+    deadline = time.monotonic() + timeout
+    while paths:
+        present = {
+            f"{storage_collection('v1', kind, o['metadata'].get('namespace'))}/"
+            f"{o['metadata']['name']}"
+            for kind in _VOLUMES
+            for o in cluster.list(storage_collection("v1", kind))
+        }
+        left = present.intersection(paths)
+        if not left:
+            break
+        if time.monotonic() > deadline:
+            raise LabError(f"{len(left)} claim(s) or volume(s) still there after {timeout:.0f}s")
+        time.sleep(0.3)
+    seed_storage(cluster, volumes, timeout)
 
 
 def _claim_path(claim: Mapping[str, Any]) -> str:
@@ -175,6 +271,9 @@ def seed(cluster: Cluster, what: Seed, *, timeout: float, progress: Progress) ->
         lambda o: f"/apis/policy/v1/namespaces/{o['metadata']['namespace']}/poddisruptionbudgets",
         what.disruption_budgets,
     )
+    if what.storage:
+        progress(f"creating {len(what.storage)} storage object(s)")
+    seed_storage(cluster, what.storage, timeout)
     create_many(cluster, lambda _o: f"{_DRA}/deviceclasses", what.device_classes)
     create_many(cluster, lambda _o: f"{_DRA}/resourceslices", what.resource_slices)
     seed_claims(cluster, what.resource_claims)
@@ -303,6 +402,7 @@ def reset(cluster: Cluster, what: Seed, *, timeout: float, progress: Progress) -
             raise LabError(f"{len(extra)} pod(s) still there after {timeout:.0f}s of deleting")
         time.sleep(0.5)
     restore_claims(cluster, what.resource_claims)
+    reset_storage(cluster, what.storage, timeout)
     present = {(p["metadata"]["namespace"], p["metadata"]["name"]) for p in pods}
     missing = [p for p in what.pinned
                if (p["metadata"]["namespace"], p["metadata"]["name"]) not in present]  # fmt: skip

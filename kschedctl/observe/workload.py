@@ -201,10 +201,11 @@ def _containers(containers: Any) -> list[dict[str, Any]]:
 
 
 def lab_pod(pod: Mapping[str, Any], scheduler_name: str | None) -> dict[str, Any]:
-    """The object the simulation creates for ``pod``: its scheduling fields only, containers on
-    a placeholder image, ``schedulerName`` set to ``scheduler_name`` (None: kept, for pinned
-    pods with ``spec.nodeName``). ``priority`` is dropped when a ``priorityClassName`` names
-    it (the API server's Priority admission refuses a pod that gives both and disagrees)."""
+    """The object the simulation creates for ``pod``: its scheduling fields only (of its
+    volumes, the claims), containers on a placeholder image, ``schedulerName`` set to
+    ``scheduler_name`` (None: kept, for pinned pods with ``spec.nodeName``). ``priority`` is
+    dropped when a ``priorityClassName`` names it (the API server's Priority admission refuses
+    a pod that gives both and disagrees)."""
     meta = pod.get("metadata") or {}
     spec = pod.get("spec") or {}
     metadata: dict[str, Any] = {
@@ -224,6 +225,11 @@ def lab_pod(pod: Mapping[str, Any], scheduler_name: str | None) -> dict[str, Any
     ]
     if spec.get("initContainers"):
         kept["initContainers"] = _containers(spec["initContainers"])
+    # the volumes scheduling reads: claims (VolumeBinding, ReadWriteOncePod, zones, limits)
+    claims = [copy.deepcopy(v) for v in spec.get("volumes") or [] if isinstance(v, dict)
+              and ("persistentVolumeClaim" in v or "ephemeral" in v)]  # fmt: skip
+    if claims:
+        kept["volumes"] = claims
     kept["automountServiceAccountToken"] = False
     kept["terminationGracePeriodSeconds"] = 0
     kept["enableServiceLinks"] = False

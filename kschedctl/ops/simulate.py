@@ -1,14 +1,15 @@
 """`kschedctl simulate`: each candidate scheduler on a copy of a cluster, side by side.
 
 One lab is built from the snapshot (:mod:`kschedctl.lab.seed`): its nodes on kwok, its bound
-pods pinned to them, its PriorityClasses and PodDisruptionBudgets. The lab's own default
-kube-scheduler is stopped, so the candidate is the only scheduler. For each candidate, in turn:
-the lab is reset to the seeded state (the first candidate gets it fresh), the candidate runs
-as its service form runs in the lab (``deploy --as-service``: the rendered host config and
-unit, leader election off, the lab's system:kube-scheduler kubeconfig; kschedctl's own scheduler
-as ``kschedctl scheduler run`` with its strategy and policy), the pending pods are submitted
-with the candidate's scheduler name, and the run ends when every pod is bound or reported
-unschedulable and nothing moved for ``settle`` seconds. The candidate is stopped by its pid.
+pods pinned to them, its PriorityClasses, PodDisruptionBudgets, storage and DRA objects. The
+lab's own default kube-scheduler is stopped, so the candidate is the only scheduler. For each
+candidate, in turn: the lab is reset to the seeded state (the first candidate gets it fresh),
+the candidate runs as its service form runs in the lab (``deploy --as-service``: the rendered
+host config and unit, leader election off, the lab's system:kube-scheduler kubeconfig;
+kschedctl's own scheduler as ``kschedctl scheduler run`` with its strategy and policy), the
+pending pods are submitted with the candidate's scheduler name, and the run ends when every
+pod is bound or reported unschedulable and nothing moved for ``settle`` seconds. The candidate
+is stopped by its pid.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from kschedctl.clustersnapshot import (
     dra_objects,
     load_snapshot,
     pod_object,
+    storage_objects,
 )
 from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab import seed
@@ -138,6 +140,7 @@ def plan_from_snapshot(
         budgets,
         pinned,
         resource_claim_templates=claim_template_objects(snap),
+        storage=[o for kind in storage_objects(snap).values() for o in kind or ()],
         **dra_objects(snap),
     )
     return Plan(source, what, pending, list(workload))

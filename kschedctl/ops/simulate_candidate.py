@@ -15,12 +15,14 @@ from typing import Any, cast
 
 from kschedctl.base import userfile
 from kschedctl.base.errors import LabError, NotFoundError, printable
+from kschedctl.clustersnapshot.storage import STORAGE_KINDS
 from kschedctl.hosts import lab as lab_host
 from kschedctl.hosts import systemd
 from kschedctl.k8s.apply import delete_object
 from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab import binaries, processes, seed
 from kschedctl.lab.cluster import Lab
+from kschedctl.lab.provision import provision
 from kschedctl.model.config.versions import server_version_or_default
 from kschedctl.model.filters import NodeInfoSnapshot
 from kschedctl.model.kubetypes import Node, Pod
@@ -177,6 +179,7 @@ def wait_decided(
     deadline = started + timeout
     while True:
         _alive(lab, unit)
+        provision(cluster)  # no CSI driver runs in the lab: kube-scheduler waits for one
         # the API's untyped dicts enter the model here (why_reasons), read as Pods
         pods = cast(list[Pod], cluster.list("/api/v1/pods", labelSelector=SUBMITTED_LABEL))
         now = time.monotonic()
@@ -225,6 +228,11 @@ def why_reasons(cluster: Cluster, pods: Sequence[Pod], candidate: Candidate) -> 
     left = [p for p in pods if not (p.get("spec") or {}).get("nodeName")]
     if not left:
         return []
+    # the storage objects the snapshot seeded: the volume filters run as in the lab
+    storage: dict[str, Any] = {
+        field_name: cluster.list(seed.storage_collection(api_version, kind))
+        for field_name, kind, _what, api_version in STORAGE_KINDS
+    }
     snap = NodeInfoSnapshot(
         # the API's untyped dicts enter the model here, read through its Node / Pod shapes
         cast(list[Node], cluster.list("/api/v1/nodes")),
@@ -234,6 +242,7 @@ def why_reasons(cluster: Cluster, pods: Sequence[Pod], candidate: Candidate) -> 
         device_classes=cluster.list(DRA_PATHS["device_classes"]),
         resource_slices=cluster.list(DRA_PATHS["resource_slices"]),
         resource_claims=cluster.list(DRA_PATHS["resource_claims"]),
+        **storage,
     )
     version = server_version_or_default(str(cluster.server_version().get("gitVersion", "")))
     policy = None

@@ -24,8 +24,10 @@ from kschedctl.base.errors import ForbiddenError, KschedError, NotFoundError
 from kschedctl.clustersnapshot import ClusterSnapshot, Omission, SnapshotSource, dump
 from kschedctl.clustersnapshot.anonymize import anonymize
 from kschedctl.clustersnapshot.reduce import Reducer
+from kschedctl.clustersnapshot.storage import STORAGE_KINDS
 from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab.private import write_private
+from kschedctl.lab.seed import storage_collection
 
 NODES = "/api/v1/nodes"
 PODS = "/api/v1/pods"
@@ -35,6 +37,7 @@ POD_PAGE = 2000
 
 
 DRA_COST = "device allocation (DynamicResources) is not evaluated for pods with claims"
+STORAGE_COST = "the volume filters are not evaluated for pods with claims"
 
 
 @dataclass(frozen=True)
@@ -76,7 +79,13 @@ OPTIONAL = (
         "/apis/resource.k8s.io/v1/resourceclaimtemplates",
         "a simulation cannot make the claims of pods that use templates",
     ),
+    # What the volume filters read, each on its own (why reads them the same way).
+    *(
+        OptionalCollection(what, storage_collection(version, kind), STORAGE_COST)
+        for _field, kind, what, version in STORAGE_KINDS
+    ),
 )
+STORAGE_FIELDS = {what: field_name for field_name, _kind, what, _version in STORAGE_KINDS}
 
 
 @dataclass
@@ -131,8 +140,10 @@ def _required(read: Callable[..., Any], source: Any, what: str) -> Any:
             f"cannot list {what}: {err.message}",
             hint="a snapshot needs the verbs get and list on nodes and on pods in all "
             "namespaces (a ClusterRole: the built-in view role grants neither), and optionally "
-            "on poddisruptionbudgets, priorityclasses and namespaces; ask for them, or use a "
-            "context that has them",
+            "on poddisruptionbudgets, priorityclasses, namespaces, the DRA objects "
+            "(resource.k8s.io) and the storage objects (persistentvolumes, "
+            "persistentvolumeclaims, storage.k8s.io); ask for them, or use a context that has "
+            "them",
         ) from err
 
 
@@ -171,6 +182,8 @@ def _add_optional(reducer: Reducer, results: Mapping[str, Future[Any]]) -> list[
             refused.append(result)
         elif what in adders:
             adders[what](result)
+        elif what in STORAGE_FIELDS:
+            reducer.add_storage(STORAGE_FIELDS[what], result)
         else:
             dra[what] = result
     if len(dra) == 3:

@@ -32,7 +32,7 @@ from kschedctl.clustersnapshot import reading as reading_module
 from kschedctl.clustersnapshot.anonymize import Anonymizer, anonymize
 from kschedctl.clustersnapshot.reduce import Reducer, reduce_pod
 from kschedctl.model.filters import NodeInfoSnapshot, feasible_nodes
-from kschedctl.ops.snapshot import take_snapshot, write_snapshot
+from kschedctl.ops.snapshot import OPTIONAL, STORAGE_FIELDS, take_snapshot, write_snapshot
 from kschedctl.render import schemas
 
 KEY = b"k" * 32  # a fixed anonymisation key: the same replacements run after run
@@ -98,8 +98,7 @@ def test_reduce_keeps_what_scheduling_reads_and_nothing_else() -> None:
 def test_omitted_says_what_was_left_out_with_counts() -> None:
     omitted = {o.what: o for o in reduced().metadata.omitted}
     assert omitted["terminal pods (Succeeded, Failed)"].count == 1
-    volumes = "PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSIDrivers, "
-    assert omitted[volumes + "CSIStorageCapacities, CSINodes"].count == 1
+    assert omitted["PersistentVolumeClaims"].count == 1  # pods using claims: not evaluated
     assert omitted["node images (status.images)"].count == 4
     assert "ResourceClaims, ResourceSlices, DeviceClasses (DRA)" in omitted
 
@@ -402,6 +401,7 @@ class FakeCluster:
             "/apis/resource.k8s.io/v1/resourceslices": [],
             "/apis/resource.k8s.io/v1/resourceclaims": [],
             "/apis/resource.k8s.io/v1/resourceclaimtemplates": [],
+            **{o.path: [] for o in OPTIONAL if o.what in STORAGE_FIELDS},
         }
         self.page_sizes: list[int] = []
 
@@ -446,6 +446,7 @@ def test_take_snapshot_reads_everything_page_by_page() -> None:
     )
     assert snap.priority_classes == want.priority_classes
     assert (snap.device_classes, snap.resource_slices, snap.resource_claims) == ([], [], [])
+    assert (snap.persistent_volume_claims, snap.csi_storage_capacities) == ([], [])
     assert snap.metadata.created == "2026-12-03T12:00:00Z"
     assert snap.metadata.source.version == "v1.36.3"
     assert len(snap.metadata.source.server_hash) == 16

@@ -110,7 +110,8 @@ def test_lab_pod_keeps_scheduling_fields_only() -> None:
         "spec": {"nodeName": "n1", "schedulerName": "default-scheduler", "priority": 5,
                  "priorityClassName": "high", "serviceAccountName": "robot",
                  "tolerations": [{"key": "k", "operator": "Exists"}],
-                 "volumes": [{"name": "v", "secret": {"secretName": "s"}}],
+                 "volumes": [{"name": "v", "secret": {"secretName": "s"}},
+                             {"name": "d", "persistentVolumeClaim": {"claimName": "data"}}],
                  "containers": [{"name": "c", "image": "registry.k8s.io/kube-scheduler:v1.36.3",
                                  "command": ["kube-scheduler"], "ports": [{"hostPort": 80, "containerPort": 80}]}]},
         "status": {"phase": "Running"},
@@ -122,7 +123,8 @@ def test_lab_pod_keeps_scheduling_fields_only() -> None:
     assert "priority" not in spec and spec["priorityClassName"] == "high"
     assert spec["containers"] == [{"name": "c", "ports": [{"hostPort": 80, "containerPort": 80}],
                                    "image": PLACEHOLDER_IMAGE}]  # fmt: skip
-    assert "volumes" not in spec and "serviceAccountName" not in spec and "status" not in submitted
+    assert spec["volumes"] == [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]
+    assert "serviceAccountName" not in spec and "status" not in submitted
     pinned = lab_pod(pod, None)
     assert pinned["spec"]["nodeName"] == "n1"
     assert pinned["spec"]["schedulerName"] == "default-scheduler"
