@@ -183,15 +183,22 @@ def managed_objects(
     turn."""
     selectors = owner_selectors(instance)
 
-    def read(task: tuple[Kind, str]) -> list[dict[str, Any]] | None:
+    def read(task: tuple[Kind, str]) -> tuple[str, list[dict[str, Any]]] | None:
+        """(the apiVersion served, the items) — a kind rendered at several versions (a
+        MutatingAdmissionPolicy: v1, v1beta1 on 1.34-1.35) is read where the server has it."""
         kind, selector = task
         revisions = {"fieldSelector": f"type={SECRET_TYPE}"} if kind is SECRET else {}
-        try:
-            return cluster.list(kind.collection(), labelSelector=selector, **revisions)
-        except NotFoundError:
-            if kind.optional:
-                return None  # its CRD is not installed: none exist
-            raise
+        for version in kind.api_versions:
+            try:
+                listed = cluster.list(
+                    kind.at(version).collection(), labelSelector=selector, **revisions
+                )
+            except NotFoundError:
+                if kind.optional:
+                    continue  # not served at this version (a CRD not installed, a beta API)
+                raise
+            return version, listed
+        return None  # served at no version: none exist
 
     tasks = [(kind, selector) for kind in kinds for selector in selectors]
     with ThreadPoolExecutor(max_workers=MANAGED_READERS) as pool:
@@ -201,9 +208,10 @@ def managed_objects(
         batches = [next(answers) for _ in selectors]
         if any(batch is None for batch in batches):
             continue
-        for item in owned((b for b in batches if b is not None), instance):
+        versions = {b[0] for b in batches if b is not None}
+        for item in owned((b[1] for b in batches if b is not None), instance):
             item.setdefault("kind", kind.name)
-            item.setdefault("apiVersion", kind.api_version)
+            item.setdefault("apiVersion", min(versions))  # one version: one API server
             found.append(item)
     return found
 

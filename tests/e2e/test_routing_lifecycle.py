@@ -14,7 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from e2e_helpers import new_namespace, pod_manifest, run, wait_for
+import yaml
+from e2e_helpers import exists, new_namespace, pod_manifest, run, wait_for
 
 from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab.cluster import Lab
@@ -158,3 +159,30 @@ def test_deploy_refuses_a_policy_api_the_server_does_not_serve(
         "/apis/apps/v1/deployments", labelSelector=f"kschedctl.io/scheduler={name}"
     )
     assert not cluster.list("/api/v1/configmaps", labelSelector=f"kschedctl.io/scheduler={name}")
+
+
+def test_a_routing_dropped_from_the_spec_is_deleted_by_the_next_deploy(
+    lab: Lab, cluster: Cluster, tmp_path: Path
+) -> None:
+    name = f"unrouted-{uuid.uuid4().hex[:5]}"
+    policy = f"{POLICIES}/kschedctl-route-{name}"
+    label = f"team=drop-{uuid.uuid4().hex[:5]}"
+    assert run(lab, "create", name, "--route-namespace-label", label, cwd=tmp_path).returncode == 0
+    try:
+        first = run(lab, "deploy", name, "--as-deployment", "--timeout", "180", cwd=tmp_path)
+        assert first.returncode == 0, first.stderr
+        assert cluster.get(policy)["metadata"]["name"] == f"kschedctl-route-{name}"
+
+        spec_file = tmp_path / name / "scheduler.yaml"
+        document = yaml.safe_load(spec_file.read_text())
+        del document["spec"]["routing"]
+        spec_file.write_text(yaml.safe_dump(document, sort_keys=False))
+        again = run(lab, "deploy", name, "--as-deployment", "--timeout", "180", cwd=tmp_path)
+        assert again.returncode == 0, again.stderr
+        said = (again.stdout + again.stderr).lower()
+        assert f"mutatingadmissionpolicy/kschedctl-route-{name} deleted" in said, said
+        binding = f"/apis/admissionregistration.k8s.io/v1/mutatingadmissionpolicybindings/kschedctl-route-{name}"
+        for path in (policy, binding):
+            wait_for(lambda path=path: not exists(cluster, path), 60, f"{path} to be deleted")
+    finally:
+        run(lab, "remove", name, "--force", cwd=tmp_path)

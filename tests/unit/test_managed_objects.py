@@ -61,3 +61,24 @@ def test_the_first_failing_kind_in_deletion_order_is_raised() -> None:
     cluster = FakeCluster({later: ClusterError("later"), first: NotFoundError("gone")})
     with pytest.raises(NotFoundError, match="gone"):
         managed_objects(cluster, "s1")  # type: ignore[arg-type]
+
+
+class BetaOnlyCluster(FakeCluster):
+    """An API server of 1.34-1.35: MutatingAdmissionPolicy only at v1beta1."""
+
+    def list(self, path: str, **query: Any) -> list[dict[str, Any]]:
+        if "/admissionregistration.k8s.io/v1beta1/" in path:
+            return [obj(f"{path.rsplit('/', 1)[1]}-beta")]
+        if "/admissionregistration.k8s.io/v1/" in path:
+            raise NotFoundError("the server could not find the requested resource")
+        return super().list(path, **query)
+
+
+def test_a_kind_rendered_at_several_versions_is_read_where_it_is_served() -> None:
+    # remove must find a 1.35 cluster's routing, or it could never clean it up
+    found = managed_objects(BetaOnlyCluster(), "s1")  # type: ignore[arg-type]
+    routing = [(o["kind"], o["apiVersion"]) for o in found if "Admission" in o["kind"]]
+    assert routing == [
+        ("MutatingAdmissionPolicyBinding", "admissionregistration.k8s.io/v1beta1"),
+        ("MutatingAdmissionPolicy", "admissionregistration.k8s.io/v1beta1"),
+    ]
