@@ -35,12 +35,14 @@ def measure(nodes: int, timeout: float) -> tuple[float, dict[str, float]]:
         started = time.monotonic()
         up = [*LAB, "up", "--dir", str(lab), "--nodes", str(nodes), "--timeout", str(timeout)]
         try:
-            subprocess.run(up, check=True, stdout=subprocess.DEVNULL)
+            done = subprocess.run(up, capture_output=True, text=True)
+            if done.returncode != 0:
+                sys.exit(f"lab up --nodes {nodes} failed:\n{done.stderr}")
             seconds = time.monotonic() - started
             components = json.loads((lab / "lab.json").read_text())["components"]
             memory = {name: rss_mib(c["pid"]) for name, c in components.items()}
         finally:
-            subprocess.run([*LAB, "down", "--dir", str(lab)], stdout=subprocess.DEVNULL)
+            subprocess.run([*LAB, "down", "--dir", str(lab)], capture_output=True)
     return seconds, memory
 
 
