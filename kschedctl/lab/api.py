@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -11,6 +12,7 @@ import yaml
 
 from kschedctl.base.errors import ConflictError, LabError, NotFoundError
 from kschedctl.kubeclient.client import Cluster
+from kschedctl.kubeclient.watch import SYNC, list_and_watch
 
 from .devices import node_resource_slices
 
@@ -59,22 +61,37 @@ def schedulable(node: dict[str, Any]) -> bool:
 
 
 def wait_nodes_ready(cluster: Cluster, names: list[str], timeout: float) -> None:
+    """Until every node named is :func:`schedulable`: one list, then each change as it comes
+    (listing thousands of nodes again and again took the CPU the API server and kwok need)."""
     wanted = set(names)
-    deadline = time.monotonic() + timeout
-    while True:
-        ready = {n["metadata"]["name"] for n in cluster.list("/api/v1/nodes") if schedulable(n)}
-        if wanted <= ready:
-            return
-        if time.monotonic() > deadline:
-            missing = sorted(wanted - ready)
-            raise LabError(
-                f"{len(missing)} simulated node(s) not Ready, or still tainted not-ready, "
-                f"after {timeout:.0f}s: " + ", ".join(missing[:5]),
-                hint="look at the kwok log (`kschedctl lab status` shows where it is)",
-            )
-        # Each poll lists every node: at thousands of them, less often, or the listing
-        # itself takes the CPU the API server and kwok need to make them Ready.
-        time.sleep(min(2.0, max(0.3, len(wanted) / 2000)))
+    ready: set[str] = set()
+    stop = threading.Event()
+    deadline = threading.Timer(timeout, stop.set)  # list_and_watch checks it between events
+    deadline.start()
+    try:
+        for event in list_and_watch(
+            cluster, "/api/v1/nodes", stop, timeout_seconds=5, transform=_readiness
+        ):
+            if event.type == SYNC:
+                ready = {n["name"] for n in event.objects if n["schedulable"]}
+            elif event.type != "DELETED" and event.object["schedulable"]:
+                ready.add(event.object["name"])
+            else:
+                ready.discard(event.object["name"])
+            if wanted <= ready:
+                return
+    finally:
+        deadline.cancel()
+    missing = sorted(wanted - ready)
+    raise LabError(
+        f"{len(missing)} simulated node(s) not Ready, or still tainted not-ready, "
+        f"after {timeout:.0f}s: " + ", ".join(missing[:5]),
+        hint="look at the kwok log (`kschedctl lab status` shows where it is)",
+    )
+
+
+def _readiness(node: dict[str, Any]) -> dict[str, Any]:
+    return {"name": node["metadata"]["name"], "schedulable": schedulable(node)}
 
 
 def wait_default_service_account(cluster: Cluster, namespace: str, timeout: float) -> None:
