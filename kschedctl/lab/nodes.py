@@ -39,7 +39,7 @@ KWOK_ANNOTATIONS = {"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl"
 ZONES = ("zone-a", "zone-b")
 BETA_LABELS = {"beta.kubernetes.io/os": "kubernetes.io/os",
                "beta.kubernetes.io/arch": "kubernetes.io/arch"}  # fmt: skip
-MAX_COUNT = limits.MAX_NODES  # nodes in a file: 2,000 take under a minute to become Ready
+MAX_COUNT = limits.MAX_NODES  # nodes in a file: 2,000 take about a minute to become Ready
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _QUANTITY = re.compile(r"^[+]?[0-9.]+([eE][-+]?[0-9]+|[numkMGTPE]i?|Ki)?$")
 _EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
