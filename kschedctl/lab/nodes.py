@@ -37,7 +37,9 @@ from .devices import DEVICES_ANNOTATION, check_devices, devices_annotation
 DEFAULT_CAPACITY = {"cpu": "4", "memory": "8Gi", "pods": "110"}
 KWOK_ANNOTATIONS = {"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"}
 ZONES = ("zone-a", "zone-b")
-MAX_COUNT = limits.MAX_NODES  # nodes in a file: 500 take about 2 minutes to become Ready
+BETA_LABELS = {"beta.kubernetes.io/os": "kubernetes.io/os",
+               "beta.kubernetes.io/arch": "kubernetes.io/arch"}  # fmt: skip
+MAX_COUNT = limits.MAX_NODES  # nodes in a file: 2,000 take about a minute to become Ready
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _QUANTITY = re.compile(r"^[+]?[0-9.]+([eE][-+]?[0-9]+|[numkMGTPE]i?|Ki)?$")
 _EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -93,6 +95,10 @@ def lab_node(
     if zone:
         all_labels["topology.kubernetes.io/zone"] = zone
     all_labels.update(labels or {})
+    # The beta twins a kubelet registers too; without them the node lifecycle controller
+    # adds them itself, a request per node that delays lifting the not-ready taint.
+    for beta, stable in BETA_LABELS.items():
+        all_labels.setdefault(beta, all_labels[stable])
     node = kwok_node(
         name,
         labels=all_labels,

@@ -29,6 +29,7 @@ KWOK_PORT_FORWARD_CRD = Path(__file__).parent / "kwok-portforward-crd.yaml"
 SERVICE_CIDR = "10.96.0.0/16"
 POD_CIDR = "10.244.0.0/16"
 NODE_LEASE_SECONDS = 40
+KWOK_WORKERS = 16  # kwok's node stages and node Leases processed in parallel (its default: 4)
 
 
 @dataclass(frozen=True)
@@ -139,6 +140,10 @@ def _start_rest(run: Startup, nodes: list[dict[str, Any]], cluster: Cluster) -> 
         f"--cluster-signing-cert-file={p / 'ca.crt'}",
         f"--cluster-signing-key-file={p / 'ca.key'}",
         "--profiling=false",
+        # The node lifecycle controller lifts each new node's not-ready taint once kwok
+        # reports it Ready, one PATCH per node: at client-go's default 20 requests/s that
+        # took 2 minutes for 500 nodes. Unthrottled, as kwokctl's --disable-qps-limits does.
+        "--kube-api-qps=5000", "--kube-api-burst=10000",
     ])  # fmt: skip
 
     sched_port = free_port()
@@ -159,6 +164,7 @@ def _start_rest(run: Startup, nodes: list[dict[str, Any]], cluster: Cluster) -> 
     (lab.dir / "kwok-home").mkdir(exist_ok=True)
     run.start("kwok", kwok_port, [
         f"--kubeconfig={lab.kubeconfig}", f"--config={_kwok_stages(lab)}",
+        f"--config={_kwok_options(lab)}",
         "--manage-all-nodes=false",
         "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
         "--node-ip=127.0.0.1", "--node-name=localhost", f"--node-port={kwok_port}",
@@ -207,6 +213,29 @@ def _kwok_stages(lab: LabDir) -> Path:
             ]
     path = lab.dir / "kwok-stages.yaml"
     path.write_text(yaml.dump_all(stages, Dumper=_BlockDumper, sort_keys=False))
+    return path
+
+
+def _kwok_options(lab: LabDir) -> Path:
+    """kwok's options: nodes initialized (marked Ready) and their Leases kept by more workers
+    than its default 4, which made 2,000 new nodes wait their turn for half a minute.
+
+    kwok defaults none of the options of a configuration file it is given: the others are
+    written out with kwok v0.8's defaults (its flags, given too, still win)."""
+    options = {
+        "podPlayStageParallelism": 4, "podsOnNodeSyncParallelism": 1,
+        "enablePodsOnNodeSyncListPager": True, "enablePodsOnNodeSyncStreamWatch": False,
+        "enableDebuggingHandlers": True, "enableContentionProfiling": False,
+        "enableProfilingHandler": True,
+        "nodePlayStageParallelism": KWOK_WORKERS, "nodeLeaseParallelism": KWOK_WORKERS,
+    }  # fmt: skip
+    config = {
+        "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
+        "kind": "KwokConfiguration",
+        "options": options,
+    }
+    path = lab.dir / "kwok.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
     return path
 
 

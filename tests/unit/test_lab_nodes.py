@@ -23,6 +23,17 @@ def test_default_nodes_are_kwok_managed_with_a_real_shape() -> None:
     assert default_nodes(0) == []
 
 
+def test_nodes_carry_the_beta_os_and_arch_labels_a_kubelet_sets(tmp_path: Path) -> None:
+    """Set at creation, they spare the node lifecycle controller a patch per node before it
+    lifts the not-ready taint; they follow the stable labels, as the controller makes them."""
+    labels = default_nodes(1)[0]["metadata"]["labels"]
+    assert labels["beta.kubernetes.io/os"] == "linux"
+    assert labels["beta.kubernetes.io/arch"] == "amd64"
+    path = tmp_path / "nodes.yaml"
+    path.write_text("nodes:\n- name: arm\n  labels: {kubernetes.io/arch: arm64}\n")
+    assert load_nodes_file(path)[0]["metadata"]["labels"]["beta.kubernetes.io/arch"] == "arm64"
+
+
 def test_nodes_file_expands_counts_and_keeps_shape(tmp_path: Path) -> None:
     path = tmp_path / "nodes.yaml"
     path.write_text(
