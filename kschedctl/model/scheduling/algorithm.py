@@ -26,7 +26,11 @@ from kschedctl.model.filters import (
     nodes_to_find,
 )
 from kschedctl.model.filters.cycle import ExtraFilter
+from kschedctl.model.filters.dra import pod_dra_state
+from kschedctl.model.filters.drabind import ClaimWrite, claim_writes
+from kschedctl.model.filters.feasible import extended_via_dra
 from kschedctl.model.filters.messages import NO_NODES_MESSAGE, reason_text
+from kschedctl.model.filters.nodefilters import Incoming
 from kschedctl.model.filters.verdicts import UNRESOLVABLE
 from kschedctl.model.filters.volumes import volume_bindings
 from kschedctl.model.kubetypes import Pod
@@ -77,6 +81,9 @@ class Decision:
     bindings: tuple[tuple[Mapping[str, Any], Mapping[str, Any]], ...] = ()
     plugin_error: str | None = None  # the plugin that raised (``message`` says how)
     preemption: Preemption | None = None
+    # The pod's ResourceClaims on ``node``: allocations and reservations to write before the
+    # binding (DynamicResources' Reserve/PreBind), in the pod's order.
+    claims: tuple[ClaimWrite, ...] = ()
 
     @property
     def victims(self) -> PreemptionCandidate | None:
@@ -147,6 +154,7 @@ class Algorithm:
                 return Decision(
                     nominated, None, None, 1, start, policy=policy, policy_error=error,
                     bindings=tuple(volume_bindings(pod, snapshot, nominated)),
+                    claims=pod_claim_writes(pod, snapshot, nominated),
                 )  # fmt: skip
             node, score, found, next_start = self.place(
                 stage.pod, snapshot, next_start, stage.strict
@@ -157,6 +165,7 @@ class Algorithm:
                 return Decision(
                     node, stage.step, score, found, next_start, None, policy, error,
                     tuple(tried), tuple(volume_bindings(pod, snapshot, node)),
+                    claims=pod_claim_writes(pod, snapshot, node),
                 )  # fmt: skip
         message, preemption = self.failure(pod, snapshot, policy, problem)
         return Decision(
@@ -254,6 +263,13 @@ def _best_with_plugins(
     return None if best_total < 0 else (best_name, round(best_total))
 
 
+def pod_claim_writes(pod: Pod, snapshot: NodeInfoSnapshot, node: str) -> tuple[ClaimWrite, ...]:
+    """DynamicResources' Reserve on ``node``: the claims' allocation and reservation."""
+    if snapshot.dra is None or not (pod.get("spec") or {}).get("resourceClaims"):
+        return ()
+    return claim_writes(pod, pod_dra_state(Incoming(pod), snapshot.dra), snapshot.node(node))
+
+
 def problems_text(error: PolicyError) -> str:
     return "; ".join(": ".join(x for x in (p.path, p.message) if x) for p in error.problems)
 
@@ -307,7 +323,11 @@ def stage_failure(
     found = feasible_nodes(pod, snapshot, dynamic_provisioning=PROVISIONS)
     if found.not_evaluated:
         ev = evaluate(pod, snapshot, preemption=False, dynamic_provisioning=PROVISIONS)
-        why = "; ".join(dict.fromkeys(n.why for n in ev.not_evaluated))
+        why = "; ".join(dict.fromkeys(n.why for n in ev.not_evaluated)) or (
+            f"it requests {', '.join(extended_via_dra(Incoming(pod), snapshot))}, extended "
+            "resources backed by a DeviceClass: kube-scheduler creates a ResourceClaim for "
+            "them, kschedctl's scheduler does not"
+        )
         return (
             f"0/{len(snapshot)} nodes are available: kschedctl's scheduler does not evaluate "
             f"{', '.join(sorted(set(found.not_evaluated)))} for this pod ({why}); use "
@@ -325,14 +345,14 @@ def stage_failure(
         pod, snapshot, preemption=preempting, dynamic_provisioning=PROVISIONS, extra=extra
     )
     if not ev.schedulable:
-        # No DynamicResources PostFilter text: this scheduler does not deallocate claims;
-        # but after an UnschedulableAndUnresolvable PreFilter kube-scheduler's message ends
-        # in "not found" (its DynamicResources PostFilter finds no state) and no preemption
-        # runs: say the same (``dra_enabled=None``: by version).
+        # The DynamicResources PostFilter's text ("no new claims to deallocate", "still not
+        # schedulable") once this scheduler runs the plugin: when it lists the cluster's DRA
+        # objects. After an UnschedulableAndUnresolvable PreFilter kube-scheduler's message
+        # ends in "not found" (that PostFilter finds no state) and no preemption runs: the
+        # same here (``dra_enabled=None``: by version).
         unresolvable = ev.prefilter is not None and ev.prefilter.code == UNRESOLVABLE
-        text = failed_scheduling_message(
-            ev, version, dra_enabled=None if unresolvable else False, truncate=False
-        )
+        dra = None if unresolvable or snapshot.dra is not None else False
+        text = failed_scheduling_message(ev, version, dra_enabled=dra, truncate=False)
         return text or NO_NODES_MESSAGE, ev.preemption
     reasons = [reason_text(r, version) for v in ev.nodes for r in v.scheduler_reasons]
     # The nodes every filter passes were excluded by strictPreferences.
