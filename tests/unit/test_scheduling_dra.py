@@ -227,3 +227,34 @@ def test_preemption_treats_claims_as_kube_scheduler_does() -> None:
         "0/1 nodes are available: 1 cannot allocate all claims. still not schedulable, "
         "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
     )
+
+
+def test_plugins_see_the_allocation_in_ctx() -> None:
+    import textwrap
+
+    from kschedctl.model.scheduling.pluginload import plugin_from_source
+    from kschedctl.model.scheduling.plugins import PluginSet, thaw
+
+    plugin = plugin_from_source("seen.py", textwrap.dedent(
+        """
+        SEEN = {}
+        def filter(pod, node, ctx):
+            name = node["metadata"]["name"]
+            SEEN[name] = ctx.allocation(name)
+            return None if name == "b" else "only b"
+        """
+    ))  # fmt: skip
+    cache = cache_with(
+        [claim("c", exactly())], [resource_slice("a", 1), resource_slice("b", 1, "h100")]
+    )
+    decision = Algorithm(plugins=PluginSet((plugin,))).decide(claim_pod("p", "c"), cache.snapshot)
+    assert decision.node == "b"
+    assert plugin.filter is not None
+    seen = plugin.filter.__globals__["SEEN"]
+    assert seen["b"]["c"]["devices"]["results"] == (
+        {"request": "gpu", "driver": GPU, "pool": "b", "device": "h100-0"},
+    )
+    # the same devices the scheduler then writes into the claim
+    assert decision.claims[0].allocation == thaw(seen["b"]["c"])
+    no_claims = Algorithm(plugins=PluginSet((plugin,))).decide(pod("q", cpu="1"), cache.snapshot)
+    assert no_claims.node == "b" and seen["b"] is None

@@ -18,8 +18,10 @@ from typing import Any
 
 from kschedctl.model.kubetypes import Pod
 
-from .dra import DraState, DraWorld
+from .dra import DraState, DraWorld, pod_dra_state
+from .nodefilters import Incoming
 from .nodeinfo import NodeInfo
+from .snapshot import NodeInfoSnapshot
 
 __all__ = [
     "FINALIZER",
@@ -27,6 +29,7 @@ __all__ = [
     "allocation_result",
     "claim_writes",
     "claim_key",
+    "pod_claim_writes",
     "pod_reference",
 ]
 
@@ -194,3 +197,11 @@ def claim_writes(pod: Pod, state: DraState | None, node: NodeInfo) -> tuple[Clai
         assumed = {**claim, "status": status}
         writes.append(ClaimWrite(claim, alloc, reserve, assumed))
     return tuple(writes)
+
+
+def pod_claim_writes(pod: Pod, snapshot: NodeInfoSnapshot, node: str) -> tuple[ClaimWrite, ...]:
+    """DynamicResources' Reserve for ``pod`` on ``node`` of ``snapshot`` (nothing without
+    claims, or without the cluster's DRA objects)."""
+    if snapshot.dra is None or not (pod.get("spec") or {}).get("resourceClaims"):
+        return ()
+    return claim_writes(pod, pod_dra_state(Incoming(pod), snapshot.dra), snapshot.node(node))

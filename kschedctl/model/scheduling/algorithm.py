@@ -26,8 +26,7 @@ from kschedctl.model.filters import (
     nodes_to_find,
 )
 from kschedctl.model.filters.cycle import ExtraFilter
-from kschedctl.model.filters.dra import pod_dra_state
-from kschedctl.model.filters.drabind import ClaimWrite, claim_writes
+from kschedctl.model.filters.drabind import ClaimWrite, pod_claim_writes
 from kschedctl.model.filters.feasible import extended_via_dra
 from kschedctl.model.filters.messages import NO_NODES_MESSAGE, reason_text
 from kschedctl.model.filters.nodefilters import Incoming
@@ -261,13 +260,6 @@ def _best_with_plugins(
         if total > best_total or (total == best_total and s.name < best_name):
             best_name, best_total = s.name, total
     return None if best_total < 0 else (best_name, round(best_total))
-
-
-def pod_claim_writes(pod: Pod, snapshot: NodeInfoSnapshot, node: str) -> tuple[ClaimWrite, ...]:
-    """DynamicResources' Reserve on ``node``: the claims' allocation and reservation."""
-    if snapshot.dra is None or not (pod.get("spec") or {}).get("resourceClaims"):
-        return ()
-    return claim_writes(pod, pod_dra_state(Incoming(pod), snapshot.dra), snapshot.node(node))
 
 
 def problems_text(error: PolicyError) -> str:
