@@ -75,6 +75,13 @@ def scheduler_access(
                 )
                 for verb in ("list", "watch")
             ),
+            *(
+                Access(verb, resource, group="resource.k8s.io")
+                for resource in ("deviceclasses", "resourceslices", "resourceclaims")
+                for verb in ("list", "watch")
+            ),
+            Access("update", "resourceclaims", group="resource.k8s.io"),
+            Access("update", "resourceclaims", group="resource.k8s.io", subresource="status"),
             Access("delete", "pods"),
             Access("list", "poddisruptionbudgets", group="policy"),
             Access("watch", "poddisruptionbudgets", group="policy"),
