@@ -56,7 +56,7 @@ NODES = [f"preempt-{i}" for i in (1, 2, 3)]
 # have a second's resolution and would make kube-scheduler's order a coin toss.
 PRIORITIES = {"p100": 100, "p200": 200, "p300": 300, "p400": 400, "p500": 500, "top": 1000}
 NEVER = "top-never"  # the same value, preemptionPolicy Never
-DRA_POSTFILTER = "no new claims to deallocate, "  # kube-scheduler only: kschedctl has no DRA
+DRA_POSTFILTER = "no new claims to deallocate, "  # compared without: both schedulers say it
 
 
 def pclass(key: str) -> str:

@@ -258,3 +258,14 @@ def test_plugins_see_the_allocation_in_ctx() -> None:
     assert decision.claims[0].allocation == thaw(seen["b"]["c"])
     no_claims = Algorithm(plugins=PluginSet((plugin,))).decide(pod("q", cpu="1"), cache.snapshot)
     assert no_claims.node == "b" and seen["b"] is None
+
+
+def test_a_claim_naming_a_missing_device_class_is_rejected_by_the_prefilter() -> None:
+    cache = cache_with([claim("c", exactly(cls="nope"))], [resource_slice("a", 1)])
+    decision = Algorithm().decide(claim_pod("p", "c"), cache.snapshot)
+    assert decision.node is None and not decision.claims
+    assert decision.message == (
+        "0/2 nodes are available: request gpu: device class nope does not exist. no new claims "
+        "to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for "
+        "scheduling."
+    )

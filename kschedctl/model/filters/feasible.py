@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from kschedctl.model.kubetypes import Pod
 
 from .cycle import CycleState, ExtraFilter, not_evaluated
-from .dra import pod_dra_state
+from .dra import dra_prefilter_rejection, pod_dra_state
 from .nodefilters import Incoming
 from .nodeinfo import NodeInfo
 from .snapshot import NodeInfoSnapshot
@@ -104,7 +104,11 @@ def feasible_nodes(
     if extended_via_dra(inc, snapshot):
         return Feasible((), 0, start, True, (DYNAMIC_RESOURCES,))
     names, conflict = inc.prefilter_node_names()
-    if conflict or volume_prefilter(pod, snapshot.pvcs, snapshot.storage_classes, [], snapshot.pvs):
+    if (
+        conflict
+        or volume_prefilter(pod, snapshot.pvcs, snapshot.storage_classes, [], snapshot.pvs)
+        or dra_prefilter_rejection(inc, snapshot)
+    ):
         return Feasible((), 0, start, True)
     cycle = CycleState(inc, snapshot, extra=extra)
     checks = cycle.node_checks()
@@ -170,7 +174,11 @@ def fits_node(
     if not_evaluated(inc, snapshot)[0] or extended_via_dra(inc, snapshot):
         return False
     names, conflict = inc.prefilter_node_names()
-    if conflict or volume_prefilter(pod, snapshot.pvcs, snapshot.storage_classes, []):
+    if (
+        conflict
+        or volume_prefilter(pod, snapshot.pvcs, snapshot.storage_classes, [])
+        or dra_prefilter_rejection(inc, snapshot)
+    ):
         return False
     if names is not None and node_name not in names:
         return False
