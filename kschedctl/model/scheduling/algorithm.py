@@ -338,12 +338,11 @@ def stage_failure(
     )
     if not ev.schedulable:
         # The DynamicResources PostFilter's text ("no new claims to deallocate", "still not
-        # schedulable") once this scheduler runs the plugin: when it lists the cluster's DRA
-        # objects. After an UnschedulableAndUnresolvable PreFilter kube-scheduler's message
-        # ends in "not found" (that PostFilter finds no state) and no preemption runs: the
-        # same here (``dra_enabled=None``: by version).
+        # schedulable", or "not found" after another UnschedulableAndUnresolvable PreFilter)
+        # by version, as kube-scheduler's: this scheduler runs the plugin too. A fallback
+        # step's part is only its histogram (kschedctl's own text), "not found" aside.
         unresolvable = ev.prefilter is not None and ev.prefilter.code == UNRESOLVABLE
-        dra = None if unresolvable or snapshot.dra is not None else False
+        dra = None if preempting or unresolvable else False
         text = failed_scheduling_message(ev, version, dra_enabled=dra, truncate=False)
         return text or NO_NODES_MESSAGE, ev.preemption
     reasons = [reason_text(r, version) for v in ev.nodes for r in v.scheduler_reasons]
