@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -27,8 +28,10 @@ from kschedctl.k8s.ratelimit import TokenBucket
 from kschedctl.kubeclient.client import Cluster
 from kschedctl.kubeclient.watch import SYNC, WatchEvent, list_and_watch
 from kschedctl.model.config.versions import parse_git_version
+from kschedctl.model.filters.drabind import FINALIZER
 from kschedctl.model.filters.volumebinding import bind_volume_to_claim, claim_key
 from kschedctl.model.scheduling.cache import CSI_RESOURCES
+from kschedctl.model.scheduling.dracache import DRA_KINDS, slim_dra
 from kschedctl.model.scheduling.port import (
     NAMESPACES,
     PDBS,
@@ -60,6 +63,9 @@ VOLUME_PATHS = {
     "csistoragecapacities": "/apis/storage.k8s.io/v1/csistoragecapacities",
     "csinodes": "/apis/storage.k8s.io/v1/csinodes",
 }
+DRA_GROUP = "resource.k8s.io"
+DRA = f"/apis/{DRA_GROUP}/v1"
+DRA_PATHS = {resource: f"{DRA}/{resource}" for resource in DRA_KINDS}
 # The objects the system-default topology spreading takes its selector from.
 WORKLOAD_PATHS = {
     "services": "/api/v1/services",
@@ -123,6 +129,11 @@ class ClusterSchedulerApi:
                 resource, VOLUME_PATHS[resource], slim_volume, stop, on_error, unchecked,
                 sync_without=False,
             )  # fmt: skip
+        if resource in DRA_PATHS:
+            return self._optional(
+                resource, DRA_PATHS[resource], slim_dra, stop, on_error,
+                "pods with ResourceClaims are not evaluated", sync_without=False,
+            )  # fmt: skip
         if resource in VOLUME_PATHS:
             return list_and_watch(
                 self.cluster, VOLUME_PATHS[resource], stop, timeout_seconds=self.watch_timeout,
@@ -175,7 +186,7 @@ class ClusterSchedulerApi:
         retrying until the right is granted."""
         try:
             self.cluster.get(path, limit=1)
-        except ForbiddenError as err:
+        except (ForbiddenError, NotFoundError) as err:  # NotFound: an API not served
             log.warning(
                 "cannot list %s (%s): %s until the scheduler's ClusterRole grants list and "
                 "watch on them (redeploy it with this kschedctl)",
@@ -229,6 +240,65 @@ class ClusterSchedulerApi:
                     f"{ref.get('namespace')}/{ref.get('name')} meanwhile, not {claim_key(pvc)}"
                 )
             self.cluster.request("PUT", path, body=bind_volume_to_claim(live, pvc))
+        except KschedError as err:
+            raise _outcome(err) from err
+
+    def reserve_claim(
+        self,
+        claim: Mapping[str, Any],
+        allocation: Mapping[str, Any] | None,
+        reserve: Mapping[str, str] | None,
+    ) -> None:
+        md = claim.get("metadata") or {}
+        namespace, name = md.get("namespace") or "default", md.get("name") or ""
+        path = f"{DRA}/namespaces/{namespace}/resourceclaims/{name}"
+        live: dict[str, Any] = {"apiVersion": f"{DRA_GROUP}/v1", "kind": "ResourceClaim", **claim}
+        try:
+            for attempt in range(5):  # retry.DefaultRetry: 5 steps
+                if attempt:
+                    live = self.cluster.get(path)
+                lmd = live.get("metadata") or {}
+                if lmd.get("deletionTimestamp"):
+                    raise ApiConflict(f"claim {namespace}/{name} got deleted in the meantime")
+                status = dict(live.get("status") or {})
+                if allocation is not None:
+                    if status.get("allocation"):
+                        raise ApiConflict(
+                            f"claim {namespace}/{name} got allocated elsewhere in the meantime"
+                        )
+                    if FINALIZER not in (lmd.get("finalizers") or []):
+                        body = {**live, "metadata": {**lmd, "finalizers": [
+                            *(lmd.get("finalizers") or []), FINALIZER]}}  # fmt: skip
+                        try:
+                            live = self.cluster.request("PUT", path, body=body)
+                        except ConflictError:
+                            continue
+                        status = dict(live.get("status") or {})
+                    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+                    status["allocation"] = {**allocation, "allocationTimestamp": stamp}
+                if reserve is not None:
+                    status["reservedFor"] = [*(status.get("reservedFor") or []), dict(reserve)]
+                try:
+                    self.cluster.request("PUT", f"{path}/status", body={**live, "status": status})
+                    return
+                except ConflictError:
+                    continue
+            raise ApiConflict(f"claim {namespace}/{name} kept changing (conflicts)")
+        except KschedError as err:
+            what = "allocation and reservation" if allocation is not None else "reservation"
+            outcome = type(_outcome(err))
+            raise outcome(f"add {what} to claim {namespace}/{name}: {err.message}") from err
+
+    def unreserve_claim(self, claim: Mapping[str, Any], pod_uid: str) -> None:
+        md = claim.get("metadata") or {}
+        namespace = md.get("namespace") or "default"
+        path = f"{DRA}/namespaces/{namespace}/resourceclaims/{md.get('name')}"
+        patch = {
+            "metadata": {"uid": md.get("uid")},
+            "status": {"reservedFor": [{"$patch": "delete", "uid": pod_uid}]},
+        }
+        try:
+            self.cluster.patch(f"{path}/status", patch, merge=False)
         except KschedError as err:
             raise _outcome(err) from err
 

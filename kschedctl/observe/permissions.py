@@ -75,6 +75,19 @@ def scheduler_access(
                 )
                 for verb in ("list", "watch")
             ),
+            *(
+                Access(verb, resource, group="resource.k8s.io")
+                for resource in ("deviceclasses", "resourceslices", "resourceclaims")
+                for verb in ("list", "watch")
+            ),
+            # PreBind re-reads a claim on a conflict, adds its finalizer, writes its status;
+            # Unreserve patches the status
+            Access("get", "resourceclaims", group="resource.k8s.io"),
+            Access("update", "resourceclaims", group="resource.k8s.io"),
+            *(
+                Access(verb, "resourceclaims", group="resource.k8s.io", subresource="status")
+                for verb in ("update", "patch")
+            ),
             Access("delete", "pods"),
             Access("list", "poddisruptionbudgets", group="policy"),
             Access("watch", "poddisruptionbudgets", group="policy"),

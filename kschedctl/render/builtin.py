@@ -76,6 +76,23 @@ RBAC_RULES: list[dict[str, Any]] = [
         "resources": ["csidrivers", "csistoragecapacities", "csinodes"],
         "verbs": ["list", "watch"],
     },
+    # Dynamic Resource Allocation: what DynamicResources reads; its PreBind adds the claim's
+    # finalizer (update) and writes allocation + reservedFor (status), Unreserve patches them.
+    {
+        "apiGroups": ["resource.k8s.io"],
+        "resources": ["deviceclasses", "resourceslices"],
+        "verbs": ["list", "watch"],
+    },
+    {
+        "apiGroups": ["resource.k8s.io"],
+        "resources": ["resourceclaims"],
+        "verbs": ["get", "list", "watch", "update"],
+    },
+    {
+        "apiGroups": ["resource.k8s.io"],
+        "resources": ["resourceclaims/status"],
+        "verbs": ["update", "patch"],
+    },
     # Preemption violates PodDisruptionBudgets as little as it can.
     {"apiGroups": ["policy"], "resources": ["poddisruptionbudgets"], "verbs": ["list", "watch"]},
     # the labels a namespaceSelector of pod (anti-)affinity terms selects by

@@ -172,7 +172,8 @@ def test_plugins_place_pods_as_written_contain_errors_and_why_agrees(
     # The plugin's reject is Unschedulable, so preemption runs: nothing has a lower priority.
     assert note == (
         f'0/{len(racks)} nodes are available: {len(racks)} node(s) not in rack "r9" '
-        f"(annotation {RACK}). preemption: 0/{len(racks)} nodes are available: "
+        f"(annotation {RACK}). no new claims to deallocate, preemption: 0/{len(racks)} nodes "
+        "are available: "
         f"{len(racks)} No preemption victims found for incoming pod."
     )
 

@@ -85,6 +85,7 @@ def test_rack_match_in_the_scheduler_places_only_on_the_rack_and_words_the_histo
     # A plugin's reject is Unschedulable: preemption runs, and nothing has a lower priority.
     assert failed.message == (
         '0/4 nodes are available: 4 node(s) not in rack "r9" (annotation example.com/rack). '
+        "no new claims to deallocate, "
         "preemption: 0/4 nodes are available: 4 No preemption victims found for incoming pod."
     )
 

@@ -236,8 +236,12 @@ def test_without_the_dra_objects_the_filter_is_not_evaluated() -> None:
     assert [n.plugin for n in ev.not_evaluated] == ["DynamicResources"]
 
 
-def test_kschedctls_scheduler_does_not_place_dra_pods_yet() -> None:
+def test_kschedctls_scheduler_places_claim_pods_but_not_dra_extended_resources() -> None:
     found = feasible_nodes(claim_pod("c"), snapshot([claim("c", exactly())]))
+    assert found.names == ("a", "b") and not found.rejected
+    extended = pod("p", containers=[container(requests={"example.com/gpu": "1"})])
+    snap = snapshot([], classes=[device_class(extended="example.com/gpu")])
+    found = feasible_nodes(extended, snap)
     assert found.rejected and found.not_evaluated == ("DynamicResources",)
 
 

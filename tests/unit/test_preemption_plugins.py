@@ -149,6 +149,7 @@ def test_a_node_a_plugin_rejects_whatever_is_evicted_is_no_candidate() -> None:
     assert d.node is None and d.victims is None and d.nominate == ""
     assert d.message == (
         "0/1 nodes are available: 1 Insufficient cpu. "
+        "no new claims to deallocate, "
         "preemption: 0/1 nodes are available: 1 node(s) not in zone z1."
     )
     assert any(f.code == "preemption-not-helpful" for f in diag.findings)
@@ -161,6 +162,7 @@ def test_plugin_only_rejects_without_lower_priority_pods_get_kube_schedulers_wor
     )
     assert d.message == (
         "0/1 nodes are available: 1 node(s) not in zone z1. "
+        "no new claims to deallocate, "
         "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
     )
 

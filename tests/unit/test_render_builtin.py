@@ -63,6 +63,11 @@ def test_in_cluster_forms_have_least_privilege_rbac(form: str) -> None:
         ("pods", "delete"), ("poddisruptionbudgets", "list"), ("poddisruptionbudgets", "watch"),
         # the namespaceSelector of pod affinity terms
         ("namespaces", "list"), ("namespaces", "watch"),
+        # DRA: read classes, slices and claims; PreBind writes a claim's finalizer and status
+        ("deviceclasses", "list"), ("deviceclasses", "watch"), ("resourceslices", "list"),
+        ("resourceslices", "watch"), ("resourceclaims", "get"), ("resourceclaims", "list"),
+        ("resourceclaims", "watch"), ("resourceclaims", "update"),
+        ("resourceclaims/status", "update"), ("resourceclaims/status", "patch"),
     }  # fmt: skip
     (binding,) = by_kind(objects, "ClusterRoleBinding")
     assert binding["roleRef"]["name"] == role["metadata"]["name"]

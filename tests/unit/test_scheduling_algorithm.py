@@ -143,6 +143,7 @@ def test_unlisted_hard_rules_stay_hard() -> None:
     assert d.node is None
     assert d.message == (
         "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint(s). "
+        "no new claims to deallocate, "
         "preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, "
         "1 Preemption is not helpful for scheduling. "
         "Fallback steps of the scheduler's policy tried: pool-only: 1 Insufficient cpu, 1 node(s) "

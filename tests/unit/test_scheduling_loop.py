@@ -46,7 +46,12 @@ class FakeApi:
             "persistentvolumeclaims": {},
             "persistentvolumes": {},
             "storageclasses": {},
+            "deviceclasses": {},
+            "resourceslices": {},
+            "resourceclaims": {},
         }
+        self.claim_writes: list[tuple[str, bool, str]] = []  # (claim, allocated, pod reserved)
+        self.claim_hook: Callable[[Mapping[str, Any]], None] | None = None
         self.volume_binds: list[tuple[str, str]] = []  # (pv, claim)
         self.leases: dict[str, dict[str, Any]] = {}
         self.namespaces: dict[str, dict[str, Any]] = {}
@@ -164,6 +169,37 @@ class FakeApi:
             }
             self.volume_binds.append((live["metadata"]["name"], pvc["metadata"]["name"]))
         self.put_volume("persistentvolumes", live)
+
+    def reserve_claim(
+        self,
+        claim: Mapping[str, Any],
+        allocation: Mapping[str, Any] | None,
+        reserve: Mapping[str, str] | None,
+    ) -> None:
+        if self.claim_hook is not None:
+            self.claim_hook(claim)
+        with self.lock:
+            live = copy.deepcopy(self.volumes["resourceclaims"][claim["metadata"]["name"]])
+            status = live.setdefault("status", {})
+            if allocation is not None:
+                if status.get("allocation"):
+                    raise ApiConflict("got allocated elsewhere in the meantime")
+                status["allocation"] = dict(allocation)
+            if reserve is not None:
+                status["reservedFor"] = [*(status.get("reservedFor") or []), dict(reserve)]
+            self.claim_writes.append(
+                (live["metadata"]["name"], allocation is not None, (reserve or {}).get("name", ""))
+            )
+        self.put_volume("resourceclaims", live)
+
+    def unreserve_claim(self, claim: Mapping[str, Any], pod_uid: str) -> None:
+        with self.lock:
+            live = copy.deepcopy(self.volumes["resourceclaims"][claim["metadata"]["name"]])
+            status = live.setdefault("status", {})
+            status["reservedFor"] = [
+                r for r in status.get("reservedFor") or [] if r.get("uid") != pod_uid
+            ]
+        self.put_volume("resourceclaims", live)
 
     def post_event(self, event: Mapping[str, Any]) -> None:
         with self.lock:
@@ -294,7 +330,7 @@ def test_capacity_is_never_double_booked(running: Callable[..., SchedulerLoop]) 
     assert scheduled[0]["note"].startswith("Successfully assigned default/p")
     failed = [e for e in api.events if e["reason"] == "FailedScheduling"]
     assert failed[0]["note"] == (
-        "0/2 nodes are available: 2 Insufficient cpu. "
+        "0/2 nodes are available: 2 Insufficient cpu. no new claims to deallocate, "
         "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
     )
     assert failed[0]["type"] == "Warning" and failed[0]["action"] == "Scheduling"
@@ -593,6 +629,6 @@ def test_never_preempts_nothing(running: Callable[..., SchedulerLoop]) -> None:
     assert api.deleted == [] and not api.binds
     assert "nominatedNodeName" not in api.status_patches[0]["status"]
     assert api.status_patches[0]["status"]["conditions"][0]["message"] == (
-        "0/1 nodes are available: 1 Insufficient cpu. "
+        "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, "
         "preemption: not eligible due to preemptionPolicy=Never."
     )

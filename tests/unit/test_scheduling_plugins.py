@@ -268,6 +268,7 @@ def test_the_first_rejecting_plugin_in_order_gives_the_reason_and_later_ones_do_
     assert decision.node is None
     assert decision.message == (
         "0/3 nodes are available: 1 node(s) rejected by second, 2 node(s) rejected by first. "
+        "no new claims to deallocate, "
         "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
     )
     filt = set_.plugins[1].filter
@@ -286,7 +287,8 @@ def test_plugin_reasons_join_the_built_in_histogram_like_kube_scheduler_reasons(
     assert decision.node is None and decision.plugin_error is None
     # tiny's cpu is short of the request itself: preemption cannot help there.
     assert decision.message == (
-        "0/4 nodes are available: 2 Insufficient cpu, 2 node(s) are not gold. preemption: "
+        "0/4 nodes are available: 2 Insufficient cpu, 2 node(s) are not gold. "
+        "no new claims to deallocate, preemption: "
         "0/4 nodes are available: 1 Preemption is not helpful for scheduling, 3 No preemption "
         "victims found for incoming pod."
     )
@@ -443,7 +445,8 @@ def test_fallback_steps_apply_the_plugins_too() -> None:
     failed = Algorithm(policy=SPARE_POLICY, plugins=plugins(REJECT_NOT_GOLD)).decide(p, full)
     assert failed.message == (
         "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't match Pod's node "
-        "affinity/selector. preemption: 0/3 nodes are available: 1 No preemption victims "
+        "affinity/selector. "
+        "no new claims to deallocate, preemption: 0/3 nodes are available: 1 No preemption victims "
         "found for incoming pod, 2 Preemption is not helpful for scheduling. Fallback steps of "
         "the scheduler's policy tried: spare-pool: 1 node(s) are not gold, 2 Insufficient cpu."
     )

@@ -239,6 +239,7 @@ def test_preemption_policy_never() -> None:
     assert d.node is None and d.nominate is None and d.victims is None
     assert d.message == (
         "0/1 nodes are available: 1 Insufficient cpu. "
+        "no new claims to deallocate, "
         "preemption: not eligible due to preemptionPolicy=Never."
     )
 

@@ -104,7 +104,7 @@ def test_two_pods_never_get_the_same_volume(running: Callable[..., SchedulerLoop
     failed = [e["note"] for e in api.events if e["reason"] == "FailedScheduling"]
     assert failed[0] == (
         "0/3 nodes are available: 3 node(s) didn't find available persistent volumes to bind. "
-        "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+        "no new claims to deallocate, preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
     )
 
 
@@ -141,7 +141,8 @@ def test_dynamic_provisioning_is_refused_clearly(running: Callable[..., Schedule
     assert note == (
         "0/3 nodes are available: 3 node(s) would need dynamic provisioning of a "
         "PersistentVolume, which kschedctl's scheduler does not do (use kube-scheduler for this "
-        "pod). preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+        "pod). no new claims to deallocate, preemption: 0/3 nodes are available: 3 Preemption is "
+        "not helpful for scheduling."
     )
     assert api.volume_binds == [] and api.binds == []
 

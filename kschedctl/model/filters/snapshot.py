@@ -444,6 +444,12 @@ class NodeInfoSnapshot:
             setattr(self, attr, table)
         return table
 
+    def set_dra(self, device_classes: Iterable[Mapping[str, Any]], world: DraWorld | None) -> None:
+        """Replace what DRA reads (a scheduler's watches): the DeviceClasses and, once slices
+        and claims are listed too, the DynamicResources plugin's view."""
+        self.dra_resources = frozenset(_dra_resource_names(device_classes))
+        self.dra = world
+
     def set_volume_object(self, kind: str, obj: Mapping[str, Any]) -> None:
         """Add or replace a ``PersistentVolumeClaim``, ``PersistentVolume``, ``StorageClass``,
         ``CSIDriver`` or ``CSIStorageCapacity`` (starting that kind's table if it was not

@@ -26,7 +26,10 @@ from kschedctl.model.filters import (
     nodes_to_find,
 )
 from kschedctl.model.filters.cycle import ExtraFilter
+from kschedctl.model.filters.drabind import ClaimWrite, pod_claim_writes
+from kschedctl.model.filters.feasible import extended_via_dra
 from kschedctl.model.filters.messages import NO_NODES_MESSAGE, reason_text
+from kschedctl.model.filters.nodefilters import Incoming
 from kschedctl.model.filters.verdicts import UNRESOLVABLE
 from kschedctl.model.filters.volumes import volume_bindings
 from kschedctl.model.kubetypes import Pod
@@ -77,6 +80,9 @@ class Decision:
     bindings: tuple[tuple[Mapping[str, Any], Mapping[str, Any]], ...] = ()
     plugin_error: str | None = None  # the plugin that raised (``message`` says how)
     preemption: Preemption | None = None
+    # The pod's ResourceClaims on ``node``: allocations and reservations to write before the
+    # binding (DynamicResources' Reserve/PreBind), in the pod's order.
+    claims: tuple[ClaimWrite, ...] = ()
 
     @property
     def victims(self) -> PreemptionCandidate | None:
@@ -147,6 +153,7 @@ class Algorithm:
                 return Decision(
                     nominated, None, None, 1, start, policy=policy, policy_error=error,
                     bindings=tuple(volume_bindings(pod, snapshot, nominated)),
+                    claims=pod_claim_writes(pod, snapshot, nominated),
                 )  # fmt: skip
             node, score, found, next_start = self.place(
                 stage.pod, snapshot, next_start, stage.strict
@@ -157,6 +164,7 @@ class Algorithm:
                 return Decision(
                     node, stage.step, score, found, next_start, None, policy, error,
                     tuple(tried), tuple(volume_bindings(pod, snapshot, node)),
+                    claims=pod_claim_writes(pod, snapshot, node),
                 )  # fmt: skip
         message, preemption = self.failure(pod, snapshot, policy, problem)
         return Decision(
@@ -307,7 +315,11 @@ def stage_failure(
     found = feasible_nodes(pod, snapshot, dynamic_provisioning=PROVISIONS)
     if found.not_evaluated:
         ev = evaluate(pod, snapshot, preemption=False, dynamic_provisioning=PROVISIONS)
-        why = "; ".join(dict.fromkeys(n.why for n in ev.not_evaluated))
+        why = "; ".join(dict.fromkeys(n.why for n in ev.not_evaluated)) or (
+            f"it requests {', '.join(extended_via_dra(Incoming(pod), snapshot))}, extended "
+            "resources backed by a DeviceClass: kube-scheduler creates a ResourceClaim for "
+            "them, kschedctl's scheduler does not"
+        )
         return (
             f"0/{len(snapshot)} nodes are available: kschedctl's scheduler does not evaluate "
             f"{', '.join(sorted(set(found.not_evaluated)))} for this pod ({why}); use "
@@ -325,14 +337,13 @@ def stage_failure(
         pod, snapshot, preemption=preempting, dynamic_provisioning=PROVISIONS, extra=extra
     )
     if not ev.schedulable:
-        # No DynamicResources PostFilter text: this scheduler does not deallocate claims;
-        # but after an UnschedulableAndUnresolvable PreFilter kube-scheduler's message ends
-        # in "not found" (its DynamicResources PostFilter finds no state) and no preemption
-        # runs: say the same (``dra_enabled=None``: by version).
+        # The DynamicResources PostFilter's text ("no new claims to deallocate", "still not
+        # schedulable", or "not found" after another UnschedulableAndUnresolvable PreFilter)
+        # by version, as kube-scheduler's: this scheduler runs the plugin too. A fallback
+        # step's part is only its histogram (kschedctl's own text), "not found" aside.
         unresolvable = ev.prefilter is not None and ev.prefilter.code == UNRESOLVABLE
-        text = failed_scheduling_message(
-            ev, version, dra_enabled=None if unresolvable else False, truncate=False
-        )
+        dra = None if preempting or unresolvable else False
+        text = failed_scheduling_message(ev, version, dra_enabled=dra, truncate=False)
         return text or NO_NODES_MESSAGE, ev.preemption
     reasons = [reason_text(r, version) for v in ev.nodes for r in v.scheduler_reasons]
     # The nodes every filter passes were excluded by strictPreferences.

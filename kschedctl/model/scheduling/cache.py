@@ -27,10 +27,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kschedctl.model.filters import NodeInfoSnapshot, pod_key
+from kschedctl.model.filters.drabind import ClaimWrite
 from kschedctl.model.filters.snapshot import WORKLOAD_KINDS, volume_key
 from kschedctl.model.filters.volumebinding import bind_volume_to_claim
 from kschedctl.model.kubetypes import Node, Pod, PodStatus
 
+from .dracache import DraCache
 from .queue import pod_uid
 from .slim import slim_node, slim_pdb, slim_pod, slim_volume, slim_workload
 
@@ -156,6 +158,7 @@ class SchedulerCache:
         # name -> labels: the namespaceSelector of pod (anti-)affinity terms selects by them
         self.namespaces: dict[str, Mapping[str, str]] = {}
         self.namespaces_synced = False
+        self.dra = DraCache()  # DeviceClasses, ResourceSlices, ResourceClaims (+ assumed)
 
     # -- nodes ---------------------------------------------------------------------------
 
@@ -260,6 +263,7 @@ class SchedulerCache:
             pod_disruption_budgets=self.pdbs.values(),
         )
         self._attach_volumes()
+        self._attach_dra()
         self.bound.clear()
         assumed, self.assumed = self.assumed, {}
         seen = set()
@@ -411,6 +415,30 @@ class SchedulerCache:
         table = self.volumes.get(kind)
         return None if table is None else table.get(key)
 
+    # -- Dynamic Resource Allocation -----------------------------------------------------
+
+    def _attach_dra(self) -> None:
+        self.snapshot.set_dra(self.dra.device_classes(), self.dra.world())
+
+    def replace_dra(self, kind: str, objects: Iterable[Mapping[str, Any]]) -> bool:
+        helps = self.dra.replace(kind, objects)
+        self._attach_dra()
+        return helps
+
+    def dra_event(self, kind: str, event: str, obj: Mapping[str, Any]) -> bool:
+        helps = self.dra.event(kind, event, obj)
+        if helps:
+            self._attach_dra()
+        return helps
+
+    def assume_claims(self, writes: Iterable[ClaimWrite]) -> None:
+        self.dra.assume(writes)
+        self._attach_dra()
+
+    def forget_claims(self, writes: Iterable[ClaimWrite]) -> None:
+        self.dra.forget(writes)
+        self._attach_dra()
+
     # -- PodDisruptionBudgets (read by preemption only: no pod waits for one) -------------
 
     def replace_pdbs(self, pdbs: Iterable[Mapping[str, Any]]) -> None:
@@ -470,6 +498,7 @@ class SchedulerCache:
                 for r, k in sorted(VOLUME_KINDS.items())
                 if k in self.volumes
             },
+            **self.dra.counts(),
             "namespaces": len(self.namespaces),
             "nodes": len(self.nodes),
             "pdbs": len(self.pdbs),

@@ -45,6 +45,7 @@ from kschedctl.model.kubetypes import Pod
 from .algorithm import Algorithm, Decision
 from .cache import VOLUME_KINDS, WORKLOAD_RESOURCES, PodChanges, SchedulerCache
 from .campaign import Campaign
+from .dracache import DRA_KINDS
 from .leader import LeaderElector
 from .metrics import Metrics, Series, define_scheduler_metrics
 from .policy import STEP_ANNOTATION
@@ -80,8 +81,8 @@ log = logging.getLogger("kschedctl.scheduler")
 BIND_WORKERS = 96
 REPORT_WORKERS = 16  # events and PodScheduled=False, off the decision path
 # Watches held open at once: nodes, pods, PodDisruptionBudgets, namespaces, the volume
-# kinds, the workload kinds (see ``start``).
-WATCHES = 4 + len(VOLUME_KINDS) + len(WORKLOAD_RESOURCES)
+# kinds, the DRA kinds, the workload kinds (see ``start``).
+WATCHES = 4 + len(VOLUME_KINDS) + len(DRA_KINDS) + len(WORKLOAD_RESOURCES)
 # Connections the scheduler's client keeps: one per request in flight (binders, reporters,
 # every watch, the Lease), so that none is opened (a TLS handshake on both sides) and closed
 # per request when the pool is short of one.
@@ -172,6 +173,7 @@ class SchedulerLoop:
             and c.pdbs_synced
             and c.namespaces_synced
             and c.volumes_synced()
+            and c.dra.synced()
             and len(c.workloads_synced) == len(WORKLOAD_RESOURCES)
         )
 
@@ -192,7 +194,7 @@ class SchedulerLoop:
             ("namespaces watcher", lambda: self._watch(NAMESPACES)),
             ("worker", self._work),
         ]
-        for resource in VOLUME_KINDS:
+        for resource in [*VOLUME_KINDS, *DRA_KINDS]:
             threads.append((f"{resource} watcher", lambda r=resource: self._watch(r)))
         if self.campaign is None:
             self.leading.set()  # leader election off: this replica always schedules
@@ -250,6 +252,16 @@ class SchedulerLoop:
                         helps = self.cache.replace_namespaces(event.objects)
                     else:
                         helps = self.cache.namespace_event(event.type, event.object)
+                    changes = PodChanges(helps=helps)
+                elif resource in DRA_KINDS:
+                    kind = DRA_KINDS[resource]
+                    if event.type == UNLISTED:
+                        self.cache.dra.unlisted.add(kind)
+                        continue
+                    if event.type == SYNC:
+                        helps = self.cache.replace_dra(kind, event.objects)
+                    else:
+                        helps = self.cache.dra_event(kind, event.type, event.object)
                     changes = PodChanges(helps=helps)
                 elif resource in VOLUME_KINDS:
                     kind = VOLUME_KINDS[resource]
@@ -345,6 +357,7 @@ class SchedulerLoop:
         if decision.node is not None:
             self.cache.assume(pod, decision.node)
             self.cache.assume_volumes(decision.bindings)
+            self.cache.assume_claims(decision.claims)
             return decision, None
         if decision.nominate is None:
             return decision, None
@@ -389,16 +402,15 @@ class SchedulerLoop:
                 self.metrics.inc("binding_errors_total", (("reason", "volume"),))
                 log.warning("binding the volumes of %s on %s: %s; retrying later",
                             pod_key(pod), node, failure)  # fmt: skip
-                with self.lock:
-                    self.cache.forget(uid)
-                    self.cache.forget_volumes(decision.bindings)
-                    latest = self.cache.is_current(pod)
-                if latest is not None and not self.stop.is_set():
-                    self.queue.add_backoff(latest)
-                    self._reporters.submit(
-                        self.reporter.failure, latest, Decision(None, message=failure)
-                    )
+                self._unreserve(pod, decision, 0, backoff=True, message=failure)
                 return
+        failure, written = self._bind_claims(pod, decision)
+        if failure is not None:
+            self.metrics.inc("binding_errors_total", (("reason", "claim"),))
+            log.warning("reserving the ResourceClaims of %s on %s: %s; retrying later",
+                        pod_key(pod), node, failure)  # fmt: skip
+            self._unreserve(pod, decision, written, backoff=True, message=failure)
+            return
         began = time.perf_counter()
         try:
             self.api.bind(pod, node, annotations)
@@ -406,17 +418,12 @@ class SchedulerLoop:
             reason = "conflict" if isinstance(err, ApiConflict) else "gone"
             self.metrics.inc("binding_errors_total", (("reason", reason),))
             log.info("binding %s to %s: %s; dropping it", pod_key(pod), node, err)
-            with self.lock:
-                self.cache.forget(uid)
+            self._unreserve(pod, decision, written, backoff=False)
             return
         except ApiUnavailable as err:
             self.metrics.inc("binding_errors_total", (("reason", "error"),))
             log.warning("binding %s to %s failed: %s; retrying later", pod_key(pod), node, err)
-            with self.lock:
-                self.cache.forget(uid)
-                latest = self.cache.is_current(pod)
-            if latest is not None:
-                self.queue.add_backoff(latest)
+            self._unreserve(pod, decision, written, backoff=True)
             return
         finally:
             self.metrics.observe("binding_duration_seconds", time.perf_counter() - began)
@@ -430,6 +437,45 @@ class SchedulerLoop:
             self.reporter.event, pod, "Normal", "Scheduled", "Binding",
             decision.scheduled_message(pod_key(pod)),
         )  # fmt: skip
+
+    def _bind_claims(self, pod: Pod, decision: Decision) -> tuple[str | None, int]:
+        """DynamicResources' PreBind: each claim's allocation and reservation, in the pod's
+        order, before the binding. The failure's FailedScheduling text (None: none) and how
+        many claims were written."""
+        for done, write in enumerate(decision.claims):
+            try:
+                self.api.reserve_claim(write.claim, write.allocation, write.reserve)
+            except (ApiConflict, ApiNotFound, ApiUnavailable) as err:
+                return f'running PreBind plugin "DynamicResources": {err}', done
+        return None, len(decision.claims)
+
+    def _unreserve(
+        self, pod: Pod, decision: Decision, written: int, *, backoff: bool,
+        message: str | None = None,
+    ) -> None:  # fmt: skip
+        """The binding cycle failed: drop the assumption (pod, volumes, claims), take the pod
+        out of the ``reservedFor`` of the first ``written`` claims (DynamicResources'
+        Unreserve), and retry the pod with backoff if it still waits (reporting
+        ``message``)."""
+        uid = pod_uid(pod)
+        with self.lock:
+            self.cache.forget(uid)
+            self.cache.forget_volumes(decision.bindings)
+            self.cache.forget_claims(decision.claims)
+            latest = self.cache.is_current(pod)
+        for write in decision.claims[:written]:
+            if write.reserve is None:
+                continue  # reserved before this attempt: not ours to take back
+            try:
+                self.api.unreserve_claim(write.claim, uid)
+            except (ApiConflict, ApiNotFound, ApiUnavailable) as err:
+                log.warning("unreserving claim %s for %s: %s", pod_key(write.claim),
+                            pod_key(pod), err)  # fmt: skip
+        if not backoff or latest is None or self.stop.is_set():
+            return
+        self.queue.add_backoff(latest)
+        if message is not None:
+            self._reporters.submit(self.reporter.failure, latest, Decision(None, message=message))
 
     def _bind_volumes(self, pod: Pod, decision: Decision) -> str | None:
         """VolumeBinding's PreBind (``BindPodVolumes``): write each PV's claimRef, then poll

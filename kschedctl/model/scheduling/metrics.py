@@ -179,7 +179,8 @@ def define_scheduler_metrics(
     for plugin in plugins:  # a 0 series per plugin from the start
         m.inc("plugin_errors_total", (("plugin", plugin),), 0)
     m.counter(
-        "binding_errors_total", "Bindings that failed, by reason (conflict, gone, error, volume)."
+        "binding_errors_total",
+        "Bindings that failed, by reason (conflict, gone, error, volume, claim).",
     )
     m.histogram(
         "decision_duration_seconds",

@@ -15,7 +15,9 @@ scheduler caches (:func:`kschedctl.model.scheduling.slim.slim_pod` / ``slim_node
 labels and annotations, the spec fields scheduling reads, allocatable) behind a read-only
 view (:class:`FrozenDict`: a ``Mapping`` whose lists read as tuples); ``thaw`` gives a
 private plain copy. ``ctx`` (:class:`PluginContext`) reads the same snapshot the built-in
-filters read: ``ctx.node(name)``, ``ctx.nodes()``, ``ctx.pods_on(node_name)``, and
+filters read: ``ctx.node(name)``, ``ctx.nodes()``, ``ctx.pods_on(node_name)``,
+``ctx.allocation(node_name)`` (the devices DynamicResources allocates the pod's
+ResourceClaims on that node: claim name -> ``status.allocation``; None without claims), and
 ``ctx.cycle``, a dict private to this plugin and this pod (what ``pre_filter`` computed for
 ``filter`` and ``score``), like kube-scheduler's CycleState.
 
@@ -49,10 +51,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from kschedctl.base.errors import printable
 from kschedctl.model.filters import UNRESOLVABLE, NodeInfoSnapshot, Reason
+from kschedctl.model.filters.draalloc import AllocationError, Unsupported
+from kschedctl.model.filters.drabind import pod_claim_writes
 from kschedctl.model.filters.nodeinfo import NodeInfo
 from kschedctl.model.kubetypes import Pod
 
@@ -143,11 +147,18 @@ class PluginContext:
     """What a plugin may read besides the pod and the node: the scheduler's snapshot
     (read-only), and ``cycle``, its own scratch dict for this pod."""
 
-    __slots__ = ("_snapshot", "_reslim", "_nodes", "_pods", "cycle")
+    __slots__ = ("_snapshot", "_reslim", "_nodes", "_pods", "_pod", "_allocations", "cycle")
 
-    def __init__(self, snapshot: NodeInfoSnapshot, reslim: bool = False) -> None:
+    def __init__(
+        self,
+        snapshot: NodeInfoSnapshot,
+        reslim: bool = False,
+        pod: Mapping[str, Any] | None = None,
+    ) -> None:
         self._snapshot = snapshot
         self._reslim = reslim
+        self._pod = pod
+        self._allocations: dict[str, FrozenDict | None] = {}
         self._nodes: tuple[FrozenDict, ...] | None = None
         # node name -> (the node's generation when read, its pods): the nominated pods and
         # the preemption dry run add and remove pods, and a plugin must see them as they are.
@@ -168,6 +179,27 @@ class PluginContext:
 
     def node_names(self) -> tuple[str, ...]:
         return tuple(n.name for n in self._snapshot)
+
+    def allocation(self, node_name: str) -> FrozenDict | None:
+        """The pod's ResourceClaims as the scheduler allocates them on ``node_name``
+        (DynamicResources' Reserve): claim name -> its ``status.allocation`` (devices'
+        results, config, node selector; a claim allocated before as it is). None when the
+        pod has no claims, or they cannot be allocated there (the built-in filter rejects
+        the node before ``filter`` runs)."""
+        if node_name not in self._allocations:
+            found: FrozenDict | None = None
+            if self._pod is not None and node_name in self._snapshot:
+                try:
+                    writes = pod_claim_writes(cast(Pod, self._pod), self._snapshot, node_name)
+                except (ValueError, AllocationError, Unsupported):
+                    writes = ()
+                if writes:
+                    found = FrozenDict({
+                        w.key[1]: (w.assumed.get("status") or {}).get("allocation")
+                        for w in writes
+                    })  # fmt: skip
+            self._allocations[node_name] = found
+        return self._allocations[node_name]
 
     def pods_on(self, node_name: str) -> tuple[FrozenDict, ...]:
         """The pods bound to (or being bound by this scheduler to) ``node_name``, as the
@@ -300,7 +332,9 @@ class PluginCycle:
         self.set = plugins
         self.pod = FrozenDict(slim_pod(pod, annotations=True) if plugins.reslim else pod)
         self.snapshot = snapshot
-        self.contexts = {p.name: PluginContext(snapshot, plugins.reslim) for p in plugins.plugins}
+        self.contexts = {
+            p.name: PluginContext(snapshot, plugins.reslim, pod) for p in plugins.plugins
+        }
         self._pre: tuple[tuple[str, str] | None] | None = None  # pre_filter's answer, once
 
     def prefiltered(self) -> tuple[str, str] | None:

@@ -54,10 +54,11 @@ class WatchEventLike(Protocol):
 
 class SchedulerApi(Protocol):
     def watch(self, resource: str, stop: threading.Event) -> Iterator[WatchEventLike]:
-        """``nodes``, ``pods`` (non-terminal), ``namespaces``, a key of ``VOLUME_KINDS`` or of
-        ``WORKLOAD_RESOURCES``: a SYNC with every object after each (re)list, then
-        ADDED/MODIFIED/DELETED, reconnecting and relisting on its own until ``stop``; for
-        ``CSI_RESOURCES`` an UNLISTED first when listing them is forbidden."""
+        """``nodes``, ``pods`` (non-terminal), ``namespaces``, a key of ``VOLUME_KINDS``, of
+        ``DRA_KINDS`` or of ``WORKLOAD_RESOURCES``: a SYNC with every object after each
+        (re)list, then ADDED/MODIFIED/DELETED, reconnecting and relisting on its own until
+        ``stop``; for ``CSI_RESOURCES`` and ``DRA_KINDS`` an UNLISTED first when listing
+        them is forbidden (or the API is not served)."""
         ...
 
     def bind(self, pod: Mapping[str, Any], node: str, annotations: Mapping[str, str]) -> None: ...
@@ -65,6 +66,23 @@ class SchedulerApi(Protocol):
     def bind_volume(self, pv: Mapping[str, Any], pvc: Mapping[str, Any]) -> None:
         """Write the claimRef of ``pvc`` into the PersistentVolume (``GetBindVolumeToClaim``);
         ApiConflict when the volume was taken or changed meanwhile."""
+        ...
+
+    def reserve_claim(
+        self,
+        claim: Mapping[str, Any],
+        allocation: Mapping[str, Any] | None,
+        reserve: Mapping[str, str] | None,
+    ) -> None:
+        """DynamicResources' PreBind for one ResourceClaim (``bindClaim``): with an
+        ``allocation``, add the delete-protection finalizer and write it (stamped with
+        ``allocationTimestamp``), then append ``reserve`` to ``status.reservedFor``, in one
+        status update; re-read and retry on a conflict. ApiConflict with kube-scheduler's
+        text when the claim was allocated elsewhere or is being deleted meanwhile."""
+        ...
+
+    def unreserve_claim(self, claim: Mapping[str, Any], pod_uid: str) -> None:
+        """Unreserve: take the pod out of the claim's ``status.reservedFor``."""
         ...
 
     def delete_pod(self, pod: Mapping[str, Any]) -> None:

@@ -1,0 +1,184 @@
+"""kschedctl's own scheduler with Dynamic Resource Allocation, against the real kube-scheduler
+v1.36.3 as the oracle, on a lab of its own whose nodes publish ResourceSlices (lab/devices.py;
+the nodes and DeviceClasses of test_why_dra: kube-scheduler's messages count every node).
+
+The proofs: the same node as kube-scheduler for the same claim; the claim's allocation and
+reservation written as kube-scheduler writes them (the same status shape) before the pod is
+bound; two pods competing for the last devices: one binds, the other gets kube-scheduler's
+message; claims that cannot be allocated get kube-scheduler's FailedScheduling message word
+for word. `kschedctl scheduler run` runs as a subprocess (stopped by pid).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from e2e_helpers import pod_events, wait_for
+from test_builtin_scheduler import SCHEDULER, Scheduler, scheduler
+from test_why_dra import GPU, RESOURCE, claim, claim_pod, dra_cluster, dra_lab, latest_failure
+
+from kschedctl.kubeclient.client import Cluster
+from kschedctl.lab.cluster import Lab
+
+__all__ = ["dra_cluster", "dra_lab"]  # the module's lab and its DeviceClasses
+
+H100 = f'device.attributes["{GPU}"].model == "h100"'
+
+
+@pytest.fixture(scope="module")
+def placer(dra_lab: Lab, dra_cluster: Cluster, tmp_path_factory: pytest.TempPathFactory,
+           ) -> Iterator[Scheduler]:  # fmt: skip
+    log = tmp_path_factory.mktemp("placer") / "scheduler.log"
+    with scheduler(dra_lab, log, "--no-leader-elect") as running:
+        running.port()  # serving: it started
+        yield running
+    print(log.read_text(errors="replace")[-3000:])
+
+
+def _namespace(cluster: Cluster, name: str) -> str:
+    cluster.create("/api/v1/namespaces", {"metadata": {"name": name}})
+    return name
+
+
+def _drop(cluster: Cluster, name: str) -> None:
+    """Delete the namespace and wait until its pods and claims are gone (devices free)."""
+    cluster.delete(f"/api/v1/namespaces/{name}")
+    wait_for(lambda: not cluster.list(f"/api/v1/namespaces/{name}/pods"), 90,
+             f"the pods of {name} to go")  # fmt: skip
+    wait_for(lambda: not cluster.list(f"{RESOURCE}/namespaces/{name}/resourceclaims"), 90,
+             f"the claims of {name} to go")  # fmt: skip
+
+
+@pytest.fixture()
+def spaces(dra_cluster: Cluster, request: pytest.FixtureRequest) -> Iterator[list[str]]:
+    made: list[str] = []
+    yield made
+    for name in made:
+        _drop(dra_cluster, name)
+
+
+def _pod(cluster: Cluster, ns: str, name: str, claim_name: str, ours: bool) -> None:
+    body = claim_pod(name, claim_name)
+    if ours:
+        body["spec"]["schedulerName"] = SCHEDULER
+    cluster.create(f"/api/v1/namespaces/{ns}/pods", body)
+
+
+def _claim(cluster: Cluster, ns: str, body: dict[str, Any]) -> None:
+    cluster.create(f"{RESOURCE}/namespaces/{ns}/resourceclaims", body)
+
+
+def _node(cluster: Cluster, ns: str, name: str) -> str | None:
+    return cluster.get(f"/api/v1/namespaces/{ns}/pods/{name}")["spec"].get("nodeName")
+
+
+def _status(cluster: Cluster, ns: str, name: str) -> dict[str, Any]:
+    return dict(
+        cluster.get(f"{RESOURCE}/namespaces/{ns}/resourceclaims/{name}").get("status") or {}
+    )
+
+
+def _shape(claim: dict[str, Any]) -> dict[str, Any]:
+    """A claim's metadata finalizers and status without what differs between two runs (the
+    timestamp's value, the pod's name and uid)."""
+    status = dict(claim.get("status") or {})
+    alloc = dict(status.get("allocation") or {})
+    assert alloc.pop("allocationTimestamp", None), "allocationTimestamp is set"
+    status["allocation"] = alloc
+    status["reservedFor"] = [sorted(r) for r in status.get("reservedFor") or []]
+    return {"finalizers": (claim.get("metadata") or {}).get("finalizers"), "status": status}
+
+
+def _failure(cluster: Cluster, ns: str, pod: str, reporter: str) -> str:
+    def found() -> str | None:
+        return (
+            latest_failure(cluster, ns, pod) if _reported_by(cluster, ns, pod, reporter) else None
+        )
+
+    return str(wait_for(found, 90, f"FailedScheduling for {pod} from {reporter}"))
+
+
+def _reported_by(cluster: Cluster, ns: str, pod: str, reporter: str) -> bool:
+    return any(
+        e.get("reason") == "FailedScheduling" and e.get("reportingController") == reporter
+        for e in pod_events(cluster, ns, pod)
+    )
+
+
+def test_same_node_and_same_claim_status_as_kube_scheduler(
+    dra_cluster: Cluster, placer: Scheduler, spaces: list[str]
+) -> None:
+    statuses: dict[str, dict[str, Any]] = {}
+    nodes: dict[str, str] = {}
+    for who in ("kube", "ours"):
+        ns = _namespace(dra_cluster, f"dra-place-{who}")
+        spaces.append(ns)
+        # three GPUs of 40Gi or more: only dra-h100 has three (dra-a100 has two)
+        _claim(dra_cluster, ns, claim("c", "gpu", 3))
+        _pod(dra_cluster, ns, "p", "c", ours=who == "ours")
+        nodes[who] = str(wait_for(lambda ns=ns: _node(dra_cluster, ns, "p"), 90, f"{who} binds"))
+        statuses[who] = dra_cluster.get(f"{RESOURCE}/namespaces/{ns}/resourceclaims/c")
+        print(f"\n[{who}] node {nodes[who]}\n  claim status: {statuses[who].get('status')}")
+        _drop(dra_cluster, ns)  # the devices are free again for the next scheduler
+        spaces.remove(ns)
+    assert nodes["ours"] == nodes["kube"] == "dra-h100"
+    assert _shape(statuses["ours"]) == _shape(statuses["kube"])
+
+
+def test_two_pods_for_the_last_devices_one_binds_the_other_gets_kube_schedulers_message(
+    dra_cluster: Cluster, placer: Scheduler, spaces: list[str]
+) -> None:
+    ns = _namespace(dra_cluster, "dra-compete")
+    spaces.append(ns)
+    for name in ("c1", "c2", "ck"):
+        _claim(dra_cluster, ns, claim(name, "gpu", 3, H100))  # dra-h100 has 4: one fits
+    _pod(dra_cluster, ns, "p1", "c1", ours=True)
+    _pod(dra_cluster, ns, "p2", "c2", ours=True)
+
+    def one_bound_one_failed() -> tuple[str, str] | None:
+        bound = [p for p in ("p1", "p2") if _node(dra_cluster, ns, p)]
+        failed = [p for p in ("p1", "p2") if _reported_by(dra_cluster, ns, p, SCHEDULER)]
+        return (bound[0], failed[0]) if len(bound) == 1 and failed else None
+
+    winner, loser = wait_for(one_bound_one_failed, 90, "one pod bound, the other refused")
+    assert _node(dra_cluster, ns, winner) == "dra-h100"
+    assert _node(dra_cluster, ns, loser) is None
+    won = "c1" if winner == "p1" else "c2"
+    reserved = _status(dra_cluster, ns, won)["reservedFor"]
+    assert [r["name"] for r in reserved] == [winner]
+    assert not _status(dra_cluster, ns, "c2" if won == "c1" else "c1").get("allocation")
+    # kube-scheduler in the same state: a third pod for the same devices
+    _pod(dra_cluster, ns, "pk", "ck", ours=False)
+    expected = _failure(dra_cluster, ns, "pk", "default-scheduler")
+    mine = _failure(dra_cluster, ns, loser, SCHEDULER)
+    print(f"\n  kube-scheduler: {expected}\n  kschedctl:      {mine}")
+    assert mine == expected
+    assert "cannot allocate all claims" in mine
+
+
+@pytest.mark.parametrize(
+    ("claim_args", "words"),
+    [
+        pytest.param(("gpu", 5), "cannot allocate all claims", id="no-slice-can-satisfy"),
+        pytest.param(("no-such-class", 1), "device class no-such-class does not exist",
+                     id="missing-device-class"),
+    ],
+)  # fmt: skip
+def test_unallocatable_claims_get_kube_schedulers_message_word_for_word(
+    dra_cluster: Cluster, placer: Scheduler, spaces: list[str], claim_args: tuple[str, int],
+    words: str,
+) -> None:  # fmt: skip
+    ns = _namespace(dra_cluster, f"dra-fail-{claim_args[0]}")
+    spaces.append(ns)
+    for name in ("ck", "cm"):
+        _claim(dra_cluster, ns, claim(name, *claim_args))
+    _pod(dra_cluster, ns, "pk", "ck", ours=False)
+    _pod(dra_cluster, ns, "pm", "cm", ours=True)
+    expected = _failure(dra_cluster, ns, "pk", "default-scheduler")
+    mine = _failure(dra_cluster, ns, "pm", SCHEDULER)
+    print(f"\n  kube-scheduler: {expected}\n  kschedctl:      {mine}")
+    assert mine == expected and words in mine
+    assert _node(dra_cluster, ns, "pm") is None
+    assert not _status(dra_cluster, ns, "cm").get("allocation")
