@@ -174,6 +174,21 @@ def pod_events(cluster: Cluster, namespace: str, pod: str) -> list[dict[str, Any
     )
 
 
+def scheduled_event(cluster: Cluster, namespace: str, pod: str) -> dict[str, Any]:
+    """The pod's Scheduled event, waited for: a scheduler records it after the binding, on
+    its own time, so a bound pod may not have it yet."""
+    return dict(
+        wait_for(
+            lambda: next(
+                (e for e in pod_events(cluster, namespace, pod) if e["reason"] == "Scheduled"),
+                None,
+            ),
+            60,
+            f"the Scheduled event of {namespace}/{pod}",
+        )  # fmt: skip
+    )
+
+
 def token_kubeconfig(lab: Lab, cluster: Cluster, namespace: str, account: str, path: Path) -> None:
     """Write to ``path`` a kubeconfig for the lab that authenticates with a fresh token of
     ServiceAccount ``namespace/account`` (what a scraper or a scheduler pod would hold)."""

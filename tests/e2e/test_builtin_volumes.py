@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_helpers import pod_events, pod_manifest, stop, wait_for
+from e2e_helpers import pod_events, pod_manifest, scheduled_event, stop, wait_for
 
 from kschedctl.base.errors import NotFoundError
 from kschedctl.kubeclient.client import Cluster
@@ -215,8 +215,7 @@ def test_a_wait_for_first_consumer_local_volume_is_bound_on_the_chosen_node(
         pv = cluster.get(f"/api/v1/persistentvolumes/{volume}")
         assert pv["spec"]["claimRef"]["name"] == f"{who}-data"
     assert volumes == {f"{namespace}-ours", f"{namespace}-kube"}
-    scheduled = [e for e in pod_events(cluster, namespace, "ours") if e["reason"] == "Scheduled"]
-    assert scheduled and scheduled[0]["reportingController"] == scheduler_name
+    assert scheduled_event(cluster, namespace, "ours")["reportingController"] == scheduler_name
 
 
 def test_dynamic_provisioning_is_refused_with_a_clear_message(

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 import yaml
-from e2e_helpers import create_and_bind, pod_events, pod_manifest, wait_for
+from e2e_helpers import create_and_bind, pod_events, pod_manifest, scheduled_event, wait_for
 
 from kschedctl.base.errors import KschedError, NotFoundError
 from kschedctl.k8s.resources import object_path
@@ -121,10 +121,7 @@ def test_custom_scheduler_deployment_places_pods_only_on_labelled_nodes(
         fitting = {node for node, rack in racks.items() if rack in ARGS["values"]}
         assert set(nodes.values()) <= fitting, nodes
         for name in names:
-            scheduled = [
-                e for e in pod_events(cluster, namespace, name) if e["reason"] == "Scheduled"
-            ]
-            assert scheduled and scheduled[0]["reportingController"] == SCHEDULER
+            assert scheduled_event(cluster, namespace, name)["reportingController"] == SCHEDULER
 
         # Only the rack-c node passes the pod's own nodeSelector, and NodeLabelMatch refuses it.
         rack_c = next(node for node, rack in racks.items() if rack == "c")

@@ -19,6 +19,7 @@ from e2e_helpers import (
     pod_manifest,
     recorded_processes,
     running,
+    scheduled_event,
     signal_and_wait,
     start_kschedctl,
     wait_for,
@@ -46,8 +47,7 @@ def test_default_scheduler_binds_pod_and_it_runs(cluster: Cluster, namespace: st
         60, "pod web Running",
     )  # fmt: skip
     assert pod["spec"]["nodeName"].startswith("lab-node-")
-    scheduled = [e for e in pod_events(cluster, namespace, "web") if e["reason"] == "Scheduled"]
-    assert scheduled and scheduled[0]["reportingController"] == "default-scheduler"
+    assert scheduled_event(cluster, namespace, "web")["reportingController"] == "default-scheduler"
 
 
 def test_pod_for_unserved_scheduler_stays_pending_without_events(

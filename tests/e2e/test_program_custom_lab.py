@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 import yaml
-from e2e_helpers import create_and_bind, pod_events, pod_manifest, wait_for
+from e2e_helpers import create_and_bind, pod_events, pod_manifest, scheduled_event, wait_for
 
 from kschedctl.base.errors import KschedError, NotFoundError
 from kschedctl.kubeclient.client import Cluster
@@ -211,10 +211,7 @@ def test_custom_program_deployed_schedules_with_its_plugin(
         nodes = create_and_bind(cluster, namespace, apps, name)
         assert set(nodes.values()) <= fitting, (nodes, zones)
         for app in apps:
-            scheduled = [
-                e for e in pod_events(cluster, namespace, app) if e["reason"] == "Scheduled"
-            ]
-            assert scheduled and scheduled[0]["reportingController"] == name
+            assert scheduled_event(cluster, namespace, app)["reportingController"] == name
 
         # Only the bronze node passes the pod's own nodeSelector, and NodeLabelMatch refuses it.
         bronze = next(node for node, value in zones.items() if value == "bronze")

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from e2e_helpers import exists, new_namespace, pod_manifest, run, wait_for
+from e2e_helpers import exists, new_namespace, pod_manifest, run, scheduled_event, wait_for
 
 from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab.cluster import Lab
@@ -73,8 +73,8 @@ def test_routing_deploy_why_status_remove(
         for pod in bound_pods(cluster, routed, 2):
             assert pod["spec"]["schedulerName"] == name
             assert pod["metadata"]["annotations"]["kschedctl.io/routed-by"] == f"kube-system/{name}"
-        events = cluster.list(f"/apis/events.k8s.io/v1/namespaces/{routed}/events")
-        assert {e["reportingController"] for e in events if e["reason"] == "Scheduled"} == {name}
+            event = scheduled_event(cluster, routed, pod["metadata"]["name"])
+            assert event["reportingController"] == name
         # elsewhere, and a pod that names its scheduler, are left alone
         kubectl("create", "deployment", "web", "--image=registry.k8s.io/pause:3.10", "-n", other)
         assert bound_pods(cluster, other, 1)[0]["spec"]["schedulerName"] == "default-scheduler"
