@@ -12,7 +12,16 @@ import typer
 from kschedctl.base.errors import UsageError
 from kschedctl.cli import options, output, registers
 from kschedctl.cli.common import connect
-from kschedctl.cli.deployflags import DEFAULT_TARGET, Source, Target, target_flags
+from kschedctl.cli.deployflags import (
+    DEFAULT_TARGET,
+    CanaryNamespace,
+    Source,
+    Target,
+    Timeout,
+    Verify,
+    Wait,
+    target_flags,
+)
 from kschedctl.cli.kubeflags import DEFAULT_KUBE, Kube, kube_flags_without_as
 from kschedctl.cli.paths import guard_paths
 
@@ -34,17 +43,10 @@ def deploy_command(
             "--diff", help="Print what the deploy changes (as `kschedctl diff`) before applying."
         ),
     ] = False,
-    wait: Annotated[
-        bool, typer.Option("--wait/--no-wait", help="Wait until the scheduler serves.")
-    ] = True,
-    verify: Annotated[
-        bool,
-        typer.Option("--verify/--no-verify", help="Prove it with a canary pod it must schedule."),
-    ] = True,
-    timeout: Annotated[float, typer.Option("--timeout", help="Seconds to wait.")] = 180.0,
-    canary_namespace: Annotated[
-        str, typer.Option("--canary-namespace", help="Namespace of the canary pod.")
-    ] = "default",
+    wait: Wait = True,
+    verify: Verify = True,
+    timeout: Timeout = 180.0,
+    canary_namespace: CanaryNamespace = "default",
     save: Annotated[
         bool,
         typer.Option(

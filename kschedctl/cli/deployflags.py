@@ -102,6 +102,24 @@ class Target(NamedTuple):
         return {field: value for field, value in given.items() if value is not None}
 
 
+ROOT_HELP = "Host forms: install files under this root."
+MANIFESTS_DIR_HELP = (
+    "Static-pod form: kubelet's manifest directory (default ROOT/etc/kubernetes/manifests)."
+)
+
+# How deploy and rollback wait (one declaration for both commands).
+Wait = Annotated[bool, typer.Option("--wait/--no-wait", help="Wait until the scheduler serves.")]
+Verify = Annotated[
+    bool, typer.Option("--verify/--no-verify", help="Prove it with a canary pod it must schedule.")
+]
+Timeout = Annotated[float, typer.Option("--timeout", help="Seconds to wait.")]
+CanaryNamespace = Annotated[
+    str, typer.Option("--canary-namespace", help="Namespace of the canary pod.")
+]
+Root = Annotated[Path, typer.Option("--root", help=ROOT_HELP)]
+ManifestsDir = Annotated[Path | None, typer.Option("--manifests-dir", help=MANIFESTS_DIR_HELP)]
+
+
 _FORM_FLAGS: dict[str, Flag] = {
     "as_form": flag(
         DeployForm | None,
@@ -160,13 +178,8 @@ _OVERRIDE_FLAGS: dict[str, Flag] = {
         "kube-scheduler, or builtin: kschedctl's own scheduler (default: the spec's).",
     ),
     "replicas": flag(int | None, None, "--replicas", "Replicas of the deployment form.", min=1),
-    "root": flag(Path, Path("/"), "--root", "Host forms: install files under this root."),
-    "manifests_dir": flag(
-        Path | None,
-        None,
-        "--manifests-dir",
-        "Static-pod form: kubelet's manifest directory (default ROOT/etc/kubernetes/manifests).",
-    ),
+    "root": flag(Path, Path("/"), "--root", ROOT_HELP),
+    "manifests_dir": flag(Path | None, None, "--manifests-dir", MANIFESTS_DIR_HELP),
 }
 
 # deploy's and diff's flags, where a command's ``target: Target`` parameter stands.

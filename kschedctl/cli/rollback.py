@@ -13,6 +13,7 @@ import typer
 from kschedctl.cli import options, output, registers
 from kschedctl.cli.common import SchedulerName, connect
 from kschedctl.cli.deploy import print_summary
+from kschedctl.cli.deployflags import CanaryNamespace, ManifestsDir, Root, Timeout, Verify, Wait
 from kschedctl.cli.kubeflags import DEFAULT_KUBE, Kube, kube_flags
 from kschedctl.cli.paths import guard_paths
 
@@ -38,27 +39,12 @@ def rollback_command(
         ),
     ] = None,
     dry_run: options.DryRun = "none",
-    wait: Annotated[
-        bool, typer.Option("--wait/--no-wait", help="Wait until the scheduler serves.")
-    ] = True,
-    verify: Annotated[
-        bool,
-        typer.Option("--verify/--no-verify", help="Prove it with a canary pod it must schedule."),
-    ] = True,
-    timeout: Annotated[float, typer.Option("--timeout", help="Seconds to wait.")] = 180.0,
-    canary_namespace: Annotated[
-        str, typer.Option("--canary-namespace", help="Namespace of the canary pod.")
-    ] = "default",
-    root: Annotated[
-        Path, typer.Option("--root", help="Host forms: install files under this root.")
-    ] = Path("/"),
-    manifests_dir: Annotated[
-        Path | None,
-        typer.Option(
-            "--manifests-dir",
-            help="Static-pod form: kubelet's manifest directory (default ROOT/etc/kubernetes/manifests).",
-        ),
-    ] = None,
+    wait: Wait = True,
+    verify: Verify = True,
+    timeout: Timeout = 180.0,
+    canary_namespace: CanaryNamespace = "default",
+    root: Root = Path("/"),
+    manifests_dir: ManifestsDir = None,
 ) -> None:  # fmt: skip
     """Deploy a recorded revision again and wait as deploy does; records a new revision.
 
