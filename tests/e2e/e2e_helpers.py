@@ -104,6 +104,17 @@ def running(found: set[Recorded]) -> list[Recorded]:
     return sorted(p for p in found if processes.is_running(*p))
 
 
+@contextmanager
+def lab_of_its_own(directory: Path, nodes: list[dict[str, Any]], **up: Any) -> Iterator[Lab]:
+    """A lab of its own with exactly ``nodes`` (a module's fixture), always taken down."""
+    the_lab = Lab(directory / "lab")
+    try:
+        the_lab.up(nodes, **up)
+        yield the_lab
+    finally:
+        the_lab.down()
+
+
 def exists(cluster: Cluster, path: str) -> bool:
     try:
         cluster.get(path)

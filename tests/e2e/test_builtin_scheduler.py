@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_helpers import pod_events, pod_manifest, stop, wait_for
+from e2e_helpers import lab_of_its_own, pod_events, pod_manifest, stop, wait_for
 
 from kschedctl.base.errors import NotFoundError
 from kschedctl.kubeclient.client import Cluster
@@ -75,12 +75,10 @@ def own_lab(
 ) -> Iterator[Lab]:
     """Own control plane: the placements assert which of exactly these six nodes wins, and
     a test restarts this lab's API server."""
-    the_lab = Lab(tmp_path_factory.mktemp("builtin") / "lab")
-    try:
-        the_lab.up(NODES, progress=lambda _m: None)
+    with lab_of_its_own(
+        tmp_path_factory.mktemp("builtin"), NODES, progress=lambda _m: None
+    ) as the_lab:
         yield the_lab
-    finally:
-        the_lab.down()
 
 
 @pytest.fixture(scope="module")

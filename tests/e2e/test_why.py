@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_helpers import pod_events, pod_manifest, pod_reader_kubeconfig, wait_for
+from e2e_helpers import lab_of_its_own, pod_events, pod_manifest, pod_reader_kubeconfig, wait_for
 from typer.testing import CliRunner
 
 from kschedctl.base.errors import NotFoundError
@@ -49,12 +49,8 @@ def why_lab(
 ) -> Iterator[Lab]:
     """Own control plane: kube-scheduler's messages count every node (`0/4 nodes are
     available: …`), so the cluster must hold exactly these four shapes."""
-    the_lab = Lab(tmp_path_factory.mktemp("why-lab") / "lab")
-    try:
-        the_lab.up(why_nodes())
+    with lab_of_its_own(tmp_path_factory.mktemp("why-lab"), why_nodes()) as the_lab:
         yield the_lab
-    finally:
-        the_lab.down()
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
-from e2e_helpers import pod_events, pod_manifest, wait_for
+from e2e_helpers import lab_of_its_own, pod_events, pod_manifest, wait_for
 from typer.testing import CliRunner
 
 from kschedctl.cli import app
@@ -55,12 +55,8 @@ def dra_nodes() -> list[dict[str, Any]]:
 def dra_lab(
     lab_binaries: dict[str, Path], tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Lab]:
-    the_lab = Lab(tmp_path_factory.mktemp("dra-lab") / "lab")
-    try:
-        the_lab.up(dra_nodes())
+    with lab_of_its_own(tmp_path_factory.mktemp("dra-lab"), dra_nodes()) as the_lab:
         yield the_lab
-    finally:
-        the_lab.down()
 
 
 @pytest.fixture(scope="module")
