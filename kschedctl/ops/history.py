@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from kschedctl import __version__
-from kschedctl.base.errors import KschedError, NotFoundError, UsageError
+from kschedctl.base.errors import ConflictError, KschedError, NotFoundError, UsageError
 from kschedctl.base.yamltext import to_yaml
 from kschedctl.kubeclient.client import Cluster
 from kschedctl.observe.revisions import (
@@ -132,36 +132,59 @@ class Record:
 def record(
     cluster: Cluster, spec: CheckedSpec, form: str, what: Record, report: Reporter = QUIET
 ) -> Revision | None:
-    """Record a revision of ``spec`` deployed as ``form``; mark the one that ran before
+    """Record a revision of ``spec`` deployed as ``form``; mark the ones that ran before
     superseded; keep the last ``history_max``. None (and a warning) when it cannot: the
     deploy itself happened, a missing record must not undo it."""
     try:
+        revision = _claim_next(cluster, spec, form, what)
+        number = revision.number
+        # Read again: a concurrent deploy may have recorded one between our read and create.
         secrets = _secrets(cluster, spec.name, spec.namespace)
         numbers = [n for s in secrets if (n := number_of(s)) is not None]
-        number = max(numbers, default=0) + 1
-        revision = Revision(
-            name=spec.name, namespace=spec.namespace, number=number, form=form,
-            spec=to_yaml(spec.to_dict(), document=True), objects_hash=what.objects_hash,
-            version=__version__, by=caller(cluster),
-            at=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            description=what.description or ("install" if number == 1 else "upgrade"),
-            overrides=what.overrides, files=dict(spec.builtin.plugin_sources),
-            status=what.status,
-        )  # fmt: skip
-        cluster.create(
-            SECRET.collection(spec.namespace), to_secret(revision, labels(spec, "revision"))
-        )
         if what.status == "deployed":
             for secret in secrets:
-                if (secret["metadata"].get("labels") or {}).get(STATUS_LABEL) == "deployed":
+                status = (secret["metadata"].get("labels") or {}).get(STATUS_LABEL)
+                if status == "deployed" and (number_of(secret) or 0) < number:
                     cluster.patch(
                         SECRET.item(secret["metadata"]["name"], spec.namespace),
                         {"metadata": {"labels": {STATUS_LABEL: "superseded"}}},
                     )
-        for old in to_prune([*numbers, number], what.history_max):
+        for old in to_prune(numbers, what.history_max):
             cluster.delete(SECRET.item(secret_name(spec.name, old), spec.namespace))
     except KschedError as err:
         report.warn(f"{spec.name}: could not record a revision: {err.message}")
         return None
     report.info(f"{spec.name}: revision {number} recorded ({revision.status})")
     return revision
+
+
+CLAIM_ATTEMPTS = 8  # concurrent deploys of one scheduler: each retry reads the numbers afresh
+
+
+def _claim_next(cluster: Cluster, spec: CheckedSpec, form: str, what: Record) -> Revision:
+    """Create the next revision's Secret. Its name carries the number, so the API server's
+    AlreadyExists (409) is the lock: two concurrent deploys never share a number; the loser
+    reads again and takes the next one."""
+    by, attempt = caller(cluster), 0
+    while True:
+        attempt += 1
+        numbers = [n for s in _secrets(cluster, spec.name, spec.namespace)
+                   if (n := number_of(s)) is not None]  # fmt: skip
+        number = max(numbers, default=0) + 1
+        revision = Revision(
+            name=spec.name, namespace=spec.namespace, number=number, form=form,
+            spec=to_yaml(spec.to_dict(), document=True), objects_hash=what.objects_hash,
+            version=__version__, by=by,
+            at=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            description=what.description or ("install" if number == 1 else "upgrade"),
+            overrides=what.overrides, files=dict(spec.builtin.plugin_sources),
+            status=what.status,
+        )  # fmt: skip
+        try:
+            cluster.create(
+                SECRET.collection(spec.namespace), to_secret(revision, labels(spec, "revision"))
+            )
+            return revision
+        except ConflictError:
+            if attempt == CLAIM_ATTEMPTS:
+                raise

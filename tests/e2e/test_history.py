@@ -192,3 +192,34 @@ def test_static_pod_rollback_restores_the_manifest(
     assert removed.returncode == 0, removed.stderr
     assert not manifest.exists() and not kept.exists()
     assert revisions(cluster, name) == []
+
+
+def test_concurrent_deploys_never_share_a_revision_number(cluster: Cluster) -> None:
+    """Six deploys of one scheduler record at once: each gets its own number (the Secret's
+    name is the lock), none is lost, and only the newest stays deployed."""
+    from concurrent.futures import ThreadPoolExecutor
+    from threading import Barrier
+
+    from kschedctl.ops.history import Record, record
+    from kschedctl.spec.load import spec_from_source
+
+    spec = spec_from_source("race-history")
+    start = Barrier(6)
+
+    def deploy(i: int) -> int | None:
+        start.wait()
+        done = record(cluster, spec, "deployment", Record(f"hash-{i}", {}))
+        return done.number if done else None
+
+    with ThreadPoolExecutor(6) as pool:
+        numbers = list(pool.map(deploy, range(6)))
+    assert sorted(n for n in numbers if n is not None) == [1, 2, 3, 4, 5, 6], numbers
+    statuses = {
+        int(s["metadata"]["labels"]["kschedctl.io/revision"]): s["metadata"]["labels"][
+            "kschedctl.io/revision-status"
+        ]
+        for s in revisions(cluster, "race-history")
+    }
+    assert statuses == {n: "deployed" if n == 6 else "superseded" for n in range(1, 7)}
+    for s in revisions(cluster, "race-history"):
+        cluster.delete(f"{SECRETS}/{s['metadata']['name']}")
