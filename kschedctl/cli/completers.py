@@ -27,6 +27,7 @@ from kschedctl.kubeclient.kubeconfig import (
 
 if TYPE_CHECKING:
     from kschedctl.kubeclient.client import Cluster
+    from kschedctl.kubeclient.kubeconfig import Overrides
 
 BUDGET_ENV = "KSCHEDCTL_COMPLETION_TIMEOUT"
 DEFAULT_BUDGET = 1.0  # seconds per TAB for a cluster lookup, connecting included
@@ -92,7 +93,11 @@ def from_cluster(ctx: typer.Context, lookup: Callable[[Cluster], Iterable[str]])
     A daemon thread, abandoned on timeout: a socket stuck on a dead server cannot keep the
     shell waiting, and the process ends as soon as the candidates are printed.
     """
-    if not _kubeconfig_usable(ctx):
+    try:
+        overrides = _overrides(ctx)
+    except Exception:  # a bad --request-timeout, a missing CA: nowhere to report it
+        return []
+    if overrides.server is None and not _kubeconfig_usable(ctx):
         return []  # no kubeconfig or no such context: no need to load the client and wait
     found: list[str] = []
 
@@ -106,6 +111,7 @@ def from_cluster(ctx: typer.Context, lookup: Callable[[Cluster], Iterable[str]])
                 param(ctx, "context"),
                 cluster=param(ctx, "cluster_name"),
                 user=param(ctx, "user"),
+                overrides=overrides,
             ) as cluster:
                 found.extend(lookup(cluster))
         except BaseException:  # nowhere to report it: no candidates
@@ -115,6 +121,16 @@ def from_cluster(ctx: typer.Context, lookup: Callable[[Cluster], Iterable[str]])
     worker.start()
     worker.join(budget())
     return [] if worker.is_alive() else list(found)
+
+
+def _overrides(ctx: typer.Context) -> Overrides:
+    """kubectl's connection flags given so far (--server, --token, --as, …): a TAB asks the
+    cluster as the command itself would."""
+    from kschedctl.cli.kubeflags import Kube, kube_from  # it imports this module: on use
+
+    return kube_from(
+        **{k: v for k in Kube._fields if (v := ctx.params.get(k)) is not None}
+    ).overrides()
 
 
 def _kubeconfig_usable(ctx: typer.Context) -> bool:

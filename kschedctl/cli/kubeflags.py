@@ -107,7 +107,7 @@ def verbosity_level(text: str | None) -> int:
     return int(value)
 
 
-def _kube(**given: Any) -> Kube:
+def kube_from(**given: Any) -> Kube:
     return Kube(**{**given, "as_group": tuple(given.get("as_group") or ())})
 
 
@@ -199,7 +199,7 @@ _REQUEST_FLAGS: dict[str, Flag] = {
 }
 # kubectl's connection flags, where a command's ``kube: Kube`` parameter stands.
 kube_flags = flag_group(
-    "kube", {**_KUBECONFIG_FLAGS, **_IMPERSONATION_FLAGS, **_REQUEST_FLAGS}, _kube
+    "kube", {**_KUBECONFIG_FLAGS, **_IMPERSONATION_FLAGS, **_REQUEST_FLAGS}, kube_from
 )
 # deploy: its --as names the form it deploys (as render's does), so no impersonation there
-kube_flags_without_as = flag_group("kube", {**_KUBECONFIG_FLAGS, **_REQUEST_FLAGS}, _kube)
+kube_flags_without_as = flag_group("kube", {**_KUBECONFIG_FLAGS, **_REQUEST_FLAGS}, kube_from)

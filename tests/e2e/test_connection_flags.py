@@ -174,3 +174,35 @@ def test_request_timeout_against_a_server_that_never_answers(
     assert "Traceback" not in done.stderr
     bad = without_kubeconfig(*flags, "--request-timeout", "soon", cwd=tmp_path)
     assert bad.returncode == 2 and "--request-timeout" in bad.stderr and "hint:" in bad.stderr
+
+
+def test_tab_asks_the_cluster_with_the_connection_flags(
+    lab: Lab, cluster: Cluster, namespace: str, tmp_path: Path
+) -> None:
+    """A TAB connects as the command would: --server/--token/--certificate-authority with no
+    kubeconfig at all, and --as is who the API server sees."""
+    from e2e_helpers import pod_manifest
+
+    cluster.create(f"/api/v1/namespaces/{namespace}/pods",
+                   pod_manifest("waiting", schedulerName="nobody-serves-this"))  # fmt: skip
+    token = reader_token(cluster, namespace)
+
+    def complete(line: str, kubeconfig: Path) -> list[str]:
+        env = {**os.environ, "KUBECONFIG": str(kubeconfig), "KSCHEDCTL_COMPLETION_TIMEOUT": "60",
+               "_KSCHEDCTL_COMPLETE": "complete_bash", "COMP_WORDS": line,
+               "COMP_CWORD": str(len(line.split(" ")) - 1)}  # fmt: skip
+        done = subprocess.run([sys.executable, "-m", "kschedctl"], capture_output=True,
+                              text=True, cwd=tmp_path, env=env, timeout=240)  # fmt: skip
+        assert done.returncode == 0 and done.stderr == "", done.stderr
+        return done.stdout.split()
+
+    flags = (
+        f"--server {server_url(lab)} --token {token} --certificate-authority {lab.pki / 'ca.crt'}"
+    )
+    missing = tmp_path / "missing-kubeconfig"
+    assert complete(f"kschedctl why -n {namespace} {flags} ", missing) == ["waiting"]
+    # the token's account may not list schedulers: no candidates rather than the admin's
+    assert complete(f"kschedctl status {flags} ", missing) == []
+    assert complete("kschedctl status --as jane ", lab.kubeconfig) == []
+    as_admin = complete("kschedctl status --as jane --as-group system:masters ", lab.kubeconfig)
+    assert "default-scheduler" in as_admin
