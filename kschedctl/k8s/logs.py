@@ -12,7 +12,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import KW_ONLY, dataclass, field
+from dataclasses import KW_ONLY, dataclass, field, replace
 from typing import Any
 
 from kschedctl.base.errors import KschedError, NotFoundError
@@ -28,6 +28,7 @@ class Replica:
     namespace: str
     pod: str
     container: str | None  # None: the pod's only container
+    containers: tuple[str, ...] = ()  # every container the pod has (what -c may name)
 
 
 def _container(pod: dict[str, Any]) -> str | None:
@@ -64,7 +65,29 @@ def replicas(cluster: Cluster, entry: Scheduler) -> list[Replica]:
                 continue
     pods = [p for p in pods if _live(p) and scheduler_container(p.get("spec") or {})]
     pods.sort(key=lambda p: p["metadata"]["name"])
-    return [Replica(ns, p["metadata"]["name"], _container(p)) for p in pods]
+    return [Replica(ns, p["metadata"]["name"], _container(p), _names(p)) for p in pods]
+
+
+def _names(pod: dict[str, Any]) -> tuple[str, ...]:
+    spec = pod.get("spec") or {}
+    kinds = ("initContainers", "containers", "ephemeralContainers")
+    return tuple(c.get("name", "") for kind in kinds for c in spec.get(kind) or ())
+
+
+def with_container(found: list[Replica], container: str | None, entry: Scheduler) -> list[Replica]:
+    """The replicas reading ``container`` (-c): those that have it. None of them has it:
+    NotFoundError naming what they run (kubectl: "container X is not valid for pod Y")."""
+    if not container:
+        return found
+    chosen = [replace(r, container=container) for r in found if container in r.containers]
+    if found and not chosen:
+        names = sorted({n for r in found for n in r.containers})
+        raise NotFoundError(
+            f"container {container!r} is not valid for the pods of {entry.name}: they run "
+            + ", ".join(repr(n) for n in names),
+            hint=f"drop -c to read the scheduler's own container, or -c {names[0]}",
+        )
+    return chosen
 
 
 def leadership(cluster: Cluster, entry: Scheduler) -> Leadership:
@@ -191,6 +214,7 @@ class Follower:
     _: KW_ONLY
     since_seconds: int | None
     tail: int | None
+    container: str | None = None  # -c: this container of each replica that has it
     poll: float = 2.0
     warn: Callable[[str], None] = lambda _m: None
     stop: threading.Event = field(default_factory=threading.Event, init=False)
@@ -247,7 +271,7 @@ class Follower:
 
     def _refresh(self, first: bool) -> None:
         try:
-            found = replicas(self.cluster, self.entry)
+            found = with_container(replicas(self.cluster, self.entry), self.container, self.entry)
             lease = leadership(self.cluster, self.entry)
             self.leader.holder, self.leader.since = lease.holder, lease.since
         except KschedError as err:

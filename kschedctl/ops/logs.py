@@ -7,13 +7,13 @@ processes) the host's journal or log file, through the :class:`~kschedctl.hosts.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from kschedctl.base.errors import KschedError, NotFoundError, UsageError
 from kschedctl.hosts import Host
 from kschedctl.k8s.inventory import snapshot
-from kschedctl.k8s.logs import Follower, Replica, leadership, read_all, replicas
+from kschedctl.k8s.logs import Follower, Replica, leadership, read_all, replicas, with_container
 from kschedctl.kubeclient.client import Cluster
 from kschedctl.observe.discovery import discover
 from kschedctl.observe.identity import impostor_note, pick
@@ -90,9 +90,7 @@ def open_logs(
 def _pod_logs(
     cluster: Cluster, entry: Scheduler, request: LogsRequest, warn: Callable[[str], None]
 ) -> LogStream:
-    found = replicas(cluster, entry)
-    if request.container:
-        found = [replace(r, container=request.container) for r in found]
+    found = with_container(replicas(cluster, entry), request.container, entry)
     lease = leadership(cluster, entry)
     leader = lease.holder
     if not request.all_replicas:
@@ -124,8 +122,9 @@ def _pod_logs(
             )
         return LogStream((lease.mark(x) for x in lease.witness(read)), sources)
     follower = Follower(
-        cluster, entry, since_seconds=request.since_seconds, tail=request.tail, warn=warn
-    )
+        cluster, entry, since_seconds=request.since_seconds, tail=request.tail,
+        container=request.container, warn=warn,
+    )  # fmt: skip
     stream: Iterator[LogLine] = follower.lines()
     if not request.all_replicas:
         stream = (line for line in stream if line.source == follower.leader.holder)

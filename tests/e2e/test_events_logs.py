@@ -182,9 +182,12 @@ def test_logs_of_a_deployed_scheduler_and_why_it_stops(
         assert not any(
             line.startswith(("[" + leader, "[" + other)) for line in raw.stdout.splitlines()
         )
-        missing = run(lab, "logs", name, "-c", "no-such-container", cwd=tmp_path)
-        assert missing.returncode == 5 and "no-such-container" in missing.stderr
-        assert "Traceback" not in missing.stderr and missing.stdout == ""
+        for follow_flag in ((), ("-f",)):  # -f too: refused at once, never followed or retried
+            missing = run(lab, "logs", name, "-c", "no-such-container", *follow_flag, cwd=tmp_path)
+            assert missing.returncode == 5, missing.stderr
+            assert "'no-such-container' is not valid" in missing.stderr
+            assert f"-c {container}" in missing.stderr
+            assert "Traceback" not in missing.stderr and missing.stdout == ""
 
         only = run(lab, "logs", name, "--leader-only", "--grep", "acquired lease", cwd=tmp_path)
         assert only.returncode == 0, only.stderr
