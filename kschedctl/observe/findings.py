@@ -26,7 +26,9 @@ from kschedctl.printers.formats import json_fields
 ERROR, WARNING, INFO = "error", "warning", "info"
 
 # Lines of a kube-scheduler log that explain a scheduler that does not schedule.
-FORBIDDEN = re.compile(r"\bforbidden\b", re.IGNORECASE)
+# The API server's refusal ("pods is forbidden: User …"), not the word anywhere: a scheduler
+# that exits on a bad flag prints its usage, where "… are forbidden." describes a flag.
+FORBIDDEN = re.compile(r"\bis forbidden: ")
 
 
 @dataclass(frozen=True)

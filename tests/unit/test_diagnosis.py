@@ -174,6 +174,20 @@ def test_forbidden_in_the_logs_of_a_scheduler_without_a_leader() -> None:
     assert not diag.schedulable
 
 
+def test_usage_text_that_says_forbidden_is_no_refusal() -> None:
+    """kube-scheduler's usage (printed on a bad flag) describes --authorization-kubeconfig
+    with "... are forbidden.": that is no API refusal."""
+    usage = [
+        "Error: unknown flag: --no-such-flag",
+        "      --authorization-kubeconfig string   kubeconfig file pointing at the 'core' "
+        "kubernetes server with enough rights to create subjectaccessreviews.authorization.k8s.io. "
+        "This is optional. If empty, all requests not skipped by authorization are forbidden.",
+    ]
+    p = pod("p", schedulerName="mine", cpu="100m")
+    diag = diagnose(p, cluster(), [_managed(desired=1, ready=1)], scheduler_log=usage)
+    assert "scheduler-forbidden" not in codes(diag)
+
+
 def test_forbidden_in_the_logs_of_a_working_scheduler_is_a_warning() -> None:
     p = pod("p", schedulerName="mine", cpu="100m")
     diag = diagnose(p, cluster(), [_managed(desired=1, ready=1)], scheduler_log=FORBIDDEN_LOG)
