@@ -222,3 +222,28 @@ def test_postfilter_deletes_the_special_claim_of_an_earlier_attempt() -> None:
     assert "2 cannot schedule extended resource claim. deletion of ResourceClaim completed" in str(
         failed_scheduling_message(ev)
     )
+
+
+def test_prebinds_finalizer_update_does_not_free_the_devices_in_flight() -> None:
+    """PreBind adds the finalizer in one update, the allocation in the next: the watch shows
+    the claim changed but not yet allocated in between. The devices stay taken (two pods
+    bound to one device in the lab before: test_builtin_dra's two competing pods)."""
+    cache = cache_with([claim("c1", exactly(count=3)), claim("c2", exactly(count=3))],
+                       [resource_slice("a", 4)])  # fmt: skip
+    for c in cache.dra.tables["ResourceClaim"].values():
+        c["metadata"]["resourceVersion"] = "1"  # type: ignore[index]
+    algo = Algorithm()
+    p1 = pod("p1", resourceClaims=[{"name": "r0", "resourceClaimName": "c1"}])
+    first = algo.decide(p1, cache.snapshot)
+    assert first.node == "a"
+    cache.assume_claims(first.claims)
+    finalized = copy.deepcopy(dict(first.claims[0].claim))
+    finalized["metadata"].update(resourceVersion="2", finalizers=["resource.kubernetes.io/delete-protection"])  # fmt: skip
+    cache.dra_event("ResourceClaim", "MODIFIED", finalized)
+    p2 = pod("p2", resourceClaims=[{"name": "r0", "resourceClaimName": "c2"}])
+    assert algo.decide(p2, cache.snapshot).node is None
+    allocated = {**finalized, "status": dict(first.claims[0].assumed["status"])}
+    allocated["metadata"] = {**finalized["metadata"], "resourceVersion": "3"}
+    cache.dra_event("ResourceClaim", "MODIFIED", allocated)
+    assert not cache.dra.assumed  # the API's copy holds the allocation now
+    assert algo.decide(p2, cache.snapshot).node is None

@@ -48,6 +48,10 @@ def _key(kind: str, obj: Mapping[str, Any]) -> Any:
     return claim_key(obj) if kind == "ResourceClaim" else (obj.get("metadata") or {}).get("name")
 
 
+def _allocation(claim: Mapping[str, Any]) -> Any:
+    return (claim.get("status") or {}).get("allocation")
+
+
 def _rv(obj: Mapping[str, Any] | None) -> str:
     return str(((obj or {}).get("metadata") or {}).get("resourceVersion") or "")
 
@@ -111,6 +115,11 @@ class DraCache:
         """Keep our assumed copy while the API still shows the version we assumed from."""
         base, assumed = self.assumed[key]
         if api is not None and base is not None and _rv(api) == _rv(base):
+            self.tables["ResourceClaim"][key] = assumed
+        elif api is not None and _allocation(assumed) and not _allocation(api):
+            # PreBind's finalizer update lands before its status update: the allocation is
+            # still in flight (kube-scheduler keeps it in its in-flight allocations until
+            # bindClaim ends), so its devices stay taken
             self.tables["ResourceClaim"][key] = assumed
         elif is_special(assumed):  # in memory until the created claim comes back allocated
             self.tables["ResourceClaim"][key] = assumed
