@@ -6,12 +6,14 @@ through DRA, what Reserve/PreBind write, and which claim the PostFilter releases
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from test_filters_dra import GPU, claim, device_class, exactly, resource_slice, snapshot
 from test_filters_support import container, node, pod
-from test_scheduling_dra import cache_with
+from test_scheduling_dra import NODES, cache_with
+from test_scheduling_loop import FakeApi, eventually, running, settings  # noqa: F401
 
 from kschedctl.model.filters import NodeInfoSnapshot, evaluate, failed_scheduling_message
 from kschedctl.model.filters.drabind import extended_status
@@ -22,6 +24,8 @@ from kschedctl.model.filters.draextended import (
     special_claim,
 )
 from kschedctl.model.scheduling.algorithm import Algorithm
+from kschedctl.model.scheduling.loop import SchedulerLoop
+from kschedctl.model.scheduling.port import ApiConflict
 
 EXT = "example.com/gpu"
 CLASSES = {EXT: "gpu"}
@@ -247,3 +251,73 @@ def test_prebinds_finalizer_update_does_not_free_the_devices_in_flight() -> None
     cache.dra_event("ResourceClaim", "MODIFIED", allocated)
     assert not cache.dra.assumed  # the API's copy holds the allocation now
     assert algo.decide(p2, cache.snapshot).node is None
+
+
+def _gpu_api() -> FakeApi:
+    api = FakeApi(copy.deepcopy(NODES))
+    api.volumes["deviceclasses"]["gpu"] = device_class(extended=EXT)
+    api.volumes["resourceslices"]["a"] = resource_slice("a", 1)
+    return api
+
+
+def test_the_loop_creates_reserves_and_names_the_special_claim_before_binding(
+    running: Callable[..., SchedulerLoop],  # noqa: F811
+) -> None:
+    api = _gpu_api()
+    order: list[str] = []
+    api.claim_hook = lambda c: order.append(f"claim {c['metadata']['name']}")
+    api.bind_hook = lambda p: order.append(f"bind {p['metadata']['name']}")
+    api.add_pod(gpu_pod("1", schedulerName="mine"))
+    running(api, settings())
+    eventually(lambda: api.binds)
+    name = "p-extended-resources-x7k2q"
+    assert order == [f"claim create {name}", f"claim {name}", "bind p"]
+    assert api.claim_writes == [(name, True, "p")]
+    (patch,) = [s for s in api.status_patches if "extendedResourceClaimStatus" in s["status"]]
+    assert patch["status"]["extendedResourceClaimStatus"]["resourceClaimName"] == name
+
+
+def test_a_failed_binding_deletes_the_created_special_claim(
+    running: Callable[..., SchedulerLoop],  # noqa: F811
+) -> None:
+    api = _gpu_api()
+    attempts: list[str] = []
+    deleted: list[str] = []
+    delete = api.delete_claim
+
+    def taken_once(p: dict[str, Any]) -> None:
+        attempts.append(p["metadata"]["name"])
+        if len(attempts) == 1:
+            raise ApiConflict("pod p: the object has been modified")
+
+    def deleting(claim: Any) -> None:
+        deleted.append(claim["metadata"]["name"])
+        delete(claim)
+
+    api.bind_hook = taken_once
+    api.delete_claim = deleting  # type: ignore[method-assign]
+    api.add_pod(gpu_pod("1", schedulerName="mine"))
+    running(api, settings())
+    eventually(lambda: api.binds)  # the pod's next attempt binds, with a claim of its own
+    assert deleted == ["p-extended-resources-x7k2q"]  # Unreserve deleted the first one
+    assert len(api.volumes["resourceclaims"]) == 1
+
+
+def test_the_loop_deallocates_in_the_postfilter_then_places_the_pod(
+    running: Callable[..., SchedulerLoop],  # noqa: F811
+) -> None:
+    api = FakeApi(copy.deepcopy(NODES))
+    api.volumes["deviceclasses"]["gpu"] = device_class()
+    api.volumes["resourceslices"]["a"] = resource_slice("a", 1)
+    api.volumes["resourceslices"]["b"] = resource_slice("b", 1)
+    api.volumes["resourceclaims"]["c"] = _allocated_to_a([])
+    p = _pod_for_b()
+    p["spec"]["schedulerName"] = "mine"
+    api.add_pod(p)
+    running(api, settings())
+    eventually(lambda: api.binds)
+    assert api.binds[0][:2] == ("p", "b")
+    failed = next(e["note"] for e in api.events if e["reason"] == "FailedScheduling")
+    assert "1 resourceclaim not available on the node. deallocation of ResourceClaim" in failed
+    results = api.volumes["resourceclaims"]["c"]["status"]["allocation"]["devices"]["results"]
+    assert {r["pool"] for r in results} == {"b"}
