@@ -197,10 +197,11 @@ def test_unallocatable_claims_get_kube_schedulers_message_word_for_word(
 EXTENDED = "example.com/gpu"  # the DeviceClass gpu's extendedResourceName (test_why_dra)
 
 
-def _gpu_pod(cluster: Cluster, ns: str, name: str, count: int, ours: bool) -> None:
+def _gpu_pod(cluster: Cluster, ns: str, name: str, count: int, ours: bool, **spec: Any) -> None:
     gpus = {"requests": {EXTENDED: str(count)}, "limits": {EXTENDED: str(count)}}
     body = pod_manifest(name, containers=[
         {"name": "app", "image": "registry.k8s.io/pause:3.10", "resources": gpus}])  # fmt: skip
+    body["spec"].update(spec)
     if ours:
         body["spec"]["schedulerName"] = SCHEDULER
     cluster.create(f"/api/v1/namespaces/{ns}/pods", body)
@@ -315,3 +316,46 @@ def test_postfilter_deallocates_a_claim_the_pod_cannot_use_then_the_pod_schedule
     assert messages["ours"] == messages["kube"]
     assert "1 resourceclaim not available on the node" in messages["ours"]
     assert ". deallocation of ResourceClaim completed, preemption: " in messages["ours"]
+
+
+@pytest.fixture()
+def plugin_node(dra_cluster: Cluster) -> Iterator[str]:
+    """A fifth node whose device plugin advertises example.com/gpu: 4 (no kwok: nothing runs
+    there; the pods tolerate its not-ready taints), for this test only."""
+    capacity = {"cpu": "8", "memory": "16Gi", "pods": "110", EXTENDED: "4"}
+    body = {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": "dra-plugin", "labels": {
+                "pool": "plugin", "kubernetes.io/hostname": "dra-plugin"}},
+            "status": {"capacity": capacity, "allocatable": dict(capacity)}}  # fmt: skip
+    dra_cluster.create("/api/v1/nodes", body)
+    try:
+        yield "dra-plugin"
+    finally:
+        dra_cluster.delete("/api/v1/nodes/dra-plugin")
+
+
+def test_a_nodes_own_extended_resource_counts_as_before(
+    dra_lab: Lab, dra_cluster: Cluster, placer: Scheduler, spaces: list[str], plugin_node: str
+) -> None:
+    """On a node that advertises example.com/gpu the DeviceClass plays no part: NodeResourcesFit
+    counts it (no claim is made), and 5 of 4 is "Insufficient", word for word from why and
+    both schedulers."""
+    ns = _namespace(dra_cluster, "dra-ext-plugin")
+    spaces.append(ns)
+    tolerate = [{"key": f"node.kubernetes.io/{t}", "operator": "Exists"}
+                for t in ("not-ready", "unreachable")]  # fmt: skip
+    for name, count, ours in (("fk", 2, False), ("fm", 2, True), ("nk", 5, False), ("nm", 5, True)):
+        _gpu_pod(dra_cluster, ns, name, count, ours, nodeSelector={"pool": "plugin"},
+                 tolerations=tolerate)  # fmt: skip
+    for name in ("fk", "fm"):
+        assert (
+            wait_for(lambda n=name: _node(dra_cluster, ns, n), 90, f"{name} binds") == plugin_node
+        )
+    assert not dra_cluster.list(f"{RESOURCE}/namespaces/{ns}/resourceclaims")
+    expected = _failure(dra_cluster, ns, "nk", "default-scheduler")
+    mine = _failure(dra_cluster, ns, "nm", SCHEDULER)
+    code, data = why_json(dra_lab, ns, "nk")
+    print(f"\n  kube-scheduler: {expected}\n  kschedctl:      {mine}\n  why:            "
+          f"{data['summary']}")  # fmt: skip
+    assert mine == expected == data["summary"]
+    assert f"1 Insufficient {EXTENDED}" in mine
