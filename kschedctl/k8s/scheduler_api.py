@@ -302,6 +302,58 @@ class ClusterSchedulerApi:
         except KschedError as err:
             raise _outcome(err) from err
 
+    def create_claim(self, claim: Mapping[str, Any]) -> dict[str, Any]:
+        md = dict(claim.get("metadata") or {})
+        namespace = md.get("namespace") or "default"
+        # the API names it (generateName) and gives it its uid
+        body = {"apiVersion": f"{DRA_GROUP}/v1", "kind": "ResourceClaim",
+                "metadata": {k: v for k, v in md.items() if k not in ("name", "uid")},
+                "spec": claim.get("spec") or {}}  # fmt: skip
+        try:
+            return self.cluster.create(f"{DRA}/namespaces/{namespace}/resourceclaims", body)
+        except KschedError as err:
+            outcome = type(_outcome(err))
+            raise outcome(
+                f"create claim for extended resources {namespace}/{md.get('name')}: {err.message}"
+            ) from err
+
+    def delete_claim(self, claim: Mapping[str, Any]) -> None:
+        md = claim.get("metadata") or {}
+        namespace, name = md.get("namespace") or "default", md.get("name") or ""
+        path = f"{DRA}/namespaces/{namespace}/resourceclaims/{name}"
+        live: dict[str, Any] = {"apiVersion": f"{DRA_GROUP}/v1", "kind": "ResourceClaim", **claim}
+        try:
+            for attempt in range(5):  # retry.RetryOnConflict(DefaultRetry)
+                if attempt:
+                    live = self.cluster.get(path)
+                lmd = live.get("metadata") or {}
+                kept = [f for f in lmd.get("finalizers") or [] if f != FINALIZER]
+                try:  # the finalizer off first, in an update, as deleteClaim does
+                    self.cluster.request(
+                        "PUT", path, body={**live, "metadata": {**lmd, "finalizers": kept}}
+                    )
+                    break
+                except ConflictError:
+                    continue
+            else:
+                raise ApiConflict(f"claim {namespace}/{name} kept changing (conflicts)")
+            self.cluster.delete(path)
+        except KschedError as err:
+            raise _outcome(err) from err
+
+    def deallocate_claim(self, claim: Mapping[str, Any]) -> None:
+        md = claim.get("metadata") or {}
+        namespace, name = md.get("namespace") or "default", md.get("name") or ""
+        path = f"{DRA}/namespaces/{namespace}/resourceclaims/{name}/status"
+        status = {k: v for k, v in (claim.get("status") or {}).items()
+                  if k not in ("allocation", "reservedFor", "devices")}  # fmt: skip
+        body = {"apiVersion": f"{DRA_GROUP}/v1", "kind": "ResourceClaim", **claim,
+                "status": status}  # fmt: skip
+        try:
+            self.cluster.request("PUT", path, body=body)
+        except KschedError as err:
+            raise _outcome(err) from err
+
     def delete_pod(self, pod: Mapping[str, Any]) -> None:
         md = pod["metadata"]
         # No gracePeriodSeconds: the pod's own terminationGracePeriodSeconds applies, as

@@ -81,9 +81,12 @@ def scheduler_access(
                 for verb in ("list", "watch")
             ),
             # PreBind re-reads a claim on a conflict, adds its finalizer, writes its status;
-            # Unreserve patches the status
-            Access("get", "resourceclaims", group="resource.k8s.io"),
-            Access("update", "resourceclaims", group="resource.k8s.io"),
+            # Unreserve patches the status; a pod's claim for DRA-backed extended resources
+            # is created in PreBind, deleted by Unreserve or the PostFilter
+            *(
+                Access(verb, "resourceclaims", group="resource.k8s.io")
+                for verb in ("get", "update", "create", "delete")
+            ),
             *(
                 Access(verb, "resourceclaims", group="resource.k8s.io", subresource="status")
                 for verb in ("update", "patch")

@@ -77,7 +77,9 @@ RBAC_RULES: list[dict[str, Any]] = [
         "verbs": ["list", "watch"],
     },
     # Dynamic Resource Allocation: what DynamicResources reads; its PreBind adds the claim's
-    # finalizer (update) and writes allocation + reservedFor (status), Unreserve patches them.
+    # finalizer (update) and writes allocation + reservedFor (status), Unreserve patches them;
+    # a pod's claim for DRA-backed extended resources is created in PreBind and deleted by
+    # Unreserve or the PostFilter (system:kube-scheduler has the same from 1.36).
     {
         "apiGroups": ["resource.k8s.io"],
         "resources": ["deviceclasses", "resourceslices"],
@@ -86,7 +88,7 @@ RBAC_RULES: list[dict[str, Any]] = [
     {
         "apiGroups": ["resource.k8s.io"],
         "resources": ["resourceclaims"],
-        "verbs": ["get", "list", "watch", "update"],
+        "verbs": ["create", "delete", "get", "list", "watch", "update"],
     },
     {
         "apiGroups": ["resource.k8s.io"],

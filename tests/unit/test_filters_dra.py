@@ -176,7 +176,7 @@ def test_extended_resource_backed_by_a_class_is_left_to_dra() -> None:
     ev = evaluate(three, snapshot([], classes=classes))
     assert ev.feasible == ["b"]
     assert ev.verdict("a").reasons[0].message == "cannot allocate all claims"
-    assert "claim default/p-extended-resources" in ev.verdict("a").reasons[0].detail
+    assert "claim default/p-extended-resources-*" in ev.verdict("a").reasons[0].detail
     assert failed_scheduling_message(ev) is None
 
 
@@ -236,13 +236,13 @@ def test_without_the_dra_objects_the_filter_is_not_evaluated() -> None:
     assert [n.plugin for n in ev.not_evaluated] == ["DynamicResources"]
 
 
-def test_kschedctls_scheduler_places_claim_pods_but_not_dra_extended_resources() -> None:
+def test_kschedctls_scheduler_places_claim_pods_and_dra_extended_resources() -> None:
     found = feasible_nodes(claim_pod("c"), snapshot([claim("c", exactly())]))
     assert found.names == ("a", "b") and not found.rejected
-    extended = pod("p", containers=[container(requests={"example.com/gpu": "1"})])
+    extended = pod("p", containers=[container(requests={"example.com/gpu": "3"})])
     snap = snapshot([], classes=[device_class(extended="example.com/gpu")])
     found = feasible_nodes(extended, snap)
-    assert found.rejected and found.not_evaluated == ("DynamicResources",)
+    assert found.names == ("b",) and not found.rejected and not found.not_evaluated
 
 
 def test_hostile_search_is_bounded() -> None:

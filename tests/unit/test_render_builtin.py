@@ -68,6 +68,8 @@ def test_in_cluster_forms_have_least_privilege_rbac(form: str) -> None:
         ("resourceslices", "watch"), ("resourceclaims", "get"), ("resourceclaims", "list"),
         ("resourceclaims", "watch"), ("resourceclaims", "update"),
         ("resourceclaims/status", "update"), ("resourceclaims/status", "patch"),
+        # the special claim of DRA-backed extended resources: created, deleted on failure
+        ("resourceclaims", "create"), ("resourceclaims", "delete"),
     }  # fmt: skip
     (binding,) = by_kind(objects, "ClusterRoleBinding")
     assert binding["roleRef"]["name"] == role["metadata"]["name"]

@@ -120,15 +120,18 @@ def test_the_dra_objects_unknown_leave_claim_pods_not_evaluated() -> None:
     assert decision.node is None and "does not evaluate DynamicResources" in str(decision.message)
 
 
-def test_extended_resources_backed_by_a_device_class_are_refused_with_the_reason() -> None:
+def test_extended_resources_backed_by_a_device_class_are_placed_with_a_claim_to_create() -> None:
     cache = cache_with([], [resource_slice("a", 2)])
     cache.replace_dra("DeviceClass", [device_class(extended="example.com/gpu")])
     p = pod("p", containers=[{"name": "c", "resources": {"requests": {"example.com/gpu": "1"}}}])
     decision = Algorithm().decide(p, cache.snapshot)
-    assert decision.node is None
-    assert "it requests example.com/gpu, extended resources backed by a DeviceClass" in str(
-        decision.message
-    )
+    assert decision.node == "a"
+    (write,) = decision.claims
+    assert write.create and write.claim["metadata"]["generateName"] == "p-extended-resources-"
+    assert write.mappings == (
+        {"containerName": "c", "resourceName": "example.com/gpu",
+         "requestName": "container-0-request-0"},
+    )  # fmt: skip
 
 
 def _api_with_claims(*claims: dict[str, Any]) -> FakeApi:

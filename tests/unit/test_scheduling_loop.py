@@ -201,6 +201,30 @@ class FakeApi:
             ]
         self.put_volume("resourceclaims", live)
 
+    def create_claim(self, claim: Mapping[str, Any]) -> dict[str, Any]:
+        created = copy.deepcopy(dict(claim))
+        md = created["metadata"]
+        md["name"] = md["generateName"] + "x7k2q"
+        md["uid"] = f"uid-{md['name']}"
+        if self.claim_hook is not None:
+            self.claim_hook({"metadata": {"name": f"create {md['name']}"}})
+        self.put_volume("resourceclaims", created)
+        return copy.deepcopy(created)
+
+    def delete_claim(self, claim: Mapping[str, Any]) -> None:
+        with self.lock:
+            gone = self.volumes["resourceclaims"].pop(claim["metadata"]["name"], None)
+            if gone is None:
+                raise ApiNotFound("gone")
+            self._broadcast("resourceclaims", "DELETED", gone)
+
+    def deallocate_claim(self, claim: Mapping[str, Any]) -> None:
+        with self.lock:
+            live = copy.deepcopy(self.volumes["resourceclaims"][claim["metadata"]["name"]])
+            for key in ("allocation", "reservedFor", "devices"):
+                live.setdefault("status", {}).pop(key, None)
+        self.put_volume("resourceclaims", live)
+
     def post_event(self, event: Mapping[str, Any]) -> None:
         with self.lock:
             self.events.append(dict(event))

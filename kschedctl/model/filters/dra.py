@@ -8,9 +8,8 @@ UnschedulableAndUnresolvable: preemption never helps a node DRA rejects).
 ResourceClaims); ``NodeInfoSnapshot.dra`` holds one when the caller listed them.
 Extended resources backed by a DeviceClass (``spec.extendedResourceName``, or the implicit
 ``deviceclass.resource.kubernetes.io/<class>``) that a node does not advertise become one
-more claim, as the plugin's special claim does: one ExactCount request per resource for the
-pod's request (kube-scheduler splits it per container; the devices needed are the same for
-the common one-container pod).
+more claim, the plugin's special claim (``draextended``): its requests per container, the
+pod's request mappings, allocated after the pod's own claims.
 """
 
 from __future__ import annotations
@@ -27,15 +26,24 @@ from .draalloc import (
     allocated_devices,
     node_selector_matches,
 )
+from .draextended import (
+    IMPLICIT_PREFIX,
+    SPECIAL_NAME,
+    find_extended_claim,
+    is_dra_extended_name,
+    requests_and_mappings,
+    special_claim,
+)
 from .nodefilters import Incoming
 from .nodeinfo import NodeInfo, PodInfo
 from .verdicts import DYNAMIC_RESOURCES, SCHEDULING_ERROR, UNRESOLVABLE, Reason
 
 __all__ = ["DraState", "DraWorld", "dra_state", "pod_dra_state", "unsupported_reason", "uses_dra"]
 
-IMPLICIT_PREFIX = "deviceclass.resource.kubernetes.io/"
 REASON_CANNOT_ALLOCATE = "cannot allocate all claims"
 REASON_NOT_AVAILABLE = "resourceclaim not available on the node"
+REASON_STALE_EXTENDED = "cannot schedule extended resource claim"
+REASON_CANNOT_FIT = "cannot fit resource"
 
 
 def _name(obj: Mapping[str, Any]) -> str:
@@ -101,40 +109,68 @@ class DraState:
     unsupported: str | None = None
     results: dict[str, Allocation] = field(default_factory=dict)  # node -> allocation
     checked: bool = False  # every node's allocation tried once (``unsupported_reason``)
-    pod: tuple[str, str] = ("default", "")  # namespace, name: the extended-resource claim's
+    pod: Mapping[str, Any] = field(default_factory=dict)
+    scalars: dict[str, int] = field(default_factory=dict)  # the pod's non-zero requests
+    # The pod's special claim for ``extended`` (None: none): from an earlier attempt, or the
+    # in-memory one PreBind creates; per node, its variant for that node and the mappings.
+    extended_claim: Mapping[str, Any] | None = None
+    node_claims: dict[str, tuple[Mapping[str, Any] | None, list[dict[str, str]]]] = field(
+        default_factory=dict
+    )
 
     def update_with_pod(self, pod: PodInfo, node: NodeInfo, delta: int) -> None:
-        """Pods coming and going do not free devices: claims keep their allocation."""
+        """Pods coming and going do not free devices: claims keep their allocation (v1.36's
+        plugin has no PreFilterExtensions: preemption's victims free none either)."""
 
-    def _extended_claim(self, node: NodeInfo) -> Mapping[str, Any] | None:
-        requests: list[dict[str, Any]] = []
-        for resource in sorted(self.extended):
-            if node.allocatable.get(resource, 0) > 0:
-                continue  # the node's device plugin serves it: NodeResourcesFit counts it
-            requests.append(
-                {
-                    "name": f"extended-{len(requests)}",
-                    "exactly": {
-                        "deviceClassName": self.world.extended[resource],
-                        "allocationMode": "ExactCount",
-                        "count": self.extended[resource],
-                    },
-                }
+    def extended_for(
+        self, node: NodeInfo
+    ) -> tuple[Mapping[str, Any] | None, list[dict[str, str]]] | Reason:
+        """``filterExtendedResources``: the special claim for ``node`` (None: the node's
+        device plugins serve every resource) and the request mappings, or the node's
+        rejection."""
+        if node.name in self.node_claims:
+            return self.node_claims[node.name]
+        claim = self.extended_claim
+        if claim is None:
+            return None, []
+        if ((claim.get("spec") or {}).get("devices") or {}).get("requests") is not None:
+            # from an earlier attempt: the PostFilter deletes it and the pod tries anew
+            return _rejection(
+                REASON_STALE_EXTENDED,
+                f"ResourceClaim {_name(claim)} for the pod's extended resources was made for "
+                "an earlier scheduling attempt",
+                "wait: the scheduler deletes it and tries again",
             )
-        if not requests:
-            return None
-        # kube-scheduler's special claim, named as it will be (generateName)
-        name = f"{self.pod[1]}-extended-resources"
-        metadata = {"name": name, "namespace": self.pod[0]}
-        return {"metadata": metadata, "spec": {"devices": {"requests": requests}}}
+        via_dra: list[str] = []
+        for resource in sorted(self.extended):
+            have = node.allocatable.get(resource)
+            if not have:
+                via_dra.append(resource)
+        for resource in sorted(self.scalars):
+            if resource in self.extended or not is_dra_extended_name(resource):
+                continue
+            if resource not in node.allocatable:
+                return _rejection(
+                    REASON_CANNOT_FIT,
+                    f"the node has no {resource}, and no DeviceClass backs it",
+                    f"run the pod on a node that advertises {resource}",
+                )
+        if not via_dra:
+            result: tuple[Mapping[str, Any] | None, list[dict[str, str]]] = (None, [])
+        else:
+            requests, mappings = requests_and_mappings(self.pod, via_dra, self.world.extended)
+            spec = {"devices": {"requests": requests}}
+            result = ({**claim, "spec": spec}, mappings)
+        self.node_claims[node.name] = result
+        return result
 
     def allocation(self, node: NodeInfo) -> Allocation | None:
-        """The allocation for this node (None: nothing to allocate); raises
-        ``AllocationError`` / ``Unsupported``."""
+        """The allocation for this node (None: nothing to allocate), the special claim's
+        last; raises ``AllocationError`` / ``Unsupported``."""
         claims = list(self.to_allocate)
-        extra = self._extended_claim(node)
-        if extra is not None:
-            claims.append(extra)
+        extended = self.extended_for(node)
+        if not isinstance(extended, Reason) and extended[0] is not None:
+            claims.append(extended[0])
         if not claims:
             return None
         cached = self.results.get(node.name)
@@ -150,6 +186,11 @@ class DraState:
         return cached
 
     def filter(self, node: NodeInfo, *, all_reasons: bool = False) -> list[Reason]:
+        extended = self.extended_for(node)
+        if isinstance(extended, Reason):
+            return [extended]
+        if extended[0] is None and not self.claims:
+            return []  # the node's device plugins serve the extended resources
         unavailable = [
             _name(c)
             for c in self.claims
@@ -176,6 +217,9 @@ class DraState:
                 )
                 or "no combination of free devices satisfies every request at once"
             )
+            if self.extended_claim is not None:  # the in-memory claim: its name-to-be
+                generate = (self.extended_claim.get("metadata") or {}).get("generateName")
+                detail = detail.replace(SPECIAL_NAME, f"{generate}*")
             return [
                 Reason(
                     DYNAMIC_RESOURCES,
@@ -232,8 +276,13 @@ def dra_state(inc: Incoming, world: DraWorld) -> DraState | None:
     extended resources)."""
     spec = inc.raw.get("spec") or {}
     status: Mapping[str, Any] = inc.raw.get("status") or {}
-    state = DraState(world, pod=(inc.namespace, inc.name))
+    state = DraState(world, pod=inc.raw)
     state.extended = {k: v for k, v in sorted(inc.request.items()) if k in world.extended and v > 0}
+    if state.extended:
+        state.scalars = {k: v for k, v in inc.request.items() if v > 0}
+        state.extended_claim = find_extended_claim(inc.raw, world.claims.values()) or special_claim(
+            inc.raw
+        )
     pod_ref = f"{inc.namespace}/{inc.name}"
     generated = {
         s.get("name"): s.get("resourceClaimName") for s in status.get("resourceClaimStatuses") or []

@@ -6,6 +6,11 @@ results, the class and claim configs, the node selector; the writer stamps
 pod to ``status.reservedFor`` (``bindClaim``, pkg/scheduler/framework/plugins/
 dynamicresources), before the pod is bound.
 
+The pod's special claim for DRA-backed extended resources (``draextended``) is created
+first, then written like the others; the pod's ``status.extendedResourceClaimStatus`` names
+it and maps each container's request (``createExtendedResourceClaimInAPI``,
+``patchPodExtendedResourceClaimStatus``).
+
 Pure: :func:`claim_writes` gives, per claim of the pod, the claim as the scheduler assumes it
 from now on (its assume cache) and what PreBind must make true of it; the caller writes them.
 """
@@ -19,15 +24,18 @@ from typing import Any
 from kschedctl.model.kubetypes import Pod
 
 from .dra import DraState, DraWorld, pod_dra_state
+from .draextended import SPECIAL_NAME
 from .nodefilters import Incoming
 from .nodeinfo import NodeInfo
 from .snapshot import NodeInfoSnapshot
+from .verdicts import Reason
 
 __all__ = [
     "FINALIZER",
     "ClaimWrite",
     "allocation_result",
     "claim_writes",
+    "extended_status",
     "claim_key",
     "pod_claim_writes",
     "pod_reference",
@@ -46,6 +54,13 @@ class ClaimWrite:
     allocation: Mapping[str, Any] | None
     reserve: Mapping[str, str] | None
     assumed: Mapping[str, Any]
+    # The special claim for DRA-backed extended resources, created by PreBind (``claim`` is
+    # the in-memory one): the pod's ``status.extendedResourceClaimStatus.requestMappings``.
+    mappings: tuple[Mapping[str, str], ...] | None = None
+
+    @property
+    def create(self) -> bool:
+        return self.mappings is not None
 
     @property
     def key(self) -> tuple[str, str]:
@@ -172,13 +187,18 @@ def allocation_result(
 
 def claim_writes(pod: Pod, state: DraState | None, node: NodeInfo) -> tuple[ClaimWrite, ...]:
     """Reserve + PreBind for ``pod`` on ``node``: per claim, the allocation to write (the
-    claims ``state`` still has to allocate) and the reservation. Raises ``ValueError`` when
-    the node has no allocation for the claims (the caller decided on a node the filter
-    rejected: a bug)."""
-    if state is None or not state.claims:
+    claims ``state`` still has to allocate) and the reservation; the pod's special claim for
+    DRA-backed extended resources last (to create first). Raises ``ValueError`` when the
+    node has no allocation for the claims (the caller decided on a node the filter rejected:
+    a bug)."""
+    if state is None:
         return ()
-    allocation = state.allocation(node) if state.to_allocate else None
-    if state.to_allocate and (allocation is None or not allocation.ok):
+    extended = state.extended_for(node)
+    special, mappings = (None, []) if isinstance(extended, Reason) else extended
+    if not state.claims and special is None:
+        return ()
+    allocation = state.allocation(node) if state.to_allocate or special is not None else None
+    if (state.to_allocate or special is not None) and (allocation is None or not allocation.ok):
         raise ValueError(f"no device allocation for the pod's claims on node {node.name}")
     fresh = {claim_key(c): i for i, c in enumerate(state.to_allocate)}
     ref = pod_reference(pod)
@@ -196,12 +216,54 @@ def claim_writes(pod: Pod, state: DraState | None, node: NodeInfo) -> tuple[Clai
             status["reservedFor"] = [*reserved, reserve]
         assumed = {**claim, "status": status}
         writes.append(ClaimWrite(claim, alloc, reserve, assumed))
+    if special is not None and allocation is not None:
+        results = allocation.results[len(state.to_allocate)]
+        alloc = allocation_result(special, results, state.world, node.name)
+        # Unique per pod while only in memory (the API names it on create).
+        md = {**special["metadata"], "name": SPECIAL_NAME + ref["uid"]}
+        claim = {**special, "metadata": md}
+        assumed = {
+            **claim,
+            "metadata": {**md, "finalizers": [FINALIZER]},
+            "status": {"allocation": alloc, "reservedFor": [ref]},
+        }
+        writes.append(ClaimWrite(claim, alloc, ref, assumed, tuple(mappings)))
     return tuple(writes)
 
 
 def pod_claim_writes(pod: Pod, snapshot: NodeInfoSnapshot, node: str) -> tuple[ClaimWrite, ...]:
     """DynamicResources' Reserve for ``pod`` on ``node`` of ``snapshot`` (nothing without
-    claims, or without the cluster's DRA objects)."""
-    if snapshot.dra is None or not (pod.get("spec") or {}).get("resourceClaims"):
-        return ()
+    claims or DRA-backed extended resources, or without the cluster's DRA objects)."""
+    if snapshot.dra is None or not (
+        (pod.get("spec") or {}).get("resourceClaims") or _names_any(pod, snapshot.dra_resources)
+    ):
+        return ()  # the common pod: no Incoming built
     return claim_writes(pod, pod_dra_state(Incoming(pod), snapshot.dra), snapshot.node(node))
+
+
+def _names_any(pod: Pod, names: frozenset[str]) -> bool:
+    """Whether a container of ``pod`` requests (or limits) one of ``names``."""
+    spec: Mapping[str, Any] = pod.get("spec") or {}
+    for c in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]:
+        resources: Mapping[str, Any] = c.get("resources") or {}
+        for kind in ("requests", "limits"):
+            if any(k in names for k in resources.get(kind) or {}):
+                return True
+    return False
+
+
+def extended_status(
+    pod: Mapping[str, Any], created: Mapping[str, Any], write: ClaimWrite
+) -> dict[str, Any]:
+    """The pod status patch naming its created special claim and the container request
+    mappings (``patchPodExtendedResourceClaimStatus``), with the pod's uid as precondition."""
+    claim = str((created.get("metadata") or {}).get("name") or "")
+    return {
+        "metadata": {"uid": str((pod.get("metadata") or {}).get("uid") or "")},
+        "status": {
+            "extendedResourceClaimStatus": {
+                "requestMappings": [dict(m) for m in write.mappings or ()],
+                "resourceClaimName": claim,
+            }
+        },
+    }

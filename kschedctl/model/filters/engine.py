@@ -8,7 +8,8 @@ import json
 from kschedctl.model.kubetypes import Pod
 
 from .cycle import CycleState, ExtraFilter, not_evaluated
-from .dra import dra_prefilter_rejection
+from .dra import dra_prefilter_rejection, pod_dra_state
+from .drapostfilter import dra_release
 from .nodefilters import Incoming
 from .preemption import INELIGIBLE_NEVER, preempt
 from .snapshot import NodeInfoSnapshot
@@ -111,9 +112,18 @@ def evaluate(
         out.append(NodeVerdict(node.name, not reasons, tuple(reasons), recorded=recorded))
 
     pre = None
-    if preemption and out and not any(v.fits for v in out):
-        pre = preempt(cycle, out)
-    return Evaluation(pod_ref, tuple(out), None, tuple(missing), pre, has_claims, tuple(notes))
+    release = None
+    if out and not any(v.fits for v in out):
+        # the DynamicResources PostFilter runs before DefaultPreemption
+        if snapshot.dra is not None and not missing:
+            state = pod_dra_state(inc, snapshot.dra)
+            uid = str((pod.get("metadata") or {}).get("uid") or "")
+            release = dra_release(state, uid, out, {n.name: n for n in nodes})
+        if preemption:
+            pre = preempt(cycle, out)
+    return Evaluation(
+        pod_ref, tuple(out), None, tuple(missing), pre, has_claims, tuple(notes), release
+    )
 
 
 # Condition fields that vary from pod to pod without changing what the filters read.

@@ -23,14 +23,13 @@ from dataclasses import dataclass
 from kschedctl.model.kubetypes import Pod
 
 from .cycle import CycleState, ExtraFilter, not_evaluated
-from .dra import dra_prefilter_rejection, pod_dra_state
+from .dra import dra_prefilter_rejection
 from .nodefilters import Incoming
 from .nodeinfo import NodeInfo
 from .snapshot import NodeInfoSnapshot
-from .verdicts import DYNAMIC_RESOURCES
 from .volumes import volume_prefilter
 
-__all__ = ["Feasible", "extended_via_dra", "feasible_nodes", "fits_node", "nodes_to_find"]
+__all__ = ["Feasible", "feasible_nodes", "fits_node", "nodes_to_find"]
 
 MIN_FEASIBLE_NODES_TO_FIND = 100  # pkg/scheduler/schedule_one.go minFeasibleNodesToFind
 MIN_FEASIBLE_NODES_PERCENTAGE = 5
@@ -64,16 +63,6 @@ class Feasible:
     not_evaluated: tuple[str, ...] = ()
 
 
-def extended_via_dra(inc: Incoming, snapshot: NodeInfoSnapshot) -> list[str]:
-    """The extended resources of the pod a DeviceClass backs (``extendedResourceName``):
-    kube-scheduler 1.36 (DRAExtendedResource) creates a special ResourceClaim for them and
-    records it in the pod's status; a scheduler that does not would bind the pod with devices
-    nobody allocated, so kschedctl's refuses such pods (``not_evaluated`` covers a cluster
-    whose DRA objects are unknown)."""
-    state = pod_dra_state(inc, snapshot.dra) if snapshot.dra is not None else None
-    return sorted(state.extended) if state is not None else []
-
-
 def feasible_nodes(
     pod: Pod,
     snapshot: NodeInfoSnapshot,
@@ -101,8 +90,6 @@ def feasible_nodes(
     start = start % total if total else 0
     if missing:
         return Feasible((), 0, start, True, tuple(m.plugin for m in missing))
-    if extended_via_dra(inc, snapshot):
-        return Feasible((), 0, start, True, (DYNAMIC_RESOURCES,))
     names, conflict = inc.prefilter_node_names()
     if (
         conflict
@@ -171,7 +158,7 @@ def fits_node(
         comparison_operators=comparison_operators,
         dynamic_provisioning=dynamic_provisioning,
     )
-    if not_evaluated(inc, snapshot)[0] or extended_via_dra(inc, snapshot):
+    if not_evaluated(inc, snapshot)[0]:
         return False
     names, conflict = inc.prefilter_node_names()
     if (

@@ -128,11 +128,15 @@ def _postfilter_message(
         if pre is not None and pre.code == UNRESOLVABLE and pre.plugin != DYNAMIC_RESOURCES:
             # the DynamicResources PreFilter never ran: its PostFilter finds no state
             return "not found"
-        # With claims, the plugin says "still not schedulable" unless it could deallocate one
-        # (claim state is not modelled: this is the common case, not a certainty).
-        parts.append(
-            "still not schedulable" if evaluation.pod_has_claims else "no new claims to deallocate"
-        )
+        # With claims, the plugin says "still not schedulable" unless it releases one.
+        if evaluation.dra_release is not None:
+            parts.append(evaluation.dra_release.message)
+        else:
+            parts.append(
+                "still not schedulable"
+                if evaluation.pod_has_claims
+                else "no new claims to deallocate"
+            )
     if evaluation.preemption is not None:
         p = evaluation.preemption
         if p.helps:

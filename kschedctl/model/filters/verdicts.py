@@ -226,6 +226,9 @@ class Evaluation:
     preemption: Preemption | None = None
     pod_has_claims: bool = False
     notes: tuple[str, ...] = ()
+    # The DynamicResources PostFilter's write when no node fits (``drapostfilter``): its
+    # text replaces "still not schedulable".
+    dra_release: Any = None
 
     @property
     def num_nodes(self) -> int:

@@ -26,8 +26,9 @@ from kschedctl.model.filters import (
     nodes_to_find,
 )
 from kschedctl.model.filters.cycle import ExtraFilter
+from kschedctl.model.filters.dra import pod_dra_state
 from kschedctl.model.filters.drabind import ClaimWrite, pod_claim_writes
-from kschedctl.model.filters.feasible import extended_via_dra
+from kschedctl.model.filters.drapostfilter import DraRelease, may_release
 from kschedctl.model.filters.messages import NO_NODES_MESSAGE, reason_text
 from kschedctl.model.filters.nodefilters import Incoming
 from kschedctl.model.filters.verdicts import UNRESOLVABLE
@@ -83,6 +84,8 @@ class Decision:
     # The pod's ResourceClaims on ``node``: allocations and reservations to write before the
     # binding (DynamicResources' Reserve/PreBind), in the pod's order.
     claims: tuple[ClaimWrite, ...] = ()
+    # Nothing fits: the claim the DynamicResources PostFilter deallocates or deletes.
+    release: DraRelease | None = None
 
     @property
     def victims(self) -> PreemptionCandidate | None:
@@ -169,7 +172,7 @@ class Algorithm:
         message, preemption = self.failure(pod, snapshot, policy, problem)
         return Decision(
             None, None, None, 0, next_start, message, policy, error, tuple(tried),
-            preemption=preemption,
+            preemption=preemption, release=dra_release_for(pod, snapshot),
         )  # fmt: skip
 
     def _fits_nominated(self, pod: Pod, snapshot: NodeInfoSnapshot, node: str) -> bool:
@@ -262,6 +265,22 @@ def _best_with_plugins(
     return None if best_total < 0 else (best_name, round(best_total))
 
 
+def dra_release_for(pod: Pod, snapshot: NodeInfoSnapshot) -> DraRelease | None:
+    """The DynamicResources PostFilter's write for ``pod``, which no node fits: evaluated
+    again only when the pod has a claim it could release (rare)."""
+    if (
+        snapshot.dra is None
+        or not (pod.get("spec") or {}).get("resourceClaims")
+        and not (snapshot.dra_resources)
+    ):
+        return None
+    if not may_release(pod_dra_state(Incoming(pod), snapshot.dra)):
+        return None
+    ev = evaluate(pod, snapshot, preemption=False, dynamic_provisioning=PROVISIONS)
+    release: DraRelease | None = ev.dra_release
+    return release
+
+
 def problems_text(error: PolicyError) -> str:
     return "; ".join(": ".join(x for x in (p.path, p.message) if x) for p in error.problems)
 
@@ -315,11 +334,7 @@ def stage_failure(
     found = feasible_nodes(pod, snapshot, dynamic_provisioning=PROVISIONS)
     if found.not_evaluated:
         ev = evaluate(pod, snapshot, preemption=False, dynamic_provisioning=PROVISIONS)
-        why = "; ".join(dict.fromkeys(n.why for n in ev.not_evaluated)) or (
-            f"it requests {', '.join(extended_via_dra(Incoming(pod), snapshot))}, extended "
-            "resources backed by a DeviceClass: kube-scheduler creates a ResourceClaim for "
-            "them, kschedctl's scheduler does not"
-        )
+        why = "; ".join(dict.fromkeys(n.why for n in ev.not_evaluated))
         return (
             f"0/{len(snapshot)} nodes are available: kschedctl's scheduler does not evaluate "
             f"{', '.join(sorted(set(found.not_evaluated)))} for this pod ({why}); use "

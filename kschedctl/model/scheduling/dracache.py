@@ -5,7 +5,9 @@ seen come back (kube-scheduler's assume cache and its in-flight allocations).
 A claim the scheduler decided to allocate counts as allocated — its devices are in use — from
 the decision until the API's copy of the claim moves past the version it started from (our
 status update, or someone else's), or the binding fails (:meth:`DraCache.forget`): two pods
-never get one device. A deleted claim frees its devices when the watch says so.
+never get one device. A pod's special claim for extended resources is assumed under a name
+of its own (``<extended-resources>`` + the pod's uid) until the claim PreBind created comes
+back allocated. A deleted claim frees its devices when the watch says so.
 
 Pure: the caller serialises access (the cache lock) and gives the snapshot the
 :class:`~kschedctl.model.filters.dra.DraWorld` :meth:`DraCache.world` builds.
@@ -18,6 +20,7 @@ from typing import Any
 
 from kschedctl.model.filters.dra import DraWorld
 from kschedctl.model.filters.drabind import ClaimWrite, claim_key
+from kschedctl.model.filters.draextended import ANNOTATION, SPECIAL_NAME, is_special
 
 __all__ = ["DRA_KINDS", "DraCache", "slim_dra"]
 
@@ -45,6 +48,10 @@ def _key(kind: str, obj: Mapping[str, Any]) -> Any:
     return claim_key(obj) if kind == "ResourceClaim" else (obj.get("metadata") or {}).get("name")
 
 
+def _allocation(claim: Mapping[str, Any]) -> Any:
+    return (claim.get("status") or {}).get("allocation")
+
+
 def _rv(obj: Mapping[str, Any] | None) -> str:
     return str(((obj or {}).get("metadata") or {}).get("resourceVersion") or "")
 
@@ -67,9 +74,23 @@ class DraCache:
         self.unlisted.discard(kind)
         if kind == "ResourceClaim":
             for key in list(self.assumed):
-                self._reconcile(key, self.tables[kind].get(key))
+                if key in self.assumed:  # a created special claim may have taken one off
+                    self._reconcile(key, self.tables[kind].get(key))
         self._stale = True
         return True
+
+    def _created(self, claim: Mapping[str, Any]) -> None:
+        """A pod's special claim came back from the API with its allocation: it replaces
+        the in-memory one assumed since Reserve."""
+        md = claim.get("metadata") or {}
+        if (md.get("annotations") or {}).get(ANNOTATION) != "true":
+            return
+        if not (claim.get("status") or {}).get("allocation"):
+            return  # created, not yet allocated: the assumed copy still holds the devices
+        for ref in md.get("ownerReferences") or []:
+            key = (str(md.get("namespace") or "default"), SPECIAL_NAME + str(ref.get("uid")))
+            if self.assumed.pop(key, None) is not None:
+                self.tables["ResourceClaim"].pop(key, None)
 
     def event(self, kind: str, event: str, obj: Mapping[str, Any]) -> bool:
         """ADDED/MODIFIED/DELETED (ignored before the kind's first list)."""
@@ -84,8 +105,10 @@ class DraCache:
             self.assumed.pop(key, None)  # its devices are free: the claim is gone
             return True
         table[key] = obj
-        if kind == "ResourceClaim" and key in self.assumed:
-            self._reconcile(key, obj)
+        if kind == "ResourceClaim":
+            if key in self.assumed:
+                self._reconcile(key, obj)
+            self._created(obj)
         return True
 
     def _reconcile(self, key: tuple[str, str], api: Mapping[str, Any] | None) -> None:
@@ -93,6 +116,15 @@ class DraCache:
         base, assumed = self.assumed[key]
         if api is not None and base is not None and _rv(api) == _rv(base):
             self.tables["ResourceClaim"][key] = assumed
+        elif api is not None and _allocation(assumed) and not _allocation(api):
+            # PreBind's finalizer update lands before its status update: the allocation is
+            # still in flight (kube-scheduler keeps it in its in-flight allocations until
+            # bindClaim ends), so its devices stay taken
+            self.tables["ResourceClaim"][key] = assumed
+        elif is_special(assumed):  # in memory until the created claim comes back allocated
+            self.tables["ResourceClaim"][key] = assumed
+            for claim in list(self.tables["ResourceClaim"].values()):
+                self._created(claim)
         else:
             del self.assumed[key]
 
@@ -112,9 +144,13 @@ class DraCache:
         table = self.tables.get("ResourceClaim")
         for w in writes:
             entry = self.assumed.pop(w.key, None)
-            if entry is not None and table is not None and entry[0] is not None:
+            if entry is None or table is None:
+                continue
+            if entry[0] is not None:
                 table[w.key] = entry[0]
-                self._stale = True
+            else:  # assumed from nothing (the special claim): it goes
+                table.pop(w.key, None)
+            self._stale = True
 
     def claim(self, key: tuple[str, str]) -> Mapping[str, Any] | None:
         return (self.tables.get("ResourceClaim") or {}).get(key)

@@ -34,11 +34,13 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from kschedctl.model.filters.drabind import extended_status
 from kschedctl.model.filters.volumebinding import fully_bound, pv_node_affinity_failure
 from kschedctl.model.kubetypes import Pod
 
@@ -342,6 +344,8 @@ class SchedulerLoop:
         log.info("no node for %s: %s", pod_key(pod), decision.message)
         if decision.nominate is not None:
             self.metrics.inc("preemption_attempts_total")
+        if decision.release is not None:
+            self._release(pod, decision)
         if eviction is not None:
             self._reporters.submit(self._preempt, pod, decision, eviction)
         else:
@@ -404,12 +408,14 @@ class SchedulerLoop:
                             pod_key(pod), node, failure)  # fmt: skip
                 self._unreserve(pod, decision, 0, backoff=True, message=failure)
                 return
-        failure, written = self._bind_claims(pod, decision)
+        created: list[Mapping[str, Any]] = []  # the special claim, once PreBind created it
+        failure, written = self._bind_claims(pod, decision, created)
         if failure is not None:
             self.metrics.inc("binding_errors_total", (("reason", "claim"),))
             log.warning("reserving the ResourceClaims of %s on %s: %s; retrying later",
                         pod_key(pod), node, failure)  # fmt: skip
-            self._unreserve(pod, decision, written, backoff=True, message=failure)
+            self._unreserve(pod, decision, written, backoff=True, message=failure,
+                            created=created)  # fmt: skip
             return
         began = time.perf_counter()
         try:
@@ -418,12 +424,12 @@ class SchedulerLoop:
             reason = "conflict" if isinstance(err, ApiConflict) else "gone"
             self.metrics.inc("binding_errors_total", (("reason", reason),))
             log.info("binding %s to %s: %s; dropping it", pod_key(pod), node, err)
-            self._unreserve(pod, decision, written, backoff=False)
+            self._unreserve(pod, decision, written, backoff=False, created=created)
             return
         except ApiUnavailable as err:
             self.metrics.inc("binding_errors_total", (("reason", "error"),))
             log.warning("binding %s to %s failed: %s; retrying later", pod_key(pod), node, err)
-            self._unreserve(pod, decision, written, backoff=True)
+            self._unreserve(pod, decision, written, backoff=True, created=created)
             return
         finally:
             self.metrics.observe("binding_duration_seconds", time.perf_counter() - began)
@@ -438,20 +444,29 @@ class SchedulerLoop:
             decision.scheduled_message(pod_key(pod)),
         )  # fmt: skip
 
-    def _bind_claims(self, pod: Pod, decision: Decision) -> tuple[str | None, int]:
+    def _bind_claims(
+        self, pod: Pod, decision: Decision, created: list[Mapping[str, Any]]
+    ) -> tuple[str | None, int]:
         """DynamicResources' PreBind: each claim's allocation and reservation, in the pod's
-        order, before the binding. The failure's FailedScheduling text (None: none) and how
-        many claims were written."""
+        order, before the binding; the special claim for extended resources is created
+        first (into ``created``) and named in the pod's status after. The failure's
+        FailedScheduling text (None: none) and how many claims were written."""
         for done, write in enumerate(decision.claims):
             try:
-                self.api.reserve_claim(write.claim, write.allocation, write.reserve)
+                claim = write.claim
+                if write.create:
+                    claim = self.api.create_claim(claim)
+                    created.append(claim)
+                self.api.reserve_claim(claim, write.allocation, write.reserve)
+                if write.create:
+                    self.api.patch_pod_status(pod, extended_status(pod, claim, write))
             except (ApiConflict, ApiNotFound, ApiUnavailable) as err:
                 return f'running PreBind plugin "DynamicResources": {err}', done
         return None, len(decision.claims)
 
     def _unreserve(
         self, pod: Pod, decision: Decision, written: int, *, backoff: bool,
-        message: str | None = None,
+        message: str | None = None, created: Sequence[Mapping[str, Any]] = (),
     ) -> None:  # fmt: skip
         """The binding cycle failed: drop the assumption (pod, volumes, claims), take the pod
         out of the ``reservedFor`` of the first ``written`` claims (DynamicResources'
@@ -463,8 +478,13 @@ class SchedulerLoop:
             self.cache.forget_volumes(decision.bindings)
             self.cache.forget_claims(decision.claims)
             latest = self.cache.is_current(pod)
+        for claim in created:  # the special claim goes (unreserveExtendedResourceClaim)
+            try:
+                self.api.delete_claim(claim)
+            except (ApiConflict, ApiNotFound, ApiUnavailable) as err:
+                log.warning("deleting claim %s for %s: %s", pod_key(claim), pod_key(pod), err)
         for write in decision.claims[:written]:
-            if write.reserve is None:
+            if write.reserve is None or write.create:
                 continue  # reserved before this attempt: not ours to take back
             try:
                 self.api.unreserve_claim(write.claim, uid)
@@ -476,6 +496,20 @@ class SchedulerLoop:
         self.queue.add_backoff(latest)
         if message is not None:
             self._reporters.submit(self.reporter.failure, latest, Decision(None, message=message))
+
+    def _release(self, pod: Pod, decision: Decision) -> None:
+        """The DynamicResources PostFilter's write, in the scheduling cycle as kube-scheduler
+        does: the claim's update brings the pod back to the queue."""
+        release = decision.release
+        assert release is not None
+        try:
+            if release.delete:
+                self.api.delete_claim(release.claim)
+            else:
+                self.api.deallocate_claim(release.claim)
+        except (ApiConflict, ApiNotFound, ApiUnavailable) as err:
+            log.warning("%s for %s: claim %s: %s", release.message, pod_key(pod), release.name,
+                        err)  # fmt: skip
 
     def _bind_volumes(self, pod: Pod, decision: Decision) -> str | None:
         """VolumeBinding's PreBind (``BindPodVolumes``): write each PV's claimRef, then poll

@@ -85,6 +85,21 @@ class SchedulerApi(Protocol):
         """Unreserve: take the pod out of the claim's ``status.reservedFor``."""
         ...
 
+    def create_claim(self, claim: Mapping[str, Any]) -> dict[str, Any]:
+        """PreBind for the pod's special claim (extended resources): create it (the API
+        names it from ``generateName``); the created claim."""
+        ...
+
+    def delete_claim(self, claim: Mapping[str, Any]) -> None:
+        """``deleteClaim``: take the delete-protection finalizer off (an update, re-read on
+        conflicts), then delete the claim."""
+        ...
+
+    def deallocate_claim(self, claim: Mapping[str, Any]) -> None:
+        """The DynamicResources PostFilter: a status update of ``claim`` (as read) without
+        allocation, reservedFor and devices; ApiConflict when it changed meanwhile."""
+        ...
+
     def delete_pod(self, pod: Mapping[str, Any]) -> None:
         """Delete with the pod's own grace period, only if its uid still matches."""
         ...
