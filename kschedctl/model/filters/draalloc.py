@@ -19,9 +19,14 @@ What the allocator reads and how:
   subrequest that can be satisfied, in order), searched with backtracking like Go's
   ``allocateOne``.
 Claim ``constraints`` with ``matchAttribute`` hold across the requests they name (all when
-none). Not reproduced (``Unsupported``: the caller says "not evaluated" rather than guess):
-other constraint kinds, device taints, partitionable devices (shared counters),
-consumable capacity, binding conditions, admin access, per-device node selection.
+none). What the version's default features add (``drafeatures``; v1.36 unless told): device
+taints a request does not tolerate keep the device (NoSchedule, NoExecute); partitionable
+devices take their ``consumesCounters`` from the pool's ``sharedCounters`` (slices of their
+own), less what devices of other claims consume; ``adminAccess`` requests may take devices
+other claims hold (and results with admin access hold nothing).
+Not reproduced (``Unsupported``: the caller says "not evaluated" rather than guess): other
+constraint kinds (distinctAttribute), consumable capacity (``capacity`` requests, devices
+allowing multiple allocations), binding conditions, per-device node selection.
 """
 
 from __future__ import annotations
@@ -31,6 +36,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .dracel import CelError, Unsupported, device_json, device_matches_json, device_variable
+from .drafeatures import (
+    FEATURES_1_36,
+    Counters,
+    DraFeatures,
+    Toleration,
+    taint_text,
+    tolerations,
+    untolerated_taint,
+)
 from .selectors import SelectorError, node_selector_terms
 
 __all__ = [
@@ -49,8 +63,17 @@ DeviceId = tuple[str, str, str]  # driver, pool, device
 MAX_STEPS = 20_000
 
 
-# One way to satisfy a request: (request name, class, selectors, count; None: All).
-_Alt = tuple[str, str, tuple[str, ...], int | None]
+@dataclass(frozen=True)
+class _Alt:
+    """One way to satisfy a request (the request itself, or one ``firstAvailable``
+    subrequest); ``count`` None: All."""
+
+    name: str
+    cls: str
+    selectors: tuple[str, ...]
+    count: int | None
+    admin: bool = False
+    tolerations: tuple[Toleration, ...] = ()
 
 
 class AllocationError(Exception):
@@ -70,6 +93,9 @@ class RequestShortage:
     matching: int
     free: int
     in_class: int = 0  # devices of the class, before the request's own selectors
+    tainted: int = 0  # free devices with a taint the request does not tolerate
+    taint: str = ""  # one such taint, key=value:Effect
+    no_counters: int = 0  # free, tolerated devices whose pool lacks the counters they consume
 
     @property
     def why(self) -> str:
@@ -80,10 +106,16 @@ class RequestShortage:
                 f"{self.in_class} device(s) of class {self.device_class}, none matches the "
                 "request's selectors"
             )
-        return (
-            f"{self.matching} device(s) match, {self.free} free "
-            f"(the others are allocated to other claims), {self.wanted} wanted"
-        )
+        parts = [f"{self.matching} device(s) match, {self.free} free"]
+        if self.free < self.matching:
+            parts[0] += " (the others are allocated to other claims)"
+        if self.tainted:
+            parts.append(f"{self.tainted} of them tainted ({self.taint}) without a toleration")
+        if self.no_counters:
+            parts.append(
+                f"{self.no_counters} of them need more of their pool's shared counters than is left"
+            )
+        return ", ".join(parts) + f", {self.wanted} wanted"
 
 
 @dataclass(frozen=True)
@@ -92,7 +124,7 @@ class Allocation:
     request, driver, pool, device), or ``ok`` False with the requests that could not be met."""
 
     ok: bool
-    results: tuple[tuple[dict[str, str], ...], ...] = ()
+    results: tuple[tuple[dict[str, Any], ...], ...] = ()
     shortages: tuple[RequestShortage, ...] = ()
 
 
@@ -103,6 +135,7 @@ class _Pool:
     generation: int
     count: int
     slices: list[Mapping[str, Any]] = field(default_factory=list)
+    counter_sets: dict[str, Mapping[str, Any]] = field(default_factory=dict)
 
     @property
     def complete(self) -> bool:
@@ -151,13 +184,20 @@ def node_selector_matches(selector: Mapping[str, Any], node: Mapping[str, Any]) 
     return any(t.matches(labels, name) for t in terms)
 
 
-def _pools(slices: Iterable[Mapping[str, Any]], node: Mapping[str, Any]) -> list[_Pool]:
+def _pools(
+    slices: Iterable[Mapping[str, Any]], node: Mapping[str, Any], features: DraFeatures
+) -> list[_Pool]:
+    """``GatherPools``: the newest generation of each pool with a slice for the node; a slice
+    of shared counters belongs to every node's view of its pool."""
     pools: dict[tuple[str, str], _Pool] = {}
     for s in slices:
         spec = s.get("spec") or {}
-        if spec.get("sharedCounters"):
-            raise Unsupported("a ResourceSlice has shared counters (partitionable devices)")
-        if not _node_matches(spec, node):
+        counters = bool(spec.get("sharedCounters"))
+        if not features.partitionable_devices and (
+            counters or spec.get("perDeviceNodeSelection") is not None
+        ):
+            continue
+        if not counters and not _node_matches(spec, node):
             continue
         pool = spec.get("pool") or {}
         key = (str(spec.get("driver") or ""), str(pool.get("name") or ""))
@@ -170,16 +210,38 @@ def _pools(slices: Iterable[Mapping[str, Any]], node: Mapping[str, Any]) -> list
     return [pools[k] for k in sorted(pools)]
 
 
-def _devices(pool: _Pool) -> list[_Device]:
+def _devices(pool: _Pool, features: DraFeatures) -> list[_Device]:
+    """``buildPool``: the pool's devices, slices by name; none when the pool is invalid
+    (duplicate device or counter set names, consumption of an unknown counter)."""
     out: list[_Device] = []
     seen: set[str] = set()
-    for s in pool.slices:
+    ordered = sorted(pool.slices, key=lambda s: str((s.get("metadata") or {}).get("name") or ""))
+    for s in ordered:
+        for counter_set in (s.get("spec") or {}).get("sharedCounters") or []:
+            name = str(counter_set.get("name") or "")
+            if name in pool.counter_sets:
+                return []
+            pool.counter_sets[name] = counter_set
+    for s in ordered:
         for d in (s.get("spec") or {}).get("devices") or []:
-            if any(d.get(k) for k in ("taints", "consumesCounters", "bindingConditions")):
+            if d.get("bindingConditions"):
+                if not features.binding_conditions:
+                    continue  # not selectable while the feature is off
                 raise Unsupported(
-                    f"device {d.get('name')} of pool {pool.name} has taints, counters or "
-                    "binding conditions"
+                    f"device {d.get('name')} of pool {pool.name} has binding conditions"
                 )
+            if d.get("allowMultipleAllocations"):
+                raise Unsupported(
+                    f"device {d.get('name')} of pool {pool.name} allows multiple allocations "
+                    "(consumable capacity)"
+                )
+            for use in d.get("consumesCounters") or []:
+                known = pool.counter_sets.get(str(use.get("counterSet") or ""))
+                if features.partitionable_devices and (
+                    known is None
+                    or set(use.get("counters") or {}) - set(known.get("counters") or {})
+                ):
+                    return []
             name = str(d.get("name") or "")
             if name in seen:
                 return []  # an invalid pool: no device of it is used
@@ -194,6 +256,8 @@ def allocated_devices(claims: Iterable[Mapping[str, Any]]) -> set[DeviceId]:
     for c in claims:
         alloc = (c.get("status") or {}).get("allocation") or {}
         for r in (alloc.get("devices") or {}).get("results") or []:
+            if r.get("adminAccess"):
+                continue  # admin access holds nothing (``foreachAllocatedDevice``)
             held.add((str(r.get("driver")), str(r.get("pool")), str(r.get("device"))))
     return held
 
@@ -214,11 +278,18 @@ def _selectors(obj: Mapping[str, Any]) -> tuple[str, ...]:
 
 
 def _alternative(name: str, req: Mapping[str, Any]) -> _Alt:
-    if req.get("adminAccess") or req.get("capacity"):
-        raise Unsupported(f"request {name} asks for admin access or device capacity")
+    if req.get("capacity"):
+        raise Unsupported(f"request {name} asks for device capacity (consumable capacity)")
     mode = req.get("allocationMode") or "ExactCount"
     count: int | None = None if mode == "All" else int(req.get("count") or 1)
-    return (name, str(req.get("deviceClassName") or ""), _selectors(req), count)
+    return _Alt(
+        name,
+        str(req.get("deviceClassName") or ""),
+        _selectors(req),
+        count,
+        bool(req.get("adminAccess")),
+        tolerations(req),
+    )
 
 
 def _slots(claims: Sequence[Mapping[str, Any]]) -> list[_Slot]:
@@ -273,13 +344,22 @@ class _Search:
         classes: Mapping[str, Mapping[str, Any]],
         pools: list[_Pool],
         in_use: set[DeviceId],
+        features: DraFeatures,
     ) -> None:
         self.claims = claims
         self.classes = classes
+        self.features = features
         self.pools = pools
-        self.devices = [d for p in pools for d in _devices(p)]
+        self.devices = [d for p in pools for d in _devices(p, features)]
         self.in_use = in_use
+        self.counters = Counters()
+        for p in pools:
+            held = [d.raw for d in self.devices if d.pool is p and d.id in in_use]
+            self.counters.offer(p.name, p.counter_sets, held)
         self.steps = 0
+        # device -> the claims it is being allocated to in this search (``allocatingDevices``)
+        self.picking: dict[DeviceId, list[int]] = {}
+        self.picked: list[tuple[int, _Alt, _Device]] = []
         self._match: dict[tuple[str, str, tuple[str, ...], DeviceId], bool] = {}
         self._vars: dict[DeviceId, str] = {}  # device -> its CEL variable, as JSON
         self._candidates: dict[tuple[int, _Alt], list[_Device]] = {}
@@ -312,48 +392,109 @@ class _Search:
         return ok
 
     def candidates(self, claim: int, alt: _Alt) -> list[_Device]:
+        """The devices the class's and the request's selectors select (``isSelectable``)."""
         key = (claim, alt)
         found = self._candidates.get(key)
         if found is None:
-            found = [d for d in self.devices if self.matches(claim, alt[1], alt[2], d)]
+            found = [d for d in self.devices if self.matches(claim, alt.cls, alt.selectors, d)]
             self._candidates[key] = found
         return found
 
-    def run(self, slots: list[_Slot]) -> list[list[dict[str, str]]] | None:
-        picked: list[tuple[int, str, _Device]] = []
-        used = set(self.in_use)
+    def _blocked(self, claim: int, alt: _Alt, dev: _Device) -> bool:
+        """Held or being allocated (admin access: only by the same claim), a partitionable
+        device while the feature is off, or a taint the request does not tolerate."""
+        if alt.admin:
+            if claim in self.picking.get(dev.id, ()):
+                return True
+        elif dev.id in self.in_use or self.picking.get(dev.id):
+            return True
+        return self._barred(alt, dev)
 
+    def _taint(self, alt: _Alt, dev: _Device) -> Mapping[str, Any] | None:
+        if not self.features.device_taints:
+            return None  # the feature off: taints are ignored
+        return untolerated_taint(dev.raw, alt.tolerations)
+
+    def _barred(self, alt: _Alt, dev: _Device) -> bool:
+        """Never allocatable for ``alt``: an untolerated taint, or counters without the
+        partitionable devices feature."""
+        if dev.raw.get("consumesCounters") and not self.features.partitionable_devices:
+            return True
+        return self._taint(alt, dev) is not None
+
+    def _try(self, claim: int, alt: _Alt, dev: _Device, must: bool = False) -> bool:
+        """``allocateDevice``: pick ``dev`` for ``alt`` if nothing forbids it."""
+        if self._blocked(claim, alt, dev):
+            return False
+        counted = bool(dev.raw.get("consumesCounters"))
+        if counted and not self.counters.take(dev.pool.name, dev.raw):
+            return False
+        if not self._constraints_allow(claim, alt.name, dev):
+            if counted:
+                self.counters.give_back(dev.pool.name, dev.raw)
+            if must:
+                raise AllocationError(
+                    f"claim {_claim_name(self.claims[claim])}, request {alt.name}: cannot add "
+                    f"device {'/'.join(dev.id)} because a claim constraint would not be "
+                    "satisfied"
+                )
+            return False
+        self.picking.setdefault(dev.id, []).append(claim)
+        self.picked.append((claim, alt, dev))
+        return True
+
+    def _undo(self) -> None:
+        claim, _, dev = self.picked.pop()
+        self.picking[dev.id].remove(claim)
+        if dev.raw.get("consumesCounters"):
+            self.counters.give_back(dev.pool.name, dev.raw)
+
+    def run(self, slots: list[_Slot]) -> list[list[dict[str, Any]]] | None:
         def place(i: int) -> bool:
             if i == len(slots):
                 return True
             slot = slots[i]
             for alt in slot.alternatives:
-                found = [d for d in self.candidates(slot.claim, alt) if d.id not in used]
-                if alt[3] is None:  # All: every matching device, from complete pools only
-                    everything = self.candidates(slot.claim, alt)
-                    for p in {id(d.pool): d.pool for d in everything}.values():
-                        if not p.complete:
-                            raise AllocationError(
-                                f"claim {_claim_name(self.claims[slot.claim])}, request "
-                                f"{alt[0]}: asks for all devices, but resource pool "
-                                f"{p.driver}/{p.name} is currently being updated"
-                            )
-                    if not everything or len(found) < len(everything):
-                        continue
-                    if self._take(picked, used, slot.claim, alt[0], found, place, i):
+                found = self.candidates(slot.claim, alt)
+                if alt.count is not None:
+                    if self._choose(slot.claim, alt, found, alt.count, place, i):
                         return True
                     continue
-                if self._choose(picked, used, slot.claim, alt[0], found, alt[3], place, i):
+                # All: every selected device, from complete pools only, or none
+                for p in {id(d.pool): d.pool for d in found}.values():
+                    if not p.complete:
+                        raise AllocationError(
+                            f"claim {_claim_name(self.claims[slot.claim])}, request "
+                            f"{alt.name}: asks for all devices, but resource pool "
+                            f"{p.driver}/{p.name} is currently being updated"
+                        )
+                if not found:
+                    continue
+                self._tick()
+                added = 0
+                for d in found:
+                    if not self._try(slot.claim, alt, d, must=True):
+                        break
+                    added += 1
+                if added == len(found) and place(i + 1):
                     return True
+                for _ in range(added):
+                    self._undo()
             return False
 
         if not place(0):
             return None
-        results: list[list[dict[str, str]]] = [[] for _ in self.claims]
-        for claim, request, dev in picked:
-            results[claim].append(
-                {"request": request, "driver": dev.id[0], "pool": dev.id[1], "device": dev.id[2]}
-            )
+        results: list[list[dict[str, Any]]] = [[] for _ in self.claims]
+        for claim, alt, dev in self.picked:
+            result: dict[str, Any] = {
+                "request": alt.name,
+                "driver": dev.id[0],
+                "pool": dev.id[1],
+                "device": dev.id[2],
+            }
+            if alt.admin:
+                result["adminAccess"] = True
+            results[claim].append(result)
         return results
 
     def _tick(self) -> None:
@@ -361,63 +502,24 @@ class _Search:
         if self.steps > MAX_STEPS:
             raise Unsupported(f"the device search took more than {MAX_STEPS} steps")
 
-    def _take(
-        self,
-        picked: list[Any],
-        used: set[DeviceId],
-        claim: int,
-        request: str,
-        devs: list[_Device],
-        place: Any,
-        i: int,
-    ) -> bool:
-        self._tick()
-        added = 0
-        for d in devs:
-            if not self._constraints_allow(picked, claim, request, d):
-                break
-            used.add(d.id)
-            picked.append((claim, request, d))
-            added += 1
-        if added == len(devs) and place(i + 1):
-            return True
-        for d in devs[:added]:
-            used.discard(d.id)
-            picked.pop()
-        return False
-
     def _choose(
-        self,
-        picked: list[Any],
-        used: set[DeviceId],
-        claim: int,
-        request: str,
-        devs: list[_Device],
-        count: int,
-        place: Any,
-        i: int,
+        self, claim: int, alt: _Alt, devs: list[_Device], count: int, place: Any, i: int,
         start: int = 0,
-    ) -> bool:
+    ) -> bool:  # fmt: skip
         if count == 0:
             return bool(place(i + 1))
         if len(devs) - start < count:
             return False  # too few devices left for this request
         for j in range(start, len(devs)):
             self._tick()
-            d = devs[j]
-            if not self._constraints_allow(picked, claim, request, d):
+            if not self._try(claim, alt, devs[j]):
                 continue
-            used.add(d.id)
-            picked.append((claim, request, d))
-            if self._choose(picked, used, claim, request, devs, count - 1, place, i, j + 1):
+            if self._choose(claim, alt, devs, count - 1, place, i, j + 1):
                 return True
-            used.discard(d.id)
-            picked.pop()
+            self._undo()
         return False
 
-    def _constraints_allow(
-        self, picked: list[tuple[int, str, _Device]], claim: int, request: str, dev: _Device
-    ) -> bool:
+    def _constraints_allow(self, claim: int, request: str, dev: _Device) -> bool:
         """The claim's matchAttribute constraints (``matchAttributeConstraint.add``): a device
         of a request they name must have the attribute, with the value of those picked."""
         devices = (self.claims[claim].get("spec") or {}).get("devices") or {}
@@ -429,8 +531,8 @@ class _Search:
             value = _attribute(dev, attribute)
             if value is None:
                 return False
-            for other_claim, other_request, other in picked:
-                if other_claim != claim or (names and not _applies(names, other_request)):
+            for other_claim, other_alt, other in self.picked:
+                if other_claim != claim or (names and not _applies(names, other_alt.name)):
                     continue
                 if _attribute(other, attribute) != value:
                     return False
@@ -441,18 +543,31 @@ class _Search:
         for slot in slots:
             for alt in slot.alternatives:
                 matching = self.candidates(slot.claim, alt)
-                free = [d for d in matching if d.id not in self.in_use]
-                wanted: int | str = "all" if alt[3] is None else alt[3]
-                if alt[3] is None or len(free) < alt[3] or not matching:
+                free = [d for d in matching if alt.admin or d.id not in self.in_use]
+                tainted = [t for d in free if (t := self._taint(alt, d)) is not None]
+                usable = [d for d in free if not self._barred(alt, d)]
+                no_counters = [
+                    d
+                    for d in usable
+                    if d.raw.get("consumesCounters")
+                    and not self.counters.fits_alone(d.pool.name, d.raw)
+                ]
+                wanted: int | str = "all" if alt.count is None else alt.count
+                short = alt.count is None or len(usable) - len(no_counters) < alt.count
+                if short or not matching:
+                    unselected = _Alt(alt.name, alt.cls, (), alt.count)
                     out.append(
                         RequestShortage(
                             _claim_name(self.claims[slot.claim]),
-                            alt[0],
-                            alt[1],
+                            alt.name,
+                            alt.cls,
                             wanted,
                             len(matching),
                             len(free),
-                            len(self.candidates(slot.claim, (alt[0], alt[1], (), alt[3]))),
+                            len(self.candidates(slot.claim, unselected)),
+                            len(tainted),
+                            taint_text(tainted[0]) if tainted else "",
+                            len(no_counters),
                         )
                     )
         return tuple(out)
@@ -464,16 +579,18 @@ def allocate(
     classes: Mapping[str, Mapping[str, Any]],
     slices: Iterable[Mapping[str, Any]],
     in_use: set[DeviceId],
+    features: DraFeatures = FEATURES_1_36,
 ) -> Allocation:
     """Allocate devices on ``node`` for every request of ``claims`` (unallocated
-    ResourceClaim dicts), from ``slices``, avoiding ``in_use``. ``classes`` maps a
-    DeviceClass name to its dict; every class the claims name must be in it (the caller
-    reports a missing one, as kube-scheduler's PreFilter does).
+    ResourceClaim dicts), from ``slices``, avoiding ``in_use``, as kube-scheduler with
+    ``features`` (v1.36's defaults unless told) does. ``classes`` maps a DeviceClass name to
+    its dict; every class the claims name must be in it (the caller reports a missing one, as
+    kube-scheduler's PreFilter does).
 
     Raises :class:`AllocationError` where kube-scheduler's allocator fails with an error and
     :class:`Unsupported` for what is not reproduced (see the module docstring)."""
     slots = _slots(claims)
-    search = _Search(claims, classes, _pools(slices, node), in_use)
+    search = _Search(claims, classes, _pools(slices, node, features), in_use, features)
     results = search.run(slots)
     if results is None:
         return Allocation(False, (), search.shortages(slots))
