@@ -27,6 +27,7 @@ from .draalloc import (
     allocated_devices,
     node_selector_matches,
 )
+from .drafeatures import FEATURES_1_36, DraFeatures
 from .nodefilters import Incoming
 from .nodeinfo import NodeInfo, PodInfo
 from .verdicts import DYNAMIC_RESOURCES, SCHEDULING_ERROR, UNRESOLVABLE, Reason
@@ -43,14 +44,17 @@ def _name(obj: Mapping[str, Any]) -> str:
 
 
 class DraWorld:
-    """DeviceClasses, ResourceSlices and ResourceClaims as listed (resource.k8s.io/v1)."""
+    """DeviceClasses, ResourceSlices and ResourceClaims as listed (resource.k8s.io/v1), and
+    the allocator features of the kube-scheduler judged (v1.36's defaults unless told)."""
 
     def __init__(
         self,
         device_classes: Iterable[Mapping[str, Any]],
         resource_slices: Iterable[Mapping[str, Any]],
         resource_claims: Iterable[Mapping[str, Any]],
+        features: DraFeatures = FEATURES_1_36,
     ) -> None:
+        self.features = features
         self.classes = {_name(c): c for c in device_classes}
         self.slices = list(resource_slices)
         # slices by spec.nodeName; those without one (allNodes, nodeSelector, ...) serve any
@@ -145,6 +149,7 @@ class DraState:
                 self.world.classes,
                 self.world.slices_for(node.name),
                 self.world.in_use,
+                self.world.features,
             )
             self.results[node.name] = cached
         return cached
