@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from typer.testing import CliRunner
 from kschedctl.cli import app
 from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab.cluster import Lab
+from kschedctl.lab.devices import node_resource_slices
 from kschedctl.lab.nodes import lab_node
 
 CORPUS = Path(__file__).parents[1] / "corpus" / "dra-selectors.yaml"
@@ -282,3 +284,122 @@ def test_match_attribute_constraint(dra_lab: Lab, dra_cluster: Cluster, ns: str)
     finally:
         dra_cluster.delete(f"{RESOURCE}/resourceslices/dra-plain-mixed")
         dra_cluster.delete(f"{RESOURCE}/deviceclasses/mixed")
+
+
+@contextmanager
+def plain_node_devices(cluster: Cluster, cls: str, devices: list[dict[str, Any]]) -> Iterator[None]:
+    """``devices`` (the nodes file's form, one driver) published for dra-plain as the lab
+    publishes them, with DeviceClass ``cls`` selecting their driver; removed after."""
+    slices = node_resource_slices(lab_node("dra-plain", devices=devices))
+    driver = devices[0]["driver"]
+    for s in slices:
+        cluster.create(f"{RESOURCE}/resourceslices", s)
+    selector = {"cel": {"expression": f'device.driver == "{driver}"'}}
+    cluster.create(f"{RESOURCE}/deviceclasses",
+                   {"metadata": {"name": cls}, "spec": {"selectors": [selector]}})  # fmt: skip
+    try:
+        yield
+    finally:
+        for s in slices:
+            cluster.delete(f"{RESOURCE}/resourceslices/{s['metadata']['name']}")
+        cluster.delete(f"{RESOURCE}/deviceclasses/{cls}")
+
+
+def fits_while_gated(lab: Lab, cluster: Cluster, ns: str, pod: dict[str, Any]) -> list[str]:
+    """The nodes why says fit a gated pod (nobody binds it yet); then the gate is lifted."""
+    name = pod["metadata"]["name"]
+    pod["spec"]["schedulingGates"] = [{"name": "example.com/hold"}]
+    cluster.create(f"/api/v1/namespaces/{ns}/pods", pod)
+    code, data = why_json(lab, ns, name)
+    assert not data["notEvaluated"], data["notEvaluated"]
+    cluster.patch(f"/api/v1/namespaces/{ns}/pods/{name}", {"spec": {"schedulingGates": None}})
+    return [n["name"] for n in data["nodes"] if n["fits"]]
+
+
+def bound_to(cluster: Cluster, ns: str, pod: str) -> str:
+    def bound() -> str | None:
+        found = cluster.get(f"/api/v1/namespaces/{ns}/pods/{pod}")
+        return str(found["spec"].get("nodeName") or "") or None
+
+    return str(wait_for(bound, 60, f"{pod} bound"))
+
+
+TAINTED = [{"driver": "taint.example.com", "name": "gpu", "count": 2,
+            "taints": [{"key": "taint.example.com/health", "value": "broken",
+                        "effect": "NoSchedule"}]}]  # fmt: skip
+
+
+def test_device_taints_and_tolerations(dra_lab: Lab, dra_cluster: Cluster, ns: str) -> None:
+    """dra-plain's two devices are tainted NoSchedule: a claim without a toleration fits
+    nowhere (the same text as kube-scheduler's), one tolerating the taint fits dra-plain."""
+    with plain_node_devices(dra_cluster, "tainted", TAINTED):
+        dra_cluster.create(f"{RESOURCE}/namespaces/{ns}/resourceclaims", claim("plain", "tainted"))
+        dra_cluster.create(f"/api/v1/namespaces/{ns}/pods", claim_pod("plain", "plain"))
+        data = check_against_scheduler(dra_lab, dra_cluster, ns, "plain")
+        assert "4 cannot allocate all claims" in data["summary"]
+        detail = next(n for n in data["nodes"] if n["name"] == "dra-plain")["reasons"][0]["detail"]
+        assert "2 of them tainted (taint.example.com/health=broken:NoSchedule)" in detail
+
+        tolerant = claim("tolerant", "tainted")
+        tolerant["spec"]["devices"]["requests"][0]["exactly"]["tolerations"] = [
+            {"key": "taint.example.com/health", "operator": "Exists", "effect": "NoSchedule"}]  # fmt: skip
+        dra_cluster.create(f"{RESOURCE}/namespaces/{ns}/resourceclaims", tolerant)
+        pod = claim_pod("tolerant", "tolerant")
+        assert fits_while_gated(dra_lab, dra_cluster, ns, pod) == ["dra-plain"]
+        assert bound_to(dra_cluster, ns, "tolerant") == "dra-plain"
+
+
+PARTITIONED = [
+    {"driver": "part.example.com", "sharedCounters": {"gpu-0": {"memory": "80Gi"}}},
+    {"driver": "part.example.com", "name": "whole", "attributes": {"size": "whole"},
+     "consumesCounters": {"gpu-0": {"memory": "80Gi"}}},
+    {"driver": "part.example.com", "name": "half", "count": 2, "attributes": {"size": "half"},
+     "consumesCounters": {"gpu-0": {"memory": "40Gi"}}},
+]  # fmt: skip
+
+
+def sized(name: str, size: str, count: int = 1) -> dict[str, Any]:
+    return claim(name, "partitioned", count, f'device.attributes["part.example.com"].size == "{size}"')  # fmt: skip
+
+
+def test_partitionable_devices(dra_lab: Lab, dra_cluster: Cluster, ns: str) -> None:
+    """One 80Gi GPU of dra-plain offered whole or as two 40Gi halves (one counter set): two
+    halves fit dra-plain and are allocated; then the whole GPU fits nowhere, as
+    kube-scheduler says, because the halves consume its counters."""
+    with plain_node_devices(dra_cluster, "partitioned", PARTITIONED):
+        dra_cluster.create(f"{RESOURCE}/namespaces/{ns}/resourceclaims", sized("halves", "half", 2))
+        assert fits_while_gated(dra_lab, dra_cluster, ns, claim_pod("halves", "halves")) == ["dra-plain"]  # fmt: skip
+        assert bound_to(dra_cluster, ns, "halves") == "dra-plain"
+        wait_for(lambda: (dra_cluster.get(f"{RESOURCE}/namespaces/{ns}/resourceclaims/halves")
+                          .get("status") or {}).get("allocation"), 60, "the halves allocated")  # fmt: skip
+
+        dra_cluster.create(f"{RESOURCE}/namespaces/{ns}/resourceclaims", sized("whole", "whole"))
+        dra_cluster.create(f"/api/v1/namespaces/{ns}/pods", claim_pod("whole", "whole"))
+        data = check_against_scheduler(dra_lab, dra_cluster, ns, "whole")
+        assert "4 cannot allocate all claims" in data["summary"]
+        detail = next(n for n in data["nodes"] if n["name"] == "dra-plain")["reasons"][0]["detail"]
+        assert "1 of them need more of their pool's shared counters than is left" in detail
+
+
+def test_admin_access_shares_devices_other_claims_hold(
+    dra_lab: Lab, dra_cluster: Cluster, ns: str
+) -> None:
+    """dra-a100's two GPUs held by one claim: another claim for one fits nowhere (the same
+    text as kube-scheduler's); an admin-access claim for both fits dra-a100."""
+    a100 = f'device.attributes["{GPU}"].model == "a100"'
+    dra_cluster.patch(f"/api/v1/namespaces/{ns}",
+                      {"metadata": {"labels": {"resource.kubernetes.io/admin-access": "true"}}})  # fmt: skip
+    dra_cluster.create(f"{RESOURCE}/namespaces/{ns}/resourceclaims", claim("both", "gpu", 2, a100))
+    dra_cluster.create(f"/api/v1/namespaces/{ns}/pods", claim_pod("both", "both"))
+    assert bound_to(dra_cluster, ns, "both") == "dra-a100"
+
+    dra_cluster.create(f"{RESOURCE}/namespaces/{ns}/resourceclaims", claim("one", "gpu", 1, a100))
+    dra_cluster.create(f"/api/v1/namespaces/{ns}/pods", claim_pod("one", "one"))
+    data = check_against_scheduler(dra_lab, dra_cluster, ns, "one")
+    assert "4 cannot allocate all claims" in data["summary"]
+
+    admin = claim("admin", "gpu", 2, a100)
+    admin["spec"]["devices"]["requests"][0]["exactly"]["adminAccess"] = True
+    dra_cluster.create(f"{RESOURCE}/namespaces/{ns}/resourceclaims", admin)
+    assert fits_while_gated(dra_lab, dra_cluster, ns, claim_pod("admin", "admin")) == ["dra-a100"]
+    assert bound_to(dra_cluster, ns, "admin") == "dra-a100"
