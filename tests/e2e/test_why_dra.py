@@ -403,3 +403,53 @@ def test_admin_access_shares_devices_other_claims_hold(
     dra_cluster.create(f"{RESOURCE}/namespaces/{ns}/resourceclaims", admin)
     assert fits_while_gated(dra_lab, dra_cluster, ns, claim_pod("admin", "admin")) == ["dra-a100"]
     assert bound_to(dra_cluster, ns, "admin") == "dra-a100"
+
+
+def test_distinct_attribute_constraint(dra_lab: Lab, dra_cluster: Cluster, ns: str) -> None:
+    """dra-plain's devices a-0, a-1 (model m1) and b-0 (m2): three of distinct models fit
+    nowhere (the same text as kube-scheduler's); two fit dra-plain, a-0 and b-0."""
+    distinct = [
+        {"driver": "distinct.example.com", "name": "a", "count": 2, "attributes": {"model": "m1"}},
+        {"driver": "distinct.example.com", "name": "b", "attributes": {"model": "m2"}},
+    ]
+    with plain_node_devices(dra_cluster, "distinct", distinct):
+        for name, count in (("three", 3), ("two", 2)):
+            body = claim(name, "distinct", count)
+            body["spec"]["devices"]["constraints"] = [
+                {"distinctAttribute": "distinct.example.com/model"}]  # fmt: skip
+            dra_cluster.create(f"{RESOURCE}/namespaces/{ns}/resourceclaims", body)
+        dra_cluster.create(f"/api/v1/namespaces/{ns}/pods", claim_pod("three", "three"))
+        data = check_against_scheduler(dra_lab, dra_cluster, ns, "three")
+        assert "4 cannot allocate all claims" in data["summary"]
+
+        assert fits_while_gated(dra_lab, dra_cluster, ns, claim_pod("two", "two")) == ["dra-plain"]
+        assert bound_to(dra_cluster, ns, "two") == "dra-plain"
+        results = dra_cluster.get(f"{RESOURCE}/namespaces/{ns}/resourceclaims/two")["status"][
+            "allocation"]["devices"]["results"]  # fmt: skip
+        assert [r["device"] for r in results] == ["a-0", "b-0"]
+
+
+def test_first_available_passes_over_tainted_devices(
+    dra_lab: Lab, dra_cluster: Cluster, ns: str
+) -> None:
+    """A prioritized list whose first choice is dra-plain's tainted devices: with an
+    impossible second choice it fits nowhere (kube-scheduler's text); with four h100 as the
+    second it fits dra-h100, where kube-scheduler allocates the second subrequest."""
+    h100 = {"cel": {"expression": f'device.attributes["{GPU}"].model == "h100"'}}
+    with plain_node_devices(dra_cluster, "tainted", TAINTED):
+        for name, count in (("never", 5), ("h100", 4)):
+            body = {"metadata": {"name": name}, "spec": {"devices": {"requests": [
+                {"name": "gpu", "firstAvailable": [
+                    {"name": "tainted", "deviceClassName": "tainted", "count": 2},
+                    {"name": "h100", "deviceClassName": "gpu", "count": count,
+                     "selectors": [h100]}]}]}}}  # fmt: skip
+            dra_cluster.create(f"{RESOURCE}/namespaces/{ns}/resourceclaims", body)
+        dra_cluster.create(f"/api/v1/namespaces/{ns}/pods", claim_pod("never", "never"))
+        data = check_against_scheduler(dra_lab, dra_cluster, ns, "never")
+        assert "4 cannot allocate all claims" in data["summary"]
+
+        assert fits_while_gated(dra_lab, dra_cluster, ns, claim_pod("h100", "h100")) == ["dra-h100"]
+        assert bound_to(dra_cluster, ns, "h100") == "dra-h100"
+        results = dra_cluster.get(f"{RESOURCE}/namespaces/{ns}/resourceclaims/h100")["status"][
+            "allocation"]["devices"]["results"]  # fmt: skip
+        assert {r["request"] for r in results} == {"gpu/h100"}

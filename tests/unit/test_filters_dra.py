@@ -223,10 +223,12 @@ def test_cel_runtime_error_is_kube_schedulers_error_text() -> None:
 
 def test_what_is_not_reproduced_is_not_evaluated() -> None:
     constrained = claim("c", exactly(count=2))
-    constrained["spec"]["devices"]["constraints"] = [{"distinctAttribute": f"{GPU}/model"}]
+    constrained["spec"]["devices"]["requests"][0]["exactly"]["capacity"] = {
+        "requests": {"memory": "10Gi"}
+    }
     ev = evaluate(claim_pod("c"), snapshot([constrained]))
     assert [n.plugin for n in ev.not_evaluated] == ["DynamicResources"]
-    assert "constraint other than matchAttribute" in ev.not_evaluated[0].why
+    assert "asks for device capacity (consumable capacity)" in ev.not_evaluated[0].why
     with pytest.raises(Unsupported):
         allocate([constrained], node("a"), {"gpu": device_class()}, [], set())
 

@@ -218,3 +218,45 @@ def test_an_all_request_a_constraint_cannot_hold_is_an_error() -> None:
     c["spec"]["devices"]["constraints"] = [{"matchAttribute": f"{GPU}/model"}]
     with pytest.raises(AllocationError, match="because a claim constraint would not be satisfied"):
         allocate([c], node("a"), CLASSES, [mixed], set())
+
+
+def models(*names: str) -> dict[str, Any]:
+    """Node a's devices d0, d1, ... with these models (one slice)."""
+    s = resource_slice("a", len(names))
+    for i, (d, m) in enumerate(zip(s["spec"]["devices"], names, strict=True)):
+        d["name"], d["attributes"] = f"d{i}", {"model": {"string": m}}
+    return s
+
+
+@pytest.mark.parametrize(
+    ("names", "requests", "constraint", "devices"),
+    [
+        pytest.param(["m1", "m1", "m2"], [exactly("x", "gpu", 2)], {}, ["d0", "d2"],
+                     id="one-request-skips-the-same-model"),
+        pytest.param(["m1", "m1"], [exactly("x", "gpu", 2)], {}, None, id="no-two-models"),
+        pytest.param(["m1", "m1", "m2"], [exactly("x"), exactly("y")], {}, ["d0", "d2"],
+                     id="across-requests"),
+        pytest.param(["m1", "m1"], [exactly("x"), exactly("y")], {"requests": ["x"]},
+                     ["d0", "d1"], id="only-x-named"),
+        # Go keeps one value per request (the latest): d2 is compared with d1 only
+        pytest.param(["m1", "m2", "m1"], [exactly("x", "gpu", 3)], {}, ["d0", "d1", "d2"],
+                     id="go-compares-with-the-requests-latest-device"),
+    ],
+)  # fmt: skip
+def test_distinct_attribute_constraints(
+    names: list[str], requests: list[dict[str, Any]], constraint: dict[str, Any],
+    devices: list[str] | None,
+) -> None:  # fmt: skip
+    c = claim("c", *requests)
+    c["spec"]["devices"]["constraints"] = [{"distinctAttribute": f"{GPU}/model", **constraint}]
+    got = allocate([c], node("a"), CLASSES, [models(*names)], set())
+    assert got.ok is (devices is not None)
+    if devices is not None:
+        assert [r["device"] for r in got.results[0]] == devices
+
+
+def test_a_constraint_of_no_known_kind_is_an_error() -> None:
+    c = claim("c", exactly())
+    c["spec"]["devices"]["constraints"] = [{"requests": ["gpu"]}]
+    with pytest.raises(AllocationError, match=r"constraint #0: empty constraint"):
+        allocate([c], node("a"), CLASSES, [resource_slice("a", 1)], set())
