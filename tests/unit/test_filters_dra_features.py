@@ -56,6 +56,8 @@ def test_device_taints_and_tolerations(
 ) -> None:
     got = allocate([claim("c", tolerating(*tolerations))], node("a"), CLASSES, [tainted(effect)], set())  # fmt: skip
     assert got.ok is ok
+    if ok and tolerations:  # the result carries the request's tolerations, as Go writes it
+        assert got.results[0][0]["tolerations"] == tolerations
 
 
 def test_taints_are_ignored_before_1_36() -> None:

@@ -18,15 +18,16 @@ What the allocator reads and how:
 - requests: ``exactly`` (ExactCount with ``count``, or All) and ``firstAvailable`` (the first
   subrequest that can be satisfied, in order), searched with backtracking like Go's
   ``allocateOne``.
-Claim ``constraints`` with ``matchAttribute`` hold across the requests they name (all when
-none). What the version's default features add (``drafeatures``; v1.36 unless told): device
-taints a request does not tolerate keep the device (NoSchedule, NoExecute); partitionable
+Claim ``constraints`` (``matchAttribute``, ``distinctAttribute``: ``draconstraints``) hold
+across the requests they name (all when none). What the version's default features add
+(``drafeatures``; v1.36 unless told): device taints a request does not tolerate keep the
+device (NoSchedule, NoExecute; the result records the request's tolerations); partitionable
 devices take their ``consumesCounters`` from the pool's ``sharedCounters`` (slices of their
 own), less what devices of other claims consume; ``adminAccess`` requests may take devices
 other claims hold (and results with admin access hold nothing).
-Not reproduced (``Unsupported``: the caller says "not evaluated" rather than guess): other
-constraint kinds (distinctAttribute), consumable capacity (``capacity`` requests, devices
-allowing multiple allocations), binding conditions, per-device node selection.
+Not reproduced (``Unsupported``: the caller says "not evaluated" rather than guess):
+consumable capacity (``capacity`` requests, devices allowing multiple allocations), binding
+conditions, per-device node selection.
 """
 
 from __future__ import annotations
@@ -36,12 +37,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .dracel import CelError, Unsupported, device_json, device_matches_json, device_variable
+from .draconstraints import Constraint, constraints_of
 from .drafeatures import (
     FEATURES_1_36,
     Counters,
     DraFeatures,
     Toleration,
     taint_text,
+    toleration_dicts,
     tolerations,
     untolerated_taint,
 )
@@ -296,11 +299,12 @@ def _slots(claims: Sequence[Mapping[str, Any]]) -> list[_Slot]:
     slots: list[_Slot] = []
     for index, claim in enumerate(claims):
         devices = (claim.get("spec") or {}).get("devices") or {}
-        for c in devices.get("constraints") or []:
-            if set(c) - {"requests", "matchAttribute"} or not c.get("matchAttribute"):
-                raise Unsupported(
-                    f"claim {_claim_name(claim)} has a constraint other than matchAttribute"
-                )
+        unknown = constraints_of(claim)
+        if isinstance(unknown, int):
+            raise AllocationError(
+                f"claim {_claim_name(claim)}, constraint #{unknown}: empty constraint "
+                "(unsupported constraint type?)"
+            )
         for req in devices.get("requests") or []:
             name = str(req.get("name") or "")
             alts: tuple[_Alt, ...]
@@ -314,27 +318,6 @@ def _slots(claims: Sequence[Mapping[str, Any]]) -> list[_Slot]:
                 raise Unsupported(f"request {name} of claim {_claim_name(claim)}: unknown type")
             slots.append(_Slot(index, name, alts))
     return slots
-
-
-def _applies(names: set[str], request: str) -> bool:
-    """A constraint naming ``req`` covers its subrequests ``req/sub`` too."""
-    return request in names or request.split("/", 1)[0] in names
-
-
-def _attribute(dev: _Device, qualified: str) -> tuple[str, Any] | None:
-    """``lookupAttribute``: the fully qualified name, or the bare id in the driver's domain;
-    (type, value) so that values of different types never match."""
-    attributes = dev.raw.get("attributes") or {}
-    found = attributes.get(qualified)
-    if found is None:
-        domain, _, ident = qualified.partition("/")
-        found = attributes.get(ident) if domain == dev.id[0] else None
-    if not isinstance(found, Mapping):
-        return None
-    for key in ("string", "int", "bool", "version"):
-        if key in found:
-            return (key, found[key])
-    return None
 
 
 class _Search:
@@ -360,6 +343,7 @@ class _Search:
         # device -> the claims it is being allocated to in this search (``allocatingDevices``)
         self.picking: dict[DeviceId, list[int]] = {}
         self.picked: list[tuple[int, _Alt, _Device]] = []
+        self.constraints = [c if isinstance(c, list) else [] for c in map(constraints_of, claims)]
         self._match: dict[tuple[str, str, tuple[str, ...], DeviceId], bool] = {}
         self._vars: dict[DeviceId, str] = {}  # device -> its CEL variable, as JSON
         self._candidates: dict[tuple[int, _Alt], list[_Device]] = {}
@@ -429,7 +413,14 @@ class _Search:
         counted = bool(dev.raw.get("consumesCounters"))
         if counted and not self.counters.take(dev.pool.name, dev.raw):
             return False
-        if not self._constraints_allow(claim, alt.name, dev):
+        added: list[Constraint] = []
+        for constraint in self.constraints[claim]:
+            if not constraint.add(alt.name, dev.raw, dev.id[0]):
+                break
+            added.append(constraint)
+        if len(added) < len(self.constraints[claim]):
+            for constraint in reversed(added):
+                constraint.remove(alt.name)
             if counted:
                 self.counters.give_back(dev.pool.name, dev.raw)
             if must:
@@ -444,8 +435,10 @@ class _Search:
         return True
 
     def _undo(self) -> None:
-        claim, _, dev = self.picked.pop()
+        claim, alt, dev = self.picked.pop()
         self.picking[dev.id].remove(claim)
+        for constraint in reversed(self.constraints[claim]):
+            constraint.remove(alt.name)
         if dev.raw.get("consumesCounters"):
             self.counters.give_back(dev.pool.name, dev.raw)
 
@@ -494,6 +487,8 @@ class _Search:
             }
             if alt.admin:
                 result["adminAccess"] = True
+            if alt.tolerations:  # with DRADeviceTaints, as Go records them
+                result["tolerations"] = toleration_dicts(alt.tolerations)
             results[claim].append(result)
         return results
 
@@ -518,25 +513,6 @@ class _Search:
                 return True
             self._undo()
         return False
-
-    def _constraints_allow(self, claim: int, request: str, dev: _Device) -> bool:
-        """The claim's matchAttribute constraints (``matchAttributeConstraint.add``): a device
-        of a request they name must have the attribute, with the value of those picked."""
-        devices = (self.claims[claim].get("spec") or {}).get("devices") or {}
-        for c in devices.get("constraints") or []:
-            names = set(c.get("requests") or [])
-            if names and not _applies(names, request):
-                continue
-            attribute = str(c["matchAttribute"])
-            value = _attribute(dev, attribute)
-            if value is None:
-                return False
-            for other_claim, other_alt, other in self.picked:
-                if other_claim != claim or (names and not _applies(names, other_alt.name)):
-                    continue
-                if _attribute(other, attribute) != value:
-                    return False
-        return True
 
     def shortages(self, slots: list[_Slot]) -> tuple[RequestShortage, ...]:
         out = []

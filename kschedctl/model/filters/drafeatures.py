@@ -49,7 +49,8 @@ def features_for(minor: int) -> DraFeatures:
     return DraFeatures(device_taints=False, partitionable_devices=False, binding_conditions=False)
 
 
-Toleration = tuple[str, str, str, str]  # key, operator, value, effect
+Toleration = tuple[str, str, str, str, Any]  # key, operator, value, effect, tolerationSeconds
+_TOLERATION_FIELDS = ("key", "operator", "value", "effect", "tolerationSeconds")
 
 
 def tolerations(request: Mapping[str, Any]) -> tuple[Toleration, ...]:
@@ -60,14 +61,23 @@ def tolerations(request: Mapping[str, Any]) -> tuple[Toleration, ...]:
             str(t.get("operator") or ""),
             str(t.get("value") or ""),
             str(t.get("effect") or ""),
+            t.get("tolerationSeconds"),
         )
         for t in request.get("tolerations") or []
         if isinstance(t, Mapping)
     )
 
 
+def toleration_dicts(tolerated: Iterable[Toleration]) -> list[dict[str, Any]]:
+    """The tolerations as the API spells them (an allocation result carries its request's)."""
+    return [
+        {k: v for k, v in zip(_TOLERATION_FIELDS, t, strict=True) if v not in ("", None)}
+        for t in tolerated
+    ]
+
+
 def _tolerates(toleration: Toleration, taint: Mapping[str, Any]) -> bool:
-    key, operator, value, effect = toleration
+    key, operator, value, effect, _ = toleration
     if effect and effect != taint.get("effect"):
         return False
     if key and key != taint.get("key"):
