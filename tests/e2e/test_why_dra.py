@@ -378,7 +378,7 @@ def test_partitionable_devices(dra_lab: Lab, dra_cluster: Cluster, ns: str) -> N
         data = check_against_scheduler(dra_lab, dra_cluster, ns, "whole")
         assert "4 cannot allocate all claims" in data["summary"]
         detail = next(n for n in data["nodes"] if n["name"] == "dra-plain")["reasons"][0]["detail"]
-        assert "1 of them need more of their pool's shared counters than is left" in detail
+        assert "1 of them lack the shared counters left in their pool" in detail
 
 
 def test_admin_access_shares_devices_other_claims_hold(

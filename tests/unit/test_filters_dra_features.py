@@ -15,6 +15,7 @@ from test_filters_support import node
 from kschedctl.model.filters import evaluate, failed_scheduling_message
 from kschedctl.model.filters.draalloc import AllocationError, allocate, allocated_devices
 from kschedctl.model.filters.drafeatures import features_for
+from kschedctl.model.filters.feasible import feasible_nodes
 
 CLASSES = {"gpu": device_class()}
 
@@ -165,7 +166,7 @@ def test_why_says_the_counters_ran_out() -> None:
     ev = evaluate(claim_pod("c"), snapshot([holder, want], partitioned()))
     reason = ev.verdict("a").reasons[0]
     assert reason.message == "cannot allocate all claims"
-    assert "1 of them need more of their pool's shared counters than is left" in reason.detail
+    assert "1 of them lack the shared counters left in their pool" in reason.detail
     assert failed_scheduling_message(ev) == (
         "0/2 nodes are available: 2 cannot allocate all claims. still not schedulable, "
         "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
@@ -262,3 +263,14 @@ def test_a_constraint_of_no_known_kind_is_an_error() -> None:
     c["spec"]["devices"]["constraints"] = [{"requests": ["gpu"]}]
     with pytest.raises(AllocationError, match=r"constraint #0: empty constraint"):
         allocate([c], node("a"), CLASSES, [resource_slice("a", 1)], set())
+
+
+def test_kschedctls_scheduler_places_pods_these_features_let_fit() -> None:
+    """The scheduler's filter (feasible_nodes) shares the allocator: a tolerating claim on
+    tainted devices and two halves of a partitioned GPU are placed, not refused."""
+    tolerant = claim("c", tolerating({"operator": "Exists"}))
+    found = feasible_nodes(claim_pod("c"), snapshot([tolerant], [tainted()]))
+    assert found.names == ("a",) and not found.not_evaluated
+    halves = claim("c", exactly("h", "gpu", 2, HALF))
+    found = feasible_nodes(claim_pod("c"), snapshot([halves], partitioned("b")))
+    assert found.names == ("b",) and not found.not_evaluated

@@ -115,9 +115,7 @@ class RequestShortage:
         if self.tainted:
             parts.append(f"{self.tainted} of them tainted ({self.taint}) without a toleration")
         if self.no_counters:
-            parts.append(
-                f"{self.no_counters} of them need more of their pool's shared counters than is left"
-            )
+            parts.append(f"{self.no_counters} of them lack the shared counters left in their pool")
         return ", ".join(parts) + f", {self.wanted} wanted"
 
 
