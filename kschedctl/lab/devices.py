@@ -52,7 +52,11 @@ _KEYS = {"driver", "count", "name", "attributes", "capacity", "taints", "consume
 def check_devices(devices: Any, fail: Any) -> list[dict[str, Any]]:
     """The ``devices`` field, checked (``fail(field, message)`` makes the SpecError)."""
     if not isinstance(devices, list):
-        raise fail("devices", "must be a list of {driver, count, name, attributes, capacity}")
+        raise fail(
+            "devices",
+            "must be a list of {driver, count, name, attributes, capacity, taints, "
+            "consumesCounters} or {driver, sharedCounters}",
+        )
     out: list[dict[str, Any]] = []
     total = 0
     counter_sets: dict[tuple[str, str], set[str]] = {}  # (driver, set) -> its counters

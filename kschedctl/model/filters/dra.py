@@ -174,8 +174,6 @@ class DraState:
                 )
             ]
         if result is not None and not result.ok:
-            tainted = any(s.tainted for s in result.shortages)
-            tolerate = ", tolerate the devices' taints" if tainted else ""
             detail = (
                 "; ".join(
                     f"claim {s.claim}, request {s.request} (class {s.device_class}): {s.why}"
@@ -189,7 +187,8 @@ class DraState:
                     REASON_CANNOT_ALLOCATE,
                     detail,
                     "publish matching devices for the node (ResourceSlices), free devices held "
-                    f"by other claims{tolerate}, or relax the claim's selectors and counts",
+                    "by other claims, tolerate the devices' taints, or relax the claim's "
+                    "selectors and counts",
                     UNRESOLVABLE,
                 )
             ]
