@@ -453,3 +453,23 @@ def test_first_available_passes_over_tainted_devices(
         results = dra_cluster.get(f"{RESOURCE}/namespaces/{ns}/resourceclaims/h100")["status"][
             "allocation"]["devices"]["results"]  # fmt: skip
         assert {r["request"] for r in results} == {"gpu/h100"}
+
+
+def test_incomplete_pool_serves_nothing(dra_lab: Lab, dra_cluster: Cluster, ns: str) -> None:
+    """A pool on dra-plain announcing two slices with one published: kube-scheduler allocates
+    nothing from it (not even one device), and why says so in its words."""
+    (half,) = node_resource_slices(lab_node("dra-plain", devices=[
+        {"driver": "partial.example.com", "name": "gpu", "count": 2}]))  # fmt: skip
+    half["spec"]["pool"]["resourceSliceCount"] = 2
+    dra_cluster.create(f"{RESOURCE}/resourceslices", half)
+    selector = {"cel": {"expression": 'device.driver == "partial.example.com"'}}
+    dra_cluster.create(f"{RESOURCE}/deviceclasses",
+                       {"metadata": {"name": "partial"}, "spec": {"selectors": [selector]}})  # fmt: skip
+    try:
+        dra_cluster.create(f"{RESOURCE}/namespaces/{ns}/resourceclaims", claim("one", "partial"))
+        dra_cluster.create(f"/api/v1/namespaces/{ns}/pods", claim_pod("one", "one"))
+        data = check_against_scheduler(dra_lab, dra_cluster, ns, "one")
+        assert "4 cannot allocate all claims" in data["summary"]
+    finally:
+        dra_cluster.delete(f"{RESOURCE}/resourceslices/{half['metadata']['name']}")
+        dra_cluster.delete(f"{RESOURCE}/deviceclasses/partial")

@@ -274,3 +274,45 @@ def test_kschedctls_scheduler_places_pods_these_features_let_fit() -> None:
     halves = claim("c", exactly("h", "gpu", 2, HALF))
     found = feasible_nodes(claim_pod("c"), snapshot([halves], partitioned("b")))
     assert found.names == ("b",) and not found.not_evaluated
+
+
+def test_a_pool_spread_over_nodes_is_complete_with_the_other_nodes_slices() -> None:
+    mine = resource_slice("a", 1, resourceSliceCount=2)
+    theirs = resource_slice("b", 1, resourceSliceCount=2)
+    theirs["spec"]["pool"]["name"] = "a"
+    got = allocate([claim("c", exactly())], node("a"), CLASSES, [mine], set(), everywhere=[mine, theirs])  # fmt: skip
+    assert got.ok
+    newer = copy.deepcopy(theirs)
+    newer["spec"]["pool"]["generation"] = 2
+    got = allocate([claim("c", exactly())], node("a"), CLASSES, [mine], set(), everywhere=[mine, newer])  # fmt: skip
+    assert not got.ok and not got.shortages[0].in_class  # obsolete: left out
+
+
+def test_an_all_request_fails_on_any_incomplete_pool_even_an_unrelated_one() -> None:
+    other = resource_slice("a", 1, "h100", resourceSliceCount=2)
+    other["spec"]["pool"]["name"] = "elsewhere"
+    everything = {"name": "x", "firstAvailable": [
+        {"name": "one", "deviceClassName": "gpu"},
+        {"name": "all", "deviceClassName": "gpu", "allocationMode": "All"}]}  # fmt: skip
+    with pytest.raises(AllocationError, match=r"request all: asks for all devices, but resource "
+                       r"pool gpu.example.com/elsewhere is currently being updated"):  # fmt: skip
+        allocate([claim("c", everything)], node("a"), CLASSES, [resource_slice("a", 2), other], set())  # fmt: skip
+
+
+def test_invalid_pools_are_named_when_nothing_fits() -> None:
+    slices = partitioned()
+    slices[1]["spec"]["devices"][0]["consumesCounters"][0]["counterSet"] = "nope"
+    ev = evaluate(claim_pod("c"), snapshot([claim("c", exactly())], slices))
+    assert ev.verdict("a").reasons[0].message == "invalid resource pools were encountered"
+
+
+def test_per_device_node_selection() -> None:
+    s = resource_slice("a", 2)
+    del s["spec"]["nodeName"]
+    s["spec"]["perDeviceNodeSelection"] = True
+    s["spec"]["devices"][0]["nodeName"] = "b"
+    s["spec"]["devices"][1]["allNodes"] = True
+    got = allocate([claim("c", exactly())], node("a"), CLASSES, [s], set())
+    assert [r["device"] for r in got.results[0]] == ["a100-1"]  # a100-0 serves node b only
+    assert not allocate([claim("c", exactly(count=2))], node("a"), CLASSES, [s], set()).ok
+    assert allocate([claim("c", exactly())], node("a"), CLASSES, [s], set(), features_for(35)).ok is False  # fmt: skip

@@ -37,6 +37,7 @@ __all__ = ["DraState", "DraWorld", "dra_state", "pod_dra_state", "unsupported_re
 IMPLICIT_PREFIX = "deviceclass.resource.kubernetes.io/"
 REASON_CANNOT_ALLOCATE = "cannot allocate all claims"
 REASON_NOT_AVAILABLE = "resourceclaim not available on the node"
+REASON_INVALID_POOLS = "invalid resource pools were encountered"
 
 
 def _name(obj: Mapping[str, Any]) -> str:
@@ -150,6 +151,7 @@ class DraState:
                 self.world.slices_for(node.name),
                 self.world.in_use,
                 self.world.features,
+                self.world.slices,
             )
             self.results[node.name] = cached
         return cached
@@ -171,6 +173,17 @@ class DraState:
                     f"kube-scheduler fails the scheduling attempt with this error: {err}",
                     "fix the selector of the DeviceClass or the claim",
                     SCHEDULING_ERROR,
+                )
+            ]
+        if result is not None and not result.ok and result.invalid_pools:
+            return [
+                Reason(
+                    DYNAMIC_RESOURCES,
+                    REASON_INVALID_POOLS,
+                    "no combination of devices fits, and a pool of the node is invalid "
+                    "(duplicate device or counter set names, or counters no set declares)",
+                    "fix the driver's ResourceSlices for the node",
+                    UNRESOLVABLE,
                 )
             ]
         if result is not None and not result.ok:

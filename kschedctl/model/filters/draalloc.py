@@ -8,10 +8,11 @@ claims hold in, per node an :class:`Allocation` (the devices picked per claim, i
 it and a scheduler can allocate with it.
 
 What the allocator reads and how:
-- slices per node (``nodeName``, ``allNodes``, ``nodeSelector``), grouped into pools by
-  (driver, pool name); only the newest generation of a pool counts; an incomplete pool (not
-  all ``resourceSliceCount`` slices seen) serves ExactCount requests but fails an ``All``
-  request; a pool with duplicate device names is invalid;
+- slices per node (``nodeName``, ``allNodes``, ``nodeSelector``, per device with
+  ``perDeviceNodeSelection``), grouped into pools by (driver, pool name); only the newest
+  generation of a pool counts; an incomplete pool (not all ``resourceSliceCount`` slices
+  published) and an invalid one (duplicate names, unknown counters) serve no request and fail
+  every ``All`` request;
 - a device matches a request when every selector of the request's DeviceClass and of the
   request holds (CEL, ``dracel``) and no other claim holds it; one device serves one request
   of the pod (across the requests of a claim and across the pod's claims);
@@ -27,7 +28,7 @@ own), less what devices of other claims consume; ``adminAccess`` requests may ta
 other claims hold (and results with admin access hold nothing).
 Not reproduced (``Unsupported``: the caller says "not evaluated" rather than guess):
 consumable capacity (``capacity`` requests, devices allowing multiple allocations), binding
-conditions, per-device node selection.
+conditions.
 """
 
 from __future__ import annotations
@@ -127,6 +128,7 @@ class Allocation:
     ok: bool
     results: tuple[tuple[dict[str, Any], ...], ...] = ()
     shortages: tuple[RequestShortage, ...] = ()
+    invalid_pools: bool = False  # kube-scheduler: "invalid resource pools were encountered"
 
 
 @dataclass
@@ -137,10 +139,9 @@ class _Pool:
     count: int
     slices: list[Mapping[str, Any]] = field(default_factory=list)
     counter_sets: dict[str, Mapping[str, Any]] = field(default_factory=dict)
-
-    @property
-    def complete(self) -> bool:
-        return len(self.slices) == self.count
+    incomplete: bool = False  # not all its slices published: it serves nothing
+    invalid: bool = False  # duplicate names, unknown counters: it serves nothing
+    others: list[Mapping[str, Any]] = field(default_factory=list)  # its slices for other nodes
 
 
 @dataclass(frozen=True)
@@ -148,6 +149,7 @@ class _Device:
     id: DeviceId
     raw: Mapping[str, Any]
     pool: _Pool
+    reachable: bool = True  # per-device node selection: the device serves this node
 
 
 @dataclass(frozen=True)
@@ -169,8 +171,6 @@ def _node_matches(spec: Mapping[str, Any], node: Mapping[str, Any]) -> bool:
     selector = spec.get("nodeSelector")
     if selector is not None:
         return node_selector_matches(selector, node)
-    if spec.get("perDeviceNodeSelection"):
-        raise Unsupported("a ResourceSlice selects nodes per device (perDeviceNodeSelection)")
     return False
 
 
@@ -186,34 +186,78 @@ def node_selector_matches(selector: Mapping[str, Any], node: Mapping[str, Any]) 
 
 
 def _pools(
-    slices: Iterable[Mapping[str, Any]], node: Mapping[str, Any], features: DraFeatures
+    slices: Iterable[Mapping[str, Any]],
+    node: Mapping[str, Any],
+    features: DraFeatures,
+    everywhere: Sequence[Mapping[str, Any]],
 ) -> list[_Pool]:
-    """``GatherPools``: the newest generation of each pool with a slice for the node; a slice
-    of shared counters belongs to every node's view of its pool."""
+    """``GatherPools``: the newest generation of each pool with a slice for the node (a slice
+    of shared counters belongs to every node's view of its pool); a pool whose slices for the
+    node are not all of it is complete when ``everywhere`` (all slices) has the rest, obsolete
+    (left out) when a newer generation exists there, else incomplete."""
     pools: dict[tuple[str, str], _Pool] = {}
     for s in slices:
         spec = s.get("spec") or {}
         counters = bool(spec.get("sharedCounters"))
-        if not features.partitionable_devices and (
-            counters or spec.get("perDeviceNodeSelection") is not None
-        ):
+        per_device = spec.get("perDeviceNodeSelection") is not None
+        if not features.partitionable_devices and (counters or per_device):
             continue
-        if not counters and not _node_matches(spec, node):
+        if per_device and not counters:
+            relevant = any(_node_matches(d, node) for d in spec.get("devices") or [])
+        else:
+            relevant = counters or _node_matches(spec, node)
+        if not relevant:
             continue
         pool = spec.get("pool") or {}
         key = (str(spec.get("driver") or ""), str(pool.get("name") or ""))
-        gen = int(pool.get("generation") or 0)
+        gen = _generation(s)
         have = pools.get(key)
         if have is None or gen > have.generation:
             pools[key] = have = _Pool(*key, gen, int(pool.get("resourceSliceCount") or 0))
         if gen == have.generation:
             have.slices.append(s)
-    return [pools[k] for k in sorted(pools)]
+    out = []
+    for key in sorted(pools):
+        pool = pools[key]
+        if len(pool.slices) != pool.count:
+            same = [s for s in everywhere if _pool_key(s) == key]
+            generations = [_generation(s) for s in same]
+            if any(g > pool.generation for g in generations):
+                continue  # obsolete: the driver is publishing a newer generation
+            current = [s for s, g in zip(same, generations, strict=True) if g == pool.generation]
+            if len(current) == pool.count:
+                mine = {id(s) for s in pool.slices}
+                pool.others = [s for s in current if id(s) not in mine]
+            else:
+                pool.incomplete = True
+        out.append(pool)
+    return out
 
 
-def _devices(pool: _Pool, features: DraFeatures) -> list[_Device]:
-    """``buildPool``: the pool's devices, slices by name; none when the pool is invalid
-    (duplicate device or counter set names, consumption of an unknown counter)."""
+def _generation(s: Mapping[str, Any]) -> int:
+    return int(((s.get("spec") or {}).get("pool") or {}).get("generation") or 0)
+
+
+def _pool_key(s: Mapping[str, Any]) -> tuple[str, str]:
+    spec = s.get("spec") or {}
+    return (str(spec.get("driver") or ""), str((spec.get("pool") or {}).get("name") or ""))
+
+
+def _devices(pool: _Pool, features: DraFeatures, node: Mapping[str, Any]) -> list[_Device]:
+    """``buildPool``: the pool's devices, slices by name; none when the pool is incomplete or
+    invalid (duplicate device or counter set names, consumption of an unknown counter)."""
+    if pool.incomplete:
+        return []
+    out = _pool_devices(pool, features, node)
+    if out is None:
+        pool.invalid = True
+        return []
+    return out
+
+
+def _pool_devices(
+    pool: _Pool, features: DraFeatures, node: Mapping[str, Any]
+) -> list[_Device] | None:
     out: list[_Device] = []
     seen: set[str] = set()
     ordered = sorted(pool.slices, key=lambda s: str((s.get("metadata") or {}).get("name") or ""))
@@ -221,9 +265,10 @@ def _devices(pool: _Pool, features: DraFeatures) -> list[_Device]:
         for counter_set in (s.get("spec") or {}).get("sharedCounters") or []:
             name = str(counter_set.get("name") or "")
             if name in pool.counter_sets:
-                return []
+                return None
             pool.counter_sets[name] = counter_set
     for s in ordered:
+        per_device = bool((s.get("spec") or {}).get("perDeviceNodeSelection"))
         for d in (s.get("spec") or {}).get("devices") or []:
             if d.get("bindingConditions"):
                 if not features.binding_conditions:
@@ -242,12 +287,13 @@ def _devices(pool: _Pool, features: DraFeatures) -> list[_Device]:
                     known is None
                     or set(use.get("counters") or {}) - set(known.get("counters") or {})
                 ):
-                    return []
+                    return None
             name = str(d.get("name") or "")
             if name in seen:
-                return []  # an invalid pool: no device of it is used
+                return None
             seen.add(name)
-            out.append(_Device((pool.driver, pool.name, name), d, pool))
+            reachable = not per_device or _node_matches(d, node)
+            out.append(_Device((pool.driver, pool.name, name), d, pool, reachable))
     return out
 
 
@@ -326,16 +372,23 @@ class _Search:
         pools: list[_Pool],
         in_use: set[DeviceId],
         features: DraFeatures,
+        node: Mapping[str, Any],
     ) -> None:
         self.claims = claims
         self.classes = classes
         self.features = features
         self.pools = pools
-        self.devices = [d for p in pools for d in _devices(p, features)]
+        self.devices = [d for p in pools for d in _devices(p, features, node)]
         self.in_use = in_use
         self.counters = Counters()
         for p in pools:
             held = [d.raw for d in self.devices if d.pool is p and d.id in in_use]
+            held += [
+                d
+                for s in p.others
+                for d in (s.get("spec") or {}).get("devices") or []
+                if (p.driver, p.name, str(d.get("name") or "")) in in_use
+            ]
             self.counters.offer(p.name, p.counter_sets, held)
         self.steps = 0
         # device -> the claims it is being allocated to in this search (``allocatingDevices``)
@@ -378,7 +431,11 @@ class _Search:
         key = (claim, alt)
         found = self._candidates.get(key)
         if found is None:
-            found = [d for d in self.devices if self.matches(claim, alt.cls, alt.selectors, d)]
+            found = [
+                d
+                for d in self.devices
+                if self.matches(claim, alt.cls, alt.selectors, d) and d.reachable
+            ]
             self._candidates[key] = found
         return found
 
@@ -451,14 +508,7 @@ class _Search:
                     if self._choose(slot.claim, alt, found, alt.count, place, i):
                         return True
                     continue
-                # All: every selected device, from complete pools only, or none
-                for p in {id(d.pool): d.pool for d in found}.values():
-                    if not p.complete:
-                        raise AllocationError(
-                            f"claim {_claim_name(self.claims[slot.claim])}, request "
-                            f"{alt.name}: asks for all devices, but resource pool "
-                            f"{p.driver}/{p.name} is currently being updated"
-                        )
+                # All: every selected device, or none
                 if not found:
                     continue
                 self._tick()
@@ -489,6 +539,23 @@ class _Search:
                 result["tolerations"] = toleration_dicts(alt.tolerations)
             results[claim].append(result)
         return results
+
+    def validate(self, slots: list[_Slot]) -> None:
+        """``validateDeviceRequest`` for every request and subrequest, before the search: an
+        All request fails while any pool of the node is incomplete or invalid."""
+        for slot in slots:
+            for alt in slot.alternatives:
+                if alt.count is not None:
+                    continue
+                for p in self.pools:
+                    state = "being updated" if p.incomplete else "invalid" if p.invalid else ""
+                    if state:
+                        raise AllocationError(
+                            f"claim {_claim_name(self.claims[slot.claim])}, request "
+                            f"{alt.name.rsplit('/', 1)[-1]}: asks for all devices, but resource "
+                            f"pool {p.driver}/{p.name} is currently {state}"
+                        )
+                self.candidates(slot.claim, alt)  # Go selects All's devices now: CEL errors
 
     def _tick(self) -> None:
         self.steps += 1
@@ -554,18 +621,24 @@ def allocate(
     slices: Iterable[Mapping[str, Any]],
     in_use: set[DeviceId],
     features: DraFeatures = FEATURES_1_36,
+    everywhere: Sequence[Mapping[str, Any]] | None = None,
 ) -> Allocation:
     """Allocate devices on ``node`` for every request of ``claims`` (unallocated
     ResourceClaim dicts), from ``slices``, avoiding ``in_use``, as kube-scheduler with
-    ``features`` (v1.36's defaults unless told) does. ``classes`` maps a DeviceClass name to
-    its dict; every class the claims name must be in it (the caller reports a missing one, as
-    kube-scheduler's PreFilter does).
+    ``features`` (v1.36's defaults unless told) does. ``everywhere`` (all slices of the
+    cluster; default ``slices``) completes pools whose slices serve several nodes.
+    ``classes`` maps a DeviceClass name to its dict; every class the claims name must be in
+    it (the caller reports a missing one, as kube-scheduler's PreFilter does).
 
     Raises :class:`AllocationError` where kube-scheduler's allocator fails with an error and
     :class:`Unsupported` for what is not reproduced (see the module docstring)."""
     slots = _slots(claims)
-    search = _Search(claims, classes, _pools(slices, node, features), in_use, features)
+    listed = list(slices)
+    pools = _pools(listed, node, features, listed if everywhere is None else everywhere)
+    search = _Search(claims, classes, pools, in_use, features, node)
+    search.validate(slots)
     results = search.run(slots)
     if results is None:
-        return Allocation(False, (), search.shortages(slots))
+        invalid = any(p.invalid for p in pools)
+        return Allocation(False, (), search.shortages(slots), invalid)
     return Allocation(True, tuple(tuple(r) for r in results))
