@@ -25,9 +25,9 @@ from .draalloc import (
     Unsupported,
     allocate,
     allocated_devices,
-    node_selector_matches,
 )
 from .drafeatures import FEATURES_1_36, DraFeatures
+from .drapools import node_selector_matches
 from .nodefilters import Incoming
 from .nodeinfo import NodeInfo, PodInfo
 from .verdicts import DYNAMIC_RESOURCES, SCHEDULING_ERROR, UNRESOLVABLE, Reason

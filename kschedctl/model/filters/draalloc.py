@@ -8,8 +8,8 @@ claims hold in, per node an :class:`Allocation` (the devices picked per claim, i
 it and a scheduler can allocate with it.
 
 What the allocator reads and how:
-- slices per node (``nodeName``, ``allNodes``, ``nodeSelector``, per device with
-  ``perDeviceNodeSelection``), grouped into pools by (driver, pool name); only the newest
+- pools (``drapools``): slices per node (``nodeName``, ``allNodes``, ``nodeSelector``, per
+  device with ``perDeviceNodeSelection``), grouped by (driver, pool name); only the newest
   generation of a pool counts; an incomplete pool (not all ``resourceSliceCount`` slices
   published) and an invalid one (duplicate names, unknown counters) serve no request and fail
   every ``All`` request;
@@ -34,7 +34,7 @@ conditions.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from .dracel import CelError, Unsupported, device_json, device_matches_json, device_variable
@@ -49,7 +49,13 @@ from .drafeatures import (
     tolerations,
     untolerated_taint,
 )
-from .selectors import SelectorError, node_selector_terms
+from .drapools import (
+    Device,
+    DeviceId,
+    Pool,
+    gather_pools,
+    pool_devices,
+)
 
 __all__ = [
     "Allocation",
@@ -61,7 +67,6 @@ __all__ = [
     "allocated_devices",
 ]
 
-DeviceId = tuple[str, str, str]  # driver, pool, device
 # Backtracking steps one node's allocation may take before it is "not evaluated" (Go's search
 # is exponential in the worst case too; a hostile claim must not hang `why`).
 MAX_STEPS = 20_000
@@ -131,27 +136,6 @@ class Allocation:
     invalid_pools: bool = False  # kube-scheduler: "invalid resource pools were encountered"
 
 
-@dataclass
-class _Pool:
-    driver: str
-    name: str
-    generation: int
-    count: int
-    slices: list[Mapping[str, Any]] = field(default_factory=list)
-    counter_sets: dict[str, Mapping[str, Any]] = field(default_factory=dict)
-    incomplete: bool = False  # not all its slices published: it serves nothing
-    invalid: bool = False  # duplicate names, unknown counters: it serves nothing
-    others: list[Mapping[str, Any]] = field(default_factory=list)  # its slices for other nodes
-
-
-@dataclass(frozen=True)
-class _Device:
-    id: DeviceId
-    raw: Mapping[str, Any]
-    pool: _Pool
-    reachable: bool = True  # per-device node selection: the device serves this node
-
-
 @dataclass(frozen=True)
 class _Slot:
     """One device to pick: for request ``request`` of claim ``claim`` (alternatives: the
@@ -160,141 +144,6 @@ class _Slot:
     claim: int
     request: str
     alternatives: tuple[_Alt, ...]
-
-
-def _node_matches(spec: Mapping[str, Any], node: Mapping[str, Any]) -> bool:
-    name = spec.get("nodeName")
-    if name:
-        return bool(name == (node.get("metadata") or {}).get("name"))
-    if spec.get("allNodes"):
-        return True
-    selector = spec.get("nodeSelector")
-    if selector is not None:
-        return node_selector_matches(selector, node)
-    return False
-
-
-def node_selector_matches(selector: Mapping[str, Any], node: Mapping[str, Any]) -> bool:
-    """A v1 NodeSelector (terms ORed) against a node's labels and name."""
-    md = node.get("metadata") or {}
-    labels, name = md.get("labels") or {}, md.get("name") or ""
-    try:
-        terms = node_selector_terms(selector.get("nodeSelectorTerms") or [])
-    except SelectorError:
-        return False
-    return any(t.matches(labels, name) for t in terms)
-
-
-def _pools(
-    slices: Iterable[Mapping[str, Any]],
-    node: Mapping[str, Any],
-    features: DraFeatures,
-    everywhere: Sequence[Mapping[str, Any]],
-) -> list[_Pool]:
-    """``GatherPools``: the newest generation of each pool with a slice for the node (a slice
-    of shared counters belongs to every node's view of its pool); a pool whose slices for the
-    node are not all of it is complete when ``everywhere`` (all slices) has the rest, obsolete
-    (left out) when a newer generation exists there, else incomplete."""
-    pools: dict[tuple[str, str], _Pool] = {}
-    for s in slices:
-        spec = s.get("spec") or {}
-        counters = bool(spec.get("sharedCounters"))
-        per_device = spec.get("perDeviceNodeSelection") is not None
-        if not features.partitionable_devices and (counters or per_device):
-            continue
-        if per_device and not counters:
-            relevant = any(_node_matches(d, node) for d in spec.get("devices") or [])
-        else:
-            relevant = counters or _node_matches(spec, node)
-        if not relevant:
-            continue
-        pool = spec.get("pool") or {}
-        key = (str(spec.get("driver") or ""), str(pool.get("name") or ""))
-        gen = _generation(s)
-        have = pools.get(key)
-        if have is None or gen > have.generation:
-            pools[key] = have = _Pool(*key, gen, int(pool.get("resourceSliceCount") or 0))
-        if gen == have.generation:
-            have.slices.append(s)
-    out = []
-    for key in sorted(pools):
-        pool = pools[key]
-        if len(pool.slices) != pool.count:
-            same = [s for s in everywhere if _pool_key(s) == key]
-            generations = [_generation(s) for s in same]
-            if any(g > pool.generation for g in generations):
-                continue  # obsolete: the driver is publishing a newer generation
-            current = [s for s, g in zip(same, generations, strict=True) if g == pool.generation]
-            if len(current) == pool.count:
-                mine = {id(s) for s in pool.slices}
-                pool.others = [s for s in current if id(s) not in mine]
-            else:
-                pool.incomplete = True
-        out.append(pool)
-    return out
-
-
-def _generation(s: Mapping[str, Any]) -> int:
-    return int(((s.get("spec") or {}).get("pool") or {}).get("generation") or 0)
-
-
-def _pool_key(s: Mapping[str, Any]) -> tuple[str, str]:
-    spec = s.get("spec") or {}
-    return (str(spec.get("driver") or ""), str((spec.get("pool") or {}).get("name") or ""))
-
-
-def _devices(pool: _Pool, features: DraFeatures, node: Mapping[str, Any]) -> list[_Device]:
-    """``buildPool``: the pool's devices, slices by name; none when the pool is incomplete or
-    invalid (duplicate device or counter set names, consumption of an unknown counter)."""
-    if pool.incomplete:
-        return []
-    out = _pool_devices(pool, features, node)
-    if out is None:
-        pool.invalid = True
-        return []
-    return out
-
-
-def _pool_devices(
-    pool: _Pool, features: DraFeatures, node: Mapping[str, Any]
-) -> list[_Device] | None:
-    out: list[_Device] = []
-    seen: set[str] = set()
-    ordered = sorted(pool.slices, key=lambda s: str((s.get("metadata") or {}).get("name") or ""))
-    for s in ordered:
-        for counter_set in (s.get("spec") or {}).get("sharedCounters") or []:
-            name = str(counter_set.get("name") or "")
-            if name in pool.counter_sets:
-                return None
-            pool.counter_sets[name] = counter_set
-    for s in ordered:
-        per_device = bool((s.get("spec") or {}).get("perDeviceNodeSelection"))
-        for d in (s.get("spec") or {}).get("devices") or []:
-            if d.get("bindingConditions"):
-                if not features.binding_conditions:
-                    continue  # not selectable while the feature is off
-                raise Unsupported(
-                    f"device {d.get('name')} of pool {pool.name} has binding conditions"
-                )
-            if d.get("allowMultipleAllocations"):
-                raise Unsupported(
-                    f"device {d.get('name')} of pool {pool.name} allows multiple allocations "
-                    "(consumable capacity)"
-                )
-            for use in d.get("consumesCounters") or []:
-                known = pool.counter_sets.get(str(use.get("counterSet") or ""))
-                if features.partitionable_devices and (
-                    known is None
-                    or set(use.get("counters") or {}) - set(known.get("counters") or {})
-                ):
-                    return None
-            name = str(d.get("name") or "")
-            if name in seen:
-                return None
-            seen.add(name)
-            reachable = not per_device or _node_matches(d, node)
-            out.append(_Device((pool.driver, pool.name, name), d, pool, reachable))
-    return out
 
 
 def allocated_devices(claims: Iterable[Mapping[str, Any]]) -> set[DeviceId]:
@@ -369,7 +218,7 @@ class _Search:
         self,
         claims: Sequence[Mapping[str, Any]],
         classes: Mapping[str, Mapping[str, Any]],
-        pools: list[_Pool],
+        pools: list[Pool],
         in_use: set[DeviceId],
         features: DraFeatures,
         node: Mapping[str, Any],
@@ -378,7 +227,7 @@ class _Search:
         self.classes = classes
         self.features = features
         self.pools = pools
-        self.devices = [d for p in pools for d in _devices(p, features, node)]
+        self.devices = [d for p in pools for d in pool_devices(p, features, node)]
         self.in_use = in_use
         self.counters = Counters()
         for p in pools:
@@ -393,13 +242,13 @@ class _Search:
         self.steps = 0
         # device -> the claims it is being allocated to in this search (``allocatingDevices``)
         self.picking: dict[DeviceId, list[int]] = {}
-        self.picked: list[tuple[int, _Alt, _Device]] = []
+        self.picked: list[tuple[int, _Alt, Device]] = []
         self.constraints = [c if isinstance(c, list) else [] for c in map(constraints_of, claims)]
         self._match: dict[tuple[str, str, tuple[str, ...], DeviceId], bool] = {}
         self._vars: dict[DeviceId, str] = {}  # device -> its CEL variable, as JSON
-        self._candidates: dict[tuple[int, _Alt], list[_Device]] = {}
+        self._candidates: dict[tuple[int, _Alt], list[Device]] = {}
 
-    def matches(self, claim: int, cls: str, selectors: tuple[str, ...], dev: _Device) -> bool:
+    def matches(self, claim: int, cls: str, selectors: tuple[str, ...], dev: Device) -> bool:
         key = (_claim_name(self.claims[claim]), cls, selectors, dev.id)
         if key in self._match:
             return self._match[key]
@@ -426,7 +275,7 @@ class _Search:
         self._match[key] = ok
         return ok
 
-    def candidates(self, claim: int, alt: _Alt) -> list[_Device]:
+    def candidates(self, claim: int, alt: _Alt) -> list[Device]:
         """The devices the class's and the request's selectors select (``isSelectable``)."""
         key = (claim, alt)
         found = self._candidates.get(key)
@@ -439,7 +288,7 @@ class _Search:
             self._candidates[key] = found
         return found
 
-    def _blocked(self, claim: int, alt: _Alt, dev: _Device) -> bool:
+    def _blocked(self, claim: int, alt: _Alt, dev: Device) -> bool:
         """Held or being allocated (admin access: only by the same claim), a partitionable
         device while the feature is off, or a taint the request does not tolerate."""
         if alt.admin:
@@ -449,19 +298,19 @@ class _Search:
             return True
         return self._barred(alt, dev)
 
-    def _taint(self, alt: _Alt, dev: _Device) -> Mapping[str, Any] | None:
+    def _taint(self, alt: _Alt, dev: Device) -> Mapping[str, Any] | None:
         if not self.features.device_taints:
             return None  # the feature off: taints are ignored
         return untolerated_taint(dev.raw, alt.tolerations)
 
-    def _barred(self, alt: _Alt, dev: _Device) -> bool:
+    def _barred(self, alt: _Alt, dev: Device) -> bool:
         """Never allocatable for ``alt``: an untolerated taint, or counters without the
         partitionable devices feature."""
         if dev.raw.get("consumesCounters") and not self.features.partitionable_devices:
             return True
         return self._taint(alt, dev) is not None
 
-    def _try(self, claim: int, alt: _Alt, dev: _Device, must: bool = False) -> bool:
+    def _try(self, claim: int, alt: _Alt, dev: Device, must: bool = False) -> bool:
         """``allocateDevice``: pick ``dev`` for ``alt`` if nothing forbids it."""
         if self._blocked(claim, alt, dev):
             return False
@@ -563,7 +412,7 @@ class _Search:
             raise Unsupported(f"the device search took more than {MAX_STEPS} steps")
 
     def _choose(
-        self, claim: int, alt: _Alt, devs: list[_Device], count: int, place: Any, i: int,
+        self, claim: int, alt: _Alt, devs: list[Device], count: int, place: Any, i: int,
         start: int = 0,
     ) -> bool:  # fmt: skip
         if count == 0:
@@ -634,7 +483,7 @@ def allocate(
     :class:`Unsupported` for what is not reproduced (see the module docstring)."""
     slots = _slots(claims)
     listed = list(slices)
-    pools = _pools(listed, node, features, listed if everywhere is None else everywhere)
+    pools = gather_pools(listed, node, features, listed if everywhere is None else everywhere)
     search = _Search(claims, classes, pools, in_use, features, node)
     search.validate(slots)
     results = search.run(slots)
