@@ -14,6 +14,7 @@ from test_filters_support import node
 
 from kschedctl.model.filters import evaluate, failed_scheduling_message
 from kschedctl.model.filters.draalloc import AllocationError, allocate, allocated_devices
+from kschedctl.model.filters.drabind import pod_claim_writes
 from kschedctl.model.filters.drafeatures import features_for
 from kschedctl.model.filters.feasible import feasible_nodes
 
@@ -316,3 +317,17 @@ def test_per_device_node_selection() -> None:
     assert [r["device"] for r in got.results[0]] == ["a100-1"]  # a100-0 serves node b only
     assert not allocate([claim("c", exactly(count=2))], node("a"), CLASSES, [s], set()).ok
     assert allocate([claim("c", exactly())], node("a"), CLASSES, [s], set(), features_for(35)).ok is False  # fmt: skip
+
+
+def test_per_device_node_selection_pins_the_allocation_as_go_does() -> None:
+    """kschedctl's scheduler writes the allocation's node selector from the device's own
+    node selection (``createNodeSelector``): a device with a nodeName pins the node."""
+    s = resource_slice("a", 1)
+    del s["spec"]["nodeName"]
+    s["spec"]["perDeviceNodeSelection"] = True
+    s["spec"]["devices"][0]["nodeName"] = "a"
+    snap = snapshot([claim("c", exactly())], [s])
+    (write,) = pod_claim_writes(claim_pod("c"), snap, "a")
+    assert write.allocation is not None
+    assert write.allocation["nodeSelector"] == {"nodeSelectorTerms": [{"matchFields": [
+        {"key": "metadata.name", "operator": "In", "values": ["a"]}]}]}  # fmt: skip
