@@ -16,6 +16,7 @@ Nodes file::
       capacity: {memory: 40Gi}
       taints: [{key: gpu.example.com/health, value: broken, effect: NoSchedule}]
       consumesCounters: {gpu-0: {memory: 40Gi}}       # partitions of a shared counter set
+      allowMultipleAllocations: true                  # shared by claims (consumable capacity)
     - driver: gpu.example.com     # an entry of counter sets only (partitionable devices)
       sharedCounters: {gpu-0: {memory: 80Gi}}
 
@@ -46,7 +47,16 @@ _EFFECTS = ("NoSchedule", "NoExecute", "None")
 _SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _ATTRIBUTE = re.compile(r"^([a-z0-9.-]+/)?[A-Za-z0-9]([-_A-Za-z0-9]{0,30}[A-Za-z0-9])?$")
-_KEYS = {"driver", "count", "name", "attributes", "capacity", "taints", "consumesCounters"}
+_KEYS = {
+    "driver",
+    "count",
+    "name",
+    "attributes",
+    "capacity",
+    "taints",
+    "consumesCounters",
+    "allowMultipleAllocations",
+}
 
 
 def check_devices(devices: Any, fail: Any) -> list[dict[str, Any]]:
@@ -55,7 +65,7 @@ def check_devices(devices: Any, fail: Any) -> list[dict[str, Any]]:
         raise fail(
             "devices",
             "must be a list of {driver, count, name, attributes, capacity, taints, "
-            "consumesCounters} or {driver, sharedCounters}",
+            "consumesCounters, allowMultipleAllocations} or {driver, sharedCounters}",
         )
     out: list[dict[str, Any]] = []
     total = 0
@@ -95,6 +105,10 @@ def check_devices(devices: Any, fail: Any) -> list[dict[str, Any]]:
                  "attributes": attributes, "capacity": capacity}  # fmt: skip
         if d.get("taints"):
             entry["taints"] = _taints(d["taints"], f"{at}.taints", fail)
+        if "allowMultipleAllocations" in d:
+            if not isinstance(d["allowMultipleAllocations"], bool):
+                raise fail(f"{at}.allowMultipleAllocations", "must be true or false")
+            entry["allowMultipleAllocations"] = d["allowMultipleAllocations"]
         if d.get("consumesCounters"):
             at_use = f"{at}.consumesCounters"
             entry["consumesCounters"] = uses = _counters(d["consumesCounters"], at_use, fail)
@@ -212,6 +226,8 @@ def node_resource_slices(node: Mapping[str, Any]) -> list[dict[str, Any]]:
                 device["capacity"] = dict(d["capacity"])
             if d.get("taints"):
                 device["taints"] = [dict(t) for t in d["taints"]]
+            if d.get("allowMultipleAllocations"):
+                device["allowMultipleAllocations"] = True
             if d.get("consumesCounters"):
                 device["consumesCounters"] = [
                     {"counterSet": n, "counters": dict(c)} for n, c in d["consumesCounters"].items()

@@ -473,3 +473,29 @@ def test_incomplete_pool_serves_nothing(dra_lab: Lab, dra_cluster: Cluster, ns: 
     finally:
         dra_cluster.delete(f"{RESOURCE}/resourceslices/{half['metadata']['name']}")
         dra_cluster.delete(f"{RESOURCE}/deviceclasses/partial")
+
+
+def test_consumable_capacity_shares(dra_lab: Lab, dra_cluster: Cluster, ns: str) -> None:
+    """dra-plain's one 80Gi device allows multiple allocations: a 50Gi share fits dra-plain
+    and is allocated (a shareID, 50Gi consumed); then a 40Gi share fits nowhere, as
+    kube-scheduler says."""
+    shared = [{"driver": "shared.example.com", "name": "gpu", "capacity": {"memory": "80Gi"},
+               "allowMultipleAllocations": True}]  # fmt: skip
+    with plain_node_devices(dra_cluster, "shared", shared):
+        for name, memory in (("fifty", "50Gi"), ("forty", "40Gi")):
+            body = claim(name, "shared")
+            body["spec"]["devices"]["requests"][0]["exactly"]["capacity"] = {
+                "requests": {"memory": memory}}  # fmt: skip
+            dra_cluster.create(f"{RESOURCE}/namespaces/{ns}/resourceclaims", body)
+        assert fits_while_gated(dra_lab, dra_cluster, ns, claim_pod("fifty", "fifty")) == ["dra-plain"]  # fmt: skip
+        assert bound_to(dra_cluster, ns, "fifty") == "dra-plain"
+        (result,) = wait_for(lambda: ((dra_cluster.get(f"{RESOURCE}/namespaces/{ns}/resourceclaims/fifty")
+                                       .get("status") or {}).get("allocation") or {}).get("devices", {}).get("results"),
+                             60, "the share allocated")  # fmt: skip
+        assert result["consumedCapacity"] == {"memory": "50Gi"} and result["shareID"]
+
+        dra_cluster.create(f"/api/v1/namespaces/{ns}/pods", claim_pod("forty", "forty"))
+        data = check_against_scheduler(dra_lab, dra_cluster, ns, "forty")
+        assert "4 cannot allocate all claims" in data["summary"]
+        detail = next(n for n in data["nodes"] if n["name"] == "dra-plain")["reasons"][0]["detail"]
+        assert "1 of them lack the capacity the request asks for" in detail

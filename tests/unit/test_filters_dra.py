@@ -223,15 +223,13 @@ def test_cel_runtime_error_is_kube_schedulers_error_text() -> None:
 
 
 def test_what_is_not_reproduced_is_not_evaluated() -> None:
-    constrained = claim("c", exactly(count=2))
-    constrained["spec"]["devices"]["requests"][0]["exactly"]["capacity"] = {
-        "requests": {"memory": "10Gi"}
-    }
-    ev = evaluate(claim_pod("c"), snapshot([constrained]))
+    bound = resource_slice("a", 2)
+    bound["spec"]["devices"][0]["bindingConditions"] = ["attached"]
+    ev = evaluate(claim_pod("c"), snapshot([claim("c", exactly())], [bound]))
     assert [n.plugin for n in ev.not_evaluated] == ["DynamicResources"]
-    assert "asks for device capacity (consumable capacity)" in ev.not_evaluated[0].why
+    assert "has binding conditions" in ev.not_evaluated[0].why
     with pytest.raises(Unsupported):
-        allocate([constrained], node("a"), {"gpu": device_class()}, [], set())
+        allocate([claim("c", exactly())], node("a"), {"gpu": device_class()}, [bound], set())
 
 
 def test_without_the_dra_objects_the_filter_is_not_evaluated() -> None:

@@ -331,3 +331,71 @@ def test_per_device_node_selection_pins_the_allocation_as_go_does() -> None:
     assert write.allocation is not None
     assert write.allocation["nodeSelector"] == {"nodeSelectorTerms": [{"matchFields": [
         {"key": "metadata.name", "operator": "In", "values": ["a"]}]}]}  # fmt: skip
+
+
+def shared_gpu(*, multiple: bool = True, policy: dict[str, Any] | None = None,
+               node_name: str = "a") -> dict[str, Any]:  # fmt: skip
+    """Node a's one GPU with 80Gi of memory (and a policy), shareable when ``multiple``."""
+    s = resource_slice(node_name, 1)
+    device = s["spec"]["devices"][0]
+    device["capacity"] = {"memory": {"value": "80Gi", **({"requestPolicy": policy} if policy else {})}}  # fmt: skip
+    if multiple:
+        device["allowMultipleAllocations"] = True
+    return s
+
+
+def wanting(name: str, memory: str | None) -> dict[str, Any]:
+    req = exactly(name)
+    if memory is not None:
+        req["exactly"]["capacity"] = {"requests": {"memory": memory}}
+    return req
+
+
+STEPPED = {"default": "10Gi", "validRange": {"min": "10Gi", "max": "40Gi", "step": "10Gi"}}
+
+
+@pytest.mark.parametrize(
+    ("requests", "policy", "consumed"),
+    [
+        pytest.param(["40Gi", "40Gi"], None, ["40Gi", "40Gi"], id="two-shares-of-one-gpu"),
+        pytest.param(["40Gi", "41Gi"], None, None, id="over-the-capacity"),
+        pytest.param(["15Gi", None], STEPPED, ["20Gi", "10Gi"], id="rounded-up-and-default"),
+        pytest.param(["50Gi"], STEPPED, None, id="above-the-policy-max"),
+        pytest.param(["5Gi"], {"validValues": ["8Gi", "16Gi"]}, ["8Gi"], id="next-valid-value"),
+        pytest.param([None, None], None, None, id="no-request-takes-everything"),
+    ],
+)  # fmt: skip
+def test_consumable_capacity_shares(
+    requests: list[str | None], policy: dict[str, Any] | None, consumed: list[str] | None
+) -> None:
+    c = claim("c", *[wanting(f"r{i}", m) for i, m in enumerate(requests)])
+    got = allocate([c], node("a"), CLASSES, [shared_gpu(policy=policy)], set())
+    assert got.ok is (consumed is not None)
+    if consumed is not None:
+        results = got.results[0]
+        assert [r["consumedCapacity"]["memory"] for r in results] == consumed
+        assert {r["device"] for r in results} == {"a100-0"}
+        assert len({r["shareID"] for r in results}) == len(results)
+
+
+def test_shares_other_claims_hold_count() -> None:
+    held = claim("held", exactly(), allocation={"devices": {"results": [
+        {"request": "gpu", "driver": GPU, "pool": "a", "device": "a100-0",
+         "shareID": "u-1", "consumedCapacity": {"memory": "60Gi"}}]}})  # fmt: skip
+    ev = evaluate(claim_pod("c"), snapshot([held, claim("c", wanting("gpu", "30Gi"))], [shared_gpu()]))  # fmt: skip
+    reason = ev.verdict("a").reasons[0]
+    assert reason.message == "cannot allocate all claims"
+    assert "1 of them lack the capacity the request asks for" in reason.detail
+    fits = claim("c", wanting("gpu", "20Gi"))
+    assert evaluate(claim_pod("c"), snapshot([held, fits], [shared_gpu()])).verdict("a").fits
+
+
+def test_capacity_requests_on_a_device_that_is_not_shared() -> None:
+    alone = [shared_gpu(multiple=False)]
+    assert allocate([claim("c", wanting("gpu", "40Gi"))], node("a"), CLASSES, alone, set()).ok
+    assert not allocate([claim("c", wanting("gpu", "90Gi"))], node("a"), CLASSES, alone, set()).ok
+    two = claim("c", wanting("x", "10Gi"), wanting("y", "10Gi"))  # one device, one request
+    assert not allocate([two], node("a"), CLASSES, alone, set()).ok
+    unknown = exactly()
+    unknown["exactly"]["capacity"] = {"requests": {"cores": "1"}}
+    assert not allocate([claim("c", unknown)], node("a"), CLASSES, alone, set()).ok

@@ -26,6 +26,7 @@ from .draalloc import (
     allocate,
     allocated_devices,
 )
+from .draconsume import shares
 from .drafeatures import FEATURES_1_36, DraFeatures
 from .drapools import node_selector_matches
 from .nodefilters import Incoming
@@ -71,7 +72,9 @@ class DraWorld:
         for c in resource_claims:
             md = c.get("metadata") or {}
             self.claims[(md.get("namespace") or "default", _name(c))] = c
-        self.in_use = allocated_devices(self.claims.values())
+        consumable = features.consumable_capacity
+        self.in_use = allocated_devices(self.claims.values(), consumable)
+        self.shares = shares(self.claims.values()) if consumable else (set(), {})
         # extended resource name -> class (explicit names win over implicit ones)
         self.extended: dict[str, str] = {}
         for name in sorted(self.classes):
@@ -152,6 +155,7 @@ class DraState:
                 self.world.in_use,
                 self.world.features,
                 self.world.slices,
+                self.world.shares,
             )
             self.results[node.name] = cached
         return cached

@@ -26,19 +26,24 @@ device (NoSchedule, NoExecute; the result records the request's tolerations); pa
 devices take their ``consumesCounters`` from the pool's ``sharedCounters`` (slices of their
 own), less what devices of other claims consume; ``adminAccess`` requests may take devices
 other claims hold (and results with admin access hold nothing).
-Not reproduced (``Unsupported``: the caller says "not evaluated" rather than guess):
-consumable capacity (``capacity`` requests, devices allowing multiple allocations), binding
+Consumable capacity (``draconsume``): a request's ``capacity.requests`` must fit the device's
+capacity (rounded up to its request policy) beside what other claims' shares and this
+allocation take; a device with ``allowMultipleAllocations`` serves several requests, each a
+share with a ``shareID`` and its ``consumedCapacity``.
+Not reproduced (``Unsupported``: the caller says "not evaluated" rather than guess): binding
 conditions.
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .dracel import CelError, Unsupported, device_json, device_matches_json, device_variable
 from .draconstraints import Constraint, constraints_of
+from .draconsume import Capacities, consumed
 from .drafeatures import (
     FEATURES_1_36,
     Counters,
@@ -83,6 +88,12 @@ class _Alt:
     count: int | None
     admin: bool = False
     tolerations: tuple[Toleration, ...] = ()
+    capacity: tuple[tuple[str, str], ...] = ()  # capacity.requests (consumable capacity)
+
+    @property
+    def short_name(self) -> str:
+        """``request.name()``: a subrequest's own name."""
+        return self.name.rsplit("/", 1)[-1]
 
 
 class AllocationError(Exception):
@@ -105,6 +116,7 @@ class RequestShortage:
     tainted: int = 0  # free devices with a taint the request does not tolerate
     taint: str = ""  # one such taint, key=value:Effect
     no_counters: int = 0  # free, tolerated devices whose pool lacks the counters they consume
+    no_capacity: int = 0  # ... or without the capacity the request asks for (consumable)
 
     @property
     def why(self) -> str:
@@ -122,6 +134,8 @@ class RequestShortage:
             parts.append(f"{self.tainted} of them tainted ({self.taint}) without a toleration")
         if self.no_counters:
             parts.append(f"{self.no_counters} of them lack the shared counters left in their pool")
+        if self.no_capacity:
+            parts.append(f"{self.no_capacity} of them lack the capacity the request asks for")
         return ", ".join(parts) + f", {self.wanted} wanted"
 
 
@@ -146,13 +160,14 @@ class _Slot:
     alternatives: tuple[_Alt, ...]
 
 
-def allocated_devices(claims: Iterable[Mapping[str, Any]]) -> set[DeviceId]:
-    """The devices allocated claims hold (``status.allocation.devices.results``)."""
+def allocated_devices(claims: Iterable[Mapping[str, Any]], shares: bool = True) -> set[DeviceId]:
+    """The devices allocated claims hold (``status.allocation.devices.results``); with
+    consumable capacity (``shares``) a result with a ``shareID`` holds only its share."""
     held: set[DeviceId] = set()
     for c in claims:
         alloc = (c.get("status") or {}).get("allocation") or {}
         for r in (alloc.get("devices") or {}).get("results") or []:
-            if r.get("adminAccess"):
+            if r.get("adminAccess") or (shares and r.get("shareID")):
                 continue  # admin access holds nothing (``foreachAllocatedDevice``)
             held.add((str(r.get("driver")), str(r.get("pool")), str(r.get("device"))))
     return held
@@ -174,8 +189,7 @@ def _selectors(obj: Mapping[str, Any]) -> tuple[str, ...]:
 
 
 def _alternative(name: str, req: Mapping[str, Any]) -> _Alt:
-    if req.get("capacity"):
-        raise Unsupported(f"request {name} asks for device capacity (consumable capacity)")
+    wanted = (req.get("capacity") or {}).get("requests") or {}
     mode = req.get("allocationMode") or "ExactCount"
     count: int | None = None if mode == "All" else int(req.get("count") or 1)
     return _Alt(
@@ -185,6 +199,7 @@ def _alternative(name: str, req: Mapping[str, Any]) -> _Alt:
         count,
         bool(req.get("adminAccess")),
         tolerations(req),
+        tuple(sorted((str(k), str(v)) for k, v in wanted.items())),
     )
 
 
@@ -222,6 +237,8 @@ class _Search:
         in_use: set[DeviceId],
         features: DraFeatures,
         node: Mapping[str, Any],
+        shared: set[DeviceId],
+        capacities: Capacities,
     ) -> None:
         self.claims = claims
         self.classes = classes
@@ -229,20 +246,23 @@ class _Search:
         self.pools = pools
         self.devices = [d for p in pools for d in pool_devices(p, features, node)]
         self.in_use = in_use
+        self.capacities = capacities
         self.counters = Counters()
+        allocated = in_use | shared | set(capacities.held)  # ``IsDeviceAllocated``
         for p in pools:
-            held = [d.raw for d in self.devices if d.pool is p and d.id in in_use]
+            held = [d.raw for d in self.devices if d.pool is p and d.id in allocated]
             held += [
                 d
                 for s in p.others
                 for d in (s.get("spec") or {}).get("devices") or []
-                if (p.driver, p.name, str(d.get("name") or "")) in in_use
+                if (p.driver, p.name, str(d.get("name") or "")) in allocated
             ]
             self.counters.offer(p.name, p.counter_sets, held)
         self.steps = 0
         # device -> the claims it is being allocated to in this search (``allocatingDevices``)
         self.picking: dict[DeviceId, list[int]] = {}
-        self.picked: list[tuple[int, _Alt, Device]] = []
+        # claim, alternative, device, counters reserved, capacity consumed (a share)
+        self.picked: list[tuple[int, _Alt, Device, bool, dict[str, str] | None]] = []
         self.constraints = [c if isinstance(c, list) else [] for c in map(constraints_of, claims)]
         self._match: dict[tuple[str, str, tuple[str, ...], DeviceId], bool] = {}
         self._vars: dict[DeviceId, str] = {}  # device -> its CEL variable, as JSON
@@ -285,18 +305,31 @@ class _Search:
                 for d in self.devices
                 if self.matches(claim, alt.cls, alt.selectors, d) and d.reachable
             ]
+            if alt.count is None and self.features.consumable_capacity:
+                # All's devices: those whose capacity the request fits, now (validation)
+                found = [d for d in found if self._fits(alt, d)]
             self._candidates[key] = found
         return found
 
+    def _multiple(self, dev: Device) -> bool:
+        """The device allows multiple allocations (consumable capacity)."""
+        return self.features.consumable_capacity and bool(dev.raw.get("allowMultipleAllocations"))
+
+    def _fits(self, alt: _Alt, dev: Device) -> bool:
+        """``CmpRequestOverCapacity`` (with the feature on; always true without it)."""
+        if not self.features.consumable_capacity:
+            return True
+        return self.capacities.fits(dev.id, dev.raw, dict(alt.capacity))
+
     def _blocked(self, claim: int, alt: _Alt, dev: Device) -> bool:
-        """Held or being allocated (admin access: only by the same claim), a partitionable
-        device while the feature is off, or a taint the request does not tolerate."""
+        """Held or being allocated (admin access: only by the same claim; devices allowing
+        multiple allocations never), a partitionable device while the feature is off."""
         if alt.admin:
-            if claim in self.picking.get(dev.id, ()):
+            if not self._multiple(dev) and claim in self.picking.get(dev.id, ()):
                 return True
         elif dev.id in self.in_use or self.picking.get(dev.id):
             return True
-        return self._barred(alt, dev)
+        return bool(dev.raw.get("consumesCounters")) and not self.features.partitionable_devices
 
     def _taint(self, alt: _Alt, dev: Device) -> Mapping[str, Any] | None:
         if not self.features.device_taints:
@@ -312,10 +345,17 @@ class _Search:
 
     def _try(self, claim: int, alt: _Alt, dev: Device, must: bool = False) -> bool:
         """``allocateDevice``: pick ``dev`` for ``alt`` if nothing forbids it."""
-        if self._blocked(claim, alt, dev):
+        if self._blocked(claim, alt, dev) or (alt.count is not None and not self._fits(alt, dev)):
             return False
-        counted = bool(dev.raw.get("consumesCounters"))
+        multiple = self._multiple(dev)
+        counted = bool(dev.raw.get("consumesCounters")) and not (
+            multiple and self.capacities.in_use(dev.id)
+        )
         if counted and not self.counters.take(dev.pool.name, dev.raw):
+            return False
+        if self._taint(alt, dev) is not None:
+            if counted:
+                self.counters.give_back(dev.pool.name, dev.raw)
             return False
         added: list[Constraint] = []
         for constraint in self.constraints[claim]:
@@ -329,22 +369,38 @@ class _Search:
                 self.counters.give_back(dev.pool.name, dev.raw)
             if must:
                 raise AllocationError(
-                    f"claim {_claim_name(self.claims[claim])}, request {alt.name}: cannot add "
-                    f"device {'/'.join(dev.id)} because a claim constraint would not be "
-                    "satisfied"
+                    f"claim {_claim_name(self.claims[claim])}, request {alt.short_name}: "
+                    f"cannot add device {'/'.join(dev.id)} because a claim constraint would "
+                    "not be satisfied"
                 )
             return False
-        self.picking.setdefault(dev.id, []).append(claim)
-        self.picked.append((claim, alt, dev))
+        if not multiple:
+            self.picking.setdefault(dev.id, []).append(claim)
+        if not self._fits(alt, dev):  # with what this allocation already takes
+            self._rollback(claim, alt, dev, counted, None, multiple)
+            return False
+        share = consumed(dict(alt.capacity), dev.raw) if multiple else None
+        if share is not None:
+            self.capacities.take(dev.id, share)
+        self.picked.append((claim, alt, dev, counted, share))
         return True
 
-    def _undo(self) -> None:
-        claim, alt, dev = self.picked.pop()
-        self.picking[dev.id].remove(claim)
+    def _rollback(
+        self, claim: int, alt: _Alt, dev: Device, counted: bool,
+        share: dict[str, str] | None, multiple: bool,
+    ) -> None:  # fmt: skip
+        if share is not None:
+            self.capacities.give_back(dev.id, share)
+        if not multiple:
+            self.picking[dev.id].remove(claim)
         for constraint in reversed(self.constraints[claim]):
             constraint.remove(alt.name)
-        if dev.raw.get("consumesCounters"):
+        if counted:
             self.counters.give_back(dev.pool.name, dev.raw)
+
+    def _undo(self) -> None:
+        claim, alt, dev, counted, share = self.picked.pop()
+        self._rollback(claim, alt, dev, counted, share, self._multiple(dev))
 
     def run(self, slots: list[_Slot]) -> list[list[dict[str, Any]]] | None:
         def place(i: int) -> bool:
@@ -375,7 +431,7 @@ class _Search:
         if not place(0):
             return None
         results: list[list[dict[str, Any]]] = [[] for _ in self.claims]
-        for claim, alt, dev in self.picked:
+        for claim, alt, dev, _, share in self.picked:
             result: dict[str, Any] = {
                 "request": alt.name,
                 "driver": dev.id[0],
@@ -386,6 +442,10 @@ class _Search:
                 result["adminAccess"] = True
             if alt.tolerations:  # with DRADeviceTaints, as Go records them
                 result["tolerations"] = toleration_dicts(alt.tolerations)
+            if share is not None:  # a share of a device allowing multiple allocations
+                result["shareID"] = str(uuid.uuid4())
+                if share:
+                    result["consumedCapacity"] = share
             results[claim].append(result)
         return results
 
@@ -442,10 +502,12 @@ class _Search:
                     if d.raw.get("consumesCounters")
                     and not self.counters.fits_alone(d.pool.name, d.raw)
                 ]
+                no_capacity = [d for d in usable if d not in no_counters and not self._fits(alt, d)]
+                left = len(usable) - len(no_counters) - len(no_capacity)
                 wanted: int | str = "all" if alt.count is None else alt.count
-                short = alt.count is None or len(usable) - len(no_counters) < alt.count
+                short = alt.count is None or left < alt.count
                 if short or not matching:
-                    unselected = _Alt(alt.name, alt.cls, (), alt.count)
+                    unselected = _Alt(alt.name, alt.cls, (), 1)
                     out.append(
                         RequestShortage(
                             _claim_name(self.claims[slot.claim]),
@@ -458,6 +520,7 @@ class _Search:
                             len(tainted),
                             taint_text(tainted[0]) if tainted else "",
                             len(no_counters),
+                            len(no_capacity),
                         )
                     )
         return tuple(out)
@@ -471,11 +534,13 @@ def allocate(
     in_use: set[DeviceId],
     features: DraFeatures = FEATURES_1_36,
     everywhere: Sequence[Mapping[str, Any]] | None = None,
+    shared: tuple[set[DeviceId], Mapping[DeviceId, Mapping[str, int]]] = (set(), {}),
 ) -> Allocation:
     """Allocate devices on ``node`` for every request of ``claims`` (unallocated
     ResourceClaim dicts), from ``slices``, avoiding ``in_use``, as kube-scheduler with
     ``features`` (v1.36's defaults unless told) does. ``everywhere`` (all slices of the
-    cluster; default ``slices``) completes pools whose slices serve several nodes.
+    cluster; default ``slices``) completes pools whose slices serve several nodes. ``shared``:
+    the devices other claims share and what their shares consume (``draconsume.shares``).
     ``classes`` maps a DeviceClass name to its dict; every class the claims name must be in
     it (the caller reports a missing one, as kube-scheduler's PreFilter does).
 
@@ -484,7 +549,8 @@ def allocate(
     slots = _slots(claims)
     listed = list(slices)
     pools = gather_pools(listed, node, features, listed if everywhere is None else everywhere)
-    search = _Search(claims, classes, pools, in_use, features, node)
+    capacities = Capacities(shared[1])
+    search = _Search(claims, classes, pools, in_use, features, node, shared[0], capacities)
     search.validate(slots)
     results = search.run(slots)
     if results is None:

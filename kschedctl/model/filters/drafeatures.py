@@ -37,6 +37,7 @@ class DraFeatures:
     device_taints: bool = True
     partitionable_devices: bool = True
     binding_conditions: bool = True
+    consumable_capacity: bool = True
 
 
 FEATURES_1_36 = DraFeatures()
@@ -46,7 +47,7 @@ def features_for(minor: int) -> DraFeatures:
     """kube-scheduler 1.``minor``'s defaults (DRA is on by default from 1.34)."""
     if minor >= 36:
         return FEATURES_1_36
-    return DraFeatures(device_taints=False, partitionable_devices=False, binding_conditions=False)
+    return DraFeatures(False, False, False, False)
 
 
 Toleration = tuple[str, str, str, str, Any]  # key, operator, value, effect, tolerationSeconds

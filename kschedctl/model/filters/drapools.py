@@ -163,11 +163,6 @@ def _pool_devices(
                 raise Unsupported(
                     f"device {d.get('name')} of pool {pool.name} has binding conditions"
                 )
-            if d.get("allowMultipleAllocations"):
-                raise Unsupported(
-                    f"device {d.get('name')} of pool {pool.name} allows multiple allocations "
-                    "(consumable capacity)"
-                )
             for use in d.get("consumesCounters") or []:
                 known = pool.counter_sets.get(str(use.get("counterSet") or ""))
                 if features.partitionable_devices and (
