@@ -156,6 +156,8 @@ def test_nodes_file_devices_become_resource_slices(tmp_path: Path) -> None:
          "unknown field beside sharedCounters"),
         ("[{driver: a.io, sharedCounters: {G_: {memory: 1Gi}}}]", "devices[0].sharedCounters.G_",
          "not a counter set name"),
+        ("[{driver: a.io, allowMultipleAllocations: yes please}]",
+         "devices[0].allowMultipleAllocations", "true or false"),
         ("[{driver: a.io, count: 65, taints: [{key: k, effect: None}]}]", "devices",
          "at most 64 devices"),
     ],
