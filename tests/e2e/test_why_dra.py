@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from typer.testing import CliRunner
 from kschedctl.cli import app
 from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab.cluster import Lab
+from kschedctl.lab.devices import node_resource_slices
 from kschedctl.lab.nodes import lab_node
 
 CORPUS = Path(__file__).parents[1] / "corpus" / "dra-selectors.yaml"
@@ -282,3 +284,218 @@ def test_match_attribute_constraint(dra_lab: Lab, dra_cluster: Cluster, ns: str)
     finally:
         dra_cluster.delete(f"{RESOURCE}/resourceslices/dra-plain-mixed")
         dra_cluster.delete(f"{RESOURCE}/deviceclasses/mixed")
+
+
+@contextmanager
+def plain_node_devices(cluster: Cluster, cls: str, devices: list[dict[str, Any]]) -> Iterator[None]:
+    """``devices`` (the nodes file's form, one driver) published for dra-plain as the lab
+    publishes them, with DeviceClass ``cls`` selecting their driver; removed after."""
+    slices = node_resource_slices(lab_node("dra-plain", devices=devices))
+    driver = devices[0]["driver"]
+    for s in slices:
+        cluster.create(f"{RESOURCE}/resourceslices", s)
+    selector = {"cel": {"expression": f'device.driver == "{driver}"'}}
+    cluster.create(f"{RESOURCE}/deviceclasses",
+                   {"metadata": {"name": cls}, "spec": {"selectors": [selector]}})  # fmt: skip
+    try:
+        yield
+    finally:
+        for s in slices:
+            cluster.delete(f"{RESOURCE}/resourceslices/{s['metadata']['name']}")
+        cluster.delete(f"{RESOURCE}/deviceclasses/{cls}")
+
+
+def fits_while_gated(lab: Lab, cluster: Cluster, ns: str, pod: dict[str, Any]) -> list[str]:
+    """The nodes why says fit a gated pod (nobody binds it yet); then the gate is lifted."""
+    name = pod["metadata"]["name"]
+    pod["spec"]["schedulingGates"] = [{"name": "example.com/hold"}]
+    cluster.create(f"/api/v1/namespaces/{ns}/pods", pod)
+    code, data = why_json(lab, ns, name)
+    assert not data["notEvaluated"], data["notEvaluated"]
+    cluster.patch(f"/api/v1/namespaces/{ns}/pods/{name}", {"spec": {"schedulingGates": None}})
+    return [n["name"] for n in data["nodes"] if n["fits"]]
+
+
+def bound_to(cluster: Cluster, ns: str, pod: str) -> str:
+    def bound() -> str | None:
+        found = cluster.get(f"/api/v1/namespaces/{ns}/pods/{pod}")
+        return str(found["spec"].get("nodeName") or "") or None
+
+    return str(wait_for(bound, 60, f"{pod} bound"))
+
+
+TAINTED = [{"driver": "taint.example.com", "name": "gpu", "count": 2,
+            "taints": [{"key": "taint.example.com/health", "value": "broken",
+                        "effect": "NoSchedule"}]}]  # fmt: skip
+
+
+def test_device_taints_and_tolerations(dra_lab: Lab, dra_cluster: Cluster, ns: str) -> None:
+    """dra-plain's two devices are tainted NoSchedule: a claim without a toleration fits
+    nowhere (the same text as kube-scheduler's), one tolerating the taint fits dra-plain."""
+    with plain_node_devices(dra_cluster, "tainted", TAINTED):
+        dra_cluster.create(f"{RESOURCE}/namespaces/{ns}/resourceclaims", claim("plain", "tainted"))
+        dra_cluster.create(f"/api/v1/namespaces/{ns}/pods", claim_pod("plain", "plain"))
+        data = check_against_scheduler(dra_lab, dra_cluster, ns, "plain")
+        assert "4 cannot allocate all claims" in data["summary"]
+        detail = next(n for n in data["nodes"] if n["name"] == "dra-plain")["reasons"][0]["detail"]
+        assert "2 of them tainted (taint.example.com/health=broken:NoSchedule)" in detail
+
+        tolerant = claim("tolerant", "tainted")
+        tolerant["spec"]["devices"]["requests"][0]["exactly"]["tolerations"] = [
+            {"key": "taint.example.com/health", "operator": "Exists", "effect": "NoSchedule"}]  # fmt: skip
+        dra_cluster.create(f"{RESOURCE}/namespaces/{ns}/resourceclaims", tolerant)
+        pod = claim_pod("tolerant", "tolerant")
+        assert fits_while_gated(dra_lab, dra_cluster, ns, pod) == ["dra-plain"]
+        assert bound_to(dra_cluster, ns, "tolerant") == "dra-plain"
+
+
+PARTITIONED = [
+    {"driver": "part.example.com", "sharedCounters": {"gpu-0": {"memory": "80Gi"}}},
+    {"driver": "part.example.com", "name": "whole", "attributes": {"size": "whole"},
+     "consumesCounters": {"gpu-0": {"memory": "80Gi"}}},
+    {"driver": "part.example.com", "name": "half", "count": 2, "attributes": {"size": "half"},
+     "consumesCounters": {"gpu-0": {"memory": "40Gi"}}},
+]  # fmt: skip
+
+
+def sized(name: str, size: str, count: int = 1) -> dict[str, Any]:
+    return claim(name, "partitioned", count, f'device.attributes["part.example.com"].size == "{size}"')  # fmt: skip
+
+
+def test_partitionable_devices(dra_lab: Lab, dra_cluster: Cluster, ns: str) -> None:
+    """One 80Gi GPU of dra-plain offered whole or as two 40Gi halves (one counter set): two
+    halves fit dra-plain and are allocated; then the whole GPU fits nowhere, as
+    kube-scheduler says, because the halves consume its counters."""
+    with plain_node_devices(dra_cluster, "partitioned", PARTITIONED):
+        dra_cluster.create(f"{RESOURCE}/namespaces/{ns}/resourceclaims", sized("halves", "half", 2))
+        assert fits_while_gated(dra_lab, dra_cluster, ns, claim_pod("halves", "halves")) == ["dra-plain"]  # fmt: skip
+        assert bound_to(dra_cluster, ns, "halves") == "dra-plain"
+        wait_for(lambda: (dra_cluster.get(f"{RESOURCE}/namespaces/{ns}/resourceclaims/halves")
+                          .get("status") or {}).get("allocation"), 60, "the halves allocated")  # fmt: skip
+
+        dra_cluster.create(f"{RESOURCE}/namespaces/{ns}/resourceclaims", sized("whole", "whole"))
+        dra_cluster.create(f"/api/v1/namespaces/{ns}/pods", claim_pod("whole", "whole"))
+        data = check_against_scheduler(dra_lab, dra_cluster, ns, "whole")
+        assert "4 cannot allocate all claims" in data["summary"]
+        detail = next(n for n in data["nodes"] if n["name"] == "dra-plain")["reasons"][0]["detail"]
+        assert "1 of them lack the shared counters left in their pool" in detail
+
+
+def test_admin_access_shares_devices_other_claims_hold(
+    dra_lab: Lab, dra_cluster: Cluster, ns: str
+) -> None:
+    """dra-a100's two GPUs held by one claim: another claim for one fits nowhere (the same
+    text as kube-scheduler's); an admin-access claim for both fits dra-a100."""
+    a100 = f'device.attributes["{GPU}"].model == "a100"'
+    dra_cluster.patch(f"/api/v1/namespaces/{ns}",
+                      {"metadata": {"labels": {"resource.kubernetes.io/admin-access": "true"}}})  # fmt: skip
+    dra_cluster.create(f"{RESOURCE}/namespaces/{ns}/resourceclaims", claim("both", "gpu", 2, a100))
+    dra_cluster.create(f"/api/v1/namespaces/{ns}/pods", claim_pod("both", "both"))
+    assert bound_to(dra_cluster, ns, "both") == "dra-a100"
+
+    dra_cluster.create(f"{RESOURCE}/namespaces/{ns}/resourceclaims", claim("one", "gpu", 1, a100))
+    dra_cluster.create(f"/api/v1/namespaces/{ns}/pods", claim_pod("one", "one"))
+    data = check_against_scheduler(dra_lab, dra_cluster, ns, "one")
+    assert "4 cannot allocate all claims" in data["summary"]
+
+    admin = claim("admin", "gpu", 2, a100)
+    admin["spec"]["devices"]["requests"][0]["exactly"]["adminAccess"] = True
+    dra_cluster.create(f"{RESOURCE}/namespaces/{ns}/resourceclaims", admin)
+    assert fits_while_gated(dra_lab, dra_cluster, ns, claim_pod("admin", "admin")) == ["dra-a100"]
+    assert bound_to(dra_cluster, ns, "admin") == "dra-a100"
+
+
+def test_distinct_attribute_constraint(dra_lab: Lab, dra_cluster: Cluster, ns: str) -> None:
+    """dra-plain's devices a-0, a-1 (model m1) and b-0 (m2): three of distinct models fit
+    nowhere (the same text as kube-scheduler's); two fit dra-plain, a-0 and b-0."""
+    distinct = [
+        {"driver": "distinct.example.com", "name": "a", "count": 2, "attributes": {"model": "m1"}},
+        {"driver": "distinct.example.com", "name": "b", "attributes": {"model": "m2"}},
+    ]
+    with plain_node_devices(dra_cluster, "distinct", distinct):
+        for name, count in (("three", 3), ("two", 2)):
+            body = claim(name, "distinct", count)
+            body["spec"]["devices"]["constraints"] = [
+                {"distinctAttribute": "distinct.example.com/model"}]  # fmt: skip
+            dra_cluster.create(f"{RESOURCE}/namespaces/{ns}/resourceclaims", body)
+        dra_cluster.create(f"/api/v1/namespaces/{ns}/pods", claim_pod("three", "three"))
+        data = check_against_scheduler(dra_lab, dra_cluster, ns, "three")
+        assert "4 cannot allocate all claims" in data["summary"]
+
+        assert fits_while_gated(dra_lab, dra_cluster, ns, claim_pod("two", "two")) == ["dra-plain"]
+        assert bound_to(dra_cluster, ns, "two") == "dra-plain"
+        results = dra_cluster.get(f"{RESOURCE}/namespaces/{ns}/resourceclaims/two")["status"][
+            "allocation"]["devices"]["results"]  # fmt: skip
+        assert [r["device"] for r in results] == ["a-0", "b-0"]
+
+
+def test_first_available_passes_over_tainted_devices(
+    dra_lab: Lab, dra_cluster: Cluster, ns: str
+) -> None:
+    """A prioritized list whose first choice is dra-plain's tainted devices: with an
+    impossible second choice it fits nowhere (kube-scheduler's text); with four h100 as the
+    second it fits dra-h100, where kube-scheduler allocates the second subrequest."""
+    h100 = {"cel": {"expression": f'device.attributes["{GPU}"].model == "h100"'}}
+    with plain_node_devices(dra_cluster, "tainted", TAINTED):
+        for name, count in (("never", 5), ("h100", 4)):
+            body = {"metadata": {"name": name}, "spec": {"devices": {"requests": [
+                {"name": "gpu", "firstAvailable": [
+                    {"name": "tainted", "deviceClassName": "tainted", "count": 2},
+                    {"name": "h100", "deviceClassName": "gpu", "count": count,
+                     "selectors": [h100]}]}]}}}  # fmt: skip
+            dra_cluster.create(f"{RESOURCE}/namespaces/{ns}/resourceclaims", body)
+        dra_cluster.create(f"/api/v1/namespaces/{ns}/pods", claim_pod("never", "never"))
+        data = check_against_scheduler(dra_lab, dra_cluster, ns, "never")
+        assert "4 cannot allocate all claims" in data["summary"]
+
+        assert fits_while_gated(dra_lab, dra_cluster, ns, claim_pod("h100", "h100")) == ["dra-h100"]
+        assert bound_to(dra_cluster, ns, "h100") == "dra-h100"
+        results = dra_cluster.get(f"{RESOURCE}/namespaces/{ns}/resourceclaims/h100")["status"][
+            "allocation"]["devices"]["results"]  # fmt: skip
+        assert {r["request"] for r in results} == {"gpu/h100"}
+
+
+def test_incomplete_pool_serves_nothing(dra_lab: Lab, dra_cluster: Cluster, ns: str) -> None:
+    """A pool on dra-plain announcing two slices with one published: kube-scheduler allocates
+    nothing from it (not even one device), and why says so in its words."""
+    (half,) = node_resource_slices(lab_node("dra-plain", devices=[
+        {"driver": "partial.example.com", "name": "gpu", "count": 2}]))  # fmt: skip
+    half["spec"]["pool"]["resourceSliceCount"] = 2
+    dra_cluster.create(f"{RESOURCE}/resourceslices", half)
+    selector = {"cel": {"expression": 'device.driver == "partial.example.com"'}}
+    dra_cluster.create(f"{RESOURCE}/deviceclasses",
+                       {"metadata": {"name": "partial"}, "spec": {"selectors": [selector]}})  # fmt: skip
+    try:
+        dra_cluster.create(f"{RESOURCE}/namespaces/{ns}/resourceclaims", claim("one", "partial"))
+        dra_cluster.create(f"/api/v1/namespaces/{ns}/pods", claim_pod("one", "one"))
+        data = check_against_scheduler(dra_lab, dra_cluster, ns, "one")
+        assert "4 cannot allocate all claims" in data["summary"]
+    finally:
+        dra_cluster.delete(f"{RESOURCE}/resourceslices/{half['metadata']['name']}")
+        dra_cluster.delete(f"{RESOURCE}/deviceclasses/partial")
+
+
+def test_consumable_capacity_shares(dra_lab: Lab, dra_cluster: Cluster, ns: str) -> None:
+    """dra-plain's one 80Gi device allows multiple allocations: a 50Gi share fits dra-plain
+    and is allocated (a shareID, 50Gi consumed); then a 40Gi share fits nowhere, as
+    kube-scheduler says."""
+    shared = [{"driver": "shared.example.com", "name": "gpu", "capacity": {"memory": "80Gi"},
+               "allowMultipleAllocations": True}]  # fmt: skip
+    with plain_node_devices(dra_cluster, "shared", shared):
+        for name, memory in (("fifty", "50Gi"), ("forty", "40Gi")):
+            body = claim(name, "shared")
+            body["spec"]["devices"]["requests"][0]["exactly"]["capacity"] = {
+                "requests": {"memory": memory}}  # fmt: skip
+            dra_cluster.create(f"{RESOURCE}/namespaces/{ns}/resourceclaims", body)
+        assert fits_while_gated(dra_lab, dra_cluster, ns, claim_pod("fifty", "fifty")) == ["dra-plain"]  # fmt: skip
+        assert bound_to(dra_cluster, ns, "fifty") == "dra-plain"
+        (result,) = wait_for(lambda: ((dra_cluster.get(f"{RESOURCE}/namespaces/{ns}/resourceclaims/fifty")
+                                       .get("status") or {}).get("allocation") or {}).get("devices", {}).get("results"),
+                             60, "the share allocated")  # fmt: skip
+        assert result["consumedCapacity"] == {"memory": "50Gi"} and result["shareID"]
+
+        dra_cluster.create(f"/api/v1/namespaces/{ns}/pods", claim_pod("forty", "forty"))
+        data = check_against_scheduler(dra_lab, dra_cluster, ns, "forty")
+        assert "4 cannot allocate all claims" in data["summary"]
+        detail = next(n for n in data["nodes"] if n["name"] == "dra-plain")["reasons"][0]["detail"]
+        assert "1 of them lack the capacity the request asks for" in detail

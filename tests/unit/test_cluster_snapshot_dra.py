@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from test_filters_dra import GPU, claim, device_class, exactly, resource_slice
+from test_filters_dra_features import HALF, partitioned, tainted
 from test_filters_support import node, pod
 
 from kschedctl.clustersnapshot import (
@@ -78,3 +79,20 @@ def test_claim_templates_are_kept_for_the_simulation(tmp_path: Path) -> None:
     (made,) = claim_template_objects(load_snapshot(str(path)))
     assert made["spec"] == template["spec"]
     assert made["metadata"] == {"name": "t", "namespace": "ml"}
+
+
+def test_taints_tolerations_and_shared_counters_survive_the_file(tmp_path: Path) -> None:
+    reducer = Reducer()
+    reducer.add_nodes([node(n, labels={"kubernetes.io/hostname": n}) for n in ("a", "b")])
+    reducer.add_pods([pod("p", resourceClaims=[{"name": "r0", "resourceClaimName": "c"}])])
+    halves = claim("c", exactly("h", "gpu", 2, HALF))
+    halves["spec"]["devices"]["requests"][0]["exactly"]["tolerations"] = [
+        {"key": f"{GPU}/health", "operator": "Exists"}]  # fmt: skip
+    reducer.add_dra([device_class()], [tainted(), *partitioned("b")], [halves])
+    snap = reducer.finish()
+    assert verdicts(snap) == (["b"], [])  # two halves of b's one counter set
+    path = tmp_path / "snap.yaml"
+    path.write_text(dump(snap))
+    again = load_snapshot(str(path))
+    assert again.resource_slices == snap.resource_slices
+    assert verdicts(again) == (["b"], [])

@@ -180,10 +180,11 @@ def test_extended_resource_backed_by_a_class_is_left_to_dra() -> None:
     assert failed_scheduling_message(ev) is None
 
 
-def test_incomplete_pool_serves_exact_count_but_not_all() -> None:
+def test_incomplete_pool_serves_nothing_and_fails_all() -> None:
+    # GatherPools keeps an incomplete pool without its slices (kube-scheduler v1.36)
     partial = [resource_slice("a", 2, resourceSliceCount=2)]
     exact = allocate([claim("c", exactly())], node("a"), {"gpu": device_class()}, partial, set())
-    assert exact.ok
+    assert not exact.ok
     every = claim(
         "c", {"name": "x", "exactly": {"deviceClassName": "gpu", "allocationMode": "All"}}
     )
@@ -222,13 +223,13 @@ def test_cel_runtime_error_is_kube_schedulers_error_text() -> None:
 
 
 def test_what_is_not_reproduced_is_not_evaluated() -> None:
-    constrained = claim("c", exactly(count=2))
-    constrained["spec"]["devices"]["constraints"] = [{"distinctAttribute": f"{GPU}/model"}]
-    ev = evaluate(claim_pod("c"), snapshot([constrained]))
+    bound = resource_slice("a", 2)
+    bound["spec"]["devices"][0]["bindingConditions"] = ["attached"]
+    ev = evaluate(claim_pod("c"), snapshot([claim("c", exactly())], [bound]))
     assert [n.plugin for n in ev.not_evaluated] == ["DynamicResources"]
-    assert "constraint other than matchAttribute" in ev.not_evaluated[0].why
+    assert "has binding conditions" in ev.not_evaluated[0].why
     with pytest.raises(Unsupported):
-        allocate([constrained], node("a"), {"gpu": device_class()}, [], set())
+        allocate([claim("c", exactly())], node("a"), {"gpu": device_class()}, [bound], set())
 
 
 def test_without_the_dra_objects_the_filter_is_not_evaluated() -> None:

@@ -143,8 +143,25 @@ def test_nodes_file_devices_become_resource_slices(tmp_path: Path) -> None:
         ("[{driver: a.io, capacity: {memory: lots}}]", "devices[0].capacity.memory", "quantity"),
         ("[{driver: a.io, attributes: {x: [1]}}]", "devices[0].attributes.x", "string, integer"),
         ("[{driver: a.io, colour: red}]", "devices[0].colour", "unknown field"),
+        ("[{driver: a.io, taints: [{key: k, effect: Sometimes}]}]", "devices[0].taints[0].effect",
+         "not one of NoSchedule, NoExecute, None"),
+        ("[{driver: a.io, taints: [{key: 'a b', effect: NoSchedule}]}]",
+         "devices[0].taints[0].key", "taint key 'a b'"),
+        ("[{driver: a.io, consumesCounters: {g: {memory: 1Gi}}}]", "devices[0].consumesCounters.g",
+         "no earlier sharedCounters entry of a.io declares"),
+        ("[{driver: a.io, sharedCounters: {g: {memory: 1Gi}}},"
+         " {driver: a.io, consumesCounters: {g: {cores: 1}}}]", "devices[1].consumesCounters.g",
+         "no earlier sharedCounters entry"),
+        ("[{driver: a.io, sharedCounters: {g: {memory: 1Gi}}, count: 2}]", "devices[0].count",
+         "unknown field beside sharedCounters"),
+        ("[{driver: a.io, sharedCounters: {G_: {memory: 1Gi}}}]", "devices[0].sharedCounters.G_",
+         "not a counter set name"),
+        ("[{driver: a.io, allowMultipleAllocations: yes please}]",
+         "devices[0].allowMultipleAllocations", "true or false"),
+        ("[{driver: a.io, count: 65, taints: [{key: k, effect: None}]}]", "devices",
+         "at most 64 devices"),
     ],
-)
+)  # fmt: skip
 def test_nodes_file_devices_errors_name_the_field(
     tmp_path: Path, devices: str, path: str, message: str
 ) -> None:
@@ -153,3 +170,24 @@ def test_nodes_file_devices_errors_name_the_field(
     with pytest.raises(SpecError) as err:
         load_nodes_file(file)
     assert path in str(err.value) and message in str(err.value)
+
+
+def test_nodes_file_device_taints_and_shared_counters_become_slices(tmp_path: Path) -> None:
+    file = tmp_path / "nodes.yaml"
+    file.write_text(
+        "nodes:\n- name: gpu\n  devices:\n"
+        "  - {driver: gpu.example.com, sharedCounters: {gpu-0: {memory: 80Gi}}}\n"
+        "  - {driver: gpu.example.com, name: half, count: 2, consumesCounters: {gpu-0: {memory: 40Gi}},"
+        " taints: [{key: gpu.example.com/health, value: broken, effect: NoSchedule}]}\n"
+    )  # fmt: skip
+    counters, devices = node_resource_slices(load_nodes_file(file)[0])
+    pool = {"name": "gpu", "generation": 1, "resourceSliceCount": 2}
+    assert counters["spec"] == {
+        "driver": "gpu.example.com", "nodeName": "gpu", "pool": pool,
+        "sharedCounters": [{"name": "gpu-0", "counters": {"memory": {"value": "80Gi"}}}]}  # fmt: skip
+    assert devices["spec"]["pool"] == pool and "sharedCounters" not in devices["spec"]
+    assert devices["spec"]["devices"][1] == {
+        "name": "half-1",
+        "consumesCounters": [{"counterSet": "gpu-0", "counters": {"memory": {"value": "40Gi"}}}],
+        "taints": [{"key": "gpu.example.com/health", "value": "broken", "effect": "NoSchedule"}],
+    }

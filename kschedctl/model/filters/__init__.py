@@ -99,7 +99,8 @@ critical-paths bookkeeping), inter-pod (anti-)affinity incl. the first-replica e
 nominated pods, DefaultPreemption (``preemption``: eligibility, the dry run, the minimal victim
 set with PodDisruptionBudgets, kube-scheduler's choice of node), and the FailedScheduling message
 with the DynamicResources PostFilter text.
-DynamicResources (structured parameters: ``dra``, ``draalloc``, CEL in ``dracel``) when the
+DynamicResources (structured parameters: ``dra``, ``draalloc`` over ``drapools``, with
+``draconstraints`` and the version's features in ``drafeatures``, CEL in ``dracel``) when the
 snapshot has the DeviceClasses, ResourceSlices and ResourceClaims.
 Not evaluated: CSI attach limits (NodeVolumeLimits, for pods with CSI volumes),
 CSIStorageCapacity for provisioning, inline disk conflicts, DynamicResources without the DRA

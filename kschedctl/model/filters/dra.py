@@ -24,8 +24,8 @@ from .draalloc import (
     Unsupported,
     allocate,
     allocated_devices,
-    node_selector_matches,
 )
+from .draconsume import shares
 from .draextended import (
     IMPLICIT_PREFIX,
     SPECIAL_NAME,
@@ -34,6 +34,8 @@ from .draextended import (
     requests_and_mappings,
     special_claim,
 )
+from .drafeatures import FEATURES_1_36, DraFeatures
+from .drapools import node_selector_matches
 from .nodefilters import Incoming
 from .nodeinfo import NodeInfo, PodInfo
 from .verdicts import DYNAMIC_RESOURCES, SCHEDULING_ERROR, UNRESOLVABLE, Reason
@@ -44,6 +46,7 @@ REASON_CANNOT_ALLOCATE = "cannot allocate all claims"
 REASON_NOT_AVAILABLE = "resourceclaim not available on the node"
 REASON_STALE_EXTENDED = "cannot schedule extended resource claim"
 REASON_CANNOT_FIT = "cannot fit resource"
+REASON_INVALID_POOLS = "invalid resource pools were encountered"
 
 
 def _name(obj: Mapping[str, Any]) -> str:
@@ -51,14 +54,17 @@ def _name(obj: Mapping[str, Any]) -> str:
 
 
 class DraWorld:
-    """DeviceClasses, ResourceSlices and ResourceClaims as listed (resource.k8s.io/v1)."""
+    """DeviceClasses, ResourceSlices and ResourceClaims as listed (resource.k8s.io/v1), and
+    the allocator features of the kube-scheduler judged (v1.36's defaults unless told)."""
 
     def __init__(
         self,
         device_classes: Iterable[Mapping[str, Any]],
         resource_slices: Iterable[Mapping[str, Any]],
         resource_claims: Iterable[Mapping[str, Any]],
+        features: DraFeatures = FEATURES_1_36,
     ) -> None:
+        self.features = features
         self.classes = {_name(c): c for c in device_classes}
         self.slices = list(resource_slices)
         # slices by spec.nodeName; those without one (allNodes, nodeSelector, ...) serve any
@@ -74,7 +80,9 @@ class DraWorld:
         for c in resource_claims:
             md = c.get("metadata") or {}
             self.claims[(md.get("namespace") or "default", _name(c))] = c
-        self.in_use = allocated_devices(self.claims.values())
+        consumable = features.consumable_capacity
+        self.in_use = allocated_devices(self.claims.values(), consumable)
+        self.shares = shares(self.claims.values()) if consumable else (set(), {})
         # extended resource name -> class (explicit names win over implicit ones)
         self.extended: dict[str, str] = {}
         for name in sorted(self.classes):
@@ -181,6 +189,9 @@ class DraState:
                 self.world.classes,
                 self.world.slices_for(node.name),
                 self.world.in_use,
+                self.world.features,
+                self.world.slices,
+                self.world.shares,
             )
             self.results[node.name] = cached
         return cached
@@ -209,6 +220,17 @@ class DraState:
                     SCHEDULING_ERROR,
                 )
             ]
+        if result is not None and not result.ok and result.invalid_pools:
+            return [
+                Reason(
+                    DYNAMIC_RESOURCES,
+                    REASON_INVALID_POOLS,
+                    "no combination of devices fits, and a pool of the node is invalid "
+                    "(duplicate device or counter set names, or counters no set declares)",
+                    "fix the driver's ResourceSlices for the node",
+                    UNRESOLVABLE,
+                )
+            ]
         if result is not None and not result.ok:
             detail = (
                 "; ".join(
@@ -226,7 +248,8 @@ class DraState:
                     REASON_CANNOT_ALLOCATE,
                     detail,
                     "publish matching devices for the node (ResourceSlices), free devices held "
-                    "by other claims, or relax the claim's selectors and counts",
+                    "by other claims, tolerate the devices' taints, or relax the claim's "
+                    "selectors and counts",
                     UNRESOLVABLE,
                 )
             ]

@@ -86,6 +86,9 @@ def _node_selector(
     term: dict[str, list[Any]] = {}
     for r in results:
         spec = _slice_of(r, slices)
+        if spec.get("perDeviceNodeSelection"):  # the device selects its nodes itself
+            devices = spec.get("devices") or []
+            spec = next((d for d in devices if d.get("name") == r["device"]), {})
         if spec.get("nodeName"):
             return {
                 "nodeSelectorTerms": [

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .dra import REASON_NOT_AVAILABLE, DraState
-from .draalloc import node_selector_matches
 from .draextended import is_special
+from .drapools import node_selector_matches
 from .nodeinfo import NodeInfo
 from .verdicts import DYNAMIC_RESOURCES, NodeVerdict
 
