@@ -9,7 +9,7 @@ import typer
 from kschedctl.cli import cluster_completers, output
 
 if TYPE_CHECKING:
-    from kschedctl.cli.kubeflags import Kube
+    from kschedctl.cli.kube import Kube
     from kschedctl.kubeclient.client import Cluster
 
 

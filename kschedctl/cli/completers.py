@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from kschedctl.cli.kube import Kube, kube_from
+
 # cheap (yaml is imported when a file is read): every command imports this module
 from kschedctl.kubeclient.kubeconfig import (
     kubeconfig_paths,
@@ -126,8 +128,6 @@ def from_cluster(ctx: typer.Context, lookup: Callable[[Cluster], Iterable[str]])
 def _overrides(ctx: typer.Context) -> Overrides:
     """kubectl's connection flags given so far (--server, --token, --as, …): a TAB asks the
     cluster as the command itself would."""
-    from kschedctl.cli.kubeflags import Kube, kube_from  # it imports this module: on use
-
     return kube_from(
         **{k: v for k in Kube._fields if (v := ctx.params.get(k)) is not None}
     ).overrides()

@@ -22,7 +22,8 @@ from kschedctl.cli.deployflags import (
     Wait,
     target_flags,
 )
-from kschedctl.cli.kubeflags import DEFAULT_KUBE, Kube, kube_flags_without_as
+from kschedctl.cli.kube import DEFAULT_KUBE, Kube
+from kschedctl.cli.kubeflags import kube_flags_without_as
 from kschedctl.cli.paths import guard_paths
 
 if TYPE_CHECKING:

@@ -11,7 +11,8 @@ from kschedctl.base.errors import EXIT_DIFF_ERROR, EXIT_ERROR, KschedError
 from kschedctl.cli import output, registers
 from kschedctl.cli.common import connect
 from kschedctl.cli.deployflags import DEFAULT_TARGET, Source, Target, target_flags
-from kschedctl.cli.kubeflags import DEFAULT_KUBE, Kube, kube_flags_without_as
+from kschedctl.cli.kube import DEFAULT_KUBE, Kube
+from kschedctl.cli.kubeflags import kube_flags_without_as
 from kschedctl.cli.paths import guard_paths
 
 EXIT_DIFFERENT = 1  # kubectl diff's convention: 0 the same, 1 differences, >1 an error

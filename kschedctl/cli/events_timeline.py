@@ -7,7 +7,7 @@ from __future__ import annotations
 from kschedctl.base.errors import UsageError, shown_path
 from kschedctl.cli import output, picture_export, pictures
 from kschedctl.cli.common import connect
-from kschedctl.cli.kubeflags import Kube
+from kschedctl.cli.kube import Kube
 from kschedctl.cli.options import TABLE_FORMATS, check_output
 from kschedctl.ops.events import EventFilter, open_events
 from kschedctl.ops.timeline import event_timeline, timeline_dict

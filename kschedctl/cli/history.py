@@ -8,7 +8,8 @@ import typer
 
 from kschedctl.cli import output, registers
 from kschedctl.cli.common import SchedulerName, connect
-from kschedctl.cli.kubeflags import DEFAULT_KUBE, Kube, kube_flags
+from kschedctl.cli.kube import DEFAULT_KUBE, Kube
+from kschedctl.cli.kubeflags import kube_flags
 from kschedctl.cli.options import DEFAULT_PRINTING, WIDE_FORMATS, Printing, output_flags
 from kschedctl.printers import formats
 

@@ -12,7 +12,8 @@ import typer
 from kschedctl.base.errors import UsageError
 from kschedctl.cli import completers, output, registers
 from kschedctl.cli.common import SchedulerName, connect
-from kschedctl.cli.kubeflags import DEFAULT_KUBE, Kube, kube_flags
+from kschedctl.cli.kube import DEFAULT_KUBE, Kube
+from kschedctl.cli.kubeflags import kube_flags
 from kschedctl.cli.options import AllNamespaces, Namespace, Since, namespace_scope
 
 if TYPE_CHECKING:

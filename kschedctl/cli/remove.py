@@ -11,7 +11,8 @@ import typer
 
 from kschedctl.cli import options, output, registers
 from kschedctl.cli.common import connect, scheduler_argument
-from kschedctl.cli.kubeflags import DEFAULT_KUBE, Kube, kube_flags
+from kschedctl.cli.kube import DEFAULT_KUBE, Kube
+from kschedctl.cli.kubeflags import kube_flags
 
 if TYPE_CHECKING:
     from kschedctl.ops.remove import RemoveResult

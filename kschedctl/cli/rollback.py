@@ -14,7 +14,8 @@ from kschedctl.cli import options, output, registers
 from kschedctl.cli.common import SchedulerName, connect
 from kschedctl.cli.deploy import print_summary
 from kschedctl.cli.deployflags import CanaryNamespace, ManifestsDir, Root, Timeout, Verify, Wait
-from kschedctl.cli.kubeflags import DEFAULT_KUBE, Kube, kube_flags
+from kschedctl.cli.kube import DEFAULT_KUBE, Kube
+from kschedctl.cli.kubeflags import kube_flags
 from kschedctl.cli.paths import guard_paths
 
 

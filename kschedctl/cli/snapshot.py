@@ -13,7 +13,8 @@ import typer
 from kschedctl.base.errors import UsageError, quote, shown_path
 from kschedctl.cli import completers, output, registers
 from kschedctl.cli.common import connect
-from kschedctl.cli.kubeflags import DEFAULT_KUBE, Kube, kube_flags
+from kschedctl.cli.kube import DEFAULT_KUBE, Kube
+from kschedctl.cli.kubeflags import kube_flags
 from kschedctl.printers import formats
 
 SNAPSHOT_FORMATS = (formats.YAML, formats.JSON)

@@ -12,7 +12,8 @@ from kschedctl.base.errors import UsageError
 from kschedctl.cli import output, registers
 from kschedctl.cli.common import SchedulerName, age, connect
 from kschedctl.cli.inventory import health_text
-from kschedctl.cli.kubeflags import DEFAULT_KUBE, Kube, kube_flags
+from kschedctl.cli.kube import DEFAULT_KUBE, Kube
+from kschedctl.cli.kubeflags import kube_flags
 from kschedctl.cli.options import (
     DEFAULT_PRINTING,
     TABLE_FORMATS,

@@ -9,7 +9,8 @@ import typer
 from kschedctl.base.errors import shown_path
 from kschedctl.cli import completers, output
 from kschedctl.cli.common import connect
-from kschedctl.cli.kubeflags import DEFAULT_KUBE, Kube, kube_flags
+from kschedctl.cli.kube import DEFAULT_KUBE, Kube
+from kschedctl.cli.kubeflags import kube_flags
 from kschedctl.cli.options import (
     DEFAULT_PRINTING,
     WIDE_FORMATS,

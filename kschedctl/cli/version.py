@@ -10,7 +10,8 @@ import typer
 from kschedctl import __version__
 from kschedctl.cli import output, registers
 from kschedctl.cli.common import connect
-from kschedctl.cli.kubeflags import DEFAULT_KUBE, Kube, kube_flags
+from kschedctl.cli.kube import DEFAULT_KUBE, Kube
+from kschedctl.cli.kubeflags import kube_flags
 from kschedctl.cli.options import DEFAULT_PRINTING, Printing, output_flags
 from kschedctl.model.config.versions import DEFAULT_VERSION, supported_minors
 from kschedctl.printers import formats

@@ -9,7 +9,8 @@ import typer
 from kschedctl.base.errors import EXIT_FINDINGS, UsageError
 from kschedctl.cli import cluster_completers, completers, output, registers, why_view
 from kschedctl.cli.common import connect
-from kschedctl.cli.kubeflags import DEFAULT_KUBE, Kube, kube_flags
+from kschedctl.cli.kube import DEFAULT_KUBE, Kube
+from kschedctl.cli.kubeflags import kube_flags
 from kschedctl.cli.options import (
     DEFAULT_PRINTING,
     DEFAULT_SELECTORS,

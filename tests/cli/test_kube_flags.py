@@ -12,7 +12,7 @@ from conftest import Run
 
 from kschedctl.base.errors import UsageError
 from kschedctl.cli import app
-from kschedctl.cli.kubeflags import Kube, request_timeout, verbosity_level
+from kschedctl.cli.kube import Kube, request_timeout, verbosity_level
 
 CONNECTION = (
     "--kubeconfig", "--context", "--cluster", "--user", "--server", "--certificate-authority",
