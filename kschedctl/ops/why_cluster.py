@@ -20,6 +20,7 @@ from kschedctl.kubeclient.client import Cluster
 from kschedctl.model.config.versions import server_version_or_default
 from kschedctl.model.filters import NodeInfoSnapshot
 from kschedctl.model.filters.cycle import MIGRATABLE_VOLUMES
+from kschedctl.model.filters.drafeatures import features_for
 from kschedctl.model.kubetypes import Node, Pod
 from kschedctl.model.scheduling.plugins import (
     PluginSet,
@@ -201,6 +202,7 @@ def cluster_state(cluster: Cluster, pending: Sequence[Mapping[str, Any]]) -> Clu
         pdbs = None
         if _may_preempt(pending, all_pods):
             pdbs = optional_read(lambda: cluster.list("/apis/policy/v1/poddisruptionbudgets"))
+        judged = server_version_or_default(version.result().get("gitVersion", ""))
         snap = NodeInfoSnapshot(
             # the API's untyped lists enter the model here, read through its Node / Pod shapes
             cast(list[Node], nodes.result()),
@@ -215,11 +217,7 @@ def cluster_state(cluster: Cluster, pending: Sequence[Mapping[str, Any]]) -> Clu
             csi_nodes=csinodes,
             workloads=workloads,
             pod_disruption_budgets=pdbs or (),
+            dra_features=features_for(judged[1]),
             **dra,
         )
-        return ClusterState(
-            snap,
-            found.result(),
-            server_version_or_default(version.result().get("gitVersion", "")),
-            pods=all_pods,
-        )
+        return ClusterState(snap, found.result(), judged, pods=all_pods)

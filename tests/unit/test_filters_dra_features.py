@@ -67,6 +67,22 @@ def test_taints_are_ignored_before_1_36() -> None:
     assert got.ok
 
 
+def test_why_judges_the_snapshot_with_the_versions_gates() -> None:
+    """A 1.35 cluster's kube-scheduler ignores device taints: why, told the version, too."""
+    from kschedctl.model.filters import NodeInfoSnapshot
+
+    nodes = [node(n, labels={"kubernetes.io/hostname": n}) for n in ("a", "b")]
+    slices = [tainted(), resource_slice("b", 4, "h100")]
+
+    def feasible(minor: int) -> list[str]:
+        snap = NodeInfoSnapshot(nodes, device_classes=[device_class()], resource_slices=slices,
+                                resource_claims=[claim("c", exactly())],
+                                dra_features=features_for(minor))  # fmt: skip
+        return evaluate(claim_pod("c"), snap).feasible
+
+    assert feasible(36) == ["b"] and feasible(35) == ["a", "b"]
+
+
 def test_why_says_which_taint_kept_the_devices() -> None:
     ev = evaluate(claim_pod("c"), snapshot([claim("c", exactly())], [tainted(), resource_slice("b", 4, "h100")]))  # fmt: skip
     assert ev.feasible == ["b"]

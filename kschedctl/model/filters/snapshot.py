@@ -18,6 +18,7 @@ from typing import Any
 from kschedctl.model.kubetypes import Node, Pod, PodSpec, PodStatus
 
 from .dra import DraWorld
+from .drafeatures import FEATURES_1_36, DraFeatures
 from .nodeinfo import AffinityIndex, NodeInfo, PodInfo, pod_identity, pod_key
 from .resources import is_scalar_resource
 from .selectors import EVERYTHING, Selector, SelectorError, label_selector
@@ -92,6 +93,7 @@ class NodeInfoSnapshot:
         csi_nodes: Iterable[Mapping[str, Any]] | None = None,
         workloads: Mapping[str, Iterable[Mapping[str, Any]]] | None = None,
         pod_disruption_budgets: Iterable[Mapping[str, Any]] = (),
+        dra_features: DraFeatures = FEATURES_1_36,  # the judged kube-scheduler's DRA gates
     ) -> None:
         # PodDisruptionBudget dicts by namespace/name: preemption spends their
         # status.disruptionsAllowed when it picks victims.
@@ -113,7 +115,7 @@ class NodeInfoSnapshot:
         # The DynamicResources plugin's view: only with slices and claims listed too.
         self.dra: DraWorld | None = None
         if resource_slices is not None and resource_claims is not None:
-            self.dra = DraWorld(device_classes, resource_slices, resource_claims)
+            self.dra = DraWorld(device_classes, resource_slices, resource_claims, dra_features)
         self.pvcs: dict[tuple[str, str], Mapping[str, Any]] | None = None
         if persistent_volume_claims is not None:
             self.pvcs = {}
