@@ -21,7 +21,8 @@ latency p50/p99 (from each scheduler's own histogram:
 ``scheduler_scheduling_algorithm_duration_seconds`` and
 ``kschedctl_scheduler_decision_duration_seconds``, same buckets), the scheduler's peak
 memory (VmHWM) and its CPU time per pod (user + system, every thread: on this machine the API
-server runs on the same two cores, so a scheduler's CPU is the API server's loss).
+server runs on the same two cores, so a scheduler's CPU is the API server's loss) and, for
+kschedctl's, the median latency of a binding request.
 ``--py-spy PATH`` samples kschedctl's scheduler from outside during its runs (collapsed stacks
 in the log directory; ``--py-spy-gil``: only the thread holding the GIL) and prints its
 busiest functions.
@@ -83,6 +84,8 @@ from kschedctl.model.scheduling.metrics import quantile  # noqa: E402
 NAMESPACE = "bench"
 KUBE_METRIC = "scheduler_scheduling_algorithm_duration_seconds"
 OUR_METRIC = "kschedctl_scheduler_decision_duration_seconds"
+# How long a binding request takes (kschedctl's only: kube-scheduler has no such histogram).
+OUR_BIND_METRIC = "kschedctl_scheduler_binding_duration_seconds"
 
 
 @dataclass(frozen=True)
@@ -106,6 +109,7 @@ class Run:
     p99: float | None
     peak_mb: float
     cpu_s: float = 0.0  # the scheduler process's CPU time (user + system) until the last bind
+    bind_p50: float | None = None  # a binding request's latency (kschedctl's scheduler only)
 
 
 def progress(message: str) -> None:
@@ -334,7 +338,9 @@ def measure(
                     )
                 time.sleep(0.05)
             cpu = cpu_seconds(proc.pid)
-            buckets = histogram(scrape(metrics_url), metric)
+            text = scrape(metrics_url)
+            buckets = histogram(text, metric)
+            bind_buckets = histogram(text, OUR_BIND_METRIC)
             peak = peak_mb(proc.pid)
         finally:
             if profiler is not None:
@@ -365,6 +371,7 @@ def measure(
         p99=quantile(0.99, buckets),
         peak_mb=peak,
         cpu_s=cpu,
+        bind_p50=quantile(0.5, bind_buckets),
     )
 
 
@@ -657,7 +664,8 @@ def report(
         )
         line(
             f"{'M nodes':>8} {'round':>5} {'scheduler':<15} {'pods/s':>8} {'(from start)':>12} "
-            f"{'ratio':>6} {'p50 ms':>7} {'p99 ms':>7} {'peak MB':>8} {'cpu ms/pod':>10}"
+            f"{'ratio':>6} {'p50 ms':>7} {'p99 ms':>7} {'peak MB':>8} {'cpu ms/pod':>10} "
+            f"{'bind p50 ms':>11}"
         )
         for m, rounds in by_m.items():
             ratios: list[float] = []
@@ -673,7 +681,7 @@ def report(
                     line(
                         f"{m:>8} {round_ + 1:>5} {r.scheduler:<15} {r.window_rate:>8.1f} "
                         f"{r.start_rate:>12.1f} {ratio:>6} {_ms(r.p50):>7} {_ms(r.p99):>7} "
-                        f"{r.peak_mb:>8.0f} {r.cpu_s * 1000 / r.pods:>10.2f}"
+                        f"{r.peak_mb:>8.0f} {r.cpu_s * 1000 / r.pods:>10.2f} {_ms(r.bind_p50):>11}"
                     )
             if len(rounds) > 1 and ratios:
                 medians = ", ".join(f"{k} {statistics.median(v):.1f}" for k, v in rates.items())
