@@ -20,8 +20,9 @@ and from the scheduler's start, the ratio kschedctl / kube-scheduler (goal: >= 1
 latency p50/p99 (from each scheduler's own histogram:
 ``scheduler_scheduling_algorithm_duration_seconds`` and
 ``kschedctl_scheduler_decision_duration_seconds``, same buckets), the scheduler's peak
-memory (VmHWM) and its CPU time per pod (user + system, every thread: on this machine the API
-server runs on the same two cores, so a scheduler's CPU is the API server's loss) and, for
+memory (VmHWM) and its CPU time per pod over the binding window (user + system, every thread:
+on this machine the API server runs on the same two cores, so a scheduler's CPU is the API
+server's loss) and, for
 kschedctl's, the median latency of a binding request.
 ``--py-spy PATH`` samples kschedctl's scheduler from outside during its runs (collapsed stacks
 in the log directory; ``--py-spy-gil``: only the thread holding the GIL) and prints its
@@ -108,7 +109,7 @@ class Run:
     p50: float | None
     p99: float | None
     peak_mb: float
-    cpu_s: float = 0.0  # the scheduler process's CPU time (user + system) until the last bind
+    cpu_s: float = 0.0  # the scheduler's CPU time (user + system) from its first bind to its last
     bind_p50: float | None = None  # a binding request's latency (kschedctl's scheduler only)
 
 
@@ -329,7 +330,10 @@ def measure(
             )  # fmt: skip
         try:
             deadline = started + 900
+            cpu_at_first: float | None = None  # start-up (imports, lists) left out
             while len(clock.bound) < pods:
+                if cpu_at_first is None and clock.bound:
+                    cpu_at_first = cpu_seconds(proc.pid)
                 if proc.poll() is not None:
                     raise KschedError(f"{which} exited with {proc.returncode}; see {log}")
                 if time.monotonic() > deadline:
@@ -337,7 +341,7 @@ def measure(
                         f"{which} bound {len(clock.bound)}/{pods} pods in 900s; see {log}"
                     )
                 time.sleep(0.05)
-            cpu = cpu_seconds(proc.pid)
+            cpu = cpu_seconds(proc.pid) - (cpu_at_first or 0.0)
             text = scrape(metrics_url)
             buckets = histogram(text, metric)
             bind_buckets = histogram(text, OUR_BIND_METRIC)
@@ -681,7 +685,8 @@ def report(
                     line(
                         f"{m:>8} {round_ + 1:>5} {r.scheduler:<15} {r.window_rate:>8.1f} "
                         f"{r.start_rate:>12.1f} {ratio:>6} {_ms(r.p50):>7} {_ms(r.p99):>7} "
-                        f"{r.peak_mb:>8.0f} {r.cpu_s * 1000 / r.pods:>10.2f} {_ms(r.bind_p50):>11}"
+                        f"{r.peak_mb:>8.0f} {r.cpu_s * 1000 / max(r.pods - 1, 1):>10.2f} "
+                        f"{_ms(r.bind_p50):>11}"
                     )
             if len(rounds) > 1 and ratios:
                 medians = ", ".join(f"{k} {statistics.median(v):.1f}" for k, v in rates.items())
