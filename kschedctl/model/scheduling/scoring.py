@@ -402,7 +402,8 @@ def best_node(
     if top < 0:
         return None  # no node (every total is >= 0 for valid pods)
     # the highest total; among equals, the node whose name sorts first
-    return min(itertools.compress(scored.names, map(top.__eq__, scored.totals))), top
+    ties = map(operator.eq, scored.totals, itertools.repeat(top))
+    return min(itertools.compress(scored.names, ties)), top
 
 
 def best(scores: Iterable[NodeScore]) -> NodeScore | None:
