@@ -19,18 +19,26 @@ Printed per series, M, round and scheduler: pods/s over the binding window (firs
 and from the scheduler's start, the ratio kschedctl / kube-scheduler (goal: >= 1.0), the decision
 latency p50/p99 (from each scheduler's own histogram:
 ``scheduler_scheduling_algorithm_duration_seconds`` and
-``kschedctl_scheduler_decision_duration_seconds``, same buckets), and the scheduler's peak
-memory (VmHWM). ``--py-spy PATH`` samples kschedctl's scheduler from outside during its runs
-(collapsed stacks in the log directory) and prints its busiest functions.
+``kschedctl_scheduler_decision_duration_seconds``, same buckets), the scheduler's peak
+memory (VmHWM) and its CPU time per pod over the binding window (user + system, every thread:
+on this machine the API server runs on the same two cores, so a scheduler's CPU is the API
+server's loss) and, for
+kschedctl's, the median latency of a binding request.
+``--py-spy PATH`` samples kschedctl's scheduler from outside during its runs (collapsed stacks
+in the log directory; ``--py-spy-gil``: only the thread holding the GIL) and prints its
+busiest functions.
 
 Then the memory check: the lab grows to ``--memory-nodes`` nodes with ``--memory-pods`` pods
 bound to them (created with spec.nodeName, so no scheduler is involved), kschedctl's
-scheduler starts, lists and caches all of it, and its peak memory is printed (goal: under
-500 MB for 5,000 nodes and 50,000 pods).
+scheduler starts, lists and caches all of it, then kube-scheduler does the same, and both
+peaks are printed side by side (goal for ours: under 500 MB for 5,000 nodes and 50,000 pods).
 
     python benchmarks/scheduler.py [--nodes 100,500,1000] [--pods 1000] [--qps 50 --burst 100]
-                                   [--unthrottled-nodes 500,2000] [--rounds 3] [--py-spy PATH]
+                                   [--unthrottled-nodes 500,2000] [--rounds 3]
+                                   [--py-spy PATH [--py-spy-gil]]
                                    [--memory-nodes 5000 --memory-pods 50000 | --no-memory]
+
+``--nodes ''`` skips the throttled series, ``--unthrottled-nodes ''`` the unthrottled one.
 
 It starts and removes its own lab (``--lab-dir``, default a temporary directory) and stops
 every process it started.
@@ -40,6 +48,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import signal
 import statistics
@@ -76,6 +85,8 @@ from kschedctl.model.scheduling.metrics import quantile  # noqa: E402
 NAMESPACE = "bench"
 KUBE_METRIC = "scheduler_scheduling_algorithm_duration_seconds"
 OUR_METRIC = "kschedctl_scheduler_decision_duration_seconds"
+# How long a binding request takes (kschedctl's only: kube-scheduler has no such histogram).
+OUR_BIND_METRIC = "kschedctl_scheduler_binding_duration_seconds"
 
 
 @dataclass(frozen=True)
@@ -98,6 +109,8 @@ class Run:
     p50: float | None
     p99: float | None
     peak_mb: float
+    cpu_s: float = 0.0  # the scheduler's CPU time (user + system) from its first bind to its last
+    bind_p50: float | None = None  # a binding request's latency (kschedctl's scheduler only)
 
 
 def progress(message: str) -> None:
@@ -194,6 +207,13 @@ class BindClock:
         self.stop.set()
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process (every thread): on a machine whose cores the API
+    server shares, what a scheduler burns per pod is taken from the API server."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def peak_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
@@ -288,7 +308,7 @@ def measure(
     metric: str,
     log: Path,
     round_: int = 0,
-    py_spy: tuple[str, Path] | None = None,
+    py_spy: tuple[list[str], Path] | None = None,
 ) -> Run:
     # A name per run: kwok may still act on a deleted pod's name when the next run starts.
     name = f"bench-{which}-{nodes}-{limits.qps:g}-r{round_}"
@@ -304,13 +324,16 @@ def measure(
         if py_spy is not None:  # sampled from outside: every thread, nothing changed inside
             spy, stacks = py_spy
             profiler = subprocess.Popen(
-                [spy, "record", "--pid", str(proc.pid), "--rate", "250", "--format", "raw",
+                [*spy, "--pid", str(proc.pid), "--rate", "250", "--format", "raw",
                  "--output", str(stacks), "--nonblocking"],
                 stdout=subprocess.DEVNULL, stderr=out,
             )  # fmt: skip
         try:
             deadline = started + 900
+            cpu_at_first: float | None = None  # start-up (imports, lists) left out
             while len(clock.bound) < pods:
+                if cpu_at_first is None and clock.bound:
+                    cpu_at_first = cpu_seconds(proc.pid)
                 if proc.poll() is not None:
                     raise KschedError(f"{which} exited with {proc.returncode}; see {log}")
                 if time.monotonic() > deadline:
@@ -318,7 +341,10 @@ def measure(
                         f"{which} bound {len(clock.bound)}/{pods} pods in 900s; see {log}"
                     )
                 time.sleep(0.05)
-            buckets = histogram(scrape(metrics_url), metric)
+            cpu = cpu_seconds(proc.pid) - (cpu_at_first or 0.0)
+            text = scrape(metrics_url)
+            buckets = histogram(text, metric)
+            bind_buckets = histogram(text, OUR_BIND_METRIC)
             peak = peak_mb(proc.pid)
         finally:
             if profiler is not None:
@@ -348,6 +374,8 @@ def measure(
         p50=quantile(0.5, buckets),
         p99=quantile(0.99, buckets),
         peak_mb=peak,
+        cpu_s=cpu,
+        bind_p50=quantile(0.5, bind_buckets),
     )
 
 
@@ -401,31 +429,45 @@ def memory_check(
         "-v",
         "0",
     ]
-    progress("kschedctl's scheduler lists and caches them")
+    ours_ = cached_peak(
+        "kschedctl's scheduler", argv, f"http://127.0.0.1:{port}/metrics",
+        r'kschedctl_scheduler_cache_objects\{kind="(\w+)"\} (\S+)', nodes, pods, log,
+    )  # fmt: skip
+    # The same objects in kube-scheduler's cache (client-go's default limits, as ours'):
+    argv, url = kube_scheduler(lab, log.parent, "bench-memory-kube", 50, 100)
+    kube = cached_peak(
+        "kube-scheduler", argv, url, r'scheduler_cache_size\{type="(\w+)"\} (\S+)',
+        nodes, pods, log,
+    )  # fmt: skip
+    return {"kschedctl": ours_, "kube-scheduler": kube}
+
+
+def cached_peak(
+    which: str, argv: list[str], url: str, gauge: str, nodes: int, pods: int, log: Path
+) -> dict[str, Any]:
+    """Start a scheduler, wait until its cache gauge (``gauge``: kind and value groups) counts
+    every node and pod, let it settle, and read its peak memory."""
+    progress(f"{which} lists and caches them")
     with open(log, "ab") as out:
         started = time.monotonic()
         proc = subprocess.Popen(
             argv, stdout=out, stderr=subprocess.STDOUT, env=proxy_free_environment()
         )
         try:
-            cached = {}
+            cached: dict[str, int] = {}
             while True:
                 if proc.poll() is not None:
-                    raise KschedError(f"the scheduler exited with {proc.returncode}; see {log}")
+                    raise KschedError(f"{which} exited with {proc.returncode}; see {log}")
                 try:
-                    text = scrape(f"http://127.0.0.1:{port}/metrics")
                     cached = {
-                        m.group(1): int(float(m.group(2)))
-                        for m in re.finditer(
-                            r'kschedctl_scheduler_cache_objects\{kind="(\w+)"\} (\S+)', text
-                        )
+                        m.group(1): int(float(m.group(2))) for m in re.finditer(gauge, scrape(url))
                     }
                 except OSError:
                     pass
                 if cached.get("nodes", 0) >= nodes and cached.get("pods", 0) >= pods:
                     break
                 if time.monotonic() - started > 900:
-                    raise KschedError(f"the cache did not fill within 900s: {cached}")
+                    raise KschedError(f"{which}'s cache did not fill within 900s: {cached}")
                 time.sleep(1)
             synced = time.monotonic() - started
             time.sleep(5)  # steady state after the lists: watches and kwok's status updates
@@ -437,7 +479,11 @@ def memory_check(
             }
         finally:
             proc.terminate()
-            proc.wait(30)
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(10)
 
 
 def main() -> int:
@@ -471,7 +517,14 @@ def main() -> int:
         help="sample kschedctl's scheduler with this py-spy: collapsed stacks per run in the "
         "log directory, its busiest functions printed",
     )
+    parser.add_argument(
+        "--py-spy-gil",
+        action="store_true",
+        help="sample only the thread holding the GIL (py-spy --gil): where the process's "
+        "Python time goes, waits on the network left out",
+    )
     args = parser.parse_args()
+    spy = [args.py_spy, "record", *(["--gil"] if args.py_spy_gil else [])] if args.py_spy else None
     series = {
         Limits(args.qps, args.burst): _counts(args.nodes),
         UNTHROTTLED: _counts(args.unthrottled_nodes),
@@ -496,9 +549,7 @@ def main() -> int:
                 if m not in counts:
                     continue
                 for round_ in range(args.rounds):
-                    runs += run_pair(
-                        lab, cluster, workdir, m, args.pods, limits, round_, args.py_spy
-                    )
+                    runs += run_pair(lab, cluster, workdir, m, args.pods, limits, round_, spy)
                 report(runs, args, None, out=sys.stderr)  # so far, in case a later step fails
         if not args.no_memory:
             memory = memory_check(
@@ -538,7 +589,7 @@ def run_pair(
     pods: int,
     limits: Limits,
     round_: int,
-    py_spy: str | None,
+    py_spy: list[str] | None,
 ) -> list[Run]:
     """kube-scheduler and kschedctl's scheduler on the same M nodes with the same limits; the
     order alternates by round, so a drift of the machine's load favours neither."""
@@ -617,7 +668,8 @@ def report(
         )
         line(
             f"{'M nodes':>8} {'round':>5} {'scheduler':<15} {'pods/s':>8} {'(from start)':>12} "
-            f"{'ratio':>6} {'p50 ms':>7} {'p99 ms':>7} {'peak MB':>8}"
+            f"{'ratio':>6} {'p50 ms':>7} {'p99 ms':>7} {'peak MB':>8} {'cpu ms/pod':>10} "
+            f"{'bind p50 ms':>11}"
         )
         for m, rounds in by_m.items():
             ratios: list[float] = []
@@ -633,7 +685,8 @@ def report(
                     line(
                         f"{m:>8} {round_ + 1:>5} {r.scheduler:<15} {r.window_rate:>8.1f} "
                         f"{r.start_rate:>12.1f} {ratio:>6} {_ms(r.p50):>7} {_ms(r.p99):>7} "
-                        f"{r.peak_mb:>8.0f}"
+                        f"{r.peak_mb:>8.0f} {r.cpu_s * 1000 / max(r.pods - 1, 1):>10.2f} "
+                        f"{_ms(r.bind_p50):>11}"
                     )
             if len(rounds) > 1 and ratios:
                 medians = ", ".join(f"{k} {statistics.median(v):.1f}" for k, v in rates.items())
@@ -642,11 +695,16 @@ def report(
                     f"(rounds {min(ratios):.2f}-{max(ratios):.2f})"
                 )
     if memory is not None:
-        verdict = "under" if memory["peak_mb"] < 500 else "OVER"
+        ours_, kube = memory["kschedctl"], memory["kube-scheduler"]
+        verdict = "under" if ours_["peak_mb"] < 500 else "OVER"
+        line(f"\nmemory: each scheduler caching {ours_['nodes']} nodes and {ours_['pods']} pods")
         line(
-            f"\nmemory: kschedctl's scheduler caching {memory['nodes']} nodes and {memory['pods']} "
-            f"pods: peak {memory['peak_mb']:.0f} MB ({verdict} the 500 MB goal), "
-            f"synced in {memory['sync_s']:.1f}s"
+            f"  kschedctl's scheduler: peak {ours_['peak_mb']:.0f} MB ({verdict} the 500 MB "
+            f"goal), synced in {ours_['sync_s']:.1f}s"
+        )
+        line(
+            f"  kube-scheduler:        peak {kube['peak_mb']:.0f} MB, synced in "
+            f"{kube['sync_s']:.1f}s"
         )
     out.flush()
 

@@ -9,6 +9,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -18,6 +19,7 @@ from kschedctl.model.scheduling.algorithm import Algorithm
 from kschedctl.model.scheduling.loop import (
     BIND_WORKERS,
     CONNECTIONS,
+    EVENT_WORKERS,
     REPORT_WORKERS,
     WATCHES,
     SchedulerLoop,
@@ -588,7 +590,9 @@ def test_the_connection_pool_holds_every_request_in_flight(
     loop = running(FakeApi([node("a")]), settings(leader_elect=True))
     watches = [name for name in loop._threads if name.endswith(" watcher")]
     assert len(watches) == WATCHES
-    assert CONNECTIONS == BIND_WORKERS + REPORT_WORKERS + WATCHES + ("elector" in loop._threads)
+    assert CONNECTIONS == (
+        BIND_WORKERS + REPORT_WORKERS + EVENT_WORKERS + WATCHES + ("elector" in loop._threads)
+    )
 
 
 def test_preemption_evicts_nominates_and_binds(running: Callable[..., SchedulerLoop]) -> None:
@@ -656,3 +660,44 @@ def test_never_preempts_nothing(running: Callable[..., SchedulerLoop]) -> None:
         "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, "
         "preemption: not eligible due to preemptionPolicy=Never."
     )
+
+
+def test_scheduled_events_trail_the_bindings_a_few_at_a_time_stamped_at_the_binding(
+    running: Callable[..., SchedulerLoop],
+) -> None:
+    """A burst's Scheduled events go through EVENT_WORKERS posters (here 2), not all at once,
+    and each says when its pod was bound, not when it was posted."""
+    api = FakeApi([node("a", cpu="64")])
+    gate = threading.Event()
+    in_flight, most, bound_ns = [0], [0], {}
+    post = api.post_event
+    bind = api.bind
+
+    def slow_post(event: Mapping[str, Any]) -> None:
+        with api.lock:
+            in_flight[0] += 1
+            most[0] = max(most[0], in_flight[0])
+        gate.wait(10)  # held until every pod is bound
+        with api.lock:
+            in_flight[0] -= 1
+        post(event)
+
+    def timed_bind(p: Mapping[str, Any], node_name: str, annotations: Mapping[str, str]) -> None:
+        bind(p, node_name, annotations)
+        bound_ns[p["metadata"]["name"]] = time.time_ns()
+
+    api.post_event = slow_post  # type: ignore[method-assign]
+    api.bind = timed_bind  # type: ignore[method-assign]
+    for i in range(6):
+        api.add_pod(ours(f"p{i}", cpu="1"))
+    running(api, settings(event_workers=2))
+    eventually(lambda: len(api.binds) == 6 and most[0] == 2)
+    posted_ns = time.time_ns()
+    gate.set()
+    eventually(lambda: len(api.events) == 6)
+    assert most[0] == 2
+    for event in api.events:
+        stamped = datetime.strptime(event["eventTime"], "%Y-%m-%dT%H:%M:%S.%f%z")
+        stamped_ns = int(stamped.timestamp()) * 10**9 + stamped.microsecond * 1000
+        # stamped when its binding returned (to the microsecond), not when it was posted
+        assert bound_ns[event["regarding"]["name"]] - 1000 < stamped_ns < posted_ns

@@ -24,8 +24,9 @@ from kschedctl.model.kubetypes import Pod
 
 from .cycle import CycleState, ExtraFilter, not_evaluated
 from .dra import dra_prefilter_rejection
-from .nodefilters import Incoming
+from .nodefilters import Incoming, NodeCheck
 from .nodeinfo import NodeInfo
+from .nodememo import ShapeMemo
 from .snapshot import NodeInfoSnapshot
 from .volumes import volume_prefilter
 
@@ -72,13 +73,17 @@ def feasible_nodes(
     comparison_operators: bool = False,
     dynamic_provisioning: bool = True,
     extra: ExtraFilter | None = None,
+    memo: ShapeMemo | None = None,
 ) -> Feasible:
     """The nodes ``pod`` fits on, visiting ``snapshot.nodes`` from index ``start`` (wrapping)
     and stopping after ``limit`` feasible ones (0: visit every node).
 
     ``extra`` is one more filter (:data:`~.cycle.ExtraFilter`: the scheduler's Python
     plugins), run after every built-in one on the nodes they pass — on a node with nominated
-    pods in both passes, like the built-in ones — before the node counts towards ``limit``."""
+    pods in both passes, like the built-in ones — before the node counts towards ``limit``.
+
+    ``memo`` (:mod:`.nodememo`, for pods of ``pod``'s shape) keeps each node's verdict
+    between calls; it is used when only filters that read the pod and the node alone run."""
     inc = Incoming(
         pod,
         comparison_operators=comparison_operators,
@@ -107,6 +112,8 @@ def feasible_nodes(
     # visits hundreds.
     order = nodes[start:] + nodes[:start] if start else nodes
     if names is None and not nominated and extra is None:
+        if memo is not None and not cycle.states and memo.current(snapshot):
+            return _remembered(memo, snapshot, checks, limit, start)
         # The checks as a chain of filter() iterators over one list iterator: C walks the
         # nodes, only the checks run as Python. What the list iterator has left says how
         # many nodes were visited.
@@ -137,6 +144,42 @@ def feasible_nodes(
             if limit and len(found) >= limit:
                 break
     return Feasible(tuple(found), examined, (start + examined) % total if total else 0)
+
+
+def _remembered(
+    memo: ShapeMemo,
+    snapshot: NodeInfoSnapshot,
+    checks: tuple[NodeCheck, ...],
+    limit: int,
+    start: int,
+) -> Feasible:
+    """The fast path's visit, on the memo's verdicts: the nodes that changed since the
+    last pod of this shape are filtered again, then C walks the verdicts from ``start``."""
+    memo.sync(snapshot)
+    infos = memo.infos
+    if memo.fits is None:  # the first pod of this shape: every node, as a chain of filters
+        passing: Iterator[NodeInfo] = iter(infos)
+        for check in checks:
+            passing = filter(check, passing)
+        ok = set(map(id, passing))
+        memo.fits = [id(node) in ok for node in infos]
+    else:
+        fits = memo.fits
+        for i in memo.refilter:
+            node = infos[i]
+            fits[i] = all(check(node) for check in checks)
+    memo.refilter.clear()
+    total, fits = len(infos), memo.fits
+    visiting = itertools.chain(range(start, total), range(start))
+    verdicts = itertools.chain(itertools.islice(fits, start, None), itertools.islice(fits, start))
+    passing_at = itertools.compress(visiting, verdicts)
+    chosen = list(itertools.islice(passing_at, limit)) if limit else list(passing_at)
+    # As the fast path: the visit stops at the limit-th feasible node, else sees them all.
+    examined = (chosen[-1] - start) % total + 1 if limit and len(chosen) == limit else total
+    names = memo.names
+    return Feasible(
+        tuple([names[i] for i in chosen]), examined, (start + examined) % total if total else 0
+    )
 
 
 def fits_node(

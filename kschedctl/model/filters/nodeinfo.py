@@ -279,6 +279,9 @@ class NodeInfo:
     # The owning cluster state's nodes with (anti-)affinity pods, kept as pods come and go here.
     index: AffinityIndex | None = field(default=None, repr=False, compare=False)
     ordinal: int = field(default=0, repr=False, compare=False)  # position in the cluster state
+    # The owning cluster state's change log: this node's name is appended at every new
+    # generation (see NodeInfoSnapshot.changes).
+    changes: list[str] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_node(cls, node: Node) -> NodeInfo:
@@ -294,9 +297,14 @@ class NodeInfo:
             images=_node_images(node),
         )
 
+    def _changed(self) -> None:
+        self.generation = next(_GENERATIONS)
+        if self.changes is not None:
+            self.changes.append(self.name)
+
     def add(self, p: PodInfo) -> None:
         self.pods.append(p)
-        self.generation = next(_GENERATIONS)
+        self._changed()
         req = self.requested
         for k, v in p.requests.items():
             req[k] = req.get(k, 0) + v
@@ -316,7 +324,7 @@ class NodeInfo:
         """Put back ``pods``, the same pods in another order (after a dry run removed and
         re-added some): a new generation, since what was read in between saw another order."""
         self.pods[:] = pods
-        self.generation = next(_GENERATIONS)
+        self._changed()
 
     def remove(self, p: PodInfo) -> None:
         for i, q in enumerate(self.pods):
@@ -325,7 +333,7 @@ class NodeInfo:
                 break
         else:
             return
-        self.generation = next(_GENERATIONS)
+        self._changed()
         req = self.requested
         for k, v in p.requests.items():
             req[k] = req.get(k, 0) - v

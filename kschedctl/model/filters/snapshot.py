@@ -49,6 +49,10 @@ _COUNT_CACHE_SELECTORS = 64  # selectors whose per-node counts count_matching ke
 
 _ordinal = operator.attrgetter("ordinal")
 
+# Entries of the change log kept before it is emptied (a new node_epoch): a long-running
+# scheduler's log would grow forever.
+_CHANGES_KEPT = 20_000
+
 
 class NodeInfoSnapshot:
     """Nodes, their bound pods and namespace labels, indexed for fast filtering.
@@ -101,6 +105,12 @@ class NodeInfoSnapshot:
         for b in pod_disruption_budgets:
             self.upsert_pdb(b)
         self._nodes: dict[str, NodeInfo] = {}
+        # New whenever a node is set or removed, the DRA-backed resource names change or the
+        # change log is emptied: while it stays, a node's answers change only when its name
+        # comes in ``changes`` (its pods changed), so they can be kept (filters.nodememo).
+        self.node_epoch = 0
+        # The names of the nodes whose pods changed, in order (each NodeInfo appends its own).
+        self.changes: list[str] = []
         self._affinity_index = AffinityIndex()
         self._ordinals = itertools.count()
         self._pods: dict[str, PodInfo] = {}
@@ -365,13 +375,19 @@ class NodeInfoSnapshot:
         # a replaced node keeps its place in the dict, and so its ordinal
         info.ordinal = old.ordinal if old is not None else next(self._ordinals)
         info.index = self._affinity_index
+        info.changes = self.changes
         for name, size in info.images.items():
             state = self._images.setdefault(name, (size, set()))
             state[1].add(info.name)
         pods = old.pods if old is not None else self._unplaced.pop(info.name, [])
         self._nodes[info.name] = info
+        self._new_epoch()
         for p in pods:
             info.add(p)
+
+    def _new_epoch(self) -> None:
+        self.node_epoch += 1
+        self.changes.clear()  # the same list: every NodeInfo appends to it
 
     def _drop_images(self, node: NodeInfo) -> None:
         for name in node.images:
@@ -400,6 +416,7 @@ class NodeInfoSnapshot:
         if old is not None:
             self._drop_images(old)
             self._unindex(old)
+            self._new_epoch()
         if old is not None and old.pods:
             self._unplaced[name] = list(old.pods)
 
@@ -409,6 +426,8 @@ class NodeInfoSnapshot:
         phase = (pod.get("status") or {}).get("phase")
         if phase in _TERMINAL:
             return
+        if len(self.changes) > _CHANGES_KEPT:
+            self._new_epoch()  # what remembered answers read since is dropped with them
         info = PodInfo.from_pod(pod)
         if info.node_name:
             self._pods[info.uid] = info
@@ -449,7 +468,10 @@ class NodeInfoSnapshot:
     def set_dra(self, device_classes: Iterable[Mapping[str, Any]], world: DraWorld | None) -> None:
         """Replace what DRA reads (a scheduler's watches): the DeviceClasses and, once slices
         and claims are listed too, the DynamicResources plugin's view."""
-        self.dra_resources = frozenset(_dra_resource_names(device_classes))
+        names = frozenset(_dra_resource_names(device_classes))
+        if names != self.dra_resources:
+            self.dra_resources = names
+            self._new_epoch()
         self.dra = world
 
     def set_volume_object(self, kind: str, obj: Mapping[str, Any]) -> None:

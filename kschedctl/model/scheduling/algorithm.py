@@ -35,6 +35,7 @@ from kschedctl.model.filters.verdicts import UNRESOLVABLE
 from kschedctl.model.filters.volumes import volume_bindings
 from kschedctl.model.kubetypes import Pod
 
+from .memo import NodeMemo
 from .plugins import NO_PLUGINS, PluginCycle, PluginFailure, PluginSet
 from .policy import FallbackPolicy, FallbackStep, strict_pod
 from .policyload import pod_policy
@@ -124,6 +125,9 @@ class Algorithm:
     policy: FallbackPolicy = field(default_factory=FallbackPolicy)
     server_version: tuple[int, ...] = (1, 36)
     plugins: PluginSet = NO_PLUGINS
+    # Each node's verdict and raw scores for the last pod shapes (see .memo): a decision's
+    # cost is then the nodes that changed since the last replica, not every node visited.
+    memo: NodeMemo = field(default_factory=NodeMemo, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         scorer_for(self.strategy)  # refuse an unknown strategy now, not at the first decision
@@ -200,9 +204,12 @@ class Algorithm:
         cycle = self.plugins.cycle(pod, snapshot) if self.plugins else None
         filtering = self.plugins.filters or self.plugins.pre_filters  # score-only: no extra
         extra = cycle.status if cycle is not None and filtering else None
+        # Strictness and plugins read more than the pod and the node: nothing remembered.
+        memo = None if strict or cycle else self.memo.memo(pod, snapshot)
         found = feasible_nodes(
-            pod, snapshot, limit=limit, start=start, dynamic_provisioning=PROVISIONS, extra=extra
-        )
+            pod, snapshot, limit=limit, start=start, dynamic_provisioning=PROVISIONS, extra=extra,
+            memo=memo,
+        )  # fmt: skip
         names: Sequence[str] = found.names
         if strict:
             tolerations = (pod.get("spec") or {}).get("tolerations") or []
@@ -213,7 +220,7 @@ class Algorithm:
         if cycle is not None and self.plugins.scorers:
             chosen = _best_with_plugins(pod, snapshot, names, self.strategy, cycle)
         else:
-            chosen = best_node(pod, snapshot, names, self.strategy)
+            chosen = best_node(pod, snapshot, names, self.strategy, memo)
         if chosen is None:
             return None, None, 0, found.next_start
         return chosen[0], chosen[1], len(names), found.next_start

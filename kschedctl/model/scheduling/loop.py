@@ -20,9 +20,13 @@ Threads (all daemons; ``run`` returns after a clean shutdown):
   FailedScheduling and a retry), then post ``pods/binding`` with the pod's uid and the fallback
   annotation; a 409 (bound already, or a re-created pod) or 404 drops the assumption and the
   pod, other errors put the pod back with backoff;
-- **reporters** (:mod:`.reporting`) post events and the ``PodScheduled=False`` condition off
-  the decision path; when the decision preempts, they then evict the victims as
-  kube-scheduler's preemption executor does. The preemptor is not retried before that is done.
+- **reporters** (:mod:`.reporting`) post FailedScheduling events and the
+  ``PodScheduled=False`` condition off the decision path; when the decision preempts, they then
+  evict the victims as kube-scheduler's preemption executor does. The preemptor is not retried
+  before that is done;
+- **event posters** post the ``Scheduled`` events, stamped when the binding succeeded, a few at
+  a time: during a burst they trail the bindings instead of taking the API server's seats and
+  cores from them.
 
 The API is reached only through the port, :class:`~.port.SchedulerApi`
 (``kschedctl.k8s.scheduler_api`` implements it), so this module stays free of the kubernetes
@@ -70,6 +74,7 @@ __all__ = [
     "CONNECTIONS",
     "BIND_WORKERS",
     "REPORT_WORKERS",
+    "EVENT_WORKERS",
     "WATCHES",
 ]
 
@@ -81,14 +86,20 @@ log = logging.getLogger("kschedctl.scheduler")
 # a busy API server a binding takes 100-400 ms (benchmarks/scheduler.py, 1,000 pending pods
 # on 500 nodes: 8 binders 171 pods/s, 32: 272, 96: 294).
 BIND_WORKERS = 96
-REPORT_WORKERS = 16  # events and PodScheduled=False, off the decision path
+REPORT_WORKERS = 16  # FailedScheduling events and PodScheduled=False, off the decision path
+# Scheduled events in flight at once. A burst's bindings and its events go to the same API
+# server, whose cores and APF seats (one priority level for the scheduler's identity: 98
+# seats by default) they share; with every event in flight at once, each binding waits
+# longer. The events are kept (none dropped) and stamped at the binding, so they say when
+# the pod was bound even when they are posted later.
+EVENT_WORKERS = 4
 # Watches held open at once: nodes, pods, PodDisruptionBudgets, namespaces, the volume
 # kinds, the DRA kinds, the workload kinds (see ``start``).
 WATCHES = 4 + len(VOLUME_KINDS) + len(DRA_KINDS) + len(WORKLOAD_RESOURCES)
 # Connections the scheduler's client keeps: one per request in flight (binders, reporters,
 # every watch, the Lease), so that none is opened (a TLS handshake on both sides) and closed
 # per request when the pool is short of one.
-CONNECTIONS = BIND_WORKERS + REPORT_WORKERS + WATCHES + 1
+CONNECTIONS = BIND_WORKERS + REPORT_WORKERS + EVENT_WORKERS + WATCHES + 1
 
 
 @dataclass
@@ -106,6 +117,7 @@ class Settings:
     max_backoff: float = 10.0
     bind_workers: int = BIND_WORKERS
     report_workers: int = REPORT_WORKERS
+    event_workers: int = EVENT_WORKERS
     # The same FailedScheduling message for the same pod is posted at most this often.
     event_interval: float = 60.0
     # VolumeBindingArgs.bindTimeoutSeconds' default: how long PreBind waits for the claims.
@@ -147,6 +159,7 @@ class SchedulerLoop:
         )
         self._binders = ThreadPoolExecutor(settings.bind_workers, thread_name_prefix="bind")
         self._reporters = ThreadPoolExecutor(settings.report_workers, thread_name_prefix="report")
+        self._events = ThreadPoolExecutor(settings.event_workers, thread_name_prefix="event")
         self._threads: dict[str, threading.Thread] = {}
         # Preemptors whose victims are being evicted: not retried until that is done, like
         # DefaultPreemption's PreEnqueue ("waiting for the preemption for this pod to be
@@ -224,6 +237,7 @@ class SchedulerLoop:
         # the next leader places them).
         self._binders.shutdown(wait=True, cancel_futures=True)
         self._reporters.shutdown(wait=False, cancel_futures=True)
+        self._events.shutdown(wait=False, cancel_futures=True)
         elector = self._threads.get("elector")
         if elector is not None:
             elector.join(grace)
@@ -439,9 +453,9 @@ class SchedulerLoop:
             self.metrics.inc("fallback_used_total", (("step", step),))
         log.info("bound %s to %s%s", pod_key(pod), node, f" (fallback {step})" if step else "")
         self.reporter.forget(uid)
-        self._reporters.submit(
+        self._events.submit(
             self.reporter.event, pod, "Normal", "Scheduled", "Binding",
-            decision.scheduled_message(pod_key(pod)),
+            decision.scheduled_message(pod_key(pod)), at_ns=time.time_ns(),
         )  # fmt: skip
 
     def _bind_claims(

@@ -12,6 +12,7 @@ import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any
 
 from kschedctl.model.kubetypes import Pod
@@ -163,14 +164,19 @@ class Reporter:
         action: str,
         note: str,
         related: Mapping[str, Any] | None = None,
+        at_ns: int | None = None,
     ) -> None:
+        """Post one event; ``at_ns`` is when it happened (``time.time_ns()``; default: now),
+        for an event posted after a wait in a queue."""
         md = pod.get("metadata") or {}
-        now_ns = time.time_ns()
+        at_ns = at_ns or time.time_ns()
+        seconds, ns = divmod(at_ns, 1_000_000_000)
+        at = datetime.fromtimestamp(seconds, timezone.utc).replace(microsecond=ns // 1000)
         event = {
             "apiVersion": "events.k8s.io/v1",
             "kind": "Event",
-            "metadata": {"name": f"{md.get('name')}.{now_ns:x}", "namespace": md.get("namespace")},
-            "eventTime": micro_time(),
+            "metadata": {"name": f"{md.get('name')}.{at_ns:x}", "namespace": md.get("namespace")},
+            "eventTime": micro_time(at),
             "reportingController": self.name,
             "reportingInstance": f"{self.name}-{self.identity.split('_', 1)[0]}"[:128],
             "action": action,

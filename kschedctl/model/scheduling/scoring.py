@@ -48,6 +48,8 @@ The CLI choices, the spec check and these functions follow; an unknown name is a
 
 from __future__ import annotations
 
+import itertools
+import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -56,6 +58,7 @@ from kschedctl.model.filters import NodeInfoSnapshot, pod_requests
 from kschedctl.model.filters.interpod import InterPodScore, interpod_score
 from kschedctl.model.filters.nodefilters import Incoming
 from kschedctl.model.filters.nodeinfo import NodeInfo
+from kschedctl.model.filters.nodememo import ShapeMemo
 from kschedctl.model.filters.resources import CPU, MEMORY
 from kschedctl.model.filters.selectors import NodeSelectorTerm, node_selector_term
 from kschedctl.model.filters.spread import SpreadScore, spread_score
@@ -312,10 +315,60 @@ def _weighted(pre: PreScore, names: list[str], raw: tuple[list[int], ...]) -> We
     return Weighted(names, parts, [t + base for t in totals] if base else totals)
 
 
-def _scored(pod: Pod, snapshot: NodeInfoSnapshot, names: Iterable[str], strategy: str) -> Weighted:
-    nodes = [snapshot.node(n) for n in names]
+def _scored(
+    pod: Pod,
+    snapshot: NodeInfoSnapshot,
+    names: Iterable[str],
+    strategy: str,
+    memo: ShapeMemo | None = None,
+) -> Weighted:
+    if memo is not None and memo.current(snapshot):
+        at = list(map(memo.index.__getitem__, names))
+        nodes = list(map(memo.infos.__getitem__, at))
+    else:
+        memo, at, nodes = None, [], [snapshot.node(n) for n in names]
     pre = PreScore(pod, snapshot, nodes, strategy)
-    return _weighted(pre, [node.name for node in nodes], _raw_scores(pre, nodes))
+    node_names = [node.name for node in nodes]
+    # PodTopologySpread and InterPodAffinity read other nodes' pods: nothing remembered.
+    if memo is None or pre.spread is not None or pre.interpod is not None:
+        return _weighted(pre, node_names, _raw_scores(pre, nodes))
+    return _weighted(pre, node_names, _remembered_raw(pre, snapshot, nodes, at, memo))
+
+
+def _remembered_raw(
+    pre: PreScore,
+    snapshot: NodeInfoSnapshot,
+    nodes: Sequence[NodeInfo],
+    at: list[int],
+    memo: ShapeMemo,
+) -> tuple[list[int], ...]:
+    """``_raw_scores`` of ``nodes`` (at ``at`` in the memo) with each node's raw scores kept
+    in ``memo`` until the node changes: without spreading and inter-pod terms a raw score
+    reads the pod, the node and the node set (ImageLocality's share of nodes having an
+    image), which the memo's epoch covers. Picking and storing run as C loops (map)."""
+    memo.sync(snapshot)
+    if not memo.columns:
+        memo.columns = [[0] * len(memo.names) for _ in PLUGINS]
+        memo.nonzero = [0] * len(PLUGINS)
+    scored = memo.scored
+    stale = list(
+        itertools.compress(range(len(at)), map(operator.not_, map(scored.__getitem__, at)))
+    )
+    if stale:
+        fresh = _raw_scores(pre, [nodes[j] for j in stale])
+        for c, (column, values) in enumerate(zip(memo.columns, fresh, strict=True)):
+            for j, value in zip(stale, values, strict=True):
+                i = at[j]
+                memo.nonzero[c] += (value != 0) - (column[i] != 0)
+                column[i] = value
+        for j in stale:
+            scored[at[j]] = True
+    # A column of zeros on every node (a plugin with nothing to score for this shape) is
+    # not picked node by node.
+    return tuple(
+        list(map(column.__getitem__, at)) if nonzero else [0] * len(at)
+        for column, nonzero in zip(memo.columns, memo.nonzero, strict=True)
+    )
 
 
 def score_nodes(
@@ -339,15 +392,18 @@ def best_node(
     snapshot: NodeInfoSnapshot,
     names: Iterable[str],
     strategy: str = DEFAULT_STRATEGY,
+    memo: ShapeMemo | None = None,
 ) -> tuple[str, int] | None:
-    """``best(score_nodes(...))`` as (name, total), without a NodeScore per node."""
+    """``best(score_nodes(...))`` as (name, total), without a NodeScore per node; ``memo``
+    (for pods of ``pod``'s shape) keeps raw scores between calls when they are the node's."""
     scorer_for(strategy)  # an unknown strategy is refused even with no node to score
-    scored = _scored(pod, snapshot, names, strategy)
+    scored = _scored(pod, snapshot, names, strategy, memo)
     top = max(scored.totals, default=-1)
     if top < 0:
         return None  # no node (every total is >= 0 for valid pods)
     # the highest total; among equals, the node whose name sorts first
-    return min(n for n, t in zip(scored.names, scored.totals, strict=True) if t == top), top
+    ties = map(operator.eq, scored.totals, itertools.repeat(top))
+    return min(itertools.compress(scored.names, ties)), top
 
 
 def best(scores: Iterable[NodeScore]) -> NodeScore | None:
