@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from kschedctl.lab import pki, processes
+from kschedctl.lab import etcdload, pki, processes
 from kschedctl.lab.components import Progress, advertise_address, free_port, start_component, wait
 from kschedctl.lab.images import kwok_admitted_expression, kwok_selector_key
 from kschedctl.lab.state import LabDir, LabState
@@ -88,6 +88,9 @@ def start_all(run: Startup, nodes: list[dict[str, Any]]) -> None:
         "--authorization-mode=Node,RBAC", "--allow-privileged=true",
         "--kubelet-preferred-address-types=InternalIP,Hostname",
         "--profiling=false",
+        # JSON in etcd, so the seed's bulk loader (lab/etcdload.py) writes what the API
+        # server itself would; clients see no difference.
+        "--storage-media-type=application/json",
     ])  # fmt: skip
     run.wait("kube-apiserver", f"https://127.0.0.1:{state.api_port}/readyz")
 
@@ -122,6 +125,9 @@ def _etcd_args(lab: LabDir, client_port: int, peer_port: int) -> list[str]:
         f"--initial-cluster=lab=https://127.0.0.1:{peer_port}",
         *server, *peer,
         "--unsafe-no-fsync=true", "--log-level=warn", "--quota-backend-bytes=8589934592",
+        # the seed's bulk loader: many keys per transaction (lab/etcdload.py)
+        f"--max-txn-ops={etcdload.MAX_TXN_OPS}",
+        f"--max-request-bytes={etcdload.MAX_REQUEST_BYTES}",
     ]  # fmt: skip
 
 
