@@ -35,10 +35,11 @@ TXN_OPS = 1000
 TXN_BYTES = 8 * 1024 * 1024
 
 
-def key_of(obj: Mapping[str, Any]) -> str:
+def key_of(obj: Mapping[str, Any], kind: str | None = None) -> str:
+    """The object's key; ``kind`` for an item of a list, which names none."""
     meta = obj["metadata"]
     where = f"{meta['namespace']}/" if meta.get("namespace") else ""
-    return f"{PREFIX}/{RESOURCE_PREFIXES[obj['kind']]}/{where}{meta['name']}"
+    return f"{PREFIX}/{RESOURCE_PREFIXES[kind or obj['kind']]}/{where}{meta['name']}"
 
 
 def _b64(text: str | bytes) -> str:

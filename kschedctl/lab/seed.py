@@ -300,7 +300,7 @@ def seed(
     )
     if what.pinned:
         progress(f"loading {len(what.pinned)} pod(s) bound to their nodes into etcd")
-    load_pinned(loader, what.pinned, what.priority_classes)
+    load_pinned(loader, what.pinned, what.priority_classes, what.nodes)
     wait_admitted(cluster, len(what.pinned), timeout)
 
 
@@ -343,6 +343,7 @@ def load_pinned(
     loader: EtcdLoader,
     pods: Sequence[Mapping[str, Any]],
     classes: Sequence[Mapping[str, Any]],
+    nodes: Sequence[Mapping[str, Any]],
     *,
     first_ip: int = 0,
 ) -> None:
@@ -350,11 +351,13 @@ def load_pinned(
     would write (that stage then leaves it alone), with the lab's admission mark. Pod IPs count
     down from the top of the lab's pod CIDR (kwok hands out those at its bottom)."""
     table, default = priorities(classes)
+    labels = {n["metadata"]["name"]: n["metadata"].get("labels") or {} for n in nodes}
     now = time.time()
     loader.create([
         stored.stored_pod(_labelled(p), uid=_uid(), now=now, priority_classes=table,
                           global_default=default, host_ip=NODE_IP,
-                          pod_ip=stored.pod_ip(POD_CIDR, first_ip + i))
+                          pod_ip=stored.pod_ip(POD_CIDR, first_ip + i),
+                          node_labels=labels.get(p["spec"].get("nodeName") or ""))
         for i, p in enumerate(pods)
     ])  # fmt: skip
 
@@ -420,7 +423,7 @@ def reset(
         if not extra:
             break
         progress(f"resetting the lab: deleting {len(extra)} pod(s)")
-        loader.delete([key_of(p) for p in extra if not p["metadata"].get("finalizers")])
+        loader.delete([key_of(p, "Pod") for p in extra if not p["metadata"].get("finalizers")])
         delete_pods(cluster, [p for p in extra if p["metadata"].get("finalizers")])
         if time.monotonic() > deadline:
             raise LabError(f"{len(extra)} pod(s) still there after {timeout:.0f}s of deleting")
@@ -432,7 +435,9 @@ def reset(
     if missing:
         progress(f"resetting the lab: loading {len(missing)} pinned pod(s) again")
         try:
-            load_pinned(loader, missing, what.priority_classes, first_ip=len(what.pinned))
+            load_pinned(
+                loader, missing, what.priority_classes, what.nodes, first_ip=len(what.pinned)
+            )
         except KschedError as err:
             raise LabError(f"cannot load a pinned pod again: {err.message}") from err
     wait_admitted(cluster, len(what.pinned), timeout)

@@ -5,8 +5,9 @@ A create through the API turns the object a client sends into what it stores: me
 the scheme's defaults, and the admission plugins' changes. Here, the ones the lab's
 API server applies to a seeded pod and node that anything reads:
 
-- pod: Priority (``spec.priority``/``preemptionPolicy`` from its PriorityClass or the global
-  default one), DefaultTolerationSeconds (not-ready and unreachable ``NoExecute`` for 300 s),
+- pod: PodTopologyLabels (its node's zone and region labels), Priority (``spec.priority``
+  and ``preemptionPolicy`` from its PriorityClass or the global default one),
+  DefaultTolerationSeconds (not-ready and unreachable ``NoExecute`` for 300 s),
   ServiceAccount (``default``; the seed's pods mount no token), ``status.qosClass`` and the
   defaults of ``restartPolicy``, ``dnsPolicy``, ``schedulerName``, ``enableServiceLinks``,
   ``terminationGracePeriodSeconds``, ``securityContext`` and each container's pull policy and
@@ -40,9 +41,11 @@ NODE_CONDITIONS = (
     ("PIDPressure", "False", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
     ("NetworkUnavailable", "False", "RouteCreated", "RouteController created a route"),
 )  # fmt: skip
-KWOK_VERSION = "kwok-v0.8.0"
+KWOK_VERSION = "kwok-0.8.0"  # kwok-{its Version}
 NODE_LEASE_NAMESPACE = "kube-node-lease"
 _QOS_RESOURCES = ("cpu", "memory")
+# what the PodTopologyLabels admission copies from a pod's node onto a pod created bound to it
+TOPOLOGY_LABELS = ("topology.kubernetes.io/zone", "topology.kubernetes.io/region")
 
 
 def timestamp(now: float) -> str:
@@ -105,10 +108,12 @@ def stored_pod(
     global_default: str | None = None,
     host_ip: str,
     pod_ip: str,
+    node_labels: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """A pod bound to its node (``spec.nodeName``) as the API server stores it after its create
     and kwok's status write: Running and Ready. ``priority_classes``: name → (value,
-    preemptionPolicy); ``global_default``: the class with ``globalDefault: true``, if any."""
+    preemptionPolicy); ``global_default``: the class with ``globalDefault: true``, if any;
+    ``node_labels``: its node's (PodTopologyLabels copies their zone and region)."""
     spec = copy.deepcopy(dict(pod["spec"]))
     name = spec.get("priorityClassName") or ""
     if not name and global_default and "priority" not in spec:
@@ -131,10 +136,9 @@ def stored_pod(
         spec.setdefault(key, value_)
     spec["serviceAccount"] = spec["serviceAccountName"]  # the deprecated twin, always set
     started = timestamp(now)
-    # what the seed wrote through the API before, and kwok's pod-ready stage writes
-    conditions = [{"type": t, "status": "True", "lastProbeTime": None,
-                   "lastTransitionTime": started}
-                  for t in ("PodScheduled", "Initialized", "ContainersReady", "Ready")]  # fmt: skip
+    # kwok's pod-ready stage's (no PodScheduled: no scheduler placed a pod created bound)
+    conditions = [{"type": t, "status": "True", "lastTransitionTime": started}
+                  for t in ("Initialized", "Ready", "ContainersReady")]  # fmt: skip
     status = {
         "phase": "Running",
         "conditions": conditions,
@@ -150,6 +154,9 @@ def stored_pod(
         status["initContainerStatuses"] = [_init_done(c, started) for c in spec["initContainers"]]
     meta = _metadata(pod, uid, now)
     meta["generation"] = 1
+    topology = {k: v for k, v in (node_labels or {}).items() if k in TOPOLOGY_LABELS}
+    if topology:
+        meta["labels"] = {**(meta.get("labels") or {}), **topology}
     return {"kind": "Pod", "apiVersion": "v1", "metadata": meta, "spec": spec, "status": status}
 
 

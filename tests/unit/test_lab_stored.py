@@ -55,10 +55,19 @@ def test_a_pod_is_running_and_ready_as_kwok_leaves_it() -> None:
     status = shaped(pinned())["status"]
     assert status["phase"] == "Running" and status["qosClass"] == "BestEffort"
     ready = {c["type"]: c["status"] for c in status["conditions"]}
-    assert ready == {"PodScheduled": "True", "Initialized": "True", "ContainersReady": "True",
-                     "Ready": "True"}  # fmt: skip
+    assert ready == {"Initialized": "True", "ContainersReady": "True", "Ready": "True"}
     assert (status["hostIP"], status["podIP"]) == ("127.0.0.1", "10.244.255.254")
     assert status["containerStatuses"][0]["ready"] is True
+
+
+def test_topology_labels_come_from_the_node() -> None:
+    node = {"topology.kubernetes.io/zone": "z1", "topology.kubernetes.io/region": "r",
+            "kubernetes.io/hostname": "n1"}  # fmt: skip
+    pod = pinned()
+    pod["metadata"]["labels"] = {"app": "a", "topology.kubernetes.io/zone": "mine"}
+    labels = shaped(pod, node_labels=node)["metadata"]["labels"]
+    assert labels == {"app": "a", "topology.kubernetes.io/zone": "z1",
+                      "topology.kubernetes.io/region": "r"}  # fmt: skip
 
 
 def test_priority_comes_from_the_class_or_the_global_default() -> None:
