@@ -15,11 +15,13 @@ from __future__ import annotations
 import base64
 import http.client
 import json
+import time
+import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from kschedctl.base.errors import ConflictError, LabError
-from kschedctl.lab import pki
+from kschedctl.lab import pki, stored
 from kschedctl.lab.components import etcd_tls
 from kschedctl.lab.state import LabDir
 
@@ -123,3 +125,18 @@ class EtcdLoader:
                 {"request_delete_range": {"key": _b64(k)}} for k in keys[start : start + TXN_OPS]
             ]
             self._txn({"success": ops})
+
+    def load_nodes(self, nodes: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """The nodes as kwok and the node lifecycle controller leave them (Ready, untainted),
+        and their Leases, which kwok renews from then on; the nodes as stored."""
+        now = time.time()
+        made = [stored.stored_node(n, uid=new_uid(), now=now, node_ip=stored.NODE_IP,
+                                   kubelet_port=self.kubelet_port) for n in nodes]  # fmt: skip
+        leases = [stored.node_lease(n, uid=new_uid(), now=now, seconds=stored.NODE_LEASE_SECONDS)
+                  for n in made]  # fmt: skip
+        self.create([*made, *leases])
+        return made
+
+
+def new_uid() -> str:
+    return str(uuid.uuid4())

@@ -27,7 +27,6 @@ A scheduler started after that lists the same nodes and pods as on a fresh lab.
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -37,7 +36,7 @@ from kschedctl.base.errors import ConflictError, KschedError, LabError, NotFound
 from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab import stored
 from kschedctl.lab.api import wait_nodes_ready
-from kschedctl.lab.etcdload import EtcdLoader, key_of
+from kschedctl.lab.etcdload import EtcdLoader, key_of, new_uid
 from kschedctl.lab.images import ADMITTED_ANNOTATION
 from kschedctl.lab.provision import PROVISIONED_LABEL
 from kschedctl.model.filters.volumebinding import BIND_COMPLETED, BOUND_BY_CONTROLLER
@@ -47,9 +46,6 @@ WRITERS = 8
 # Created by the API server itself, with their values: a snapshot's copies are skipped.
 BUILTIN_PRIORITY_CLASSES = {"system-cluster-critical": 2000000000,
                             "system-node-critical": 2000001000}  # fmt: skip
-POD_CIDR = "10.244.0.0/16"  # startup.POD_CIDR (the lab's kwok --cidr)
-NODE_IP = "127.0.0.1"  # kwok's --node-ip
-NODE_LEASE_SECONDS = 40  # startup.NODE_LEASE_SECONDS
 SEED_LABEL = "simulate.kschedctl.io/seed"  # on every object the seed creates but nodes
 
 Progress = Callable[[str], None]
@@ -249,7 +245,7 @@ def seed(
     nodes schedulable and the pinned pods running."""
     progress(f"loading {len(what.nodes)} node(s) into etcd")
     try:
-        load_nodes(loader, what.nodes)
+        loader.load_nodes(what.nodes)
     except ConflictError as err:
         raise LabError(f"a node of the snapshot already exists in the lab: {err.message}") from err
     wait_nodes_ready(cluster, [n["metadata"]["name"] for n in what.nodes], timeout)
@@ -304,20 +300,6 @@ def seed(
     wait_admitted(cluster, len(what.pinned), timeout)
 
 
-def _uid() -> str:
-    return str(uuid.uuid4())
-
-
-def load_nodes(loader: EtcdLoader, nodes: Sequence[Mapping[str, Any]]) -> None:
-    """The nodes as kwok and the node lifecycle controller leave them (Ready, untainted), and
-    their Leases."""
-    now = time.time()
-    made = [stored.stored_node(n, uid=_uid(), now=now, node_ip=NODE_IP,
-                               kubelet_port=loader.kubelet_port) for n in nodes]  # fmt: skip
-    leases = [stored.node_lease(n, uid=_uid(), now=now, seconds=NODE_LEASE_SECONDS) for n in made]
-    loader.create([*made, *leases])
-
-
 def priorities(
     classes: Sequence[Mapping[str, Any]],
 ) -> tuple[dict[str, tuple[int, str]], str | None]:
@@ -354,9 +336,9 @@ def load_pinned(
     labels = {n["metadata"]["name"]: n["metadata"].get("labels") or {} for n in nodes}
     now = time.time()
     loader.create([
-        stored.stored_pod(_labelled(p), uid=_uid(), now=now, priority_classes=table,
-                          global_default=default, host_ip=NODE_IP,
-                          pod_ip=stored.pod_ip(POD_CIDR, first_ip + i),
+        stored.stored_pod(_labelled(p), uid=new_uid(), now=now, priority_classes=table,
+                          global_default=default, host_ip=stored.NODE_IP,
+                          pod_ip=stored.pod_ip(stored.POD_CIDR, first_ip + i),
                           node_labels=labels.get(p["spec"].get("nodeName") or ""))
         for i, p in enumerate(pods)
     ])  # fmt: skip

@@ -29,6 +29,10 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+# The lab's kwok (startup.py's flags): its nodes' address, their Leases, its pods' addresses
+NODE_IP = "127.0.0.1"
+NODE_LEASE_SECONDS = 40
+POD_CIDR = "10.244.0.0/16"
 NOT_READY_TAINT = "node.kubernetes.io/not-ready"
 DEFAULT_TOLERATION_SECONDS = 300
 _NO_EXECUTE_DEFAULTS = (NOT_READY_TAINT, "node.kubernetes.io/unreachable")

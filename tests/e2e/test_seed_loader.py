@@ -94,11 +94,12 @@ def test_loaded_objects_are_what_the_api_server_stores(own_lab: Lab, cluster: Cl
     loader = EtcdLoader(own_lab)
 
     cluster.create("/api/v1/nodes", node("api-node"))
-    seed.load_nodes(loader, [node("etcd-node")])
+    loader.load_nodes([node("etcd-node")])
     wait_nodes_ready(cluster, ["api-node", "etcd-node"], 120)  # untainted by the controller
     via_api, loaded = (cluster.get(f"/api/v1/nodes/{n}") for n in ("api-node", "etcd-node"))
     assert comparable_node(loaded) == comparable_node(via_api)
-    lease = cluster.get("/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/etcd-node")
+    lease_path = "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/etcd-node"
+    lease = cluster.get(lease_path)
     assert lease["metadata"]["ownerReferences"][0]["uid"] == loaded["metadata"]["uid"]
 
     # the seed's API path before the loader: a create, then kwok reports it running
@@ -119,6 +120,11 @@ def test_loaded_objects_are_what_the_api_server_stores(own_lab: Lab, cluster: Cl
     loaded_pod = wait_for(lambda: running("etcd-pod"), 60, "the loaded pod, listed Running")
     assert loaded_pod["spec"]["priority"] == 1000
     assert comparable_pod(loaded_pod) == comparable_pod(api_pod)
+    wait_for(
+        lambda: cluster.get(lease_path)["spec"]["renewTime"] != lease["spec"]["renewTime"],
+        60,
+        "kwok renews the loaded node's Lease",
+    )
 
 
 def seeded_pods(cluster: Cluster, namespace: str) -> dict[str, dict[str, Any]]:
