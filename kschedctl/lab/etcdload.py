@@ -3,11 +3,13 @@
 The lab's kube-apiserver stores JSON (``--storage-media-type=application/json``, a lab-only
 choice no client sees) under ``/registry/<resource>/[<namespace>/]<name>``. :class:`EtcdLoader`
 puts objects shaped by :mod:`kschedctl.lab.stored` there through etcd's v3 JSON gateway
-(``POST /v3/kv/txn``) with the API server's own etcd client certificate, many keys per
-transaction, each only if the key does not exist yet (as the API server's create does). The API
-server's watch cache sees the writes as it sees its own (it watches etcd); every object gets
-its etcd revision as resourceVersion — the keys of one transaction share one, as etcd gives
-every key of a transaction; each later write gets its own.
+(``POST /v3/kv/txn``) with the API server's own etcd client certificate, each only if its key
+is free (as the API server's create does), :data:`WRITERS` requests in flight. The API server's
+watch cache sees the writes as it sees its own (it watches etcd), and each object gets a
+revision of its own as resourceVersion: one key per transaction, as the API server writes. (A
+transaction of many keys gives them one revision, and the watch cache, which takes a revision
+for one object, then served a list holding part of them at that revision and a watch from it
+that never sent the rest.)
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ from __future__ import annotations
 import base64
 import http.client
 import json
+import threading
 import time
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from kschedctl.base.errors import ConflictError, LabError
@@ -29,12 +33,7 @@ PREFIX = "/registry"
 # The API server's resource prefixes (k8s.io/kubernetes pkg/registry/*/storage): nodes keep
 # their historic name.
 RESOURCE_PREFIXES = {"Node": "minions", "Pod": "pods", "Lease": "leases"}
-# etcd's limits, raised for the lab (startup._etcd_args): a transaction of TXN_OPS puts of
-# at most TXN_BYTES (the base64 of them travels in one JSON request).
-MAX_TXN_OPS = 4096
-MAX_REQUEST_BYTES = 64 * 1024 * 1024
-TXN_OPS = 1000
-TXN_BYTES = 8 * 1024 * 1024
+WRITERS = 8  # requests in flight: etcd's JSON gateway takes ~1,000 a second on 2 cores
 
 
 def key_of(obj: Mapping[str, Any], kind: str | None = None) -> str:
@@ -56,23 +55,8 @@ def encode(obj: Mapping[str, Any]) -> bytes:
     return json.dumps({**head, **obj}, separators=(",", ":")).encode()
 
 
-def batches(objects: Sequence[Mapping[str, Any]]) -> Iterable[list[tuple[str, bytes]]]:
-    """(key, value) pairs in transactions of at most TXN_OPS keys and TXN_BYTES bytes."""
-    batch: list[tuple[str, bytes]] = []
-    size = 0
-    for obj in objects:
-        value = encode(obj)
-        if batch and (len(batch) >= TXN_OPS or size + len(value) > TXN_BYTES):
-            yield batch
-            batch, size = [], 0
-        batch.append((key_of(obj), value))
-        size += len(value)
-    if batch:
-        yield batch
-
-
 class EtcdLoader:
-    """Transactions on the lab's etcd (its client port, the API server's client certificate)."""
+    """Writes to the lab's etcd (its client port, the API server's client certificate)."""
 
     def __init__(self, lab: LabDir) -> None:
         state = lab.state()
@@ -82,49 +66,70 @@ class EtcdLoader:
         kwok = state.components.get("kwok")
         self.kubelet_port = kwok.port if kwok else 0  # what kwok gives its nodes' status
         self._context = etcd_tls(lab, pki.ETCD_APISERVER_CLIENT)
+        self._local = threading.local()
 
-    def _txn(self, body: Mapping[str, Any]) -> dict[str, Any]:
-        connection = http.client.HTTPSConnection(
-            "127.0.0.1", self.port, context=self._context, timeout=120
-        )
+    def _connection(self) -> http.client.HTTPSConnection:
+        """This thread's connection to etcd, kept open between requests."""
+        connection: http.client.HTTPSConnection | None = getattr(self._local, "connection", None)
+        if connection is None:
+            connection = http.client.HTTPSConnection(
+                "127.0.0.1", self.port, context=self._context, timeout=120
+            )
+            self._local.connection = connection
+        return connection
+
+    def _post(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        connection = self._connection()
         try:
-            connection.request("POST", "/v3/kv/txn", json.dumps(body),
+            connection.request("POST", path, json.dumps(body),
                                {"Content-Type": "application/json"})  # fmt: skip
             response = connection.getresponse()
             text = response.read()
         except OSError as err:
+            connection.close()
             raise LabError(f"cannot write to the lab's etcd on port {self.port}: {err}",
                            hint="is the lab up? `kschedctl lab status`") from err  # fmt: skip
-        finally:
-            connection.close()
         if response.status != 200:
             raise LabError(f"the lab's etcd refused a write ({response.status}): "
                            f"{text[:300].decode(errors='replace')}")  # fmt: skip
         result: dict[str, Any] = json.loads(text)
         return result
 
-    def create(self, objects: Sequence[Mapping[str, Any]]) -> None:
-        """Put each object whose key is free; a transaction holding a taken key writes nothing
-        of its own and raises ConflictError (the transactions before it stay written)."""
-        for batch in batches(objects):
+    def _each(self, work: Callable[[Any], None], items: Sequence[Any]) -> None:
+        """``work`` on every item, :data:`WRITERS` at a time; the first error (or Ctrl-C)
+        cancels what has not started and is raised."""
+        if not items:
+            return
+        pool = ThreadPoolExecutor(min(WRITERS, len(items)), thread_name_prefix="etcd-load")
+        try:
+            for future in [pool.submit(work, item) for item in items]:
+                future.result()
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def create(self, objects: Sequence[Mapping[str, Any]], *, exist_ok: bool = False) -> None:
+        """Put each object if its key is free; a taken key raises ConflictError (what was
+        written stays) unless ``exist_ok``."""
+
+        def put(obj: Mapping[str, Any]) -> None:
+            key = _b64(key_of(obj))
             body = {
-                "compare": [{"key": _b64(key), "target": "CREATE", "result": "EQUAL",
-                             "create_revision": "0"} for key, _ in batch],
-                "success": [{"request_put": {"key": _b64(key), "value": _b64(value)}}
-                            for key, value in batch],
+                "compare": [{"key": key, "target": "CREATE", "result": "EQUAL",
+                             "create_revision": "0"}],
+                "success": [{"request_put": {"key": key, "value": _b64(encode(obj))}}],
             }  # fmt: skip
-            if not self._txn(body).get("succeeded"):
-                raise ConflictError(
-                    409, "AlreadyExists", f"one of {batch[0][0]} … {batch[-1][0]} already exists"
-                )
+            if not self._post("/v3/kv/txn", body).get("succeeded") and not exist_ok:
+                raise ConflictError(409, "AlreadyExists", f"{key_of(obj)} already exists")
+
+        self._each(put, objects)
 
     def delete(self, keys: Sequence[str]) -> None:
-        """Remove these keys (those already gone are no error)."""
-        for start in range(0, len(keys), TXN_OPS):
-            ops = [
-                {"request_delete_range": {"key": _b64(k)}} for k in keys[start : start + TXN_OPS]
-            ]
-            self._txn({"success": ops})
+        """Remove these keys, each in a request of its own (those already gone are no error)."""
+
+        def delete(key: str) -> None:
+            self._post("/v3/kv/deleterange", {"key": _b64(key)})
+
+        self._each(delete, keys)
 
     def load_nodes(self, nodes: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         """The nodes as kwok and the node lifecycle controller leave them (Ready, untainted),
@@ -134,7 +139,10 @@ class EtcdLoader:
                                    kubelet_port=self.kubelet_port) for n in nodes]  # fmt: skip
         leases = [stored.node_lease(n, uid=new_uid(), now=now, seconds=stored.NODE_LEASE_SECONDS)
                   for n in made]  # fmt: skip
-        self.create([*made, *leases])
+        self.create(made)
+        # After their nodes (the garbage collector finds their owner); kwok, which creates the
+        # Lease of each node it sees, may have been first: that one is kept.
+        self.create(leases, exist_ok=True)
         return made
 
 

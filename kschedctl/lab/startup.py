@@ -124,9 +124,6 @@ def _etcd_args(lab: LabDir, client_port: int, peer_port: int) -> list[str]:
         f"--initial-cluster=lab=https://127.0.0.1:{peer_port}",
         *server, *peer,
         "--unsafe-no-fsync=true", "--log-level=warn", "--quota-backend-bytes=8589934592",
-        # the seed's bulk loader: many keys per transaction (lab/etcdload.py)
-        f"--max-txn-ops={etcdload.MAX_TXN_OPS}",
-        f"--max-request-bytes={etcdload.MAX_REQUEST_BYTES}",
     ]  # fmt: skip
 
 

@@ -150,6 +150,8 @@ def test_kube_scheduler_counts_loaded_pods_and_reset_restores_them(
     first = seeded_pods(cluster, namespace)
     assert sorted(first) == [f"run-{i}" for i in range(4)]
     assert all(p["status"]["phase"] == "Running" for p in first.values())
+    # a revision each, as the API server's own writes: the watch cache takes one per object
+    assert len({p["metadata"]["resourceVersion"] for p in first.values()}) == len(first)
     node_uids = {n["metadata"]["name"]: n["metadata"]["uid"] for n in cluster.list("/api/v1/nodes")}
 
     # what a candidate leaves behind: a pinned pod evicted, a pod of its own

@@ -1,5 +1,5 @@
-"""The seed's bulk loader: objects shaped as the API server stores them (lab/stored.py), their
-etcd keys and transactions (lab/etcdload.py). tests/e2e/test_seed_loader.py compares the
+"""The seed's bulk loader: objects shaped as the API server stores them (lab/stored.py) and
+their etcd keys and bytes (lab/etcdload.py). tests/e2e/test_seed_loader.py compares the
 shapes with objects created through a real API server."""
 
 from __future__ import annotations
@@ -137,16 +137,6 @@ def test_keys_are_the_api_servers() -> None:
     assert etcdload.key_of(lease) == "/registry/leases/kube-node-lease/n1"
     assert etcdload.encode(pod).startswith(b'{"kind":"Pod","apiVersion":"v1",')
     assert json.loads(etcdload.encode(pod)) == pod
-
-
-def test_transactions_stay_within_etcds_limits() -> None:
-    pods = [{"kind": "Pod", "apiVersion": "v1", "metadata": {"name": f"p{i}", "namespace": "n"}}
-            for i in range(2 * etcdload.TXN_OPS + 5)]  # fmt: skip
-    sizes = [len(b) for b in etcdload.batches(pods)]
-    assert sizes == [etcdload.TXN_OPS, etcdload.TXN_OPS, 5]
-    assert etcdload.TXN_OPS <= etcdload.MAX_TXN_OPS
-    big = [{**p, "data": "x" * (etcdload.TXN_BYTES // 3)} for p in pods[:7]]
-    assert [len(b) for b in etcdload.batches(big)] == [2, 2, 2, 1]
 
 
 def test_pod_ips_count_down_from_the_top_of_the_cidr() -> None:
