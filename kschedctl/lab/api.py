@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ from kschedctl.kubeclient.watch import SYNC, list_and_watch
 
 from .devices import DEVICES_ANNOTATION, node_resource_slices
 from .etcdload import EtcdLoader
+from .parallel import in_parallel
 from .stored import NOT_READY_TAINT
 
 # Requests in flight while publishing nodes' ResourceSlices: enough to hide the round trips.
@@ -23,9 +23,9 @@ CREATE_WORKERS = 16
 
 
 def create_nodes(cluster: Cluster, loader: EtcdLoader, nodes: list[dict[str, Any]]) -> None:
-    """Load the nodes Ready, with their Leases, straight into etcd (thousands per transaction:
-    through the API, 2,000 nodes took 30–60 s of creates, kwok's initialisation and the node
-    lifecycle controller's taint removal), then publish the ResourceSlices of those with DRA
+    """Load the nodes Ready, with their Leases, straight into etcd (through the API, 2,000
+    nodes took 30–60 s of creates, kwok's initialisation and the node lifecycle controller's
+    taint removal), then publish the ResourceSlices of those with DRA
     devices (the lab's driver) through the API. A node that exists already stops it all
     (``Lab.up`` then removes the lab)."""
     try:
@@ -33,12 +33,7 @@ def create_nodes(cluster: Cluster, loader: EtcdLoader, nodes: list[dict[str, Any
     except ConflictError as err:
         raise LabError(f"a node to create exists already: {err.message}") from err
     with_devices = [n for n in made if DEVICES_ANNOTATION in n["metadata"].get("annotations", {})]
-    pool = ThreadPoolExecutor(CREATE_WORKERS, thread_name_prefix="publish-slices")
-    try:
-        for future in [pool.submit(publish_resource_slices, cluster, n) for n in with_devices]:
-            future.result()
-    finally:  # an error or Ctrl-C: what has not started never does
-        pool.shutdown(wait=True, cancel_futures=True)
+    in_parallel(lambda n: publish_resource_slices(cluster, n), with_devices, CREATE_WORKERS)
 
 
 def publish_resource_slices(cluster: Cluster, node: dict[str, Any]) -> None:

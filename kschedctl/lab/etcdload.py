@@ -20,13 +20,13 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kschedctl.base.errors import ConflictError, LabError
 from kschedctl.lab import pki, stored
 from kschedctl.lab.components import etcd_tls
+from kschedctl.lab.parallel import in_parallel
 from kschedctl.lab.state import LabDir
 
 PREFIX = "/registry"
@@ -95,18 +95,6 @@ class EtcdLoader:
         result: dict[str, Any] = json.loads(text)
         return result
 
-    def _each(self, work: Callable[[Any], None], items: Sequence[Any]) -> None:
-        """``work`` on every item, :data:`WRITERS` at a time; the first error (or Ctrl-C)
-        cancels what has not started and is raised."""
-        if not items:
-            return
-        pool = ThreadPoolExecutor(min(WRITERS, len(items)), thread_name_prefix="etcd-load")
-        try:
-            for future in [pool.submit(work, item) for item in items]:
-                future.result()
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
-
     def create(self, objects: Sequence[Mapping[str, Any]], *, exist_ok: bool = False) -> None:
         """Put each object if its key is free; a taken key raises ConflictError (what was
         written stays) unless ``exist_ok``."""
@@ -121,7 +109,7 @@ class EtcdLoader:
             if not self._post("/v3/kv/txn", body).get("succeeded") and not exist_ok:
                 raise ConflictError(409, "AlreadyExists", f"{key_of(obj)} already exists")
 
-        self._each(put, objects)
+        in_parallel(put, objects, WRITERS, "etcd-load")
 
     def delete(self, keys: Sequence[str]) -> None:
         """Remove these keys, each in a request of its own (those already gone are no error)."""
@@ -129,7 +117,7 @@ class EtcdLoader:
         def delete(key: str) -> None:
             self._post("/v3/kv/deleterange", {"key": _b64(key)})
 
-        self._each(delete, keys)
+        in_parallel(delete, keys, WRITERS, "etcd-load")
 
     def load_nodes(self, nodes: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         """The nodes as kwok and the node lifecycle controller leave them (Ready, untainted),

@@ -3,7 +3,7 @@ PodDisruptionBudgets, storage and DRA objects, and its bound pods pinned to thei
 (``spec.nodeName`` set, so no scheduler places them; already running, as a kubelet admitted them).
 
 The nodes (with their node Leases) and the pinned pods — nearly all of a large snapshot — are
-written straight into etcd (:mod:`kschedctl.lab.etcdload`), thousands per transaction, as the
+written straight into etcd (:mod:`kschedctl.lab.etcdload`), about a thousand a second, as the
 objects the API server itself would have stored after the creates and the status writes of
 kwok (:mod:`kschedctl.lab.stored` lists the defaults and admission changes applied). A
 scheduler cannot tell: it lists and watches them through the API server, whose watch cache
@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +37,7 @@ from kschedctl.lab import stored
 from kschedctl.lab.api import wait_nodes_ready
 from kschedctl.lab.etcdload import EtcdLoader, key_of, new_uid
 from kschedctl.lab.images import ADMITTED_ANNOTATION
+from kschedctl.lab.parallel import in_parallel
 from kschedctl.lab.provision import PROVISIONED_LABEL
 from kschedctl.model.filters.volumebinding import BIND_COMPLETED, BOUND_BY_CONTROLLER
 from kschedctl.model.scheduling.cache import VOLUME_KINDS
@@ -144,7 +144,7 @@ def reset_storage(cluster: Cluster, objects: Sequence[Mapping[str, Any]], timeou
         except NotFoundError:
             pass
 
-    _in_parallel(delete, paths, WRITERS)
+    in_parallel(delete, paths, WRITERS)
     deadline = time.monotonic() + timeout
     while paths:
         present = {
@@ -185,21 +185,7 @@ def restore_claims(cluster: Cluster, claims: Iterable[Mapping[str, Any]]) -> Non
         status = claim.get("status") or {"allocation": None, "reservedFor": None}
         cluster.patch(f"{_claim_path(claim)}/status", {"status": status})
 
-    _in_parallel(restore, claims, WRITERS)
-
-
-def _in_parallel(work: Callable[[Any], None], items: Iterable[Any], workers: int) -> None:
-    """``work`` on every item, ``workers`` at a time; the first error (or Ctrl-C) cancels the
-    writes not started yet and is raised."""
-    items = list(items)
-    if not items:
-        return
-    pool = ThreadPoolExecutor(min(workers, len(items)), thread_name_prefix="seed")
-    try:
-        for future in [pool.submit(work, item) for item in items]:
-            future.result()
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+    in_parallel(restore, claims, WRITERS)
 
 
 def create_many(
@@ -219,11 +205,7 @@ def create_many(
             if not exist_ok:
                 raise
 
-    _in_parallel(create, objects, workers)
-
-
-def _pods_path(obj: Mapping[str, Any]) -> str:
-    return f"/api/v1/namespaces/{obj['metadata']['namespace']}/pods"
+    in_parallel(create, objects, workers)
 
 
 def _labelled(obj: Mapping[str, Any]) -> dict[str, Any]:
@@ -379,7 +361,7 @@ def delete_pods(cluster: Cluster, pods: Iterable[Mapping[str, Any]]) -> None:
         except NotFoundError:
             pass
 
-    _in_parallel(delete, pods, WRITERS)
+    in_parallel(delete, pods, WRITERS)
 
 
 def _key(pod: Mapping[str, Any]) -> tuple[str, str]:
