@@ -8,7 +8,7 @@ objects the API server itself would have stored after the creates and the status
 kwok (:mod:`kschedctl.lab.stored` lists the defaults and admission changes applied). A
 scheduler cannot tell: it lists and watches them through the API server, whose watch cache
 picks the keys up from etcd as it does its own writes; each has a uid, a creationTimestamp
-and its etcd revision as resourceVersion; a node is Ready with no not-ready taint (as the
+and an etcd revision of its own as resourceVersion; a node is Ready with no not-ready taint (as the
 node lifecycle controller leaves a Ready node) and kwok renews its Lease from then on; a pod
 is Running with the lab's admission mark, so neither kwok nor the runner writes it again.
 Through the API it went at ~100 pods/s: a create, the status write and kwok's and the
@@ -18,7 +18,8 @@ writes their status), storage (the volume controller binds claims) and DRA objec
 and each with side effects the control plane must produce.
 
 :func:`reset` takes a lab back to the seeded state between two candidates: it deletes every
-pod that is not one of the pinned pods (grace period 0) and loads again the pinned pods that
+pod that is not one of the pinned pods (from etcd, as the API server removes a pod deleted
+with grace period 0: watchers get the same DELETED event) and loads again the pinned pods that
 are gone (a preemption victim), re-creates the claims and volumes (a candidate may have bound
 them), then waits until the pod list is exactly the pinned set.
 A scheduler started after that lists the same nodes and pods as on a fresh lab.
