@@ -9,14 +9,19 @@ binpack).
 report (the table `kschedctl simulate` prints) after the figures.
 
 Needs the lab's binaries (`kschedctl lab build`). Prints the time of each phase (lab start,
-nodes, pinned pods, each candidate) and the total, then the side-by-side summary.
+nodes, pinned pods, each candidate) and the total, the side-by-side summary, then the peak
+memory (VmHWM) of this process, of each candidate scheduler's process and of the lab's own
+(kube-apiserver, etcd, kwok, …), read from /proc every half second while they run.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import resource
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -86,6 +91,53 @@ CANDIDATES: dict[str, Callable[[], str]] = {
 }
 
 
+def peak_kib(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    except OSError:  # gone between the listing and the read
+        pass
+    return 0
+
+
+class PeakMemory:
+    """Every half second, the VmHWM of the lab's processes (lab.json) and of the candidates
+    (the lab's service records, procs/service_*.json), the highest seen per name."""
+
+    def __init__(self, lab: Path) -> None:
+        self.lab = lab
+        self.peaks: dict[str, int] = {}
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _processes(self) -> dict[str, int]:
+        found: dict[str, int] = {}
+        try:
+            components = json.loads((self.lab / "lab.json").read_text())["components"]
+            found.update({name: c["pid"] for name, c in components.items()})
+        except (OSError, ValueError, KeyError):
+            pass
+        for record in self.lab.glob("procs/service_*.json"):
+            try:
+                found[record.stem.removeprefix("service_")] = json.loads(record.read_text())["pid"]
+            except (OSError, ValueError, KeyError):
+                pass
+        return found
+
+    def _run(self) -> None:
+        while not self.stop.wait(0.5):
+            for name, pid in self._processes().items():
+                self.peaks[name] = max(self.peaks.get(name, 0), peak_kib(pid))
+
+    def __enter__(self) -> PeakMemory:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.stop.set()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=2000)
@@ -98,8 +150,10 @@ def main() -> None:
     if not set(chosen) <= set(CANDIDATES):
         parser.error(f"--candidates: choose from {', '.join(CANDIDATES)}")
     start = time.monotonic()
+    steps: list[tuple[float, str]] = []
 
     def progress(message: str) -> None:
+        steps.append((time.monotonic() - start, message))
         print(f"{time.monotonic() - start:7.1f}s  {message}", file=sys.stderr, flush=True)
 
     with tempfile.TemporaryDirectory(prefix="ksim-bench-") as tmp:
@@ -113,12 +167,22 @@ def main() -> None:
             str(work / "snap.json"), [str(work / f"{name}.yaml") for name in chosen], None
         )
         progress("snapshot loaded")
-        report = simulate(plan, candidates, lab_dir=work, timeout=1800, progress=progress)
+        with PeakMemory(work / "lab") as memory:
+            report = simulate(plan, candidates, lab_dir=work, timeout=1800, progress=progress)
     total = time.monotonic() - start
+    steps.append((total, "done"))
     print(f"nodes={args.nodes} pods={args.pods} pending={args.pending} total={total:.0f}s")
     for c in report.candidates:
         print(f"  {c.name:14} scheduled={c.scheduled} unschedulable={c.unschedulable} "
               f"nodes-used={c.nodes_used()} time-to-schedule={c.seconds:.1f}s")  # fmt: skip
+    print("phases (s, each step until the next; steps under 1 s left out):")
+    for (at, message), (until, _next) in zip(steps, steps[1:], strict=False):
+        if until - at >= 1.0:
+            print(f"  {until - at:7.1f}  {message}")
+    print("peak memory (VmHWM, MiB):")
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    for name, kib in [("simulate (this process)", own), *sorted(memory.peaks.items())]:
+        print(f"  {name:32} {kib / 1024:8.0f}")
     if args.report:
         console = Console(width=160, color_system=None)
         console.print(report_picture(report, 10))

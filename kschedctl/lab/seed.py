@@ -1,16 +1,25 @@
 """A lab shaped like a snapshot of a cluster: its nodes on kwok, its namespaces, PriorityClasses,
 PodDisruptionBudgets, storage and DRA objects, and its bound pods pinned to their nodes
-(``spec.nodeName`` set at creation, so no scheduler places them; the lab runner admits them as
-a kubelet would).
+(``spec.nodeName`` set, so no scheduler places them; already running, as a kubelet admitted them).
 
-Creation is the slow part of a large simulation, so every collection goes through a small
-pool of writers (the connection pool holds ``cpu_count * 5`` connections), and the not-ready
-taint the API server puts on every new node (the TaintNodesByCondition admission) is lifted
-as soon as kwok reports the node Ready, as the node lifecycle controller would a little later
-— nothing else about the nodes changes.
+The nodes (with their node Leases) and the pinned pods — nearly all of a large snapshot — are
+written straight into etcd (:mod:`kschedctl.lab.etcdload`), about a thousand a second, as the
+objects the API server itself would have stored after the creates and the status writes of
+kwok (:mod:`kschedctl.lab.stored` lists the defaults and admission changes applied). A
+scheduler cannot tell: it lists and watches them through the API server, whose watch cache
+picks the keys up from etcd as it does its own writes; each has a uid, a creationTimestamp
+and an etcd revision of its own as resourceVersion; a node is Ready with no not-ready taint (as the
+node lifecycle controller leaves a Ready node) and kwok renews its Lease from then on; a pod
+is Running with the lab's admission mark, so neither kwok nor the runner writes it again.
+Through the API it went at ~100 pods/s: a create, the status write and kwok's and the
+runner's reactions each. What stays on the API: namespaces (the namespace controller and
+the ServiceAccounts), PriorityClasses, PodDisruptionBudgets (the disruption controller
+writes their status), storage (the volume controller binds claims) and DRA objects — few,
+and each with side effects the control plane must produce.
 
 :func:`reset` takes a lab back to the seeded state between two candidates: it deletes every
-pod that is not one of the pinned pods (grace period 0) and re-creates the pinned pods that
+pod that is not one of the pinned pods (from etcd, as the API server removes a pod deleted
+with grace period 0: watchers get the same DELETED event) and loads again the pinned pods that
 are gone (a preemption victim), re-creates the claims and volumes (a candidate may have bound
 them), then waits until the pod list is exactly the pinned set.
 A scheduler started after that lists the same nodes and pods as on a fresh lab.
@@ -20,21 +29,24 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from kschedctl.base.errors import ConflictError, KschedError, LabError, NotFoundError
 from kschedctl.kubeclient.client import Cluster
-from kschedctl.lab.api import NOT_READY_TAINT, is_ready
+from kschedctl.lab import stored
+from kschedctl.lab.api import wait_nodes_ready
+from kschedctl.lab.etcdload import EtcdLoader, key_of, new_uid
 from kschedctl.lab.images import ADMITTED_ANNOTATION
+from kschedctl.lab.parallel import in_parallel
 from kschedctl.lab.provision import PROVISIONED_LABEL
 from kschedctl.model.filters.volumebinding import BIND_COMPLETED, BOUND_BY_CONTROLLER
 from kschedctl.model.scheduling.cache import VOLUME_KINDS
 
 WRITERS = 8
-# Created by the API server itself: a snapshot's copies are skipped.
-BUILTIN_PRIORITY_CLASSES = ("system-cluster-critical", "system-node-critical")
+# Created by the API server itself, with their values: a snapshot's copies are skipped.
+BUILTIN_PRIORITY_CLASSES = {"system-cluster-critical": 2000000000,
+                            "system-node-critical": 2000001000}  # fmt: skip
 SEED_LABEL = "simulate.kschedctl.io/seed"  # on every object the seed creates but nodes
 
 Progress = Callable[[str], None]
@@ -133,7 +145,7 @@ def reset_storage(cluster: Cluster, objects: Sequence[Mapping[str, Any]], timeou
         except NotFoundError:
             pass
 
-    _in_parallel(delete, paths, WRITERS)
+    in_parallel(delete, paths, WRITERS)
     deadline = time.monotonic() + timeout
     while paths:
         present = {
@@ -174,21 +186,7 @@ def restore_claims(cluster: Cluster, claims: Iterable[Mapping[str, Any]]) -> Non
         status = claim.get("status") or {"allocation": None, "reservedFor": None}
         cluster.patch(f"{_claim_path(claim)}/status", {"status": status})
 
-    _in_parallel(restore, claims, WRITERS)
-
-
-def _in_parallel(work: Callable[[Any], None], items: Iterable[Any], workers: int) -> None:
-    """``work`` on every item, ``workers`` at a time; the first error (or Ctrl-C) cancels the
-    writes not started yet and is raised."""
-    items = list(items)
-    if not items:
-        return
-    pool = ThreadPoolExecutor(min(workers, len(items)), thread_name_prefix="seed")
-    try:
-        for future in [pool.submit(work, item) for item in items]:
-            future.result()
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+    in_parallel(restore, claims, WRITERS)
 
 
 def create_many(
@@ -208,11 +206,7 @@ def create_many(
             if not exist_ok:
                 raise
 
-    _in_parallel(create, objects, workers)
-
-
-def _pods_path(obj: Mapping[str, Any]) -> str:
-    return f"/api/v1/namespaces/{obj['metadata']['namespace']}/pods"
+    in_parallel(create, objects, workers)
 
 
 def _labelled(obj: Mapping[str, Any]) -> dict[str, Any]:
@@ -227,16 +221,17 @@ def _labelled(obj: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def seed(cluster: Cluster, what: Seed, *, timeout: float, progress: Progress) -> None:
-    """Create everything in ``what`` on an empty lab and wait until the nodes are schedulable
-    and the pinned pods running."""
-    progress(f"creating {len(what.nodes)} node(s)")
+def seed(
+    cluster: Cluster, loader: EtcdLoader, what: Seed, *, timeout: float, progress: Progress
+) -> None:
+    """Create everything in ``what`` on an empty lab and wait until the API server lists the
+    nodes schedulable and the pinned pods running."""
+    progress(f"loading {len(what.nodes)} node(s) into etcd")
     try:
-        create_many(cluster, lambda _n: "/api/v1/nodes", what.nodes)
+        loader.load_nodes(what.nodes)
     except ConflictError as err:
         raise LabError(f"a node of the snapshot already exists in the lab: {err.message}") from err
-    progress(f"waiting for kwok to report {len(what.nodes)} node(s) Ready")
-    wait_schedulable(cluster, [n["metadata"]["name"] for n in what.nodes], what.nodes, timeout)
+    wait_nodes_ready(cluster, [n["metadata"]["name"] for n in what.nodes], timeout)
     existing = {n["metadata"]["name"] for n in cluster.list("/api/v1/namespaces")}
     for ns in what.namespaces:
         name = ns["metadata"]["name"]
@@ -283,67 +278,53 @@ def seed(cluster: Cluster, what: Seed, *, timeout: float, progress: Progress) ->
         what.resource_claim_templates,
     )
     if what.pinned:
-        progress(f"creating {len(what.pinned)} pod(s) bound to their nodes")
-    create_running(cluster, what.pinned)
+        progress(f"loading {len(what.pinned)} pod(s) bound to their nodes into etcd")
+    load_pinned(loader, what.pinned, what.priority_classes, what.nodes)
     wait_admitted(cluster, len(what.pinned), timeout)
 
 
-def _running_status() -> dict[str, Any]:
-    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    conditions = [{"type": t, "status": "True", "lastTransitionTime": now}
-                  for t in ("PodScheduled", "Initialized", "ContainersReady", "Ready")]  # fmt: skip
-    return {"status": {"phase": "Running", "startTime": now, "conditions": conditions}}
+def priorities(
+    classes: Sequence[Mapping[str, Any]],
+) -> tuple[dict[str, tuple[int, str]], str | None]:
+    """name → (value, preemptionPolicy) of the seed's PriorityClasses and the API server's
+    own, and the global default class's name (the Priority admission's inputs)."""
+    table = {name: (value, "PreemptLowerPriority")
+             for name, value in BUILTIN_PRIORITY_CLASSES.items()}  # fmt: skip
+    default = None
+    for pc in classes:
+        name = pc["metadata"]["name"]
+        if name in BUILTIN_PRIORITY_CLASSES:
+            continue
+        table[name] = (
+            int(pc.get("value") or 0),
+            pc.get("preemptionPolicy") or "PreemptLowerPriority",
+        )
+        if pc.get("globalDefault"):
+            default = name
+    return table, default
 
 
-def create_running(cluster: Cluster, pods: Iterable[Mapping[str, Any]]) -> None:
-    """Create each pinned pod and report it Running at once (the status kwok's pod-ready stage
-    would write: that stage then leaves it alone). kwok runs a few pods a second on a busy
-    machine; with the writes here, 20,000 pinned pods do not wait for it."""
-
-    def create(pod: Mapping[str, Any]) -> None:
-        made = cluster.create(_pods_path(pod), _labelled(pod))
-        meta = made["metadata"]
-        cluster.patch(f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}/status",
-                      _running_status())  # fmt: skip
-
-    _in_parallel(create, pods, WRITERS)
-
-
-def wait_schedulable(
-    cluster: Cluster, names: list[str], nodes: Sequence[Mapping[str, Any]], timeout: float
+def load_pinned(
+    loader: EtcdLoader,
+    pods: Sequence[Mapping[str, Any]],
+    classes: Sequence[Mapping[str, Any]],
+    nodes: Sequence[Mapping[str, Any]],
+    *,
+    first_ip: int = 0,
 ) -> None:
-    """Wait until kwok reports every node Ready, lifting the admission's not-ready taint from
-    the Ready ones on the way (the node lifecycle controller's job, done at once)."""
-    wanted = set(names)
-    own_taints = {n["metadata"]["name"]: (n.get("spec") or {}).get("taints") or [] for n in nodes}
-    deadline = time.monotonic() + timeout
-    while True:
-        listed = [n for n in cluster.list("/api/v1/nodes") if n["metadata"]["name"] in wanted]
-        tainted = []
-        ready = 0
-        for node in listed:
-            if not is_ready(node):
-                continue
-            ready += 1
-            taints = (node.get("spec") or {}).get("taints") or []
-            if any(t.get("key") == NOT_READY_TAINT for t in taints):
-                tainted.append(node["metadata"]["name"])
-        if ready == len(wanted) and not tainted:
-            return
-
-        def lift(name: str) -> None:
-            try:
-                cluster.patch(f"/api/v1/nodes/{name}", {"spec": {"taints": own_taints[name]}})
-            except NotFoundError:
-                pass
-
-        _in_parallel(lift, tainted, WRITERS)
-        if time.monotonic() > deadline:
-            raise LabError(
-                f"{len(wanted) - ready} of {len(wanted)} node(s) not Ready after {timeout:.0f}s",
-                hint="look at the kwok log in the lab directory's logs/",
-            )
-        time.sleep(0.3)
+    """Each pinned pod as stored once created and reported Running: what kwok's pod-ready stage
+    would write (that stage then leaves it alone), with the lab's admission mark. Pod IPs count
+    down from the top of the lab's pod CIDR (kwok hands out those at its bottom)."""
+    table, default = priorities(classes)
+    labels = {n["metadata"]["name"]: n["metadata"].get("labels") or {} for n in nodes}
+    now = time.time()
+    loader.create([
+        stored.stored_pod(_labelled(p), uid=new_uid(), now=now, priority_classes=table,
+                          global_default=default, host_ip=stored.NODE_IP,
+                          pod_ip=stored.pod_ip(stored.POD_CIDR, first_ip + i),
+                          node_labels=labels.get(p["spec"].get("nodeName") or ""))
+        for i, p in enumerate(pods)
+    ])  # fmt: skip
 
 
 def _pinned_state(cluster: Cluster) -> tuple[int, int]:
@@ -372,44 +353,77 @@ def wait_admitted(cluster: Cluster, count: int, timeout: float) -> None:
 
 def delete_pods(cluster: Cluster, pods: Iterable[Mapping[str, Any]]) -> None:
     def delete(pod: Mapping[str, Any]) -> None:
-        meta = pod["metadata"]
         try:
-            cluster.delete(
-                f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}",
-                gracePeriodSeconds=0,
-            )
+            cluster.delete(_pod_path(pod), gracePeriodSeconds=0)
         except NotFoundError:
             pass
 
-    _in_parallel(delete, pods, WRITERS)
+    in_parallel(delete, pods, WRITERS)
 
 
-def reset(cluster: Cluster, what: Seed, *, timeout: float, progress: Progress) -> None:
-    """Back to the seeded state: only the pinned pods, all of them, running."""
-    pinned = {(p["metadata"]["namespace"], p["metadata"]["name"]) for p in what.pinned}
+def _key(pod: Mapping[str, Any]) -> tuple[str, str]:
+    return pod["metadata"]["namespace"], pod["metadata"]["name"]
+
+
+def _pod_path(pod: Mapping[str, Any]) -> str:
+    return f"/api/v1/namespaces/{pod['metadata']['namespace']}/pods/{pod['metadata']['name']}"
+
+
+def _live(cluster: Cluster, pod: Mapping[str, Any]) -> dict[str, Any] | None:
+    try:
+        return cluster.get(_pod_path(pod))
+    except NotFoundError:
+        return None
+
+
+def reset(
+    cluster: Cluster, loader: EtcdLoader, what: Seed, *, timeout: float, progress: Progress
+) -> None:
+    """Back to the seeded state: only the pinned pods, all of them, running.
+
+    The pods a candidate made and the pinned ones it had deleted (terminating) go straight
+    from etcd, as the API server removes a pod deleted with grace period 0 (those with
+    finalizers through the API, which honours them); the pinned pods gone are loaded again.
+    All pods are listed once: what is checked afterwards are the pods without the seed's
+    label (a short list) and the few pinned pods deleted or loaded again, one by one."""
+    pinned = {_key(p) for p in what.pinned}
     namespaces = {ns["metadata"]["name"] for ns in what.namespaces}
-    deadline = time.monotonic() + timeout
-    while True:
-        pods = [p for p in cluster.list("/api/v1/pods") if p["metadata"]["namespace"] in namespaces]
-        extra = [p for p in pods
-                 if (p["metadata"]["namespace"], p["metadata"]["name"]) not in pinned
-                 or SEED_LABEL not in (p["metadata"].get("labels") or {})]  # fmt: skip
-        if not extra:
-            break
+
+    def ours(pods: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [p for p in pods if p["metadata"]["namespace"] in namespaces]
+
+    pods = ours(cluster.list("/api/v1/pods"))
+    extra = [p for p in pods
+             if _key(p) not in pinned or p["metadata"].get("deletionTimestamp")
+             or SEED_LABEL not in (p["metadata"].get("labels") or {})]  # fmt: skip
+    present = {_key(p) for p in pods} - {_key(p) for p in extra}
+    if extra:
         progress(f"resetting the lab: deleting {len(extra)} pod(s)")
-        delete_pods(cluster, extra)
-        if time.monotonic() > deadline:
-            raise LabError(f"{len(extra)} pod(s) still there after {timeout:.0f}s of deleting")
+    deadline = time.monotonic() + timeout
+    while extra:
+        loader.delete([key_of(p, "Pod") for p in extra if not p["metadata"].get("finalizers")])
+        delete_pods(cluster, [p for p in extra if p["metadata"].get("finalizers")])
         time.sleep(0.5)
+        extra = ours(cluster.list("/api/v1/pods", labelSelector=f"!{SEED_LABEL}"))
+        gone = [_live(cluster, p) for p in what.pinned if _key(p) not in present]
+        extra += [p for p in gone if p is not None]
+        if extra and time.monotonic() > deadline:
+            raise LabError(f"{len(extra)} pod(s) still there after {timeout:.0f}s of deleting")
     restore_claims(cluster, what.resource_claims)
     reset_storage(cluster, what.storage, timeout)
-    present = {(p["metadata"]["namespace"], p["metadata"]["name"]) for p in pods}
-    missing = [p for p in what.pinned
-               if (p["metadata"]["namespace"], p["metadata"]["name"]) not in present]  # fmt: skip
+    missing = [p for p in what.pinned if _key(p) not in present]
     if missing:
-        progress(f"resetting the lab: re-creating {len(missing)} pinned pod(s)")
+        progress(f"resetting the lab: loading {len(missing)} pinned pod(s) again")
         try:
-            create_running(cluster, missing)
+            load_pinned(
+                loader, missing, what.priority_classes, what.nodes, first_ip=len(what.pinned)
+            )
         except KschedError as err:
-            raise LabError(f"cannot re-create a pinned pod: {err.message}") from err
-    wait_admitted(cluster, len(what.pinned), timeout)
+            raise LabError(f"cannot load a pinned pod again: {err.message}") from err
+    while not all(_live(cluster, p) for p in missing):  # the API server's view caught up
+        if time.monotonic() > deadline:
+            raise LabError(
+                "a pinned pod loaded again is not served by the API server",
+                hint="look at the kube-apiserver log in the lab directory's logs/",
+            )
+        time.sleep(0.2)

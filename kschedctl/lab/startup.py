@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from kschedctl.lab import pki, processes
+from kschedctl.lab import etcdload, pki, processes
 from kschedctl.lab.components import Progress, advertise_address, free_port, start_component, wait
 from kschedctl.lab.images import kwok_admitted_expression, kwok_selector_key
 from kschedctl.lab.state import LabDir, LabState
+from kschedctl.lab.stored import NODE_IP, NODE_LEASE_SECONDS, POD_CIDR
 
 if TYPE_CHECKING:
     from kschedctl.kubeclient.client import Cluster
@@ -27,8 +28,6 @@ KWOK_STAGES = Path(__file__).parent / "kwok-stages.yaml"
 KWOK_LOGS_CRD = Path(__file__).parent / "kwok-logs-crd.yaml"
 KWOK_PORT_FORWARD_CRD = Path(__file__).parent / "kwok-portforward-crd.yaml"
 SERVICE_CIDR = "10.96.0.0/16"
-POD_CIDR = "10.244.0.0/16"
-NODE_LEASE_SECONDS = 40
 KWOK_WORKERS = 16  # kwok's node stages and node Leases processed in parallel (its default: 4)
 
 
@@ -88,6 +87,9 @@ def start_all(run: Startup, nodes: list[dict[str, Any]]) -> None:
         "--authorization-mode=Node,RBAC", "--allow-privileged=true",
         "--kubelet-preferred-address-types=InternalIP,Hostname",
         "--profiling=false",
+        # JSON in etcd, so the seed's bulk loader (lab/etcdload.py) writes what the API
+        # server itself would; clients see no difference.
+        "--storage-media-type=application/json",
     ])  # fmt: skip
     run.wait("kube-apiserver", f"https://127.0.0.1:{state.api_port}/readyz")
 
@@ -167,7 +169,7 @@ def _start_rest(run: Startup, nodes: list[dict[str, Any]], cluster: Cluster) -> 
         f"--config={_kwok_options(lab)}",
         "--manage-all-nodes=false",
         "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
-        "--node-ip=127.0.0.1", "--node-name=localhost", f"--node-port={kwok_port}",
+        f"--node-ip={NODE_IP}", "--node-name=localhost", f"--node-port={kwok_port}",
         f"--server-address=127.0.0.1:{kwok_port}",
         f"--node-lease-duration-seconds={NODE_LEASE_SECONDS}", f"--cidr={POD_CIDR}",
         "--enable-crds=Logs", "--enable-crds=PortForward",
@@ -178,8 +180,8 @@ def _start_rest(run: Startup, nodes: list[dict[str, Any]], cluster: Cluster) -> 
     run.wait("kwok", f"http://127.0.0.1:{kwok_port}/healthz")
 
     if nodes:
-        progress(f"creating {len(nodes)} simulated node(s)")
-        api.create_nodes(cluster, nodes)
+        progress(f"loading {len(nodes)} simulated node(s) into etcd")
+        api.create_nodes(cluster, etcdload.EtcdLoader(lab), nodes)
         api.wait_nodes_ready(cluster, [n["metadata"]["name"] for n in nodes], timeout)
     progress("waiting for the default ServiceAccount")
     api.wait_default_service_account(cluster, "default", timeout)

@@ -35,6 +35,7 @@ from kschedctl.clustersnapshot import (
 from kschedctl.kubeclient.client import Cluster
 from kschedctl.lab import seed
 from kschedctl.lab.cluster import Lab
+from kschedctl.lab.etcdload import EtcdLoader
 from kschedctl.lab.nodes import kwok_node
 from kschedctl.observe.simulation import (
     CandidateResult,
@@ -197,11 +198,12 @@ def simulate(
         # The lab's kube-scheduler serves default-scheduler: the candidate must be alone.
         lab.retire("kube-scheduler")
         with Cluster.connect(str(lab.kubeconfig)) as cluster:
-            seed.seed(cluster, plan.what, timeout=max(120.0, timeout), progress=progress)
+            loader = EtcdLoader(lab)
+            seed.seed(cluster, loader, plan.what, timeout=max(120.0, timeout), progress=progress)
             results = []
             for i, candidate in enumerate(candidates):
                 if i:
-                    seed.reset(cluster, plan.what, timeout=timeout, progress=progress)
+                    seed.reset(cluster, loader, plan.what, timeout=timeout, progress=progress)
                 results.append(
                     run_candidate(
                         lab,
