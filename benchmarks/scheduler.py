@@ -78,6 +78,7 @@ from kschedctl.lab.api import (  # noqa: E402
 )
 from kschedctl.lab.cluster import Lab  # noqa: E402
 from kschedctl.lab.components import free_port  # noqa: E402
+from kschedctl.lab.etcdload import EtcdLoader  # noqa: E402
 from kschedctl.lab.nodes import lab_node  # noqa: E402
 from kschedctl.lab.processes import proxy_free_environment  # noqa: E402
 from kschedctl.model.scheduling.metrics import quantile  # noqa: E402
@@ -123,14 +124,12 @@ def nodes_named(start: int, stop: int) -> list[dict[str, Any]]:
     ]
 
 
-def grow_nodes(cluster: Cluster, have: int, want: int) -> None:
+def grow_nodes(lab: Lab, cluster: Cluster, have: int, want: int) -> None:
     if want <= have:
         return
     progress(f"adding nodes {have} → {want}")
     new = nodes_named(have, want)
-    batches = [new[i : i + 50] for i in range(0, len(new), 50)]
-    with ThreadPoolExecutor(8) as pool:
-        list(pool.map(lambda b: create_nodes(cluster, b), batches))
+    create_nodes(cluster, EtcdLoader(lab), new)  # as `lab up --nodes` adds them
     # Ready and untainted: both schedulers start from the same, schedulable nodes.
     wait_nodes_ready(cluster, [n["metadata"]["name"] for n in new], timeout=600)
 
@@ -382,7 +381,7 @@ def measure(
 def memory_check(
     lab: Lab, cluster: Cluster, have: int, nodes: int, pods: int, log: Path
 ) -> dict[str, Any]:
-    grow_nodes(cluster, have, nodes)
+    grow_nodes(lab, cluster, have, nodes)
     progress(f"creating {pods} pods bound to {nodes} nodes")
     names = [f"bench-{i:05d}" for i in range(nodes)]
 
@@ -543,7 +542,7 @@ def main() -> int:
         have = 0
         # Nodes are only ever added: every series' runs at M happen when the lab has M nodes.
         for m in sorted({m for counts in series.values() for m in counts}):
-            grow_nodes(cluster, have, m)
+            grow_nodes(lab, cluster, have, m)
             have = m
             for limits, counts in series.items():
                 if m not in counts:
