@@ -127,9 +127,13 @@ BUSY_MACHINE_FLOOR = 60.0  # seconds: the shortest overall wait for any conditio
 
 
 def wait_for(
-    condition: Callable[[], Any], timeout: float, what: str, interval: float = 0.25
+    condition: Callable[[], Any],
+    timeout: float,
+    what: str | Callable[[], str],
+    interval: float = 0.25,
 ) -> Any:
-    """Poll ``condition`` until it returns something truthy; fail naming ``what``.
+    """Poll ``condition`` until it returns something truthy; fail naming ``what`` (a callable:
+    asked at the failure, so it can say what was last seen).
 
     ``timeout`` is what the condition needs on an idle machine; the wait is never shorter than
     ``BUSY_MACHINE_FLOOR`` (CI machines are busy: a test must not fail on a margin)."""
@@ -140,7 +144,8 @@ def wait_for(
         if result:
             return result
         if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout:.0f}s waiting for {what}")
+            label = what() if callable(what) else what
+            pytest.fail(f"timed out after {timeout:.0f}s waiting for {label}")
         time.sleep(interval)
 
 
@@ -183,6 +188,21 @@ def pod_events(cluster: Cluster, namespace: str, pod: str) -> list[dict[str, Any
         f"/apis/events.k8s.io/v1/namespaces/{namespace}/events",
         fieldSelector=f"regarding.name={pod},regarding.kind=Pod",
     )
+
+
+def latest_failure(cluster: Cluster, namespace: str, pod: str, by: str | None = None) -> str | None:
+    """The note of the pod's latest FailedScheduling event (of reporting controller ``by``,
+    if given); None: none yet. A scheduler retries a pod when the cluster changes, and a
+    retry whose message differs is a new event: the latest is what it judges now."""
+    events = [e for e in pod_events(cluster, namespace, pod) if e["reason"] == "FailedScheduling"
+              and (by is None or e.get("reportingController") == by)]  # fmt: skip
+    if not events:
+        return None
+
+    def seen(e: dict[str, Any]) -> str:
+        return str((e.get("series") or {}).get("lastObservedTime") or e.get("eventTime") or "")
+
+    return str(max(events, key=seen)["note"])
 
 
 def scheduled_event(cluster: Cluster, namespace: str, pod: str) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from e2e_helpers import pod_events, pod_manifest, wait_for
+from e2e_helpers import latest_failure, pod_events, pod_manifest, wait_for
 from test_builtin_scheduler import SCHEDULER, Scheduler, scheduler
 from test_why_dra import (
     GPU,
@@ -25,7 +25,6 @@ from test_why_dra import (
     claim_pod,
     dra_cluster,
     dra_lab,
-    latest_failure,
     why_json,
 )
 

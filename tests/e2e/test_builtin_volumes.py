@@ -19,12 +19,12 @@ from __future__ import annotations
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_helpers import pod_events, pod_manifest, scheduled_event, stop, wait_for
+from e2e_helpers import latest_failure, pod_manifest, scheduled_event, stop, wait_for
 
 from kschedctl.base.errors import NotFoundError
 from kschedctl.kubeclient.client import Cluster
@@ -147,14 +147,23 @@ def node_of(cluster: Cluster, namespace: str, name: str, timeout: float = 60) ->
     return str(wait_for(bound, timeout, f"pod {name} to be bound"))
 
 
-def failure(cluster: Cluster, namespace: str, pod: str, by: str, timeout: float = 60) -> str:
-    def note() -> str | None:
-        for e in pod_events(cluster, namespace, pod):
-            if e.get("reason") == "FailedScheduling" and e.get("reportingController") == by:
-                return str(e.get("note"))
-        return None
+def failure(
+    cluster: Cluster, namespace: str, pod: str, by: str,
+    until: Callable[[str], bool] = lambda _note: True, timeout: float = 60,
+) -> str:  # fmt: skip
+    """``by``'s latest FailedScheduling message for ``pod``, once ``until`` holds for it. A
+    scheduler may judge a pod before a watch brought it an object created just before (a
+    StorageClass: "unbound immediate PersistentVolumeClaims"), and says so again when it
+    retries: the latest message is the one to check."""
+    shown: list[str | None] = [None]
 
-    return str(wait_for(note, timeout, f"a FailedScheduling event of {pod} from {by}"))
+    def note() -> str | None:
+        shown[0] = latest_failure(cluster, namespace, pod, by)
+        return shown[0] if shown[0] is not None and until(shown[0]) else None
+
+    return str(
+        wait_for(note, timeout, lambda: f"{by}'s FailedScheduling for {pod} (latest: {shown[0]})")
+    )
 
 
 def histogram(message: str) -> str:
@@ -184,8 +193,9 @@ def test_a_bound_claim_follows_its_volumes_node_affinity(
     pin = {"nodeSelector": {HOST: elsewhere}}
     create_pod(cluster, namespace, "ours-pinned", scheduler_name, "data", **pin)
     create_pod(cluster, namespace, "kube-pinned", "default-scheduler", "data", **pin)
-    ours = failure(cluster, namespace, "ours-pinned", scheduler_name)
-    kube = failure(cluster, namespace, "kube-pinned", "default-scheduler")
+    affinity = "node(s) didn't match PersistentVolume's node affinity"
+    ours = failure(cluster, namespace, "ours-pinned", scheduler_name, lambda n: affinity in n)
+    kube = failure(cluster, namespace, "kube-pinned", "default-scheduler", lambda n: affinity in n)
     assert "node(s) didn't match PersistentVolume's node affinity" in ours
     assert histogram(ours) == histogram(kube)
     assert why_pod(cluster, namespace, "ours-pinned").summary == ours
@@ -225,8 +235,8 @@ def test_dynamic_provisioning_is_refused_with_a_clear_message(
     create_class(cluster, cluster_objects, cls, "example.com/no-such-provisioner")
     create_claim(cluster, namespace, "data", cls)
     create_pod(cluster, namespace, "ours", scheduler_name, "data")
-    note = failure(cluster, namespace, "ours", scheduler_name)
-    assert "would need dynamic provisioning of a PersistentVolume" in note
+    provisioning = "would need dynamic provisioning of a PersistentVolume"
+    note = failure(cluster, namespace, "ours", scheduler_name, lambda n: provisioning in n)
     assert "use kube-scheduler for this pod" in note
     claimed = claim(cluster, namespace, "data")
     assert "volume.kubernetes.io/selected-node" not in (

@@ -14,7 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_helpers import lab_of_its_own, pod_events, pod_manifest, pod_reader_kubeconfig, wait_for
+from e2e_helpers import (
+    lab_of_its_own,
+    latest_failure,
+    pod_events,
+    pod_manifest,
+    pod_reader_kubeconfig,
+    wait_for,
+)
 from typer.testing import CliRunner
 
 from kschedctl.base.errors import NotFoundError
@@ -99,17 +106,6 @@ def place(cluster: Cluster, namespace: str, name: str, node: str, **spec: Any) -
         return pod["spec"].get("nodeName") == node and pod["status"].get("phase") == "Running"
 
     wait_for(running, 60, f"{namespace}/{name} running on {node}")
-
-
-def latest_failure(cluster: Cluster, namespace: str, pod: str) -> str | None:
-    events = [e for e in pod_events(cluster, namespace, pod) if e["reason"] == "FailedScheduling"]
-    if not events:
-        return None
-
-    def seen(e: dict[str, Any]) -> str:
-        return str((e.get("series") or {}).get("lastObservedTime") or e.get("eventTime") or "")
-
-    return str(max(events, key=seen)["note"])
 
 
 def counted(verdicts: list[dict[str, Any]]) -> dict[str, int]:

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 import yaml
-from e2e_helpers import lab_of_its_own, pod_events, pod_manifest, wait_for
+from e2e_helpers import lab_of_its_own, latest_failure, pod_manifest, wait_for
 from typer.testing import CliRunner
 
 from kschedctl.cli import app
@@ -116,17 +116,6 @@ def why_json(lab: Lab, namespace: str, pod: str) -> tuple[int, dict[str, Any]]:
         raise result.exception
     assert result.exit_code in (0, 6), result.stderr
     return result.exit_code, json.loads(result.stdout)
-
-
-def latest_failure(cluster: Cluster, namespace: str, pod: str) -> str | None:
-    events = [e for e in pod_events(cluster, namespace, pod) if e["reason"] == "FailedScheduling"]
-    if not events:
-        return None
-
-    def seen(e: dict[str, Any]) -> str:
-        return str((e.get("series") or {}).get("lastObservedTime") or e.get("eventTime") or "")
-
-    return str(max(events, key=seen)["note"])
 
 
 def check_against_scheduler(lab: Lab, cluster: Cluster, namespace: str, pod: str) -> dict[str, Any]:

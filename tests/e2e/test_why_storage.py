@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_helpers import pod_manifest, stop, token_kubeconfig, wait_for
+from e2e_helpers import latest_failure, pod_manifest, stop, token_kubeconfig, wait_for
 from test_builtin_volumes import (  # the same scheduler fixture and volume helpers
     HOST,
     claim,
@@ -64,20 +64,34 @@ def uses(claim_name: str) -> list[dict[str, Any]]:
 
 
 def both_fail_alike(cluster: Cluster, namespace: str, ours: str, kube: str, scheduler: str,
-                    ) -> str:  # fmt: skip
-    """kube-scheduler's message for ``kube``; why says it word for word, and kschedctl's
-    scheduler gives ``ours`` the same one (the DynamicResources PostFilter's part included)."""
-    expected = failure(cluster, namespace, kube, KUBE)
-    mine = failure(cluster, namespace, ours, scheduler)
-    print(f"\n  kube-scheduler: {expected}\n  kschedctl:      {mine}")
-    assert mine == expected
+                    saying: str) -> str:  # fmt: skip
+    """kube-scheduler's message for ``kube``, which says ``saying``; why says it word for
+    word, and kschedctl's scheduler gives ``ours`` the same one (the DynamicResources
+    PostFilter's part included)."""
+    # Either may first judge with a watch behind the objects made just before the pods (a
+    # StorageClass not yet seen reads as Immediate binding); each retries when they arrive:
+    # their latest messages are the ones to compare.
+    last: list[tuple[str | None, str | None]] = [(None, None)]
+
+    def alike() -> str | None:
+        pair = (
+            latest_failure(cluster, namespace, kube, KUBE),
+            latest_failure(cluster, namespace, ours, scheduler),
+        )
+        last[0] = pair
+        return pair[0] if pair[0] is not None and saying in pair[0] and pair[0] == pair[1] else None
+
+    expected = wait_for(
+        alike, 60, lambda: f"the same message, saying {saying!r}, from both (kube, ours: {last[0]})"
+    )
+    print(f"\n  kube-scheduler and kschedctl: {expected}")
 
     def agrees() -> bool:  # kube-scheduler retries; its latest message is the one to match
         return why_pod(cluster, namespace, kube).summary == failure(cluster, namespace, kube, KUBE)
 
     wait_for(agrees, 30, f"why's summary for {kube} to equal kube-scheduler's message", 1.0)
-    assert why_pod(cluster, namespace, ours).summary == mine
-    return expected
+    assert why_pod(cluster, namespace, ours).summary == expected
+    return str(expected)
 
 
 def capacity_class(cluster: Cluster, namespace: str, objects: list[str], node: str,
@@ -105,8 +119,8 @@ def test_csi_storage_capacity_too_small_everywhere(
     capacity_class(cluster, namespace, cluster_objects, schedulable_nodes(cluster)[0], "1Gi")
     for who, scheduler in (("ours", scheduler_name), ("kube", KUBE)):
         make_pod(cluster, namespace, who, scheduler, volumes=uses(f"{who}-data"))
-    message = both_fail_alike(cluster, namespace, "ours", "kube", scheduler_name)
-    assert "node(s) did not have enough free storage" in message
+    both_fail_alike(cluster, namespace, "ours", "kube", scheduler_name,
+                    "node(s) did not have enough free storage")  # fmt: skip
 
 
 def test_csi_storage_capacity_on_one_node(
@@ -123,7 +137,7 @@ def test_csi_storage_capacity_on_one_node(
                         .get("annotations") or {}).get("volume.kubernetes.io/selected-node"),
                         60, "kube-scheduler to select a node for the claim")  # fmt: skip
     assert selected == nodes[0]
-    mine = failure(cluster, namespace, "ours", scheduler_name)
+    mine = failure(cluster, namespace, "ours", scheduler_name, lambda n: "provisioning" in n)
     print(f"\n  kschedctl: {mine}")
     short = len(cluster.list("/api/v1/nodes")) - 1
     assert histogram(mine).endswith(
@@ -161,8 +175,8 @@ def test_inline_disk_in_use(
     # Pinned to the holder's node: the disk is what keeps the pod off it.
     for who, scheduler in (("ours", scheduler_name), ("kube", KUBE)):
         make_pod(cluster, namespace, who, scheduler, volumes=volumes, nodeSelector={HOST: there})
-    message = both_fail_alike(cluster, namespace, "ours", "kube", scheduler_name)
-    assert "1 node(s) had no available disk" in message
+    both_fail_alike(cluster, namespace, "ours", "kube", scheduler_name,
+                    "1 node(s) had no available disk")  # fmt: skip
 
 
 def test_read_write_once_pod_claim_in_use(
@@ -178,8 +192,8 @@ def test_read_write_once_pod_claim_in_use(
     node_of(cluster, namespace, "holder")
     for who, scheduler in (("ours", scheduler_name), ("kube", KUBE)):
         make_pod(cluster, namespace, who, scheduler, volumes=uses("data"))
-    message = both_fail_alike(cluster, namespace, "ours", "kube", scheduler_name)
-    assert "ReadWriteOncePod access mode already in-use by another pod" in message
+    both_fail_alike(cluster, namespace, "ours", "kube", scheduler_name,
+                    "ReadWriteOncePod access mode already in-use by another pod")  # fmt: skip
 
 
 def test_unbound_immediate_claim(
@@ -192,7 +206,8 @@ def test_unbound_immediate_claim(
     create_claim(cluster, namespace, "data", cls)
     for who, scheduler in (("ours", scheduler_name), ("kube", KUBE)):
         make_pod(cluster, namespace, who, scheduler, volumes=uses("data"))
-    message = both_fail_alike(cluster, namespace, "ours", "kube", scheduler_name)
+    message = both_fail_alike(cluster, namespace, "ours", "kube", scheduler_name,
+                              "unbound immediate PersistentVolumeClaims")  # fmt: skip
     assert message.endswith("pod has unbound immediate PersistentVolumeClaims. not found")
 
 
@@ -204,8 +219,8 @@ def test_required_node_features(cluster: Cluster, namespace: str, scheduler_name
            "restartPolicyRules": [rule]}  # fmt: skip
     for who, scheduler in (("ours", scheduler_name), ("kube", KUBE)):
         make_pod(cluster, namespace, who, scheduler, containers=[app])
-    message = both_fail_alike(cluster, namespace, "ours", "kube", scheduler_name)
-    assert "node(s) didn't match Pod's required features" in message
+    both_fail_alike(cluster, namespace, "ours", "kube", scheduler_name,
+                    "node(s) didn't match Pod's required features")  # fmt: skip
 
 
 def test_a_node_declaring_the_feature_gets_the_pod(
