@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import KW_ONLY, dataclass, field, replace
 from typing import Any
 
-from kschedctl.base.errors import KschedError, NotFoundError
+from kschedctl.base.errors import KschedError, NotFoundError, printable, quote
 from kschedctl.kubeclient.client import Cluster
 from kschedctl.observe.containers import scheduler_container
 from kschedctl.observe.identity import deployment_uids, owning_deployment
@@ -83,9 +83,9 @@ def with_container(found: list[Replica], container: str | None, entry: Scheduler
     if found and not chosen:
         names = sorted({n for r in found for n in r.containers})
         raise NotFoundError(
-            f"container {container!r} is not valid for the pods of {entry.name}: they run "
-            + ", ".join(repr(n) for n in names),
-            hint=f"drop -c to read the scheduler's own container, or -c {names[0]}",
+            f"container {quote(container)} is not valid for the pods of {entry.name}: they run "
+            + ", ".join(quote(n) for n in names),
+            hint=f"drop -c to read the scheduler's own container, or -c {printable(names[0])}",
         )
     return chosen
 

@@ -260,14 +260,8 @@ def test_match_attribute_constraint(dra_lab: Lab, dra_cluster: Cluster, ns: str)
         assert "4 cannot allocate all claims" in data["summary"]
 
         dra_cluster.create(f"/api/v1/namespaces/{ns}/pods", claim_pod("only-x", "only-x"))
-
-        def bound() -> str | None:
-            pod = dra_cluster.get(f"/api/v1/namespaces/{ns}/pods/only-x")
-            return str(pod["spec"].get("nodeName") or "") or None
-
-        assert wait_for(bound, 60, "only-x bound") == "dra-plain"
-        results = dra_cluster.get(f"{RESOURCE}/namespaces/{ns}/resourceclaims/only-x")["status"][
-            "allocation"]["devices"]["results"]  # fmt: skip
+        assert bound_to(dra_cluster, ns, "only-x") == "dra-plain"
+        results = allocation_results(dra_cluster, ns, "only-x")
         assert sorted((r["request"], r["device"]) for r in results) == [
             ("x", "d0"), ("x", "d1"), ("y", "d2")]  # fmt: skip
     finally:
@@ -313,6 +307,24 @@ def bound_to(cluster: Cluster, ns: str, pod: str) -> str:
     return str(wait_for(bound, 60, f"{pod} bound"))
 
 
+def fits_and_binds(lab: Lab, cluster: Cluster, ns: str, pod: dict[str, Any], node: str) -> None:
+    """why says only ``node`` fits the gated pod; ungated, kube-scheduler binds it there."""
+    assert fits_while_gated(lab, cluster, ns, pod) == [node]
+    assert bound_to(cluster, ns, pod["metadata"]["name"]) == node
+
+
+def allocation_results(cluster: Cluster, ns: str, claim_name: str) -> list[dict[str, Any]]:
+    """The devices allocated to claim ``claim_name``, once written."""
+
+    def results() -> list[dict[str, Any]] | None:
+        found = cluster.get(f"{RESOURCE}/namespaces/{ns}/resourceclaims/{claim_name}")
+        return (
+            ((found.get("status") or {}).get("allocation") or {}).get("devices", {}).get("results")
+        )
+
+    return list(wait_for(results, 60, f"claim {claim_name} allocated"))
+
+
 TAINTED = [{"driver": "taint.example.com", "name": "gpu", "count": 2,
             "taints": [{"key": "taint.example.com/health", "value": "broken",
                         "effect": "NoSchedule"}]}]  # fmt: skip
@@ -333,9 +345,7 @@ def test_device_taints_and_tolerations(dra_lab: Lab, dra_cluster: Cluster, ns: s
         tolerant["spec"]["devices"]["requests"][0]["exactly"]["tolerations"] = [
             {"key": "taint.example.com/health", "operator": "Exists", "effect": "NoSchedule"}]  # fmt: skip
         dra_cluster.create(f"{RESOURCE}/namespaces/{ns}/resourceclaims", tolerant)
-        pod = claim_pod("tolerant", "tolerant")
-        assert fits_while_gated(dra_lab, dra_cluster, ns, pod) == ["dra-plain"]
-        assert bound_to(dra_cluster, ns, "tolerant") == "dra-plain"
+        fits_and_binds(dra_lab, dra_cluster, ns, claim_pod("tolerant", "tolerant"), "dra-plain")
 
 
 PARTITIONED = [
@@ -357,10 +367,8 @@ def test_partitionable_devices(dra_lab: Lab, dra_cluster: Cluster, ns: str) -> N
     kube-scheduler says, because the halves consume its counters."""
     with plain_node_devices(dra_cluster, "partitioned", PARTITIONED):
         dra_cluster.create(f"{RESOURCE}/namespaces/{ns}/resourceclaims", sized("halves", "half", 2))
-        assert fits_while_gated(dra_lab, dra_cluster, ns, claim_pod("halves", "halves")) == ["dra-plain"]  # fmt: skip
-        assert bound_to(dra_cluster, ns, "halves") == "dra-plain"
-        wait_for(lambda: (dra_cluster.get(f"{RESOURCE}/namespaces/{ns}/resourceclaims/halves")
-                          .get("status") or {}).get("allocation"), 60, "the halves allocated")  # fmt: skip
+        fits_and_binds(dra_lab, dra_cluster, ns, claim_pod("halves", "halves"), "dra-plain")
+        allocation_results(dra_cluster, ns, "halves")
 
         dra_cluster.create(f"{RESOURCE}/namespaces/{ns}/resourceclaims", sized("whole", "whole"))
         dra_cluster.create(f"/api/v1/namespaces/{ns}/pods", claim_pod("whole", "whole"))
@@ -390,8 +398,7 @@ def test_admin_access_shares_devices_other_claims_hold(
     admin = claim("admin", "gpu", 2, a100)
     admin["spec"]["devices"]["requests"][0]["exactly"]["adminAccess"] = True
     dra_cluster.create(f"{RESOURCE}/namespaces/{ns}/resourceclaims", admin)
-    assert fits_while_gated(dra_lab, dra_cluster, ns, claim_pod("admin", "admin")) == ["dra-a100"]
-    assert bound_to(dra_cluster, ns, "admin") == "dra-a100"
+    fits_and_binds(dra_lab, dra_cluster, ns, claim_pod("admin", "admin"), "dra-a100")
 
 
 def test_distinct_attribute_constraint(dra_lab: Lab, dra_cluster: Cluster, ns: str) -> None:
@@ -411,10 +418,8 @@ def test_distinct_attribute_constraint(dra_lab: Lab, dra_cluster: Cluster, ns: s
         data = check_against_scheduler(dra_lab, dra_cluster, ns, "three")
         assert "4 cannot allocate all claims" in data["summary"]
 
-        assert fits_while_gated(dra_lab, dra_cluster, ns, claim_pod("two", "two")) == ["dra-plain"]
-        assert bound_to(dra_cluster, ns, "two") == "dra-plain"
-        results = dra_cluster.get(f"{RESOURCE}/namespaces/{ns}/resourceclaims/two")["status"][
-            "allocation"]["devices"]["results"]  # fmt: skip
+        fits_and_binds(dra_lab, dra_cluster, ns, claim_pod("two", "two"), "dra-plain")
+        results = allocation_results(dra_cluster, ns, "two")
         assert [r["device"] for r in results] == ["a-0", "b-0"]
 
 
@@ -437,10 +442,8 @@ def test_first_available_passes_over_tainted_devices(
         data = check_against_scheduler(dra_lab, dra_cluster, ns, "never")
         assert "4 cannot allocate all claims" in data["summary"]
 
-        assert fits_while_gated(dra_lab, dra_cluster, ns, claim_pod("h100", "h100")) == ["dra-h100"]
-        assert bound_to(dra_cluster, ns, "h100") == "dra-h100"
-        results = dra_cluster.get(f"{RESOURCE}/namespaces/{ns}/resourceclaims/h100")["status"][
-            "allocation"]["devices"]["results"]  # fmt: skip
+        fits_and_binds(dra_lab, dra_cluster, ns, claim_pod("h100", "h100"), "dra-h100")
+        results = allocation_results(dra_cluster, ns, "h100")
         assert {r["request"] for r in results} == {"gpu/h100"}
 
 
@@ -476,11 +479,8 @@ def test_consumable_capacity_shares(dra_lab: Lab, dra_cluster: Cluster, ns: str)
             body["spec"]["devices"]["requests"][0]["exactly"]["capacity"] = {
                 "requests": {"memory": memory}}  # fmt: skip
             dra_cluster.create(f"{RESOURCE}/namespaces/{ns}/resourceclaims", body)
-        assert fits_while_gated(dra_lab, dra_cluster, ns, claim_pod("fifty", "fifty")) == ["dra-plain"]  # fmt: skip
-        assert bound_to(dra_cluster, ns, "fifty") == "dra-plain"
-        (result,) = wait_for(lambda: ((dra_cluster.get(f"{RESOURCE}/namespaces/{ns}/resourceclaims/fifty")
-                                       .get("status") or {}).get("allocation") or {}).get("devices", {}).get("results"),
-                             60, "the share allocated")  # fmt: skip
+        fits_and_binds(dra_lab, dra_cluster, ns, claim_pod("fifty", "fifty"), "dra-plain")
+        (result,) = allocation_results(dra_cluster, ns, "fifty")
         assert result["consumedCapacity"] == {"memory": "50Gi"} and result["shareID"]
 
         dra_cluster.create(f"/api/v1/namespaces/{ns}/pods", claim_pod("forty", "forty"))
